@@ -1,0 +1,184 @@
+"""Load config/<env>.yaml into a KitConfig, or into findings that name file, line, field and fix."""
+
+from __future__ import annotations
+
+import difflib
+import re
+import types
+import typing
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from cdk_app.config.model import KitConfig
+from cdk_app.config.yaml_source import ConfigReadError, PathKey, SourceMap, parse_yaml, read_text
+from cdk_app.validator.findings import Finding, Severity, format_path
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedConfig:
+    config: KitConfig
+    source: SourceMap
+
+
+class ConfigInvalid(Exception):
+    """The config could not be loaded. `unreadable` is true when the file is not even a YAML mapping."""
+
+    def __init__(self, findings: list[Finding], unreadable: bool) -> None:
+        super().__init__("; ".join(f.render() for f in findings))
+        self.findings = findings
+        self.unreadable = unreadable
+
+
+# What a format-checked field must look like, in words, by field name.
+_FORMATS = {
+    "environment": "lower-case letters, digits and hyphens, starting with a letter, at most 20 characters",
+    "account": "12 digits in quotes, e.g. \"111122223333\"",
+    "region": "an AWS region such as us-east-1",
+    "availability_zone_ids": "an availability zone id such as use1-az4 (ids, not names like us-east-1a)",
+    "availability_zone_id": "an availability zone id such as use1-az4 (ids, not names like us-east-1a)",
+    "subnet_id": "a subnet id such as subnet-0123456789abcdef0",
+    "existing_vpc_id": "a VPC id such as vpc-0123456789abcdef0",
+    "vpc_cidr": "an IPv4 CIDR from /16 to /20, e.g. 10.192.0.0/16",
+    "public_access_cidrs": "an IPv4 CIDR such as 203.0.113.0/24",
+    "kubernetes_version": "a quoted version such as \"1.33\"",
+    "addon_version": "an EKS add-on version such as v1.6.0-eksbuild.1",
+    "admin_principals": "an IAM role or user ARN such as arn:aws:iam::111122223333:role/Admin",
+    "principals": "an IAM role or user ARN such as arn:aws:iam::111122223333:role/TeamA",
+    "training_plan_arn": "a SageMaker training plan ARN",
+}
+
+_TYPE_WORDS = {
+    "int": "a whole number", "float": "a number", "str": "text", "bool": "true or false",
+    "dict": "a mapping of keys", "list": "a list", "NoneType": "nothing (null)",
+}
+
+
+def load_config(path: Path | str, display_name: str | None = None) -> LoadedConfig:
+    """Read, parse and type-check one config file; raise ConfigInvalid with located findings."""
+    file_path = Path(path)
+    name = display_name or str(path)
+    try:
+        data, source = parse_yaml(read_text(file_path, name), name)
+    except ConfigReadError as err:
+        raise ConfigInvalid([err.finding], unreadable=True) from None
+    if not isinstance(data, dict):
+        what = "empty" if data is None else f"{_describe_type(data)}, not a mapping of keys"
+        raise ConfigInvalid(
+            [Finding("HPK003", Severity.ERROR, name, 1, 1, "", f"the document is {what}",
+                     "start from config/dev.yaml: a mapping with environment, account, region, ...")],
+            unreadable=True,
+        )
+    try:
+        config = KitConfig.model_validate(data)
+    except ValidationError as err:
+        findings = [_finding(error, source) for error in err.errors(include_url=False)]
+        findings.sort(key=lambda f: (f.line, f.column, f.path))
+        raise ConfigInvalid(findings, unreadable=False) from None
+    return LoadedConfig(config, source)
+
+
+def _describe_type(value: Any) -> str:
+    return _TYPE_WORDS.get(type(value).__name__, type(value).__name__)
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, (dict, list)):
+        return _describe_type(value)
+    text = repr(value)
+    return f"{_describe_type(value)} {text[:60] + '...' if len(text) > 60 else text}"
+
+
+def _finding(error: Any, source: SourceMap) -> Finding:
+    loc: PathKey = tuple(error["loc"])
+    kind: str = error["type"]
+    ctx: dict[str, Any] = error.get("ctx") or {}
+    value = error.get("input")
+    field = next((part for part in reversed(loc) if isinstance(part, str)), "")
+    code, message, hint = _explain(kind, ctx, value, loc, field)
+    where = source.locate(loc)
+    return Finding(code, Severity.ERROR, source.file, where.line, where.column, format_path(loc), message, hint)
+
+
+def _explain(kind: str, ctx: dict[str, Any], value: Any, loc: PathKey, field: str) -> tuple[str, str, str]:
+    if kind == "extra_forbidden":
+        allowed = sorted(_allowed_keys(loc[:-1]))
+        near = difflib.get_close_matches(str(loc[-1]), allowed, n=1, cutoff=0.6)
+        lead = f"did you mean '{near[0]}'? " if near else ""
+        return "HPK010", f"unknown key '{loc[-1]}'", f"{lead}allowed keys: {', '.join(allowed)}"
+    if kind == "missing":
+        return "HPK011", f"required key '{loc[-1]}' is missing", f"add `{loc[-1]}:` here"
+    if kind == "literal_error":
+        expected = ctx.get("expected", "")
+        choices = re.findall(r"'([^']*)'", expected)
+        near = difflib.get_close_matches(str(value), choices, n=1, cutoff=0.6) if choices else []
+        lead = f"did you mean '{near[0]}'? " if near else ""
+        return "HPK014", f"{_describe(value)} is not allowed", f"{lead}allowed: {expected}"
+    if kind == "string_pattern_mismatch":
+        wanted = _FORMATS.get(field, f"text matching {ctx.get('pattern')}")
+        return "HPK015", f"{value!r} has the wrong format", f"expected {wanted}"
+    bounds = {
+        "greater_than_equal": ("is below the minimum", "at least {ge}"),
+        "less_than_equal": ("is above the maximum", "at most {le}"),
+        "too_short": ("has too few items", "at least {min_length}"),
+        "too_long": ("has too many items", "at most {max_length}"),
+        "string_too_short": ("is too short", "at least {min_length} characters"),
+        "string_too_long": ("is too long", "at most {max_length} characters"),
+    }
+    if kind in bounds:
+        problem, allowed = bounds[kind]
+        shown = _describe(value) if not isinstance(value, (list, tuple, dict)) else f"{len(value)} items"
+        return "HPK013", f"{shown} {problem}", f"allowed: {allowed.format(**ctx)}"
+    expected = {
+        "int_type": "a whole number", "float_type": "a number", "string_type": "text",
+        "bool_type": "true or false", "model_type": "a mapping of keys", "dict_type": "a mapping of keys",
+        "tuple_type": "a list", "list_type": "a list",
+    }.get(kind)
+    if expected is not None:
+        hint = f"expected {expected}"
+        if kind == "string_type" and isinstance(value, (int, float)) and not isinstance(value, bool):
+            hint += f"; YAML read this as a number: write it in quotes, e.g. {field}: \"{_as_written(value)}\""
+        if kind == "int_type" and isinstance(value, str) and value.strip().isdigit():
+            hint += f"; write it without quotes: {value.strip()}"
+        return "HPK012", f"{_describe(value)} has the wrong type", hint
+    return "HPK012", f"{_describe(value)} is not valid", "see the config reference in README.md"
+
+
+def _as_written(value: int | float) -> str:
+    # 1.30 arrives as 1.3: the admin almost certainly meant a two-digit minor version.
+    if isinstance(value, float) and re.fullmatch(r"1\.[1-9]", repr(value)):
+        return repr(value) + "0"
+    return repr(value)
+
+
+def _allowed_keys(loc: PathKey) -> set[str]:
+    model = _model_at(KitConfig, loc)
+    return set(model.model_fields) if model else set()
+
+
+def _model_at(model: type[BaseModel], loc: PathKey) -> type[BaseModel] | None:
+    """The model class describing the mapping at `loc` (list indexes are skipped)."""
+    current: Any = model
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        if not (isinstance(current, type) and issubclass(current, BaseModel)) or part not in current.model_fields:
+            return None
+        current = _inner_model(current.model_fields[part].annotation)
+    return current if isinstance(current, type) and issubclass(current, BaseModel) else None
+
+
+def _inner_model(annotation: Any) -> Any:
+    """tuple[Team, ...] | None -> Team; Annotated[...] is unwrapped."""
+    while True:
+        origin = typing.get_origin(annotation)
+        if origin is typing.Annotated:
+            annotation = typing.get_args(annotation)[0]
+        elif origin in (typing.Union, types.UnionType):
+            annotation = next(a for a in typing.get_args(annotation) if a is not type(None))
+        elif origin in (tuple, list):
+            annotation = typing.get_args(annotation)[0]
+        else:
+            return annotation

@@ -1,0 +1,193 @@
+"""The environment config (config/<env>.yaml) as frozen pydantic models.
+
+The models hold shape, types, formats and ranges; rules that involve more than one field (capacity,
+names that must be unique, references between sections) live in cdk_app.validator so that each has
+a stable code. Field descriptions end up in config/schema.json for editors and in the README.
+Scalars are strict: YAML `count: "3"` or `kubernetes_version: 1.30` (a float) are errors, not guesses.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, Strict
+
+Int = Annotated[int, Strict()]
+Str = Annotated[str, Strict()]
+Float = Annotated[float, Strict()]
+Bool = Annotated[bool, Strict()]
+
+AZ_ID_PATTERN = r"^[a-z]{2,5}[0-9]-az[0-9]{1,2}$"
+IAM_PRINCIPAL_PATTERN = r"^arn:aws[a-z-]*:(iam|sts)::[0-9]{12}:[A-Za-z0-9+=,.@_/-]+$"
+
+DEEP_HEALTH_CHECKS = ("InstanceStress", "InstanceConnectivity")
+DeepHealthCheck = Literal["InstanceStress", "InstanceConnectivity"]
+SharingStrategy = Literal["Lend", "DontLend", "LendAndBorrow"]
+Toggle = Literal["Enabled", "Disabled"]
+
+DEFAULT_TASK_GOVERNANCE_VERSION = "v1.6.0-eksbuild.1"
+DEFAULT_BORROW_LIMIT = 50
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+
+class ExistingSubnet(_Model):
+    subnet_id: Annotated[Str, Field(pattern=r"^subnet-[0-9a-f]{8,17}$")]
+    """Id of a private subnet with a route to a NAT gateway."""
+    availability_zone_id: Annotated[Str, Field(pattern=AZ_ID_PATTERN)]
+    """Availability zone id of the subnet, e.g. use1-az4."""
+
+
+class Network(_Model):
+    vpc_cidr: Annotated[Str, Field(pattern=r"^([0-9]{1,3}\.){3}[0-9]{1,3}/(1[6-9]|20)$")] = "10.192.0.0/16"
+    """CIDR of a new VPC (/16 to /20); ignored when existing_vpc_id is set. HyperPod nodes take many IPs."""
+    existing_vpc_id: Annotated[Str, Field(pattern=r"^vpc-[0-9a-f]{8,17}$")] | None = None
+    """Use this VPC instead of creating one; then existing_subnets is required."""
+    existing_subnets: tuple[ExistingSubnet, ...] = ()
+    """Private subnets of existing_vpc_id, at least one in each instance group's availability zone."""
+
+
+class Eks(_Model):
+    kubernetes_version: Annotated[Str, Field(pattern=r"^1\.[0-9]{2}$")] = "1.33"
+    """Kubernetes version of the EKS cluster, quoted ("1.33"); task governance needs 1.30 or later."""
+    endpoint_access: Literal["public", "private", "public_and_private"] = "public_and_private"
+    """Who can reach the Kubernetes API endpoint."""
+    public_access_cidrs: tuple[Annotated[Str, Field(pattern=r"^([0-9]{1,3}\.){3}[0-9]{1,3}/[0-9]{1,2}$")], ...] = ()
+    """CIDRs allowed to reach a public endpoint; empty means anywhere."""
+    admin_principals: tuple[Annotated[Str, Field(pattern=IAM_PRINCIPAL_PATTERN)], ...] = ()
+    """IAM role or user ARNs that become cluster administrators through EKS access entries."""
+
+
+class Taint(_Model):
+    key: Annotated[Str, Field(min_length=1, max_length=316)]
+    """Taint key."""
+    value: Annotated[Str, Field(max_length=63)] | None = None
+    """Taint value."""
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
+    """Taint effect."""
+
+
+class InstanceGroup(_Model):
+    name: Str
+    """Instance group name: letters, digits and single hyphens, 1-63 characters."""
+    instance_type: Str
+    """SageMaker HyperPod instance type, e.g. ml.p5.48xlarge."""
+    count: Annotated[Int, Field(ge=0, le=6758)]
+    """Number of instances."""
+    threads_per_core: Literal[1, 2] = 1
+    """1 turns hyper-threading off (recommended for training), 2 turns it on."""
+    ebs_volume_gib: Annotated[Int, Field(ge=1, le=16384)] = 500
+    """Secondary EBS volume per instance, mounted at /opt/sagemaker."""
+    deep_health_checks: tuple[DeepHealthCheck, ...] | None = None
+    """Deep health checks run when a node joins. Default: both on GPU and Trainium types, none on CPU
+    types. An empty list turns them off."""
+    training_plan_arn: Annotated[Str, Field(pattern=r"^arn:aws[a-z-]*:sagemaker:[a-z0-9-]+:[0-9]{12}:training-plan/.+$")] | None = None
+    """SageMaker training plan that provides the capacity."""
+    availability_zone_id: Annotated[Str, Field(pattern=AZ_ID_PATTERN)] | None = None
+    """Availability zone id holding the group's capacity. Default: the environment's first."""
+    labels: dict[Str, Annotated[Str, Field(max_length=63)]] = {}
+    """Kubernetes labels put on the group's nodes."""
+    taints: tuple[Taint, ...] = ()
+    """Kubernetes taints put on the group's nodes."""
+
+
+class HyperPod(_Model):
+    cluster_name: Str | None = None
+    """HyperPod cluster name. Default: hyperpod-<environment>. Changing it replaces the cluster."""
+    node_recovery: Literal["Automatic", "None"] = "Automatic"
+    """Automatic replaces or reboots nodes that fail health checks."""
+    instance_groups: Annotated[tuple[InstanceGroup, ...], Field(min_length=1, max_length=100)]
+    """Instance groups of the cluster (1-100)."""
+
+
+class TaskGovernance(_Model):
+    addon_version: Annotated[Str, Field(pattern=r"^v[0-9]+\.[0-9]+\.[0-9]+-eksbuild\.[0-9]+$")] = DEFAULT_TASK_GOVERNANCE_VERSION
+    """Version of the amazon-sagemaker-hyperpod-taskgovernance EKS add-on."""
+
+
+class PriorityClass(_Model):
+    name: Str
+    """Class name; jobs name it as <name>-priority."""
+    weight: Annotated[Int, Field(ge=0, le=100)]
+    """Higher weight runs first and may preempt lower weights."""
+
+
+class ClusterPolicy(_Model):
+    priority_classes: tuple[PriorityClass, ...] = ()
+    """Task priority classes (at most 10); none means first come, first served."""
+    fair_share: Toggle = "Enabled"
+    """Enabled shares idle compute by team fair-share weight; Disabled is first come, first served."""
+    idle_resource_sharing: Toggle = "Enabled"
+    """Whether idle capacity may be lent and borrowed at all."""
+
+
+class QuotaEntry(_Model):
+    instance_type: Str
+    """Instance type of the cluster this entry reserves."""
+    count: Annotated[Int, Field(ge=0)] | None = None
+    """Whole instances."""
+    accelerators: Annotated[Int, Field(ge=0)] | None = None
+    """GPUs or Trainium devices; vCPU and memory are filled in the instance's ratio."""
+    vcpu: Annotated[Float, Field(ge=0)] | None = None
+    """vCPUs; memory is filled in the instance's ratio unless memory_gib is given."""
+    memory_gib: Annotated[Float, Field(ge=0)] | None = None
+    """Memory in GiB."""
+
+
+class Team(_Model):
+    name: Str
+    """Team name: lower-case letters, digits and hyphens, at most 40 characters (namespace hyperpod-ns-<name>)."""
+    fair_share_weight: Annotated[Int, Field(ge=0, le=100)] = 0
+    """Higher weight gets idle compute sooner."""
+    sharing_strategy: SharingStrategy = "LendAndBorrow"
+    """LendAndBorrow lends idle quota and borrows; Lend only lends; DontLend keeps its quota to itself."""
+    borrow_limit: Annotated[Int, Field(ge=1, le=500)] | None = None
+    """Percent of the team's quota it may borrow on top (LendAndBorrow only). Default: 50."""
+    preempt_team_tasks: Literal["Never", "LowerPriority"] = "LowerPriority"
+    """Whether the team's higher-priority tasks preempt its own lower-priority ones."""
+    quota: tuple[QuotaEntry, ...] = ()
+    """Reserved compute per instance type (at most 15 entries)."""
+    principals: tuple[Annotated[Str, Field(pattern=IAM_PRINCIPAL_PATTERN)], ...] = ()
+    """IAM principals allowed to act as this team."""
+    default_priority_class: Str | None = None
+    """Priority class for the team's jobs that name none; must be in the cluster policy."""
+    enabled: Bool = True
+    """Disabled keeps the allocation but stops enforcing it."""
+
+
+class SharedPool(_Model):
+    name: Str = "shared"
+    """Team name of the pool."""
+    fair_share_weight: Annotated[Int, Field(ge=0, le=100)] = 0
+    """Fair-share weight of the pool."""
+    sharing_strategy: Literal["Lend", "LendAndBorrow"] = "Lend"
+    """The pool lends its quota to every team that borrows."""
+
+
+class KitConfig(_Model):
+    """One environment of hyperpod-kit."""
+
+    environment: Annotated[Str, Field(pattern=r"^[a-z][a-z0-9-]{0,19}$")]
+    """Environment name: the stacks are called HyperPod-<environment>-*."""
+    account: Annotated[Str, Field(pattern=r"^[0-9]{12}$")]
+    """AWS account id, quoted."""
+    region: Annotated[Str, Field(pattern=r"^[a-z]{2}(-[a-z]+)+-[0-9]$")]
+    """AWS region, e.g. us-east-1."""
+    availability_zone_ids: Annotated[tuple[Annotated[Str, Field(pattern=AZ_ID_PATTERN)], ...], Field(min_length=1, max_length=6)]
+    """Availability zone ids (not names) of the environment, e.g. [use1-az4, use1-az6]."""
+    network: Network = Network()
+    """New VPC (default) or existing VPC and subnets."""
+    eks: Eks = Eks()
+    """EKS cluster settings."""
+    hyperpod: HyperPod
+    """The HyperPod cluster."""
+    task_governance: TaskGovernance = TaskGovernance()
+    """The task-governance EKS add-on."""
+    cluster_policy: ClusterPolicy = ClusterPolicy()
+    """Priority classes, fair share and idle resource sharing."""
+    teams: tuple[Team, ...] = ()
+    """Teams and their compute allocations."""
+    shared_pool: SharedPool | None = None
+    """A team that holds the capacity the other teams leave unreserved and lends it to all."""

@@ -1,0 +1,215 @@
+"""Read a config file into plain Python data plus the line and column of every value.
+
+PyYAML's composer recurses per nesting level (the C one can crash the interpreter on deep input), so
+the tree is built here from libyaml's event stream with an explicit stack, a depth limit and a budget
+for alias expansion. Mapping keys stay the text the admin wrote (YAML 1.1 would turn `on:` into True).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from cdk_app.validator.findings import Finding, Severity
+
+MAX_FILE_BYTES = 5 * 1024 * 1024
+MAX_DEPTH = 64
+# Values an alias may expand to in total; stops "billion laughs" documents.
+MAX_EXPANDED_NODES = 1_000_000
+
+PathKey = tuple[str | int, ...]
+
+_Loader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    line: int  # 1-based
+    column: int  # 1-based
+
+
+class SourceMap:
+    """Where each field path of a config sits in its file."""
+
+    def __init__(self, file: str, positions: dict[PathKey, Position]) -> None:
+        self.file = file
+        self._positions = positions
+
+    def locate(self, path: PathKey) -> Position:
+        """Position of `path`, or of its nearest ancestor that the file has (a missing key)."""
+        for end in range(len(path), -1, -1):
+            found = self._positions.get(tuple(path[:end]))
+            if found is not None:
+                return found
+        return Position(1, 1)
+
+
+class ConfigReadError(Exception):
+    """The file cannot be turned into data at all; carries the finding to report."""
+
+    def __init__(self, finding: Finding) -> None:
+        super().__init__(finding.message)
+        self.finding = finding
+
+
+def _fail(code: str, file: str, message: str, hint: str, line: int = 1, column: int = 1) -> ConfigReadError:
+    return ConfigReadError(
+        Finding(code=code, severity=Severity.ERROR, file=file, line=line, column=column, path="",
+                message=message, hint=hint)
+    )
+
+
+def read_text(path: Path, display_name: str) -> str:
+    """The file's text, or a ConfigReadError saying why it cannot be read."""
+    try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise _fail("HPK005", display_name, f"file is {size} bytes",
+                        f"a config file may hold at most {MAX_FILE_BYTES} bytes")
+        data = path.read_bytes()
+    except IsADirectoryError:
+        raise _fail("HPK001", display_name, "is a directory", "name a YAML file such as config/dev.yaml") from None
+    except FileNotFoundError:
+        raise _fail("HPK001", display_name, "file not found", "name an existing file such as config/dev.yaml") from None
+    except OSError as err:
+        raise _fail("HPK001", display_name, f"cannot read file: {err.strerror}", "check the path and its permissions") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data[: err.start].count(b"\n") + 1
+        raise _fail("HPK001", display_name, f"not UTF-8 text (byte {err.start})",
+                    "a config file is UTF-8 YAML text", line=line) from None
+
+
+class _Frame:
+    __slots__ = ("value", "path", "key", "anchor", "size", "key_positions")
+
+    def __init__(self, value: dict | list, path: PathKey, anchor: str | None) -> None:
+        self.value = value
+        self.path = path
+        self.key: str | None = None
+        self.anchor = anchor
+        self.size = 1
+        self.key_positions: dict[str, Position] = {}
+
+
+def _pos(mark: Any) -> Position:
+    return Position(mark.line + 1, mark.column + 1)
+
+
+def parse_yaml(text: str, file: str) -> tuple[Any, SourceMap]:
+    """Data and source map of a single-document YAML text; ConfigReadError on anything else."""
+    positions: dict[PathKey, Position] = {(): Position(1, 1)}
+    anchors: dict[str, tuple[Any, int]] = {}
+    stack: list[_Frame] = []
+    documents = 0
+    root: Any = None
+    expanded = 0
+    loader = _Loader("")  # used only to resolve and construct plain scalars
+    try:
+        for event in yaml.parse(text, Loader=_Loader):
+            if isinstance(event, yaml.DocumentStartEvent):
+                documents += 1
+                if documents > 1:
+                    where = _pos(event.start_mark)
+                    raise _fail("HPK002", file, "more than one YAML document (a second '---')",
+                                "one config per file", where.line, where.column)
+                continue
+            if isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                done = stack.pop()
+                if done.anchor:
+                    anchors[done.anchor] = (done.value, done.size)
+                if stack:
+                    stack[-1].size += done.size
+                continue
+            if not isinstance(event, (yaml.ScalarEvent, yaml.MappingStartEvent,
+                                      yaml.SequenceStartEvent, yaml.AliasEvent)):
+                continue
+            here = _pos(event.start_mark)
+            parent = stack[-1] if stack else None
+            # A scalar in key position of a mapping is a key, not a value.
+            if parent is not None and isinstance(parent.value, dict) and parent.key is None:
+                if not isinstance(event, yaml.ScalarEvent):
+                    raise _fail("HPK002", file, "a mapping key must be plain text", "write `name: value`",
+                                here.line, here.column)
+                key = event.value
+                if key in parent.key_positions:
+                    first = parent.key_positions[key]
+                    raise _fail("HPK004", file, f"duplicate key '{key}' (first at line {first.line})",
+                                "each key appears once per mapping", here.line, here.column)
+                parent.key_positions[key] = here
+                parent.key = key
+                positions[parent.path + (key,)] = here
+                continue
+            if parent is None:
+                path: PathKey = ()
+            elif isinstance(parent.value, dict):
+                path = parent.path + (parent.key,)  # type: ignore[operator]
+            else:
+                path = parent.path + (len(parent.value),)
+                positions[path] = here
+
+            if isinstance(event, yaml.AliasEvent):
+                if event.anchor not in anchors:
+                    raise _fail("HPK002", file, f"alias *{event.anchor} refers to no finished anchor",
+                                "define `&name` before using `*name`", here.line, here.column)
+                value, size = anchors[event.anchor]
+                expanded += size
+                if expanded > MAX_EXPANDED_NODES:
+                    raise _fail("HPK005", file, "aliases expand to too many values",
+                                f"at most {MAX_EXPANDED_NODES} values after expanding aliases",
+                                here.line, here.column)
+                _attach(parent, path, value, size)
+                if parent is None:
+                    root = value
+                continue
+            if isinstance(event, yaml.ScalarEvent):
+                value = _scalar(loader, event)
+                if event.anchor:
+                    anchors[event.anchor] = (value, 1)
+                if parent is None:
+                    root = value
+                else:
+                    _attach(parent, path, value, 1)
+                continue
+            # Start of a mapping or a sequence.
+            if len(stack) >= MAX_DEPTH:
+                raise _fail("HPK005", file, f"nesting deeper than {MAX_DEPTH} levels",
+                            "a config nests a few levels at most", here.line, here.column)
+            container: dict | list = {} if isinstance(event, yaml.MappingStartEvent) else []
+            if parent is None:
+                root = container
+            else:
+                _attach(parent, path, container, 0)
+            stack.append(_Frame(container, path, event.anchor))
+    except yaml.MarkedYAMLError as err:
+        mark = err.problem_mark or err.context_mark
+        line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        problem = err.problem or err.context or "invalid YAML"
+        raise _fail("HPK002", file, f"not valid YAML: {problem}", "fix the YAML syntax at this place",
+                    line, column) from None
+    except yaml.YAMLError as err:
+        raise _fail("HPK002", file, f"not valid YAML: {err}", "fix the YAML syntax") from None
+    return root, SourceMap(file, positions)
+
+
+def _attach(parent: _Frame | None, path: PathKey, value: Any, size: int) -> None:
+    if parent is None:
+        return
+    if isinstance(parent.value, dict):
+        parent.value[path[-1]] = value  # type: ignore[index]
+        parent.key = None
+    else:
+        parent.value.append(value)
+    parent.size += size
+
+
+def _scalar(loader: Any, event: yaml.ScalarEvent) -> Any:
+    tag = event.tag
+    if tag is None or tag == "!":
+        tag = loader.resolve(yaml.ScalarNode, event.value, event.implicit)
+    node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
+    return loader.construct_object(node, deep=True)

@@ -1,0 +1,133 @@
+"""Catalogue of SageMaker HyperPod instance types: vCPU, memory and accelerators per instance.
+
+The list of types is the one HyperPod accepts (tests/test_instance_types.py checks it against the
+enum in cfn-lint's AWS::SageMaker::ComputeQuota schema). Figures are the public EC2 specifications
+of the matching EC2 type. The validator needs them to sum quotas given as instances, accelerators
+or vCPU/memory on one scale, the way SageMaker fills partial quotas in the instance's ratio.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+AcceleratorKind = Literal["nvidia-gpu", "aws-trainium"]
+
+
+@dataclass(frozen=True, slots=True)
+class InstanceSpec:
+    """Resources of one instance of a type."""
+
+    name: str
+    vcpu: int
+    memory_gib: float
+    accelerators: int = 0
+    accelerator_kind: AcceleratorKind | None = None
+    accelerator_model: str | None = None
+
+    @property
+    def has_accelerators(self) -> bool:
+        return self.accelerators > 0
+
+
+# vCPUs of the usual EC2 size names.
+_SIZE_VCPU = {
+    "medium": 1, "large": 2, "xlarge": 4, "2xlarge": 8, "3xlarge": 12, "4xlarge": 16,
+    "6xlarge": 24, "8xlarge": 32, "9xlarge": 36, "12xlarge": 48, "16xlarge": 64,
+    "18xlarge": 72, "24xlarge": 96, "32xlarge": 128, "48xlarge": 192,
+}
+
+# CPU families whose memory is a fixed GiB-per-vCPU ratio, with the sizes HyperPod offers.
+_RATIO_FAMILIES: dict[str, tuple[int, tuple[str, ...]]] = {
+    "c5": (2, ("large", "xlarge", "2xlarge", "4xlarge", "9xlarge", "12xlarge", "18xlarge", "24xlarge")),
+    "c6a": (2, ("large", "xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge",
+                "24xlarge", "32xlarge", "48xlarge")),
+    "c6g": (2, ("medium", "large", "xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge")),
+    "c6i": (2, ("large", "xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge",
+                "24xlarge", "32xlarge")),
+    "c7g": (2, ("medium", "large", "xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge")),
+    "c8a": (2, ("16xlarge",)),
+    "c8g": (2, ("medium", "large", "xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge",
+                "24xlarge", "48xlarge")),
+    "m5": (4, ("large", "xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge", "24xlarge")),
+    "m6a": (4, ("large", "xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge",
+                "24xlarge", "32xlarge", "48xlarge")),
+    "m6g": (4, ("medium", "large", "xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge")),
+    "m6i": (4, ("large", "xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge",
+                "24xlarge", "32xlarge")),
+    "m7g": (4, ("medium", "large", "xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge")),
+    "m7i": (4, ("large", "xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge",
+                "24xlarge", "48xlarge")),
+    "m8a": (4, ("16xlarge",)),
+    "m8g": (4, ("medium", "large", "xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge",
+                "24xlarge", "48xlarge")),
+    "r5d": (8, ("16xlarge",)),
+    "r6i": (8, ("large", "xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge",
+                "24xlarge", "32xlarge")),
+    "r7i": (8, ("large", "xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge",
+                "24xlarge", "48xlarge")),
+    "i3en": (8, ("large", "xlarge", "2xlarge", "3xlarge", "6xlarge", "12xlarge", "24xlarge")),
+}
+
+# Types whose figures do not follow a family ratio: (type, vCPU, memory GiB, accelerators, model).
+_EXPLICIT: tuple[tuple[str, int, float, int, str | None], ...] = (
+    ("c5n.large", 2, 5.25, 0, None), ("c5n.2xlarge", 8, 21, 0, None),
+    ("c5n.4xlarge", 16, 42, 0, None), ("c5n.9xlarge", 36, 96, 0, None), ("c5n.18xlarge", 72, 192, 0, None),
+    ("t3.medium", 2, 4, 0, None), ("t3.large", 2, 8, 0, None), ("t3.xlarge", 4, 16, 0, None),
+    ("t3.2xlarge", 8, 32, 0, None),
+    # NVIDIA T4
+    ("g4dn.xlarge", 4, 16, 1, "T4"), ("g4dn.2xlarge", 8, 32, 1, "T4"), ("g4dn.4xlarge", 16, 64, 1, "T4"),
+    ("g4dn.8xlarge", 32, 128, 1, "T4"), ("g4dn.12xlarge", 48, 192, 4, "T4"),
+    ("g4dn.16xlarge", 64, 256, 1, "T4"),
+    # NVIDIA A10G
+    ("g5.xlarge", 4, 16, 1, "A10G"), ("g5.2xlarge", 8, 32, 1, "A10G"), ("g5.4xlarge", 16, 64, 1, "A10G"),
+    ("g5.8xlarge", 32, 128, 1, "A10G"), ("g5.12xlarge", 48, 192, 4, "A10G"),
+    ("g5.16xlarge", 64, 256, 1, "A10G"), ("g5.24xlarge", 96, 384, 4, "A10G"),
+    ("g5.48xlarge", 192, 768, 8, "A10G"),
+    # NVIDIA L4
+    ("g6.xlarge", 4, 16, 1, "L4"), ("g6.2xlarge", 8, 32, 1, "L4"), ("g6.4xlarge", 16, 64, 1, "L4"),
+    ("g6.8xlarge", 32, 128, 1, "L4"), ("g6.12xlarge", 48, 192, 4, "L4"), ("g6.16xlarge", 64, 256, 1, "L4"),
+    ("g6.24xlarge", 96, 384, 4, "L4"), ("g6.48xlarge", 192, 768, 8, "L4"),
+    ("gr6.4xlarge", 16, 128, 1, "L4"), ("gr6.8xlarge", 32, 256, 1, "L4"),
+    # NVIDIA L40S
+    ("g6e.xlarge", 4, 32, 1, "L40S"), ("g6e.2xlarge", 8, 64, 1, "L40S"), ("g6e.4xlarge", 16, 128, 1, "L40S"),
+    ("g6e.8xlarge", 32, 256, 1, "L40S"), ("g6e.12xlarge", 48, 384, 4, "L40S"),
+    ("g6e.16xlarge", 64, 512, 1, "L40S"), ("g6e.24xlarge", 96, 768, 4, "L40S"),
+    ("g6e.48xlarge", 192, 1536, 8, "L40S"),
+    # NVIDIA RTX PRO 4500 Blackwell
+    ("g7.2xlarge", 8, 32, 1, "RTX PRO 4500"), ("g7.4xlarge", 16, 64, 1, "RTX PRO 4500"),
+    ("g7.8xlarge", 32, 128, 2, "RTX PRO 4500"), ("g7.12xlarge", 48, 192, 4, "RTX PRO 4500"),
+    ("g7.24xlarge", 96, 384, 4, "RTX PRO 4500"), ("g7.48xlarge", 192, 768, 8, "RTX PRO 4500"),
+    # NVIDIA RTX PRO 6000 Blackwell
+    ("g7e.2xlarge", 8, 64, 1, "RTX PRO 6000"), ("g7e.4xlarge", 16, 128, 1, "RTX PRO 6000"),
+    ("g7e.8xlarge", 32, 256, 1, "RTX PRO 6000"), ("g7e.12xlarge", 48, 512, 2, "RTX PRO 6000"),
+    ("g7e.24xlarge", 96, 1024, 4, "RTX PRO 6000"), ("g7e.48xlarge", 192, 2048, 8, "RTX PRO 6000"),
+    # NVIDIA data-centre GPUs
+    ("p4d.24xlarge", 96, 1152, 8, "A100 40GB"), ("p4de.24xlarge", 96, 1152, 8, "A100 80GB"),
+    ("p5.4xlarge", 16, 256, 1, "H100"), ("p5.48xlarge", 192, 2048, 8, "H100"),
+    ("p5e.48xlarge", 192, 2048, 8, "H200"), ("p5en.48xlarge", 192, 2048, 8, "H200"),
+    ("p6-b200.48xlarge", 192, 2048, 8, "B200"), ("p6-b300.48xlarge", 192, 4096, 8, "B300"),
+    ("p6e-gb200.36xlarge", 144, 960, 4, "GB200"),
+    # AWS Trainium (accelerators = Neuron devices)
+    ("trn1.32xlarge", 128, 512, 16, "Trainium"), ("trn1n.32xlarge", 128, 512, 16, "Trainium"),
+    ("trn2.3xlarge", 12, 128, 1, "Trainium2"), ("trn2.48xlarge", 192, 2048, 16, "Trainium2"),
+)
+
+
+def _build() -> dict[str, InstanceSpec]:
+    specs: dict[str, InstanceSpec] = {}
+    for family, (gib_per_vcpu, sizes) in _RATIO_FAMILIES.items():
+        for size in sizes:
+            vcpu = _SIZE_VCPU[size]
+            name = f"ml.{family}.{size}"
+            specs[name] = InstanceSpec(name, vcpu, float(vcpu * gib_per_vcpu))
+    for short, vcpu, memory, accelerators, model in _EXPLICIT:
+        name = f"ml.{short}"
+        kind: AcceleratorKind | None = None
+        if accelerators:
+            kind = "aws-trainium" if short.startswith("trn") else "nvidia-gpu"
+        specs[name] = InstanceSpec(name, vcpu, float(memory), accelerators, kind, model)
+    return specs
+
+
+CATALOGUE: dict[str, InstanceSpec] = _build()

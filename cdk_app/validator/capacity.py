@@ -1,0 +1,125 @@
+"""Capacity arithmetic: what the cluster has and what the teams reserve, per instance type.
+
+Amounts are Fractions so that 3 x 1/3 of an instance sums to exactly 1 and a quota equal to the
+capacity never reads as 0.0000001 over it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+from cdk_app.config.model import KitConfig, QuotaEntry, Team
+from cdk_app.instance_types import CATALOGUE, InstanceSpec
+
+DIMENSIONS = ("count", "accelerators", "vcpu", "memory_gib")
+_UNITS = {"count": "instances", "accelerators": "accelerators", "vcpu": "vCPU", "memory_gib": "GiB memory"}
+
+
+@dataclass(frozen=True, slots=True)
+class Resources:
+    count: Fraction = Fraction(0)
+    accelerators: Fraction = Fraction(0)
+    vcpu: Fraction = Fraction(0)
+    memory_gib: Fraction = Fraction(0)
+
+    def __add__(self, other: Resources) -> Resources:
+        return Resources(*(getattr(self, d) + getattr(other, d) for d in DIMENSIONS))
+
+    def __sub__(self, other: Resources) -> Resources:
+        return Resources(*(getattr(self, d) - getattr(other, d) for d in DIMENSIONS))
+
+    def exceeding(self, limit: Resources) -> list[str]:
+        """Dimensions in which self is above limit."""
+        return [d for d in DIMENSIONS if getattr(self, d) > getattr(limit, d)]
+
+    def is_zero(self) -> bool:
+        return all(getattr(self, d) == 0 for d in DIMENSIONS)
+
+    def to_json(self) -> dict[str, float]:
+        return {d: _number(getattr(self, d)) for d in DIMENSIONS}
+
+
+def _number(value: Fraction) -> float | int:
+    return int(value) if value.denominator == 1 else round(float(value), 3)
+
+
+def describe(value: Fraction, dimension: str) -> str:
+    return f"{_number(value)} {_UNITS[dimension]}"
+
+
+def per_instances(spec: InstanceSpec, instances: Fraction) -> Resources:
+    return Resources(
+        instances,
+        instances * spec.accelerators,
+        instances * spec.vcpu,
+        instances * Fraction(spec.memory_gib),
+    )
+
+
+def quota_resources(entry: QuotaEntry, spec: InstanceSpec) -> Resources:
+    """A quota entry on the instance scale; amounts left out are filled in the instance's ratio."""
+    if entry.count is not None:
+        share = Fraction(entry.count)
+    elif entry.accelerators is not None and spec.accelerators:
+        share = Fraction(entry.accelerators, spec.accelerators)
+    elif entry.vcpu is not None:
+        share = Fraction(entry.vcpu) / spec.vcpu
+    elif entry.memory_gib is not None:
+        share = Fraction(entry.memory_gib) / Fraction(spec.memory_gib)
+    else:
+        share = Fraction(0)
+    filled = per_instances(spec, share)
+    return Resources(
+        share,
+        Fraction(entry.accelerators) if entry.accelerators is not None else filled.accelerators,
+        Fraction(entry.vcpu) if entry.vcpu is not None else filled.vcpu,
+        Fraction(entry.memory_gib) if entry.memory_gib is not None else filled.memory_gib,
+    )
+
+
+def cluster_capacity(config: KitConfig) -> dict[str, Resources]:
+    """Per known instance type, the resources of all instance groups of that type."""
+    capacity: dict[str, Resources] = {}
+    for group in config.hyperpod.instance_groups:
+        spec = CATALOGUE.get(group.instance_type)
+        if spec is not None:
+            capacity[group.instance_type] = capacity.get(group.instance_type, Resources()) + per_instances(
+                spec, Fraction(group.count)
+            )
+    return capacity
+
+
+def team_reservations(team: Team) -> dict[str, Resources]:
+    """Per known instance type, what one team reserves (duplicates entries add up)."""
+    reserved: dict[str, Resources] = {}
+    for entry in team.quota:
+        spec = CATALOGUE.get(entry.instance_type)
+        if spec is not None:
+            reserved[entry.instance_type] = reserved.get(entry.instance_type, Resources()) + quota_resources(entry, spec)
+    return reserved
+
+
+def shared_pool_gap(capacity: dict[str, Resources], reserved: dict[str, Resources]) -> dict[str, Resources]:
+    """What a shared pool would hold per cluster instance type: capacity minus the teams' sum."""
+    return {itype: cap - reserved.get(itype, Resources()) for itype, cap in capacity.items()}
+
+
+def shared_pool_quota(config: KitConfig) -> list[QuotaEntry]:
+    """The shared pool's quota entries: whole instances where the gap is whole, else accelerators or vCPU."""
+    totals: dict[str, Resources] = {}
+    for team in config.teams:
+        for itype, res in team_reservations(team).items():
+            totals[itype] = totals.get(itype, Resources()) + res
+    entries: list[QuotaEntry] = []
+    for itype, gap in shared_pool_gap(cluster_capacity(config), totals).items():
+        if gap.count <= 0:
+            continue
+        spec = CATALOGUE[itype]
+        if gap.count.denominator == 1:
+            entries.append(QuotaEntry(instance_type=itype, count=int(gap.count)))
+        elif spec.accelerators and gap.accelerators.denominator == 1:
+            entries.append(QuotaEntry(instance_type=itype, accelerators=int(gap.accelerators)))
+        else:
+            entries.append(QuotaEntry(instance_type=itype, vcpu=float(gap.vcpu), memory_gib=float(gap.memory_gib)))
+    return entries

@@ -1,0 +1,82 @@
+"""Run the loader and every rule on a config file and gather the result."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cdk_app.config.loader import ConfigInvalid, LoadedConfig, load_config
+from cdk_app.validator.capacity import DIMENSIONS, Resources, cluster_capacity, team_reservations
+from cdk_app.validator.findings import Finding, Severity
+from cdk_app.validator.rules import RULES, Reporter
+
+
+@dataclass(frozen=True, slots=True)
+class CapacityRow:
+    instance_type: str
+    capacity: Resources
+    reserved: Resources
+
+    def to_json(self) -> dict[str, object]:
+        return {"instance_type": self.instance_type, "capacity": self.capacity.to_json(),
+                "reserved": self.reserved.to_json()}
+
+
+@dataclass(frozen=True)
+class Report:
+    file: str
+    findings: list[Finding]
+    capacity: list[CapacityRow] = field(default_factory=list)
+    environment: str | None = None
+    unreadable: bool = False
+
+    @property
+    def errors(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity is Severity.ERROR]
+
+    @property
+    def warnings(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity is Severity.WARNING]
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    @property
+    def exit_code(self) -> int:
+        """0 valid, 1 policy or shape errors, 2 unreadable file."""
+        return 2 if self.unreadable else (1 if self.errors else 0)
+
+
+def validate(loaded: LoadedConfig) -> Report:
+    """All policy findings and the capacity table of a loaded config."""
+    config = loaded.config
+    reporter = Reporter(loaded.source)
+    for rule in RULES:
+        rule(config, reporter)
+    findings = sorted(reporter.findings, key=lambda f: (f.line, f.column, f.code))
+    reserved: dict[str, Resources] = {}
+    for team in config.teams:
+        for itype, res in team_reservations(team).items():
+            reserved[itype] = reserved.get(itype, Resources()) + res
+    capacity = cluster_capacity(config)
+    if config.shared_pool is not None:
+        reserved = {t: _with_pool(reserved.get(t, Resources()), cap) for t, cap in capacity.items()} | {
+            t: r for t, r in reserved.items() if t not in capacity}
+    rows = [CapacityRow(t, capacity.get(t, Resources()), reserved.get(t, Resources()))
+            for t in sorted(set(capacity) | set(reserved))]
+    return Report(loaded.source.file, findings, rows, config.environment)
+
+
+def _with_pool(teams: Resources, capacity: Resources) -> Resources:
+    """With a shared pool, everything up to capacity is reserved: the pool takes the gap."""
+    return Resources(*(max(getattr(teams, d), getattr(capacity, d)) for d in DIMENSIONS))
+
+
+def check_file(path: Path | str, display_name: str | None = None) -> Report:
+    """Load and validate one file; never raises for anything the file holds."""
+    try:
+        loaded = load_config(path, display_name)
+    except ConfigInvalid as err:
+        return Report(display_name or str(path), err.findings, unreadable=err.unreadable)
+    return validate(loaded)

@@ -1,0 +1,356 @@
+"""The policy rules. Each rule reads the config and reports findings at field paths."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable
+from fractions import Fraction
+
+from cdk_app.config.model import KitConfig
+from cdk_app.config.yaml_source import PathKey, SourceMap
+from cdk_app.instance_types import CATALOGUE
+from cdk_app.validator.capacity import (
+    Resources,
+    cluster_capacity,
+    describe,
+    quota_resources,
+    shared_pool_gap,
+    team_reservations,
+)
+from cdk_app.validator.findings import Finding, Severity, format_path
+
+# Kubernetes DNS label, as the task-governance API requires for team and priority-class names.
+DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+# SageMaker cluster and instance-group names.
+SAGEMAKER_NAME = re.compile(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")
+MAX_TEAM_NAME = 40  # hyperpod-ns-<team>-localqueue must fit a 63-character label value
+MAX_PRIORITY_CLASS_NAME = 54  # <name>-priority must fit 63 characters
+MAX_PRIORITY_CLASSES = 10
+MAX_QUOTA_ENTRIES = 15
+MIN_KUBERNETES_MINOR = 30
+TOPOLOGY_ADDON_VERSION = (1, 2, 2)
+
+_REGION_WORDS = {
+    "northeast": "ne", "northwest": "nw", "southeast": "se", "southwest": "sw",
+    "north": "n", "south": "s", "east": "e", "west": "w", "central": "c", "gov": "g",
+}
+
+
+class Reporter:
+    """Collects findings, placing each at the line of its field path."""
+
+    def __init__(self, source: SourceMap) -> None:
+        self.source = source
+        self.findings: list[Finding] = []
+
+    def add(self, severity: Severity, code: str, path: PathKey, message: str, hint: str) -> None:
+        where = self.source.locate(path)
+        self.findings.append(
+            Finding(code, severity, self.source.file, where.line, where.column, format_path(path), message, hint)
+        )
+
+    def error(self, code: str, path: PathKey, message: str, hint: str) -> None:
+        self.add(Severity.ERROR, code, path, message, hint)
+
+    def warning(self, code: str, path: PathKey, message: str, hint: str) -> None:
+        self.add(Severity.WARNING, code, path, message, hint)
+
+
+Rule = Callable[[KitConfig, Reporter], None]
+
+
+def _duplicates(names: Iterable[str]) -> set[str]:
+    return {name for name, seen in Counter(names).items() if seen > 1}
+
+
+def _report_repeats(report: Reporter, code: str, items: list[tuple[PathKey, str]], what: str) -> None:
+    """Report every repeat after the first of a name, pointing back at the first."""
+    first: dict[str, PathKey] = {}
+    for path, name in items:
+        if name in first:
+            report.error(code, path, f"{what} '{name}' is defined twice (first at {format_path(first[name])})",
+                         f"each {what} needs a unique name")
+        else:
+            first[name] = path
+
+
+def _region_code(region: str) -> str:
+    """us-east-1 -> use1, ap-northeast-2 -> apne2: the prefix of the region's AZ ids."""
+    parts = region.split("-")
+    return parts[0] + "".join(_REGION_WORDS.get(word, word[:1]) for word in parts[1:-1]) + parts[-1]
+
+
+def _group_zone(config: KitConfig, index: int) -> str:
+    return config.hyperpod.instance_groups[index].availability_zone_id or config.availability_zone_ids[0]
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"[0-9]+", text.split("-")[0]))
+
+
+def check_environment(config: KitConfig, report: Reporter) -> None:
+    minor = int(config.eks.kubernetes_version.split(".")[1])
+    if minor < MIN_KUBERNETES_MINOR:
+        report.error("HPK101", ("eks", "kubernetes_version"),
+                     f"Kubernetes {config.eks.kubernetes_version} is too old for HyperPod task governance",
+                     f"use \"1.{MIN_KUBERNETES_MINOR}\" or later")
+    zones = config.availability_zone_ids
+    _report_repeats(report, "HPK102", [(("availability_zone_ids", i), z) for i, z in enumerate(zones)],
+                    "availability zone id")
+    prefix = _region_code(config.region)
+    for i, zone in enumerate(zones):
+        if zone.split("-az")[0] != prefix:
+            report.error("HPK106", ("availability_zone_ids", i),
+                         f"availability zone id {zone} is not in region {config.region}",
+                         f"ids in {config.region} start with {prefix}-az")
+
+
+def check_network(config: KitConfig, report: Reporter) -> None:
+    network = config.network
+    if (network.existing_vpc_id is None) != (not network.existing_subnets):
+        missing = "existing_subnets" if network.existing_vpc_id else "existing_vpc_id"
+        present = "existing_vpc_id" if network.existing_vpc_id else "existing_subnets"
+        report.error("HPK103", ("network", present), f"{present} is set but {missing} is not",
+                     "set both to use an existing VPC, or neither to create one")
+        return
+    if network.existing_vpc_id is None:
+        return
+    subnet_zones = {s.availability_zone_id for s in network.existing_subnets}
+    for i, subnet in enumerate(network.existing_subnets):
+        if subnet.availability_zone_id not in config.availability_zone_ids:
+            report.error("HPK105", ("network", "existing_subnets", i, "availability_zone_id"),
+                         f"subnet {subnet.subnet_id} is in {subnet.availability_zone_id}, "
+                         "which availability_zone_ids does not list",
+                         f"list it there or use a subnet in {', '.join(config.availability_zone_ids)}")
+    for i, group in enumerate(config.hyperpod.instance_groups):
+        zone = _group_zone(config, i)
+        if zone not in subnet_zones:
+            path: PathKey = ("hyperpod", "instance_groups", i)
+            if group.availability_zone_id:
+                path += ("availability_zone_id",)
+            report.error("HPK104", path,
+                         f"instance group '{group.name}' is in {zone} but no existing subnet is",
+                         f"add a subnet in {zone} to network.existing_subnets "
+                         f"(subnets are in {', '.join(sorted(subnet_zones))})")
+
+
+def check_instance_groups(config: KitConfig, report: Reporter) -> None:
+    hyperpod = config.hyperpod
+    if hyperpod.cluster_name is not None and not SAGEMAKER_NAME.match(hyperpod.cluster_name):
+        report.error("HPK207", ("hyperpod", "cluster_name"), f"cluster name {hyperpod.cluster_name!r} is not allowed",
+                     "letters, digits and single hyphens, 1-63 characters, no hyphen at either end")
+    groups = hyperpod.instance_groups
+    for i, group in enumerate(groups):
+        base: PathKey = ("hyperpod", "instance_groups", i)
+        if not SAGEMAKER_NAME.match(group.name):
+            report.error("HPK202", base + ("name",), f"instance group name {group.name!r} is not allowed",
+                         "letters, digits and single hyphens, 1-63 characters, no hyphen at either end")
+        spec = CATALOGUE.get(group.instance_type)
+        if spec is None:
+            _unknown_type(report, base + ("instance_type",), group.instance_type)
+        elif group.deep_health_checks and not spec.has_accelerators:
+            report.error("HPK204", base + ("deep_health_checks",),
+                         f"deep health checks need GPU or Trainium instances; {group.instance_type} has neither",
+                         "remove deep_health_checks from this group (or set it to [])")
+        for repeated in _duplicates(group.deep_health_checks or ()):
+            report.error("HPK206", base + ("deep_health_checks",), f"deep health check {repeated} is listed twice",
+                         "list each of InstanceStress, InstanceConnectivity once")
+        if group.availability_zone_id is not None and group.availability_zone_id not in config.availability_zone_ids:
+            report.error("HPK205", base + ("availability_zone_id",),
+                         f"{group.availability_zone_id} is not one of the environment's availability zones",
+                         f"use one of {', '.join(config.availability_zone_ids)} or add it to availability_zone_ids")
+    _report_repeats(report, "HPK203", [(("hyperpod", "instance_groups", i, "name"), g.name)
+                                       for i, g in enumerate(groups)], "instance group")
+
+
+def _unknown_type(report: Reporter, path: PathKey, instance_type: str) -> None:
+    near = difflib.get_close_matches(instance_type, CATALOGUE, n=1, cutoff=0.8)
+    lead = f"did you mean {near[0]}? " if near else ""
+    report.error("HPK201", path, f"{instance_type!r} is not a SageMaker HyperPod instance type",
+                 f"{lead}HyperPod types look like ml.p5.48xlarge (see the instance catalogue)")
+
+
+def check_cluster_policy(config: KitConfig, report: Reporter) -> None:
+    classes = config.cluster_policy.priority_classes
+    base: PathKey = ("cluster_policy", "priority_classes")
+    if len(classes) > MAX_PRIORITY_CLASSES:
+        report.error("HPK302", base + (MAX_PRIORITY_CLASSES,), f"{len(classes)} priority classes are defined",
+                     f"at most {MAX_PRIORITY_CLASSES}")
+    for i, cls in enumerate(classes):
+        if len(cls.name) > MAX_PRIORITY_CLASS_NAME or not DNS_LABEL.match(cls.name):
+            report.error("HPK301", base + (i, "name"), f"priority class name {cls.name!r} is not allowed",
+                         f"lower-case letters, digits and inner hyphens, at most {MAX_PRIORITY_CLASS_NAME} characters")
+    _report_repeats(report, "HPK303", [(base + (i, "name"), c.name) for i, c in enumerate(classes)],
+                    "priority class")
+    first_with: dict[int, str] = {}
+    for i, cls in enumerate(classes):
+        if cls.weight in first_with:
+            report.warning("HPK304", base + (i, "weight"),
+                           f"'{cls.name}' has the same weight {cls.weight} as '{first_with[cls.weight]}'",
+                           "give each class its own weight so their order is defined")
+        else:
+            first_with[cls.weight] = cls.name
+    version = _version(config.task_governance.addon_version)
+    if version < TOPOLOGY_ADDON_VERSION:
+        report.warning("HPK305", ("task_governance", "addon_version"),
+                       f"add-on {config.task_governance.addon_version} has no topology-aware scheduling",
+                       "use v1.2.2-eksbuild.1 or later (the kit's default is the current version)")
+    if version[:2] == (1, 3):
+        report.warning("HPK306", ("task_governance", "addon_version"),
+                       f"add-on {config.task_governance.addon_version} cannot be updated in place to v1.5 or later",
+                       "install v1.4 or later now, or plan to delete and recreate the add-on (README: upgrading)")
+
+
+def check_teams(config: KitConfig, report: Reporter) -> None:
+    class_names = {c.name for c in config.cluster_policy.priority_classes}
+    names: list[tuple[PathKey, str]] = []
+    for i, team in enumerate(config.teams):
+        base: PathKey = ("teams", i)
+        names.append((base + ("name",), team.name))
+        if len(team.name) > MAX_TEAM_NAME or not DNS_LABEL.match(team.name):
+            report.error("HPK401", base + ("name",), f"team name {team.name!r} is not allowed",
+                         f"lower-case letters, digits and inner hyphens, at most {MAX_TEAM_NAME} characters "
+                         "(it becomes namespace hyperpod-ns-<team>)")
+        if team.borrow_limit is not None and team.sharing_strategy != "LendAndBorrow":
+            report.error("HPK403", base + ("borrow_limit",),
+                         f"borrow_limit has no effect with sharing_strategy {team.sharing_strategy}",
+                         "remove borrow_limit, or set sharing_strategy: LendAndBorrow")
+        if len(team.quota) > MAX_QUOTA_ENTRIES:
+            report.error("HPK404", base + ("quota", MAX_QUOTA_ENTRIES),
+                         f"team '{team.name}' has {len(team.quota)} quota entries",
+                         f"at most {MAX_QUOTA_ENTRIES} per team")
+        if team.default_priority_class is not None and team.default_priority_class not in class_names:
+            known = ", ".join(sorted(class_names)) or "none are defined"
+            report.error("HPK409", base + ("default_priority_class",),
+                         f"priority class '{team.default_priority_class}' is not in cluster_policy.priority_classes",
+                         f"use one of: {known}")
+        _check_quota_entries(team.quota, base, report)
+    if config.shared_pool is not None:
+        pool_name = config.shared_pool.name
+        names.append((("shared_pool", "name"), pool_name))
+        if len(pool_name) > MAX_TEAM_NAME or not DNS_LABEL.match(pool_name):
+            report.error("HPK401", ("shared_pool", "name"), f"shared pool name {pool_name!r} is not allowed",
+                         f"lower-case letters, digits and inner hyphens, at most {MAX_TEAM_NAME} characters")
+    _report_repeats(report, "HPK402", names, "team")
+
+
+def _check_quota_entries(entries: tuple, base: PathKey, report: Reporter) -> None:
+    seen: dict[str, int] = {}
+    for j, entry in enumerate(entries):
+        path = base + ("quota", j)
+        if entry.instance_type in seen:
+            report.error("HPK405", path + ("instance_type",),
+                         f"{entry.instance_type} already has a quota entry ({format_path(base + ('quota', seen[entry.instance_type]))})",
+                         "merge the two entries into one")
+        else:
+            seen[entry.instance_type] = j
+        spec = CATALOGUE.get(entry.instance_type)
+        if spec is None:
+            _unknown_type(report, path + ("instance_type",), entry.instance_type)
+            continue
+        given = {d: getattr(entry, d) for d in ("count", "accelerators", "vcpu", "memory_gib")
+                 if getattr(entry, d) is not None}
+        if not given:
+            report.error("HPK406", path, f"quota entry for {entry.instance_type} gives no amount",
+                         "give count, accelerators, or vcpu/memory_gib")
+            continue
+        if entry.accelerators is not None and not spec.has_accelerators:
+            report.error("HPK407", path + ("accelerators",),
+                         f"{entry.instance_type} has no accelerators",
+                         "give count or vcpu/memory_gib for CPU instance types")
+            continue
+        if entry.count is not None and len(given) > 1:
+            whole = quota_resources(type(entry)(instance_type=entry.instance_type, count=entry.count), spec)
+            for dim, value in given.items():
+                if dim != "count" and Fraction(value) != getattr(whole, dim):
+                    report.error("HPK408", path + (dim,),
+                                 f"{dim} {value} disagrees with count {entry.count} "
+                                 f"({describe(getattr(whole, dim), dim)} on {entry.instance_type})",
+                                 "give count alone, or leave count out")
+
+
+def check_capacity(config: KitConfig, report: Reporter) -> None:
+    capacity = cluster_capacity(config)
+    totals: dict[str, Resources] = {}
+    contributors: dict[str, list[tuple[str, Resources, PathKey]]] = {}
+    for i, team in enumerate(config.teams):
+        for itype, reserved in team_reservations(team).items():
+            totals[itype] = totals.get(itype, Resources()) + reserved
+            j = next(k for k, e in enumerate(team.quota) if e.instance_type == itype)
+            contributors.setdefault(itype, []).append((team.name, reserved, ("teams", i, "quota", j)))
+    for itype, entries in contributors.items():
+        if itype not in capacity:
+            for _, _, path in entries:
+                report.warning("HPK502", path + ("instance_type",),
+                               f"the cluster has no {itype} instances, so this quota can never be used",
+                               f"add an instance group of {itype} or remove the entry "
+                               f"(the cluster has {', '.join(sorted(capacity)) or 'no known types'})")
+            continue
+        over = totals[itype].exceeding(capacity[itype])
+        if over:
+            _report_over(report, itype, over, totals[itype], capacity[itype], entries)
+    if config.shared_pool is not None:
+        _check_shared_pool(config, capacity, totals, report)
+    else:
+        _check_idle(config, capacity, totals, report)
+
+
+def _report_over(report: Reporter, itype: str, over: list[str], total: Resources, cap: Resources,
+                 entries: list[tuple[str, Resources, PathKey]]) -> None:
+    dim = over[0]
+    running = Fraction(0)
+    tipping = entries[-1][2]
+    for _, reserved, path in entries:  # point at the entry that tips the sum over
+        running += getattr(reserved, dim)
+        if running > getattr(cap, dim):
+            tipping = path
+            break
+    shares = ", ".join(f"{name} {describe(getattr(res, dim), dim).split(' ')[0]}" for name, res, _ in entries)
+    report.error("HPK501", tipping,
+                 f"teams reserve {describe(getattr(total, dim), dim)} of {itype} but the cluster has "
+                 f"{describe(getattr(cap, dim), dim)} ({shares})"
+                 + (f"; also over on {', '.join(over[1:])}" if len(over) > 1 else ""),
+                 f"lower the quotas by {describe(getattr(total, dim) - getattr(cap, dim), dim)} "
+                 f"or add {itype} capacity")
+
+
+def _check_shared_pool(config: KitConfig, capacity: dict[str, Resources], totals: dict[str, Resources],
+                       report: Reporter) -> None:
+    gaps = shared_pool_gap(capacity, totals)
+    negative = sorted(t for t, gap in gaps.items() if any(getattr(gap, d) < 0 for d in ("count", "vcpu", "memory_gib")))
+    for itype in negative:
+        report.error("HPK504", ("shared_pool",),
+                     f"the shared pool's {itype} quota would be {describe(gaps[itype].count, 'count')}",
+                     "the other teams reserve more than the cluster has: lower their quotas first")
+    if not negative and all(gap.is_zero() for gap in gaps.values()):
+        report.warning("HPK505", ("shared_pool",), "the shared pool would hold nothing",
+                       "the other teams reserve all capacity: lower their quotas or remove shared_pool")
+
+
+def _check_idle(config: KitConfig, capacity: dict[str, Resources], totals: dict[str, Resources],
+                report: Reporter) -> None:
+    borrowers = [t.name for t in config.teams if t.sharing_strategy == "LendAndBorrow" and t.enabled]
+    sharing_off = config.cluster_policy.idle_resource_sharing == "Disabled"
+    if not sharing_off and borrowers:
+        return
+    why = ("idle_resource_sharing is Disabled" if sharing_off else "no enabled team uses LendAndBorrow")
+    for itype, cap in sorted(capacity.items()):
+        free = cap.count - totals.get(itype, Resources()).count
+        if free > 0:
+            path: PathKey = ("cluster_policy", "idle_resource_sharing") if sharing_off else ("teams",)
+            report.warning("HPK503", path,
+                           f"{describe(free, 'count')} of {itype} are reserved by no team and {why}, "
+                           "so no team can use them",
+                           "give the capacity to teams, add a shared_pool, or let teams borrow")
+
+
+RULES: tuple[Rule, ...] = (
+    check_environment,
+    check_network,
+    check_instance_groups,
+    check_cluster_policy,
+    check_teams,
+    check_capacity,
+)
