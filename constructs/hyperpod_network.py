@@ -1,0 +1,150 @@
+"""Network for a HyperPod cluster: private subnets by availability zone id, NAT egress, an S3
+gateway endpoint and the security group HyperPod nodes share (EFA and FSx for Lustre).
+
+Subnets are placed by availability zone *id* (CfnSubnet.AvailabilityZoneId): ids name the same
+physical zone in every account, which is what capacity reservations and training plans use, and
+they need no context lookup, so synth stays offline.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass, field
+
+from aws_cdk import Fn, RemovalPolicy, Tags, aws_ec2 as ec2, aws_iam as iam, aws_logs as logs
+from constructs import Construct
+
+# FSx for Lustre: 988 for the file system, 1018-1023 for its clients.
+LUSTRE_PORTS = ((988, 988), (1018, 1023))
+
+
+@dataclass(frozen=True)
+class ExistingSubnetRef:
+    subnet_id: str
+    availability_zone_id: str
+
+
+@dataclass(frozen=True)
+class HyperPodNetworkProps:
+    """Props of HyperPodNetwork.
+
+    availability_zone_ids: zones that get a private subnet (new VPC) - required, 1 to 6.
+    vpc_cidr: CIDR of a new VPC, /16 to /20. Default 10.192.0.0/16.
+    existing_vpc_id: use this VPC instead of creating one. Default: create a VPC.
+    existing_subnets: private subnets of existing_vpc_id. Required with existing_vpc_id.
+    flow_log_retention: retention of the VPC flow log group. Default one year.
+    """
+
+    availability_zone_ids: tuple[str, ...]
+    vpc_cidr: str = "10.192.0.0/16"
+    existing_vpc_id: str | None = None
+    existing_subnets: tuple[ExistingSubnetRef, ...] = field(default_factory=tuple)
+    flow_log_retention: logs.RetentionDays = logs.RetentionDays.ONE_YEAR
+
+
+def plan_subnets(vpc_cidr: str, zone_count: int) -> tuple[list[str], list[str]]:
+    """Private and public CIDRs: the VPC split in eight, one large private block per zone, and the
+    last eighth split again for small public (NAT) subnets. A /16 gives /19 private subnets."""
+    network = ipaddress.ip_network(vpc_cidr)
+    eighths = list(network.subnets(prefixlen_diff=3))
+    private = [str(block) for block in eighths[:zone_count]]
+    public = [str(block) for block in list(eighths[7].subnets(prefixlen_diff=3))[:zone_count]]
+    return private, public
+
+
+class HyperPodNetwork(Construct):
+    """VPC (new or existing), private subnet per zone id and the shared node security group."""
+
+    def __init__(self, scope: Construct, construct_id: str, *, props: HyperPodNetworkProps) -> None:
+        super().__init__(scope, construct_id)
+        zones = props.availability_zone_ids
+        if not 1 <= len(zones) <= 6 or len(set(zones)) != len(zones):
+            raise ValueError(f"availability_zone_ids must hold 1 to 6 distinct zone ids, got {list(zones)}")
+        if (props.existing_vpc_id is None) != (not props.existing_subnets):
+            raise ValueError("existing_vpc_id and existing_subnets must be given together")
+        prefix = ipaddress.ip_network(props.vpc_cidr).prefixlen
+        if not 16 <= prefix <= 20:
+            raise ValueError(f"vpc_cidr must be /16 to /20, got {props.vpc_cidr}")
+
+        if props.existing_vpc_id is not None:
+            self.vpc_id = props.existing_vpc_id
+            self.private_subnet_ids = {s.availability_zone_id: s.subnet_id for s in props.existing_subnets}
+        else:
+            self.vpc_id, self.private_subnet_ids = self._create_vpc(props)
+        self.security_group = self._create_security_group()
+        self.security_group_id = self.security_group.attr_group_id
+
+    def _create_vpc(self, props: HyperPodNetworkProps) -> tuple[str, dict[str, str]]:
+        vpc = ec2.CfnVPC(self, "Vpc", cidr_block=props.vpc_cidr, enable_dns_hostnames=True,
+                         enable_dns_support=True)
+        Tags.of(vpc).add("Name", f"{self.node.path}/Vpc")
+        igw = ec2.CfnInternetGateway(self, "InternetGateway")
+        attach = ec2.CfnVPCGatewayAttachment(self, "InternetGatewayAttachment", vpc_id=vpc.ref,
+                                             internet_gateway_id=igw.ref)
+        public_table = ec2.CfnRouteTable(self, "PublicRouteTable", vpc_id=vpc.ref)
+        public_route = ec2.CfnRoute(self, "PublicDefaultRoute", route_table_id=public_table.ref,
+                                    destination_cidr_block="0.0.0.0/0", gateway_id=igw.ref)
+        public_route.add_resource_dependency(attach)
+
+        private_cidrs, public_cidrs = plan_subnets(props.vpc_cidr, len(props.availability_zone_ids))
+        private_ids: dict[str, str] = {}
+        private_tables: list[str] = []
+        for index, zone in enumerate(props.availability_zone_ids):
+            public = ec2.CfnSubnet(self, f"PublicSubnet{index + 1}", vpc_id=vpc.ref, availability_zone_id=zone,
+                                   cidr_block=public_cidrs[index], map_public_ip_on_launch=False)
+            ec2.CfnSubnetRouteTableAssociation(self, f"PublicSubnet{index + 1}RouteTable",
+                                               subnet_id=public.ref, route_table_id=public_table.ref)
+            eip = ec2.CfnEIP(self, f"NatEip{index + 1}", domain="vpc")
+            nat = ec2.CfnNatGateway(self, f"NatGateway{index + 1}", subnet_id=public.ref,
+                                    allocation_id=eip.attr_allocation_id)
+            nat.add_resource_dependency(attach)
+
+            private = ec2.CfnSubnet(self, f"PrivateSubnet{index + 1}", vpc_id=vpc.ref,
+                                    availability_zone_id=zone, cidr_block=private_cidrs[index])
+            Tags.of(private).add("Name", f"{self.node.path}/Private-{zone}")
+            table = ec2.CfnRouteTable(self, f"PrivateRouteTable{index + 1}", vpc_id=vpc.ref)
+            ec2.CfnRoute(self, f"PrivateDefaultRoute{index + 1}", route_table_id=table.ref,
+                         destination_cidr_block="0.0.0.0/0", nat_gateway_id=nat.ref)
+            ec2.CfnSubnetRouteTableAssociation(self, f"PrivateSubnet{index + 1}RouteTable",
+                                               subnet_id=private.ref, route_table_id=table.ref)
+            private_ids[zone] = private.ref
+            private_tables.append(table.ref)
+
+        ec2.CfnVPCEndpoint(self, "S3Endpoint", vpc_id=vpc.ref, vpc_endpoint_type="Gateway",
+                           service_name=Fn.join("", ["com.amazonaws.", Fn.ref("AWS::Region"), ".s3"]),
+                           route_table_ids=private_tables)
+        self._create_flow_log(vpc.ref, props.flow_log_retention)
+        return vpc.ref, private_ids
+
+    def _create_flow_log(self, vpc_id: str, retention: logs.RetentionDays) -> None:
+        group = logs.LogGroup(self, "FlowLogGroup", retention=retention, removal_policy=RemovalPolicy.RETAIN)
+        role = iam.Role(self, "FlowLogRole", assumed_by=iam.ServicePrincipal("vpc-flow-logs.amazonaws.com"))
+        # Exactly the actions VPC Flow Logs uses to deliver, on this log group only.
+        role.add_to_policy(iam.PolicyStatement(
+            actions=["logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"],
+            resources=[group.log_group_arn, f"{group.log_group_arn}:*"],
+        ))
+        ec2.CfnFlowLog(self, "FlowLog", resource_id=vpc_id, resource_type="VPC", traffic_type="ALL",
+                       log_destination_type="cloud-watch-logs", log_group_name=group.log_group_name,
+                       deliver_logs_permission_arn=role.role_arn)
+
+    def _create_security_group(self) -> ec2.CfnSecurityGroup:
+        group = ec2.CfnSecurityGroup(
+            self, "NodeSecurityGroup", vpc_id=self.vpc_id,
+            group_description="HyperPod nodes: all traffic between nodes (EFA), FSx for Lustre, egress via NAT",
+            security_group_egress=[ec2.CfnSecurityGroup.EgressProperty(
+                ip_protocol="-1", cidr_ip="0.0.0.0/0", description="Egress to AWS APIs and registries through NAT")],
+        )
+        # EFA needs all protocols in both directions between the nodes themselves.
+        ec2.CfnSecurityGroupIngress(self, "NodeIngressSelf", group_id=group.attr_group_id, ip_protocol="-1",
+                                    source_security_group_id=group.attr_group_id,
+                                    description="All traffic between HyperPod nodes (EFA)")
+        ec2.CfnSecurityGroupEgress(self, "NodeEgressSelf", group_id=group.attr_group_id, ip_protocol="-1",
+                                   destination_security_group_id=group.attr_group_id,
+                                   description="All traffic between HyperPod nodes (EFA)")
+        for low, high in LUSTRE_PORTS:
+            ec2.CfnSecurityGroupIngress(self, f"LustreIngress{low}", group_id=group.attr_group_id,
+                                        ip_protocol="tcp", from_port=low, to_port=high,
+                                        source_security_group_id=group.attr_group_id,
+                                        description=f"FSx for Lustre TCP {low}-{high}")
+        return group
