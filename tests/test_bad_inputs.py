@@ -1,0 +1,283 @@
+"""Bad-input catalogue: each broken config must give its code, at its field path, on its line.
+
+Each case edits a valid base config. The expected line is marked in the edited text with `#<`, so
+the test checks the line the finding reports against the line that really holds the problem.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from cdk_app.validator.report import check_file
+
+BASE = """\
+environment: dev
+account: "111122223333"
+region: us-east-1
+availability_zone_ids: [use1-az4, use1-az6]
+eks:
+  kubernetes_version: "1.33"
+hyperpod:
+  instance_groups:
+    - name: gpu
+      instance_type: ml.g5.12xlarge
+      count: 4
+      availability_zone_id: use1-az4
+    - name: cpu
+      instance_type: ml.m5.2xlarge
+      count: 2
+task_governance:
+  addon_version: v1.6.0-eksbuild.1
+cluster_policy:
+  priority_classes:
+    - name: high
+      weight: 90
+    - name: low
+      weight: 10
+teams:
+  - name: john
+    borrow_limit: 50
+    quota:
+      - instance_type: ml.g5.12xlarge
+        count: 3
+      - instance_type: ml.m5.2xlarge
+        count: 1
+  - name: smith
+    quota:
+      - instance_type: ml.g5.12xlarge
+        count: 1
+      - instance_type: ml.m5.2xlarge
+        count: 1
+"""
+
+MARK = "#<"
+
+
+def edit(old: str, new: str) -> str:
+    assert BASE.count(old) >= 1, f"edit target not in BASE: {old!r}"
+    return BASE.replace(old, new, 1)
+
+
+def many_classes(n: int) -> str:
+    items = "".join(f"    - name: c{i}{'  ' + MARK if i == 10 else ''}\n      weight: {i}\n" for i in range(n))
+    return BASE.replace("    - name: high\n      weight: 90\n    - name: low\n      weight: 10\n", items)
+
+
+def many_quota_entries(n: int) -> str:
+    types = ["ml.m5.large", "ml.m5.xlarge", "ml.m5.4xlarge", "ml.m5.8xlarge", "ml.m5.12xlarge", "ml.m5.16xlarge",
+             "ml.m5.24xlarge", "ml.c5.large", "ml.c5.xlarge", "ml.c5.2xlarge", "ml.c5.4xlarge", "ml.c5.9xlarge",
+             "ml.c5.12xlarge", "ml.c5.18xlarge", "ml.c5.24xlarge", "ml.t3.large"]
+    entries = "".join(f"      - instance_type: {t}{'  ' + MARK if i == 15 else ''}\n        count: 0\n"
+                      for i, t in enumerate(types[:n]))
+    return edit("  - name: smith\n    quota:\n", "  - name: smith\n    quota:\n" + entries)
+
+
+# (case id, config text, code, field path, severity)
+CASES: list[tuple[str, str, str, str, str]] = [
+    # Shape of the config.
+    ("unknown-top-key", edit("region: us-east-1\n", f"region: us-east-1\nregoin: x  {MARK}\n"), "HPK010", "regoin", "error"),
+    ("misspelt-nested-key", edit("      count: 4\n", f"      count: 4\n      ebs_volum_gib: 9  {MARK}\n"), "HPK010",
+     "hyperpod.instance_groups[0].ebs_volum_gib", "error"),
+    ("misspelt-team-key", edit("    borrow_limit: 50\n", f"    borrow_limit: 50\n    quotas: []  {MARK}\n"), "HPK010",
+     "teams[0].quotas", "error"),
+    ("missing-instance-type", edit("    - name: cpu\n      instance_type: ml.m5.2xlarge\n", f"    - name: cpu  {MARK}\n"),
+     "HPK011", "hyperpod.instance_groups[1].instance_type", "error"),
+    ("missing-account", edit('account: "111122223333"\n', "").replace("environment: dev", f"environment: dev  {MARK}"),
+     "HPK011", "account", "error"),
+    ("account-unquoted", edit('account: "111122223333"', f"account: 111122223333  {MARK}"), "HPK012", "account", "error"),
+    ("kubernetes-version-float", edit('kubernetes_version: "1.33"', f"kubernetes_version: 1.30  {MARK}"), "HPK012",
+     "eks.kubernetes_version", "error"),
+    ("count-as-text", edit("      count: 4\n", f'      count: "4"  {MARK}\n'), "HPK012", "hyperpod.instance_groups[0].count", "error"),
+    ("teams-not-a-list", edit("teams:\n  - name: john\n", f"teams:  {MARK}\n  name: john\n").split("    borrow_limit")[0],
+     "HPK012", "teams", "error"),
+    ("quota-not-a-mapping", edit("      - instance_type: ml.m5.2xlarge\n        count: 1\n  - name: smith",
+                                 f"      - ml.m5.2xlarge  {MARK}\n  - name: smith"), "HPK012", "teams[0].quota[1]", "error"),
+    ("enabled-as-text", edit("    borrow_limit: 50\n", f"    borrow_limit: 50\n    enabled: \"yes\"  {MARK}\n"), "HPK012",
+     "teams[0].enabled", "error"),
+    ("count-negative", edit("      count: 4\n", f"      count: -1  {MARK}\n"), "HPK013", "hyperpod.instance_groups[0].count", "error"),
+    ("count-too-large", edit("      count: 4\n", f"      count: 7000  {MARK}\n"), "HPK013", "hyperpod.instance_groups[0].count", "error"),
+    ("ebs-too-large", edit("      count: 4\n", f"      count: 4\n      ebs_volume_gib: 20000  {MARK}\n"), "HPK013",
+     "hyperpod.instance_groups[0].ebs_volume_gib", "error"),
+    ("ebs-zero", edit("      count: 4\n", f"      count: 4\n      ebs_volume_gib: 0  {MARK}\n"), "HPK013",
+     "hyperpod.instance_groups[0].ebs_volume_gib", "error"),
+    ("fair-share-weight-too-high", edit("    borrow_limit: 50\n", f"    borrow_limit: 50\n    fair_share_weight: 101  {MARK}\n"),
+     "HPK013", "teams[0].fair_share_weight", "error"),
+    ("borrow-limit-too-high", edit("    borrow_limit: 50\n", f"    borrow_limit: 501  {MARK}\n"), "HPK013", "teams[0].borrow_limit", "error"),
+    ("priority-weight-too-high", edit("      weight: 90\n", f"      weight: 150  {MARK}\n"), "HPK013",
+     "cluster_policy.priority_classes[0].weight", "error"),
+    ("no-instance-groups", edit("hyperpod:\n  instance_groups:\n", f"hyperpod:\n  instance_groups: []  {MARK}\nx:\n"),
+     "HPK013", "hyperpod.instance_groups", "error"),
+    ("threads-per-core-3", edit("      count: 4\n", f"      count: 4\n      threads_per_core: 3  {MARK}\n"), "HPK014",
+     "hyperpod.instance_groups[0].threads_per_core", "error"),
+    ("strategy-misspelt", edit("    borrow_limit: 50\n", f"    borrow_limit: 50\n    sharing_strategy: Lendd  {MARK}\n"),
+     "HPK014", "teams[0].sharing_strategy", "error"),
+    ("node-recovery-unknown", edit("hyperpod:\n", f"hyperpod:\n  node_recovery: Auto  {MARK}\n"), "HPK014",
+     "hyperpod.node_recovery", "error"),
+    ("deep-health-check-unknown", edit("      count: 4\n", f"      count: 4\n      deep_health_checks: [InstanceStres]  {MARK}\n"),
+     "HPK014", "hyperpod.instance_groups[0].deep_health_checks[0]", "error"),
+    ("region-upper-case", edit("region: us-east-1", f"region: US-EAST-1  {MARK}"), "HPK015", "region", "error"),
+    ("az-name-not-id", edit("availability_zone_ids: [use1-az4, use1-az6]", f"availability_zone_ids: [us-east-1a]  {MARK}"),
+     "HPK015", "availability_zone_ids[0]", "error"),
+    ("account-short", edit('account: "111122223333"', f'account: "1234"  {MARK}'), "HPK015", "account", "error"),
+    ("addon-version-format", edit("addon_version: v1.6.0-eksbuild.1", f"addon_version: 1.6.0  {MARK}"), "HPK015",
+     "task_governance.addon_version", "error"),
+    ("principal-not-arn", edit("    borrow_limit: 50\n", f"    borrow_limit: 50\n    principals: [TeamJohn]  {MARK}\n"),
+     "HPK015", "teams[0].principals[0]", "error"),
+    # Environment and network.
+    ("kubernetes-too-old", edit('kubernetes_version: "1.33"', f'kubernetes_version: "1.29"  {MARK}'), "HPK101",
+     "eks.kubernetes_version", "error"),
+    ("az-listed-twice", edit("availability_zone_ids: [use1-az4, use1-az6]", f"availability_zone_ids: [use1-az4,\n  use1-az4]  {MARK}"),
+     "HPK102", "availability_zone_ids[1]", "error"),
+    ("az-other-region", edit("availability_zone_ids: [use1-az4, use1-az6]", f"availability_zone_ids: [use1-az4,\n  usw2-az1]  {MARK}"),
+     "HPK106", "availability_zone_ids[1]", "error"),
+    ("vpc-without-subnets", edit("eks:\n", f"network:\n  existing_vpc_id: vpc-0123456789abcdef0  {MARK}\neks:\n"), "HPK103",
+     "network.existing_vpc_id", "error"),
+    ("no-subnet-in-group-az", edit("eks:\n", "network:\n  existing_vpc_id: vpc-0123456789abcdef0\n  existing_subnets:\n"
+                                   "    - subnet_id: subnet-0123456789abcdef0\n      availability_zone_id: use1-az6\neks:\n")
+     .replace("      availability_zone_id: use1-az4\n", f"      availability_zone_id: use1-az4  {MARK}\n"),
+     "HPK104", "hyperpod.instance_groups[0].availability_zone_id", "error"),
+    ("subnet-in-unlisted-az", edit("eks:\n", "network:\n  existing_vpc_id: vpc-0123456789abcdef0\n  existing_subnets:\n"
+                                   "    - subnet_id: subnet-0123456789abcdef0\n      availability_zone_id: use1-az4\n"
+                                   f"    - subnet_id: subnet-0123456789abcdef1\n      availability_zone_id: use1-az1  {MARK}\neks:\n"),
+     "HPK105", "network.existing_subnets[1].availability_zone_id", "error"),
+    # Instance groups.
+    ("group-type-unknown", edit("instance_type: ml.g5.12xlarge\n      count: 4", f"instance_type: ml.g5.13xlarge  {MARK}\n      count: 4"),
+     "HPK201", "hyperpod.instance_groups[0].instance_type", "error"),
+    ("group-name-underscore", edit("    - name: gpu\n", f"    - name: gpu_workers  {MARK}\n"), "HPK202",
+     "hyperpod.instance_groups[0].name", "error"),
+    ("group-names-repeat", edit("    - name: cpu\n", f"    - name: gpu  {MARK}\n"), "HPK203", "hyperpod.instance_groups[1].name", "error"),
+    ("deep-health-on-cpu", edit("      count: 2\n", f"      count: 2\n      deep_health_checks: [InstanceStress]  {MARK}\n"),
+     "HPK204", "hyperpod.instance_groups[1].deep_health_checks", "error"),
+    ("group-az-unlisted", edit("      availability_zone_id: use1-az4\n", f"      availability_zone_id: use1-az1  {MARK}\n"),
+     "HPK205", "hyperpod.instance_groups[0].availability_zone_id", "error"),
+    ("deep-health-check-twice", edit("      count: 4\n", f"      count: 4\n      deep_health_checks: [InstanceStress, InstanceStress]  {MARK}\n"),
+     "HPK206", "hyperpod.instance_groups[0].deep_health_checks", "error"),
+    ("cluster-name-leading-hyphen", edit("hyperpod:\n", f"hyperpod:\n  cluster_name: -bad  {MARK}\n"), "HPK207",
+     "hyperpod.cluster_name", "error"),
+    # Cluster policy.
+    ("priority-class-upper-case", edit("    - name: high\n", f"    - name: High  {MARK}\n"), "HPK301",
+     "cluster_policy.priority_classes[0].name", "error"),
+    ("eleven-priority-classes", many_classes(11), "HPK302", "cluster_policy.priority_classes[10]", "error"),
+    ("priority-class-twice", edit("    - name: low\n", f"    - name: high  {MARK}\n"), "HPK303",
+     "cluster_policy.priority_classes[1].name", "error"),
+    ("priority-weights-equal", edit("      weight: 10\n", f"      weight: 90  {MARK}\n"), "HPK304",
+     "cluster_policy.priority_classes[1].weight", "warning"),
+    ("addon-without-topology", edit("addon_version: v1.6.0-eksbuild.1", f"addon_version: v1.1.3-eksbuild.1  {MARK}"), "HPK305",
+     "task_governance.addon_version", "warning"),
+    ("addon-upgrade-trap", edit("addon_version: v1.6.0-eksbuild.1", f"addon_version: v1.3.0-eksbuild.1  {MARK}"), "HPK306",
+     "task_governance.addon_version", "warning"),
+    # Teams.
+    ("team-name-upper-case", edit("  - name: john\n", f"  - name: John  {MARK}\n"), "HPK401", "teams[0].name", "error"),
+    ("team-name-41-chars", edit("  - name: john\n", f"  - name: {'a' * 41}  {MARK}\n"), "HPK401", "teams[0].name", "error"),
+    ("team-twice", edit("  - name: smith\n", f"  - name: john  {MARK}\n"), "HPK402", "teams[1].name", "error"),
+    ("pool-named-like-team", BASE + f"shared_pool:\n  name: smith  {MARK}\n", "HPK402", "shared_pool.name", "error"),
+    ("borrow-limit-with-dontlend", edit("    borrow_limit: 50\n", f"    sharing_strategy: DontLend\n    borrow_limit: 50  {MARK}\n"),
+     "HPK403", "teams[0].borrow_limit", "error"),
+    ("sixteen-quota-entries", many_quota_entries(16), "HPK404", "teams[1].quota[15]", "error"),
+    ("quota-type-twice", edit("      - instance_type: ml.m5.2xlarge\n        count: 1\n  - name: smith",
+                              f"      - instance_type: ml.g5.12xlarge  {MARK}\n        count: 0\n  - name: smith"),
+     "HPK405", "teams[0].quota[1].instance_type", "error"),
+    ("quota-type-unknown", edit("      - instance_type: ml.m5.2xlarge\n        count: 1\n  - name: smith",
+                                f"      - instance_type: ml.m5.3xlarge  {MARK}\n        count: 1\n  - name: smith"),
+     "HPK201", "teams[0].quota[1].instance_type", "error"),
+    ("quota-without-amount", edit("      - instance_type: ml.m5.2xlarge\n        count: 1\n  - name: smith",
+                                  f"      - instance_type: ml.m5.2xlarge  {MARK}\n  - name: smith"),
+     "HPK406", "teams[0].quota[1]", "error"),
+    ("accelerators-on-cpu", edit("      - instance_type: ml.m5.2xlarge\n        count: 1\n  - name: smith",
+                                 f"      - instance_type: ml.m5.2xlarge\n        accelerators: 1  {MARK}\n  - name: smith"),
+     "HPK407", "teams[0].quota[1].accelerators", "error"),
+    ("count-and-accelerators-disagree", edit("        count: 3\n", f"        count: 3\n        accelerators: 8  {MARK}\n"),
+     "HPK408", "teams[0].quota[0].accelerators", "error"),
+    ("default-priority-unknown", edit("    borrow_limit: 50\n", f"    borrow_limit: 50\n    default_priority_class: urgent  {MARK}\n"),
+     "HPK409", "teams[0].default_priority_class", "error"),
+    # Capacity.
+    ("quota-over-capacity", edit("  - name: smith\n    quota:\n      - instance_type: ml.g5.12xlarge\n        count: 1\n",
+                                 f"  - name: smith\n    quota:\n      - instance_type: ml.g5.12xlarge  {MARK}\n        count: 2\n"),
+     "HPK501", "teams[1].quota[0]", "error"),
+    ("partial-quota-over-capacity", edit("  - name: smith\n    quota:\n      - instance_type: ml.g5.12xlarge\n        count: 1\n",
+                                         f"  - name: smith\n    quota:\n      - instance_type: ml.g5.12xlarge  {MARK}\n        accelerators: 5\n"),
+     "HPK501", "teams[1].quota[0]", "error"),
+    ("quota-on-absent-type", edit("      - instance_type: ml.m5.2xlarge\n        count: 1\n  - name: smith",
+                                  f"      - instance_type: ml.m5.2xlarge\n        count: 1\n      - instance_type: ml.p5.48xlarge  {MARK}\n"
+                                  "        count: 1\n  - name: smith"),
+     "HPK502", "teams[0].quota[2].instance_type", "warning"),
+    ("idle-capacity-unusable", edit("        count: 3\n", "        count: 2\n").replace(
+        "cluster_policy:\n", f"cluster_policy:\n  idle_resource_sharing: Disabled  {MARK}\n"),
+     "HPK503", "cluster_policy.idle_resource_sharing", "warning"),
+    ("shared-pool-negative", edit("  - name: smith\n    quota:\n      - instance_type: ml.g5.12xlarge\n        count: 1\n",
+                                  "  - name: smith\n    quota:\n      - instance_type: ml.g5.12xlarge\n        count: 2\n")
+     + f"shared_pool:  {MARK}\n  name: pool\n", "HPK504", "shared_pool", "error"),
+    ("shared-pool-empty", BASE + f"shared_pool:  {MARK}\n  name: pool\n", "HPK505", "shared_pool", "warning"),
+]
+
+# Whole files that cannot be read as a config: (case id, content, code, line).
+FILE_CASES: list[tuple[str, str | bytes, str, int]] = [
+    ("binary", b"\x00\x9f\x92\x96 binary", "HPK001", 1),
+    ("latin-1", "environment: dev\nteam: caf\xe9\n".encode("latin-1"), "HPK001", 2),
+    ("yaml-syntax", "environment: dev\nteams: [a, b\nregion: x\n", "HPK002", 3),
+    ("tab-indentation", "environment: dev\nhyperpod:\n\tinstance_groups: []\n", "HPK002", 3),
+    ("two-documents", "environment: dev\n---\nenvironment: prod\n", "HPK002", 2),
+    ("python-tag", "environment: !!python/object:os.system ls\n", "HPK002", 1),
+    ("empty", "", "HPK003", 1),
+    ("comments-only", "# nothing here\n", "HPK003", 1),
+    ("a-list", "- environment: dev\n", "HPK003", 1),
+    ("a-scalar", "just text\n", "HPK003", 1),
+    ("duplicate-key", "environment: dev\nregion: us-east-1\nenvironment: prod\n", "HPK004", 3),
+    ("deep-nesting", "a: " + "[" * 200 + "]" * 200 + "\n", "HPK005", 1),
+    ("alias-bomb", "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+                   + "".join(f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 10)}]\n" for i in range(7)),
+     "HPK005", 6),
+]
+
+
+def marked_line(text: str) -> int:
+    lines = [i + 1 for i, line in enumerate(text.splitlines()) if MARK in line]
+    assert len(lines) == 1, "each case marks exactly one line"
+    return lines[0]
+
+
+def test_base_config_is_clean(write_config):
+    report = check_file(write_config(BASE))
+    assert report.findings == []
+
+
+def test_catalogue_is_large_enough():
+    assert len(CASES) + len(FILE_CASES) >= 40
+    assert len({case[0] for case in CASES + FILE_CASES}) == len(CASES) + len(FILE_CASES)
+
+
+@pytest.mark.parametrize(("text", "code", "path", "severity"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_bad_config(write_config, text, code, path, severity):
+    report = check_file(write_config(text), "config/test.yaml")
+    expected = (code, path, marked_line(text), severity)
+    got = [(f.code, f.path, f.line, f.severity.value) for f in report.findings]
+    assert expected in got
+    assert not report.unreadable
+    assert report.exit_code == (1 if severity == "error" else 0)
+    finding = next(f for f in report.findings if (f.code, f.path) == (code, path))
+    assert finding.file == "config/test.yaml" and finding.message and finding.hint
+    assert finding.render().startswith(f"config/test.yaml:{finding.line}:{finding.column} {path}: ")
+
+
+@pytest.mark.parametrize(("content", "code", "line"), [c[1:] for c in FILE_CASES], ids=[c[0] for c in FILE_CASES])
+def test_unreadable_file(write_config, content, code, line):
+    report = check_file(write_config(content), "config/broken.yaml")
+    assert [(f.code, f.line) for f in report.findings] == [(code, line)]
+    assert report.unreadable and report.exit_code == 2
+
+
+def test_missing_file_and_directory(tmp_path):
+    assert [f.code for f in check_file(tmp_path / "nope.yaml").findings] == ["HPK001"]
+    assert [f.code for f in check_file(tmp_path).findings] == ["HPK001"]
+
+
+def test_misspelt_key_names_the_nearest_key(write_config):
+    text = edit("    borrow_limit: 50\n", "    borrow_limit: 50\n    fair_share_wieght: 5\n")
+    finding = check_file(write_config(text)).findings[0]
+    assert "did you mean 'fair_share_weight'" in finding.hint
+
+
+def test_float_version_hint_says_how_to_quote(write_config):
+    text = edit('kubernetes_version: "1.33"', "kubernetes_version: 1.30")
+    finding = check_file(write_config(text)).findings[0]
+    assert 'kubernetes_version: "1.30"' in finding.hint
