@@ -1,0 +1,71 @@
+"""The real CDK CLI synthesizes every environment offline, and cfn-lint passes the templates."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CDK = ROOT / "node_modules" / ".bin" / "cdk"
+ENVIRONMENTS = {"dev": "us-east-1", "prod": "us-west-2"}
+
+
+def offline_env() -> dict[str, str]:
+    """No AWS credentials or profile of any kind: synth must not need them."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    env.update(AWS_CONFIG_FILE="/nonexistent", AWS_SHARED_CREDENTIALS_FILE="/nonexistent",
+               AWS_EC2_METADATA_DISABLED="true", CDK_DISABLE_VERSION_CHECK="true")
+    return env
+
+
+def synth(out: Path, *context: str) -> subprocess.CompletedProcess:
+    assert CDK.exists(), "run `make setup` to install the pinned CDK CLI"
+    args = [str(CDK), "synth", "--quiet", "--no-notices", "--no-version-reporting", "-o", str(out)]
+    for item in context:
+        args += ["-c", item]
+    return subprocess.run(args, cwd=ROOT, env=offline_env(), capture_output=True, text=True, timeout=600)
+
+
+@pytest.fixture(scope="session")
+def assemblies(tmp_path_factory) -> dict[str, Path]:
+    out: dict[str, Path] = {}
+    for name in ENVIRONMENTS:
+        target = tmp_path_factory.mktemp(f"cdk-{name}")
+        result = synth(target, f"env={name}")
+        assert result.returncode == 0, result.stderr
+        out[name] = target
+    return out
+
+
+@pytest.mark.parametrize("env_name", ENVIRONMENTS)
+def test_synth_without_credentials_writes_the_network_stack(assemblies, env_name):
+    template = json.loads((assemblies[env_name] / f"HyperPod-{env_name}-network.template.json").read_text())
+    types = {r["Type"] for r in template["Resources"].values()}
+    assert {"AWS::EC2::VPC", "AWS::EC2::Subnet", "AWS::EC2::NatGateway", "AWS::EC2::SecurityGroup"} <= types
+    manifest = json.loads((assemblies[env_name] / "manifest.json").read_text())
+    stack = manifest["artifacts"][f"HyperPod-{env_name}-network"]
+    assert stack["environment"].endswith(f"/{ENVIRONMENTS[env_name]}")
+
+
+@pytest.mark.parametrize("env_name", ENVIRONMENTS)
+def test_cfn_lint_is_clean_for_the_environment_region(assemblies, env_name):
+    templates = sorted(str(p) for p in assemblies[env_name].glob("*.template.json"))
+    result = subprocess.run([sys.executable, "-m", "cfnlint", "--regions", ENVIRONMENTS[env_name],
+                             "--ignore-checks", "W3005", "--", *templates], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_invalid_config_synthesizes_nothing(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text((ROOT / "config/dev.yaml").read_text().replace("count: 3", "count: 4"))
+    out = tmp_path / "out"
+    result = synth(out, f"config={bad}")
+    assert result.returncode != 0
+    assert "HPK501" in result.stderr and "nothing synthesized" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not list(out.glob("*.template.json"))
