@@ -55,7 +55,7 @@ def test_synth_without_credentials_writes_the_network_stack(assemblies, env_name
 @pytest.mark.parametrize("env_name", ENVIRONMENTS)
 def test_cfn_lint_is_clean_for_the_environment_region(assemblies, env_name):
     templates = sorted(str(p) for p in assemblies[env_name].glob("*.template.json"))
-    result = subprocess.run([sys.executable, "-m", "cfnlint", "--regions", ENVIRONMENTS[env_name],
+    result = subprocess.run([str(Path(sys.executable).parent / "cfn-lint"), "--regions", ENVIRONMENTS[env_name],
                              "--ignore-checks", "W3005", "--", *templates], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
 
