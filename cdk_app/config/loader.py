@@ -166,11 +166,11 @@ def _model_at(model: type[BaseModel], loc: PathKey) -> type[BaseModel] | None:
             continue
         if not (isinstance(current, type) and issubclass(current, BaseModel)) or part not in current.model_fields:
             return None
-        current = _inner_model(current.model_fields[part].annotation)
+        current = inner_model(current.model_fields[part].annotation)
     return current if isinstance(current, type) and issubclass(current, BaseModel) else None
 
 
-def _inner_model(annotation: Any) -> Any:
+def inner_model(annotation: Any) -> Any:
     """tuple[Team, ...] | None -> Team; Annotated[...] is unwrapped."""
     while True:
         origin = typing.get_origin(annotation)

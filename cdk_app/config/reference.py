@@ -1,0 +1,40 @@
+"""Markdown tables for the README, generated from the config model and the finding codes.
+
+tests/test_readme.py checks that README.md holds exactly these tables.
+"""
+
+from __future__ import annotations
+
+import typing
+
+from pydantic import BaseModel
+
+from cdk_app.config.loader import inner_model
+from cdk_app.config.model import KitConfig
+from cdk_app.validator.findings import CODES
+
+
+def _rows(model: type[BaseModel], prefix: str) -> list[str]:
+    rows = []
+    for name, field in model.model_fields.items():
+        path = prefix + name
+        if field.is_required():
+            default = "required"
+        elif isinstance(field.default, BaseModel):
+            default = "see below"
+        else:
+            default = f"`{field.default!r}`"
+        rows.append(f"| `{path}` | {default} | {(field.description or '').replace('|', '/')} |")
+        inner = inner_model(field.annotation)
+        if isinstance(inner, type) and issubclass(inner, BaseModel):
+            is_list = "tuple[" in str(field.annotation) or typing.get_origin(field.annotation) is tuple
+            rows += _rows(inner, path + ("[]." if is_list else "."))
+    return rows
+
+
+def config_reference_markdown() -> str:
+    return "\n".join(["| key | default | meaning |", "| --- | --- | --- |", *_rows(KitConfig, "")])
+
+
+def codes_markdown() -> str:
+    return "\n".join(["| code | meaning |", "| --- | --- |", *(f"| {c} | {m} |" for c, m in CODES.items())])
