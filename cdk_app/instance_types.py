@@ -37,35 +37,22 @@ _SIZE_VCPU = {
     "18xlarge": 72, "24xlarge": 96, "32xlarge": 128, "48xlarge": 192,
 }
 
+# Size ranges shared by several families.
+_GRAVITON = ("medium", "large", "xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge")
+_GRAVITON4 = _GRAVITON + ("24xlarge", "48xlarge")
+_GEN6_INTEL = ("large", "xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge", "24xlarge", "32xlarge")
+_GEN6_AMD = _GEN6_INTEL + ("48xlarge",)
+_GEN7_INTEL = ("large", "xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge", "24xlarge", "48xlarge")
+
 # CPU families whose memory is a fixed GiB-per-vCPU ratio, with the sizes HyperPod offers.
 _RATIO_FAMILIES: dict[str, tuple[int, tuple[str, ...]]] = {
     "c5": (2, ("large", "xlarge", "2xlarge", "4xlarge", "9xlarge", "12xlarge", "18xlarge", "24xlarge")),
-    "c6a": (2, ("large", "xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge",
-                "24xlarge", "32xlarge", "48xlarge")),
-    "c6g": (2, ("medium", "large", "xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge")),
-    "c6i": (2, ("large", "xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge",
-                "24xlarge", "32xlarge")),
-    "c7g": (2, ("medium", "large", "xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge")),
-    "c8a": (2, ("16xlarge",)),
-    "c8g": (2, ("medium", "large", "xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge",
-                "24xlarge", "48xlarge")),
+    "c6a": (2, _GEN6_AMD), "c6g": (2, _GRAVITON), "c6i": (2, _GEN6_INTEL), "c7g": (2, _GRAVITON),
+    "c8a": (2, ("16xlarge",)), "c8g": (2, _GRAVITON4),
     "m5": (4, ("large", "xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge", "24xlarge")),
-    "m6a": (4, ("large", "xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge",
-                "24xlarge", "32xlarge", "48xlarge")),
-    "m6g": (4, ("medium", "large", "xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge")),
-    "m6i": (4, ("large", "xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge",
-                "24xlarge", "32xlarge")),
-    "m7g": (4, ("medium", "large", "xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge")),
-    "m7i": (4, ("large", "xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge",
-                "24xlarge", "48xlarge")),
-    "m8a": (4, ("16xlarge",)),
-    "m8g": (4, ("medium", "large", "xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge",
-                "24xlarge", "48xlarge")),
-    "r5d": (8, ("16xlarge",)),
-    "r6i": (8, ("large", "xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge",
-                "24xlarge", "32xlarge")),
-    "r7i": (8, ("large", "xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge",
-                "24xlarge", "48xlarge")),
+    "m6a": (4, _GEN6_AMD), "m6g": (4, _GRAVITON), "m6i": (4, _GEN6_INTEL), "m7g": (4, _GRAVITON),
+    "m7i": (4, _GEN7_INTEL), "m8a": (4, ("16xlarge",)), "m8g": (4, _GRAVITON4),
+    "r5d": (8, ("16xlarge",)), "r6i": (8, _GEN6_INTEL), "r7i": (8, _GEN7_INTEL),
     "i3en": (8, ("large", "xlarge", "2xlarge", "3xlarge", "6xlarge", "12xlarge", "24xlarge")),
 }
 
