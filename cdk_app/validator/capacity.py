@@ -100,6 +100,15 @@ def team_reservations(team: Team) -> dict[str, Resources]:
     return reserved
 
 
+def teams_total(teams: tuple[Team, ...]) -> dict[str, Resources]:
+    """Per known instance type, what all the given teams reserve together."""
+    totals: dict[str, Resources] = {}
+    for team in teams:
+        for itype, res in team_reservations(team).items():
+            totals[itype] = totals.get(itype, Resources()) + res
+    return totals
+
+
 def shared_pool_gap(capacity: dict[str, Resources], reserved: dict[str, Resources]) -> dict[str, Resources]:
     """What a shared pool would hold per cluster instance type: capacity minus the teams' sum."""
     return {itype: cap - reserved.get(itype, Resources()) for itype, cap in capacity.items()}
@@ -107,12 +116,8 @@ def shared_pool_gap(capacity: dict[str, Resources], reserved: dict[str, Resource
 
 def shared_pool_quota(config: KitConfig) -> list[QuotaEntry]:
     """The shared pool's quota entries: whole instances where the gap is whole, else accelerators or vCPU."""
-    totals: dict[str, Resources] = {}
-    for team in config.teams:
-        for itype, res in team_reservations(team).items():
-            totals[itype] = totals.get(itype, Resources()) + res
     entries: list[QuotaEntry] = []
-    for itype, gap in shared_pool_gap(cluster_capacity(config), totals).items():
+    for itype, gap in shared_pool_gap(cluster_capacity(config), teams_total(config.teams)).items():
         if gap.count <= 0:
             continue
         spec = CATALOGUE[itype]

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cdk_app.config.loader import ConfigInvalid, LoadedConfig, load_config
-from cdk_app.validator.capacity import DIMENSIONS, Resources, cluster_capacity, team_reservations
+from cdk_app.validator.capacity import DIMENSIONS, Resources, cluster_capacity, teams_total
 from cdk_app.validator.findings import Finding, Severity
 from cdk_app.validator.rules import RULES, Reporter
 
@@ -55,10 +55,7 @@ def validate(loaded: LoadedConfig) -> Report:
     for rule in RULES:
         rule(config, reporter)
     findings = sorted(reporter.findings, key=lambda f: (f.line, f.column, f.code))
-    reserved: dict[str, Resources] = {}
-    for team in config.teams:
-        for itype, res in team_reservations(team).items():
-            reserved[itype] = reserved.get(itype, Resources()) + res
+    reserved = teams_total(config.teams)
     capacity = cluster_capacity(config)
     if config.shared_pool is not None:
         reserved = {t: _with_pool(reserved.get(t, Resources()), cap) for t, cap in capacity.items()} | {

@@ -15,7 +15,7 @@ from cdk_app.validator.capacity import (
     Resources,
     cluster_capacity,
     describe,
-    quota_resources,
+    per_instances,
     shared_pool_gap,
     team_reservations,
 )
@@ -262,7 +262,7 @@ def _check_quota_entries(entries: tuple, base: PathKey, report: Reporter) -> Non
                          "give count or vcpu/memory_gib for CPU instance types")
             continue
         if entry.count is not None and len(given) > 1:
-            whole = quota_resources(type(entry)(instance_type=entry.instance_type, count=entry.count), spec)
+            whole = per_instances(spec, Fraction(entry.count))
             for dim, value in given.items():
                 if dim != "count" and Fraction(value) != getattr(whole, dim):
                     report.error("HPK408", path + (dim,),
