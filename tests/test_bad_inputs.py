@@ -18,6 +18,9 @@ availability_zone_ids: [use1-az4, use1-az6]
 eks:
   kubernetes_version: "1.33"
 hyperpod:
+  helm_chart:
+    # Test data: any 64 hex digits satisfy the validator; only the installer compares the archive.
+    sha256: abababababababababababababababababababababababababababababababab
   instance_groups:
     - name: gpu
       instance_type: ml.g5.12xlarge
@@ -105,7 +108,7 @@ CASES: list[tuple[str, str, str, str, str]] = [
     ("borrow-limit-too-high", edit("    borrow_limit: 50\n", f"    borrow_limit: 501  {MARK}\n"), "HPK013", "teams[0].borrow_limit", "error"),
     ("priority-weight-too-high", edit("      weight: 90\n", f"      weight: 150  {MARK}\n"), "HPK013",
      "cluster_policy.priority_classes[0].weight", "error"),
-    ("no-instance-groups", edit("hyperpod:\n  instance_groups:\n", f"hyperpod:\n  instance_groups: []  {MARK}\nx:\n"),
+    ("no-instance-groups", edit("  instance_groups:\n", f"  instance_groups: []  {MARK}\nx:\n"),
      "HPK013", "hyperpod.instance_groups", "error"),
     ("threads-per-core-3", edit("      count: 4\n", f"      count: 4\n      threads_per_core: 3  {MARK}\n"), "HPK014",
      "hyperpod.instance_groups[0].threads_per_core", "error"),
@@ -140,6 +143,30 @@ CASES: list[tuple[str, str, str, str, str]] = [
                                    "    - subnet_id: subnet-0123456789abcdef0\n      availability_zone_id: use1-az4\n"
                                    f"    - subnet_id: subnet-0123456789abcdef1\n      availability_zone_id: use1-az1  {MARK}\neks:\n"),
      "HPK105", "network.existing_subnets[1].availability_zone_id", "error"),
+    ("one-zone-only", edit("availability_zone_ids: [use1-az4, use1-az6]", f"availability_zone_ids: [use1-az4]  {MARK}")
+     .replace("      availability_zone_id: use1-az4\n", ""), "HPK107", "availability_zone_ids", "error"),
+    ("existing-subnets-one-zone", edit("eks:\n", "network:\n  existing_vpc_id: vpc-0123456789abcdef0\n"
+                                       f"  existing_subnets:  {MARK}\n"
+                                       "    - subnet_id: subnet-0123456789abcdef0\n      availability_zone_id: use1-az4\neks:\n"),
+     "HPK107", "network.existing_subnets", "error"),
+    ("public-endpoint-with-cidrs", edit('  kubernetes_version: "1.33"\n',
+                                        f'  kubernetes_version: "1.33"\n  endpoint_access: public  {MARK}\n'
+                                        "  public_access_cidrs: [203.0.113.0/24]\n"),
+     "HPK108", "eks.endpoint_access", "error"),
+    ("private-endpoint-with-cidrs", edit('  kubernetes_version: "1.33"\n',
+                                         '  kubernetes_version: "1.33"\n  endpoint_access: private\n'
+                                         f"  public_access_cidrs: [203.0.113.0/24]  {MARK}\n"),
+     "HPK109", "eks.public_access_cidrs", "warning"),
+    ("chart-not-pinned", edit("  helm_chart:\n", f"  helm_chart:  {MARK}\n    release_name: hyperpod-dependencies\n")
+     .replace("    sha256: " + "ab" * 32 + "\n", ""), "HPK208", "hyperpod.helm_chart", "warning"),
+    ("recovery-without-agent", edit("  helm_chart:\n", "  helm_chart:\n    components:\n"
+                                    f"      health_monitoring_agent: false  {MARK}\n"),
+     "HPK209", "hyperpod.helm_chart.components.health_monitoring_agent", "error"),
+    ("chart-revision-short", edit("  helm_chart:\n", f"  helm_chart:\n    revision: 40eb213  {MARK}\n"),
+     "HPK015", "hyperpod.helm_chart.revision", "error"),
+    ("chart-component-unknown", edit("  helm_chart:\n", "  helm_chart:\n    components:\n"
+                                     f"      gpu_operator: true  {MARK}\n"),
+     "HPK010", "hyperpod.helm_chart.components.gpu_operator", "error"),
     # Instance groups.
     ("group-type-unknown", edit("instance_type: ml.g5.12xlarge\n      count: 4", f"instance_type: ml.g5.13xlarge  {MARK}\n      count: 4"),
      "HPK201", "hyperpod.instance_groups[0].instance_type", "error"),

@@ -26,6 +26,8 @@ SharingStrategy = Literal["Lend", "DontLend", "LendAndBorrow"]
 Toggle = Literal["Enabled", "Disabled"]
 
 DEFAULT_TASK_GOVERNANCE_VERSION = "v1.6.0-eksbuild.1"
+# aws/sagemaker-hyperpod-cli commit whose helm_chart/HyperPodHelmChart the kit installs by default.
+DEFAULT_HELM_CHART_REVISION = "40eb213ed5fe90a4d16f1664db07d174b9b3d69d"
 DEFAULT_BORROW_LIMIT = 50
 
 
@@ -93,6 +95,47 @@ class InstanceGroup(_Model):
     """Kubernetes taints put on the group's nodes."""
 
 
+class HelmComponents(_Model):
+    """Components of the HyperPod dependency chart; the defaults are the chart's own."""
+
+    health_monitoring_agent: Bool = True
+    """Health monitoring agent: reports node faults so that automatic node recovery can act."""
+    deep_health_check: Bool = True
+    """Runs deep health checks on nodes as they join."""
+    job_auto_restart: Bool = True
+    """Restarts PyTorchJobs annotated for auto-resume after a node is replaced."""
+    training_operators: Bool = True
+    """Kubeflow training operator (PyTorchJob)."""
+    mpi_operator: Bool = True
+    """MPI operator (MPIJob)."""
+    nvidia_device_plugin: Bool = True
+    """NVIDIA device plugin (GPU resources)."""
+    neuron_device_plugin: Bool = True
+    """AWS Neuron device plugin (Trainium and Inferentia resources)."""
+    efa_device_plugin: Bool = True
+    """EFA device plugin (vpc.amazonaws.com/efa resources)."""
+    hyperpod_patching: Bool = True
+    """Permissions HyperPod needs to patch nodes."""
+    kuberay: Bool = True
+    """KubeRay operator."""
+    inference_operator: Bool = False
+    """HyperPod inference operator."""
+    mlflow: Bool = False
+    """MLflow integration."""
+
+
+class HelmChart(_Model):
+    revision: Annotated[Str, Field(pattern=r"^[0-9a-f]{40}$")] = DEFAULT_HELM_CHART_REVISION
+    """Full commit id of aws/sagemaker-hyperpod-cli whose helm_chart/HyperPodHelmChart is installed."""
+    sha256: Annotated[Str, Field(pattern=r"^[0-9a-f]{64}$")] | None = None
+    """SHA-256 of that commit's GitHub source archive; the installer refuses an archive that differs.
+    Print it with `hyperpod-kit chart-sha256`, or copy the stack output HelmChartArchiveSha256."""
+    release_name: Annotated[Str, Field(pattern=r"^[a-z0-9]([-a-z0-9]{0,51}[a-z0-9])?$")] = "hyperpod-dependencies"
+    """Helm release name in kube-system."""
+    components: HelmComponents = HelmComponents()
+    """Which components of the chart are installed."""
+
+
 class HyperPod(_Model):
     cluster_name: Str | None = None
     """HyperPod cluster name. Default: hyperpod-<environment>. Changing it replaces the cluster."""
@@ -100,6 +143,8 @@ class HyperPod(_Model):
     """Automatic replaces or reboots nodes that fail health checks."""
     instance_groups: Annotated[tuple[InstanceGroup, ...], Field(min_length=1, max_length=100)]
     """Instance groups of the cluster (1-100)."""
+    helm_chart: HelmChart = HelmChart()
+    """The HyperPod dependency Helm chart, installed into kube-system before the cluster is created."""
 
 
 class TaskGovernance(_Model):

@@ -34,6 +34,9 @@ CODES: dict[str, str] = {
     "HPK104": "no existing subnet in an instance group's availability zone",
     "HPK105": "an existing subnet is in an availability zone the environment does not list",
     "HPK106": "an availability zone id does not belong to the environment's region",
+    "HPK107": "EKS needs subnets in at least two availability zones",
+    "HPK108": "public-only API endpoint restricted to CIDRs the VPC's NAT addresses are not known to be in",
+    "HPK109": "public_access_cidrs given for an endpoint that is not public",
     # HyperPod instance groups.
     "HPK201": "instance type is not a SageMaker HyperPod instance type",
     "HPK202": "instance group name is not allowed",
@@ -42,6 +45,8 @@ CODES: dict[str, str] = {
     "HPK205": "instance group placed in an availability zone the environment does not list",
     "HPK206": "a deep health check is listed twice",
     "HPK207": "HyperPod cluster name is not allowed",
+    "HPK208": "the HyperPod Helm chart archive is not pinned by SHA-256",
+    "HPK209": "automatic node recovery without the health monitoring agent",
     # Cluster policy.
     "HPK301": "priority class name is not allowed",
     "HPK302": "more than 10 priority classes",

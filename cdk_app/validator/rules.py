@@ -107,8 +107,25 @@ def check_environment(config: KitConfig, report: Reporter) -> None:
                          f"ids in {config.region} start with {prefix}-az")
 
 
+def check_eks_endpoint(config: KitConfig, report: Reporter) -> None:
+    eks = config.eks
+    if eks.endpoint_access == "public" and eks.public_access_cidrs:
+        report.error("HPK108", ("eks", "endpoint_access"),
+                     "with a public-only endpoint, nodes and the Helm installer reach the API through NAT, "
+                     "whose addresses public_access_cidrs does not list",
+                     "use public_and_private (in-VPC traffic then takes the private endpoint)")
+    if eks.endpoint_access == "private" and eks.public_access_cidrs:
+        report.warning("HPK109", ("eks", "public_access_cidrs"),
+                       "public_access_cidrs has no effect on a private endpoint",
+                       "remove it, or use endpoint_access: public_and_private")
+
+
 def check_network(config: KitConfig, report: Reporter) -> None:
     network = config.network
+    if network.existing_vpc_id is None and len(config.availability_zone_ids) < 2:
+        report.error("HPK107", ("availability_zone_ids",),
+                     "EKS places its control plane in subnets of at least two availability zones; one is listed",
+                     "add a second availability zone id of the region")
     if (network.existing_vpc_id is None) != (not network.existing_subnets):
         missing = "existing_subnets" if network.existing_vpc_id else "existing_vpc_id"
         present = "existing_vpc_id" if network.existing_vpc_id else "existing_subnets"
@@ -118,6 +135,11 @@ def check_network(config: KitConfig, report: Reporter) -> None:
     if network.existing_vpc_id is None:
         return
     subnet_zones = {s.availability_zone_id for s in network.existing_subnets}
+    if len(subnet_zones) < 2:
+        report.error("HPK107", ("network", "existing_subnets"),
+                     "EKS places its control plane in subnets of at least two availability zones; "
+                     f"the existing subnets are all in {', '.join(subnet_zones)}",
+                     "add a subnet in a second availability zone")
     for i, subnet in enumerate(network.existing_subnets):
         if subnet.availability_zone_id not in config.availability_zone_ids:
             report.error("HPK105", ("network", "existing_subnets", i, "availability_zone_id"),
@@ -163,6 +185,19 @@ def check_instance_groups(config: KitConfig, report: Reporter) -> None:
                          f"use one of {', '.join(config.availability_zone_ids)} or add it to availability_zone_ids")
     _report_repeats(report, "HPK203", [(("hyperpod", "instance_groups", i, "name"), g.name)
                                        for i, g in enumerate(groups)], "instance group")
+
+
+def check_helm_chart(config: KitConfig, report: Reporter) -> None:
+    hyperpod = config.hyperpod
+    chart = hyperpod.helm_chart
+    if chart.sha256 is None:
+        report.warning("HPK208", ("hyperpod", "helm_chart"),
+                       f"the chart archive of revision {chart.revision[:12]} is fetched without a checksum to compare",
+                       "set hyperpod.helm_chart.sha256 (print it with: hyperpod-kit chart-sha256)")
+    if hyperpod.node_recovery == "Automatic" and not chart.components.health_monitoring_agent:
+        report.error("HPK209", ("hyperpod", "helm_chart", "components", "health_monitoring_agent"),
+                     "automatic node recovery acts on the faults the health monitoring agent reports",
+                     "enable health_monitoring_agent, or set hyperpod.node_recovery: None")
 
 
 def _unknown_type(report: Reporter, path: PathKey, instance_type: str) -> None:
@@ -348,8 +383,10 @@ def _check_idle(config: KitConfig, capacity: dict[str, Resources], totals: dict[
 
 RULES: tuple[Rule, ...] = (
     check_environment,
+    check_eks_endpoint,
     check_network,
     check_instance_groups,
+    check_helm_chart,
     check_cluster_policy,
     check_teams,
     check_capacity,

