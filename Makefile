@@ -37,9 +37,10 @@ test: setup
 bench: setup
 	$(PY) scripts/bench.py
 
-## schema: regenerate config/schema.json from the config model
+## schema: regenerate config/schema.json and the README's generated tables from the code
 schema: setup
 	$(VENV)/bin/hyperpod-kit schema --output config/schema.json
+	$(PY) scripts/readme_tables.py
 
 clean:
 	rm -rf $(VENV) node_modules cdk.out .pytest_cache

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from aws_cdk import App, Environment, Tags
 
 from cdk_app.config.model import KitConfig
+from cdk_app.stacks.cluster_stack import ClusterStack
 from cdk_app.stacks.network_stack import NetworkStack
+
+LIFECYCLE_SCRIPTS_DIR = Path(__file__).resolve().parent.parent / "lifecycle_scripts"
 
 
 def stack_prefix(config: KitConfig) -> str:
@@ -16,6 +21,11 @@ def build_app(app: App, config: KitConfig) -> None:
     """Add the environment's stacks to `app`."""
     env = Environment(account=config.account, region=config.region)
     prefix = stack_prefix(config)
-    NetworkStack(app, f"{prefix}-network", config=config, env=env,
-                 description=f"hyperpod-kit {config.environment}: VPC, subnets and node security group")
+    network = NetworkStack(app, f"{prefix}-network", config=config, env=env,
+                           description=f"hyperpod-kit {config.environment}: VPC, subnets and node security group")
+    # The cluster stack references the network's outputs, which makes it deploy after the network.
+    ClusterStack(app, f"{prefix}-cluster", config=config, network=network.network,
+                           scripts_dir=str(LIFECYCLE_SCRIPTS_DIR), env=env,
+                           description=f"hyperpod-kit {config.environment}: EKS, HyperPod dependencies, "
+                                       "lifecycle scripts, execution role and the HyperPod cluster")
     Tags.of(app).add("hyperpod-kit:environment", config.environment)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from cdk_app.config.loader import ConfigInvalid, load_config
 from cdk_app.validator.capacity import DIMENSIONS, Resources
 from cdk_app.validator.report import Report, check_file
 
@@ -66,6 +67,35 @@ def render_table(report: Report) -> str:
     verdict = "unreadable" if report.unreadable else ("invalid" if report.errors else "valid")
     lines.append(f"{verdict}: {len(report.errors)} error(s), {len(report.warnings)} warning(s)")
     return "\n".join(lines)
+
+
+@main.command("chart-sha256")
+@click.option("--revision", default=None, help="Commit id. Default: the one CONFIG names, else the kit's pin.")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
+              help="Read the revision from this config's hyperpod.helm_chart.")
+@click.option("--archive", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
+              help="Hash this already downloaded archive instead of fetching it.")
+def chart_sha256(revision: str | None, config_path: Path | None, archive: Path | None) -> None:
+    """Print the SHA-256 of the HyperPod chart's source archive, to pin as hyperpod.helm_chart.sha256."""
+    import urllib.error
+
+    from cdk_app.chart_archive import archive_sha256, archive_url
+    from cdk_app.config.model import DEFAULT_HELM_CHART_REVISION
+
+    if revision is None and config_path is not None:
+        try:
+            revision = load_config(config_path, str(config_path)).config.hyperpod.helm_chart.revision
+        except ConfigInvalid as err:
+            click.echo("\n".join(f.render() for f in err.findings), err=True)
+            sys.exit(2)
+    revision = revision or DEFAULT_HELM_CHART_REVISION
+    url = archive.resolve().as_uri() if archive else archive_url(revision)
+    try:
+        digest = archive_sha256(url)
+    except (urllib.error.URLError, OSError) as err:
+        click.echo(f"cannot read {url}: {err}", err=True)
+        sys.exit(2)
+    click.echo(f"# {url}\nsha256: {digest}")
 
 
 @main.command()

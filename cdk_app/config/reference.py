@@ -24,7 +24,8 @@ def _rows(model: type[BaseModel], prefix: str) -> list[str]:
             default = "see below"
         else:
             default = f"`{field.default!r}`"
-        rows.append(f"| `{path}` | {default} | {(field.description or '').replace('|', '/')} |")
+        text = " ".join((field.description or '').split()).replace('|', '/')
+        rows.append(f"| `{path}` | {default} | {text} |")
         inner = inner_model(field.annotation)
         if isinstance(inner, type) and issubclass(inner, BaseModel):
             is_list = "tuple[" in str(field.annotation) or typing.get_origin(field.annotation) is tuple

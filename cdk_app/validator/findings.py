@@ -47,6 +47,7 @@ CODES: dict[str, str] = {
     "HPK207": "HyperPod cluster name is not allowed",
     "HPK208": "the HyperPod Helm chart archive is not pinned by SHA-256",
     "HPK209": "automatic node recovery without the health monitoring agent",
+    "HPK210": "instance type not offered by HyperPod in the environment's region",
     # Cluster policy.
     "HPK301": "priority class name is not allowed",
     "HPK302": "more than 10 priority classes",

@@ -20,6 +20,7 @@ from cdk_app.validator.capacity import (
     team_reservations,
 )
 from cdk_app.validator.findings import Finding, Severity, format_path
+from cdk_app.validator.regions import hyperpod_instance_types
 
 # Kubernetes DNS label, as the task-governance API requires for team and priority-class names.
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -164,6 +165,7 @@ def check_instance_groups(config: KitConfig, report: Reporter) -> None:
         report.error("HPK207", ("hyperpod", "cluster_name"), f"cluster name {hyperpod.cluster_name!r} is not allowed",
                      "letters, digits and single hyphens, 1-63 characters, no hyphen at either end")
     groups = hyperpod.instance_groups
+    offered = hyperpod_instance_types(config.region)
     for i, group in enumerate(groups):
         base: PathKey = ("hyperpod", "instance_groups", i)
         if not SAGEMAKER_NAME.match(group.name):
@@ -172,6 +174,13 @@ def check_instance_groups(config: KitConfig, report: Reporter) -> None:
         spec = CATALOGUE.get(group.instance_type)
         if spec is None:
             _unknown_type(report, base + ("instance_type",), group.instance_type)
+        elif offered is not None and group.instance_type not in offered:
+            family = group.instance_type.rsplit(".", 1)[0] + "."
+            alternatives = sorted(t for t in offered if t.startswith(family))
+            report.error("HPK210", base + ("instance_type",),
+                         f"{group.instance_type} is not offered by HyperPod in {config.region}",
+                         f"sizes of this family there: {', '.join(alternatives)}" if alternatives
+                         else f"no {family}* sizes in {config.region}; pick another family or region")
         elif group.deep_health_checks and not spec.has_accelerators:
             report.error("HPK204", base + ("deep_health_checks",),
                          f"deep health checks need GPU or Trainium instances; {group.instance_type} has neither",

@@ -1,0 +1,92 @@
+"""Stack holding the EKS cluster, the HyperPod dependencies, the lifecycle bucket, the execution role
+and the HyperPod cluster: stateful, changed when the cluster's shape changes, not for team edits."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_cdk import CfnOutput, Fn, Stack
+from constructs import Construct
+
+from cdk_app.config.model import DEEP_HEALTH_CHECKS, InstanceGroup, KitConfig
+from cdk_app.instance_types import CATALOGUE
+from hyperpod_constructs.hyperpod_cluster import HyperPodCluster, HyperPodClusterProps, InstanceGroupSpec, NodeTaint
+from hyperpod_constructs.hyperpod_eks_cluster import HyperPodEksCluster, HyperPodEksClusterProps
+from hyperpod_constructs.hyperpod_execution_role import HyperPodExecutionRole, HyperPodExecutionRoleProps
+from hyperpod_constructs.hyperpod_helm_release import HyperPodHelmRelease, HyperPodHelmReleaseProps
+from hyperpod_constructs.hyperpod_network import HyperPodNetwork
+from hyperpod_constructs.lifecycle_scripts_bucket import LifecycleScriptsBucket, LifecycleScriptsBucketProps
+
+
+def lifecycle_bucket_name(config: KitConfig) -> str:
+    """Unique per account, region and environment; sagemaker- so the managed instance policy reaches it."""
+    return f"sagemaker-hpk-{config.environment}-{config.account}-{config.region}"
+
+
+def hyperpod_cluster_name(config: KitConfig) -> str:
+    return config.hyperpod.cluster_name or f"hyperpod-{config.environment}"
+
+
+def instance_group_spec(config: KitConfig, group: InstanceGroup) -> InstanceGroupSpec:
+    checks = group.deep_health_checks
+    if checks is None:
+        spec = CATALOGUE.get(group.instance_type)
+        checks = DEEP_HEALTH_CHECKS if spec is not None and spec.has_accelerators else ()
+    return InstanceGroupSpec(
+        name=group.name, instance_type=group.instance_type, count=group.count,
+        availability_zone_id=group.availability_zone_id or config.availability_zone_ids[0],
+        threads_per_core=group.threads_per_core, ebs_volume_gib=group.ebs_volume_gib,
+        deep_health_checks=tuple(checks), training_plan_arn=group.training_plan_arn, labels=dict(group.labels),
+        taints=tuple(NodeTaint(key=t.key, effect=t.effect, value=t.value) for t in group.taints),
+    )
+
+
+class ClusterStack(Stack):
+    def __init__(self, scope: Construct, construct_id: str, *, config: KitConfig, network: HyperPodNetwork,
+                 scripts_dir: str, **kwargs: Any) -> None:
+        super().__init__(scope, construct_id, **kwargs)
+        zones = tuple(network.private_subnet_ids)
+        subnets = tuple(network.private_subnet_ids[zone] for zone in zones)
+
+        eks = HyperPodEksCluster(self, "Eks", props=HyperPodEksClusterProps(
+            kubernetes_version=config.eks.kubernetes_version, vpc_id=network.vpc_id, subnet_ids=subnets,
+            availability_zone_ids=zones, security_group_id=network.security_group_id,
+            endpoint_access=config.eks.endpoint_access, public_access_cidrs=config.eks.public_access_cidrs,
+            admin_principals=config.eks.admin_principals,
+        ))
+        scripts = LifecycleScriptsBucket(self, "LifecycleScripts", props=LifecycleScriptsBucketProps(
+            bucket_name=lifecycle_bucket_name(config), scripts_dir=scripts_dir))
+        role = HyperPodExecutionRole(self, "ExecutionRole", props=HyperPodExecutionRoleProps(
+            vpc_id=network.vpc_id, eks_cluster_arn=eks.cluster_arn, eks_cluster_name=eks.cluster_name,
+            lifecycle_bucket_arn=scripts.bucket_arn))
+        chart = config.hyperpod.helm_chart
+        dependencies = HyperPodHelmRelease(self, "HelmChart", props=HyperPodHelmReleaseProps(
+            cluster=eks.cluster, vpc_id=network.vpc_id, subnet_ids=subnets,
+            security_group_id=network.security_group_id, revision=chart.revision, sha256=chart.sha256,
+            release_name=chart.release_name, components=chart.components.model_dump(),
+        ))
+        for addon in eks.addons.values():
+            dependencies.node.add_dependency(addon)
+
+        hyperpod = HyperPodCluster(self, "HyperPod", props=HyperPodClusterProps(
+            cluster_name=hyperpod_cluster_name(config), eks_cluster_arn=eks.cluster_arn,
+            execution_role_arn=role.role_arn, lifecycle_source_s3_uri=scripts.source_s3_uri,
+            security_group_id=network.security_group_id, subnet_ids_by_zone=dict(network.private_subnet_ids),
+            instance_groups=tuple(instance_group_spec(config, g) for g in config.hyperpod.instance_groups),
+            node_recovery=config.hyperpod.node_recovery,
+        ))
+        # HyperPod needs the chart's agents, the scripts and the role's permissions before the first node.
+        hyperpod.node.add_dependency(dependencies.resource, scripts.deployment, role.policy)
+        self.eks = eks
+        self.hyperpod = hyperpod
+
+        outputs = {
+            "EksClusterName": eks.cluster_name, "EksClusterArn": eks.cluster_arn,
+            "HyperPodClusterName": hyperpod.cluster_name, "HyperPodClusterArn": hyperpod.cluster_arn,
+            "LifecycleBucketName": scripts.bucket_name, "ExecutionRoleArn": role.role_arn,
+            "HelmChartArchiveSha256": dependencies.archive_sha256,
+            "KubeconfigCommand": Fn.join("", [f"aws eks update-kubeconfig --region {config.region} --name ",
+                                              eks.cluster_name]),
+        }
+        for name, value in outputs.items():
+            CfnOutput(self, name, value=value)

@@ -1,0 +1,151 @@
+"""The SageMaker HyperPod cluster (AWS::SageMaker::Cluster) orchestrated by an EKS cluster.
+
+ClusterName, VpcConfig and Orchestrator are create-only: changing them replaces the cluster and its
+nodes. Instance group edits (counts, new groups) update it in place.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Literal
+
+from aws_cdk import aws_sagemaker as sagemaker
+from constructs import Construct
+
+NAME = re.compile(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")
+DEEP_HEALTH_CHECKS = ("InstanceStress", "InstanceConnectivity")
+TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
+
+
+@dataclass(frozen=True)
+class NodeTaint:
+    key: str
+    effect: TaintEffect
+    value: str | None = None
+
+
+@dataclass(frozen=True)
+class InstanceGroupSpec:
+    """One instance group.
+
+    name, instance_type, count (0-6758), availability_zone_id - required.
+    threads_per_core: 1 or 2. Default 1 (hyper-threading off).
+    ebs_volume_gib: secondary volume per instance, 1-16384. Default 500.
+    deep_health_checks: run when a node joins. Default: none - the caller decides per instance type,
+        since only GPU and Trainium instances accept them.
+    training_plan_arn: capacity from a SageMaker training plan. Default: none.
+    labels, taints: Kubernetes labels and taints of the group's nodes. Default: none.
+    """
+
+    name: str
+    instance_type: str
+    count: int
+    availability_zone_id: str
+    threads_per_core: int = 1
+    ebs_volume_gib: int = 500
+    deep_health_checks: tuple[str, ...] = ()
+    training_plan_arn: str | None = None
+    labels: dict[str, str] = field(default_factory=dict)
+    taints: tuple[NodeTaint, ...] = ()
+
+
+@dataclass(frozen=True)
+class HyperPodClusterProps:
+    """Props of HyperPodCluster.
+
+    cluster_name: 1-63 letters, digits and hyphens - required.
+    eks_cluster_arn: the orchestrating EKS cluster - required.
+    execution_role_arn: role of every instance group - required.
+    lifecycle_source_s3_uri: s3:// folder holding the lifecycle scripts - required.
+    security_group_id: node security group - required.
+    subnet_ids_by_zone: private subnet per availability zone id; each group goes in its zone's subnet - required.
+    instance_groups: 1-100 groups - required.
+    on_create: the script HyperPod runs on each new node. Default on_create.sh.
+    node_recovery: Automatic or None. Default Automatic.
+    """
+
+    cluster_name: str
+    eks_cluster_arn: str
+    execution_role_arn: str
+    lifecycle_source_s3_uri: str
+    security_group_id: str
+    subnet_ids_by_zone: dict[str, str]
+    instance_groups: tuple[InstanceGroupSpec, ...]
+    on_create: str = "on_create.sh"
+    node_recovery: Literal["Automatic", "None"] = "Automatic"
+
+
+class HyperPodCluster(Construct):
+    """HyperPod cluster with EKS orchestration and one instance group per spec."""
+
+    def __init__(self, scope: Construct, construct_id: str, *, props: HyperPodClusterProps) -> None:
+        super().__init__(scope, construct_id)
+        _validate(props)
+        self.resource = sagemaker.CfnCluster(
+            self, "Resource",
+            cluster_name=props.cluster_name,
+            orchestrator=sagemaker.CfnCluster.OrchestratorProperty(
+                eks=sagemaker.CfnCluster.ClusterOrchestratorEksConfigProperty(cluster_arn=props.eks_cluster_arn)),
+            vpc_config=sagemaker.CfnCluster.VpcConfigProperty(
+                security_group_ids=[props.security_group_id],
+                subnets=[props.subnet_ids_by_zone[zone] for zone in sorted(props.subnet_ids_by_zone)]),
+            node_recovery=props.node_recovery,
+            node_provisioning_mode="Continuous",
+            instance_groups=[_instance_group(props, group) for group in props.instance_groups],
+        )
+        self.cluster_name = props.cluster_name
+        self.cluster_arn = self.resource.attr_cluster_arn
+
+
+def _instance_group(props: HyperPodClusterProps, group: InstanceGroupSpec) -> sagemaker.CfnCluster.ClusterInstanceGroupProperty:
+    cfn = sagemaker.CfnCluster
+    return cfn.ClusterInstanceGroupProperty(
+        instance_group_name=group.name,
+        instance_type=group.instance_type,
+        instance_count=group.count,
+        execution_role=props.execution_role_arn,
+        threads_per_core=group.threads_per_core,
+        life_cycle_config=cfn.ClusterLifeCycleConfigProperty(source_s3_uri=props.lifecycle_source_s3_uri,
+                                                             on_create=props.on_create),
+        instance_storage_configs=[cfn.ClusterInstanceStorageConfigProperty(
+            ebs_volume_config=cfn.ClusterEbsVolumeConfigProperty(volume_size_in_gb=group.ebs_volume_gib))],
+        on_start_deep_health_checks=list(group.deep_health_checks) or None,
+        training_plan_arn=group.training_plan_arn,
+        # Capacity lives in one zone: the group's nodes go in that zone's subnet only.
+        override_vpc_config=cfn.VpcConfigProperty(security_group_ids=[props.security_group_id],
+                                                  subnets=[props.subnet_ids_by_zone[group.availability_zone_id]]),
+        kubernetes_config=cfn.ClusterKubernetesConfigProperty(
+            labels=dict(group.labels) or None,
+            taints=[cfn.ClusterKubernetesTaintProperty(key=t.key, effect=t.effect, value=t.value) for t in group.taints]
+            or None,
+        ) if group.labels or group.taints else None,
+    )
+
+
+def _validate(props: HyperPodClusterProps) -> None:
+    if not NAME.match(props.cluster_name):
+        raise ValueError(f"cluster_name must be 1-63 letters, digits and hyphens, got {props.cluster_name!r}")
+    if not props.lifecycle_source_s3_uri.startswith("s3://"):
+        raise ValueError(f"lifecycle_source_s3_uri must be an s3:// URI, got {props.lifecycle_source_s3_uri!r}")
+    if not 1 <= len(props.instance_groups) <= 100:
+        raise ValueError(f"instance_groups must hold 1 to 100 groups, got {len(props.instance_groups)}")
+    names = [group.name for group in props.instance_groups]
+    if len(set(names)) != len(names):
+        raise ValueError(f"instance group names must be unique, got {names}")
+    for group in props.instance_groups:
+        where = f"instance group {group.name!r}"
+        if not NAME.match(group.name):
+            raise ValueError(f"{where}: name must be 1-63 letters, digits and hyphens")
+        if not 0 <= group.count <= 6758:
+            raise ValueError(f"{where}: count must be 0-6758, got {group.count}")
+        if group.threads_per_core not in (1, 2):
+            raise ValueError(f"{where}: threads_per_core must be 1 or 2, got {group.threads_per_core}")
+        if not 1 <= group.ebs_volume_gib <= 16384:
+            raise ValueError(f"{where}: ebs_volume_gib must be 1-16384, got {group.ebs_volume_gib}")
+        unknown = set(group.deep_health_checks) - set(DEEP_HEALTH_CHECKS)
+        if unknown:
+            raise ValueError(f"{where}: unknown deep health checks {sorted(unknown)}; allowed {list(DEEP_HEALTH_CHECKS)}")
+        if group.availability_zone_id not in props.subnet_ids_by_zone:
+            raise ValueError(f"{where}: no subnet in {group.availability_zone_id}; "
+                             f"subnets are in {sorted(props.subnet_ids_by_zone)}")

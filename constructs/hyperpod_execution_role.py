@@ -1,0 +1,95 @@
+"""IAM role HyperPod instances run as: the AWS managed HyperPod instance policy plus what an EKS
+node needs, each action named and scoped as far as the service allows."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from aws_cdk import Stack, Token, aws_iam as iam
+from constructs import Construct
+
+INSTANCE_POLICY = "AmazonSageMakerClusterInstanceRolePolicy"
+
+# ENI operations the VPC CNI performs on nodes; scoped to the VPC by the ec2:Vpc condition.
+ENI_ACTIONS = (
+    "ec2:CreateNetworkInterface", "ec2:DeleteNetworkInterface", "ec2:AttachNetworkInterface",
+    "ec2:DetachNetworkInterface", "ec2:ModifyNetworkInterfaceAttribute", "ec2:AssignPrivateIpAddresses",
+    "ec2:UnassignPrivateIpAddresses", "ec2:CreateNetworkInterfacePermission",
+)
+# Describe calls have no resource-level permissions in EC2: "*" is the only resource they accept.
+DESCRIBE_ACTIONS = (
+    "ec2:DescribeNetworkInterfaces", "ec2:DescribeInstances", "ec2:DescribeInstanceTypes", "ec2:DescribeSubnets",
+    "ec2:DescribeSecurityGroups", "ec2:DescribeVpcs", "ec2:DescribeTags", "ec2:DescribeAvailabilityZones",
+)
+ECR_PULL_ACTIONS = ("ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer", "ecr:BatchCheckLayerAvailability")
+LOG_ACTIONS = ("logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams")
+
+
+@dataclass(frozen=True)
+class HyperPodExecutionRoleProps:
+    """Props of HyperPodExecutionRole.
+
+    vpc_id: the cluster's VPC; ENI operations are allowed in it only - required.
+    eks_cluster_arn: pods on the nodes may assume roles through Pod Identity on this cluster - required.
+    eks_cluster_name: container insights log groups of this cluster are writable - required.
+    lifecycle_bucket_arn: the nodes read their lifecycle scripts from it - required.
+    """
+
+    vpc_id: str
+    eks_cluster_arn: str
+    eks_cluster_name: str
+    lifecycle_bucket_arn: str
+
+
+class HyperPodExecutionRole(Construct):
+    """The execution role of every instance group of one HyperPod cluster."""
+
+    def __init__(self, scope: Construct, construct_id: str, *, props: HyperPodExecutionRoleProps) -> None:
+        super().__init__(scope, construct_id)
+        if not Token.is_unresolved(props.vpc_id) and not re.fullmatch(r"vpc-[0-9a-f]{8,17}", props.vpc_id):
+            raise ValueError(f"vpc_id must be a VPC id (vpc-...), got {props.vpc_id!r}")
+        stack = Stack.of(self)
+        partition, region, account = stack.partition, stack.region, stack.account
+        ec2_arn = f"arn:{partition}:ec2:{region}:{account}"
+        logs_arn = f"arn:{partition}:logs:{region}:{account}:log-group"
+
+        self.role = iam.Role(
+            self, "Role",
+            assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com"),
+            description="HyperPod instances (EKS nodes): managed instance policy plus node permissions",
+            managed_policies=[iam.ManagedPolicy.from_aws_managed_policy_name(INSTANCE_POLICY)],
+        )
+        statements = [
+            iam.PolicyStatement(
+                sid="NodeEnisInClusterVpc", actions=list(ENI_ACTIONS),
+                resources=[f"{ec2_arn}:network-interface/*", f"{ec2_arn}:subnet/*", f"{ec2_arn}:security-group/*"],
+                conditions={"ArnEquals": {"ec2:Vpc": f"{ec2_arn}:vpc/{props.vpc_id}"}},
+            ),
+            iam.PolicyStatement(
+                sid="TagNodeEnis", actions=["ec2:CreateTags"], resources=[f"{ec2_arn}:network-interface/*"],
+                conditions={"ArnEquals": {"ec2:Vpc": f"{ec2_arn}:vpc/{props.vpc_id}"}},
+            ),
+            iam.PolicyStatement(sid="DescribeNetwork", actions=list(DESCRIBE_ACTIONS), resources=["*"]),
+            # The token call has no resource; image pulls reach AWS-owned registries in other accounts.
+            iam.PolicyStatement(sid="EcrToken", actions=["ecr:GetAuthorizationToken"], resources=["*"]),
+            iam.PolicyStatement(sid="EcrPull", actions=list(ECR_PULL_ACTIONS),
+                                resources=[f"arn:{partition}:ecr:{region}:*:repository/*"]),
+            iam.PolicyStatement(sid="PodIdentity", actions=["eks-auth:AssumeRoleForPodIdentity"],
+                                resources=[props.eks_cluster_arn]),
+            iam.PolicyStatement(
+                sid="NodeLogs", actions=list(LOG_ACTIONS),
+                resources=[f"{logs_arn}:/aws/sagemaker/Clusters/*",
+                           f"{logs_arn}:/aws/containerinsights/{props.eks_cluster_name}/*"],
+            ),
+            # PutMetricData has no resource-level permissions; the namespace condition narrows it.
+            iam.PolicyStatement(sid="NodeMetrics", actions=["cloudwatch:PutMetricData"], resources=["*"],
+                                conditions={"StringEquals": {"cloudwatch:namespace": ["ContainerInsights",
+                                                                                        "CWAgent"]}}),
+            iam.PolicyStatement(sid="ReadLifecycleScripts", actions=["s3:GetObject", "s3:ListBucket"],
+                                resources=[props.lifecycle_bucket_arn, f"{props.lifecycle_bucket_arn}/*"]),
+        ]
+        self.policy = iam.Policy(self, "NodePolicy", statements=statements)
+        self.policy.attach_to_role(self.role)
+        self.role_arn = self.role.role_arn
+        self.role_name = self.role.role_name
