@@ -1,0 +1,94 @@
+"""Fine-grained tests of the HyperPodEksCluster construct."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from aws_cdk import App, Environment, Stack
+from aws_cdk.assertions import Match, Template
+
+from hyperpod_constructs.hyperpod_eks_cluster import CORE_ADDONS, HyperPodEksCluster, HyperPodEksClusterProps
+
+PROPS = HyperPodEksClusterProps(
+    kubernetes_version="1.33", vpc_id="vpc-0123456789abcdef0",
+    subnet_ids=("subnet-0123456789abcdef0", "subnet-0123456789abcdef1"), availability_zone_ids=("use1-az4", "use1-az6"),
+    security_group_id="sg-0123456789abcdef0", public_access_cidrs=("203.0.113.0/24",),
+    admin_principals=("arn:aws:iam::111122223333:role/Admin", "arn:aws:iam::111122223333:role/Oncall"),
+)
+
+CLUSTER_ADMIN_POLICY = {"Fn::Join": ["", ["arn:", {"Ref": "AWS::Partition"},
+                                          ":eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"]]}
+
+
+def template_for(props: HyperPodEksClusterProps) -> Template:
+    stack = Stack(App(), "Test", env=Environment(account="111122223333", region="us-east-1"))
+    HyperPodEksCluster(stack, "Eks", props=props)
+    return Template.from_stack(stack)
+
+
+@pytest.fixture(scope="module")
+def template() -> Template:
+    return template_for(PROPS)
+
+
+def test_cluster_version_auth_mode_logging_and_encryption(template):
+    template.resource_count_is("AWS::EKS::Cluster", 1)
+    template.has_resource_properties("AWS::EKS::Cluster", {
+        "Version": "1.33",
+        "AccessConfig": {"AuthenticationMode": "API_AND_CONFIG_MAP"},
+        "BootstrapSelfManagedAddons": False,
+        "Logging": {"ClusterLogging": {"EnabledTypes": [{"Type": t} for t in
+                                                        ("api", "audit", "authenticator", "controllerManager", "scheduler")]}},
+        "EncryptionConfig": [{"Provider": {"KeyArn": Match.any_value()}, "Resources": ["secrets"]}],
+        "ResourcesVpcConfig": {"EndpointPrivateAccess": True, "EndpointPublicAccess": True,
+                               "PublicAccessCidrs": ["203.0.113.0/24"],
+                               "SecurityGroupIds": ["sg-0123456789abcdef0"],
+                               "SubnetIds": ["subnet-0123456789abcdef0", "subnet-0123456789abcdef1"]},
+    })
+
+
+def test_secrets_key_rotates_and_is_retained(template):
+    template.has_resource("AWS::KMS::Key", {"Properties": {"EnableKeyRotation": True},
+                                            "DeletionPolicy": "Retain", "UpdateReplacePolicy": "Retain"})
+
+
+def test_no_node_groups_and_no_kubectl_lambda(template):
+    template.resource_count_is("AWS::EKS::Nodegroup", 0)
+    template.resource_count_is("AWS::Lambda::Function", 0)
+
+
+def test_one_admin_access_entry_per_principal(template):
+    template.resource_count_is("AWS::EKS::AccessEntry", 2)
+    for principal in PROPS.admin_principals:
+        template.has_resource_properties("AWS::EKS::AccessEntry", {
+            "PrincipalArn": principal,
+            "AccessPolicies": [{"AccessScope": {"Type": "cluster"},
+                                "PolicyArn": CLUSTER_ADMIN_POLICY}],
+        })
+
+
+def test_core_addons(template):
+    template.resource_count_is("AWS::EKS::Addon", len(CORE_ADDONS))
+    for name in ("vpc-cni", "kube-proxy", "coredns", "eks-pod-identity-agent"):
+        template.has_resource_properties("AWS::EKS::Addon", {"AddonName": name})
+
+
+def test_private_endpoint():
+    template = template_for(dataclasses.replace(PROPS, endpoint_access="private", public_access_cidrs=()))
+    template.has_resource_properties("AWS::EKS::Cluster", {
+        "ResourcesVpcConfig": {"EndpointPrivateAccess": True, "EndpointPublicAccess": False}})
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"kubernetes_version": "1.29"}, "kubernetes_version must be 1.30 or later, got '1.29'"),
+    ({"kubernetes_version": "2.0"}, "kubernetes_version must be 1.30 or later"),
+    ({"subnet_ids": ("subnet-0123456789abcdef0",), "availability_zone_ids": ("use1-az4",)},
+     "at least two availability zones"),
+    ({"availability_zone_ids": ("use1-az4",)}, "same length"),
+    ({"endpoint_access": "private"}, "public_access_cidrs needs endpoint_access public"),
+    ({"addon_versions": {"aws-ebs-csi-driver": "v1"}}, "unknown add-ons \\['aws-ebs-csi-driver'\\]"),
+])
+def test_bad_props_raise(change, message):
+    with pytest.raises(ValueError, match=message):
+        HyperPodEksCluster(Stack(App(), "Test"), "Eks", props=dataclasses.replace(PROPS, **change))

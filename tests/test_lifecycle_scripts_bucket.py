@@ -1,0 +1,62 @@
+"""Fine-grained tests of the LifecycleScriptsBucket construct."""
+
+from __future__ import annotations
+
+import pytest
+from aws_cdk import App, Stack
+from aws_cdk.assertions import Match, Template
+
+from hyperpod_constructs.lifecycle_scripts_bucket import LifecycleScriptsBucket, LifecycleScriptsBucketProps
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    scripts = tmp_path_factory.mktemp("scripts")
+    (scripts / "on_create.sh").write_text("#!/bin/bash\n")
+    stack = Stack(App(), "Test")
+    bucket = LifecycleScriptsBucket(stack, "Scripts", props=LifecycleScriptsBucketProps(
+        bucket_name="sagemaker-hpk-dev-111122223333-us-east-1", scripts_dir=str(scripts)))
+    return bucket, Template.from_stack(stack)
+
+
+def test_bucket_is_encrypted_versioned_private_and_retained(built):
+    _, template = built
+    template.has_resource("AWS::S3::Bucket", {
+        "Properties": {
+            "BucketName": "sagemaker-hpk-dev-111122223333-us-east-1",
+            "BucketEncryption": {"ServerSideEncryptionConfiguration": [
+                {"ServerSideEncryptionByDefault": {"SSEAlgorithm": "AES256"}}]},
+            "VersioningConfiguration": {"Status": "Enabled"},
+            "PublicAccessBlockConfiguration": {"BlockPublicAcls": True, "BlockPublicPolicy": True,
+                                               "IgnorePublicAcls": True, "RestrictPublicBuckets": True},
+        },
+        "DeletionPolicy": "Retain", "UpdateReplacePolicy": "Retain",
+    })
+
+
+def test_bucket_policy_denies_plain_http(built):
+    _, template = built
+    template.has_resource_properties("AWS::S3::BucketPolicy", {"PolicyDocument": {"Statement": Match.array_with([
+        Match.object_like({"Effect": "Deny", "Action": "s3:*",
+                           "Condition": {"Bool": {"aws:SecureTransport": "false"}}})])}})
+
+
+def test_scripts_are_deployed_under_the_prefix_and_pruned(built):
+    bucket, template = built
+    template.resource_count_is("Custom::CDKBucketDeployment", 1)
+    template.has_resource_properties("Custom::CDKBucketDeployment", {"DestinationBucketKeyPrefix": "lifecycle-scripts",
+                                                                     "Prune": True, "RetainOnDelete": True})
+    assert bucket.source_s3_uri == "s3://sagemaker-hpk-dev-111122223333-us-east-1/lifecycle-scripts/"
+
+
+@pytest.mark.parametrize(("name", "prefix", "message"), [
+    ("hpk-dev-scripts", "lifecycle-scripts", "must start with sagemaker-"),
+    ("sagemaker-Upper", "lifecycle-scripts", "must start with sagemaker-"),
+    ("sagemaker--double", "lifecycle-scripts", "single hyphens"),
+    ("sagemaker-" + "a" * 60, "lifecycle-scripts", "3-63"),
+    ("sagemaker-ok", "/lifecycle/", "key_prefix must be a folder name"),
+])
+def test_bad_props_raise(tmp_path, name, prefix, message):
+    with pytest.raises(ValueError, match=message):
+        LifecycleScriptsBucket(Stack(App(), "Test"), "Scripts", props=LifecycleScriptsBucketProps(
+            bucket_name=name, scripts_dir=str(tmp_path), key_prefix=prefix))
