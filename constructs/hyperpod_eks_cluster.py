@@ -16,6 +16,7 @@ from aws_cdk import RemovalPolicy, aws_ec2 as ec2, aws_eks_v2 as eks, aws_kms as
 from constructs import Construct
 
 from hyperpod_constructs.imported_network import import_vpc_subnets
+from hyperpod_constructs.nag_acknowledgements import acknowledge, managed_policy
 
 CORE_ADDONS = ("vpc-cni", "kube-proxy", "coredns", "eks-pod-identity-agent")
 MIN_KUBERNETES_MINOR = 30
@@ -75,6 +76,9 @@ class HyperPodEksCluster(Construct):
             # The core add-ons below are EKS-managed; self-managed copies would conflict with them.
             bootstrap_self_managed_addons=False,
         )
+        acknowledge(self.cluster.role, {managed_policy("AmazonEKSClusterPolicy"):
+                                        "the EKS cluster service role needs the AWS managed AmazonEKSClusterPolicy; "
+                                        "EKS documents no narrower replacement"})
         # HyperPod needs API or API_AND_CONFIG_MAP; the latter also keeps aws-auth for existing tooling.
         cfn_cluster = self.cluster.node.default_child
         cfn_cluster.add_property_override("AccessConfig.AuthenticationMode", "API_AND_CONFIG_MAP")

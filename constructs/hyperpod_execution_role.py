@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from aws_cdk import Stack, Token, aws_iam as iam
 from constructs import Construct
 
+from hyperpod_constructs.nag_acknowledgements import acknowledge, managed_policy, nag_text, wildcard_resource
+
 INSTANCE_POLICY = "AmazonSageMakerClusterInstanceRolePolicy"
 
 # ENI operations the VPC CNI performs on nodes; scoped to the VPC by the ec2:Vpc condition.
@@ -24,6 +26,21 @@ DESCRIBE_ACTIONS = (
 )
 ECR_PULL_ACTIONS = ("ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer", "ecr:BatchCheckLayerAvailability")
 LOG_ACTIONS = ("logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams")
+
+# Why each statement that names a resource pattern cannot name a single resource.
+WILDCARD_REASONS = {
+    "NodeEnisInClusterVpc": "the VPC CNI creates ENIs whose ids are not known in advance; the ec2:Vpc "
+                            "condition confines every operation to the cluster's VPC",
+    "TagNodeEnis": "the VPC CNI tags the ENIs it creates, whose ids are not known in advance; the ec2:Vpc "
+                   "condition confines tagging to the cluster's VPC",
+    "DescribeNetwork": "EC2 Describe actions have no resource-level permissions; '*' is the only resource they accept",
+    "EcrToken": "ecr:GetAuthorizationToken has no resource-level permissions",
+    "EcrPull": "system images (VPC CNI, HyperPod agents) come from AWS-owned registries in accounts that vary by region",
+    "NodeLogs": "HyperPod and Container Insights name log groups after cluster ids and create streams per node; "
+                "the patterns are limited to those prefixes",
+    "NodeMetrics": "cloudwatch:PutMetricData has no resource-level permissions; the namespace condition narrows it",
+    "ReadLifecycleScripts": "nodes read every object of the lifecycle bucket, which holds only the scripts",
+}
 
 
 @dataclass(frozen=True)
@@ -91,5 +108,16 @@ class HyperPodExecutionRole(Construct):
         ]
         self.policy = iam.Policy(self, "NodePolicy", statements=statements)
         self.policy.attach_to_role(self.role)
+        acknowledge(self.role, {managed_policy(INSTANCE_POLICY): (
+            "HyperPod requires its managed instance policy on the execution role; it is scoped by AWS to "
+            "sagemaker-* buckets and HyperPod's own log groups")})
+        # One finding per distinct pattern; "*" serves several statements, so it carries each one's reason.
+        reasons: dict[str, list[str]] = {}
+        for statement in statements:
+            for resource in statement.resources:
+                if "*" in resource:
+                    reasons.setdefault(wildcard_resource(nag_text(self, resource)), []).append(
+                        f"{statement.sid}: {WILDCARD_REASONS[statement.sid]}")
+        acknowledge(self.policy, {finding: "; ".join(texts) for finding, texts in reasons.items()})
         self.role_arn = self.role.role_arn
         self.role_name = self.role.role_name

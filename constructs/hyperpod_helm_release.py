@@ -20,6 +20,7 @@ from aws_cdk.lambda_layer_kubectl_v35 import KubectlV35Layer
 from constructs import Construct
 
 from hyperpod_constructs.imported_network import import_vpc_subnets
+from hyperpod_constructs.nag_acknowledgements import acknowledge, managed_policy, ref, wildcard_resource
 
 HANDLER_DIR = Path(__file__).resolve().parent / "helm_release_handler"
 DEFAULT_REPOSITORY = "aws/sagemaker-hyperpod-cli"
@@ -39,6 +40,11 @@ COMPONENT_VALUES: dict[str, tuple[str, ...]] = {
     "inference_operator": ("inferenceOperators", "enabled"),
     "mlflow": ("mlflow", "enabled"),
 }
+
+LAMBDA_VPC_ACTIONS = (
+    "ec2:CreateNetworkInterface", "ec2:DescribeNetworkInterfaces", "ec2:DescribeSubnets",
+    "ec2:DeleteNetworkInterface", "ec2:AssignPrivateIpAddresses", "ec2:UnassignPrivateIpAddresses",
+)
 
 
 @dataclass(frozen=True)
@@ -97,6 +103,8 @@ class HyperPodHelmRelease(Construct):
         role.add_to_policy(iam.PolicyStatement(actions=["eks:DescribeCluster"], resources=[props.cluster.cluster_arn]))
         role.add_to_policy(iam.PolicyStatement(actions=["logs:CreateLogStream", "logs:PutLogEvents"],
                                                resources=[f"{log_group.log_group_arn}:*"]))
+        # What Lambda needs to attach the function to the VPC (the managed VPC access policy, spelt out).
+        role.add_to_policy(iam.PolicyStatement(actions=list(LAMBDA_VPC_ACTIONS), resources=["*"]))
         vpc, subnets = import_vpc_subnets(self, props.vpc_id, props.subnet_ids)
         self.function = lambda_.Function(
             self, "Installer",
@@ -141,6 +149,19 @@ class HyperPodHelmRelease(Construct):
         # helm authenticates through the access entry, so it must exist before the first call.
         self.resource.node.add_dependency(self.access_entry)
         self.archive_sha256 = self.resource.get_att_string("ArchiveSha256")
+
+        acknowledge(role, {
+            wildcard_resource(f"{ref(log_group.node.default_child, 'Arn')}:*"):
+                "Lambda creates its own log streams in the installer's log group; ':*' is the stream part",
+            wildcard_resource("*"): "Lambda's VPC attachment calls EC2 ENI actions that accept no narrower resource",
+        })
+        framework = provider.node.find_child("framework-onEvent")
+        acknowledge(framework.role, {
+            managed_policy("service-role/AWSLambdaBasicExecutionRole"):
+                "CDK's custom resource framework function; the managed policy only lets it write its own logs",
+            wildcard_resource(f"{ref(self.function.node.default_child, 'Arn')}:*"):
+                "the framework invokes the installer function and its versions; CDK writes this grant",
+        })
 
 
 def _validate(props: HyperPodHelmReleaseProps) -> None:

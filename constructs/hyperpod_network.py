@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from aws_cdk import Fn, RemovalPolicy, Tags, aws_ec2 as ec2, aws_iam as iam, aws_logs as logs
 from constructs import Construct
 
+from hyperpod_constructs.nag_acknowledgements import acknowledge, ref, wildcard_resource
+
 # FSx for Lustre: 988 for the file system, 1018-1023 for its clients.
 LUSTRE_PORTS = ((988, 988), (1018, 1023))
 
@@ -124,6 +126,9 @@ class HyperPodNetwork(Construct):
             actions=["logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"],
             resources=[group.log_group_arn, f"{group.log_group_arn}:*"],
         ))
+        acknowledge(role, {wildcard_resource(f"{ref(group.node.default_child, 'Arn')}:*"):
+                           "VPC Flow Logs creates its own log streams inside this one log group; ':*' is the stream "
+                           "part of the group's ARN"})
         ec2.CfnFlowLog(self, "FlowLog", resource_id=vpc_id, resource_type="VPC", traffic_type="ALL",
                        log_destination_type="cloud-watch-logs", log_group_name=group.log_group_name,
                        deliver_logs_permission_arn=role.role_arn)

@@ -11,8 +11,19 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from aws_cdk import Duration, RemovalPolicy, aws_s3 as s3, aws_s3_deployment as s3deploy
+from aws_cdk import DefaultStackSynthesizer, Duration, RemovalPolicy, Stack, aws_s3 as s3
+from aws_cdk import aws_s3_deployment as s3deploy
 from constructs import Construct
+
+from hyperpod_constructs.nag_acknowledgements import (
+    acknowledge,
+    managed_policy,
+    nag_text,
+    partition,
+    ref,
+    wildcard_action,
+    wildcard_resource,
+)
 
 BUCKET_NAME = re.compile(r"^sagemaker-[a-z0-9][a-z0-9-]{0,51}[a-z0-9]$")
 
@@ -66,6 +77,30 @@ class LifecycleScriptsBucket(Construct):
             prune=True,
             retain_on_delete=True,
         )
+        self._acknowledge()
         self.source_s3_uri = f"s3://{props.bucket_name}/{props.key_prefix}/"
         self.bucket_arn = self.bucket.bucket_arn
         self.bucket_name = props.bucket_name
+
+    def _acknowledge(self) -> None:
+        acknowledge(self.bucket, {"AwsSolutions-S1": (
+            "holds only the lifecycle scripts CloudFormation writes; every change is a new object version, "
+            "and reads are by the cluster's execution role only")})
+        # The deployment's handler is CDK's own (one per stack); its grants are CDK's, not ours.
+        stack = Stack.of(self)
+        cdk_grant = ("CDK's BucketDeployment handler copies the scripts asset into this bucket and prunes old "
+                     "files; CDK writes this grant, scoped to the assets bucket and this bucket")
+        assets_bucket = DefaultStackSynthesizer.DEFAULT_FILE_ASSETS_BUCKET_NAME.replace(
+            "${Qualifier}", DefaultStackSynthesizer.DEFAULT_QUALIFIER).replace(
+            "${AWS::AccountId}", stack.account).replace("${AWS::Region}", stack.region)
+        acknowledge(self.deployment.handler_role, {
+            managed_policy("service-role/AWSLambdaBasicExecutionRole"):
+                "CDK's BucketDeployment handler role; the managed policy only lets it write its own logs",
+            **{wildcard_action(a): cdk_grant for a in ("s3:GetBucket*", "s3:GetObject*", "s3:List*", "s3:Abort*",
+                                                      "s3:DeleteObject*")},
+            wildcard_resource(nag_text(self, f"arn:{partition(self)}:s3:::{assets_bucket}/*")): cdk_grant,
+            wildcard_resource(f"{ref(self.bucket.node.default_child, 'Arn')}/*"): cdk_grant,
+        })
+        handler = next(c for c in stack.node.children if c.node.id.startswith("Custom::CDKBucketDeployment"))
+        acknowledge(handler, {"AwsSolutions-L1": ("CDK's BucketDeployment handler; its runtime is chosen and "
+                                                  "updated by aws-cdk-lib, not by this kit")})
