@@ -1,14 +1,17 @@
-"""The real CDK CLI synthesizes every environment offline, and cfn-lint passes the templates."""
+"""The real CDK CLI synthesizes every environment with no credentials and no network; cfn-lint passes
+the templates for each environment's region, and the templates match their reviewed snapshots."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from syrupy.extensions.json import JSONSnapshotExtension
 
 ROOT = Path(__file__).resolve().parent.parent
 CDK = ROOT / "node_modules" / ".bin" / "cdk"
@@ -16,10 +19,13 @@ ENVIRONMENTS = {"dev": "us-east-1", "prod": "us-west-2"}
 
 
 def offline_env() -> dict[str, str]:
-    """No AWS credentials or profile of any kind: synth must not need them."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    """No AWS credentials or profile of any kind, and every HTTP(S) request sent to a port nothing
+    listens on: synth must need neither credentials nor network."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_") and "proxy" not in k.lower()}
     env.update(AWS_CONFIG_FILE="/nonexistent", AWS_SHARED_CREDENTIALS_FILE="/nonexistent",
-               AWS_EC2_METADATA_DISABLED="true", CDK_DISABLE_VERSION_CHECK="true")
+               AWS_EC2_METADATA_DISABLED="true", CDK_DISABLE_VERSION_CHECK="true",
+               HTTP_PROXY="http://127.0.0.1:9", HTTPS_PROXY="http://127.0.0.1:9",
+               http_proxy="http://127.0.0.1:9", https_proxy="http://127.0.0.1:9")
     return env
 
 
@@ -40,6 +46,14 @@ def assemblies(tmp_path_factory) -> dict[str, Path]:
         assert result.returncode == 0, result.stderr
         out[name] = target
     return out
+
+
+@pytest.mark.parametrize("env_name", ENVIRONMENTS)
+def test_synth_offline_writes_the_cluster_stack(assemblies, env_name):
+    template = json.loads((assemblies[env_name] / f"HyperPod-{env_name}-cluster.template.json").read_text())
+    types = {r["Type"] for r in template["Resources"].values()}
+    assert {"AWS::EKS::Cluster", "AWS::SageMaker::Cluster", "Custom::HyperPodHelmRelease", "AWS::S3::Bucket",
+            "AWS::KMS::Key", "AWS::EKS::Addon", "AWS::EKS::AccessEntry"} <= types
 
 
 @pytest.mark.parametrize("env_name", ENVIRONMENTS)
@@ -69,3 +83,19 @@ def test_invalid_config_synthesizes_nothing(tmp_path):
     assert "HPK501" in result.stderr and "nothing synthesized" in result.stderr
     assert "Traceback" not in result.stderr
     assert not list(out.glob("*.template.json"))
+
+
+ASSET_HASH = re.compile(r"\b[0-9a-f]{64}\b")
+
+
+def normalised(path: Path) -> dict:
+    """The template with asset hashes replaced, so a snapshot changes only when the template does."""
+    return json.loads(ASSET_HASH.sub("<asset-hash>", path.read_text()))
+
+
+@pytest.mark.parametrize("env_name", ENVIRONMENTS)
+@pytest.mark.parametrize("stack", ["network", "cluster"])
+def test_template_matches_snapshot(assemblies, env_name, stack, snapshot):
+    """Review a change with `pytest tests/test_synth.py --snapshot-update` and read the diff."""
+    path = assemblies[env_name] / f"HyperPod-{env_name}-{stack}.template.json"
+    assert normalised(path) == snapshot(extension_class=JSONSnapshotExtension)
