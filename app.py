@@ -20,7 +20,10 @@ CONFIG_DIR = Path(__file__).resolve().parent / "config"
 
 
 def main() -> int:
-    app = App()
+    # CDK's built-in template check would re-lint every template on every synth (over a second here);
+    # the validator checks the config before synth and cfn-lint, with its region data, checks every
+    # template in CI (tests/test_synth.py), so admins' synths stay fast.
+    app = App(builtin_cloud_formation_validation=False)
     env_name = app.node.try_get_context("env") or "dev"
     config_path = Path(app.node.try_get_context("config") or CONFIG_DIR / f"{env_name}.yaml").resolve()
     shown = str(config_path.relative_to(Path.cwd())) if config_path.is_relative_to(Path.cwd()) else str(config_path)

@@ -14,13 +14,13 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from aws_cdk import CustomResource, Duration, RemovalPolicy, Size, Stack, aws_ec2 as ec2, aws_eks_v2 as eks
-from aws_cdk import aws_iam as iam, aws_lambda as lambda_, aws_logs as logs, custom_resources as cr
+from aws_cdk import CustomResource, Duration, Stack, aws_ec2 as ec2, aws_eks_v2 as eks, aws_iam as iam
+from aws_cdk import aws_logs as logs
 from aws_cdk.lambda_layer_kubectl_v35 import KubectlV35Layer
 from constructs import Construct
 
 from hyperpod_constructs.imported_network import import_vpc_subnets
-from hyperpod_constructs.nag_acknowledgements import acknowledge, managed_policy, ref, wildcard_resource
+from hyperpod_constructs.python_handler_provider import PythonHandlerProvider, PythonHandlerProviderProps
 
 HANDLER_DIR = Path(__file__).resolve().parent / "helm_release_handler"
 DEFAULT_REPOSITORY = "aws/sagemaker-hyperpod-cli"
@@ -40,12 +40,6 @@ COMPONENT_VALUES: dict[str, tuple[str, ...]] = {
     "inference_operator": ("inferenceOperators", "enabled"),
     "mlflow": ("mlflow", "enabled"),
 }
-
-LAMBDA_VPC_ACTIONS = (
-    "ec2:CreateNetworkInterface", "ec2:DescribeNetworkInterfaces", "ec2:DescribeSubnets",
-    "ec2:DeleteNetworkInterface", "ec2:AssignPrivateIpAddresses", "ec2:UnassignPrivateIpAddresses",
-)
-
 
 @dataclass(frozen=True)
 class HyperPodHelmReleaseProps:
@@ -96,44 +90,26 @@ class HyperPodHelmRelease(Construct):
         _validate(props)
         stack = Stack.of(self)
 
-        log_group = logs.LogGroup(self, "InstallerLogs", retention=props.log_retention,
-                                  removal_policy=RemovalPolicy.DESTROY)
-        role = iam.Role(self, "InstallerRole", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
-                        description="Installs the HyperPod dependency Helm chart")
-        role.add_to_policy(iam.PolicyStatement(actions=["eks:DescribeCluster"], resources=[props.cluster.cluster_arn]))
-        role.add_to_policy(iam.PolicyStatement(actions=["logs:CreateLogStream", "logs:PutLogEvents"],
-                                               resources=[f"{log_group.log_group_arn}:*"]))
-        # What Lambda needs to attach the function to the VPC (the managed VPC access policy, spelt out).
-        role.add_to_policy(iam.PolicyStatement(actions=list(LAMBDA_VPC_ACTIONS), resources=["*"]))
         vpc, subnets = import_vpc_subnets(self, props.vpc_id, props.subnet_ids)
-        self.function = lambda_.Function(
-            self, "Installer",
-            runtime=lambda_.Runtime.PYTHON_3_14,
-            handler="index.on_event",
-            code=lambda_.Code.from_asset(str(HANDLER_DIR), exclude=["__pycache__"]),
-            layers=[KubectlV35Layer(self, "KubectlLayer")],
-            role=role,
-            timeout=Duration.minutes(15),
-            memory_size=1024,
-            ephemeral_storage_size=Size.mebibytes(2048),
-            vpc=vpc,
-            vpc_subnets=subnets,
-            security_groups=[ec2.SecurityGroup.from_security_group_id(self, "InstallerSecurityGroup",
-                                                                      props.security_group_id, mutable=False)],
-            log_group=log_group,
-            description="Installs helm_chart/HyperPodHelmChart at a pinned revision",
-        )
+        installer = PythonHandlerProvider(self, "Installer", props=PythonHandlerProviderProps(
+            handler_dir=str(HANDLER_DIR), description="Installs helm_chart/HyperPodHelmChart at a pinned revision",
+            timeout=Duration.minutes(15), memory_mib=1024, ephemeral_storage_mib=2048,
+            layers=(KubectlV35Layer(self, "KubectlLayer"),), vpc=vpc, vpc_subnets=subnets,
+            security_groups=(ec2.SecurityGroup.from_security_group_id(self, "InstallerSecurityGroup",
+                                                                      props.security_group_id, mutable=False),),
+            log_retention=props.log_retention,
+        ))
+        role = installer.role
+        role.add_to_policy(iam.PolicyStatement(actions=["eks:DescribeCluster"], resources=[props.cluster.cluster_arn]))
+        self.function = installer.function
         self.access_entry = eks.AccessEntry(
             self, "InstallerAccess", cluster=props.cluster, principal=role.role_arn,
             access_policies=[eks.AccessPolicy.from_access_policy_name(
                 "AmazonEKSClusterAdminPolicy", access_scope_type=eks.AccessScopeType.CLUSTER)],
         )
-        provider = cr.Provider(self, "Provider", on_event_handler=self.function,
-                               log_group=logs.LogGroup(self, "ProviderLogs", retention=props.log_retention,
-                                                       removal_policy=RemovalPolicy.DESTROY))
         self.resource = CustomResource(
             self, "Resource",
-            service_token=provider.service_token,
+            service_token=installer.service_token,
             resource_type="Custom::HyperPodHelmRelease",
             properties={
                 "ClusterName": props.cluster.cluster_name,
@@ -149,19 +125,6 @@ class HyperPodHelmRelease(Construct):
         # helm authenticates through the access entry, so it must exist before the first call.
         self.resource.node.add_dependency(self.access_entry)
         self.archive_sha256 = self.resource.get_att_string("ArchiveSha256")
-
-        acknowledge(role, {
-            wildcard_resource(f"{ref(log_group.node.default_child, 'Arn')}:*"):
-                "Lambda creates its own log streams in the installer's log group; ':*' is the stream part",
-            wildcard_resource("*"): "Lambda's VPC attachment calls EC2 ENI actions that accept no narrower resource",
-        })
-        framework = provider.node.find_child("framework-onEvent")
-        acknowledge(framework.role, {
-            managed_policy("service-role/AWSLambdaBasicExecutionRole"):
-                "CDK's custom resource framework function; the managed policy only lets it write its own logs",
-            wildcard_resource(f"{ref(self.function.node.default_child, 'Arn')}:*"):
-                "the framework invokes the installer function and its versions; CDK writes this grant",
-        })
 
 
 def _validate(props: HyperPodHelmReleaseProps) -> None:

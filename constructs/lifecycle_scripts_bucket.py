@@ -1,31 +1,26 @@
-"""The S3 bucket HyperPod reads lifecycle scripts from, with every file of a local folder deployed
-into it.
+"""The S3 bucket HyperPod reads lifecycle scripts from, with every file of a local folder copied into
+it by a custom resource.
 
 The name must start with sagemaker-: AmazonSageMakerClusterInstanceRolePolicy only reaches buckets
 named so. The bucket is retained when the stack goes, so a cluster that outlives its stack can still
-replace nodes.
+replace nodes. The copy is the kit's own small handler (scripts_sync_handler) rather than CDK's
+BucketDeployment: it needs no AWS CLI layer and its role names each S3 action it uses.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
-from aws_cdk import DefaultStackSynthesizer, Duration, RemovalPolicy, Stack, aws_s3 as s3
-from aws_cdk import aws_s3_deployment as s3deploy
+from aws_cdk import CustomResource, Duration, RemovalPolicy, aws_iam as iam, aws_s3 as s3, aws_s3_assets as s3_assets
 from constructs import Construct
 
-from hyperpod_constructs.nag_acknowledgements import (
-    acknowledge,
-    managed_policy,
-    nag_text,
-    partition,
-    ref,
-    wildcard_action,
-    wildcard_resource,
-)
+from hyperpod_constructs.nag_acknowledgements import acknowledge, nag_text, wildcard_resource
+from hyperpod_constructs.python_handler_provider import PythonHandlerProvider, PythonHandlerProviderProps
 
 BUCKET_NAME = re.compile(r"^sagemaker-[a-z0-9][a-z0-9-]{0,51}[a-z0-9]$")
+HANDLER_DIR = Path(__file__).resolve().parent / "scripts_sync_handler"
 
 
 @dataclass(frozen=True)
@@ -33,7 +28,7 @@ class LifecycleScriptsBucketProps:
     """Props of LifecycleScriptsBucket.
 
     bucket_name: starts with sagemaker-, 3-63 lower-case letters, digits and hyphens - required.
-    scripts_dir: local folder whose files are deployed, all of them - required.
+    scripts_dir: local folder whose files are copied, all of them - required.
     key_prefix: folder inside the bucket, no slashes at either end. Default "lifecycle-scripts".
     noncurrent_version_days: days an overwritten script version is kept. Default 90.
     """
@@ -45,7 +40,7 @@ class LifecycleScriptsBucketProps:
 
 
 class LifecycleScriptsBucket(Construct):
-    """Encrypted, TLS-only, versioned, private bucket plus the deployment of the scripts."""
+    """Encrypted, TLS-only, versioned, private bucket plus the copy of the scripts into it."""
 
     def __init__(self, scope: Construct, construct_id: str, *, props: LifecycleScriptsBucketProps) -> None:
         super().__init__(scope, construct_id)
@@ -68,39 +63,27 @@ class LifecycleScriptsBucket(Construct):
             lifecycle_rules=[s3.LifecycleRule(noncurrent_version_expiration=Duration.days(props.noncurrent_version_days),
                                               abort_incomplete_multipart_upload_after=Duration.days(7))],
         )
-        self.deployment = s3deploy.BucketDeployment(
-            self, "Scripts",
-            sources=[s3deploy.Source.asset(props.scripts_dir)],
-            destination_bucket=self.bucket,
-            destination_key_prefix=props.key_prefix,
-            # Scripts removed from the folder are removed from the bucket: nodes run exactly the repo's set.
-            prune=True,
-            retain_on_delete=True,
+        acknowledge(self.bucket, {"AwsSolutions-S1": (
+            "holds only the lifecycle scripts this stack writes; every change is a new object version, "
+            "and reads are by the cluster's execution role only")})
+
+        asset = s3_assets.Asset(self, "ScriptsAsset", path=props.scripts_dir)
+        sync = PythonHandlerProvider(self, "Sync", props=PythonHandlerProviderProps(
+            handler_dir=str(HANDLER_DIR), description="Copies the lifecycle scripts into the lifecycle bucket"))
+        prefix_objects = self.bucket.arn_for_objects(f"{props.key_prefix}/*")
+        sync.role.add_to_policy(iam.PolicyStatement(actions=["s3:GetObject"], resources=[
+            f"arn:{self.bucket.stack.partition}:s3:::{asset.s3_bucket_name}/{asset.s3_object_key}"]))
+        sync.role.add_to_policy(iam.PolicyStatement(actions=["s3:PutObject", "s3:DeleteObject"],
+                                                    resources=[prefix_objects]))
+        sync.role.add_to_policy(iam.PolicyStatement(actions=["s3:ListBucket"], resources=[self.bucket.bucket_arn],
+                                                    conditions={"StringLike": {"s3:prefix": f"{props.key_prefix}/*"}}))
+        acknowledge(sync.role, {wildcard_resource(nag_text(self, prefix_objects)): (
+            "the handler writes and prunes the scripts under the prefix; their names come from the folder")})
+        self.deployment = CustomResource(
+            self, "Scripts", service_token=sync.service_token, resource_type="Custom::LifecycleScripts",
+            properties={"SourceBucket": asset.s3_bucket_name, "SourceKey": asset.s3_object_key,
+                        "DestinationBucket": self.bucket.bucket_name, "DestinationPrefix": props.key_prefix},
         )
-        self._acknowledge()
         self.source_s3_uri = f"s3://{props.bucket_name}/{props.key_prefix}/"
         self.bucket_arn = self.bucket.bucket_arn
         self.bucket_name = props.bucket_name
-
-    def _acknowledge(self) -> None:
-        acknowledge(self.bucket, {"AwsSolutions-S1": (
-            "holds only the lifecycle scripts CloudFormation writes; every change is a new object version, "
-            "and reads are by the cluster's execution role only")})
-        # The deployment's handler is CDK's own (one per stack); its grants are CDK's, not ours.
-        stack = Stack.of(self)
-        cdk_grant = ("CDK's BucketDeployment handler copies the scripts asset into this bucket and prunes old "
-                     "files; CDK writes this grant, scoped to the assets bucket and this bucket")
-        assets_bucket = DefaultStackSynthesizer.DEFAULT_FILE_ASSETS_BUCKET_NAME.replace(
-            "${Qualifier}", DefaultStackSynthesizer.DEFAULT_QUALIFIER).replace(
-            "${AWS::AccountId}", stack.account).replace("${AWS::Region}", stack.region)
-        acknowledge(self.deployment.handler_role, {
-            managed_policy("service-role/AWSLambdaBasicExecutionRole"):
-                "CDK's BucketDeployment handler role; the managed policy only lets it write its own logs",
-            **{wildcard_action(a): cdk_grant for a in ("s3:GetBucket*", "s3:GetObject*", "s3:List*", "s3:Abort*",
-                                                      "s3:DeleteObject*")},
-            wildcard_resource(nag_text(self, f"arn:{partition(self)}:s3:::{assets_bucket}/*")): cdk_grant,
-            wildcard_resource(f"{ref(self.bucket.node.default_child, 'Arn')}/*"): cdk_grant,
-        })
-        handler = next(c for c in stack.node.children if c.node.id.startswith("Custom::CDKBucketDeployment"))
-        acknowledge(handler, {"AwsSolutions-L1": ("CDK's BucketDeployment handler; its runtime is chosen and "
-                                                  "updated by aws-cdk-lib, not by this kit")})

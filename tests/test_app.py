@@ -87,7 +87,7 @@ def test_hyperpod_cluster_waits_for_chart_scripts_and_permissions(apps, env):
     cluster = template.find_resources("AWS::SageMaker::Cluster")["HyperPodED6AB1C4"]
     depends = set(cluster["DependsOn"])
     assert set(template.find_resources("Custom::HyperPodHelmRelease")) <= depends
-    assert set(template.find_resources("Custom::CDKBucketDeployment")) <= depends
+    assert set(template.find_resources("Custom::LifecycleScripts")) <= depends
     assert any(d.startswith("ExecutionRoleNodePolicy") for d in depends)
     release = next(iter(template.find_resources("Custom::HyperPodHelmRelease").values()))
     assert set(template.find_resources("AWS::EKS::Addon")) <= set(release["DependsOn"])

@@ -41,12 +41,26 @@ def test_bucket_policy_denies_plain_http(built):
                            "Condition": {"Bool": {"aws:SecureTransport": "false"}}})])}})
 
 
-def test_scripts_are_deployed_under_the_prefix_and_pruned(built):
+def test_scripts_are_copied_under_the_prefix(built):
     bucket, template = built
-    template.resource_count_is("Custom::CDKBucketDeployment", 1)
-    template.has_resource_properties("Custom::CDKBucketDeployment", {"DestinationBucketKeyPrefix": "lifecycle-scripts",
-                                                                     "Prune": True, "RetainOnDelete": True})
+    template.resource_count_is("Custom::LifecycleScripts", 1)
+    template.has_resource_properties("Custom::LifecycleScripts", {"DestinationPrefix": "lifecycle-scripts",
+                                                                  "SourceKey": Match.string_like_regexp(r"\.zip$")})
     assert bucket.source_s3_uri == "s3://sagemaker-hpk-dev-111122223333-us-east-1/lifecycle-scripts/"
+
+
+def test_copy_role_names_each_s3_action_and_no_wildcard_action(built):
+    _, template = built
+    actions = []
+    for policy in template.find_resources("AWS::IAM::Policy").values():
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]:
+            found = statement["Action"]
+            actions += found if isinstance(found, list) else [found]
+    assert {"s3:GetObject", "s3:PutObject", "s3:DeleteObject", "s3:ListBucket"} <= set(actions)
+    assert not [a for a in actions if "*" in a]
+    template.has_resource_properties("AWS::IAM::Policy", {"PolicyDocument": {"Statement": Match.array_with([
+        Match.object_like({"Action": "s3:ListBucket",
+                           "Condition": {"StringLike": {"s3:prefix": "lifecycle-scripts/*"}}})])}})
 
 
 @pytest.mark.parametrize(("name", "prefix", "message"), [

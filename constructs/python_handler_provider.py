@@ -1,0 +1,85 @@
+"""A Python Lambda handler behind CDK's custom resource framework, as the kit's custom resources use
+it: its own role with nothing but its log stream, a log group with set retention, and the framework's
+cdk-nag findings acknowledged once, here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from aws_cdk import Duration, RemovalPolicy, Size, aws_ec2 as ec2, aws_iam as iam, aws_lambda as lambda_
+from aws_cdk import aws_logs as logs, custom_resources as cr
+from constructs import Construct
+
+from hyperpod_constructs.nag_acknowledgements import acknowledge, managed_policy, ref, wildcard_resource
+
+
+@dataclass(frozen=True)
+class PythonHandlerProviderProps:
+    """Props of PythonHandlerProvider.
+
+    handler_dir: folder with index.py defining on_event - required.
+    description: what the function does - required.
+    timeout: Default 5 minutes (at most 15).
+    memory_mib: Default 256.
+    ephemeral_storage_mib: /tmp size. Default 512.
+    layers: Default none.
+    vpc, vpc_subnets, security_groups: run inside a VPC. Default: outside any VPC.
+    log_retention: Default one year.
+    """
+
+    handler_dir: str
+    description: str
+    timeout: Duration = field(default_factory=lambda: Duration.minutes(5))
+    memory_mib: int = 256
+    ephemeral_storage_mib: int = 512
+    layers: tuple[lambda_.ILayerVersion, ...] = ()
+    vpc: ec2.IVpc | None = None
+    vpc_subnets: ec2.SubnetSelection | None = None
+    security_groups: tuple[ec2.ISecurityGroup, ...] = ()
+    log_retention: logs.RetentionDays = logs.RetentionDays.ONE_YEAR
+
+
+class PythonHandlerProvider(Construct):
+    """Function (python3.14, index.on_event), its role and the provider whose service_token resources use."""
+
+    def __init__(self, scope: Construct, construct_id: str, *, props: PythonHandlerProviderProps) -> None:
+        super().__init__(scope, construct_id)
+        if (props.vpc is None) != (props.vpc_subnets is None):
+            raise ValueError("vpc and vpc_subnets must be given together")
+        log_group = logs.LogGroup(self, "Logs", retention=props.log_retention, removal_policy=RemovalPolicy.DESTROY)
+        self.role = iam.Role(self, "Role", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
+                             description=props.description)
+        self.role.add_to_policy(iam.PolicyStatement(actions=["logs:CreateLogStream", "logs:PutLogEvents"],
+                                                    resources=[f"{log_group.log_group_arn}:*"]))
+        findings = {wildcard_resource(f"{ref(log_group.node.default_child, 'Arn')}:*"):
+                    "Lambda creates its own log streams in the function's log group; ':*' is the stream part"}
+        if props.vpc is not None:
+            # What Lambda needs to attach the function to the VPC (the managed VPC access policy, spelt out).
+            self.role.add_to_policy(iam.PolicyStatement(actions=list(LAMBDA_VPC_ACTIONS), resources=["*"]))
+            findings[wildcard_resource("*")] = "Lambda's VPC attachment calls EC2 ENI actions that accept no narrower resource"
+        acknowledge(self.role, findings)
+        self.function = lambda_.Function(
+            self, "Function",
+            runtime=lambda_.Runtime.PYTHON_3_14, handler="index.on_event",
+            code=lambda_.Code.from_asset(props.handler_dir, exclude=["__pycache__"]),
+            role=self.role, timeout=props.timeout, memory_size=props.memory_mib,
+            ephemeral_storage_size=Size.mebibytes(props.ephemeral_storage_mib), layers=list(props.layers),
+            vpc=props.vpc, vpc_subnets=props.vpc_subnets, security_groups=list(props.security_groups) or None,
+            log_group=log_group, description=props.description,
+        )
+        provider = cr.Provider(self, "Provider", on_event_handler=self.function,
+                               log_group=logs.LogGroup(self, "ProviderLogs", retention=props.log_retention,
+                                                       removal_policy=RemovalPolicy.DESTROY))
+        acknowledge(provider.node.find_child("framework-onEvent").role, {
+            managed_policy("service-role/AWSLambdaBasicExecutionRole"):
+                "CDK's custom resource framework function; the managed policy only lets it write its own logs",
+            wildcard_resource(f"{ref(self.function.node.default_child, 'Arn')}:*"):
+                "the framework invokes the handler function and its versions; CDK writes this grant",
+        })
+        self.service_token = provider.service_token
+
+
+LAMBDA_VPC_ACTIONS = (
+    "ec2:CreateNetworkInterface", "ec2:DescribeNetworkInterfaces", "ec2:DescribeSubnets",
+    "ec2:DeleteNetworkInterface", "ec2:AssignPrivateIpAddresses", "ec2:UnassignPrivateIpAddresses",
+)
