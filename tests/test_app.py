@@ -126,3 +126,14 @@ def test_team_quota_edit_leaves_network_and_cluster_stacks_unchanged(apps, tmp_p
     after = templates(build(path, tmp_path / "out"))
     for stack in ("HyperPod-dev-network", "HyperPod-dev-cluster"):
         assert after[stack].to_json() == apps["dev"][stack].to_json(), stack
+
+
+@pytest.mark.parametrize("env", ENVIRONMENTS)
+def test_no_wildcard_action_in_any_iam_policy(apps, env):
+    """Identity policies only: the KMS key policy keeps AWS's default statement that hands the key to IAM."""
+    for stack, template in apps[env].items():
+        for resource_type in ("AWS::IAM::Policy", "AWS::IAM::ManagedPolicy"):
+            for logical_id, policy in template.find_resources(resource_type).items():
+                for statement in policy["Properties"]["PolicyDocument"]["Statement"]:
+                    actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
+                    assert not [a for a in actions if "*" in a], (stack, logical_id, statement)

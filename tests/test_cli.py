@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -17,8 +19,9 @@ ROOT = Path(__file__).resolve().parent.parent
 CONFIGS = sorted((ROOT / "config").glob("*.yaml"))
 
 
-def run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "cdk_app", *args], cwd=ROOT, capture_output=True, text=True)
+def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "cdk_app", *args], cwd=ROOT, capture_output=True, text=True,
+                          env={**os.environ, **(env or {})})
 
 
 def test_valid_configs_exit_0_with_a_capacity_table():
@@ -68,3 +71,32 @@ def test_configs_reference_the_schema_and_satisfy_it(path):
     assert text.startswith("# yaml-language-server: $schema=./schema.json\n")
     schema = json.loads((ROOT / "config" / "schema.json").read_text())
     jsonschema.Draft202012Validator(schema).validate(yaml.safe_load(text))
+
+
+def test_chart_sha256_of_a_downloaded_archive(tmp_path):
+    archive = tmp_path / "chart.tar.gz"
+    archive.write_bytes(b"archive bytes")
+    result = run("chart-sha256", "--archive", str(archive))
+    assert result.returncode == 0, result.stderr
+    assert f"sha256: {hashlib.sha256(b'archive bytes').hexdigest()}" in result.stdout
+
+
+def test_chart_sha256_without_network_says_so_and_exits_2():
+    env_blocked = {"HTTPS_PROXY": "http://127.0.0.1:9", "https_proxy": "http://127.0.0.1:9"}
+    result = run("chart-sha256", "--revision", "1" * 40, env=env_blocked)
+    assert result.returncode == 2
+    assert "cannot read https://codeload.github.com/aws/sagemaker-hyperpod-cli/tar.gz/" + "1" * 40 in result.stderr
+
+
+def test_chart_archive_url_matches_the_installer():
+    """The CLI hashes the very archive the installer Lambda downloads."""
+    import importlib.util
+
+    from cdk_app.chart_archive import ARCHIVE_URL, CHART_REPOSITORY
+
+    spec = importlib.util.spec_from_file_location("h", Path(__file__).parent.parent / "constructs" / "helm_release_handler" / "index.py")
+    handler = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(handler)
+    assert handler.ARCHIVE_URL == ARCHIVE_URL
+    from hyperpod_constructs.hyperpod_helm_release import DEFAULT_REPOSITORY
+    assert DEFAULT_REPOSITORY == CHART_REPOSITORY
