@@ -8,10 +8,13 @@ NODE_BIN := $(CURDIR)/node_modules/.bin
 export PATH := $(NODE_BIN):$(CURDIR)/$(VENV)/bin:$(PATH)
 export JSII_NODE := $(NODE_BIN)/node
 ENV ?= dev
+# shellcheck from Debian's packages, unpacked under .tools/ (no root, no system install).
+SHELLCHECK_DEB := shellcheck=0.9.0-1
+SHELLCHECK := $(CURDIR)/.tools/shellcheck/usr/bin/shellcheck
 
 .PHONY: setup synth test bench schema clean
 
-setup: $(VENV)/.installed node_modules/.installed
+setup: $(VENV)/.installed node_modules/.installed $(SHELLCHECK)
 
 $(VENV)/.installed: pyproject.toml requirements.lock
 	python3 -m venv $(VENV)
@@ -23,6 +26,13 @@ node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	@[[ "$$($(NODE_BIN)/node --version)" == v22.* ]] || { echo "node_modules/.bin/node is not Node 22"; exit 1; }
 	touch $@
+
+$(SHELLCHECK):
+	rm -rf .tools/shellcheck .tools/deb && mkdir -p .tools/deb
+	cd .tools/deb && apt-get download --quiet $(SHELLCHECK_DEB)
+	dpkg-deb -x .tools/deb/shellcheck_*.deb .tools/shellcheck
+	rm -rf .tools/deb
+	$(SHELLCHECK) --version
 
 ## synth: set up, validate config/$(ENV).yaml and synthesize it into cdk.out/
 synth: setup
@@ -43,4 +53,4 @@ schema: setup
 	$(PY) scripts/readme_tables.py
 
 clean:
-	rm -rf $(VENV) node_modules cdk.out .pytest_cache
+	rm -rf $(VENV) node_modules .tools cdk.out .pytest_cache

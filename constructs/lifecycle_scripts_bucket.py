@@ -10,7 +10,7 @@ BucketDeployment: it needs no AWS CLI layer and its role names each S3 action it
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from aws_cdk import CustomResource, Duration, RemovalPolicy, aws_iam as iam, aws_s3 as s3, aws_s3_assets as s3_assets
@@ -31,12 +31,15 @@ class LifecycleScriptsBucketProps:
     scripts_dir: local folder whose files are copied, all of them - required.
     key_prefix: folder inside the bucket, no slashes at either end. Default "lifecycle-scripts".
     noncurrent_version_days: days an overwritten script version is kept. Default 90.
+    generated_files: file name -> text written next to the scripts (e.g. settings made from config); a
+        name the folder also has is refused at deploy time. Default none.
     """
 
     bucket_name: str
     scripts_dir: str
     key_prefix: str = "lifecycle-scripts"
     noncurrent_version_days: int = 90
+    generated_files: dict[str, str] = field(default_factory=dict)
 
 
 class LifecycleScriptsBucket(Construct):
@@ -50,6 +53,9 @@ class LifecycleScriptsBucket(Construct):
                              f"got {props.bucket_name!r}")
         if not props.key_prefix or props.key_prefix.startswith("/") or props.key_prefix.endswith("/"):
             raise ValueError(f"key_prefix must be a folder name without leading or trailing '/', got {props.key_prefix!r}")
+        for name in props.generated_files:
+            if not re.fullmatch(r"[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*", name) or ".." in name.split("/"):
+                raise ValueError(f"generated file name {name!r} must be a relative path of letters, digits, '.', '_', '-'")
 
         self.bucket = s3.Bucket(
             self, "Bucket",
@@ -82,7 +88,8 @@ class LifecycleScriptsBucket(Construct):
         self.deployment = CustomResource(
             self, "Scripts", service_token=sync.service_token, resource_type="Custom::LifecycleScripts",
             properties={"SourceBucket": asset.s3_bucket_name, "SourceKey": asset.s3_object_key,
-                        "DestinationBucket": self.bucket.bucket_name, "DestinationPrefix": props.key_prefix},
+                        "DestinationBucket": self.bucket.bucket_name, "DestinationPrefix": props.key_prefix,
+                        "GeneratedFiles": dict(sorted(props.generated_files.items()))},
         )
         self.source_s3_uri = f"s3://{props.bucket_name}/{props.key_prefix}/"
         self.bucket_arn = self.bucket.bucket_arn

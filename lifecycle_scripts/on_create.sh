@@ -1,11 +1,22 @@
 #!/usr/bin/env bash
-# HyperPod runs this on every node it creates or replaces (EKS orchestration). It must finish
-# cleanly for the node to join; everything it prints also goes to the provisioning log.
+# HyperPod runs this on every node it creates or replaces (EKS orchestration; automatic node recovery
+# included). The node joins only if it exits 0. Everything it and its steps print goes to stdout
+# (HyperPod ships that to CloudWatch) and to /var/log/provision/provisioning.log on the node.
+# Running it again on the same node changes nothing and succeeds.
 set -euo pipefail
 
-LOG_DIR="${PROVISION_LOG_DIR:-/var/log/provision}"
-mkdir -p "$LOG_DIR"
-exec > >(tee -a "$LOG_DIR/provisioning.log") 2>&1
+SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source-path=SCRIPTDIR source=lib/common.sh
+source "$SCRIPT_DIR/lib/common.sh"
 
-echo "[$(date -u +%FT%TZ)] on_create.sh: start on $(hostname)"
-echo "[$(date -u +%FT%TZ)] on_create.sh: done"
+main() {
+  log "on_create.sh: start on $(hostname)"
+  load_settings "$SCRIPT_DIR/provisioning.env"
+  run_step "data roots on the secondary volume" "$SCRIPT_DIR/steps/data_roots.sh"
+  run_step "extra packages" "$SCRIPT_DIR/steps/extra_packages.sh"
+  log "on_create.sh: done"
+}
+
+mkdir -p "$LOG_DIR"
+# One tee for the whole run, and the script waits for it: no line is lost when a step fails.
+main "$@" 2>&1 | tee -a "$LOG_FILE"

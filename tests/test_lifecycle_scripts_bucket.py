@@ -15,7 +15,8 @@ def built(tmp_path_factory):
     (scripts / "on_create.sh").write_text("#!/bin/bash\n")
     stack = Stack(App(), "Test")
     bucket = LifecycleScriptsBucket(stack, "Scripts", props=LifecycleScriptsBucketProps(
-        bucket_name="sagemaker-hpk-dev-111122223333-us-east-1", scripts_dir=str(scripts)))
+        bucket_name="sagemaker-hpk-dev-111122223333-us-east-1", scripts_dir=str(scripts),
+        generated_files={"provisioning.env": "MOVE_DATA_ROOTS=true\n"}))
     return bucket, Template.from_stack(stack)
 
 
@@ -44,8 +45,9 @@ def test_bucket_policy_denies_plain_http(built):
 def test_scripts_are_copied_under_the_prefix(built):
     bucket, template = built
     template.resource_count_is("Custom::LifecycleScripts", 1)
-    template.has_resource_properties("Custom::LifecycleScripts", {"DestinationPrefix": "lifecycle-scripts",
-                                                                  "SourceKey": Match.string_like_regexp(r"\.zip$")})
+    template.has_resource_properties("Custom::LifecycleScripts", {
+        "DestinationPrefix": "lifecycle-scripts", "SourceKey": Match.string_like_regexp(r"\.zip$"),
+        "GeneratedFiles": {"provisioning.env": "MOVE_DATA_ROOTS=true\n"}})
     assert bucket.source_s3_uri == "s3://sagemaker-hpk-dev-111122223333-us-east-1/lifecycle-scripts/"
 
 
@@ -74,3 +76,9 @@ def test_bad_props_raise(tmp_path, name, prefix, message):
     with pytest.raises(ValueError, match=message):
         LifecycleScriptsBucket(Stack(App(), "Test"), "Scripts", props=LifecycleScriptsBucketProps(
             bucket_name=name, scripts_dir=str(tmp_path), key_prefix=prefix))
+
+
+def test_generated_file_outside_the_prefix_raises(tmp_path):
+    with pytest.raises(ValueError, match="generated file name '../x.env' must be a relative path"):
+        LifecycleScriptsBucket(Stack(App(), "Test"), "Scripts", props=LifecycleScriptsBucketProps(
+            bucket_name="sagemaker-ok", scripts_dir=str(tmp_path), generated_files={"../x.env": "X=1"}))

@@ -54,3 +54,10 @@ def test_delete_keeps_the_scripts():
     event = {"RequestType": "Delete", "PhysicalResourceId": "s3://b/p/",
              "ResourceProperties": {"DestinationBucket": "b", "DestinationPrefix": "p"}}
     assert handler.on_event(event) == {"PhysicalResourceId": "s3://b/p/"}
+
+
+def test_generated_files_join_the_folder_and_may_not_replace_a_script():
+    files = handler.with_generated({"on_create.sh": b"x"}, {"provisioning.env": "A=1\n"})
+    assert files == {"on_create.sh": b"x", "provisioning.env": b"A=1\n"}
+    with pytest.raises(handler.ScriptsSyncError, match="on_create.sh is both in lifecycle_scripts/ and written by the kit"):
+        handler.with_generated({"on_create.sh": b"x"}, {"on_create.sh": "y"})

@@ -136,6 +136,15 @@ class HelmChart(_Model):
     """Which components of the chart are installed."""
 
 
+class Lifecycle(_Model):
+    """Settings of the node lifecycle scripts, written next to them as provisioning.env."""
+
+    move_data_roots: Bool = True
+    """Keep containerd's and kubelet's data on the secondary EBS volume (/opt/sagemaker), not the root volume."""
+    extra_packages: tuple[Annotated[Str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9+._-]{0,99}$")], ...] = ()
+    """OS packages installed on every node (dnf or apt-get); only missing ones are installed."""
+
+
 class HyperPod(_Model):
     cluster_name: Str | None = None
     """HyperPod cluster name. Default: hyperpod-<environment>. Changing it replaces the cluster."""
@@ -145,6 +154,8 @@ class HyperPod(_Model):
     """Instance groups of the cluster (1-100)."""
     helm_chart: HelmChart = HelmChart()
     """The HyperPod dependency Helm chart, installed into kube-system before the cluster is created."""
+    lifecycle: Lifecycle = Lifecycle()
+    """Optional steps of the lifecycle scripts every node runs when it is created or replaced."""
 
 
 class TaskGovernance(_Model):

@@ -3,6 +3,7 @@ and the HyperPod cluster: stateful, changed when the cluster's shape changes, no
 
 from __future__ import annotations
 
+import shlex
 from typing import Any
 
 from aws_cdk import CfnOutput, Fn, Stack
@@ -18,9 +19,20 @@ from hyperpod_constructs.hyperpod_network import HyperPodNetwork
 from hyperpod_constructs.lifecycle_scripts_bucket import LifecycleScriptsBucket, LifecycleScriptsBucketProps
 
 
+PROVISIONING_ENV = "provisioning.env"
+
+
 def lifecycle_bucket_name(config: KitConfig) -> str:
     """Unique per account, region and environment; sagemaker- so the managed instance policy reaches it."""
     return f"sagemaker-hpk-{config.environment}-{config.account}-{config.region}"
+
+
+def provisioning_env(config: KitConfig) -> str:
+    """lifecycle_scripts/lib/common.sh reads this file (shell assignments, values quoted)."""
+    lifecycle = config.hyperpod.lifecycle
+    return (f"# Written by hyperpod-kit from the {config.environment} config (hyperpod.lifecycle).\n"
+            f"MOVE_DATA_ROOTS={'true' if lifecycle.move_data_roots else 'false'}\n"
+            f"EXTRA_PACKAGES={shlex.quote(' '.join(lifecycle.extra_packages))}\n")
 
 
 def hyperpod_cluster_name(config: KitConfig) -> str:
@@ -55,7 +67,8 @@ class ClusterStack(Stack):
             admin_principals=config.eks.admin_principals,
         ))
         scripts = LifecycleScriptsBucket(self, "LifecycleScripts", props=LifecycleScriptsBucketProps(
-            bucket_name=lifecycle_bucket_name(config), scripts_dir=scripts_dir))
+            bucket_name=lifecycle_bucket_name(config), scripts_dir=scripts_dir,
+            generated_files={PROVISIONING_ENV: provisioning_env(config)}))
         role = HyperPodExecutionRole(self, "ExecutionRole", props=HyperPodExecutionRoleProps(
             vpc_id=network.vpc_id, eks_cluster_arn=eks.cluster_arn, eks_cluster_name=eks.cluster_name,
             lifecycle_bucket_arn=scripts.bucket_arn))

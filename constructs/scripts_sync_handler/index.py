@@ -1,5 +1,6 @@
-"""Custom resource handler: copy the lifecycle scripts asset (a zip CDK uploaded) into the lifecycle
-bucket, file by file under a prefix, and delete what is under the prefix but no longer in the zip.
+"""Custom resource handler: copy the lifecycle scripts asset (a zip CDK uploaded) and the files the kit
+generates from config into the lifecycle bucket, file by file under a prefix, and delete what is under
+the prefix but no longer in either.
 
 Nodes then run exactly the repository's set of scripts. On stack deletion the scripts stay: the
 bucket is retained, and a cluster that outlives the stack still needs them to replace nodes.
@@ -30,7 +31,7 @@ def on_event(event: dict[str, Any], _context: Any = None) -> dict[str, Any]:
 
     s3 = boto3.client("s3")
     archive = s3.get_object(Bucket=props["SourceBucket"], Key=props["SourceKey"])["Body"].read()
-    files = read_archive(archive)
+    files = with_generated(read_archive(archive), props.get("GeneratedFiles") or {})
     existing = list_keys(s3, bucket, prefix)
     uploads, deletes = plan(files, existing, prefix)
     for key, body in uploads.items():
@@ -56,6 +57,15 @@ def read_archive(archive: bytes) -> dict[str, bytes]:
             return {name: zipped.read(name) for name in names}
     except zipfile.BadZipFile as err:
         raise ScriptsSyncError(f"the scripts asset is not a zip file: {err}") from err
+
+
+def with_generated(files: dict[str, bytes], generated: dict[str, str]) -> dict[str, bytes]:
+    """The folder's files plus the ones the kit writes from config; a clash is an error, not an override."""
+    clash = sorted(set(files) & set(generated))
+    if clash:
+        raise ScriptsSyncError(f"{', '.join(clash)} is both in lifecycle_scripts/ and written by the kit; "
+                               "remove it from the folder")
+    return {**files, **{name: text.encode() for name, text in generated.items()}}
 
 
 def plan(files: dict[str, bytes], existing: list[str], prefix: str) -> tuple[dict[str, bytes], list[str]]:
