@@ -29,7 +29,7 @@ node_modules/.installed: package.json package-lock.json
 
 $(SHELLCHECK):
 	rm -rf .tools/shellcheck .tools/deb && mkdir -p .tools/deb
-	cd .tools/deb && apt-get download --quiet $(SHELLCHECK_DEB)
+	cd .tools/deb && { apt-get download --quiet $(SHELLCHECK_DEB) || { apt-get update --quiet && apt-get download --quiet $(SHELLCHECK_DEB); }; }
 	dpkg-deb -x .tools/deb/shellcheck_*.deb .tools/shellcheck
 	rm -rf .tools/deb
 	$(SHELLCHECK) --version
