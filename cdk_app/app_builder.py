@@ -9,6 +9,7 @@ from cdk_nag import AwsSolutionsChecks
 
 from cdk_app.config.model import KitConfig
 from cdk_app.stacks.cluster_stack import ClusterStack
+from cdk_app.stacks.governance_stack import GovernanceStack
 from cdk_app.stacks.network_stack import NetworkStack
 
 LIFECYCLE_SCRIPTS_DIR = Path(__file__).resolve().parent.parent / "lifecycle_scripts"
@@ -26,9 +27,13 @@ def build_app(app: App, config: KitConfig) -> None:
     network = NetworkStack(app, f"{prefix}-network", config=config, env=env,
                            description=f"hyperpod-kit {config.environment}: VPC, subnets and node security group")
     # The cluster stack references the network's outputs, which makes it deploy after the network.
-    ClusterStack(app, f"{prefix}-cluster", config=config, network=network.network,
+    cluster = ClusterStack(app, f"{prefix}-cluster", config=config, network=network.network,
                            scripts_dir=str(LIFECYCLE_SCRIPTS_DIR), env=env,
                            description=f"hyperpod-kit {config.environment}: EKS, HyperPod dependencies, "
                                        "lifecycle scripts, execution role and the HyperPod cluster")
+    GovernanceStack(app, f"{prefix}-governance", config=config, eks_cluster_name=cluster.eks.cluster_name,
+                    hyperpod_cluster_arn=cluster.hyperpod.cluster_arn, env=env,
+                    description=f"hyperpod-kit {config.environment}: task governance, team quotas and access, "
+                                "observability")
     Tags.of(app).add("hyperpod-kit:environment", config.environment)
     Validations.of(app).add_plugins(AwsSolutionsChecks(app))

@@ -94,7 +94,7 @@ def normalised(path: Path) -> dict:
 
 
 @pytest.mark.parametrize("env_name", ENVIRONMENTS)
-@pytest.mark.parametrize("stack", ["network", "cluster"])
+@pytest.mark.parametrize("stack", ["network", "cluster", "governance"])
 def test_template_matches_snapshot(assemblies, env_name, stack, snapshot):
     """Review a change with `pytest tests/test_synth.py --snapshot-update` and read the diff."""
     path = assemblies[env_name] / f"HyperPod-{env_name}-{stack}.template.json"

@@ -222,6 +222,16 @@ class SharedPool(_Model):
     """The pool lends its quota to every team that borrows."""
 
 
+class Observability(_Model):
+    enabled: Bool = True
+    """Install the amazon-cloudwatch-observability EKS add-on (Container Insights)."""
+    kueue_metrics: Bool = True
+    """Collect Kueue metrics (queue depth, admitted and pending workloads per team) into Container Insights."""
+    addon_version: Annotated[Str, Field(pattern=r"^v[0-9]+\.[0-9]+\.[0-9]+-eksbuild\.[0-9]+$")] | None = None
+    """Version of the amazon-cloudwatch-observability add-on (Kueue metrics need v2.4.0-eksbuild.1 or later).
+    Default: the version EKS picks for the cluster's Kubernetes version."""
+
+
 class KitConfig(_Model):
     """One environment of hyperpod-kit."""
 
@@ -247,3 +257,5 @@ class KitConfig(_Model):
     """Teams and their compute allocations."""
     shared_pool: SharedPool | None = None
     """A team that holds the capacity the other teams leave unreserved and lends it to all."""
+    observability: Observability = Observability()
+    """CloudWatch Container Insights with Kueue metrics."""

@@ -55,6 +55,7 @@ CODES: dict[str, str] = {
     "HPK304": "two priority classes have the same weight (their order is undefined)",
     "HPK305": "task governance add-on older than v1.2.2-eksbuild.1 (no topology-aware scheduling)",
     "HPK306": "task governance add-on v1.3.x cannot be updated in place to v1.5 or later",
+    "HPK307": "observability add-on older than v2.4.0-eksbuild.1 cannot collect Kueue metrics",
     # Teams.
     "HPK401": "team name is not allowed",
     "HPK402": "two teams (or a team and the shared pool) have the same name",

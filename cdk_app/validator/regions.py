@@ -27,3 +27,12 @@ def _cluster_instance_types() -> dict[str, frozenset[str]]:
 def hyperpod_instance_types(region: str) -> frozenset[str] | None:
     """HyperPod instance types offered in `region`, or None when cfn-lint has no list for it."""
     return _cluster_instance_types().get(region)
+
+
+@lru_cache(maxsize=None)
+def cloudformation_types(region: str) -> frozenset[str]:
+    """Resource types CloudFormation offers in `region` (cfn-lint's provider data); empty if unknown."""
+    path = _cfnlint_data() / "schemas" / "providers" / f"{region}.json"
+    if not path.is_file():
+        return frozenset()
+    return frozenset(json.loads(path.read_text()))

@@ -247,6 +247,14 @@ def check_cluster_policy(config: KitConfig, report: Reporter) -> None:
                        "install v1.4 or later now, or plan to delete and recreate the add-on (README: upgrading)")
 
 
+def check_observability(config: KitConfig, report: Reporter) -> None:
+    obs = config.observability
+    if obs.enabled and obs.kueue_metrics and obs.addon_version and _version(obs.addon_version) < (2, 4, 0):
+        report.error("HPK307", ("observability", "addon_version"),
+                     f"amazon-cloudwatch-observability {obs.addon_version} cannot collect Kueue metrics",
+                     "use v2.4.0-eksbuild.1 or later, or set kueue_metrics: false")
+
+
 def check_teams(config: KitConfig, report: Reporter) -> None:
     class_names = {c.name for c in config.cluster_policy.priority_classes}
     names: list[tuple[PathKey, str]] = []
@@ -397,6 +405,7 @@ RULES: tuple[Rule, ...] = (
     check_instance_groups,
     check_helm_chart,
     check_cluster_policy,
+    check_observability,
     check_teams,
     check_capacity,
 )

@@ -1,0 +1,116 @@
+"""Stack holding what admins edit most: the task-governance add-on, the cluster policy, one compute
+allocation per team (and the shared pool), team access and observability. A quota edit changes this
+stack only; the network and cluster stacks stay byte-identical (tests/test_app.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_cdk import CfnOutput, Stack, aws_eks_v2 as eks, aws_iam as iam
+from constructs import Construct
+
+from cdk_app.config.model import DEFAULT_BORROW_LIMIT, KitConfig, QuotaEntry, SharedPool, Team
+from cdk_app.validator.capacity import shared_pool_quota
+from cdk_app.validator.regions import cloudformation_types
+from hyperpod_constructs.nag_acknowledgements import acknowledge, managed_policy
+from hyperpod_constructs.sagemaker_governance_resource import (
+    SageMakerGovernanceResource,
+    SageMakerGovernanceResourceProps,
+)
+from hyperpod_constructs.team_access import TeamAccess, TeamAccessProps
+
+TASK_GOVERNANCE_ADDON = "amazon-sagemaker-hyperpod-taskgovernance"
+OBSERVABILITY_ADDON = "amazon-cloudwatch-observability"
+
+
+def quota_resource(entry: QuotaEntry) -> dict[str, Any]:
+    fields = {"Count": entry.count, "Accelerators": entry.accelerators, "VCpu": entry.vcpu,
+              "MemoryInGiB": entry.memory_gib}
+    return {"InstanceType": entry.instance_type, **{k: v for k, v in fields.items() if v is not None}}
+
+
+def quota_parameters(config: KitConfig, cluster_arn: str, team: Team | SharedPool,
+                     quota: tuple[QuotaEntry, ...] | list[QuotaEntry]) -> dict[str, Any]:
+    """ComputeQuota properties (= CreateComputeQuota request) of one team or the shared pool."""
+    sharing: dict[str, Any] = {"Strategy": team.sharing_strategy}
+    if team.sharing_strategy == "LendAndBorrow":
+        sharing["BorrowLimit"] = getattr(team, "borrow_limit", None) or DEFAULT_BORROW_LIMIT
+    return {
+        "Name": f"{config.environment}-{team.name}",
+        "ClusterArn": cluster_arn,
+        "ActivationState": "Enabled" if getattr(team, "enabled", True) else "Disabled",
+        "ComputeQuotaConfig": {
+            "ComputeQuotaResources": [quota_resource(entry) for entry in quota],
+            "ResourceSharingConfig": sharing,
+            "PreemptTeamTasks": getattr(team, "preempt_team_tasks", "LowerPriority"),
+        },
+        "ComputeQuotaTarget": {"TeamName": team.name, "FairShareWeight": team.fair_share_weight},
+    }
+
+
+def policy_parameters(config: KitConfig, cluster_arn: str) -> dict[str, Any]:
+    policy = config.cluster_policy
+    scheduler: dict[str, Any] = {"FairShare": policy.fair_share, "IdleResourceSharing": policy.idle_resource_sharing}
+    if policy.priority_classes:
+        scheduler["PriorityClasses"] = [{"Name": c.name, "Weight": c.weight} for c in policy.priority_classes]
+    return {"Name": f"{config.environment}-policy", "ClusterArn": cluster_arn, "SchedulerConfig": scheduler}
+
+
+class GovernanceStack(Stack):
+    def __init__(self, scope: Construct, construct_id: str, *, config: KitConfig, eks_cluster_name: str,
+                 hyperpod_cluster_arn: str, **kwargs: Any) -> None:
+        super().__init__(scope, construct_id, **kwargs)
+        types = cloudformation_types(config.region)
+        cluster = eks.Cluster.from_cluster_attributes(self, "Eks", cluster_name=eks_cluster_name)
+
+        # Kueue comes from this add-on, which needs the HyperPod cluster (this stack deploys after it).
+        addon = eks.Addon(self, "TaskGovernance", cluster=cluster, addon_name=TASK_GOVERNANCE_ADDON,
+                          addon_version=config.task_governance.addon_version, preserve_on_delete=False)
+        policy = SageMakerGovernanceResource(self, "ClusterPolicy", props=SageMakerGovernanceResourceProps(
+            kind="ClusterSchedulerConfig", parameters=policy_parameters(config, hyperpod_cluster_arn),
+            native="AWS::SageMaker::ClusterSchedulerConfig" in types))
+        policy.node.add_dependency(addon)
+
+        native_quota = "AWS::SageMaker::ComputeQuota" in types
+        allocations = [(team, team.quota) for team in config.teams]
+        if config.shared_pool is not None:
+            allocations.append((config.shared_pool, shared_pool_quota(config)))
+        for team, quota in allocations:
+            allocation = SageMakerGovernanceResource(self, f"Quota-{team.name}", props=SageMakerGovernanceResourceProps(
+                kind="ComputeQuota", parameters=quota_parameters(config, hyperpod_cluster_arn, team, quota),
+                native=native_quota))
+            allocation.node.add_dependency(policy)
+
+        for team in config.teams:
+            if team.principals:
+                access = TeamAccess(self, f"Team-{team.name}", props=TeamAccessProps(
+                    cluster=cluster, team=team.name, principals=team.principals))
+                CfnOutput(self, f"TeamRole{''.join(p.title() for p in team.name.split('-'))}", value=access.role.role_arn)
+
+        if config.observability.enabled:
+            self._observability(config, cluster)
+        CfnOutput(self, "ClusterPolicyArn", value=policy.arn)
+
+    def _observability(self, config: KitConfig, cluster: eks.ICluster) -> None:
+        role = iam.Role(self, "CloudWatchAgentRole",
+                        assumed_by=iam.ServicePrincipal("pods.eks.amazonaws.com").with_session_tags(),
+                        managed_policies=[iam.ManagedPolicy.from_aws_managed_policy_name("CloudWatchAgentServerPolicy")],
+                        description="CloudWatch agent of the observability add-on (EKS Pod Identity)")
+        acknowledge(role, {managed_policy("CloudWatchAgentServerPolicy"):
+                           "the CloudWatch agent's documented policy; it writes metrics and logs only"})
+        metrics: dict[str, Any] = {"enhanced_container_insights": True}
+        if config.observability.kueue_metrics:
+            metrics["kueue_container_insights"] = True
+        eks.CfnAddon(
+            self, "Observability", cluster_name=cluster.cluster_name, addon_name=OBSERVABILITY_ADDON,
+            addon_version=config.observability.addon_version, resolve_conflicts="OVERWRITE",
+            configuration_values=_json({"agent": {"config": {"logs": {"metrics_collected": {"kubernetes": metrics}}}}}),
+            pod_identity_associations=[eks.CfnAddon.PodIdentityAssociationProperty(
+                role_arn=role.role_arn, service_account="cloudwatch-agent")],
+        )
+
+
+def _json(value: Any) -> str:
+    import json
+
+    return json.dumps(value, sort_keys=True)
