@@ -32,7 +32,8 @@ def build_app(app: App, config: KitConfig) -> None:
                            description=f"hyperpod-kit {config.environment}: EKS, HyperPod dependencies, "
                                        "lifecycle scripts, execution role and the HyperPod cluster")
     GovernanceStack(app, f"{prefix}-governance", config=config, eks_cluster_name=cluster.eks.cluster_name,
-                    hyperpod_cluster_arn=cluster.hyperpod.cluster_arn, env=env,
+                    hyperpod_cluster_arn=cluster.hyperpod.cluster_arn,
+                    installer_service_token=cluster.installer_service_token, env=env,
                     description=f"hyperpod-kit {config.environment}: task governance, team quotas and access, "
                                 "observability")
     Tags.of(app).add("hyperpod-kit:environment", config.environment)

@@ -125,6 +125,8 @@ class HyperPodHelmRelease(Construct):
         # helm authenticates through the access entry, so it must exist before the first call.
         self.resource.node.add_dependency(self.access_entry)
         self.archive_sha256 = self.resource.get_att_string("ArchiveSha256")
+        # The same cluster-admin installer applies Kubernetes manifests (KubernetesManifests) for other stacks.
+        self.service_token = installer.service_token
 
 
 def _validate(props: HyperPodHelmReleaseProps) -> None:

@@ -1,6 +1,6 @@
-"""What a team's people may do on the cluster: an IAM role their principals assume, mapped by an EKS
-access entry to the EKS edit policy scoped to the team's namespace only (hyperpod-ns-<team>).
-Nothing cluster-wide: no other namespace, no cluster-scoped objects."""
+"""What a team's people may do on the cluster: an IAM role their principals assume, and an EKS access
+entry that maps it to the team's Kubernetes group and nothing else - no access policy, no cluster-wide
+rights. What the group may do is the namespaced Role bound to it (cdk_app/team_rbac.py)."""
 
 from __future__ import annotations
 
@@ -17,20 +17,20 @@ TEAM_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$")
 class TeamAccessProps:
     """Props of TeamAccess.
 
-    cluster: the EKS cluster - required.
+    cluster_name: the EKS cluster - required.
     team: team name, a DNS label of at most 40 characters - required.
     principals: IAM ARNs allowed to assume the team's role, at least one - required.
-    access_policy: EKS access policy granted in the namespace. Default AmazonEKSEditPolicy.
+    kubernetes_group: group the role maps to. Default hyperpod-team-<team>.
     """
 
-    cluster: eks.ICluster
+    cluster_name: str
     team: str
     principals: tuple[str, ...]
-    access_policy: str = "AmazonEKSEditPolicy"
+    kubernetes_group: str | None = None
 
 
 class TeamAccess(Construct):
-    """The team's role and its namespace-scoped access entry."""
+    """The team's role and its access entry."""
 
     def __init__(self, scope: Construct, construct_id: str, *, props: TeamAccessProps) -> None:
         super().__init__(scope, construct_id)
@@ -38,11 +38,10 @@ class TeamAccess(Construct):
             raise ValueError(f"team must be a DNS label of at most 40 characters, got {props.team!r}")
         if not props.principals:
             raise ValueError(f"team {props.team!r} needs at least one principal to assume its role")
-        self.namespace = f"hyperpod-ns-{props.team}"
-        self.role = iam.Role(self, "Role", assumed_by=iam.CompositePrincipal(*(iam.ArnPrincipal(p) for p in props.principals)),
-                             description=f"Submits jobs as team {props.team} in {self.namespace}")
-        self.access_entry = eks.AccessEntry(
-            self, "Access", cluster=props.cluster, principal=self.role.role_arn,
-            access_policies=[eks.AccessPolicy.from_access_policy_name(
-                props.access_policy, access_scope_type=eks.AccessScopeType.NAMESPACE, namespaces=[self.namespace])],
-        )
+        self.kubernetes_group = props.kubernetes_group or f"hyperpod-team-{props.team}"
+        self.role = iam.Role(self, "Role",
+                             assumed_by=iam.CompositePrincipal(*(iam.ArnPrincipal(p) for p in props.principals)),
+                             description=f"Submits jobs as team {props.team} in hyperpod-ns-{props.team}")
+        self.access_entry = eks.CfnAccessEntry(
+            self, "Access", cluster_name=props.cluster_name, principal_arn=self.role.role_arn,
+            kubernetes_groups=[self.kubernetes_group], type="STANDARD")

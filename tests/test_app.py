@@ -183,18 +183,29 @@ def test_team_quota_properties_and_shared_pool(apps):
         "ComputeQuotaConfig": {"ResourceSharingConfig": {"Strategy": prod.shared_pool.sharing_strategy}}})
 
 
-def test_team_access_is_confined_to_the_team_namespace(apps):
+def test_team_access_maps_to_the_team_group_only(apps):
     dev = apps["dev"]["HyperPod-dev-governance"]
     for team, principal in (("john", "TeamJohn"), ("smith", "TeamSmith")):
-        dev.has_resource_properties("AWS::EKS::AccessEntry", {"AccessPolicies": [{
-            "AccessScope": {"Type": "namespace", "Namespaces": [f"hyperpod-ns-{team}"]},
-            "PolicyArn": {"Fn::Join": ["", ["arn:", {"Ref": "AWS::Partition"},
-                                            ":eks::aws:cluster-access-policy/AmazonEKSEditPolicy"]]}}]})
+        dev.has_resource_properties("AWS::EKS::AccessEntry", {"KubernetesGroups": [f"hyperpod-team-{team}"],
+                                                              "Type": "STANDARD"})
         dev.has_resource_properties("AWS::IAM::Role", {"AssumeRolePolicyDocument": {"Statement": [
             {"Action": "sts:AssumeRole", "Effect": "Allow",
              "Principal": {"AWS": f"arn:aws:iam::111122223333:role/{principal}"}}]}})
     for entry in dev.find_resources("AWS::EKS::AccessEntry").values():
-        assert all(p["AccessScope"]["Type"] == "namespace" for p in entry["Properties"]["AccessPolicies"])
+        assert "AccessPolicies" not in entry["Properties"], "team rights come from the namespaced Role only"
+
+
+def test_team_rbac_is_applied_after_the_team_quota(apps):
+    dev = apps["dev"]["HyperPod-dev-governance"].to_json()["Resources"]
+    for team in ("john", "smith"):
+        [(rbac_id, rbac)] = [(k, v) for k, v in dev.items() if v["Type"] == "Custom::KubernetesManifests"
+                             and f'"team-{team}"' in json.dumps(v["Properties"]["Name"])]
+        [quota_id] = [k for k, v in dev.items() if v["Type"] == "AWS::SageMaker::ComputeQuota"
+                      and v["Properties"]["ComputeQuotaTarget"]["TeamName"] == team]
+        assert quota_id in rbac["DependsOn"]
+        manifests = json.loads(rbac["Properties"]["Manifests"])
+        assert {m["kind"] for m in manifests} == {"Role", "RoleBinding"}
+        assert {m["metadata"]["namespace"] for m in manifests} == {f"hyperpod-ns-{team}"}
 
 
 def test_observability_addon_collects_kueue_metrics(apps):

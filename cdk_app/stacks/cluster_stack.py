@@ -92,6 +92,7 @@ class ClusterStack(Stack):
         hyperpod.node.add_dependency(dependencies.resource, scripts.deployment, role.policy)
         self.eks = eks
         self.hyperpod = hyperpod
+        self.installer_service_token = dependencies.service_token
 
         outputs = {
             "EksClusterName": eks.cluster_name, "EksClusterArn": eks.cluster_arn,

@@ -10,8 +10,10 @@ from aws_cdk import CfnOutput, Stack, aws_eks_v2 as eks, aws_iam as iam
 from constructs import Construct
 
 from cdk_app.config.model import DEFAULT_BORROW_LIMIT, KitConfig, QuotaEntry, SharedPool, Team
+from cdk_app.team_rbac import team_group, team_manifests
 from cdk_app.validator.capacity import shared_pool_quota
 from cdk_app.validator.regions import cloudformation_types
+from hyperpod_constructs.kubernetes_manifests import KubernetesManifests, KubernetesManifestsProps
 from hyperpod_constructs.nag_acknowledgements import acknowledge, managed_policy
 from hyperpod_constructs.sagemaker_governance_resource import (
     SageMakerGovernanceResource,
@@ -58,7 +60,7 @@ def policy_parameters(config: KitConfig, cluster_arn: str) -> dict[str, Any]:
 
 class GovernanceStack(Stack):
     def __init__(self, scope: Construct, construct_id: str, *, config: KitConfig, eks_cluster_name: str,
-                 hyperpod_cluster_arn: str, **kwargs: Any) -> None:
+                 hyperpod_cluster_arn: str, installer_service_token: str, **kwargs: Any) -> None:
         super().__init__(scope, construct_id, **kwargs)
         types = cloudformation_types(config.region)
         cluster = eks.Cluster.from_cluster_attributes(self, "Eks", cluster_name=eks_cluster_name)
@@ -72,6 +74,7 @@ class GovernanceStack(Stack):
         policy.node.add_dependency(addon)
 
         native_quota = "AWS::SageMaker::ComputeQuota" in types
+        quotas: dict[str, SageMakerGovernanceResource] = {}
         allocations = [(team, team.quota) for team in config.teams]
         if config.shared_pool is not None:
             allocations.append((config.shared_pool, shared_pool_quota(config)))
@@ -80,11 +83,18 @@ class GovernanceStack(Stack):
                 kind="ComputeQuota", parameters=quota_parameters(config, hyperpod_cluster_arn, team, quota),
                 native=native_quota))
             allocation.node.add_dependency(policy)
+            quotas[team.name] = allocation
 
         for team in config.teams:
+            # The task-governance add-on creates hyperpod-ns-<team> with the team's quota; RBAC goes in after.
+            rbac = KubernetesManifests(self, f"Rbac-{team.name}", props=KubernetesManifestsProps(
+                service_token=installer_service_token, cluster_name=eks_cluster_name, name=f"team-{team.name}",
+                manifests=tuple(team_manifests(team.name))))
+            rbac.node.add_dependency(quotas[team.name])
             if team.principals:
                 access = TeamAccess(self, f"Team-{team.name}", props=TeamAccessProps(
-                    cluster=cluster, team=team.name, principals=team.principals))
+                    cluster_name=eks_cluster_name, team=team.name, principals=team.principals,
+                    kubernetes_group=team_group(team.name)))
                 CfnOutput(self, f"TeamRole{''.join(p.title() for p in team.name.split('-'))}", value=access.role.role_arn)
 
         if config.observability.enabled:

@@ -1,4 +1,5 @@
-"""Custom resource handler: install the HyperPod dependency Helm chart at a pinned revision.
+"""Custom resource handler: install the HyperPod dependency Helm chart at a pinned revision, and apply
+Kubernetes manifests (Kind "Manifests", e.g. team RBAC) - both need a cluster-admin kubeconfig.
 
 Runs in Lambda (Python runtime, helm from the kubectl layer at /opt/helm/helm), inside the VPC so it
 reaches a private EKS endpoint. Create and Update fetch the GitHub source archive of the pinned
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 HELM = os.environ.get("HELM_BINARY", "/opt/helm/helm")
+KUBECTL = os.environ.get("KUBECTL_BINARY", "/opt/kubectl/kubectl")
 ARCHIVE_URL = "https://codeload.github.com/{repository}/tar.gz/{revision}"
 CHART_PATH = "helm_chart/HyperPodHelmChart"
 MAX_ARCHIVE_BYTES = 512 * 1024 * 1024
@@ -41,6 +43,8 @@ class HelmReleaseError(Exception):
 
 def on_event(event: dict[str, Any], _context: Any = None) -> dict[str, Any]:
     props = event["ResourceProperties"]
+    if props.get("Kind") == "Manifests":
+        return on_manifests(event)
     physical_id = f"{props['ClusterName']}/{props['Namespace']}/{props['ReleaseName']}"
     with tempfile.TemporaryDirectory() as work:
         workdir = Path(work)
@@ -53,6 +57,50 @@ def on_event(event: dict[str, Any], _context: Any = None) -> dict[str, Any]:
         chart = extract_chart(archive, workdir / "src")
         install(props, chart, kubeconfig, workdir)
     return {"PhysicalResourceId": physical_id, "Data": {"ArchiveSha256": digest, "Revision": props["Revision"]}}
+
+
+def on_manifests(event: dict[str, Any]) -> dict[str, Any]:
+    """Apply the manifests (server-side), and delete those an update or a delete leaves out."""
+    props = event["ResourceProperties"]
+    physical_id = f"{props['ClusterName']}/manifests/{props['Name']}"
+    current = json.loads(props["Manifests"])
+    previous = json.loads(event.get("OldResourceProperties", {}).get("Manifests", "[]"))
+    request = event["RequestType"]
+    wanted = [] if request == "Delete" else current
+    gone = removed(current if request == "Delete" else previous, wanted)
+    with tempfile.TemporaryDirectory() as work:
+        workdir = Path(work)
+        kubeconfig = write_kubeconfig(workdir, props["ClusterName"], props["Region"])
+        if wanted:
+            apply_manifests(wanted, kubeconfig, workdir)
+        if gone:
+            delete_manifests(gone, kubeconfig, workdir)
+    return {"PhysicalResourceId": event.get("PhysicalResourceId", physical_id) if request == "Delete" else physical_id}
+
+
+def _identity(manifest: dict[str, Any]) -> tuple[str, str, str, str]:
+    meta = manifest.get("metadata", {})
+    return manifest["apiVersion"], manifest["kind"], meta.get("namespace", ""), meta["name"]
+
+
+def removed(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Objects in `before` that `after` no longer has (by apiVersion, kind, namespace and name)."""
+    kept = {_identity(m) for m in after}
+    return [m for m in before if _identity(m) not in kept]
+
+
+def apply_manifests(manifests: list[dict[str, Any]], kubeconfig: Path, workdir: Path) -> None:
+    path = workdir / "apply.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": manifests}))
+    run_tool(KUBECTL, ["apply", "--server-side", "--field-manager=hyperpod-kit", "--force-conflicts",
+                       "--kubeconfig", str(kubeconfig), "-f", str(path)], _helm_env(workdir), "kubectl apply")
+
+
+def delete_manifests(manifests: list[dict[str, Any]], kubeconfig: Path, workdir: Path) -> None:
+    path = workdir / "delete.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": manifests}))
+    run_tool(KUBECTL, ["delete", "--ignore-not-found", "--kubeconfig", str(kubeconfig), "-f", str(path)],
+             _helm_env(workdir), "kubectl delete")
 
 
 def download(url: str) -> bytes:
@@ -169,8 +217,12 @@ def _helm_env(workdir: Path) -> dict[str, str]:
 
 
 def run_helm(args: list[str], env: dict[str, str], what: str) -> str:
+    return run_tool(HELM, args, env, what)
+
+
+def run_tool(binary: str, args: list[str], env: dict[str, str], what: str) -> str:
     try:
-        result = subprocess.run([HELM, *args], env=env, capture_output=True, text=True, timeout=13 * 60, check=False)
+        result = subprocess.run([binary, *args], env=env, capture_output=True, text=True, timeout=13 * 60, check=False)
     except (OSError, subprocess.TimeoutExpired) as err:
         raise HelmReleaseError(f"{what} could not run: {err}") from err
     output = (result.stdout + result.stderr).strip()

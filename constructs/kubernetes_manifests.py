@@ -1,0 +1,43 @@
+"""Kubernetes objects applied to an EKS cluster at deploy time by the kit's installer function
+(helm_release_handler, Kind "Manifests"): server-side apply on create and update, objects an update
+leaves out are deleted, all of them are deleted with the resource."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from aws_cdk import CustomResource, Stack
+from constructs import Construct
+
+
+@dataclass(frozen=True)
+class KubernetesManifestsProps:
+    """Props of KubernetesManifests.
+
+    service_token: the installer's custom resource provider (HyperPodHelmRelease.service_token) - required.
+    cluster_name: EKS cluster to apply to - required.
+    name: name of this set, unique in the cluster - required.
+    manifests: Kubernetes objects, each with apiVersion, kind and metadata.name - required, at least one.
+    """
+
+    service_token: str
+    cluster_name: str
+    name: str
+    manifests: tuple[dict[str, Any], ...]
+
+
+class KubernetesManifests(Construct):
+    def __init__(self, scope: Construct, construct_id: str, *, props: KubernetesManifestsProps) -> None:
+        super().__init__(scope, construct_id)
+        if not props.manifests:
+            raise ValueError("manifests must hold at least one object")
+        for manifest in props.manifests:
+            if not {"apiVersion", "kind"} <= set(manifest) or not manifest.get("metadata", {}).get("name"):
+                raise ValueError(f"each manifest needs apiVersion, kind and metadata.name, got {manifest!r}")
+        self.resource = CustomResource(
+            self, "Resource", service_token=props.service_token, resource_type="Custom::KubernetesManifests",
+            properties={"Kind": "Manifests", "ClusterName": props.cluster_name, "Region": Stack.of(self).region,
+                        "Name": props.name, "Manifests": json.dumps(list(props.manifests), sort_keys=True)},
+        )
