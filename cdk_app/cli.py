@@ -69,6 +69,73 @@ def render_table(report: Report) -> str:
     return "\n".join(lines)
 
 
+@main.command()
+@click.argument("nodes", type=click.File("r"))
+@click.option("--format", "output_format", type=click.Choice(["mermaid", "table", "json"]), default="table",
+              show_default=True, help="Mermaid flowchart, a table of shared network nodes, or JSON.")
+def topology(nodes, output_format: str) -> None:
+    """Show which nodes share network nodes. NODES: `kubectl get nodes -o json` output, a file or - for stdin."""
+    from cdk_app import topology as topo
+
+    try:
+        parsed = topo.parse_nodes(nodes.read(), nodes.name)
+    except topo.TopologyInputError as err:
+        click.echo(str(err), err=True)
+        sys.exit(2)
+    except UnicodeDecodeError:
+        click.echo(f"{nodes.name}: not UTF-8 text; give the output of `kubectl get nodes -o json`", err=True)
+        sys.exit(2)
+    if output_format == "mermaid":
+        click.echo(topo.mermaid(parsed))
+    elif output_format == "json":
+        click.echo(json.dumps(topo.as_json(parsed), indent=2))
+    else:
+        click.echo(topo.table(parsed))
+
+
+@main.command()
+@click.option("--config", "config_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="The environment's config file.")
+@click.option("--team", required=True, help="Team that submits; the job goes to hyperpod-ns-<team>.")
+@click.option("--priority", required=True, help="Priority class of the cluster policy.")
+@click.option("--name", required=True, help="Job name (a DNS label).")
+@click.option("--image", required=True, help="Container image.")
+@click.option("--kind", type=click.Choice(["pytorchjob", "job"]), default="pytorchjob", show_default=True)
+@click.option("--instance-type", default=None, help="Default: the first type of the team's quota in the cluster.")
+@click.option("--nodes", type=int, default=1, show_default=True, help="Nodes (PyTorchJob: 1 master + workers).")
+@click.option("--accelerators", type=int, default=None, help="GPUs or Neuron devices per node. Default: all.")
+@click.option("--efa", type=int, default=0, show_default=True, help="EFA interfaces per node.")
+@click.option("--topology", type=click.Choice(["required", "preferred"]), default=None,
+              help="Keep the pods on one network node of --topology-layer.")
+@click.option("--topology-layer", type=int, default=3, show_default=True)
+@click.option("--auto-resume/--no-auto-resume", default=False, help="HyperPod restarts the job after node recovery.")
+@click.option("--max-retries", type=int, default=3, show_default=True)
+@click.argument("command", nargs=-1, required=True)
+def job(config_path: Path, team: str, priority: str, name: str, image: str, kind: str, instance_type: str | None,
+        nodes: int, accelerators: int | None, efa: int, topology: str | None, topology_layer: int,
+        auto_resume: bool, max_retries: int, command: tuple[str, ...]) -> None:
+    """Print a job manifest for the team's queue: hyperpod-kit job ... -- python train.py"""
+    import yaml
+
+    from cdk_app.job_templates import JobRequest, JobSpecError, render
+
+    report = check_file(config_path, str(config_path))
+    if report.unreadable or report.errors:
+        click.echo(render_table(report), err=True)
+        sys.exit(2 if report.unreadable else 1)
+    config = load_config(config_path, str(config_path)).config
+    request = JobRequest(team=team, priority=priority, name=name, image=image, command=command, kind=kind,
+                         instance_type=instance_type, nodes=nodes, accelerators_per_node=accelerators,
+                         efa_per_node=efa, topology=topology, topology_layer=topology_layer,
+                         auto_resume=auto_resume, max_retries=max_retries)
+    try:
+        manifest = render(config, request)
+    except JobSpecError as err:
+        click.echo(f"{config_path}: {err}", err=True)
+        sys.exit(1)
+    click.echo(yaml.safe_dump(manifest, sort_keys=False), nl=False)
+
+
 @main.command("chart-sha256")
 @click.option("--revision", default=None, help="Commit id. Default: the one CONFIG names, else the kit's pin.")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,

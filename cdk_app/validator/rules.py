@@ -87,7 +87,7 @@ def _group_zone(config: KitConfig, index: int) -> str:
     return config.hyperpod.instance_groups[index].availability_zone_id or config.availability_zone_ids[0]
 
 
-def _version(text: str) -> tuple[int, ...]:
+def version_tuple(text: str) -> tuple[int, ...]:
     return tuple(int(part) for part in re.findall(r"[0-9]+", text.split("-")[0]))
 
 
@@ -236,7 +236,7 @@ def check_cluster_policy(config: KitConfig, report: Reporter) -> None:
                            "give each class its own weight so their order is defined")
         else:
             first_with[cls.weight] = cls.name
-    version = _version(config.task_governance.addon_version)
+    version = version_tuple(config.task_governance.addon_version)
     if version < TOPOLOGY_ADDON_VERSION:
         report.warning("HPK305", ("task_governance", "addon_version"),
                        f"add-on {config.task_governance.addon_version} has no topology-aware scheduling",
@@ -249,7 +249,7 @@ def check_cluster_policy(config: KitConfig, report: Reporter) -> None:
 
 def check_observability(config: KitConfig, report: Reporter) -> None:
     obs = config.observability
-    if obs.enabled and obs.kueue_metrics and obs.addon_version and _version(obs.addon_version) < (2, 4, 0):
+    if obs.enabled and obs.kueue_metrics and obs.addon_version and version_tuple(obs.addon_version) < (2, 4, 0):
         report.error("HPK307", ("observability", "addon_version"),
                      f"amazon-cloudwatch-observability {obs.addon_version} cannot collect Kueue metrics",
                      "use v2.4.0-eksbuild.1 or later, or set kueue_metrics: false")

@@ -1,0 +1,123 @@
+"""Network topology of a HyperPod cluster's nodes, from `kubectl get nodes -o json`.
+
+EC2 labels each node with the network nodes above it: topology.k8s.aws/network-node-layer-1 (farthest)
+to -3 (closest; some types also have -4). Nodes that share the deepest layer are the closest; a job
+asks for that with kueue.x-k8s.io/podset-required-topology or podset-preferred-topology.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+LAYER_LABEL = "topology.k8s.aws/network-node-layer-{}"
+LAYERS = (1, 2, 3, 4)
+HEALTH_LABEL = "sagemaker.amazonaws.com/node-health-status"
+INSTANCE_TYPE_LABELS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
+ULTRASERVER_LABEL = "topology.k8s.aws/ultraserver-id"
+
+
+class TopologyInputError(Exception):
+    """Input that is not a node list; the message says what was expected."""
+
+
+@dataclass(frozen=True)
+class NodeInfo:
+    name: str
+    instance_type: str
+    health: str
+    layers: tuple[str, ...]  # network node ids, layer 1 first; empty without topology labels
+    ultraserver: str | None = None
+
+
+def parse_nodes(text: str, source: str = "input") -> list[NodeInfo]:
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise TopologyInputError(f"{source}: not JSON ({err.msg} at line {err.lineno}); "
+                                 "give the output of `kubectl get nodes -o json`") from err
+    if not isinstance(document, dict) or not isinstance(document.get("items"), list):
+        raise TopologyInputError(f"{source}: not a Kubernetes list; give the output of `kubectl get nodes -o json`")
+    nodes = []
+    for index, item in enumerate(document["items"]):
+        if not isinstance(item, dict) or item.get("kind", "Node") != "Node":
+            kind = item.get("kind") if isinstance(item, dict) else type(item).__name__
+            raise TopologyInputError(f"{source}: item {index} is a {kind}, not a Node; "
+                                     "give the output of `kubectl get nodes -o json`")
+        metadata = item.get("metadata") or {}
+        labels = metadata.get("labels") or {}
+        layers: list[str] = []
+        for layer in LAYERS:
+            value = labels.get(LAYER_LABEL.format(layer))
+            if value is None:
+                break
+            layers.append(value)
+        instance_type = next((labels[k] for k in INSTANCE_TYPE_LABELS if k in labels), "unknown")
+        nodes.append(NodeInfo(name=metadata.get("name", f"item-{index}"), instance_type=instance_type,
+                              health=labels.get(HEALTH_LABEL, "unknown"), layers=tuple(layers),
+                              ultraserver=labels.get(ULTRASERVER_LABEL)))
+    if not nodes:
+        raise TopologyInputError(f"{source}: the list has no nodes")
+    return nodes
+
+
+def _mermaid_id(prefix: str, value: str) -> str:
+    return prefix + "".join(c if c.isalnum() else "_" for c in value)
+
+
+def mermaid(nodes: list[NodeInfo]) -> str:
+    """flowchart: layer 1 -> layer 2 -> layer 3 (-> 4) -> node, each edge once."""
+    lines = ["flowchart TD"]
+    declared: set[str] = set()
+    edges: list[str] = []
+    for node in sorted(nodes, key=lambda n: (n.layers, n.name)):
+        chain = [(_mermaid_id(f"L{i + 1}_", nn), f"layer {i + 1}: {nn}") for i, nn in enumerate(node.layers)]
+        leaf = _mermaid_id("node_", node.name)
+        chain.append((leaf, f"{node.name}<br/>{node.instance_type}<br/>{node.health}"))
+        for ident, label in chain:
+            if ident not in declared:
+                declared.add(ident)
+                lines.append(f'  {ident}["{label}"]')
+        for (parent, _), (child, _) in zip(chain, chain[1:]):
+            edge = f"  {parent} --> {child}"
+            if edge not in edges:
+                edges.append(edge)
+    unlabeled = [n for n in nodes if not n.layers]
+    if unlabeled:
+        lines.append(f'  %% {len(unlabeled)} node(s) without topology labels: {", ".join(n.name for n in unlabeled)}')
+    return "\n".join(lines + edges)
+
+
+def groups(nodes: list[NodeInfo]) -> list[dict[str, Any]]:
+    """Nodes grouped by their deepest network node: the sets a required topology can pack together."""
+    by_layer: dict[tuple[str, ...], list[NodeInfo]] = {}
+    for node in nodes:
+        by_layer.setdefault(node.layers, []).append(node)
+    return [{"layers": list(key), "deepest_layer": len(key), "network_node": key[-1] if key else None,
+             "nodes": [{"name": n.name, "instance_type": n.instance_type, "health": n.health,
+                        **({"ultraserver": n.ultraserver} if n.ultraserver else {})}
+                       for n in sorted(members, key=lambda n: n.name)]}
+            for key, members in sorted(by_layer.items())]
+
+
+def table(nodes: list[NodeInfo]) -> str:
+    header = ("layer 1", "layer 2", "layer 3", "layer 4", "node", "instance type", "health")
+    rows = [tuple(list(n.layers) + ["-"] * (4 - len(n.layers))) + (n.name, n.instance_type, n.health)
+            for n in sorted(nodes, key=lambda n: (n.layers, n.name))]
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    lines = ["  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip() for r in [header, *rows]]
+    for group in groups(nodes):
+        if group["network_node"] and len(group["nodes"]) > 1:
+            lines.append(f"{len(group['nodes'])} nodes share layer-{group['deepest_layer']} network node "
+                         f"{group['network_node']}: {', '.join(n['name'] for n in group['nodes'])}")
+    unlabeled = [n.name for n in nodes if not n.layers]
+    if unlabeled:
+        lines.append(f"without topology labels (type not supported, or labels not yet set): {', '.join(unlabeled)}")
+    return "\n".join(lines)
+
+
+def as_json(nodes: list[NodeInfo]) -> dict[str, Any]:
+    return {"nodes": [{"name": n.name, "instance_type": n.instance_type, "health": n.health,
+                       "layers": list(n.layers), "ultraserver": n.ultraserver} for n in nodes],
+            "groups": groups(nodes)}

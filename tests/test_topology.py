@@ -1,0 +1,105 @@
+"""`hyperpod-kit topology`: grouping nodes by network node, on realistic node lists."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cdk_app.topology import TopologyInputError, as_json, mermaid, parse_nodes, table
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def node(name, layers, instance_type="ml.p5.48xlarge", health="Schedulable"):
+    labels = {"node.kubernetes.io/instance-type": instance_type, "sagemaker.amazonaws.com/node-health-status": health}
+    labels.update({f"topology.k8s.aws/network-node-layer-{i + 1}": nn for i, nn in enumerate(layers)})
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels}}
+
+
+# Seven p5 nodes under one layer-1 network node, two layer-2 nodes and four layer-3 nodes,
+# plus a CPU node without topology labels: the shape of the topology walkthrough.
+SEVEN = [
+    node("hyperpod-i-01", ["nn-1a", "nn-2a", "nn-3a"]), node("hyperpod-i-02", ["nn-1a", "nn-2a", "nn-3a"]),
+    node("hyperpod-i-03", ["nn-1a", "nn-2a", "nn-3b"]), node("hyperpod-i-04", ["nn-1a", "nn-2b", "nn-3c"]),
+    node("hyperpod-i-05", ["nn-1a", "nn-2b", "nn-3c"]), node("hyperpod-i-06", ["nn-1a", "nn-2b", "nn-3c"]),
+    node("hyperpod-i-07", ["nn-1a", "nn-2b", "nn-3d"], health="UnschedulablePendingReplacement"),
+]
+CPU = node("hyperpod-i-cpu", [], instance_type="ml.m7i.4xlarge")
+
+
+def kubectl_list(items):
+    return json.dumps({"apiVersion": "v1", "kind": "List", "items": items})
+
+
+def test_groups_by_deepest_network_node():
+    nodes = parse_nodes(kubectl_list(SEVEN + [CPU]))
+    grouped = {g["network_node"]: [n["name"] for n in g["nodes"]] for g in as_json(nodes)["groups"]}
+    assert grouped == {"nn-3a": ["hyperpod-i-01", "hyperpod-i-02"], "nn-3b": ["hyperpod-i-03"],
+                       "nn-3c": ["hyperpod-i-04", "hyperpod-i-05", "hyperpod-i-06"], "nn-3d": ["hyperpod-i-07"],
+                       None: ["hyperpod-i-cpu"]}
+
+
+def test_mermaid_is_a_tree_layer_by_layer():
+    text = mermaid(parse_nodes(kubectl_list(SEVEN + [CPU])))
+    lines = text.splitlines()
+    assert lines[0] == "flowchart TD"
+    edges = [tuple(re.fullmatch(r"\s+(\S+) --> (\S+)", line).groups()) for line in lines if "-->" in line]
+    declared = {re.match(r"\s+(\S+)\[", line).group(1) for line in lines if re.match(r"\s+\S+\[\"", line)}
+    assert all(a in declared and b in declared for a, b in edges)
+    assert len(edges) == len(set(edges))
+    parents: dict[str, str] = {}
+    for parent, child in edges:
+        assert child not in parents, f"{child} has two parents"
+        parents[child] = parent
+    assert {c for c in parents if c.startswith("L2_")} == {"L2_nn_2a", "L2_nn_2b"}
+    assert all(parents[c] == "L1_nn_1a" for c in parents if c.startswith("L2_"))
+    assert parents["node_hyperpod_i_05"] == "L3_nn_3c" and parents["L3_nn_3c"] == "L2_nn_2b"
+    assert "UnschedulablePendingReplacement" in text
+    assert "1 node(s) without topology labels: hyperpod-i-cpu" in text
+
+
+def test_table_names_shared_network_nodes_and_unlabelled_nodes():
+    text = table(parse_nodes(kubectl_list(SEVEN + [CPU])))
+    assert "3 nodes share layer-3 network node nn-3c: hyperpod-i-04, hyperpod-i-05, hyperpod-i-06" in text
+    assert "without topology labels (type not supported, or labels not yet set): hyperpod-i-cpu" in text
+    assert "ml.m7i.4xlarge" in text
+
+
+def test_fourth_layer_is_shown_where_present():
+    nodes = parse_nodes(kubectl_list([node("a", ["x1", "x2", "x3", "x4"], "ml.p6e-gb200.36xlarge"),
+                                      node("b", ["x1", "x2", "x3", "x4"], "ml.p6e-gb200.36xlarge")]))
+    assert as_json(nodes)["groups"][0]["deepest_layer"] == 4
+    assert "L4_x4 --> node_a" in mermaid(nodes)
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("not json", "not JSON"),
+    (json.dumps({"kind": "Node"}), "not a Kubernetes list"),
+    (kubectl_list([{"kind": "Pod", "metadata": {"name": "p"}}]), "item 0 is a Pod, not a Node"),
+    (kubectl_list([]), "has no nodes"),
+])
+def test_bad_input_is_named(text, message):
+    with pytest.raises(TopologyInputError, match=message):
+        parse_nodes(text, "nodes.json")
+
+
+def test_cli_reads_stdin_and_reports_bad_input_without_traceback(tmp_path):
+    run = lambda *args, **kw: subprocess.run([sys.executable, "-m", "cdk_app", "topology", *args], cwd=ROOT,
+                                             capture_output=True, text=True, **kw)
+    good = run("-", "--format", "mermaid", input=kubectl_list(SEVEN))
+    assert good.returncode == 0 and good.stdout.startswith("flowchart TD")
+    as_json_out = run("-", "--format", "json", input=kubectl_list(SEVEN))
+    assert len(json.loads(as_json_out.stdout)["nodes"]) == 7
+    bad = tmp_path / "pods.json"
+    bad.write_text(kubectl_list([{"kind": "Pod", "metadata": {"name": "p"}}]))
+    result = run(str(bad))
+    assert result.returncode == 2 and "not a Node" in result.stderr and "Traceback" not in result.stderr
+    binary = tmp_path / "x.bin"
+    binary.write_bytes(b"\xff\xfe\x00")
+    result = run(str(binary))
+    assert result.returncode == 2 and "Traceback" not in result.stderr
