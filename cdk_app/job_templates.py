@@ -20,6 +20,8 @@ from cdk_app.validator.rules import version_tuple
 # Instance families whose nodes carry topology.k8s.aws/network-node-layer-* labels.
 TOPOLOGY_FAMILIES = ("p3dn", "p4d", "p4de", "p5", "p5e", "p5en", "p6e-gb200", "trn1", "trn1n", "trn2", "trn2u")
 MIN_TOPOLOGY_ADDON = (1, 2, 2)
+# Maximum EFA interfaces, only where public AWS documentation states it; other types are not checked.
+EFA_MAXIMUM = {"ml.p5.48xlarge": 32, "ml.p5e.48xlarge": 32, "ml.trn1.32xlarge": 8, "ml.trn1n.32xlarge": 16}
 GPU_RESOURCE = {"nvidia-gpu": "nvidia.com/gpu", "aws-trainium": "aws.amazon.com/neuron"}
 
 
@@ -73,6 +75,9 @@ def check(config: KitConfig, request: JobRequest) -> str:
         raise JobSpecError(f"--accelerators {wanted} per node is more than one {instance_type} has ({spec.accelerators})")
     if request.efa_per_node < 0:
         raise JobSpecError(f"--efa must be 0 or more, got {request.efa_per_node}")
+    if request.efa_per_node > EFA_MAXIMUM.get(instance_type, request.efa_per_node):
+        raise JobSpecError(f"--efa {request.efa_per_node} per node is more than one {instance_type} has "
+                           f"({EFA_MAXIMUM[instance_type]})")
     if request.topology is not None:
         if _family(instance_type) not in TOPOLOGY_FAMILIES:
             raise JobSpecError(f"--topology: {instance_type} nodes have no topology labels; supported families: "

@@ -70,6 +70,7 @@ def test_batch_job_is_valid_for_the_cluster_kubernetes_version():
     ({"accelerators_per_node": 16}, "--accelerators 16 per node is more than one ml.p5.48xlarge has \\(8\\)"),
     ({"instance_type": "ml.m7i.4xlarge", "accelerators_per_node": 0}, "--topology: ml.m7i.4xlarge nodes have no topology labels"),
     ({"nodes": 0}, "--nodes must be at least 1"),
+    ({"efa_per_node": 33}, "--efa 33 per node is more than one ml.p5.48xlarge has \\(32\\)"),
 ])
 def test_refusals_name_the_option(change, message):
     with pytest.raises(JobSpecError, match=message):
