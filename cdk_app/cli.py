@@ -23,17 +23,57 @@ def main() -> None:
 @click.argument("configs", nargs=-1, required=True, type=click.Path(dir_okay=True, path_type=Path))
 @click.option("--format", "output_format", type=click.Choice(["table", "json"]), default="table",
               show_default=True, help="Human table or machine-readable JSON.")
-def validate(configs: tuple[Path, ...], output_format: str) -> None:
+@click.option("--live", is_flag=True, help="Also read the deployed cluster, quotas, policy and add-on (read-only).")
+@click.option("--profile", default=None, help="AWS profile for --live. Default: the usual credential chain.")
+def validate(configs: tuple[Path, ...], output_format: str, live: bool, profile: str | None) -> None:
     """Check CONFIG files before anything is deployed.
 
-    Exit status: 0 valid (warnings allowed), 1 policy or shape errors, 2 a file could not be read.
+    Exit status: 0 valid (warnings allowed), 1 policy or shape errors, 2 a file (or, with --live, the
+    account) could not be read.
     """
     reports = [check_file(path, str(path)) for path in configs]
+    sections: list[dict[str, object]] = []
+    if live:
+        for report, path in zip(reports, configs):
+            if not report.unreadable:
+                sections.append(live_check(report, path, profile))
     if output_format == "json":
-        click.echo(json.dumps(reports_json(reports), indent=2))
+        document = reports_json(reports)
+        if live:
+            document["live"] = sections
+            document["ok"] = document["ok"] and all(r.ok for r in reports)
+        click.echo(json.dumps(document, indent=2))
     else:
         click.echo("\n\n".join(render_table(report) for report in reports))
-    sys.exit(max(report.exit_code for report in reports))
+    codes = [report.exit_code for report in reports]
+    if any(s.get("error") for s in sections):
+        codes.append(2)
+    sys.exit(max(codes))
+
+
+def live_check(report: Report, path: Path, profile: str | None) -> dict[str, object]:
+    """Run the live checks for one config; their findings join the report."""
+    import boto3
+    from botocore.config import Config
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    from cdk_app.live import RETRIES, LiveAccessError, compare, gather
+    from cdk_app.validator.findings import Finding, Severity
+
+    loaded = load_config(path, str(path))
+    config = loaded.config
+    try:
+        session = boto3.session.Session(profile_name=profile, region_name=config.region)
+        retry = Config(retries=RETRIES)
+        state = gather(config, session.client("sagemaker", config=retry), session.client("eks", config=retry))
+    except (LiveAccessError, BotoCoreError, ClientError) as err:  # a finding, never a traceback
+        message = str(err) if isinstance(err, LiveAccessError) else f"{type(err).__name__}: {err}"
+        report.findings.append(Finding("HPK606", Severity.ERROR, report.file, 1, 1, "", f"live check: {message}",
+                                       "fix access and run again; the offline findings above still hold"))
+        return {"file": report.file, "environment": report.environment, "error": message}
+    result = compare(config, loaded.source, state)
+    report.findings.extend(result.findings)
+    return {"file": report.file, "environment": report.environment, **result.section}
 
 
 def reports_json(reports: list[Report]) -> dict[str, object]:

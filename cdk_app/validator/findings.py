@@ -72,6 +72,13 @@ CODES: dict[str, str] = {
     "HPK503": "capacity no team can use while it is idle",
     "HPK504": "the shared pool would be negative: other teams already exceed capacity",
     "HPK505": "the shared pool would be empty: other teams already reserve all capacity",
+    # Live checks (validate --live).
+    "HPK601": "a compute quota on the deployed cluster was made outside the kit",
+    "HPK602": "an instance group's live instance count differs from the config",
+    "HPK603": "quotas on the deployed cluster exceed its live capacity",
+    "HPK604": "the deployed cluster policy differs from the config",
+    "HPK605": "the deployed task-governance add-on version differs from the config",
+    "HPK606": "the account could not be read (credentials, permission, cluster not found, throttling)",
 }
 
 
