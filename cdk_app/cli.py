@@ -34,9 +34,9 @@ def validate(configs: tuple[Path, ...], output_format: str, live: bool, profile:
     reports = [check_file(path, str(path)) for path in configs]
     sections: list[dict[str, object]] = []
     if live:
-        for report, path in zip(reports, configs):
-            if not report.unreadable:
-                sections.append(live_check(report, path, profile))
+        for report in reports:
+            if report.loaded is not None:
+                sections.append(live_check(report, profile))
     if output_format == "json":
         document = reports_json(reports)
         if live:
@@ -51,7 +51,7 @@ def validate(configs: tuple[Path, ...], output_format: str, live: bool, profile:
     sys.exit(max(codes))
 
 
-def live_check(report: Report, path: Path, profile: str | None) -> dict[str, object]:
+def live_check(report: Report, profile: str | None) -> dict[str, object]:
     """Run the live checks for one config; their findings join the report."""
     import boto3
     from botocore.config import Config
@@ -60,7 +60,7 @@ def live_check(report: Report, path: Path, profile: str | None) -> dict[str, obj
     from cdk_app.live import RETRIES, LiveAccessError, compare, gather
     from cdk_app.validator.findings import Finding, Severity
 
-    loaded = load_config(path, str(path))
+    loaded = report.loaded
     config = loaded.config
     try:
         session = boto3.session.Session(profile_name=profile, region_name=config.region)
@@ -160,10 +160,10 @@ def job(config_path: Path, team: str, priority: str, name: str, image: str, kind
     from cdk_app.job_templates import JobRequest, JobSpecError, render
 
     report = check_file(config_path, str(config_path))
-    if report.unreadable or report.errors:
+    if report.loaded is None or report.errors:
         click.echo(render_table(report), err=True)
-        sys.exit(2 if report.unreadable else 1)
-    config = load_config(config_path, str(config_path)).config
+        sys.exit(report.exit_code)
+    config = report.loaded.config
     request = JobRequest(team=team, priority=priority, name=name, image=image, command=command, kind=kind,
                          instance_type=instance_type, nodes=nodes, accelerators_per_node=accelerators,
                          efa_per_node=efa, topology=topology, topology_layer=topology_layer,

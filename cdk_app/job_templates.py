@@ -51,6 +51,13 @@ def _family(instance_type: str) -> str:
     return instance_type.split(".")[1] if instance_type.count(".") >= 2 else instance_type
 
 
+def accelerators_per_node(request: JobRequest, instance_type: str) -> int:
+    """What one pod asks for: the given number, else every accelerator of the node."""
+    if request.accelerators_per_node is not None:
+        return request.accelerators_per_node
+    return CATALOGUE[instance_type].accelerators
+
+
 def check(config: KitConfig, request: JobRequest) -> str:
     """Validate the request against the config; returns the instance type the job runs on."""
     teams = {t.name: t for t in config.teams}
@@ -70,7 +77,7 @@ def check(config: KitConfig, request: JobRequest) -> str:
     if request.nodes < 1:
         raise JobSpecError(f"--nodes must be at least 1, got {request.nodes}")
     spec = CATALOGUE[instance_type]
-    wanted = request.accelerators_per_node if request.accelerators_per_node is not None else spec.accelerators
+    wanted = accelerators_per_node(request, instance_type)
     if wanted > spec.accelerators:
         raise JobSpecError(f"--accelerators {wanted} per node is more than one {instance_type} has ({spec.accelerators})")
     if request.efa_per_node < 0:
@@ -92,7 +99,7 @@ def check(config: KitConfig, request: JobRequest) -> str:
 
 def _container(config: KitConfig, request: JobRequest, instance_type: str, name: str) -> dict[str, Any]:
     spec = CATALOGUE[instance_type]
-    amount = request.accelerators_per_node if request.accelerators_per_node is not None else spec.accelerators
+    amount = accelerators_per_node(request, instance_type)
     resources: dict[str, Any] = {}
     if amount and spec.accelerator_kind:
         resources[GPU_RESOURCE[spec.accelerator_kind]] = amount

@@ -10,12 +10,10 @@ drifted from the config. Every call is a Describe or List; nothing is written.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import Any
 
 from cdk_app.config.model import KitConfig, QuotaEntry
-from cdk_app.instance_types import CATALOGUE
-from cdk_app.validator.capacity import Resources, per_instances, quota_resources
+from cdk_app.validator.capacity import Resources, capacity_of, reservations
 from cdk_app.validator.findings import Finding, Severity, format_path
 
 TASK_GOVERNANCE_ADDON = "amazon-sagemaker-hyperpod-taskgovernance"
@@ -135,7 +133,6 @@ def _finding(source: Any, code: str, severity: Severity, path: tuple[str | int, 
 def compare(config: KitConfig, source: Any, state: LiveState) -> LiveResult:
     result = LiveResult()
     add = result.findings.append
-    capacity: dict[str, Resources] = {}
     groups_section = []
     live_groups = {g["InstanceGroupName"]: g for g in state.groups}
     for index, group in enumerate(config.hyperpod.instance_groups):
@@ -151,10 +148,7 @@ def compare(config: KitConfig, source: Any, state: LiveState) -> LiveResult:
             add(_finding(source, "HPK602", Severity.WARNING, ("hyperpod", "instance_groups", index, "count"),
                          f"instance group '{group.name}' has {current} instances live, the config says {group.count}",
                          "capacity checks below use the live count; deploy, or wait for node provisioning"))
-    for live in state.groups:
-        spec = CATALOGUE.get(live.get("InstanceType", ""))
-        if spec is not None:
-            capacity[spec.name] = capacity.get(spec.name, Resources()) + per_instances(spec, Fraction(live.get("CurrentCount", 0)))
+    capacity = capacity_of((live.get("InstanceType", ""), live.get("CurrentCount", 0)) for live in state.groups)
 
     managed = {f"{config.environment}-{team.name}" for team in config.teams}
     if config.shared_pool is not None:
@@ -162,12 +156,7 @@ def compare(config: KitConfig, source: Any, state: LiveState) -> LiveResult:
     reserved: dict[str, Resources] = {}
     quotas_section = []
     for quota in state.quotas:
-        resources = quota.get("ComputeQuotaConfig", {}).get("ComputeQuotaResources", [])
-        share: dict[str, Resources] = {}
-        for resource in resources:
-            spec = CATALOGUE.get(resource["InstanceType"])
-            if spec is not None:
-                share[spec.name] = share.get(spec.name, Resources()) + quota_resources(_entry(resource), spec)
+        share = reservations(_entry(r) for r in quota.get("ComputeQuotaConfig", {}).get("ComputeQuotaResources", []))
         for itype, amount in share.items():
             reserved[itype] = reserved.get(itype, Resources()) + amount
         is_managed = quota["Name"] in managed
@@ -183,7 +172,7 @@ def compare(config: KitConfig, source: Any, state: LiveState) -> LiveResult:
                          "add the team to the config, or delete the quota, so one place decides the split"))
     for itype, amount in sorted(reserved.items()):
         cap = capacity.get(itype, Resources())
-        over = [d for d in ("count", "accelerators", "vcpu", "memory_gib") if getattr(amount, d) > getattr(cap, d)]
+        over = amount.exceeding(cap)
         if over:
             add(_finding(source, "HPK603", Severity.ERROR, ("teams",),
                          f"quotas on the deployed cluster reserve {float(amount.count):g} instances of {itype} but it "

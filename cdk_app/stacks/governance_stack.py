@@ -4,6 +4,7 @@ stack only; the network and cluster stacks stay byte-identical (tests/test_app.p
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from aws_cdk import CfnOutput, Stack, aws_eks_v2 as eks, aws_iam as iam
@@ -111,16 +112,11 @@ class GovernanceStack(Stack):
         metrics: dict[str, Any] = {"enhanced_container_insights": True}
         if config.observability.kueue_metrics:
             metrics["kueue_container_insights"] = True
+        agent = {"agent": {"config": {"logs": {"metrics_collected": {"kubernetes": metrics}}}}}
         eks.CfnAddon(
             self, "Observability", cluster_name=cluster.cluster_name, addon_name=OBSERVABILITY_ADDON,
             addon_version=config.observability.addon_version, resolve_conflicts="OVERWRITE",
-            configuration_values=_json({"agent": {"config": {"logs": {"metrics_collected": {"kubernetes": metrics}}}}}),
+            configuration_values=json.dumps(agent, sort_keys=True),
             pod_identity_associations=[eks.CfnAddon.PodIdentityAssociationProperty(
                 role_arn=role.role_arn, service_account="cloudwatch-agent")],
         )
-
-
-def _json(value: Any) -> str:
-    import json
-
-    return json.dumps(value, sort_keys=True)

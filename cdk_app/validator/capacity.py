@@ -6,6 +6,7 @@ capacity never reads as 0.0000001 over it.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -78,26 +79,34 @@ def quota_resources(entry: QuotaEntry, spec: InstanceSpec) -> Resources:
     )
 
 
-def cluster_capacity(config: KitConfig) -> dict[str, Resources]:
-    """Per known instance type, the resources of all instance groups of that type."""
+def capacity_of(groups: Iterable[tuple[str, int]]) -> dict[str, Resources]:
+    """Per known instance type, the resources of (instance type, count) pairs summed."""
     capacity: dict[str, Resources] = {}
-    for group in config.hyperpod.instance_groups:
-        spec = CATALOGUE.get(group.instance_type)
+    for instance_type, count in groups:
+        spec = CATALOGUE.get(instance_type)
         if spec is not None:
-            capacity[group.instance_type] = capacity.get(group.instance_type, Resources()) + per_instances(
-                spec, Fraction(group.count)
-            )
+            capacity[instance_type] = capacity.get(instance_type, Resources()) + per_instances(spec, Fraction(count))
     return capacity
 
 
-def team_reservations(team: Team) -> dict[str, Resources]:
-    """Per known instance type, what one team reserves (duplicates entries add up)."""
+def cluster_capacity(config: KitConfig) -> dict[str, Resources]:
+    """Per known instance type, the resources of all instance groups of that type."""
+    return capacity_of((group.instance_type, group.count) for group in config.hyperpod.instance_groups)
+
+
+def reservations(quota: Iterable[QuotaEntry]) -> dict[str, Resources]:
+    """Per known instance type, what quota entries reserve (duplicate entries add up)."""
     reserved: dict[str, Resources] = {}
-    for entry in team.quota:
+    for entry in quota:
         spec = CATALOGUE.get(entry.instance_type)
         if spec is not None:
             reserved[entry.instance_type] = reserved.get(entry.instance_type, Resources()) + quota_resources(entry, spec)
     return reserved
+
+
+def team_reservations(team: Team) -> dict[str, Resources]:
+    """Per known instance type, what one team reserves."""
+    return reservations(team.quota)
 
 
 def teams_total(teams: tuple[Team, ...]) -> dict[str, Resources]:

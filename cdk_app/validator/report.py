@@ -29,6 +29,8 @@ class Report:
     capacity: list[CapacityRow] = field(default_factory=list)
     environment: str | None = None
     unreadable: bool = False
+    # The loaded config, for commands that go on from the findings (job, validate --live); None if unreadable.
+    loaded: LoadedConfig | None = field(default=None, repr=False, compare=False)
 
     @property
     def errors(self) -> list[Finding]:
@@ -62,7 +64,7 @@ def validate(loaded: LoadedConfig) -> Report:
             t: r for t, r in reserved.items() if t not in capacity}
     rows = [CapacityRow(t, capacity.get(t, Resources()), reserved.get(t, Resources()))
             for t in sorted(set(capacity) | set(reserved))]
-    return Report(loaded.source.file, findings, rows, config.environment)
+    return Report(loaded.source.file, findings, rows, config.environment, loaded=loaded)
 
 
 def _with_pool(teams: Resources, capacity: Resources) -> Resources:

@@ -93,14 +93,14 @@ def apply_manifests(manifests: list[dict[str, Any]], kubeconfig: Path, workdir: 
     path = workdir / "apply.json"
     path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": manifests}))
     run_tool(KUBECTL, ["apply", "--server-side", "--field-manager=hyperpod-kit", "--force-conflicts",
-                       "--kubeconfig", str(kubeconfig), "-f", str(path)], _helm_env(workdir), "kubectl apply")
+                       "--kubeconfig", str(kubeconfig), "-f", str(path)], _tool_env(workdir), "kubectl apply")
 
 
 def delete_manifests(manifests: list[dict[str, Any]], kubeconfig: Path, workdir: Path) -> None:
     path = workdir / "delete.json"
     path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": manifests}))
     run_tool(KUBECTL, ["delete", "--ignore-not-found", "--kubeconfig", str(kubeconfig), "-f", str(path)],
-             _helm_env(workdir), "kubectl delete")
+             _tool_env(workdir), "kubectl delete")
 
 
 def download(url: str) -> bytes:
@@ -189,7 +189,7 @@ def kit_values(props: dict[str, Any]) -> dict[str, Any]:
 def install(props: dict[str, Any], chart: Path, kubeconfig: Path, workdir: Path) -> None:
     # The chart goes in before HyperPod creates any node, so its workloads cannot become ready yet:
     # wait for hooks only (helm's default, stated so that nobody "fixes" it into a timeout).
-    env = _helm_env(workdir)
+    env = _tool_env(workdir)
     run_helm(["dependency", "build", str(chart)], env, "helm dependency build")
     ours = workdir / "kit-values.json"
     ours.write_text(json.dumps(kit_values(props)))
@@ -204,11 +204,11 @@ def install(props: dict[str, Any], chart: Path, kubeconfig: Path, workdir: Path)
 def uninstall(props: dict[str, Any], kubeconfig: Path, workdir: Path) -> None:
     args = ["uninstall", props["ReleaseName"], "--namespace", props["Namespace"], "--kubeconfig", str(kubeconfig),
             "--wait=hookOnly", "--timeout", HELM_TIMEOUT, "--ignore-not-found"]
-    run_helm(args, _helm_env(workdir), "helm uninstall")
+    run_helm(args, _tool_env(workdir), "helm uninstall")
 
 
-def _helm_env(workdir: Path) -> dict[str, str]:
-    # Lambda's file system is read-only outside /tmp; helm keeps its cache and config there.
+def _tool_env(workdir: Path) -> dict[str, str]:
+    # Lambda's file system is read-only outside /tmp; helm and kubectl keep cache and config there.
     env = {key: value for key, value in os.environ.items() if key in ("PATH", "AWS_REGION", "LANG")}
     for name in ("HELM_CACHE_HOME", "HELM_CONFIG_HOME", "HELM_DATA_HOME"):
         env[name] = str(workdir / "helm" / name.lower())
