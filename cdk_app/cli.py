@@ -109,6 +109,29 @@ def render_table(report: Report) -> str:
     return "\n".join(lines)
 
 
+def _read_nodes(stream) -> list:
+    """A node list from `kubectl get nodes -o json`; bad input exits 2 with the reason, no traceback."""
+    from cdk_app import topology as topo
+
+    try:
+        return topo.parse_nodes(stream.read(), stream.name)
+    except topo.TopologyInputError as err:
+        click.echo(str(err), err=True)
+    except UnicodeDecodeError:
+        click.echo(f"{stream.name}: not UTF-8 text; give the output of `kubectl get nodes -o json`", err=True)
+    sys.exit(2)
+
+
+def _efa_option(_ctx, _param, value: str) -> int | str:
+    """--efa: a whole number or 'all'."""
+    if value == "all":
+        return value
+    try:
+        return int(value)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is neither a whole number nor 'all'") from None
+
+
 @main.command()
 @click.argument("nodes", type=click.File("r"))
 @click.option("--format", "output_format", type=click.Choice(["mermaid", "table", "json"]), default="table",
@@ -117,14 +140,7 @@ def topology(nodes, output_format: str) -> None:
     """Show which nodes share network nodes. NODES: `kubectl get nodes -o json` output, a file or - for stdin."""
     from cdk_app import topology as topo
 
-    try:
-        parsed = topo.parse_nodes(nodes.read(), nodes.name)
-    except topo.TopologyInputError as err:
-        click.echo(str(err), err=True)
-        sys.exit(2)
-    except UnicodeDecodeError:
-        click.echo(f"{nodes.name}: not UTF-8 text; give the output of `kubectl get nodes -o json`", err=True)
-        sys.exit(2)
+    parsed = _read_nodes(nodes)
     if output_format == "mermaid":
         click.echo(topo.mermaid(parsed))
     elif output_format == "json":
@@ -144,7 +160,10 @@ def topology(nodes, output_format: str) -> None:
 @click.option("--instance-type", default=None, help="Default: the first type of the team's quota in the cluster.")
 @click.option("--nodes", type=int, default=1, show_default=True, help="Nodes (PyTorchJob: 1 master + workers).")
 @click.option("--accelerators", type=int, default=None, help="GPUs or Neuron devices per node. Default: all.")
-@click.option("--efa", type=int, default=0, show_default=True, help="EFA interfaces per node.")
+@click.option("--efa", default="0", show_default=True, callback=_efa_option,
+              help="EFA interfaces per node, or 'all' (from --cluster-nodes, else the documented count).")
+@click.option("--cluster-nodes", type=click.File("r"), default=None,
+              help="`kubectl get nodes -o json` output (file or -): check GPUs, EFA and node count against it.")
 @click.option("--topology", type=click.Choice(["required", "preferred"]), default=None,
               help="Keep the pods on one network node of --topology-layer.")
 @click.option("--topology-layer", type=int, default=3, show_default=True)
@@ -152,8 +171,8 @@ def topology(nodes, output_format: str) -> None:
 @click.option("--max-retries", type=int, default=3, show_default=True)
 @click.argument("command", nargs=-1, required=True)
 def job(config_path: Path, team: str, priority: str, name: str, image: str, kind: str, instance_type: str | None,
-        nodes: int, accelerators: int | None, efa: int, topology: str | None, topology_layer: int,
-        auto_resume: bool, max_retries: int, command: tuple[str, ...]) -> None:
+        nodes: int, accelerators: int | None, efa: int | str, cluster_nodes, topology: str | None,
+        topology_layer: int, auto_resume: bool, max_retries: int, command: tuple[str, ...]) -> None:
     """Print a job manifest for the team's queue: hyperpod-kit job ... -- python train.py"""
     import yaml
 
@@ -164,12 +183,13 @@ def job(config_path: Path, team: str, priority: str, name: str, image: str, kind
         click.echo(render_table(report), err=True)
         sys.exit(report.exit_code)
     config = report.loaded.config
+    fleet = _read_nodes(cluster_nodes) if cluster_nodes is not None else None
     request = JobRequest(team=team, priority=priority, name=name, image=image, command=command, kind=kind,
                          instance_type=instance_type, nodes=nodes, accelerators_per_node=accelerators,
                          efa_per_node=efa, topology=topology, topology_layer=topology_layer,
                          auto_resume=auto_resume, max_retries=max_retries)
     try:
-        manifest = render(config, request)
+        manifest = render(config, request, fleet, cluster_nodes.name if cluster_nodes is not None else "")
     except JobSpecError as err:
         click.echo(f"{config_path}: {err}", err=True)
         sys.exit(1)

@@ -3,26 +3,30 @@ in the team's namespace, labelled with the team's local queue and a priority cla
 
 Checks against the config before rendering: the team exists, the priority class is in the cluster
 policy, the instance type is in the cluster, topology is only asked for on types that have topology
-labels and with an add-on that supports it, and one pod asks for no more than one node has.
+labels and with an add-on that supports it, and one pod asks for no more than one node has. Given the
+cluster's nodes (`kubectl get nodes -o json`), it also checks the GPUs, Neuron devices and EFA
+interfaces the nodes of that type advertise, and that enough healthy nodes offer them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from cdk_app.config.model import KitConfig
 from cdk_app.instance_types import CATALOGUE
 from cdk_app.team_rbac import team_namespace
-from cdk_app.topology import HEALTH_LABEL
+from cdk_app.topology import ACCELERATOR_RESOURCES, EFA_RESOURCE, HEALTH_LABEL, NodeInfo
 from cdk_app.validator.rules import version_tuple
 
 # Instance families whose nodes carry topology.k8s.aws/network-node-layer-* labels.
 TOPOLOGY_FAMILIES = ("p3dn", "p4d", "p4de", "p5", "p5e", "p5en", "p6e-gb200", "trn1", "trn1n", "trn2", "trn2u")
 MIN_TOPOLOGY_ADDON = (1, 2, 2)
-# Maximum EFA interfaces, only where public AWS documentation states it; other types are not checked.
-EFA_MAXIMUM = {"ml.p5.48xlarge": 32, "ml.p5e.48xlarge": 32, "ml.trn1.32xlarge": 8, "ml.trn1n.32xlarge": 16}
-GPU_RESOURCE = {"nvidia-gpu": "nvidia.com/gpu", "aws-trainium": "aws.amazon.com/neuron"}
+# Maximum EFA interfaces, only where public AWS documentation states it. Other types are checked
+# only against the nodes' allocatable (--cluster-nodes), which is the authority when given.
+EFA_MAXIMUM = {"ml.p5.48xlarge": 32, "ml.p5e.48xlarge": 32, "ml.g6e.48xlarge": 4,
+               "ml.trn1.32xlarge": 8, "ml.trn1n.32xlarge": 16}
 
 
 class JobSpecError(Exception):
@@ -40,7 +44,7 @@ class JobRequest:
     instance_type: str | None = None
     nodes: int = 1
     accelerators_per_node: int | None = None
-    efa_per_node: int = 0
+    efa_per_node: int | Literal["all"] = 0  # "all": every interface one node of the type has
     topology: Literal["required", "preferred"] | None = None
     topology_layer: int = 3
     auto_resume: bool = False
@@ -51,15 +55,87 @@ def _family(instance_type: str) -> str:
     return instance_type.split(".")[1] if instance_type.count(".") >= 2 else instance_type
 
 
-def accelerators_per_node(request: JobRequest, instance_type: str) -> int:
-    """What one pod asks for: the given number, else every accelerator of the node."""
-    if request.accelerators_per_node is not None:
-        return request.accelerators_per_node
-    return CATALOGUE[instance_type].accelerators
+@dataclass(frozen=True)
+class Placement:
+    """Where the job runs and what each pod asks for, once checked."""
+    instance_type: str
+    accelerators: int
+    efa: int
 
 
-def check(config: KitConfig, request: JobRequest) -> str:
-    """Validate the request against the config; returns the instance type the job runs on."""
+def _fleet(nodes: Sequence[NodeInfo], instance_type: str, source: str) -> list[NodeInfo]:
+    fleet = [n for n in nodes if n.type_is(instance_type)]
+    if not fleet:
+        types = sorted({n.instance_type for n in nodes})
+        raise JobSpecError(f"--cluster-nodes: {source} has no {instance_type} node; it has {', '.join(types)}")
+    return fleet
+
+
+def _efa(request: JobRequest, instance_type: str, fleet: list[NodeInfo] | None) -> int:
+    if request.efa_per_node != "all":
+        if request.efa_per_node < 0:
+            raise JobSpecError(f"--efa must be 0 or more, got {request.efa_per_node}")
+        return request.efa_per_node
+    if fleet is not None:
+        return max(n.devices.get(EFA_RESOURCE, 0) for n in fleet)
+    if instance_type in EFA_MAXIMUM:
+        return EFA_MAXIMUM[instance_type]
+    raise JobSpecError(f"--efa all: the kit has no documented EFA count for {instance_type}; pass --efa N, or "
+                       "--cluster-nodes with `kubectl get nodes -o json` output to read it from the nodes")
+
+
+def _shortfall(node: NodeInfo, needs: dict[str, int]) -> str | None:
+    """Why one pod of the job cannot run on this node, or None."""
+    if node.health.startswith("Unschedulable"):
+        return node.health
+    short = [f"{node.devices.get(r, 0)} {r}" for r, amount in needs.items() if node.devices.get(r, 0) < amount]
+    return f"has {', '.join(short)}" if short else None
+
+
+def _check_nodes(request: JobRequest, placement: Placement, fleet: list[NodeInfo], source: str) -> None:
+    spec = CATALOGUE[placement.instance_type]
+    needs = {EFA_RESOURCE: placement.efa} if placement.efa else {}
+    if placement.accelerators and spec.accelerator_kind:
+        needs[ACCELERATOR_RESOURCES[spec.accelerator_kind]] = placement.accelerators
+    reasons = {n.name: _shortfall(n, needs) for n in fleet}
+    fitting = [n for n in fleet if reasons[n.name] is None]
+    if len(fitting) >= request.nodes:
+        if request.topology == "required":
+            _check_required_topology(request, fitting, source)
+        return
+    asked = " and ".join(f"{amount} {r}" for r, amount in needs.items()) or "a node"
+    missing = [r for r in needs if not any(n.devices.get(r) for n in fleet)]
+    hint = (f"; no node advertises {', '.join(missing)} - is the HyperPod chart's device plugin for it running?"
+            if missing else "")
+    unfit = "; ".join(f"{name} {why}" for name, why in sorted(reasons.items()) if why)
+    raise JobSpecError(f"--nodes {request.nodes}: {len(fitting)} of the {len(fleet)} {placement.instance_type} "
+                       f"nodes in {source} can give one pod {asked} ({unfit}){hint}")
+
+
+def _largest_domain(nodes: list[NodeInfo], layer: int) -> tuple[int, str]:
+    """The most nodes under one network node of the layer, and that network node."""
+    sizes: dict[str, int] = {}
+    for node in nodes:
+        if len(node.layers) >= layer:
+            sizes[node.layers[layer - 1]] = sizes.get(node.layers[layer - 1], 0) + 1
+    return max(((size, nn) for nn, size in sizes.items()), default=(0, "none"))
+
+
+def _check_required_topology(request: JobRequest, fitting: list[NodeInfo], source: str) -> None:
+    """Kueue keeps a required-topology job pending until every pod fits under one network node."""
+    size, network_node = _largest_domain(fitting, request.topology_layer)
+    if size >= request.nodes:
+        return
+    wider = [f"layer {layer} holds {_largest_domain(fitting, layer)[0]}" for layer in range(request.topology_layer - 1, 0, -1)]
+    raise JobSpecError(f"--topology required on layer {request.topology_layer}: at most {size} of the nodes in {source} "
+                       f"that fit share one layer-{request.topology_layer} network node ({network_node}), so "
+                       f"--nodes {request.nodes} would wait forever; ask for fewer nodes, a lower layer number "
+                       f"({', '.join(wider) or 'none'}) or --topology preferred")
+
+
+def check(config: KitConfig, request: JobRequest, cluster_nodes: Sequence[NodeInfo] | None = None,
+          nodes_source: str = "the node list") -> Placement:
+    """Validate the request against the config and, if given, the cluster's nodes."""
     teams = {t.name: t for t in config.teams}
     if request.team not in teams:
         raise JobSpecError(f"--team {request.team!r} is not a team of the {config.environment} config; "
@@ -77,14 +153,16 @@ def check(config: KitConfig, request: JobRequest) -> str:
     if request.nodes < 1:
         raise JobSpecError(f"--nodes must be at least 1, got {request.nodes}")
     spec = CATALOGUE[instance_type]
-    wanted = accelerators_per_node(request, instance_type)
+    # Default: every accelerator of the node.
+    wanted = spec.accelerators if request.accelerators_per_node is None else request.accelerators_per_node
+    if wanted < 0:
+        raise JobSpecError(f"--accelerators must be 0 or more, got {wanted}")
     if wanted > spec.accelerators:
         raise JobSpecError(f"--accelerators {wanted} per node is more than one {instance_type} has ({spec.accelerators})")
-    if request.efa_per_node < 0:
-        raise JobSpecError(f"--efa must be 0 or more, got {request.efa_per_node}")
-    if request.efa_per_node > EFA_MAXIMUM.get(instance_type, request.efa_per_node):
-        raise JobSpecError(f"--efa {request.efa_per_node} per node is more than one {instance_type} has "
-                           f"({EFA_MAXIMUM[instance_type]})")
+    fleet = None if cluster_nodes is None else _fleet(cluster_nodes, instance_type, nodes_source)
+    efa = _efa(request, instance_type, fleet)
+    if efa > EFA_MAXIMUM.get(instance_type, efa):
+        raise JobSpecError(f"--efa {efa} per node is more than one {instance_type} has ({EFA_MAXIMUM[instance_type]})")
     if request.topology is not None:
         if _family(instance_type) not in TOPOLOGY_FAMILIES:
             raise JobSpecError(f"--topology: {instance_type} nodes have no topology labels; supported families: "
@@ -94,41 +172,43 @@ def check(config: KitConfig, request: JobRequest) -> str:
                                f"{config.task_governance.addon_version}")
         if request.topology_layer not in (1, 2, 3, 4):
             raise JobSpecError(f"--topology-layer must be 1 to 4, got {request.topology_layer}")
-    return instance_type
+    placement = Placement(instance_type=instance_type, accelerators=wanted, efa=efa)
+    if fleet is not None:
+        _check_nodes(request, placement, fleet, nodes_source)
+    return placement
 
 
-def _container(config: KitConfig, request: JobRequest, instance_type: str, name: str) -> dict[str, Any]:
-    spec = CATALOGUE[instance_type]
-    amount = accelerators_per_node(request, instance_type)
+def _container(request: JobRequest, placement: Placement, name: str) -> dict[str, Any]:
+    kind = CATALOGUE[placement.instance_type].accelerator_kind
     resources: dict[str, Any] = {}
-    if amount and spec.accelerator_kind:
-        resources[GPU_RESOURCE[spec.accelerator_kind]] = amount
-    if request.efa_per_node:
-        resources["vpc.amazonaws.com/efa"] = request.efa_per_node
+    if placement.accelerators and kind:
+        resources[ACCELERATOR_RESOURCES[kind]] = placement.accelerators
+    if placement.efa:
+        resources[EFA_RESOURCE] = placement.efa
     container: dict[str, Any] = {"name": name, "image": request.image, "command": list(request.command)}
     if resources:
         container["resources"] = {"requests": dict(resources), "limits": dict(resources)}
     return container
 
 
-def _pod_template(config: KitConfig, request: JobRequest, instance_type: str, container: str,
-                  restart: str) -> dict[str, Any]:
+def _pod_template(request: JobRequest, placement: Placement, container: str, restart: str) -> dict[str, Any]:
     annotations = {}
     if request.topology is not None:
         key = f"kueue.x-k8s.io/podset-{request.topology}-topology"
         annotations[key] = f"topology.k8s.aws/network-node-layer-{request.topology_layer}"
-    selector = {"node.kubernetes.io/instance-type": instance_type}
+    selector = {"node.kubernetes.io/instance-type": placement.instance_type}
     if request.auto_resume:
         selector[HEALTH_LABEL] = "Schedulable"
     template: dict[str, Any] = {"spec": {"nodeSelector": selector, "restartPolicy": restart,
-                                         "containers": [_container(config, request, instance_type, container)]}}
+                                         "containers": [_container(request, placement, container)]}}
     if annotations:
         template["metadata"] = {"annotations": annotations}
     return template
 
 
-def render(config: KitConfig, request: JobRequest) -> dict[str, Any]:
-    instance_type = check(config, request)
+def render(config: KitConfig, request: JobRequest, cluster_nodes: Sequence[NodeInfo] | None = None,
+           nodes_source: str = "the node list") -> dict[str, Any]:
+    placement = check(config, request, cluster_nodes, nodes_source)
     namespace = team_namespace(request.team)
     labels = {"kueue.x-k8s.io/queue-name": f"{namespace}-localqueue",
               "kueue.x-k8s.io/priority-class": f"{request.priority}-priority"}
@@ -136,14 +216,14 @@ def render(config: KitConfig, request: JobRequest) -> dict[str, Any]:
     if request.kind == "job":
         return {"apiVersion": "batch/v1", "kind": "Job", "metadata": metadata,
                 "spec": {"parallelism": request.nodes, "completions": request.nodes, "backoffLimit": request.max_retries,
-                         "template": _pod_template(config, request, instance_type, "main", "Never")}}
+                         "template": _pod_template(request, placement, "main", "Never")}}
     if request.auto_resume:
         metadata["annotations"] = {"sagemaker.amazonaws.com/enable-job-auto-resume": "true",
                                    "sagemaker.amazonaws.com/job-max-retry-count": str(request.max_retries)}
     replicas: dict[str, Any] = {"Master": {"replicas": 1, "restartPolicy": "OnFailure",
-                                           "template": _pod_template(config, request, instance_type, "pytorch", "OnFailure")}}
+                                           "template": _pod_template(request, placement, "pytorch", "OnFailure")}}
     if request.nodes > 1:
         replicas["Worker"] = {"replicas": request.nodes - 1, "restartPolicy": "OnFailure",
-                              "template": _pod_template(config, request, instance_type, "pytorch", "OnFailure")}
+                              "template": _pod_template(request, placement, "pytorch", "OnFailure")}
     return {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": metadata,
             "spec": {"pytorchReplicaSpecs": replicas}}

@@ -8,7 +8,7 @@ asks for that with kueue.x-k8s.io/podset-required-topology or podset-preferred-t
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 LAYER_LABEL = "topology.k8s.aws/network-node-layer-{}"
@@ -16,6 +16,10 @@ LAYERS = (1, 2, 3, 4)
 HEALTH_LABEL = "sagemaker.amazonaws.com/node-health-status"
 INSTANCE_TYPE_LABELS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
 ULTRASERVER_LABEL = "topology.k8s.aws/ultraserver-id"
+EFA_RESOURCE = "vpc.amazonaws.com/efa"
+ACCELERATOR_RESOURCES = {"nvidia-gpu": "nvidia.com/gpu", "aws-trainium": "aws.amazon.com/neuron"}
+# Device-plugin resources a node advertises in status.allocatable; counts, so always whole numbers.
+DEVICE_RESOURCES = (EFA_RESOURCE, *ACCELERATOR_RESOURCES.values())
 
 
 class TopologyInputError(Exception):
@@ -29,6 +33,26 @@ class NodeInfo:
     health: str
     layers: tuple[str, ...]  # network node ids, layer 1 first; empty without topology labels
     ultraserver: str | None = None
+    # status.allocatable of DEVICE_RESOURCES; a resource the node does not advertise is absent.
+    devices: dict[str, int] = field(default_factory=dict, compare=False, hash=False)
+
+    def type_is(self, instance_type: str) -> bool:
+        """HyperPod labels nodes ml.<type>; plain EC2 names are accepted too."""
+        return self.instance_type.removeprefix("ml.") == instance_type.removeprefix("ml.")
+
+
+def _devices(item: dict[str, Any], name: str, source: str) -> dict[str, int]:
+    allocatable = (item.get("status") or {}).get("allocatable") or {}
+    devices = {}
+    for resource in DEVICE_RESOURCES:
+        value = allocatable.get(resource)
+        if value is None:
+            continue
+        if not str(value).isdigit():
+            raise TopologyInputError(f"{source}: node {name} has {resource} allocatable {value!r}; "
+                                     "a device count must be a whole number")
+        devices[resource] = int(value)
+    return devices
 
 
 def parse_nodes(text: str, source: str = "input") -> list[NodeInfo]:
@@ -54,9 +78,10 @@ def parse_nodes(text: str, source: str = "input") -> list[NodeInfo]:
                 break
             layers.append(value)
         instance_type = next((labels[k] for k in INSTANCE_TYPE_LABELS if k in labels), "unknown")
-        nodes.append(NodeInfo(name=metadata.get("name", f"item-{index}"), instance_type=instance_type,
-                              health=labels.get(HEALTH_LABEL, "unknown"), layers=tuple(layers),
-                              ultraserver=labels.get(ULTRASERVER_LABEL)))
+        name = metadata.get("name", f"item-{index}")
+        nodes.append(NodeInfo(name=name, instance_type=instance_type, health=labels.get(HEALTH_LABEL, "unknown"),
+                              layers=tuple(layers), ultraserver=labels.get(ULTRASERVER_LABEL),
+                              devices=_devices(item, name, source)))
     if not nodes:
         raise TopologyInputError(f"{source}: the list has no nodes")
     return nodes
@@ -101,9 +126,15 @@ def groups(nodes: list[NodeInfo]) -> list[dict[str, Any]]:
             for key, members in sorted(by_layer.items())]
 
 
+def _accelerators(node: NodeInfo) -> int | str:
+    counts = [node.devices[r] for r in ACCELERATOR_RESOURCES.values() if r in node.devices]
+    return sum(counts) if counts else "-"
+
+
 def table(nodes: list[NodeInfo]) -> str:
-    header = ("layer 1", "layer 2", "layer 3", "layer 4", "node", "instance type", "health")
-    rows = [tuple(list(n.layers) + ["-"] * (4 - len(n.layers))) + (n.name, n.instance_type, n.health)
+    header = ("layer 1", "layer 2", "layer 3", "layer 4", "node", "instance type", "health", "accelerators", "efa")
+    rows = [tuple(list(n.layers) + ["-"] * (4 - len(n.layers)))
+            + (n.name, n.instance_type, n.health, _accelerators(n), n.devices.get(EFA_RESOURCE, "-"))
             for n in sorted(nodes, key=lambda n: (n.layers, n.name))]
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
     lines = ["  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip() for r in [header, *rows]]
@@ -119,5 +150,6 @@ def table(nodes: list[NodeInfo]) -> str:
 
 def as_json(nodes: list[NodeInfo]) -> dict[str, Any]:
     return {"nodes": [{"name": n.name, "instance_type": n.instance_type, "health": n.health,
-                       "layers": list(n.layers), "ultraserver": n.ultraserver} for n in nodes],
+                       "layers": list(n.layers), "ultraserver": n.ultraserver, "allocatable": n.devices}
+                      for n in nodes],
             "groups": groups(nodes)}

@@ -16,6 +16,8 @@ import yaml
 
 from cdk_app.config.loader import load_config
 from cdk_app.job_templates import JobRequest, JobSpecError, render
+from cdk_app.topology import parse_nodes
+from node_lists import CPU, M7I_ALLOCATABLE, P5_ALLOCATABLE, SEVEN, kubectl_list, node
 
 ROOT = Path(__file__).resolve().parent.parent
 CRD = yaml.safe_load((ROOT / "tests" / "data" / "kubeflow.org_pytorchjobs.yaml").read_text())
@@ -71,6 +73,10 @@ def test_batch_job_is_valid_for_the_cluster_kubernetes_version():
     ({"instance_type": "ml.m7i.4xlarge", "accelerators_per_node": 0}, "--topology: ml.m7i.4xlarge nodes have no topology labels"),
     ({"nodes": 0}, "--nodes must be at least 1"),
     ({"efa_per_node": 33}, "--efa 33 per node is more than one ml.p5.48xlarge has \\(32\\)"),
+    ({"efa_per_node": -1}, "--efa must be 0 or more"),
+    ({"accelerators_per_node": -2}, "--accelerators must be 0 or more"),
+    ({"instance_type": "ml.m7i.4xlarge", "topology": None, "efa_per_node": "all"},
+     "--efa all: the kit has no documented EFA count for ml.m7i.4xlarge; pass --efa N, or --cluster-nodes"),
 ])
 def test_refusals_name_the_option(change, message):
     with pytest.raises(JobSpecError, match=message):
@@ -97,3 +103,77 @@ def test_a_config_without_priority_classes_says_so():
     dev = load_config(ROOT / "config" / "dev.yaml").config
     with pytest.raises(JobSpecError, match="none \\(the config defines no priority classes\\)"):
         render(dev, dataclasses.replace(BASE, team="john", topology=None))
+
+
+CLUSTER = parse_nodes(kubectl_list(SEVEN + [CPU]), "nodes.json")
+ABC = ["nn-a", "nn-b", "nn-c"]  # one network node on each layer
+
+
+def test_cluster_nodes_confirm_the_request_and_give_the_efa_count():
+    manifest = render(PROD, dataclasses.replace(BASE, nodes=3, efa_per_node="all"), CLUSTER, "nodes.json")
+    check_pytorchjob(manifest)
+    limits = manifest["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["resources"]["limits"]
+    assert limits == {"nvidia.com/gpu": 8, "vpc.amazonaws.com/efa": 32}
+
+
+def test_required_topology_must_fit_under_one_network_node():
+    # Six healthy p5 nodes, but no layer-3 network node holds more than three of them (nn-3c).
+    with pytest.raises(JobSpecError, match="--topology required on layer 3: at most 3 of the nodes in nodes.json that "
+                                           "fit share one layer-3 network node \\(nn-3c\\), so --nodes 4 would wait "
+                                           "forever; ask for fewer nodes, a lower layer number \\(layer 2 holds 3, "
+                                           "layer 1 holds 6\\) or --topology preferred"):
+        render(PROD, BASE, CLUSTER, "nodes.json")
+    render(PROD, dataclasses.replace(BASE, topology_layer=1, nodes=6), CLUSTER, "nodes.json")
+    render(PROD, dataclasses.replace(BASE, topology="preferred", nodes=6), CLUSTER, "nodes.json")
+
+
+def test_efa_all_reads_the_nodes_not_the_table():
+    sixteen = parse_nodes(kubectl_list([node(f"n{i}", ABC, allocatable={**P5_ALLOCATABLE, "vpc.amazonaws.com/efa": "16"})
+                                        for i in range(4)]))
+    manifest = render(PROD, dataclasses.replace(BASE, efa_per_node="all"), sixteen)
+    assert manifest["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]["containers"][0]["resources"][
+        "limits"]["vpc.amazonaws.com/efa"] == 16
+    cpu_only = render(PROD, dataclasses.replace(BASE, instance_type="ml.m7i.4xlarge", topology=None, nodes=1,
+                                                efa_per_node="all", accelerators_per_node=None), CLUSTER)
+    assert "resources" not in cpu_only["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]["containers"][0]
+
+
+def test_plain_ec2_instance_type_labels_are_matched():
+    plain = parse_nodes(kubectl_list([node(f"n{i}", ABC, instance_type="p5.48xlarge") for i in range(4)]))
+    render(PROD, BASE, plain)
+
+
+@pytest.mark.parametrize(("cluster", "change", "message"), [
+    (SEVEN, {"nodes": 7}, "--nodes 7: 6 of the 7 ml.p5.48xlarge nodes in nodes.json can give one pod "
+                          "32 vpc.amazonaws.com/efa and 8 nvidia.com/gpu \\(hyperpod-i-07 "
+                          "UnschedulablePendingReplacement\\)$"),
+    ([node(f"n{i}", ABC, allocatable={**P5_ALLOCATABLE, "vpc.amazonaws.com/efa": "0"}) for i in range(4)], {},
+     "0 of the 4 .* \\(n0 has 0 vpc.amazonaws.com/efa; .*\\); no node advertises vpc.amazonaws.com/efa - is "
+     "the HyperPod chart's device plugin for it running\\?$"),
+    ([node("n0", ABC), node("n1", ABC, allocatable=M7I_ALLOCATABLE | {"nvidia.com/gpu": "4"})], {"nodes": 2},
+     "1 of the 2 .* \\(n1 has 0 vpc.amazonaws.com/efa, 4 nvidia.com/gpu\\)$"),
+    ([CPU], {}, "--cluster-nodes: nodes.json has no ml.p5.48xlarge node; it has ml.m7i.4xlarge"),
+])
+def test_cluster_nodes_refuse_what_they_cannot_run(cluster, change, message):
+    with pytest.raises(JobSpecError, match=message):
+        render(PROD, dataclasses.replace(BASE, **change), parse_nodes(kubectl_list(cluster)), "nodes.json")
+
+
+def test_cli_reads_cluster_nodes_and_refuses_bad_options(tmp_path):
+    nodes_file = tmp_path / "nodes.json"
+    nodes_file.write_text(kubectl_list(SEVEN + [CPU]))
+    run = lambda *args: subprocess.run([sys.executable, "-m", "cdk_app", "job", "--config", "config/prod.yaml",
+                                        "--team", "research-nlp", "--priority", "training", "--name", "j",
+                                        "--image", "i", *args, "--", "python"], cwd=ROOT, capture_output=True, text=True)
+    good = run("--cluster-nodes", str(nodes_file), "--efa", "all", "--nodes", "2")
+    assert good.returncode == 0, good.stderr
+    assert "vpc.amazonaws.com/efa: 32" in good.stdout
+    too_many = run("--cluster-nodes", str(nodes_file), "--nodes", "9")
+    assert too_many.returncode == 1 and "--nodes 9: 6 of the 7" in too_many.stderr
+    bad_efa = run("--efa", "lots")
+    assert bad_efa.returncode == 2 and "'lots' is neither a whole number nor 'all'" in bad_efa.stderr
+    pods = tmp_path / "pods.json"
+    pods.write_text(kubectl_list([{"kind": "Pod", "metadata": {"name": "p"}}]))
+    bad_nodes = run("--cluster-nodes", str(pods))
+    assert bad_nodes.returncode == 2 and "not a Node" in bad_nodes.stderr
+    assert all("Traceback" not in r.stderr for r in (too_many, bad_efa, bad_nodes))

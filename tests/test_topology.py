@@ -11,29 +11,9 @@ from pathlib import Path
 import pytest
 
 from cdk_app.topology import TopologyInputError, as_json, mermaid, parse_nodes, table
+from node_lists import CPU, SEVEN, kubectl_list, node
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def node(name, layers, instance_type="ml.p5.48xlarge", health="Schedulable"):
-    labels = {"node.kubernetes.io/instance-type": instance_type, "sagemaker.amazonaws.com/node-health-status": health}
-    labels.update({f"topology.k8s.aws/network-node-layer-{i + 1}": nn for i, nn in enumerate(layers)})
-    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels}}
-
-
-# Seven p5 nodes under one layer-1 network node, two layer-2 nodes and four layer-3 nodes,
-# plus a CPU node without topology labels: the shape of the topology walkthrough.
-SEVEN = [
-    node("hyperpod-i-01", ["nn-1a", "nn-2a", "nn-3a"]), node("hyperpod-i-02", ["nn-1a", "nn-2a", "nn-3a"]),
-    node("hyperpod-i-03", ["nn-1a", "nn-2a", "nn-3b"]), node("hyperpod-i-04", ["nn-1a", "nn-2b", "nn-3c"]),
-    node("hyperpod-i-05", ["nn-1a", "nn-2b", "nn-3c"]), node("hyperpod-i-06", ["nn-1a", "nn-2b", "nn-3c"]),
-    node("hyperpod-i-07", ["nn-1a", "nn-2b", "nn-3d"], health="UnschedulablePendingReplacement"),
-]
-CPU = node("hyperpod-i-cpu", [], instance_type="ml.m7i.4xlarge")
-
-
-def kubectl_list(items):
-    return json.dumps({"apiVersion": "v1", "kind": "List", "items": items})
 
 
 def test_groups_by_deepest_network_node():
@@ -103,3 +83,20 @@ def test_cli_reads_stdin_and_reports_bad_input_without_traceback(tmp_path):
     binary.write_bytes(b"\xff\xfe\x00")
     result = run(str(binary))
     assert result.returncode == 2 and "Traceback" not in result.stderr
+
+
+def test_table_and_json_show_what_each_node_advertises():
+    nodes = parse_nodes(kubectl_list(SEVEN + [CPU]))
+    rows = {line.split()[4]: line.split() for line in table(nodes).splitlines()[1:9]}
+    assert rows["hyperpod-i-01"][-2:] == ["8", "32"]
+    assert rows["hyperpod-i-cpu"][-2:] == ["-", "-"]
+    by_name = {n["name"]: n for n in as_json(nodes)["nodes"]}
+    assert by_name["hyperpod-i-01"]["allocatable"] == {"vpc.amazonaws.com/efa": 32, "nvidia.com/gpu": 8}
+    assert by_name["hyperpod-i-cpu"]["allocatable"] == {}
+
+
+def test_a_device_count_that_is_not_a_whole_number_is_named():
+    broken = node("hyperpod-i-01", ["nn-1a"], allocatable={"vpc.amazonaws.com/efa": "lots"})
+    with pytest.raises(TopologyInputError, match="nodes.json: node hyperpod-i-01 has vpc.amazonaws.com/efa "
+                                                 "allocatable 'lots'; a device count must be a whole number"):
+        parse_nodes(kubectl_list([broken]), "nodes.json")
