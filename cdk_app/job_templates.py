@@ -103,13 +103,15 @@ def _check_nodes(request: JobRequest, placement: Placement, fleet: list[NodeInfo
         if request.topology == "required":
             _check_required_topology(request, fitting, source)
         return
-    asked = " and ".join(f"{amount} {r}" for r, amount in needs.items()) or "a node"
+    if len(fitting) == len(fleet):
+        raise JobSpecError(f"--nodes {request.nodes}: {source} has only {len(fleet)} {placement.instance_type} node(s)")
+    asked = "give one pod " + " and ".join(f"{amount} {r}" for r, amount in needs.items()) if needs else "take a pod"
     missing = [r for r in needs if not any(n.devices.get(r) for n in fleet)]
     hint = (f"; no node advertises {', '.join(missing)} - is the HyperPod chart's device plugin for it running?"
             if missing else "")
     unfit = "; ".join(f"{name} {why}" for name, why in sorted(reasons.items()) if why)
     raise JobSpecError(f"--nodes {request.nodes}: {len(fitting)} of the {len(fleet)} {placement.instance_type} "
-                       f"nodes in {source} can give one pod {asked} ({unfit}){hint}")
+                       f"nodes in {source} can {asked} ({unfit}){hint}")
 
 
 def _largest_domain(nodes: list[NodeInfo], layer: int) -> tuple[int, str]:

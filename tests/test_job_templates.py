@@ -153,6 +153,11 @@ def test_plain_ec2_instance_type_labels_are_matched():
     ([node("n0", ABC), node("n1", ABC, allocatable=M7I_ALLOCATABLE | {"nvidia.com/gpu": "4"})], {"nodes": 2},
      "1 of the 2 .* \\(n1 has 0 vpc.amazonaws.com/efa, 4 nvidia.com/gpu\\)$"),
     ([CPU], {}, "--cluster-nodes: nodes.json has no ml.p5.48xlarge node; it has ml.m7i.4xlarge"),
+    ([CPU], {"instance_type": "ml.m7i.4xlarge", "topology": None, "nodes": 2, "efa_per_node": 0},
+     "--nodes 2: nodes.json has only 1 ml.m7i.4xlarge node\\(s\\)$"),
+    ([CPU, node("cpu-2", [], "ml.m7i.4xlarge", health="UnschedulablePendingReboot")],
+     {"instance_type": "ml.m7i.4xlarge", "topology": None, "nodes": 2, "efa_per_node": 0},
+     "--nodes 2: 1 of the 2 ml.m7i.4xlarge nodes in nodes.json can take a pod \\(cpu-2 UnschedulablePendingReboot\\)$"),
 ])
 def test_cluster_nodes_refuse_what_they_cannot_run(cluster, change, message):
     with pytest.raises(JobSpecError, match=message):
@@ -177,3 +182,26 @@ def test_cli_reads_cluster_nodes_and_refuses_bad_options(tmp_path):
     bad_nodes = run("--cluster-nodes", str(pods))
     assert bad_nodes.returncode == 2 and "not a Node" in bad_nodes.stderr
     assert all("Traceback" not in r.stderr for r in (too_many, bad_efa, bad_nodes))
+
+
+@pytest.mark.parametrize("kind", ["pytorchjob", "job"])
+@pytest.mark.parametrize(("instance_type", "topology", "efa"), [
+    ("ml.p5.48xlarge", "required", "all"), ("ml.p5.48xlarge", "preferred", 8), ("ml.p5.48xlarge", None, 0),
+    ("ml.m7i.4xlarge", None, 0),
+])
+@pytest.mark.parametrize("auto_resume", [True, False])
+def test_every_rendered_manifest_passes_its_schema(kind, instance_type, topology, efa, auto_resume):
+    request = dataclasses.replace(BASE, kind=kind, instance_type=instance_type, topology=topology, efa_per_node=efa,
+                                  auto_resume=auto_resume, nodes=1 if instance_type == "ml.m7i.4xlarge" else 3)
+    manifest = render(PROD, request, CLUSTER, "nodes.json")
+    version = PROD.eks.kubernetes_version
+    if kind == "job":
+        kubernetes_validate.validate(copy.deepcopy(manifest), version, strict=True)
+        templates = [manifest["spec"]["template"]]
+    else:
+        check_pytorchjob(manifest)
+        templates = [spec["template"] for spec in manifest["spec"]["pytorchReplicaSpecs"].values()]
+    for template in templates:
+        # The pod template inside a PyTorchJob against the core schema too (strict: no unknown fields).
+        kubernetes_validate.validate({"apiVersion": "v1", "kind": "PodTemplate", "metadata": {"name": "t"},
+                                      "template": copy.deepcopy(template)}, version, strict=True)
