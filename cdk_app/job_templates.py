@@ -10,8 +10,9 @@ interfaces the nodes of that type advertise, and that enough healthy nodes offer
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from cdk_app.config.model import KitConfig
@@ -23,6 +24,8 @@ from cdk_app.validator.rules import version_tuple
 # Instance families whose nodes carry topology.k8s.aws/network-node-layer-* labels.
 TOPOLOGY_FAMILIES = ("p3dn", "p4d", "p4de", "p5", "p5e", "p5en", "p6e-gb200", "trn1", "trn1n", "trn2", "trn2u")
 MIN_TOPOLOGY_ADDON = (1, 2, 2)
+# The training operator names a Service after each replica, so the job name must be a DNS-1035 label.
+JOB_NAME = re.compile(r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?")
 # Maximum EFA interfaces, only where public AWS documentation states it. Other types are checked
 # only against the nodes' allocatable (--cluster-nodes), which is the authority when given.
 EFA_MAXIMUM = {"ml.p5.48xlarge": 32, "ml.p5e.48xlarge": 32, "ml.g6e.48xlarge": 4,
@@ -152,8 +155,13 @@ def check(config: KitConfig, request: JobRequest, cluster_nodes: Sequence[NodeIn
     if instance_type is None or instance_type not in cluster_types:
         raise JobSpecError(f"--instance-type {instance_type!r} is not in the cluster; "
                            f"instance groups have: {', '.join(sorted(set(cluster_types)))}")
+    if not JOB_NAME.fullmatch(request.name):
+        raise JobSpecError(f"--name {request.name!r} is not a DNS-1035 label: 1-63 lower-case letters, digits and "
+                           "'-', starting with a letter and ending with a letter or digit")
     if request.nodes < 1:
         raise JobSpecError(f"--nodes must be at least 1, got {request.nodes}")
+    if request.max_retries < 0:
+        raise JobSpecError(f"--max-retries must be 0 or more, got {request.max_retries}")
     spec = CATALOGUE[instance_type]
     # Default: every accelerator of the node.
     wanted = spec.accelerators if request.accelerators_per_node is None else request.accelerators_per_node
