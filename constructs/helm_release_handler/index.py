@@ -4,7 +4,8 @@ Kubernetes manifests (Kind "Manifests", e.g. team RBAC) - both need a cluster-ad
 Runs in Lambda (Python runtime, helm from the kubectl layer at /opt/helm/helm), inside the VPC so it
 reaches a private EKS endpoint. Create and Update fetch the GitHub source archive of the pinned
 commit, refuse it unless its SHA-256 (when pinned) and its commit id match, build the chart's
-dependencies and run `helm upgrade --install`. Delete uninstalls the release. Any failure
+dependencies and run `helm upgrade --install`. Delete uninstalls the release. Manifests wait for the
+namespaces they live in (the add-on creates team namespaces asynchronously). Any failure
 raises HelmReleaseError with the tail of helm's output; the custom resource framework turns that into
 the CloudFormation failure reason, so the deployment stops there.
 
@@ -22,6 +23,7 @@ import re
 import subprocess
 import tarfile
 import tempfile
+import time
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -35,6 +37,10 @@ MAX_ARCHIVE_BYTES = 512 * 1024 * 1024
 OUTPUT_TAIL = 3000
 # Lambda stops at 15 minutes; helm must give up (and report) before that.
 HELM_TIMEOUT = "11m"
+# The task-governance add-on creates hyperpod-ns-<team> a moment after CloudFormation has created the
+# team's compute quota; manifests for that namespace wait this long for it before failing.
+NAMESPACE_WAIT_SECONDS = 300
+NAMESPACE_POLL_SECONDS = 5
 
 
 class HelmReleaseError(Exception):
@@ -72,6 +78,7 @@ def on_manifests(event: dict[str, Any]) -> dict[str, Any]:
         workdir = Path(work)
         kubeconfig = write_kubeconfig(workdir, props["ClusterName"], props["Region"])
         if wanted:
+            wait_for_namespaces(wanted, kubeconfig, workdir)
             apply_manifests(wanted, kubeconfig, workdir)
         if gone:
             delete_manifests(gone, kubeconfig, workdir)
@@ -87,6 +94,29 @@ def removed(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> list[d
     """Objects in `before` that `after` no longer has (by apiVersion, kind, namespace and name)."""
     kept = {_identity(m) for m in after}
     return [m for m in before if _identity(m) not in kept]
+
+
+def wait_for_namespaces(manifests: list[dict[str, Any]], kubeconfig: Path, workdir: Path,
+                        timeout: float = NAMESPACE_WAIT_SECONDS, poll: float = NAMESPACE_POLL_SECONDS) -> None:
+    """Wait until every namespace the manifests live in (and do not create themselves) exists."""
+    created = {m["metadata"]["name"] for m in manifests if m["kind"] == "Namespace"}
+    needed = sorted({m.get("metadata", {}).get("namespace") or "" for m in manifests} - created - {""})
+    deadline = time.monotonic() + timeout
+    env = _tool_env(workdir)
+    for namespace in needed:
+        # A raw GET needs no API discovery, and its NotFound is the only answer worth waiting on.
+        args = ["get", "--raw", f"/api/v1/namespaces/{namespace}", "--kubeconfig", str(kubeconfig)]
+        while True:
+            try:
+                run_tool(KUBECTL, args, env, f"kubectl get namespace {namespace}")
+                break
+            except HelmReleaseError as err:
+                if "NotFound" not in str(err):
+                    raise
+                if time.monotonic() >= deadline:
+                    raise HelmReleaseError(f"namespace {namespace} did not appear within {timeout:.0f} s; it is "
+                                           "created by the task-governance add-on with the team's compute quota") from err
+            time.sleep(poll)
 
 
 def apply_manifests(manifests: list[dict[str, Any]], kubeconfig: Path, workdir: Path) -> None:
