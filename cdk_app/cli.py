@@ -84,6 +84,7 @@ def reports_json(reports: list[Report]) -> dict[str, object]:
         "warnings": [f.to_json() for r in reports for f in r.warnings],
         "capacity": [{**row.to_json(), "file": r.file, "environment": r.environment}
                      for r in reports for row in r.capacity],
+        "reach": [{**row.to_json(), "file": r.file, "environment": r.environment} for r in reports for row in r.reach],
     }
 
 
@@ -92,16 +93,32 @@ def _cell(reserved: Resources, capacity: Resources, dim: str) -> str:
     return f"{used}/{total}" + (" !" if used > total else "")
 
 
+def _aligned(table: list[tuple]) -> list[str]:
+    widths = [max(len(str(r[i])) for r in table) for i in range(len(table[0]))]
+    return ["  " + "  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip() for r in table]
+
+
+def _amount(resources: Resources) -> str:
+    amounts = resources.to_json()
+    return f"{amounts['count']}" + (f" ({amounts['accelerators']})" if amounts["accelerators"] else "")
+
+
 def render_table(report: Report) -> str:
     lines = [f"{report.file}" + (f" (environment {report.environment})" if report.environment else "")]
     if report.capacity:
         header = ("instance type", "count", "accelerators", "vCPU", "memory GiB")
         rows = [(row.instance_type, *(_cell(row.reserved, row.capacity, d) for d in DIMENSIONS))
                 for row in report.capacity]
-        widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
         lines.append("  reserved/capacity (! = over capacity)")
-        for r in [header, *rows]:
-            lines.append("  " + "  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip())
+        lines.extend(_aligned([header, *rows]))
+    if report.reach:
+        lines.append("  team reach: quota, and the most it can use by borrowing (instances, accelerators)")
+        header = ("team", "instance type", "strategy", "quota", "reach", "limited by")
+        rows = [(row.team, row.instance_type, row.strategy, _amount(row.quota), _amount(row.reach),
+                 "-" if row.capped_by is None else (f"borrow limit {row.borrow_limit} %" if row.capped_by == "borrow limit"
+                                                    else "what others lend"))
+                for row in report.reach]
+        lines.extend(_aligned([header, *rows]))
     for finding in report.findings:
         lines.append(finding.render())
     verdict = "unreadable" if report.unreadable else ("invalid" if report.errors else "valid")

@@ -39,13 +39,16 @@ def test_policy_error_exits_1_and_json_has_the_documented_shape(tmp_path):
     result = run("validate", str(bad), "config/dev.yaml", "--format", "json")
     assert result.returncode == 1
     doc = json.loads(result.stdout)
-    assert set(doc) == {"ok", "errors", "warnings", "capacity"} and doc["ok"] is False
+    assert set(doc) == {"ok", "errors", "warnings", "capacity", "reach"} and doc["ok"] is False
     [error] = doc["errors"]
     assert {"code", "path", "file", "line", "message"} <= set(error)
     assert (error["code"], error["path"], error["file"]) == ("HPK501", "teams[1].quota[0]", str(bad))
     row = next(r for r in doc["capacity"] if r["instance_type"] == "ml.g5.12xlarge" and r["file"] == str(bad))
     assert row["capacity"] == {"count": 4, "accelerators": 16, "vcpu": 192, "memory_gib": 768}
     assert row["reserved"] == {"count": 5, "accelerators": 20, "vcpu": 240, "memory_gib": 960}
+    smith = next(r for r in doc["reach"] if r["team"] == "smith" and r["instance_type"] == "ml.g5.12xlarge"
+                 and r["file"] == "config/dev.yaml")
+    assert (smith["quota"]["accelerators"], smith["reach"]["accelerators"], smith["capped_by"]) == (4, 8, "borrow limit")
 
 
 def test_unreadable_config_exits_2_without_traceback(tmp_path):

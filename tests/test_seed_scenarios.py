@@ -9,6 +9,7 @@ import pytest
 
 from cdk_app.config.loader import load_config
 from cdk_app.validator.capacity import shared_pool_quota
+from cdk_app.validator.reach import team_reach
 from cdk_app.validator.report import check_file
 
 HERE = Path(__file__).resolve().parent
@@ -97,4 +98,38 @@ def test_7_two_teams_on_four_g5_12xlarge_is_dev():
 
 @pytest.mark.parametrize("path", sorted(SCENARIOS.glob("*.yaml")), ids=lambda p: p.stem)
 def test_every_scenario_file_has_a_verdict_test(path):
-    assert path.stem.split("_")[0] in {"s1", "s2", "s3", "s4", "s6"}
+    assert path.stem.split("_")[0] in {"s1", "s2", "s3", "s4", "s6", "s10"}
+
+
+def reach_of(path):
+    """(team, instance type) -> (quota, reach) in instances, and what limits the borrowing."""
+    return {(r.team, r.instance_type): (r.quota.count, r.reach.count, r.capped_by)
+            for r in team_reach(load_config(path).config)}
+
+
+def test_2_team_b_can_borrow_the_three_it_needs_and_dont_lend_cannot():
+    # Team B (quota 5, using 4) submits a 4-instance task: it needs 3 beyond its quota, borrowed from
+    # Team A's idle 4. Its ceiling (5 + 100 %, and team A lends 6) leaves room for that; team C never borrows.
+    reach = reach_of(SCENARIOS / "s2_lend_borrow.yaml")
+    quota, ceiling, _ = reach[("team-b", "ml.c5.2xlarge")]
+    assert ceiling - quota >= 3
+    assert reach[("team-c", "ml.c5.2xlarge")] == (4, 4, None)
+
+
+def test_7_smith_reaches_eight_gpus_on_johns_idle_ones():
+    rows = {r.team: r for r in team_reach(load_config(ROOT / "config" / "dev.yaml").config)
+            if r.instance_type == "ml.g5.12xlarge"}
+    assert (rows["smith"].quota.accelerators, rows["smith"].reach.accelerators) == (4, 8)
+    # john's 50 % of 3 instances would be 4.5, but only smith's one instance is there to borrow.
+    assert (rows["john"].reach.count, rows["john"].capped_by) == (4, "lenders")
+
+
+def test_10_batch_fair_share_prodexp1_reaches_75_of_100():
+    path = SCENARIOS / "s10_batch_fair_share.yaml"
+    assert policy_findings(check_file(path)) == []
+    reach = reach_of(path)
+    assert reach[("prodexp1", "ml.g5.2xlarge")] == (60, 75, "borrow limit")
+    assert reach[("prodexp2", "ml.g5.2xlarge")] == (40, 60, "borrow limit")
+    config = load_config(path).config
+    assert [c.weight for c in config.cluster_policy.priority_classes] == [90, 80, 50, 30, 10]
+    assert {t.preempt_team_tasks for t in config.teams} == {"LowerPriority"}

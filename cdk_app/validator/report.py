@@ -8,6 +8,7 @@ from pathlib import Path
 from cdk_app.config.loader import ConfigInvalid, LoadedConfig, load_config
 from cdk_app.validator.capacity import DIMENSIONS, Resources, cluster_capacity, teams_total
 from cdk_app.validator.findings import Finding, Severity
+from cdk_app.validator.reach import TeamReach, team_reach
 from cdk_app.validator.rules import RULES, Reporter
 
 
@@ -27,6 +28,7 @@ class Report:
     file: str
     findings: list[Finding]
     capacity: list[CapacityRow] = field(default_factory=list)
+    reach: list[TeamReach] = field(default_factory=list)
     environment: str | None = None
     unreadable: bool = False
     # The loaded config, for commands that go on from the findings (job, validate --live); None if unreadable.
@@ -64,7 +66,7 @@ def validate(loaded: LoadedConfig) -> Report:
             t: r for t, r in reserved.items() if t not in capacity}
     rows = [CapacityRow(t, capacity.get(t, Resources()), reserved.get(t, Resources()))
             for t in sorted(set(capacity) | set(reserved))]
-    return Report(loaded.source.file, findings, rows, config.environment, loaded=loaded)
+    return Report(loaded.source.file, findings, rows, team_reach(config), config.environment, loaded=loaded)
 
 
 def _with_pool(teams: Resources, capacity: Resources) -> Resources:
