@@ -9,7 +9,9 @@ from pathlib import Path
 import click
 
 from cdk_app.config.loader import ConfigInvalid, load_config
+from cdk_app.text_table import aligned
 from cdk_app.validator.capacity import DIMENSIONS, Resources
+from cdk_app.validator.reach import TeamReach
 from cdk_app.validator.report import Report, check_file
 
 
@@ -93,14 +95,15 @@ def _cell(reserved: Resources, capacity: Resources, dim: str) -> str:
     return f"{used}/{total}" + (" !" if used > total else "")
 
 
-def _aligned(table: list[tuple]) -> list[str]:
-    widths = [max(len(str(r[i])) for r in table) for i in range(len(table[0]))]
-    return ["  " + "  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip() for r in table]
-
-
 def _amount(resources: Resources) -> str:
     amounts = resources.to_json()
     return f"{amounts['count']}" + (f" ({amounts['accelerators']})" if amounts["accelerators"] else "")
+
+
+def _limited_by(row: TeamReach) -> str:
+    if row.capped_by is None:
+        return "-"
+    return f"borrow limit {row.borrow_limit} %" if row.capped_by == "borrow limit" else "what others lend"
 
 
 def render_table(report: Report) -> str:
@@ -110,15 +113,13 @@ def render_table(report: Report) -> str:
         rows = [(row.instance_type, *(_cell(row.reserved, row.capacity, d) for d in DIMENSIONS))
                 for row in report.capacity]
         lines.append("  reserved/capacity (! = over capacity)")
-        lines.extend(_aligned([header, *rows]))
+        lines.extend(aligned([header, *rows], indent="  "))
     if report.reach:
         lines.append("  team reach: quota, and the most it can use by borrowing (instances, accelerators)")
         header = ("team", "instance type", "strategy", "quota", "reach", "limited by")
-        rows = [(row.team, row.instance_type, row.strategy, _amount(row.quota), _amount(row.reach),
-                 "-" if row.capped_by is None else (f"borrow limit {row.borrow_limit} %" if row.capped_by == "borrow limit"
-                                                    else "what others lend"))
+        rows = [(row.team, row.instance_type, row.strategy, _amount(row.quota), _amount(row.reach), _limited_by(row))
                 for row in report.reach]
-        lines.extend(_aligned([header, *rows]))
+        lines.extend(aligned([header, *rows], indent="  "))
     for finding in report.findings:
         lines.append(finding.render())
     verdict = "unreadable" if report.unreadable else ("invalid" if report.errors else "valid")

@@ -11,6 +11,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from cdk_app.text_table import aligned
+
 LAYER_LABEL = "topology.k8s.aws/network-node-layer-{}"
 LAYERS = (1, 2, 3, 4)
 HEALTH_LABEL = "sagemaker.amazonaws.com/node-health-status"
@@ -136,8 +138,7 @@ def table(nodes: list[NodeInfo]) -> str:
     rows = [tuple(list(n.layers) + ["-"] * (4 - len(n.layers)))
             + (n.name, n.instance_type, n.health, _accelerators(n), n.devices.get(EFA_RESOURCE, "-"))
             for n in sorted(nodes, key=lambda n: (n.layers, n.name))]
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
-    lines = ["  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip() for r in [header, *rows]]
+    lines = aligned([header, *rows])
     for group in groups(nodes):
         if group["network_node"] and len(group["nodes"]) > 1:
             lines.append(f"{len(group['nodes'])} nodes share layer-{group['deepest_layer']} network node "

@@ -6,7 +6,8 @@ capacity never reads as 0.0000001 over it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import operator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -24,11 +25,25 @@ class Resources:
     vcpu: Fraction = Fraction(0)
     memory_gib: Fraction = Fraction(0)
 
+    def _pairwise(self, other: Resources, op: Callable[[Fraction, Fraction], Fraction]) -> Resources:
+        return Resources(*(op(getattr(self, d), getattr(other, d)) for d in DIMENSIONS))
+
     def __add__(self, other: Resources) -> Resources:
-        return Resources(*(getattr(self, d) + getattr(other, d) for d in DIMENSIONS))
+        return self._pairwise(other, operator.add)
 
     def __sub__(self, other: Resources) -> Resources:
-        return Resources(*(getattr(self, d) - getattr(other, d) for d in DIMENSIONS))
+        return self._pairwise(other, operator.sub)
+
+    def smaller(self, other: Resources) -> Resources:
+        """Per dimension, the smaller of the two."""
+        return self._pairwise(other, min)
+
+    def larger(self, other: Resources) -> Resources:
+        """Per dimension, the larger of the two."""
+        return self._pairwise(other, max)
+
+    def scaled(self, factor: Fraction) -> Resources:
+        return Resources(*(getattr(self, d) * factor for d in DIMENSIONS))
 
     def exceeding(self, limit: Resources) -> list[str]:
         """Dimensions in which self is above limit."""

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from cdk_app.config.model import DEFAULT_BORROW_LIMIT, KitConfig
-from cdk_app.validator.capacity import DIMENSIONS, Resources, reservations, shared_pool_quota
+from cdk_app.validator.capacity import Resources, reservations, shared_pool_quota
 
 LENDING = ("Lend", "LendAndBorrow")
 
@@ -31,46 +31,33 @@ class TeamReach:
     # "borrow limit" or "lenders": what stops the team borrowing more; None if it does not borrow.
     capped_by: str | None
 
-    @property
-    def borrowed(self) -> Resources:
-        return self.reach - self.quota
-
     def to_json(self) -> dict[str, object]:
         return {"team": self.team, "instance_type": self.instance_type, "strategy": self.strategy,
                 "borrow_limit": self.borrow_limit, "quota": self.quota.to_json(), "reach": self.reach.to_json(),
                 "capped_by": self.capped_by}
 
 
-def _scaled(resources: Resources, factor: Fraction) -> Resources:
-    return Resources(*(getattr(resources, d) * factor for d in DIMENSIONS))
-
-
-def _smaller(a: Resources, b: Resources) -> Resources:
-    return Resources(*(min(getattr(a, d), getattr(b, d)) for d in DIMENSIONS))
-
-
 def team_reach(config: KitConfig) -> list[TeamReach]:
     """One row per enabled team and instance type of its quota, in config order."""
-    teams = [t for t in config.teams if t.enabled]
-    held = {id(t): reservations(t.quota) for t in teams}
+    held = [(t, reservations(t.quota)) for t in config.teams if t.enabled]
     # What all lending allocations hold per instance type; a team never borrows from itself, so its own
     # share comes off again below (one pass, not one per team: validate runs after every edit).
-    lent: dict[str, Resources] = {}
-    lenders = [held[id(t)] for t in teams if t.sharing_strategy in LENDING]
+    lenders = [reserved for t, reserved in held if t.sharing_strategy in LENDING]
     if config.shared_pool is not None:
         lenders.append(reservations(shared_pool_quota(config)))
+    lent: dict[str, Resources] = {}
     for holding in lenders:
         for itype, amount in holding.items():
             lent[itype] = lent.get(itype, Resources()) + amount
     rows = []
-    for team in teams:
-        for itype, quota in held[id(team)].items():
+    for team, reserved in held:
+        for itype, quota in reserved.items():
             if team.sharing_strategy != "LendAndBorrow":
                 rows.append(TeamReach(team.name, itype, team.sharing_strategy, None, quota, quota, None))
                 continue
             limit = team.borrow_limit or DEFAULT_BORROW_LIMIT
-            allowed = _scaled(quota, Fraction(limit, 100))
-            borrowed = _smaller(allowed, lent[itype] - quota)
+            allowed = quota.scaled(Fraction(limit, 100))
+            borrowed = allowed.smaller(lent[itype] - quota)
             capped_by = "borrow limit" if borrowed == allowed else "lenders"
             rows.append(TeamReach(team.name, itype, team.sharing_strategy, limit, quota, quota + borrowed, capped_by))
     return rows

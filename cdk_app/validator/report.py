@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cdk_app.config.loader import ConfigInvalid, LoadedConfig, load_config
-from cdk_app.validator.capacity import DIMENSIONS, Resources, cluster_capacity, teams_total
+from cdk_app.validator.capacity import Resources, cluster_capacity, teams_total
 from cdk_app.validator.findings import Finding, Severity
 from cdk_app.validator.reach import TeamReach, team_reach
 from cdk_app.validator.rules import RULES, Reporter
@@ -62,16 +62,12 @@ def validate(loaded: LoadedConfig) -> Report:
     reserved = teams_total(config.teams)
     capacity = cluster_capacity(config)
     if config.shared_pool is not None:
-        reserved = {t: _with_pool(reserved.get(t, Resources()), cap) for t, cap in capacity.items()} | {
+        # With a shared pool, everything up to capacity is reserved: the pool takes the gap.
+        reserved = {t: reserved.get(t, Resources()).larger(cap) for t, cap in capacity.items()} | {
             t: r for t, r in reserved.items() if t not in capacity}
     rows = [CapacityRow(t, capacity.get(t, Resources()), reserved.get(t, Resources()))
             for t in sorted(set(capacity) | set(reserved))]
     return Report(loaded.source.file, findings, rows, team_reach(config), config.environment, loaded=loaded)
-
-
-def _with_pool(teams: Resources, capacity: Resources) -> Resources:
-    """With a shared pool, everything up to capacity is reserved: the pool takes the gap."""
-    return Resources(*(max(getattr(teams, d), getattr(capacity, d)) for d in DIMENSIONS))
 
 
 def check_file(path: Path | str, display_name: str | None = None) -> Report:
