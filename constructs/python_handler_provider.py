@@ -25,6 +25,11 @@ class PythonHandlerProviderProps:
     layers: Default none.
     vpc, vpc_subnets, security_groups: run inside a VPC. Default: outside any VPC.
     log_retention: Default one year.
+    is_complete: also run index.is_complete through CDK's waiter state machine: on_event only starts the
+        work and returns the physical id, so a failure or time-out afterwards still reaches CloudFormation
+        with that id (its rollback Delete then runs). Default False.
+    query_interval: how often is_complete is called. Default 10 seconds.
+    total_timeout: how long is_complete may keep answering "not yet" before the resource fails. Default 30 minutes.
     """
 
     handler_dir: str
@@ -37,6 +42,9 @@ class PythonHandlerProviderProps:
     vpc_subnets: ec2.SubnetSelection | None = None
     security_groups: tuple[ec2.ISecurityGroup, ...] = ()
     log_retention: logs.RetentionDays = logs.RetentionDays.ONE_YEAR
+    is_complete: bool = False
+    query_interval: Duration = field(default_factory=lambda: Duration.seconds(10))
+    total_timeout: Duration = field(default_factory=lambda: Duration.minutes(30))
 
 
 class PythonHandlerProvider(Construct):
@@ -67,9 +75,15 @@ class PythonHandlerProvider(Construct):
             vpc=props.vpc, vpc_subnets=props.vpc_subnets, security_groups=list(props.security_groups) or None,
             log_group=log_group, description=props.description,
         )
+        waiter: dict = {}
+        if props.is_complete:
+            waiter = {"is_complete_handler": self._complete_function(props, log_group),
+                      "query_interval": props.query_interval, "total_timeout": props.total_timeout}
         provider = cr.Provider(self, "Provider", on_event_handler=self.function,
                                log_group=logs.LogGroup(self, "ProviderLogs", retention=props.log_retention,
-                                                       removal_policy=RemovalPolicy.DESTROY))
+                                                       removal_policy=RemovalPolicy.DESTROY), **waiter)
+        if props.is_complete:
+            _acknowledge_waiter(provider, self.function, waiter["is_complete_handler"])
         acknowledge(provider.node.find_child("framework-onEvent").role, {
             managed_policy("service-role/AWSLambdaBasicExecutionRole"):
                 "CDK's custom resource framework function; the managed policy only lets it write its own logs",
@@ -77,6 +91,39 @@ class PythonHandlerProvider(Construct):
                 "the framework invokes the handler function and its versions; CDK writes this grant",
         })
         self.service_token = provider.service_token
+
+    def _complete_function(self, props: PythonHandlerProviderProps, log_group: logs.ILogGroup) -> lambda_.Function:
+        """The same code and role as the handler, entered at index.is_complete."""
+        return lambda_.Function(
+            self, "CompleteFunction",
+            runtime=lambda_.Runtime.PYTHON_3_14, handler="index.is_complete",
+            code=lambda_.Code.from_asset(props.handler_dir, exclude=["__pycache__"]),
+            role=self.role, timeout=Duration.minutes(1), memory_size=props.memory_mib,
+            vpc=props.vpc, vpc_subnets=props.vpc_subnets, security_groups=list(props.security_groups) or None,
+            log_group=log_group, description=f"{props.description} (completion check)",
+        )
+
+
+def _acknowledge_waiter(provider: cr.Provider, *handlers: lambda_.Function) -> None:
+    """cdk-nag findings on the parts CDK's provider framework adds for is_complete: its functions may
+    invoke the two handlers (and their versions), its state machine the two framework functions."""
+    def invoke(functions: tuple) -> dict[str, str]:
+        return {wildcard_resource(f"{ref(f.node.default_child, 'Arn')}:*"):
+                "CDK's provider framework invokes this function and its versions; CDK writes this grant"
+                for f in functions}
+
+    basic = {managed_policy("service-role/AWSLambdaBasicExecutionRole"):
+             "CDK's custom resource framework function; the managed policy only lets it write its own logs"}
+    acknowledge(provider.node.find_child("framework-onEvent").role, invoke(handlers[1:]))
+    for name in ("framework-isComplete", "framework-onTimeout"):
+        acknowledge(provider.node.find_child(name).role, {**basic, **invoke(handlers)})
+    machine = provider.node.find_child("waiter-state-machine")
+    acknowledge(machine, {
+        **invoke(tuple(provider.node.find_child(n) for n in ("framework-isComplete", "framework-onTimeout"))),
+        "AwsSolutions-SF1": "CDK's waiter only calls is_complete until it answers; every answer and failure is "
+                            "in the handler's and the framework's log groups",
+        "AwsSolutions-SF2": "CDK's provider framework offers no tracing for its waiter; the handler logs each poll",
+    })
 
 
 LAMBDA_VPC_ACTIONS = (

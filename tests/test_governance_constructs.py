@@ -4,16 +4,19 @@ TeamAccess and KubernetesManifests."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from aws_cdk import App, Environment, Stack
 from aws_cdk.assertions import Template
 
+from cdk_app.resource_schemas import action_resource_types, handler_permissions, resource_type_arn_formats
 from hyperpod_constructs.kubernetes_manifests import KubernetesManifests, KubernetesManifestsProps
 from hyperpod_constructs.sagemaker_governance_resource import (
     SageMakerGovernanceResource,
     SageMakerGovernanceResourceProps,
 )
+from hyperpod_constructs.sagemaker_governance_permissions import HANDLER_PERMISSIONS
 from hyperpod_constructs.team_access import TeamAccess, TeamAccessProps
 
 POLICY = {"Name": "dev-policy", "ClusterArn": "arn:aws:sagemaker:us-west-2:111122223333:cluster/abcdefghijkl",
@@ -33,23 +36,98 @@ def test_native_policy_is_the_cloudformation_type():
     template.resource_count_is("AWS::Lambda::Function", 0)
 
 
-def test_api_policies_share_one_handler_scoped_to_sagemaker_governance():
+EKS_NAME = "eks-prod"
+
+
+def statements(template: Template) -> list[dict]:
+    return [st for p in template.find_resources("AWS::IAM::Policy").values()
+            for st in p["Properties"]["PolicyDocument"]["Statement"]]
+
+
+def as_list(value) -> list:
+    return value if isinstance(value, list) else [value]
+
+
+def api_stack(*kinds: str) -> tuple[Stack, Template]:
     s = stack()
-    for name in ("A", "B"):
-        SageMakerGovernanceResource(s, name, props=SageMakerGovernanceResourceProps(
-            kind="ClusterSchedulerConfig", parameters={**POLICY, "Name": name}, native=False))
-    template = Template.from_stack(s)
+    for index, kind in enumerate(kinds):
+        parameters = POLICY if kind == "ClusterSchedulerConfig" else QUOTA
+        SageMakerGovernanceResource(s, f"R{index}", props=SageMakerGovernanceResourceProps(
+            kind=kind, parameters={**parameters, "Name": f"r{index}"}, native=False, eks_cluster_name=EKS_NAME))
+    return s, Template.from_stack(s)
+
+
+QUOTA = {"Name": "dev-a", "ClusterArn": POLICY["ClusterArn"], "ComputeQuotaConfig": {"ComputeQuotaResources": []},
+         "ComputeQuotaTarget": {"TeamName": "a"}}
+
+
+def test_api_policies_share_one_handler_with_a_completion_check_and_a_service_timeout():
+    _, template = api_stack("ClusterSchedulerConfig", "ClusterSchedulerConfig")
     template.resource_count_is("Custom::SageMakerClusterSchedulerConfig", 2)
     template.has_resource_properties("Custom::SageMakerClusterSchedulerConfig", {
-        "Kind": "ClusterSchedulerConfig", "Region": "us-west-2", "Parameters": {**POLICY, "Name": "A"}})
-    handlers = [f for f in template.find_resources("AWS::Lambda::Function").values()
-                if f["Properties"].get("Handler") == "index.on_event"]
-    assert len(handlers) == 1
-    actions = {a for p in template.find_resources("AWS::IAM::Policy").values()
-               for st in p["Properties"]["PolicyDocument"]["Statement"]
-               for a in (st["Action"] if isinstance(st["Action"], list) else [st["Action"]])}
-    assert {"sagemaker:CreateClusterSchedulerConfig", "sagemaker:UpdateComputeQuota"} <= actions
-    assert not [a for a in actions if "*" in a]
+        "Kind": "ClusterSchedulerConfig", "Region": "us-west-2", "Parameters": {**POLICY, "Name": "r0"},
+        "ServiceTimeout": "2400"})
+    handlers = sorted(f["Properties"]["Handler"] for f in template.find_resources("AWS::Lambda::Function").values()
+                      if f["Properties"].get("Handler", "").startswith("index."))
+    assert handlers == ["index.is_complete", "index.on_event"]
+    template.resource_count_is("AWS::StepFunctions::StateMachine", 1)
+
+
+@pytest.mark.parametrize("kinds", [("ClusterSchedulerConfig",), ("ComputeQuota",), ("ClusterSchedulerConfig", "ComputeQuota")])
+def test_api_role_holds_exactly_cloudformations_handler_permissions(kinds):
+    """The source of truth is CloudFormation's own schema (cfn-lint's copy), all five handlers."""
+    _, template = api_stack(*kinds)
+    wanted = {a for kind in kinds for perms in handler_permissions(f"AWS::SageMaker::{kind}").values() for a in perms}
+    granted = {a for st in statements(template) for a in as_list(st["Action"])
+               if a.split(":")[0] in ("sagemaker", "eks")}
+    assert granted == wanted
+    assert not [a for st in statements(template) for a in as_list(st["Action"]) if "*" in a]
+
+
+def test_the_data_module_matches_the_installed_schemas():
+    for kind, handlers in HANDLER_PERMISSIONS.items():
+        assert handlers == handler_permissions(f"AWS::SageMaker::{kind}"), (
+            f"cfn-lint's AWS::SageMaker::{kind} handlers changed; update constructs/sagemaker_governance_permissions.py "
+            f"to {handler_permissions(f'AWS::SageMaker::{kind}')}")
+
+
+def test_each_action_is_scoped_to_a_resource_type_iam_gives_it():
+    """Every granted resource matches an ARN format of one of the action's resource types (cfn-lint's IAM
+    data); '*' only where the action has none; EKS on this cluster only; SageMaker on this account's
+    policies, quotas and the one HyperPod cluster."""
+    s, template = api_stack("ClusterSchedulerConfig", "ComputeQuota")
+    for st in statements(template):
+        for action in as_list(st["Action"]):
+            service = action.split(":")[0]
+            if service not in ("sagemaker", "eks"):
+                continue
+            types = action_resource_types(action)
+            assert types is not None, action
+            for resource in as_list(st["Resource"]):
+                arn = s.resolve(resource)
+                if isinstance(arn, dict):  # Fn::Join of the partition and the literal rest
+                    arn = "".join(p if isinstance(p, str) else "aws" for p in arn["Fn::Join"][1])
+                if arn == "*":
+                    assert types == (), f"{action} accepts {types}, granted on *"
+                    continue
+                formats = [f for t in types for f in resource_type_arn_formats(service, t)]
+                pattern = [f.replace("${Partition}", "aws").replace("${Region}", "us-west-2")
+                           .replace("${Account}", "111122223333") for f in formats]
+                assert any(re.fullmatch(p, arn) for p in pattern), f"{action} on {arn}, IAM allows {formats}"
+                if service == "eks":
+                    assert f"/{EKS_NAME}" in arn
+
+
+def test_api_resources_need_the_eks_cluster_and_one_pair_of_clusters_per_stack():
+    with pytest.raises(ValueError, match="eks_cluster_name is required when native is False"):
+        SageMakerGovernanceResource(stack(), "R", props=SageMakerGovernanceResourceProps(
+            kind="ClusterSchedulerConfig", parameters=POLICY, native=False))
+    s = stack()
+    SageMakerGovernanceResource(s, "A", props=SageMakerGovernanceResourceProps(
+        kind="ClusterSchedulerConfig", parameters=POLICY, native=False, eks_cluster_name=EKS_NAME))
+    with pytest.raises(ValueError, match="must name the same HyperPod and EKS clusters"):
+        SageMakerGovernanceResource(s, "B", props=SageMakerGovernanceResourceProps(
+            kind="ComputeQuota", parameters=QUOTA, native=False, eks_cluster_name="other"))
 
 
 @pytest.mark.parametrize(("kind", "parameters", "message"), [

@@ -1,5 +1,8 @@
 """The SageMaker API handler behind the cluster policy and compute allocations where CloudFormation
-lacks the types, against botocore's Stubber: every request is checked against the real SageMaker model."""
+lacks the types, against botocore's Stubber: every request is checked against the real SageMaker model,
+every status sequence is one the model's SchedulerResourceStatus allows. on_event starts the work and
+returns the id; is_complete is what CDK's waiter calls until done (or a raise, or the total timeout: both
+reach CloudFormation with the id on_event returned)."""
 
 from __future__ import annotations
 
@@ -25,8 +28,7 @@ POLICY_ID, QUOTA_ID = "abcdefghij01", "abcdefghij02"
 
 
 @pytest.fixture
-def sagemaker(monkeypatch):
-    monkeypatch.setattr(handler, "POLL_SECONDS", 0)
+def sagemaker():
     client = boto3.client("sagemaker", region_name="us-west-2", aws_access_key_id="x", aws_secret_access_key="x")
     with Stubber(client) as stub:
         yield client, stub
@@ -47,68 +49,155 @@ def describe_policy(status, version=1, reason=None):
     return response
 
 
-def test_create_waits_until_created_and_sends_typed_values(sagemaker):
+class Context:
+    """Lambda's context: only the remaining time matters here."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+
+    def get_remaining_time_in_millis(self) -> int:
+        return int(self.seconds * 1000)
+
+
+POLICY_ARN = f"arn:aws:sagemaker:us-west-2:111122223333:cluster-scheduler-config/{POLICY_ID}"
+QUOTA_ARN = f"arn:aws:sagemaker:us-west-2:111122223333:compute-quota/{QUOTA_ID}"
+ANY_POLICY = {"Name": ANY, "ClusterArn": ANY, "SchedulerConfig": ANY}
+
+
+def describe_quota(status, version=1, reason=None, team="team-a"):
+    response = {"ComputeQuotaArn": QUOTA_ARN, "ComputeQuotaId": QUOTA_ID, "Name": f"hyperpod-prod-{team}",
+                "ComputeQuotaVersion": version, "Status": status, "ComputeQuotaTarget": {"TeamName": team},
+                "ActivationState": "Enabled", "CreationTime": "2026-11-21T00:00:00Z"}
+    if reason:
+        response["FailureReason"] = reason
+    return response
+
+
+def complete(client, stub, request, statuses, *, kind="ClusterSchedulerConfig", data=None):
+    """Call is_complete once per status, as the waiter does; returns every answer."""
+    resource_id, describe = (POLICY_ID, describe_policy) if kind == "ClusterSchedulerConfig" else (QUOTA_ID, describe_quota)
+    answers = []
+    for status in statuses:
+        if status is None:
+            stub.add_client_error(f"describe_{handler._snake(kind)}", service_error_code="ResourceNotFound",
+                                  expected_params={f"{kind}Id": resource_id})
+        else:
+            stub.add_response(f"describe_{handler._snake(kind)}", describe(*status) if isinstance(status, tuple)
+                              else describe(status), {f"{kind}Id": resource_id})
+        answers.append(handler.is_complete(
+            event(request, POLICY_PARAMS if kind == "ClusterSchedulerConfig" else QUOTA_PARAMS, kind=kind,
+                  PhysicalResourceId=resource_id, Data=data or {}), Context(60), client=client))
+    return answers
+
+
+def test_create_returns_the_id_at_once_and_completes_when_created(sagemaker):
     client, stub = sagemaker
     typed = {**POLICY_PARAMS, "SchedulerConfig": {**POLICY_PARAMS["SchedulerConfig"], "PriorityClasses": [
         {"Name": "inference", "Weight": 90}, {"Name": "training", "Weight": 50}]}}
     stub.add_response("create_cluster_scheduler_config",
-                      {"ClusterSchedulerConfigArn": "arn:aws:sagemaker:us-west-2:111122223333:cluster-scheduler-config/" + POLICY_ID,
-                       "ClusterSchedulerConfigId": POLICY_ID}, typed)
-    stub.add_response("describe_cluster_scheduler_config", describe_policy("Creating"), {"ClusterSchedulerConfigId": POLICY_ID})
-    stub.add_response("describe_cluster_scheduler_config", describe_policy("Created"), {"ClusterSchedulerConfigId": POLICY_ID})
-    result = handler.on_event(event("Create", POLICY_PARAMS), client=client)
-    assert result["PhysicalResourceId"] == POLICY_ID
-    assert result["Data"]["Arn"].endswith(POLICY_ID)
+                      {"ClusterSchedulerConfigArn": POLICY_ARN, "ClusterSchedulerConfigId": POLICY_ID}, typed)
+    result = handler.on_event(event("Create", POLICY_PARAMS), Context(300), client=client)
+    assert result == {"PhysicalResourceId": POLICY_ID, "Data": {"Id": POLICY_ID, "Arn": POLICY_ARN}}
+    answers = complete(client, stub, "Create", ["Creating", "Created"], data=result["Data"])
+    assert answers == [{"IsComplete": False}, {"IsComplete": True, "Data": {"Version": "1"}}]
 
 
-def test_update_uses_the_described_version_as_target(sagemaker):
+def test_create_that_fails_after_acceptance_raises_with_the_reason_and_rollback_deletes_it(sagemaker):
+    """The id went to CloudFormation with on_event's answer, so the raise below reaches CloudFormation
+    with it and the rollback's Delete (next) removes the failed policy instead of stranding it."""
+    client, stub = sagemaker
+    stub.add_response("create_cluster_scheduler_config",
+                      {"ClusterSchedulerConfigArn": POLICY_ARN, "ClusterSchedulerConfigId": POLICY_ID}, ANY_POLICY)
+    assert handler.on_event(event("Create", POLICY_PARAMS), Context(300), client=client)["PhysicalResourceId"] == POLICY_ID
+    with pytest.raises(handler.GovernanceError, match="is CreateFailed: task governance add-on is not installed"):
+        complete(client, stub, "Create", ["Creating", ("CreateFailed", 1, "task governance add-on is not installed")])
+    stub.add_response("delete_cluster_scheduler_config", {}, {"ClusterSchedulerConfigId": POLICY_ID})
+    handler.on_event(event("Delete", POLICY_PARAMS, PhysicalResourceId=POLICY_ID), Context(300), client=client)
+    assert complete(client, stub, "Delete", ["Deleting", None]) == [{"IsComplete": False}, {"IsComplete": True}]
+
+
+def test_timeout_mid_create_leaves_the_id_with_cloudformation_and_rollback_deletes_once_settled(sagemaker):
+    """Still Creating when the waiter's total timeout ends: the framework reports FAILED with the id
+    on_event returned; the rollback Delete meets a conflict while it is still creating, and the
+    completion check deletes it once it has settled."""
+    client, stub = sagemaker
+    stub.add_response("create_compute_quota", {"ComputeQuotaArn": QUOTA_ARN, "ComputeQuotaId": QUOTA_ID},
+                      ANY_PARAMS_QUOTA_A)
+    result = handler.on_event(event("Create", QUOTA_PARAMS, kind="ComputeQuota"), Context(300), client=client)
+    assert result["PhysicalResourceId"] == QUOTA_ID
+    assert complete(client, stub, "Create", ["Creating"] * 3, kind="ComputeQuota") == [{"IsComplete": False}] * 3
+    stub.add_client_error("delete_compute_quota", service_error_code="ConflictException",
+                          service_message="quota is being created", expected_params={"ComputeQuotaId": QUOTA_ID})
+    handler.on_event(event("Delete", QUOTA_PARAMS, kind="ComputeQuota", PhysicalResourceId=QUOTA_ID), Context(300),
+                     client=client)
+    assert complete(client, stub, "Delete", ["Creating"], kind="ComputeQuota") == [{"IsComplete": False}]
+    stub.add_response("describe_compute_quota", describe_quota("Created"), {"ComputeQuotaId": QUOTA_ID})
+    stub.add_response("delete_compute_quota", {}, {"ComputeQuotaId": QUOTA_ID})
+    assert handler.is_complete(event("Delete", QUOTA_PARAMS, kind="ComputeQuota", PhysicalResourceId=QUOTA_ID),
+                               Context(60), client=client) == {"IsComplete": False}
+    assert complete(client, stub, "Delete", ["Deleting", "Deleted"], kind="ComputeQuota") == [
+        {"IsComplete": False}, {"IsComplete": True}]
+
+
+ANY_PARAMS_QUOTA_A = {"Name": ANY, "ClusterArn": ANY, "ActivationState": ANY, "ComputeQuotaConfig": ANY,
+                      "ComputeQuotaTarget": {"TeamName": "team-a", "FairShareWeight": 10}}
+
+
+def test_update_waits_for_the_new_version_not_the_old_created_status(sagemaker):
     client, stub = sagemaker
     new = {**POLICY_PARAMS, "SchedulerConfig": {**POLICY_PARAMS["SchedulerConfig"], "FairShare": "Disabled"}}
     stub.add_response("describe_cluster_scheduler_config", describe_policy("Created", version=3),
                       {"ClusterSchedulerConfigId": POLICY_ID})
     stub.add_response("update_cluster_scheduler_config",
-                      {"ClusterSchedulerConfigArn": "arn:aws:sagemaker:us-west-2:111122223333:cluster-scheduler-config/" + POLICY_ID,
-                       "ClusterSchedulerConfigVersion": 4},
+                      {"ClusterSchedulerConfigArn": POLICY_ARN, "ClusterSchedulerConfigVersion": 4},
                       {"ClusterSchedulerConfigId": POLICY_ID, "TargetVersion": 3, "SchedulerConfig": ANY})
-    stub.add_response("describe_cluster_scheduler_config", describe_policy("Updated", version=4),
-                      {"ClusterSchedulerConfigId": POLICY_ID})
     result = handler.on_event(event("Update", new, PhysicalResourceId=POLICY_ID,
-                                    OldResourceProperties={"Parameters": POLICY_PARAMS}), client=client)
-    assert result["PhysicalResourceId"] == POLICY_ID
+                                    OldResourceProperties={"Parameters": POLICY_PARAMS}), Context(300), client=client)
+    assert result == {"PhysicalResourceId": POLICY_ID, "Data": {"Id": POLICY_ID, "Arn": POLICY_ARN, "Version": "4"}}
+    # Describe still shows version 3 "Created" right after the call: not done until version 4 is applied.
+    answers = complete(client, stub, "Update", [("Created", 3), ("Updating", 4), ("Updated", 4)], data=result["Data"])
+    assert answers == [{"IsComplete": False}, {"IsComplete": False}, {"IsComplete": True, "Data": {"Version": "4"}}]
+
+
+def test_failed_update_raises_with_the_reason(sagemaker):
+    client, stub = sagemaker
+    with pytest.raises(handler.GovernanceError, match="is UpdateFailed: weights must be unique"):
+        complete(client, stub, "Update", [("UpdateFailed", 4, "weights must be unique")], data={"Version": "4"})
 
 
 def test_team_rename_creates_a_new_quota(sagemaker):
     client, stub = sagemaker
     renamed = {**QUOTA_PARAMS, "ComputeQuotaTarget": {"TeamName": "team-b", "FairShareWeight": "10"}}
-    stub.add_response("create_compute_quota", {"ComputeQuotaArn": "arn:aws:sagemaker:us-west-2:111122223333:compute-quota/" + QUOTA_ID,
-                                               "ComputeQuotaId": QUOTA_ID}, ANY_PARAMS_QUOTA)
-    stub.add_response("describe_compute_quota", {
-        "ComputeQuotaArn": "arn:aws:sagemaker:us-west-2:111122223333:compute-quota/" + QUOTA_ID, "ComputeQuotaId": QUOTA_ID,
-        "Name": "hyperpod-prod-team-b", "ComputeQuotaVersion": 1, "Status": "Created",
-        "ComputeQuotaTarget": {"TeamName": "team-b"}, "ActivationState": "Enabled",
-        "CreationTime": "2026-11-21T00:00:00Z"}, {"ComputeQuotaId": QUOTA_ID})
+    stub.add_response("create_compute_quota", {"ComputeQuotaArn": QUOTA_ARN, "ComputeQuotaId": QUOTA_ID},
+                      ANY_PARAMS_QUOTA)
     result = handler.on_event(event("Update", renamed, kind="ComputeQuota", PhysicalResourceId="oldquota0001",
-                                    OldResourceProperties={"Parameters": QUOTA_PARAMS}), client=client)
+                                    OldResourceProperties={"Parameters": QUOTA_PARAMS}), Context(300), client=client)
     assert result["PhysicalResourceId"] == QUOTA_ID
+    assert "Version" not in result["Data"]  # a new quota: complete on Created, whatever its version
 
 
 ANY_PARAMS_QUOTA = {"Name": ANY, "ClusterArn": ANY, "ActivationState": ANY, "ComputeQuotaConfig": ANY,
                     "ComputeQuotaTarget": {"TeamName": "team-b", "FairShareWeight": 10}}
 
 
-def test_failed_status_fails_the_deployment_with_the_reason(sagemaker):
+def test_resource_deleted_outside_cloudformation_fails_the_wait(sagemaker):
     client, stub = sagemaker
-    stub.add_response("create_cluster_scheduler_config",
-                      {"ClusterSchedulerConfigArn": "arn:aws:sagemaker:us-west-2:111122223333:cluster-scheduler-config/" + POLICY_ID,
-                       "ClusterSchedulerConfigId": POLICY_ID}, ANY_POLICY)
-    stub.add_response("describe_cluster_scheduler_config",
-                      describe_policy("CreateFailed", reason="task governance add-on is not installed"),
+    with pytest.raises(handler.GovernanceError, match="no longer exists"):
+        complete(client, stub, "Create", [None])
+
+
+def test_budget_stops_with_a_reason_before_the_lambda_time_limit(sagemaker, monkeypatch):
+    """40 s left when invoked (20 s margin): Describe at t=10 s goes out, Update at t=30 s is not sent."""
+    client, stub = sagemaker
+    clock = iter([0.0, 10.0, 30.0])
+    monkeypatch.setattr(handler.time, "monotonic", lambda: next(clock))
+    new = {**POLICY_PARAMS, "SchedulerConfig": {**POLICY_PARAMS["SchedulerConfig"], "FairShare": "Disabled"}}
+    stub.add_response("describe_cluster_scheduler_config", describe_policy("Created", version=3),
                       {"ClusterSchedulerConfigId": POLICY_ID})
-    with pytest.raises(handler.GovernanceError, match="is CreateFailed: task governance add-on is not installed"):
-        handler.on_event(event("Create", POLICY_PARAMS), client=client)
-
-
-ANY_POLICY = {"Name": ANY, "ClusterArn": ANY, "SchedulerConfig": ANY}
+    with pytest.raises(handler.GovernanceError,
+                       match="stopped 20 s before the Lambda time limit, before UpdateClusterSchedulerConfig"):
+        handler.on_event(event("Update", new, PhysicalResourceId=POLICY_ID,
+                               OldResourceProperties={"Parameters": POLICY_PARAMS}), Context(40), client=client)
 
 
 def test_api_error_fails_the_deployment(sagemaker):
@@ -116,17 +205,22 @@ def test_api_error_fails_the_deployment(sagemaker):
     stub.add_client_error("create_cluster_scheduler_config", service_error_code="ValidationException",
                           service_message="Priority class weights must be unique", expected_params=ANY_POLICY)
     with pytest.raises(handler.GovernanceError, match="CreateClusterSchedulerConfig failed: .*weights must be unique"):
-        handler.on_event(event("Create", POLICY_PARAMS), client=client)
+        handler.on_event(event("Create", POLICY_PARAMS), Context(300), client=client)
 
 
 def test_delete_of_a_missing_resource_succeeds_other_errors_fail(sagemaker):
     client, stub = sagemaker
     stub.add_client_error("delete_compute_quota", service_error_code="ResourceNotFound", expected_params={"ComputeQuotaId": QUOTA_ID})
     assert handler.on_event(event("Delete", QUOTA_PARAMS, kind="ComputeQuota", PhysicalResourceId=QUOTA_ID),
-                            client=client) == {"PhysicalResourceId": QUOTA_ID}
-    stub.add_client_error("delete_compute_quota", service_error_code="ConflictException", expected_params={"ComputeQuotaId": QUOTA_ID})
+                            Context(300), client=client) == {"PhysicalResourceId": QUOTA_ID}
+    assert complete(client, stub, "Delete", [None], kind="ComputeQuota") == [{"IsComplete": True}]
+    stub.add_client_error("delete_compute_quota", service_error_code="ResourceLimitExceeded",
+                          expected_params={"ComputeQuotaId": QUOTA_ID})
     with pytest.raises(handler.GovernanceError, match="DeleteComputeQuota .* failed"):
-        handler.on_event(event("Delete", QUOTA_PARAMS, kind="ComputeQuota", PhysicalResourceId=QUOTA_ID), client=client)
+        handler.on_event(event("Delete", QUOTA_PARAMS, kind="ComputeQuota", PhysicalResourceId=QUOTA_ID),
+                         Context(300), client=client)
+    with pytest.raises(handler.GovernanceError, match="is DeleteFailed: quota in use"):
+        complete(client, stub, "Delete", [("DeleteFailed", 1, "quota in use")], kind="ComputeQuota")
 
 
 def test_values_that_do_not_fit_the_model_are_refused(sagemaker):

@@ -71,7 +71,7 @@ class GovernanceStack(Stack):
                           addon_version=config.task_governance.addon_version, preserve_on_delete=False)
         policy = SageMakerGovernanceResource(self, "ClusterPolicy", props=SageMakerGovernanceResourceProps(
             kind="ClusterSchedulerConfig", parameters=policy_parameters(config, hyperpod_cluster_arn),
-            native="AWS::SageMaker::ClusterSchedulerConfig" in types))
+            native="AWS::SageMaker::ClusterSchedulerConfig" in types, eks_cluster_name=eks_cluster_name))
         policy.node.add_dependency(addon)
 
         native_quota = "AWS::SageMaker::ComputeQuota" in types
@@ -82,7 +82,7 @@ class GovernanceStack(Stack):
         for team, quota in allocations:
             allocation = SageMakerGovernanceResource(self, f"Quota-{team.name}", props=SageMakerGovernanceResourceProps(
                 kind="ComputeQuota", parameters=quota_parameters(config, hyperpod_cluster_arn, team, quota),
-                native=native_quota))
+                native=native_quota, eks_cluster_name=eks_cluster_name))
             allocation.node.add_dependency(policy)
             quotas[team.name] = allocation
 

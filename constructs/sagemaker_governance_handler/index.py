@@ -1,11 +1,22 @@
 """Custom resource handler: a HyperPod cluster policy (ClusterSchedulerConfig) or team compute allocation
 (ComputeQuota) through the SageMaker API, for regions whose CloudFormation lacks the native type.
 
-Create calls Create*, then waits until Describe reports it created. Update calls Describe for the
-current version and Update* with it as TargetVersion; a change to a create-only field (name, cluster,
-team name) creates a new one instead, and CloudFormation deletes the old one afterwards. Delete calls
-Delete* (already gone counts as deleted). Any failed call or a *Failed status raises, so the
-deployment fails: success is reported only when the API confirmed it.
+It runs behind CDK's provider framework with a completion check: on_event starts the work and returns at
+once with the resource's id; is_complete is then called every few seconds until it says done, raises, or
+the framework's total timeout passes. Either failure reaches CloudFormation with the id on_event returned,
+so a Create that SageMaker accepted and that then fails (CreateFailed, or still Creating at the timeout) is
+deleted by the stack's rollback - the framework skips that Delete only when on_event itself failed, i.e.
+before anything was made.
+
+- Create: Create*; done when Describe says Created.
+- Update: Describe for the current version, Update* with it as TargetVersion; done only when Describe shows a
+  version newer than that target and a settled status (the old version's "Created" does not count). A change
+  to a create-only field (name, cluster, team name) creates a new one instead; CloudFormation deletes the old
+  one afterwards.
+- Delete: Delete* (already gone counts as deleted, one still being created is deleted once it settles); done
+  when Describe finds nothing or Deleted.
+Any failed call or *Failed status raises with the API's reason. Each invocation budgets its time from the
+Lambda's remaining time and stops with a reason well before the Lambda would be killed.
 
 CloudFormation passes every scalar of a custom resource as a string; the handler converts each value
 to the type the SageMaker API model gives it, so requests are valid against the real model.
@@ -16,8 +27,12 @@ from __future__ import annotations
 import time
 from typing import Any
 
-POLL_SECONDS = 5
-MAX_POLLS = 150  # 12.5 minutes, inside Lambda's 15
+# Stop this long before Lambda's own limit, so the failure carries a reason instead of "Task timed out".
+MARGIN_SECONDS = 20.0
+# Without a Lambda context (tests, local runs): the budget of one invocation.
+DEFAULT_BUDGET_SECONDS = 60.0
+SETTLED = ("Created", "Updated")
+IN_PROGRESS = ("Creating", "Updating", "Deleting")
 
 
 class GovernanceError(Exception):
@@ -40,27 +55,84 @@ KINDS: dict[str, dict[str, Any]] = {
 }
 
 
-def on_event(event: dict[str, Any], _context: Any = None, client: Any = None) -> dict[str, Any]:
+class Budget:
+    """The time one invocation may still spend: Lambda's remaining time minus a margin."""
+
+    def __init__(self, context: Any) -> None:
+        remaining = (context.get_remaining_time_in_millis() / 1000 if context is not None
+                     else DEFAULT_BUDGET_SECONDS + MARGIN_SECONDS)
+        self.deadline = time.monotonic() + remaining - MARGIN_SECONDS
+
+    def left(self) -> float:
+        return self.deadline - time.monotonic()
+
+    def check(self, step: str) -> None:
+        if self.left() <= 0:
+            raise GovernanceError(f"stopped {MARGIN_SECONDS:.0f} s before the Lambda time limit, before {step}; "
+                                  "the SageMaker API is slow or throttling - deploy again later")
+
+
+def _setup(event: dict[str, Any], context: Any, client: Any) -> tuple[dict[str, Any], Any, Budget]:
     props = event["ResourceProperties"]
     kind = KINDS.get(props.get("Kind", ""))
     if kind is None:
         raise GovernanceError(f"Kind must be one of {sorted(KINDS)}, got {props.get('Kind')!r}")
+    budget = Budget(context)
     if client is None:
         import boto3
+        from botocore.config import Config
 
-        client = boto3.client("sagemaker", region_name=props["Region"])
+        # One slow call must not eat the whole budget: bounded socket timeouts and few retries.
+        timeout = max(1, min(30, int(budget.left() / 3)))
+        client = boto3.client("sagemaker", region_name=props["Region"], config=Config(
+            connect_timeout=timeout, read_timeout=timeout, retries={"mode": "standard", "max_attempts": 3}))
+    return kind, client, budget
+
+
+def on_event(event: dict[str, Any], context: Any = None, client: Any = None) -> dict[str, Any]:
+    """Start the change and return the id at once; is_complete waits for it."""
+    kind, client, budget = _setup(event, context, client)
     request = event["RequestType"]
+    props = event["ResourceProperties"]
     if request == "Delete":
-        delete(client, kind, event["PhysicalResourceId"])
+        delete(client, kind, event["PhysicalResourceId"], budget)
         return {"PhysicalResourceId": event["PhysicalResourceId"]}
-    operation = f"Create{kind['operation']}"
-    params = typed(client, operation, props["Parameters"])
+    params = typed(client, f"Create{kind['operation']}", props["Parameters"])
     if request == "Update" and not replaced(kind, event["OldResourceProperties"]["Parameters"], props["Parameters"]):
         resource_id = event["PhysicalResourceId"]
-        arn = update(client, kind, resource_id, params)
-    else:
-        resource_id, arn = create(client, kind, params)
+        arn, version = update(client, kind, resource_id, params, budget)
+        return {"PhysicalResourceId": resource_id, "Data": {"Id": resource_id, "Arn": arn, "Version": version}}
+    resource_id, arn = create(client, kind, params, budget)
     return {"PhysicalResourceId": resource_id, "Data": {"Id": resource_id, "Arn": arn}}
+
+
+def is_complete(event: dict[str, Any], context: Any = None, client: Any = None) -> dict[str, Any]:
+    """Whether the change on_event started has been applied; raises when it failed."""
+    kind, client, budget = _setup(event, context, client)
+    name, resource_id = kind["operation"], event["PhysicalResourceId"]
+    described = describe(client, kind, resource_id, budget)
+    status = described.get("Status", "") if described else "Deleted"
+    if event["RequestType"] == "Delete":
+        if status == "Deleted":
+            return {"IsComplete": True}
+        if status == "DeleteFailed":
+            raise GovernanceError(f"{name} {resource_id} is DeleteFailed: {_reason(described)}")
+        if status not in IN_PROGRESS:  # it settled after a create or update: now it can be deleted
+            delete(client, kind, resource_id, budget, conflict_ok=False)
+        return {"IsComplete": False}
+    if described is None or status == "Deleted":
+        raise GovernanceError(f"{name} {resource_id} no longer exists (deleted outside CloudFormation?)")
+    if status.endswith("Failed"):
+        raise GovernanceError(f"{name} {resource_id} is {status}: {_reason(described)}")
+    version = described[kind["version"]]
+    wanted = event.get("Data", {}).get("Version")
+    if status in SETTLED and (wanted is None or int(version) >= int(wanted)):
+        return {"IsComplete": True, "Data": {"Version": str(version)}}
+    return {"IsComplete": False}
+
+
+def _reason(described: dict[str, Any] | None) -> str:
+    return (described or {}).get("FailureReason") or "no reason given"
 
 
 def typed(client: Any, operation: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -99,45 +171,56 @@ def replaced(kind: dict[str, Any], old: dict[str, Any], new: dict[str, Any]) -> 
     return any(get(old, path) != get(new, path) for path in kind["create_only"])
 
 
-def create(client: Any, kind: dict[str, Any], params: dict[str, Any]) -> tuple[str, str]:
+def create(client: Any, kind: dict[str, Any], params: dict[str, Any], budget: Budget) -> tuple[str, str]:
     name = kind["operation"]
+    budget.check(f"Create{name}")
     response = _call(client, f"create_{_snake(name)}", f"Create{name}", **params)
-    resource_id = response[kind["id"]]
-    wait(client, kind, resource_id, "created")
-    return resource_id, response[kind["arn"]]
+    return response[kind["id"]], response[kind["arn"]]
 
 
-def update(client: Any, kind: dict[str, Any], resource_id: str, params: dict[str, Any]) -> str:
+def update(client: Any, kind: dict[str, Any], resource_id: str, params: dict[str, Any],
+           budget: Budget) -> tuple[str, str]:
+    """Update to the next version; returns the ARN and the version is_complete must see applied."""
     name = kind["operation"]
-    current = _call(client, f"describe_{_snake(name)}", f"Describe{name}", **{kind["id"]: resource_id})
+    current = describe(client, kind, resource_id, budget)
+    if current is None:
+        raise GovernanceError(f"{name} {resource_id} no longer exists (deleted outside CloudFormation?)")
+    target = int(current[kind["version"]])
     changes = {k: v for k, v in params.items() if k in kind["updatable"]}
+    budget.check(f"Update{name}")
     response = _call(client, f"update_{_snake(name)}", f"Update{name}",
-                     **{kind["id"]: resource_id, "TargetVersion": current[kind["version"]], **changes})
-    wait(client, kind, resource_id, "updated")
-    return response[kind["arn"]]
+                     **{kind["id"]: resource_id, "TargetVersion": target, **changes})
+    # The new version is the one Update reports; never less than one past the version it replaced.
+    return response[kind["arn"]], str(max(int(response[kind["version"]]), target + 1))
 
 
-def delete(client: Any, kind: dict[str, Any], resource_id: str) -> None:
+def describe(client: Any, kind: dict[str, Any], resource_id: str, budget: Budget) -> dict[str, Any] | None:
+    """The resource as Describe reports it, None when it does not exist."""
     name = kind["operation"]
+    budget.check(f"Describe{name}")
+    try:
+        return getattr(client, f"describe_{_snake(name)}")(**{kind["id"]: resource_id})
+    except client.exceptions.ResourceNotFound:
+        return None
+    except Exception as err:  # botocore ClientError and friends
+        raise GovernanceError(f"Describe{name} {resource_id} failed: {err}") from err
+
+
+def delete(client: Any, kind: dict[str, Any], resource_id: str, budget: Budget, conflict_ok: bool = True) -> None:
+    """Ask for deletion; gone already is fine. A conflict (still creating or updating) is fine when asked
+    from on_event: the completion check asks again once the resource has settled."""
+    name = kind["operation"]
+    budget.check(f"Delete{name}")
     try:
         getattr(client, f"delete_{_snake(name)}")(**{kind["id"]: resource_id})
     except client.exceptions.ResourceNotFound:
         return
+    except client.exceptions.ConflictException as err:
+        if conflict_ok:
+            return
+        raise GovernanceError(f"Delete{name} {resource_id} failed: {err}") from err
     except Exception as err:  # botocore ClientError and friends: the deletion did not happen
         raise GovernanceError(f"Delete{name} {resource_id} failed: {err}") from err
-
-
-def wait(client: Any, kind: dict[str, Any], resource_id: str, goal: str) -> None:
-    name = kind["operation"]
-    for _ in range(MAX_POLLS):
-        described = _call(client, f"describe_{_snake(name)}", f"Describe{name}", **{kind["id"]: resource_id})
-        status = described.get("Status", "")
-        if status.endswith("Failed"):
-            raise GovernanceError(f"{name} {resource_id} is {status}: {described.get('FailureReason', 'no reason given')}")
-        if status in ("Created", "Updated"):
-            return
-        time.sleep(POLL_SECONDS)
-    raise GovernanceError(f"{name} {resource_id} was not {goal} within {MAX_POLLS * POLL_SECONDS} s")
 
 
 def _call(client: Any, method: str, label: str, **params: Any) -> dict[str, Any]:
