@@ -255,3 +255,78 @@ def schema(output: Path | None) -> None:
         click.echo(text, nl=False)
     else:
         output.write_text(text, encoding="utf-8")
+
+
+@main.command()
+@click.argument("config_path", metavar="CONFIG", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--against-ref", "ref", default=None, metavar="REF",
+              help="Baseline: the same config file synthesized as the repository was at this git ref (e.g. main).")
+@click.option("--baseline", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Baseline: a saved cdk.out folder (or a folder of *.template.json).")
+@click.option("--against-account", is_flag=True,
+              help="Baseline: the templates deployed in the config's account (read-only; needs credentials).")
+@click.option("--profile", default=None, help="AWS profile for --against-account.")
+@click.option("--current", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="This synth of CONFIG (e.g. cdk.out after make synth) instead of synthesizing it here.")
+@click.option("--allow-replace", "allowed", multiple=True, metavar="LOGICAL_ID",
+              help="Accept the replacement or deletion of this stateful resource (repeat for each).")
+@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def plan(config_path: Path, ref: str | None, baseline: Path | None, against_account: bool, profile: str | None,
+         current: Path | None, allowed: tuple[str, ...], output_format: str) -> None:
+    """Show what deploying CONFIG will do: teams and quotas changed, and every stateful resource replaced
+    or deleted - refused unless named with --allow-replace.
+
+    Exit status: 0 nothing stateful is replaced or deleted without --allow-replace, 1 something is (or the
+    config has errors), 2 a baseline, synth, config or the account could not be read, or bad usage.
+    """
+    import subprocess
+    import tempfile
+
+    from cdk_app import plan as planning
+
+    if sum((ref is not None, baseline is not None, against_account)) != 1:
+        raise click.UsageError("give exactly one baseline: --against-ref REF, --baseline DIR or --against-account")
+    report = check_file(config_path, str(config_path))
+    if report.loaded is None or report.errors:
+        click.echo(render_table(report), err=True)
+        sys.exit(report.exit_code)
+    config = report.loaded.config
+    with tempfile.TemporaryDirectory(prefix="hyperpod-kit-plan-") as tmp:
+        try:
+            after = planning.read_templates(current or planning.synthesize(config, Path(tmp) / "current"))
+            if baseline is not None:
+                before, label = planning.read_templates(baseline), f"saved synth {baseline}"
+            elif ref is not None:
+                top = subprocess.run(["git", "-C", str(config_path.resolve().parent), "rev-parse", "--show-toplevel"],
+                                     capture_output=True, text=True)
+                if top.returncode != 0:
+                    raise planning.PlanInputError(f"{config_path}: not in a git repository ({top.stderr.strip()})")
+                repo = Path(top.stdout.strip())
+                relative = str(config_path.resolve().relative_to(repo))
+                before = planning.read_templates(planning.synthesize_ref(repo, ref, relative, config.environment,
+                                                                         Path(tmp) / "ref"))
+                label = f"git ref {ref} ({relative})"
+            else:
+                import boto3
+                from botocore.exceptions import BotoCoreError
+
+                try:
+                    session = boto3.session.Session(profile_name=profile, region_name=config.region)
+                    client = session.client("cloudformation")
+                except BotoCoreError as err:
+                    raise planning.PlanInputError(f"--against-account: {err}") from err
+                before = planning.deployed_templates(client, sorted(after))
+                label = f"account {config.account} {config.region} (deployed templates)"
+        except planning.PlanInputError as err:
+            click.echo(f"plan: {err}", err=True)
+            sys.exit(2)
+    result = planning.compare(before, after, label)
+    if output_format == "json":
+        click.echo(json.dumps(result.to_json(allowed), indent=2))
+    else:
+        click.echo(planning.render(result, allowed))
+    unknown = sorted(set(allowed) - {c.logical_id for c in result.changes if c.dangerous})
+    if unknown:
+        click.echo(f"plan: --allow-replace {', '.join(unknown)}: no such stateful replacement or deletion in this "
+                   "plan (check the logical id)", err=True)
+    sys.exit(1 if result.refused(allowed) else 0)

@@ -1,0 +1,196 @@
+"""`hyperpod-kit plan` on pairs of prod configs (the base and one admin edit each), synthesized in-process
+once per session: the exact verdict for each edit. Replacement comes from CloudFormation's resource schemas
+(cfn-lint's createOnlyProperties), so these verdicts are what CloudFormation would do; the team lines
+come from the compute quotas in the templates."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import boto3
+import pytest
+from botocore.stub import Stubber
+from click.testing import CliRunner
+
+from cdk_app import plan as planning
+from cdk_app.cli import main
+from cdk_app.config.loader import load_config
+
+ROOT = Path(__file__).resolve().parent.parent
+BASE = (ROOT / "config" / "prod.yaml").read_text()
+ZONES = "[usw2-az1, usw2-az2, usw2-az3]"
+TRAINING_QUOTA = "        count: 3\n    principals:\n      - arn:aws:iam::444455556666:role/TeamProductionTraining"
+EDITS = {
+    "base": BASE,
+    "rename": BASE.replace("cluster_name: ml-prod", "cluster_name: ml-prod-2"),
+    "zone_append": BASE.replace(ZONES, "[usw2-az1, usw2-az2, usw2-az3, usw2-az4]"),
+    "zone_reorder": BASE.replace(ZONES, "[usw2-az2, usw2-az1, usw2-az3]"),
+    "team_removal": BASE[:BASE.index("  - name: research-vision")] + BASE[BASE.index("  - name: applied-science"):],
+    "quota_cut": BASE.replace(TRAINING_QUOTA, TRAINING_QUOTA.replace("count: 3", "count: 2")),
+}
+
+
+@pytest.fixture(scope="session")
+def synths(tmp_path_factory) -> dict[str, Path]:
+    """One cloud assembly per edit (six in-process synths, about 5 s together)."""
+    out = {}
+    for name, text in EDITS.items():
+        assert name == "base" or text != BASE, f"edit {name} did not apply"
+        folder = tmp_path_factory.mktemp(f"plan-{name}")
+        (folder / "prod.yaml").write_text(text)
+        out[name] = planning.synthesize(load_config(folder / "prod.yaml").config, folder / "cdk.out")
+    return out
+
+
+def plan_for(synths, edit) -> planning.Plan:
+    return planning.compare(planning.read_templates(synths["base"]), planning.read_templates(synths[edit]), "base")
+
+
+def logical_ids(synths, stack, resource_type) -> list[str]:
+    template = planning.read_templates(synths["base"])[f"HyperPod-prod-{stack}"]
+    return sorted(k for k, r in template["Resources"].items() if r["Type"] == resource_type)
+
+
+def refused(plan, allowed=()) -> dict[str, tuple[str, ...]]:
+    return {c.logical_id: c.reasons for c in plan.refused(allowed)}
+
+
+def test_rename_replaces_the_hyperpod_cluster_and_everything_bound_to_it(synths):
+    plan = plan_for(synths, "rename")
+    cluster, = logical_ids(synths, "cluster", "AWS::SageMaker::Cluster")
+    assert refused(plan) == {cluster: ("create-only ClusterName changes",)}
+    assert refused(plan, (cluster,)) == {}
+    # The policy (API-backed in us-west-2) and every quota name the cluster's ARN, which is create-only.
+    quotas = logical_ids(synths, "governance", "AWS::SageMaker::ComputeQuota")
+    policy, = logical_ids(synths, "governance", "Custom::SageMakerClusterSchedulerConfig")
+    knock_on = {c.logical_id: c.reasons for c in plan.changes if c.action == "replace" and not c.stateful}
+    assert knock_on == {**{q: (f"create-only ClusterArn refers to {cluster}, which is replaced",) for q in quotas},
+                        policy: (f"create-only Parameters/ClusterArn refers to {cluster}, which is replaced",)}
+
+
+def test_zone_append_replaces_the_hyperpod_cluster_through_its_vpc_config(synths):
+    """Today the cluster's VpcConfig lists every zone's subnet, so a new zone replaces it (issue 13,
+    blocker 5: when cluster-level subnets stay fixed from creation, this verdict becomes 'nothing refused')."""
+    plan = plan_for(synths, "zone_append")
+    cluster, = logical_ids(synths, "cluster", "AWS::SageMaker::Cluster")
+    assert refused(plan) == {cluster: ("create-only VpcConfig changes",)}
+    assert {c.type for c in plan.changes if c.action == "add"} >= {"AWS::EC2::Subnet"}
+    assert not [c for c in plan.changes if c.type == "AWS::EKS::Cluster" and c.action == "replace"]
+
+
+def test_zone_reorder_replaces_subnets_and_the_cluster(synths):
+    plan = plan_for(synths, "zone_reorder")
+    cluster, = logical_ids(synths, "cluster", "AWS::SageMaker::Cluster")
+    verdict = refused(plan)
+    assert verdict.pop(cluster) == ("create-only VpcConfig changes",)
+    assert set(verdict.values()) == {("create-only AvailabilityZoneId changes",)}
+    assert len(verdict) == 4 and all(k in logical_ids(synths, "network", "AWS::EC2::Subnet") for k in verdict)
+
+
+def test_team_removal_is_called_out_and_not_refused(synths):
+    plan = plan_for(synths, "team_removal")
+    assert refused(plan) == {}
+    teams = {t.team: t for t in plan.teams}
+    assert sorted(teams) == ["research-vision", "shared"]
+    assert teams["research-vision"].change == "removed" and teams["research-vision"].may_preempt
+    # The shared pool grows from 1 instance to 20 GPUs (2.5 instances): not lowered.
+    assert teams["shared"].before["ml.p5.48xlarge"] == {"Count": 1.0}
+    assert teams["shared"].after["ml.p5.48xlarge"] == {"Accelerators": 20.0}
+    assert not teams["shared"].may_preempt
+    deleted = {c.type for c in plan.changes if c.action == "remove"}
+    assert deleted == {"AWS::SageMaker::ComputeQuota", "Custom::KubernetesManifests", "AWS::EKS::AccessEntry",
+                       "AWS::IAM::Role"}
+    text = planning.render(plan)
+    assert "running jobs of team research-vision may be preempted/stopped" in text
+    assert planning.REMOVAL_DOC in text
+    assert "running jobs of team shared" not in text
+
+
+def test_quota_cut_names_the_team_and_the_instance_type(synths):
+    plan = plan_for(synths, "quota_cut")
+    assert refused(plan) == {}
+    teams = {t.team: t for t in plan.teams}
+    assert teams["production-training"].lowered == ("ml.p5.48xlarge",)
+    assert teams["shared"].lowered == ()
+    assert "      ml.p5.48xlarge: 3 instances -> 2 instances" in planning.render(plan).splitlines()
+
+
+def test_readme_has_the_removal_procedure_plan_points_to():
+    assert "### Removing or disabling a team" in (ROOT / "README.md").read_text()
+
+
+@pytest.mark.parametrize(("edit", "allowed", "code"), [
+    ("rename", (), 1), ("quota_cut", (), 0), ("team_removal", (), 0),
+])
+def test_cli_exit_codes_against_a_saved_synth(synths, edit, allowed, code):
+    result = CliRunner().invoke(main, ["plan", str(ROOT / "config/prod.yaml"), "--baseline", str(synths["base"]),
+                                       "--current", str(synths[edit]), "--format", "json"])
+    assert result.exit_code == code, result.output
+    document = json.loads(result.stdout)
+    assert document["ok"] is (code == 0)
+
+
+def test_cli_allow_replace_accepts_the_named_resource_only(synths):
+    cluster, = logical_ids(synths, "cluster", "AWS::SageMaker::Cluster")
+    args = ["plan", str(ROOT / "config/prod.yaml"), "--baseline", str(synths["base"]), "--current", str(synths["rename"])]
+    allowed = CliRunner().invoke(main, [*args, "--allow-replace", cluster])
+    assert allowed.exit_code == 0, allowed.output
+    assert "allowed by --allow-replace" in allowed.stdout
+    wrong = CliRunner().invoke(main, [*args, "--allow-replace", "NoSuchResource"])
+    assert wrong.exit_code == 1
+    assert "--allow-replace NoSuchResource: no such stateful replacement" in wrong.stderr
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    ([], "give exactly one baseline"),
+    (["--baseline", "/nonexistent", "--against-account"], "give exactly one baseline"),
+])
+def test_cli_usage_errors_exit_2(args, message):
+    result = CliRunner().invoke(main, ["plan", str(ROOT / "config/prod.yaml"), *args])
+    assert result.exit_code == 2 and message in result.output
+
+
+def test_cli_unreadable_baseline_exits_2_without_traceback(synths, tmp_path):
+    (tmp_path / "broken.template.json").write_text("{not json")
+    result = CliRunner().invoke(main, ["plan", str(ROOT / "config/prod.yaml"), "--baseline", str(tmp_path),
+                                       "--current", str(synths["base"])])
+    assert result.exit_code == 2
+    assert "broken.template.json: cannot be read as JSON" in result.stderr
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_baseline_from_a_git_ref_is_that_ref_synthesized(tmp_path):
+    """HEAD's own app.py and constructs, run from an archive of the ref with this virtualenv."""
+    out = planning.synthesize_ref(ROOT, "HEAD", "config/dev.yaml", "dev", tmp_path / "ref")
+    assert set(planning.read_templates(out)) == {"HyperPod-dev-network", "HyperPod-dev-cluster",
+                                                 "HyperPod-dev-governance"}
+    with pytest.raises(planning.PlanInputError, match="no-such-ref"):
+        planning.synthesize_ref(ROOT, "no-such-ref", "config/dev.yaml", "dev", tmp_path / "bad")
+    with pytest.raises(planning.PlanInputError, match="config/qa.yaml does not exist at HEAD"):
+        planning.synthesize_ref(ROOT, "HEAD", "config/qa.yaml", "qa", tmp_path / "missing")
+
+
+def stub_network_then_missing_cluster(stub, network):
+    stub.add_response("get_template", {"TemplateBody": json.dumps(network)},
+                      {"StackName": "HyperPod-prod-network", "TemplateStage": "Original"})
+    stub.add_client_error("get_template", service_error_code="ValidationError",
+                          service_message="Stack with id HyperPod-prod-cluster does not exist",
+                          expected_params={"StackName": "HyperPod-prod-cluster", "TemplateStage": "Original"})
+
+
+def test_deployed_templates_are_read_with_get_template_and_missing_stacks_count_as_new(synths):
+    """Against botocore's real CloudFormation model."""
+    client = boto3.client("cloudformation", region_name="us-west-2", aws_access_key_id="x", aws_secret_access_key="x")
+    network = planning.read_templates(synths["base"])["HyperPod-prod-network"]
+    with Stubber(client) as stub:
+        stub_network_then_missing_cluster(stub, network)
+        deployed = planning.deployed_templates(client, ["HyperPod-prod-network", "HyperPod-prod-cluster"])
+    assert deployed == {"HyperPod-prod-network": network}
+    with Stubber(client) as stub:
+        stub_network_then_missing_cluster(stub, network)
+        stub.add_client_error("get_template", service_error_code="AccessDenied", service_message="not allowed",
+                              expected_params={"StackName": "HyperPod-prod-governance", "TemplateStage": "Original"})
+        with pytest.raises(planning.PlanInputError, match="GetTemplate HyperPod-prod-governance failed"):
+            planning.deployed_templates(client, ["HyperPod-prod-network", "HyperPod-prod-cluster",
+                                                 "HyperPod-prod-governance"])
