@@ -67,7 +67,8 @@ def live_check(report: Report, profile: str | None) -> dict[str, object]:
     try:
         session = boto3.session.Session(profile_name=profile, region_name=config.region)
         retry = Config(retries=RETRIES)
-        state = gather(config, session.client("sagemaker", config=retry), session.client("eks", config=retry))
+        state = gather(config, session.client("sagemaker", config=retry), session.client("eks", config=retry),
+                       session.client("cloudformation", config=retry), session.client("ec2", config=retry))
     except (LiveAccessError, BotoCoreError, ClientError) as err:  # a finding, never a traceback
         message = str(err) if isinstance(err, LiveAccessError) else f"{type(err).__name__}: {err}"
         report.findings.append(Finding("HPK606", Severity.ERROR, report.file, 1, 1, "", f"live check: {message}",

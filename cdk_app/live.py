@@ -4,7 +4,11 @@ Reads the HyperPod cluster (instance groups, live counts, node health), every co
 policy on it and the task-governance add-on version, then reports next to the offline findings:
 quotas the kit does not manage and their share of capacity, the cumulative quota against the live
 capacity, instance groups whose live count differs from the config, and a cluster policy or add-on that
-drifted from the config. Every call is a Describe or List; nothing is written.
+drifted from the config. It also refuses an edit that would replace the HyperPod cluster - a new
+hyperpod.cluster_name, a new VPC (vpc_cidr or existing_vpc_id) or a dropped zone under the cluster's subnets,
+each reaching a property CloudFormation's schema marks create-only - and a Kubernetes version EKS cannot move
+to. The deployed cluster is found through the cluster stack's outputs, so a renamed config still finds it.
+Every call is a Describe, List or Get; nothing is written.
 """
 
 from __future__ import annotations
@@ -21,11 +25,23 @@ ACTIVE = {"Created", "Updated", "Creating", "Updating"}
 RETRIES = {"mode": "standard", "max_attempts": 6}
 # The IAM actions --live needs; the README prints them as a policy.
 ACTIONS = ("sagemaker:DescribeCluster", "sagemaker:ListClusterNodes", "sagemaker:ListComputeQuotas",
-           "sagemaker:ListClusterSchedulerConfigs", "sagemaker:DescribeClusterSchedulerConfig", "eks:DescribeAddon")
+           "sagemaker:ListClusterSchedulerConfigs", "sagemaker:DescribeClusterSchedulerConfig", "eks:DescribeAddon",
+           "eks:DescribeCluster", "cloudformation:DescribeStacks", "ec2:DescribeSubnets", "ec2:DescribeVpcs")
 
 
 class LiveAccessError(Exception):
     """The account could not be read; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class DeployedShape:
+    """What the deployed clusters were created with, where a config edit could reach a create-only property."""
+
+    from_stack: bool  # the cluster's name came from the cluster stack's outputs, not from the config
+    vpc_id: str | None = None
+    vpc_cidr: str | None = None
+    subnet_zones: tuple[str, ...] = ()
+    kubernetes_version: str | None = None
 
 
 @dataclass
@@ -37,6 +53,7 @@ class LiveState:
     quotas: list[dict[str, Any]]
     policy: dict[str, Any] | None
     addon_version: str | None
+    shape: DeployedShape | None = None
 
 
 @dataclass
@@ -82,10 +99,40 @@ def _pages(client: Any, operation: str, key: str, **params: Any) -> list[dict[st
             return items
 
 
-def gather(config: KitConfig, sagemaker: Any, eks: Any) -> LiveState:
+def _stack_outputs(cloudformation: Any, stack: str) -> dict[str, str]:
+    """The stack's outputs; empty when the stack does not exist yet."""
     from botocore.exceptions import ClientError
 
-    name = cluster_name(config)
+    try:
+        stacks = _call(cloudformation, "describe_stacks", StackName=stack)["Stacks"]
+    except ClientError as err:
+        if "does not exist" in err.response.get("Error", {}).get("Message", ""):
+            return {}
+        raise LiveAccessError(f"cloudformation:DescribeStacks failed: {err}") from err
+    return {o["OutputKey"]: o.get("OutputValue", "") for s in stacks for o in s.get("Outputs", [])}
+
+
+def _shape(cluster: dict[str, Any], from_stack: bool, eks_name: str, eks: Any, ec2: Any) -> DeployedShape:
+    subnets = cluster.get("VpcConfig", {}).get("Subnets", [])
+    vpc_id = vpc_cidr = None
+    zones: tuple[str, ...] = ()
+    if subnets:
+        described = _call(ec2, "describe_subnets", SubnetIds=subnets)["Subnets"]
+        zones = tuple(sorted({s["AvailabilityZoneId"] for s in described}))
+        vpc_id = described[0]["VpcId"] if described else None
+        if vpc_id:
+            vpc_cidr = _call(ec2, "describe_vpcs", VpcIds=[vpc_id])["Vpcs"][0]["CidrBlock"]
+    version = _call(eks, "describe_cluster", name=eks_name)["cluster"].get("version") if eks_name else None
+    return DeployedShape(from_stack, vpc_id, vpc_cidr, zones, version)
+
+
+def gather(config: KitConfig, sagemaker: Any, eks: Any, cloudformation: Any = None, ec2: Any = None) -> LiveState:
+    """Read the deployed state. With `cloudformation` and `ec2`, also what the clusters were created with
+    (for the create-only checks); the cluster is then found by the cluster stack's output."""
+    from botocore.exceptions import ClientError
+
+    outputs = _stack_outputs(cloudformation, f"HyperPod-{config.environment}-cluster") if cloudformation else {}
+    name = outputs.get("HyperPodClusterName") or cluster_name(config)
     try:
         cluster = _call(sagemaker, "describe_cluster", ClusterName=name)
     except ClientError as err:
@@ -115,7 +162,8 @@ def gather(config: KitConfig, sagemaker: Any, eks: Any) -> LiveState:
         except ClientError as err:
             if err.response.get("Error", {}).get("Code") != "ResourceNotFoundException":
                 raise LiveAccessError(f"eks:DescribeAddon failed: {err}") from err
-    return LiveState(name, arn, cluster.get("InstanceGroups", []), unhealthy, quotas, policy, addon_version)
+    shape = _shape(cluster, "HyperPodClusterName" in outputs, eks_name, eks, ec2) if ec2 is not None else None
+    return LiveState(name, arn, cluster.get("InstanceGroups", []), unhealthy, quotas, policy, addon_version, shape)
 
 
 def _entry(resource: dict[str, Any]) -> QuotaEntry:
@@ -196,9 +244,76 @@ def compare(config: KitConfig, source: Any, state: LiveState) -> LiveResult:
         add(_finding(source, "HPK605", Severity.WARNING, ("task_governance", "addon_version"),
                      f"the deployed task-governance add-on is {state.addon_version}, the config says "
                      f"{config.task_governance.addon_version}", "deploy the governance stack"))
+    if state.shape is not None:
+        result.findings.extend(replacement_findings(config, source, state))
     result.section = {"cluster": state.cluster_name, "cluster_arn": state.cluster_arn,
                       "capacity": {t: r.to_json() for t, r in sorted(capacity.items())},
                       "reserved": {t: r.to_json() for t, r in sorted(reserved.items())},
                       "instance_groups": groups_section, "quotas": quotas_section,
                       "task_governance_addon": state.addon_version}
     return result
+
+
+def _create_only(resource_type: str, prop: str) -> bool:
+    """Whether CloudFormation's schema (cfn-lint's copy) says `prop` of `resource_type` is create-only."""
+    from cdk_app.resource_schemas import create_only_properties
+
+    return (prop,) in create_only_properties(resource_type)
+
+
+def _minor(version: str) -> int:
+    return int(version.split(".")[1])
+
+
+def replacement_findings(config: KitConfig, source: Any, state: LiveState) -> list[Finding]:
+    """Edits that would replace the deployed HyperPod cluster (a create-only property changes) or that
+    EKS refuses, each naming the config field and the property."""
+    shape = state.shape
+    if shape is None:
+        return []
+    found = []
+    replaces = ("so the deploy would replace the HyperPod cluster: a new one is created and the old one, with its "
+                "nodes and running jobs, deleted")
+    wanted_name = cluster_name(config)
+    if shape.from_stack and wanted_name != state.cluster_name and _create_only("AWS::SageMaker::Cluster", "ClusterName"):
+        found.append(_finding(source, "HPK607", Severity.ERROR, ("hyperpod", "cluster_name"),
+                              f"the deployed HyperPod cluster is '{state.cluster_name}', the config names "
+                              f"'{wanted_name}': ClusterName is create-only (AWS::SageMaker::Cluster), {replaces}",
+                              f"set hyperpod.cluster_name: {state.cluster_name}, or plan a new cluster deliberately "
+                              "(hyperpod-kit plan ... --allow-replace)"))
+    vpc_config = _create_only("AWS::SageMaker::Cluster", "VpcConfig")
+    network = config.network
+    if network.existing_vpc_id and shape.vpc_id and network.existing_vpc_id != shape.vpc_id and vpc_config:
+        found.append(_finding(source, "HPK608", Severity.ERROR, ("network", "existing_vpc_id"),
+                              f"the deployed HyperPod cluster runs in {shape.vpc_id}, the config names "
+                              f"{network.existing_vpc_id}: VpcConfig is create-only (AWS::SageMaker::Cluster), "
+                              f"{replaces}; the EKS cluster cannot move to another VPC",
+                              f"set network.existing_vpc_id: {shape.vpc_id}"))
+    elif (not network.existing_vpc_id and shape.vpc_cidr and network.vpc_cidr != shape.vpc_cidr and vpc_config
+          and _create_only("AWS::EC2::VPC", "CidrBlock")):
+        found.append(_finding(source, "HPK608", Severity.ERROR, ("network", "vpc_cidr"),
+                              f"the deployed VPC is {shape.vpc_cidr}, the config says {network.vpc_cidr}: CidrBlock "
+                              "is create-only (AWS::EC2::VPC), so the VPC and its subnets are replaced and with them "
+                              f"the cluster's create-only VpcConfig, {replaces}; the EKS cluster cannot move to "
+                              "the new VPC",
+                              f"set network.vpc_cidr: {shape.vpc_cidr}"))
+    dropped = [zone for zone in shape.subnet_zones if zone not in config.availability_zone_ids]
+    if dropped and vpc_config:
+        found.append(_finding(source, "HPK609", Severity.ERROR, ("availability_zone_ids",),
+                              f"the deployed HyperPod cluster has subnets in {', '.join(shape.subnet_zones)}; "
+                              f"{', '.join(dropped)} is no longer listed, which removes its subnet from the "
+                              f"cluster's VpcConfig (create-only, AWS::SageMaker::Cluster), {replaces}",
+                              f"keep {', '.join(dropped)} in availability_zone_ids (zones are append-only)"))
+    if shape.kubernetes_version:
+        deployed, wanted = shape.kubernetes_version, config.eks.kubernetes_version
+        if _minor(wanted) < _minor(deployed):
+            found.append(_finding(source, "HPK610", Severity.ERROR, ("eks", "kubernetes_version"),
+                                  f"the deployed EKS cluster runs Kubernetes {deployed}, the config says {wanted}: "
+                                  "EKS cannot downgrade a cluster (the deploy fails)",
+                                  f"set eks.kubernetes_version: \"{deployed}\""))
+        elif _minor(wanted) > _minor(deployed) + 1:
+            found.append(_finding(source, "HPK610", Severity.ERROR, ("eks", "kubernetes_version"),
+                                  f"the deployed EKS cluster runs Kubernetes {deployed}, the config says {wanted}: "
+                                  "EKS upgrades one minor version at a time (the deploy fails)",
+                                  f"deploy \"1.{_minor(deployed) + 1}\" first, then the next"))
+    return found

@@ -29,8 +29,12 @@ def clients():
     return boto3.client("sagemaker", **kw), boto3.client("eks", **kw)
 
 
-def cluster(gpu_count=4):
-    return {"ClusterArn": ARN, "ClusterName": "hyperpod-dev", "ClusterStatus": "InService",
+SUBNETS = ["subnet-0a1b2c3d4e5f60001", "subnet-0a1b2c3d4e5f60002"]
+
+
+def cluster(gpu_count=4, name="hyperpod-dev"):
+    return {"ClusterArn": ARN, "ClusterName": name, "ClusterStatus": "InService",
+            "VpcConfig": {"SecurityGroupIds": ["sg-0a1b2c3d4e5f60001"], "Subnets": SUBNETS},
             "InstanceGroups": [
                 {"InstanceGroupName": "gpu-workers", "InstanceType": "ml.g5.12xlarge", "CurrentCount": gpu_count,
                  "TargetCount": 4},
@@ -50,13 +54,14 @@ def node(group, status="Running", i=0):
             "LaunchTime": NOW, "InstanceStatus": {"Status": status}}
 
 
-def stub_account(sm, eks, *, gpu_count=4, quotas_pages, policy_fair_share="Enabled", addon="v1.6.0-eksbuild.1"):
+def stub_account(sm, eks, *, gpu_count=4, quotas_pages, policy_fair_share="Enabled", addon="v1.6.0-eksbuild.1",
+                 name="hyperpod-dev"):
     s, e = Stubber(sm), Stubber(eks)
-    s.add_response("describe_cluster", cluster(gpu_count), {"ClusterName": "hyperpod-dev"})
+    s.add_response("describe_cluster", cluster(gpu_count, name), {"ClusterName": name})
     s.add_response("list_cluster_nodes", {"ClusterNodeSummaries": [node("gpu-workers", i=1)], "NextToken": "n2"},
-                   {"ClusterName": "hyperpod-dev"})
+                   {"ClusterName": name})
     s.add_response("list_cluster_nodes", {"ClusterNodeSummaries": [node("gpu-workers", "Failure", 2)]},
-                   {"ClusterName": "hyperpod-dev", "NextToken": "n2"})
+                   {"ClusterName": name, "NextToken": "n2"})
     for index, page in enumerate(quotas_pages):
         response = {"ComputeQuotaSummaries": page}
         if index + 1 < len(quotas_pages):
@@ -148,3 +153,103 @@ def test_cli_without_credentials_reports_and_exits_2():
     assert "no AWS credentials" in document["live"][0]["error"]
     assert any(e["code"] == "HPK606" for e in document["errors"])
     assert "Traceback" not in result.stderr
+
+
+IN_SYNC = [[quota("dev-john", "john", "ml.g5.12xlarge", 3), quota("dev-smith", "smith", "ml.g5.12xlarge", 1)]]
+
+
+def shape_account(*, deployed_name="hyperpod-dev", zones=("use1-az4", "use1-az6"), cidr="10.192.0.0/16",
+                  version="1.33", stack_exists=True):
+    """The account as gather reads it with the create-only checks: the cluster stack's outputs first,
+    then the cluster under the name they give, then its subnets, VPC and EKS version (real models)."""
+    kw = {"region_name": "us-east-1", "aws_access_key_id": "x", "aws_secret_access_key": "x"}
+    sm, eks = clients()
+    cfn, ec2 = boto3.client("cloudformation", **kw), boto3.client("ec2", **kw)
+    c, n = Stubber(cfn), Stubber(ec2)
+    if stack_exists:
+        c.add_response("describe_stacks", {"Stacks": [{
+            "StackName": "HyperPod-dev-cluster", "CreationTime": NOW, "StackStatus": "UPDATE_COMPLETE",
+            "Outputs": [{"OutputKey": "HyperPodClusterName", "OutputValue": deployed_name},
+                        {"OutputKey": "EksClusterName", "OutputValue": "eks-dev"}]}]},
+            {"StackName": "HyperPod-dev-cluster"})
+    else:
+        c.add_client_error("describe_stacks", service_error_code="ValidationError",
+                           service_message="Stack with id HyperPod-dev-cluster does not exist",
+                           expected_params={"StackName": "HyperPod-dev-cluster"})
+    _, e = stub_account(sm, eks, quotas_pages=IN_SYNC, name=deployed_name)
+    n.add_response("describe_subnets", {"Subnets": [
+        {"SubnetId": subnet, "VpcId": "vpc-0a1b2c3d4e5f60001", "AvailabilityZoneId": zone, "CidrBlock": "10.192.0.0/20"}
+        for subnet, zone in zip(SUBNETS, zones)]}, {"SubnetIds": SUBNETS})
+    n.add_response("describe_vpcs", {"Vpcs": [{"VpcId": "vpc-0a1b2c3d4e5f60001", "CidrBlock": cidr}]},
+                   {"VpcIds": ["vpc-0a1b2c3d4e5f60001"]})
+    e.add_response("describe_cluster", {"cluster": {"name": "eks-dev", "version": version}}, {"name": "eks-dev"})
+    c.activate()
+    n.activate()
+    return sm, eks, cfn, ec2
+
+
+def shape_findings(config_text=None, **account):
+    loaded = LOADED if config_text is None else load_config_text(config_text)
+    state = gather(loaded.config, *shape_account(**account))
+    return {f.code: f for f in compare(loaded.config, loaded.source, state).findings}
+
+
+def load_config_text(text):
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "dev.yaml"
+        path.write_text(text)
+        return load_config(path)
+
+
+DEV_TEXT = (ROOT / "config" / "dev.yaml").read_text()
+
+
+def test_no_create_only_change_no_finding():
+    assert shape_findings() == {}
+    assert shape_findings(stack_exists=False) == {}  # first deploy: the name comes from the config
+
+
+def test_renamed_cluster_is_refused_naming_the_property_and_the_deployed_name():
+    found = shape_findings(deployed_name="hyperpod-dev-old")
+    assert list(found) == ["HPK607"]
+    assert "the deployed HyperPod cluster is 'hyperpod-dev-old', the config names 'hyperpod-dev': ClusterName is " \
+           "create-only (AWS::SageMaker::Cluster)" in found["HPK607"].message
+    assert found["HPK607"].hint.startswith("set hyperpod.cluster_name: hyperpod-dev-old")
+
+
+def test_new_vpc_cidr_is_refused():
+    found = shape_findings(DEV_TEXT.replace("vpc_cidr: 10.192.0.0/16", "vpc_cidr: 10.200.0.0/16"))
+    assert list(found) == ["HPK608"]
+    assert found["HPK608"].path == "network.vpc_cidr" and found["HPK608"].line == DEV_TEXT.splitlines().index(
+        "  vpc_cidr: 10.192.0.0/16") + 1
+    assert "CidrBlock is create-only (AWS::EC2::VPC)" in found["HPK608"].message
+    assert "VpcConfig" in found["HPK608"].message
+
+
+def test_dropped_zone_is_refused_an_appended_one_is_not():
+    found = shape_findings(zones=("use1-az4", "use1-az2"))
+    assert list(found) == ["HPK609"]
+    assert "use1-az2 is no longer listed" in found["HPK609"].message
+    assert found["HPK609"].path == "availability_zone_ids"
+    assert shape_findings(zones=("use1-az4", "use1-az4")) == {}
+
+
+@pytest.mark.parametrize(("deployed", "message"), [
+    ("1.34", "EKS cannot downgrade"), ("1.31", "EKS upgrades one minor version at a time"),
+])
+def test_kubernetes_version_eks_cannot_move_to(deployed, message):
+    found = shape_findings(version=deployed)
+    assert list(found) == ["HPK610"]
+    assert message in found["HPK610"].message and found["HPK610"].path == "eks.kubernetes_version"
+    assert shape_findings(version="1.32") == {}  # one minor up is an ordinary upgrade
+
+
+def test_readme_lists_every_action_live_needs():
+    from cdk_app.live import ACTIONS
+
+    readme = (ROOT / "README.md").read_text()
+    policy = json.loads(readme[readme.index('{\n  "Version"', readme.index("### Checking against the deployed account")):]
+                        .split("\n```", 1)[0])
+    assert sorted(policy["Statement"][0]["Action"]) == sorted(ACTIONS)

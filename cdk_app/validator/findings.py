@@ -79,6 +79,10 @@ CODES: dict[str, str] = {
     "HPK604": "the deployed cluster policy differs from the config",
     "HPK605": "the deployed task-governance add-on version differs from the config",
     "HPK606": "the account could not be read (credentials, permission, cluster not found, throttling)",
+    "HPK607": "hyperpod.cluster_name differs from the deployed cluster (create-only ClusterName: replaces it)",
+    "HPK608": "the config's VPC differs from the deployed cluster's (create-only VpcConfig or CidrBlock: replaces it)",
+    "HPK609": "a zone of the deployed cluster's subnets is no longer listed (create-only VpcConfig: replaces it)",
+    "HPK610": "eks.kubernetes_version is a downgrade or skips a minor version of the deployed EKS cluster",
 }
 
 
