@@ -8,13 +8,19 @@ NODE_BIN := $(CURDIR)/node_modules/.bin
 export PATH := $(NODE_BIN):$(CURDIR)/$(VENV)/bin:$(PATH)
 export JSII_NODE := $(NODE_BIN)/node
 ENV ?= dev
+# Extra flags for the validate step of synth, e.g. VALIDATE_FLAGS=--strict (warnings fail).
+VALIDATE_FLAGS ?=
 # shellcheck from Debian's packages, unpacked under .tools/ (no root, no system install).
 SHELLCHECK_DEB := shellcheck=0.9.0-1
 SHELLCHECK := $(CURDIR)/.tools/shellcheck/usr/bin/shellcheck
 
-.PHONY: setup synth test bench schema clean
+.PHONY: setup setup-test synth test bench schema clean
 
-setup: $(VENV)/.installed node_modules/.installed $(SHELLCHECK)
+## setup: .venv/ (PyPI) and node_modules/ (npm: Node 22, the CDK CLI) - what synth and the CLI need
+setup: $(VENV)/.installed node_modules/.installed
+
+## setup-test: setup plus shellcheck (Debian's package via apt-get download), which only the tests use
+setup-test: setup $(SHELLCHECK)
 
 $(VENV)/.installed: pyproject.toml requirements.lock
 	python3 -m venv $(VENV)
@@ -35,12 +41,16 @@ $(SHELLCHECK):
 	$(SHELLCHECK) --version
 
 ## synth: set up, validate config/$(ENV).yaml and synthesize it into cdk.out/
+# GNU make itself exits 2 whenever a step fails, so each step's own exit code is printed for the log;
+# CI that branches on it runs the commands directly (.github/workflows/hyperpod-kit.yml).
 synth: setup
-	$(VENV)/bin/hyperpod-kit validate config/$(ENV).yaml
-	$(NODE_BIN)/cdk synth -c env=$(ENV) --quiet
+	@$(VENV)/bin/hyperpod-kit validate $(VALIDATE_FLAGS) config/$(ENV).yaml || \
+	  { rc=$$?; echo "make synth: hyperpod-kit validate exited $$rc (1 findings, 2 unreadable input)" >&2; exit $$rc; }
+	@$(NODE_BIN)/cdk synth -c env=$(ENV) --quiet || \
+	  { rc=$$?; echo "make synth: cdk synth exited $$rc" >&2; exit $$rc; }
 
-## test: set up and run every test
-test: setup
+## test: set up (with shellcheck) and run every test
+test: setup-test
 	$(PY) -m pytest
 
 ## bench: wall time of validate on dev, prod and a generated 500-team config

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""CDK entry point: `cdk synth -c env=<name>` builds config/<name>.yaml (default dev).
+"""CDK entry point: `cdk synth -c env=<name>` builds config/<name>.yaml; `-c config=<file>` builds any file.
 
-The config is validated before any construct exists; an invalid config prints its findings and
-synthesizes nothing. This is the only place that reads CDK context.
+There is no default environment: a command without one would deploy whichever the default was. The file's
+`environment` (which names the stacks) must be the name it was selected by - a copy of dev.yaml selected as
+qa would otherwise deploy, and replace, the dev stacks. The config is validated before any construct exists;
+an invalid config prints its findings and synthesizes nothing. This is the only place that reads CDK context.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ from pathlib import Path
 from aws_cdk import App
 
 from cdk_app.app_builder import build_app
-from cdk_app.config.loader import ConfigInvalid, load_config
+from cdk_app.config.loader import ConfigInvalid, LoadedConfig, load_config
+from cdk_app.validator.findings import Finding, Severity
 from cdk_app.validator.report import validate
 
 CONFIG_DIR = Path(__file__).resolve().parent / "config"
@@ -24,12 +27,24 @@ def main() -> int:
     # the validator checks the config before synth and cfn-lint, with its region data, checks every
     # template in CI (tests/test_synth.py), so admins' synths stay fast.
     app = App(builtin_cloud_formation_validation=False)
-    env_name = app.node.try_get_context("env") or "dev"
-    config_path = Path(app.node.try_get_context("config") or CONFIG_DIR / f"{env_name}.yaml").resolve()
+    env_name = app.node.try_get_context("env")
+    config_file = app.node.try_get_context("config")
+    known = ", ".join(sorted(p.stem for p in CONFIG_DIR.glob("*.yaml"))) or "none"
+    if not env_name and not config_file:
+        print(f"no environment given: add -c env=<name> for config/<name>.yaml (environments: {known}), "
+              "or -c config=<file>", file=sys.stderr)
+        return 2
+    config_path = Path(config_file or CONFIG_DIR / f"{env_name}.yaml").resolve()
     shown = str(config_path.relative_to(Path.cwd())) if config_path.is_relative_to(Path.cwd()) else str(config_path)
+    if not config_file and not config_path.is_file():
+        print(f"{shown} does not exist: -c env={env_name} names no environment (environments: {known})",
+              file=sys.stderr)
+        return 2
     try:
         loaded = load_config(config_path, shown)
         findings = validate(loaded).findings
+        if env_name:
+            findings += environment_mismatch(loaded, env_name)
     except ConfigInvalid as err:
         loaded, findings = None, err.findings
     for finding in findings:
@@ -41,6 +56,18 @@ def main() -> int:
     build_app(app, loaded.config)
     app.synth()
     return 0
+
+
+def environment_mismatch(loaded: LoadedConfig, selected: str) -> list[Finding]:
+    """HPK020 when the file's environment (the stacks' name) is not the name it was selected by."""
+    declared = loaded.config.environment
+    if declared == selected:
+        return []
+    where = loaded.source.locate(("environment",))
+    return [Finding("HPK020", Severity.ERROR, loaded.source.file, where.line, where.column, "environment",
+                    f"selected with -c env={selected} but the file says environment: {declared}, so its stacks "
+                    f"would be HyperPod-{declared}-* - the {declared} environment's, which this deploy would change",
+                    f"set environment: {selected} in the file (it names the stacks), or select -c env={declared}")]
 
 
 if __name__ == "__main__":

@@ -27,11 +27,12 @@ def main() -> None:
               show_default=True, help="Human table or machine-readable JSON.")
 @click.option("--live", is_flag=True, help="Also read the deployed cluster, quotas, policy and add-on (read-only).")
 @click.option("--profile", default=None, help="AWS profile for --live. Default: the usual credential chain.")
-def validate(configs: tuple[Path, ...], output_format: str, live: bool, profile: str | None) -> None:
+@click.option("--strict", is_flag=True, help="Warnings fail too (exit 1), e.g. an unpinned chart in prod's CI.")
+def validate(configs: tuple[Path, ...], output_format: str, live: bool, profile: str | None, strict: bool) -> None:
     """Check CONFIG files before anything is deployed.
 
-    Exit status: 0 valid (warnings allowed), 1 policy or shape errors, 2 a file (or, with --live, the
-    account) could not be read.
+    Exit status: 0 valid (warnings allowed unless --strict), 1 policy or shape errors (or, with --strict,
+    warnings), 2 a file (or, with --live, the account) could not be read.
     """
     reports = [check_file(path, str(path)) for path in configs]
     sections: list[dict[str, object]] = []
@@ -44,10 +45,16 @@ def validate(configs: tuple[Path, ...], output_format: str, live: bool, profile:
         if live:
             document["live"] = sections
             document["ok"] = document["ok"] and all(r.ok for r in reports)
+        if strict:
+            document["ok"] = document["ok"] and not any(r.warnings for r in reports)
         click.echo(json.dumps(document, indent=2))
     else:
         click.echo("\n\n".join(render_table(report) for report in reports))
     codes = [report.exit_code for report in reports]
+    warned = sum(len(report.warnings) for report in reports)
+    if strict and warned:
+        click.echo(f"--strict: {warned} warning(s) fail the check", err=True)
+        codes.append(1)
     if any(s.get("error") for s in sections):
         codes.append(2)
     sys.exit(max(codes))

@@ -27,6 +27,8 @@ CODES: dict[str, str] = {
     "HPK013": "a number or list length is out of range",
     "HPK014": "a value is not one of the allowed choices",
     "HPK015": "a value does not match the required format",
+    # Selecting the environment (app.py).
+    "HPK020": "the file's environment differs from the name it was selected by (-c env=<name>)",
     # Environment, network and EKS.
     "HPK101": "Kubernetes version older than 1.30 (task governance needs 1.30+)",
     "HPK102": "an availability zone id is listed twice",

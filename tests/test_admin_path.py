@@ -1,0 +1,123 @@
+"""The admin's everyday path: selecting an environment (app.py), `validate --strict`, what each make target
+pulls in (real GNU make), and the example CI workflow (its shell steps checked by shellcheck)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from cdk_app.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+SHELLCHECK = ROOT / ".tools" / "shellcheck" / "usr" / "bin" / "shellcheck"
+DEV = (ROOT / "config" / "dev.yaml").read_text()
+
+
+def run_app(context: dict, tmp_path: Path) -> subprocess.CompletedProcess:
+    """app.py as the CDK CLI runs it: context in CDK_CONTEXT_JSON, output folder in CDK_OUTDIR."""
+    env = {**os.environ, "CDK_CONTEXT_JSON": json.dumps(context), "CDK_OUTDIR": str(tmp_path / "out")}
+    node = ROOT / "node_modules" / ".bin" / "node"
+    if node.exists():
+        env["JSII_NODE"] = str(node)
+    return subprocess.run([sys.executable, "app.py"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_no_environment_is_refused_listing_the_config_files(tmp_path):
+    result = run_app({}, tmp_path)
+    assert result.returncode == 2
+    assert "no environment given: add -c env=<name> for config/<name>.yaml (environments: dev, prod)" in result.stderr
+    assert not (tmp_path / "out").exists() or not list((tmp_path / "out").glob("*.template.json"))
+
+
+def test_unknown_environment_is_refused(tmp_path):
+    result = run_app({"env": "qa"}, tmp_path)
+    assert result.returncode == 2
+    assert "config/qa.yaml does not exist: -c env=qa names no environment (environments: dev, prod)" in result.stderr
+
+
+def test_copied_config_selected_under_another_name_is_refused(tmp_path):
+    """cp config/dev.yaml config/qa.yaml && cdk deploy -c env=qa would deploy the dev stacks."""
+    copy = tmp_path / "qa.yaml"
+    copy.write_text(DEV)
+    result = run_app({"env": "qa", "config": str(copy)}, tmp_path)
+    assert result.returncode == 1
+    line = DEV.splitlines().index("environment: dev") + 1
+    assert f"qa.yaml:{line}:1 environment: selected with -c env=qa but the file says environment: dev" in result.stderr
+    assert "[HPK020 error]" in result.stderr and "nothing synthesized" in result.stderr
+    assert not list((tmp_path / "out").glob("*.template.json"))
+
+
+def test_strict_makes_warnings_fail(tmp_path):
+    """Two priority classes of one weight are a warning (HPK304): exit 0, and 1 with --strict."""
+    config = tmp_path / "dev.yaml"
+    config.write_text(DEV.replace("  fair_share: Enabled", "  priority_classes:\n    - {name: a, weight: 5}\n"
+                                  "    - {name: b, weight: 5}\n  fair_share: Enabled"))
+    assert CliRunner().invoke(main, ["validate", str(config)]).exit_code == 0
+    strict = CliRunner().invoke(main, ["validate", "--strict", "--format", "json", str(config)])
+    assert strict.exit_code == 1
+    assert json.loads(strict.stdout)["ok"] is False
+    assert "HPK304" in strict.stdout and "warning(s) fail the check" in strict.stderr
+
+
+def make_dry_run(target: str) -> str:
+    result = subprocess.run(["make", "-n", target, "SHELLCHECK=/nonexistent/shellcheck"], cwd=ROOT,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_synth_does_not_fetch_shellcheck_but_test_does():
+    assert "apt-get" not in make_dry_run("synth")
+    assert "apt-get download" in make_dry_run("test")
+
+
+def test_make_synth_names_validates_own_exit_code():
+    """GNU make exits 2 whenever a step fails; the step's own code is printed for the log."""
+    result = subprocess.run(["make", "synth", "ENV=no-such-env"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 2
+    assert "make synth: hyperpod-kit validate exited 2 (1 findings, 2 unreadable input)" in result.stderr
+
+
+WORKFLOW = ROOT / ".github" / "workflows" / "hyperpod-kit.yml"
+
+
+def workflow_steps() -> list[dict]:
+    return yaml.safe_load(WORKFLOW.read_text())["jobs"]["environment"]["steps"]
+
+
+def test_workflow_runs_validate_synth_cfn_lint_and_plan_for_every_environment():
+    job = yaml.safe_load(WORKFLOW.read_text())["jobs"]["environment"]
+    assert sorted(e["env"] for e in job["strategy"]["matrix"]["include"]) == sorted(
+        p.stem for p in (ROOT / "config").glob("*.yaml"))
+    runs = "\n".join(step.get("run", "") for step in workflow_steps())
+    for command in ("hyperpod-kit validate", "cdk synth -c env=\"$ENV_NAME\"", "cfn-lint --regions",
+                    "hyperpod-kit plan \"config/$ENV_NAME.yaml\" --against-ref"):
+        assert command in runs
+    assert "make synth" not in runs  # make would turn every failure into exit 2
+
+
+@pytest.mark.skipif(not SHELLCHECK.exists(), reason="shellcheck comes with make setup-test")
+@pytest.mark.parametrize("index", [i for i, step in enumerate(workflow_steps()) if "run" in step])
+def test_workflow_shell_steps_pass_shellcheck(index, tmp_path):
+    step = workflow_steps()[index]
+    assert "${{" not in step["run"], "expressions go through env:, not into the script"
+    script = tmp_path / "step.sh"
+    script.write_text("#!/usr/bin/env bash\nset -euo pipefail\n" + step["run"])
+    result = subprocess.run([str(SHELLCHECK), "--shell=bash", str(script)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout
+
+
+def test_readme_exit_code_table_covers_every_command():
+    readme = (ROOT / "README.md").read_text()
+    table = readme[readme.index("### Exit codes"):].split("\n\n", 2)[1]
+    commands = set(re.findall(r"^\| `([^`]+)`", table, flags=re.M))
+    cli = {f"hyperpod-kit {name}" for name in main.commands}
+    assert cli | {"app.py (cdk synth / deploy)", "make <target>"} == commands
