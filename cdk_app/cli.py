@@ -301,9 +301,13 @@ def plan(config_path: Path, ref: str | None, baseline: Path | None, against_acco
     config = report.loaded.config
     with tempfile.TemporaryDirectory(prefix="hyperpod-kit-plan-") as tmp:
         try:
-            after = planning.read_templates(current or planning.synthesize(config, Path(tmp) / "current"))
+            after = planning.environment_stacks(
+                planning.read_templates(current or planning.synthesize(config, Path(tmp) / "current")),
+                config.environment, str(current or "the synth"))
             if baseline is not None:
-                before, label = planning.read_templates(baseline), f"saved synth {baseline}"
+                before = planning.environment_stacks(planning.read_templates(baseline), config.environment,
+                                                     str(baseline))
+                label = f"saved synth {baseline}"
             elif ref is not None:
                 top = subprocess.run(["git", "-C", str(config_path.resolve().parent), "rev-parse", "--show-toplevel"],
                                      capture_output=True, text=True)

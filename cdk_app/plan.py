@@ -120,6 +120,17 @@ def read_templates(folder: Path) -> dict[str, dict[str, Any]]:
     return {name: _json(path) for name, path in files.items()}
 
 
+def environment_stacks(templates: dict[str, dict[str, Any]], environment: str, where: str) -> dict[str, dict[str, Any]]:
+    """The stacks of `environment` (HyperPod-<environment>-*); an error when there are none, e.g. a synth
+    of another environment."""
+    prefix = f"HyperPod-{environment}-"
+    mine = {name: template for name, template in templates.items() if name.startswith(prefix)}
+    if not mine:
+        raise PlanInputError(f"{where} holds no stack of environment {environment} ({prefix}*), only: "
+                             f"{', '.join(sorted(templates))}")
+    return mine
+
+
 def _json(path: Path) -> dict[str, Any]:
     try:
         return json.loads(path.read_text(encoding="utf-8"))

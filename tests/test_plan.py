@@ -194,3 +194,10 @@ def test_deployed_templates_are_read_with_get_template_and_missing_stacks_count_
         with pytest.raises(planning.PlanInputError, match="GetTemplate HyperPod-prod-governance failed"):
             planning.deployed_templates(client, ["HyperPod-prod-network", "HyperPod-prod-cluster",
                                                  "HyperPod-prod-governance"])
+
+
+def test_cli_refuses_a_synth_of_another_environment(synths):
+    result = CliRunner().invoke(main, ["plan", str(ROOT / "config/dev.yaml"), "--baseline", str(synths["base"]),
+                                       "--current", str(synths["base"])])
+    assert result.exit_code == 2
+    assert "holds no stack of environment dev (HyperPod-dev-*), only: HyperPod-prod-cluster" in result.stderr
