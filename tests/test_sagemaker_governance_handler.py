@@ -74,6 +74,12 @@ def describe_quota(status, version=1, reason=None, team="team-a"):
     return response
 
 
+def no_namesake(stub, kind="ClusterSchedulerConfig", name="hyperpod-prod-policy"):
+    """The List* that Create is preceded by: nothing of that name on the cluster."""
+    stub.add_response(f"list_{handler._snake(kind)}s", {f"{kind}Summaries": []},
+                      {"ClusterArn": CLUSTER, "NameContains": name})
+
+
 def complete(client, stub, request, statuses, *, kind="ClusterSchedulerConfig", data=None):
     """Call is_complete once per status, as the waiter does; returns every answer."""
     resource_id, describe = (POLICY_ID, describe_policy) if kind == "ClusterSchedulerConfig" else (QUOTA_ID, describe_quota)
@@ -95,6 +101,7 @@ def test_create_returns_the_id_at_once_and_completes_when_created(sagemaker):
     client, stub = sagemaker
     typed = {**POLICY_PARAMS, "SchedulerConfig": {**POLICY_PARAMS["SchedulerConfig"], "PriorityClasses": [
         {"Name": "inference", "Weight": 90}, {"Name": "training", "Weight": 50}]}}
+    no_namesake(stub)
     stub.add_response("create_cluster_scheduler_config",
                       {"ClusterSchedulerConfigArn": POLICY_ARN, "ClusterSchedulerConfigId": POLICY_ID}, typed)
     result = handler.on_event(event("Create", POLICY_PARAMS), Context(300), client=client)
@@ -107,6 +114,7 @@ def test_create_that_fails_after_acceptance_raises_with_the_reason_and_rollback_
     """The id went to CloudFormation with on_event's answer, so the raise below reaches CloudFormation
     with it and the rollback's Delete (next) removes the failed policy instead of stranding it."""
     client, stub = sagemaker
+    no_namesake(stub)
     stub.add_response("create_cluster_scheduler_config",
                       {"ClusterSchedulerConfigArn": POLICY_ARN, "ClusterSchedulerConfigId": POLICY_ID}, ANY_POLICY)
     assert handler.on_event(event("Create", POLICY_PARAMS), Context(300), client=client)["PhysicalResourceId"] == POLICY_ID
@@ -122,6 +130,7 @@ def test_timeout_mid_create_leaves_the_id_with_cloudformation_and_rollback_delet
     on_event returned; the rollback Delete meets a conflict while it is still creating, and the
     completion check deletes it once it has settled."""
     client, stub = sagemaker
+    no_namesake(stub, "ComputeQuota", "hyperpod-prod-team-a")
     stub.add_response("create_compute_quota", {"ComputeQuotaArn": QUOTA_ARN, "ComputeQuotaId": QUOTA_ID},
                       ANY_PARAMS_QUOTA_A)
     result = handler.on_event(event("Create", QUOTA_PARAMS, kind="ComputeQuota"), Context(300), client=client)
@@ -169,6 +178,7 @@ def test_failed_update_raises_with_the_reason(sagemaker):
 def test_team_rename_creates_a_new_quota(sagemaker):
     client, stub = sagemaker
     renamed = {**QUOTA_PARAMS, "ComputeQuotaTarget": {"TeamName": "team-b", "FairShareWeight": "10"}}
+    no_namesake(stub, "ComputeQuota", "hyperpod-prod-team-a")
     stub.add_response("create_compute_quota", {"ComputeQuotaArn": QUOTA_ARN, "ComputeQuotaId": QUOTA_ID},
                       ANY_PARAMS_QUOTA)
     result = handler.on_event(event("Update", renamed, kind="ComputeQuota", PhysicalResourceId="oldquota0001",
@@ -203,6 +213,7 @@ def test_budget_stops_with_a_reason_before_the_lambda_time_limit(sagemaker, monk
 
 def test_api_error_fails_the_deployment(sagemaker):
     client, stub = sagemaker
+    no_namesake(stub)
     stub.add_client_error("create_cluster_scheduler_config", service_error_code="ValidationException",
                           service_message="Priority class weights must be unique", expected_params=ANY_POLICY)
     with pytest.raises(handler.GovernanceError, match="CreateClusterSchedulerConfig failed: .*weights must be unique"):
@@ -237,3 +248,53 @@ def test_create_only_fields_are_cloudformations():
     """The handler replaces exactly where CloudFormation's own schema (cfn-lint's copy) would."""
     for name, kind in handler.KINDS.items():
         assert set(kind["create_only"]) == set(create_only_properties(f"AWS::SageMaker::{name}"))
+
+
+def summary(status, name="hyperpod-prod-policy", resource_id=POLICY_ID, version=2):
+    return {"ClusterSchedulerConfigArn": POLICY_ARN, "ClusterSchedulerConfigId": resource_id, "Name": name,
+            "ClusterSchedulerConfigVersion": version, "CreationTime": "2026-11-21T00:00:00Z", "Status": status,
+            "ClusterArn": CLUSTER}
+
+
+def test_create_takes_over_a_stranded_namesake_instead_of_colliding(sagemaker):
+    """A policy an older handler created without reporting its id: same name on the same cluster (the
+    second page of the listing), settled. It is updated to the config and becomes the resource."""
+    client, stub = sagemaker
+    stub.add_response("list_cluster_scheduler_configs", {
+        "ClusterSchedulerConfigSummaries": [summary("Created", name="hyperpod-prod-policy-old", resource_id="other0000001")],
+        "NextToken": "p2"}, {"ClusterArn": CLUSTER, "NameContains": "hyperpod-prod-policy"})
+    stub.add_response("list_cluster_scheduler_configs", {"ClusterSchedulerConfigSummaries": [summary("Created")]},
+                      {"ClusterArn": CLUSTER, "NameContains": "hyperpod-prod-policy", "NextToken": "p2"})
+    stub.add_response("describe_cluster_scheduler_config", describe_policy("Created", version=2),
+                      {"ClusterSchedulerConfigId": POLICY_ID})
+    stub.add_response("update_cluster_scheduler_config",
+                      {"ClusterSchedulerConfigArn": POLICY_ARN, "ClusterSchedulerConfigVersion": 3},
+                      {"ClusterSchedulerConfigId": POLICY_ID, "TargetVersion": 2, "SchedulerConfig": ANY})
+    result = handler.on_event(event("Create", POLICY_PARAMS), Context(300), client=client)
+    assert result == {"PhysicalResourceId": POLICY_ID, "Data": {"Id": POLICY_ID, "Arn": POLICY_ARN, "Version": "3"}}
+
+
+@pytest.mark.parametrize(("status", "message"), [
+    ("CreateFailed", "left CreateFailed by an earlier deployment, is being deleted now; deploy again"),
+    ("Creating", "exists and is Creating; deploy again once it has settled"),
+])
+def test_create_with_a_failed_or_busy_namesake_fails_saying_what_to_do(sagemaker, status, message):
+    client, stub = sagemaker
+    stub.add_response("list_cluster_scheduler_configs", {"ClusterSchedulerConfigSummaries": [summary(status)]},
+                      {"ClusterArn": CLUSTER, "NameContains": "hyperpod-prod-policy"})
+    if status == "CreateFailed":
+        stub.add_response("delete_cluster_scheduler_config", {}, {"ClusterSchedulerConfigId": POLICY_ID})
+    with pytest.raises(handler.GovernanceError, match=message):
+        handler.on_event(event("Create", POLICY_PARAMS), Context(300), client=client)
+
+
+def test_update_with_unchanged_parameters_sends_nothing(sagemaker):
+    """E.g. only ServiceTimeout changed: Describe for the ARN, no Update, complete on the current version."""
+    client, stub = sagemaker
+    stub.add_response("describe_cluster_scheduler_config", describe_policy("Updated", version=5),
+                      {"ClusterSchedulerConfigId": POLICY_ID})
+    result = handler.on_event(event("Update", POLICY_PARAMS, PhysicalResourceId=POLICY_ID,
+                                    OldResourceProperties={"Parameters": POLICY_PARAMS}), Context(300), client=client)
+    assert result == {"PhysicalResourceId": POLICY_ID, "Data": {"Id": POLICY_ID, "Arn": POLICY_ARN}}
+    assert complete(client, stub, "Update", [("Updated", 5)], data=result["Data"]) == [
+        {"IsComplete": True, "Data": {"Version": "5"}}]

@@ -8,11 +8,13 @@ so a Create that SageMaker accepted and that then fails (CreateFailed, or still 
 deleted by the stack's rollback - the framework skips that Delete only when on_event itself failed, i.e.
 before anything was made.
 
-- Create: Create*; done when Describe says Created.
+- Create: Create*; done when Describe says Created. A namesake on the cluster that CloudFormation does not
+  know (an older handler's stranded create, or one made by hand) is taken over and updated instead of
+  colliding; a failed namesake is deleted and the deploy asks to be run again.
 - Update: Describe for the current version, Update* with it as TargetVersion; done only when Describe shows a
   version newer than that target and a settled status (the old version's "Created" does not count). A change
   to a create-only field (name, cluster, team name) creates a new one instead; CloudFormation deletes the old
-  one afterwards.
+  one afterwards. Unchanged parameters (only the custom resource's own settings changed) send nothing.
 - Delete: Delete* (already gone counts as deleted, one still being created is deleted once it settles); done
   when Describe finds nothing or Deleted.
 Any failed call or *Failed status raises with the API's reason. Each invocation budgets its time from the
@@ -98,21 +100,70 @@ def on_event(event: dict[str, Any], context: Any = None, client: Any = None) -> 
         delete(client, kind, event["PhysicalResourceId"], budget)
         return {"PhysicalResourceId": event["PhysicalResourceId"]}
     params = typed(client, f"Create{kind['operation']}", props["Parameters"])
+    if request == "Update" and event["OldResourceProperties"]["Parameters"] == props["Parameters"]:
+        # Only the custom resource's own settings changed (e.g. ServiceTimeout): nothing to send.
+        resource_id = event["PhysicalResourceId"]
+        arn = current(client, kind, resource_id, budget)[kind["arn"]]
+        return {"PhysicalResourceId": resource_id, "Data": {"Id": resource_id, "Arn": arn}}
     if request == "Update" and not replaced(kind, event["OldResourceProperties"]["Parameters"], props["Parameters"]):
         resource_id = event["PhysicalResourceId"]
         arn, version = update(client, kind, resource_id, params, budget)
         return {"PhysicalResourceId": resource_id, "Data": {"Id": resource_id, "Arn": arn, "Version": version}}
+    namesake = find_namesake(client, kind, params, budget)
+    if namesake is not None:
+        return adopt(client, kind, namesake, params, budget)
     resource_id, arn = create(client, kind, params, budget)
     return {"PhysicalResourceId": resource_id, "Data": {"Id": resource_id, "Arn": arn}}
+
+
+def find_namesake(client: Any, kind: dict[str, Any], params: dict[str, Any], budget: Budget) -> dict[str, Any] | None:
+    """A policy or quota of this name on this cluster that CloudFormation does not know: one whose create
+    never reported its id (an older handler failed after SageMaker accepted it), or one made by hand.
+    Creating another of the same name would fail on every deploy."""
+    name, token = kind["operation"], None
+    while True:
+        budget.check(f"List{name}s")
+        page = _call(client, f"list_{_snake(name)}s", f"List{name}s", ClusterArn=params["ClusterArn"],
+                     NameContains=params["Name"], **({"NextToken": token} if token else {}))
+        for item in page.get(f"{name}Summaries", []):
+            if item["Name"] == params["Name"] and item["Status"] != "Deleted":
+                return item
+        token = page.get("NextToken")
+        if not token:
+            return None
+
+
+def adopt(client: Any, kind: dict[str, Any], namesake: dict[str, Any], params: dict[str, Any],
+          budget: Budget) -> dict[str, Any]:
+    """Take over a settled namesake (updated to the config); a failed one is deleted and the deploy fails
+    with what to do; one still changing fails the deploy until it settles."""
+    name, resource_id, status = kind["operation"], namesake[kind["id"]], namesake["Status"]
+    if status.endswith("Failed"):
+        delete(client, kind, resource_id, budget, conflict_ok=False)
+        raise GovernanceError(f"{name} '{params['Name']}' ({resource_id}), left {status} by an earlier deployment, "
+                              "is being deleted now; deploy again in a few minutes")
+    if status in IN_PROGRESS:
+        raise GovernanceError(f"{name} '{params['Name']}' ({resource_id}) exists and is {status}; deploy again once "
+                              "it has settled")
+    arn, version = update(client, kind, resource_id, params, budget)
+    return {"PhysicalResourceId": resource_id, "Data": {"Id": resource_id, "Arn": arn, "Version": version}}
+
+
+def current(client: Any, kind: dict[str, Any], resource_id: str, budget: Budget) -> dict[str, Any]:
+    """Describe of a resource CloudFormation says exists; gone (or Deleted) fails the deployment."""
+    described = describe(client, kind, resource_id, budget)
+    if described is None or described.get("Status") == "Deleted":
+        raise GovernanceError(f"{kind['operation']} {resource_id} no longer exists (deleted outside CloudFormation?)")
+    return described
 
 
 def is_complete(event: dict[str, Any], context: Any = None, client: Any = None) -> dict[str, Any]:
     """Whether the change on_event started has been applied; raises when it failed."""
     kind, client, budget = _setup(event, context, client)
     name, resource_id = kind["operation"], event["PhysicalResourceId"]
-    described = describe(client, kind, resource_id, budget)
-    status = described.get("Status", "") if described else "Deleted"
     if event["RequestType"] == "Delete":
+        described = describe(client, kind, resource_id, budget)
+        status = described["Status"] if described else "Deleted"
         if status == "Deleted":
             return {"IsComplete": True}
         if status == "DeleteFailed":
@@ -120,8 +171,8 @@ def is_complete(event: dict[str, Any], context: Any = None, client: Any = None) 
         if status not in IN_PROGRESS:  # it settled after a create or update: now it can be deleted
             delete(client, kind, resource_id, budget, conflict_ok=False)
         return {"IsComplete": False}
-    if described is None or status == "Deleted":
-        raise GovernanceError(f"{name} {resource_id} no longer exists (deleted outside CloudFormation?)")
+    described = current(client, kind, resource_id, budget)
+    status = described["Status"]
     if status.endswith("Failed"):
         raise GovernanceError(f"{name} {resource_id} is {status}: {_reason(described)}")
     version = described[kind["version"]]
@@ -182,10 +233,7 @@ def update(client: Any, kind: dict[str, Any], resource_id: str, params: dict[str
            budget: Budget) -> tuple[str, str]:
     """Update to the next version; returns the ARN and the version is_complete must see applied."""
     name = kind["operation"]
-    current = describe(client, kind, resource_id, budget)
-    if current is None:
-        raise GovernanceError(f"{name} {resource_id} no longer exists (deleted outside CloudFormation?)")
-    target = int(current[kind["version"]])
+    target = int(current(client, kind, resource_id, budget)[kind["version"]])
     changes = {k: v for k, v in params.items() if k in kind["updatable"]}
     budget.check(f"Update{name}")
     response = _call(client, f"update_{_snake(name)}", f"Update{name}",
