@@ -70,7 +70,13 @@ def test_api_policies_share_one_handler_with_a_completion_check_and_a_service_ti
     handlers = sorted(f["Properties"]["Handler"] for f in template.find_resources("AWS::Lambda::Function").values()
                       if f["Properties"].get("Handler", "").startswith("index."))
     assert handlers == ["index.is_complete", "index.on_event"]
-    template.resource_count_is("AWS::StepFunctions::StateMachine", 1)
+    machine, = template.find_resources("AWS::StepFunctions::StateMachine").values()
+    definition = json.dumps(machine["Properties"]["DefinitionString"])
+    # The waiter polls every 10 s for 30 minutes, well inside the 40-minute ServiceTimeout.
+    assert '\\"IntervalSeconds\\":10,\\"MaxAttempts\\":180' in definition
+    timeouts = {r["Properties"]["ServiceTimeout"] for r in
+                template.find_resources("Custom::SageMakerClusterSchedulerConfig").values()}
+    assert timeouts == {"2400"} and 10 * 180 < 2400
 
 
 @pytest.mark.parametrize("kinds", [("ClusterSchedulerConfig",), ("ComputeQuota",), ("ClusterSchedulerConfig", "ComputeQuota")])

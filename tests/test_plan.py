@@ -201,3 +201,44 @@ def test_cli_refuses_a_synth_of_another_environment(synths):
                                        "--current", str(synths["base"])])
     assert result.exit_code == 2
     assert "holds no stack of environment dev (HyperPod-dev-*), only: HyperPod-prod-cluster" in result.stderr
+
+
+def quota_template(kind, team="a", count=2, state="Enabled", retain=False):
+    props = {"Name": f"dev-{team}", "ClusterArn": "arn:aws:sagemaker:us-west-2:111122223333:cluster/abcdefghijkl",
+             "ActivationState": state,
+             "ComputeQuotaConfig": {"ComputeQuotaResources": [{"InstanceType": "ml.p5.48xlarge", "Count": count}]},
+             "ComputeQuotaTarget": {"TeamName": team}}
+    resource = {"Type": kind, "Properties": {"Parameters": props} if kind.startswith("Custom::") else props}
+    if retain:
+        resource["DeletionPolicy"] = "Retain"
+    return {"HyperPod-dev-governance": {"Resources": {"Quota": resource}}}
+
+
+@pytest.mark.parametrize("kind", ["AWS::SageMaker::ComputeQuota", "Custom::SageMakerComputeQuota"])
+def test_team_name_is_create_only_on_both_quota_paths(kind):
+    """The API-backed quota keeps the native schema's createOnlyProperties under Parameters."""
+    plan = planning.compare(quota_template(kind), quota_template(kind, team="b"), "t")
+    change, = plan.changes
+    prefix = "Parameters/" if kind.startswith("Custom::") else ""
+    assert change.action == "replace"
+    assert change.reasons == (f"create-only {prefix}Name changes", f"create-only {prefix}ComputeQuotaTarget/TeamName changes")
+    assert [(t.team, t.change) for t in plan.teams] == [("a", "removed"), ("b", "added")]
+
+
+def test_disabling_a_team_warns_and_a_raise_does_not():
+    disabled = planning.compare(quota_template("Custom::SageMakerComputeQuota"),
+                                quota_template("Custom::SageMakerComputeQuota", state="Disabled"), "t")
+    team, = disabled.teams
+    assert team.disabled and team.may_preempt
+    assert "~ team a: allocation disabled" in planning.render(disabled)
+    raised = planning.compare(quota_template("AWS::SageMaker::ComputeQuota"),
+                              quota_template("AWS::SageMaker::ComputeQuota", count=3), "t")
+    assert not raised.teams[0].may_preempt and raised.changes[0].action == "modify"
+
+
+def test_a_retained_stateful_deletion_is_still_refused_and_says_it_is_kept():
+    before = {"HyperPod-dev-network": {"Resources": {"Vpc": {"Type": "AWS::EC2::VPC", "DeletionPolicy": "Retain",
+                                                             "Properties": {"CidrBlock": "10.0.0.0/16"}}}}}
+    plan = planning.compare(before, {"HyperPod-dev-network": {"Resources": {}}}, "t")
+    assert [c.logical_id for c in plan.refused()] == ["Vpc"]
+    assert "the old one stays in the account (DeletionPolicy Retain)" in planning.render(plan)
