@@ -294,24 +294,38 @@ def _quotas(templates: dict[str, dict[str, Any]]) -> dict[str, tuple[dict[str, d
                 continue
             amounts = {}
             for entry in props.get("ComputeQuotaConfig", {}).get("ComputeQuotaResources", []):
-                amounts[entry["InstanceType"]] = {dim: float(entry[dim]) for dim, _ in DIMENSIONS if dim in entry}
+                amounts[entry["InstanceType"]] = {dim: float(entry[dim]) for dim, _ in DIMENSIONS
+                                                  if isinstance(entry.get(dim), (int, float, str))
+                                                  and str(entry[dim]).replace(".", "", 1).isdigit()}
             teams[team] = (amounts, props.get("ActivationState", "Enabled") == "Enabled")
     return teams
 
 
-def _filled(quota: dict[str, dict[str, float]]) -> dict[str, Resources]:
-    """Quota amounts with the dimensions SageMaker fills in the instance's ratio (the validator's arithmetic):
-    16 accelerators of ml.p5.48xlarge is 2 instances' worth."""
+def _filled(itype: str, amounts: dict[str, float]) -> Resources | None:
+    """The amounts with the dimensions SageMaker fills in the instance's ratio (the validator's arithmetic:
+    16 accelerators of ml.p5.48xlarge is 2 instances' worth); None for an entry the model refuses."""
     fields = {"Count": "count", "Accelerators": "accelerators", "VCpu": "vcpu", "MemoryInGiB": "memory_gib"}
-    return reservations(QuotaEntry(instance_type=itype, **{fields[d]: int(v) if v == int(v) else v for d, v in amounts.items()})
-                        for itype, amounts in quota.items())
+    try:
+        entry = QuotaEntry(instance_type=itype, **{fields[d]: int(v) if v == int(v) else v for d, v in amounts.items()})
+    except ValueError:  # pydantic's ValidationError: e.g. a hand-edited template
+        return None
+    return reservations([entry]).get(itype)
 
 
 def _lowered(before: dict[str, dict[str, float]], after: dict[str, dict[str, float]]) -> tuple[str, ...]:
     """Instance types whose quota shrinks in any dimension (or disappears)."""
-    old, new = _filled(before), _filled(after)
-    return tuple(itype for itype in sorted(before)
-                 if itype not in after or old.get(itype, Resources()).exceeding(new.get(itype, Resources())))
+    lowered = []
+    for itype, amounts in sorted(before.items()):
+        new = after.get(itype)
+        old_filled, new_filled = _filled(itype, amounts), _filled(itype, new) if new else None
+        if new is None:
+            lowered.append(itype)
+        elif old_filled is not None and new_filled is not None:
+            if old_filled.exceeding(new_filled):
+                lowered.append(itype)
+        elif any(new.get(dim, 0.0) < value for dim, value in amounts.items()):
+            lowered.append(itype)
+    return tuple(lowered)
 
 
 def team_changes(before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]]) -> list[TeamChange]:
