@@ -242,3 +242,12 @@ def test_a_retained_stateful_deletion_is_still_refused_and_says_it_is_kept():
     plan = planning.compare(before, {"HyperPod-dev-network": {"Resources": {}}}, "t")
     assert [c.logical_id for c in plan.refused()] == ["Vpc"]
     assert "the old one stays in the account (DeletionPolicy Retain)" in planning.render(plan)
+
+
+def test_cli_config_with_errors_exits_1_and_unreadable_exits_2(synths, tmp_path):
+    bad = tmp_path / "prod.yaml"
+    bad.write_text(BASE.replace(TRAINING_QUOTA, TRAINING_QUOTA.replace("count: 3", "count: 30")))
+    result = CliRunner().invoke(main, ["plan", str(bad), "--baseline", str(synths["base"])])
+    assert result.exit_code == 1 and "HPK501" in result.stderr
+    missing = CliRunner().invoke(main, ["plan", str(tmp_path / "nope.yaml"), "--baseline", str(synths["base"])])
+    assert missing.exit_code == 2 and "HPK001" in missing.stderr
