@@ -17,6 +17,7 @@ from constructs import Construct
 
 from hyperpod_constructs.imported_network import import_vpc_subnets
 from hyperpod_constructs.nag_acknowledgements import acknowledge, managed_policy
+from hyperpod_constructs.service_trust import restrict_service_trust
 
 CORE_ADDONS = ("vpc-cni", "kube-proxy", "coredns", "eks-pod-identity-agent")
 MIN_KUBERNETES_MINOR = 30
@@ -76,6 +77,7 @@ class HyperPodEksCluster(Construct):
             # The core add-ons below are EKS-managed; self-managed copies would conflict with them.
             bootstrap_self_managed_addons=False,
         )
+        restrict_service_trust(self.cluster.role)
         acknowledge(self.cluster.role, {managed_policy("AmazonEKSClusterPolicy"):
                                         "the EKS cluster service role needs the AWS managed AmazonEKSClusterPolicy; "
                                         "EKS documents no narrower replacement"})

@@ -10,6 +10,7 @@ from aws_cdk import Stack, Token, aws_iam as iam
 from constructs import Construct
 
 from hyperpod_constructs.nag_acknowledgements import acknowledge, managed_policy, nag_text, wildcard_resource
+from hyperpod_constructs.service_trust import service_principal
 
 INSTANCE_POLICY = "AmazonSageMakerClusterInstanceRolePolicy"
 
@@ -73,7 +74,7 @@ class HyperPodExecutionRole(Construct):
 
         self.role = iam.Role(
             self, "Role",
-            assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com"),
+            assumed_by=service_principal(self, "sagemaker.amazonaws.com"),
             description="HyperPod instances (EKS nodes): managed instance policy plus node permissions",
             managed_policies=[iam.ManagedPolicy.from_aws_managed_policy_name(INSTANCE_POLICY)],
         )

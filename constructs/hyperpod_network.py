@@ -11,10 +11,11 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass, field
 
-from aws_cdk import Fn, RemovalPolicy, Tags, aws_ec2 as ec2, aws_iam as iam, aws_logs as logs
+from aws_cdk import Fn, RemovalPolicy, Stack, Tags, aws_ec2 as ec2, aws_iam as iam, aws_logs as logs
 from constructs import Construct
 
 from hyperpod_constructs.nag_acknowledgements import acknowledge, ref, wildcard_resource
+from hyperpod_constructs.service_trust import service_principal
 
 # FSx for Lustre: 988 for the file system, 1018-1023 for its clients.
 LUSTRE_PORTS = ((988, 988), (1018, 1023))
@@ -120,7 +121,10 @@ class HyperPodNetwork(Construct):
 
     def _create_flow_log(self, vpc_id: str, retention: logs.RetentionDays) -> None:
         group = logs.LogGroup(self, "FlowLogGroup", retention=retention, removal_policy=RemovalPolicy.RETAIN)
-        role = iam.Role(self, "FlowLogRole", assumed_by=iam.ServicePrincipal("vpc-flow-logs.amazonaws.com"))
+        stack = Stack.of(self)
+        role = iam.Role(self, "FlowLogRole", assumed_by=service_principal(
+            self, "vpc-flow-logs.amazonaws.com",
+            f"arn:{stack.partition}:ec2:{stack.region}:{stack.account}:vpc-flow-log/*"))
         # Exactly the actions VPC Flow Logs uses to deliver, on this log group only.
         role.add_to_policy(iam.PolicyStatement(
             actions=["logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"],

@@ -216,3 +216,24 @@ def test_observability_addon_collects_kueue_metrics(apps):
     assert values["agent"]["config"]["logs"]["metrics_collected"]["kubernetes"] == {
         "enhanced_container_insights": True, "kueue_container_insights": True}
     assert addon["Properties"]["PodIdentityAssociations"][0]["ServiceAccount"] == "cloudwatch-agent"
+
+
+@pytest.mark.parametrize("env", ENVIRONMENTS)
+def test_every_service_trust_is_limited_to_the_account(apps, env):
+    """Confused deputy: a service may assume a kit role only when acting for this account (and, where it
+    sets one, for a source ARN of this account). Every role of every stack, CDK's own framework roles too."""
+    account = load_config(ROOT / "config" / f"{env}.yaml").config.account
+    checked = set()
+    for stack, template in apps[env].items():
+        for logical_id, role in template.find_resources("AWS::IAM::Role").items():
+            for statement in role["Properties"]["AssumeRolePolicyDocument"]["Statement"]:
+                services = statement["Principal"].get("Service")
+                if services is None:
+                    continue
+                condition = statement.get("Condition", {})
+                assert condition.get("StringEquals", {}).get("aws:SourceAccount") == account, (stack, logical_id)
+                source_arn = condition.get("ArnLike", {}).get("aws:SourceArn")
+                assert source_arn is None or f":{account}:" in json.dumps(source_arn), (stack, logical_id)
+                checked |= set(services if isinstance(services, list) else [services])
+    assert {"sagemaker.amazonaws.com", "lambda.amazonaws.com", "eks.amazonaws.com",
+            "vpc-flow-logs.amazonaws.com", "pods.eks.amazonaws.com"} <= checked

@@ -20,6 +20,7 @@ from hyperpod_constructs.sagemaker_governance_resource import (
     SageMakerGovernanceResource,
     SageMakerGovernanceResourceProps,
 )
+from hyperpod_constructs.service_trust import service_principal
 from hyperpod_constructs.team_access import TeamAccess, TeamAccessProps
 
 TASK_GOVERNANCE_ADDON = "amazon-sagemaker-hyperpod-taskgovernance"
@@ -104,7 +105,7 @@ class GovernanceStack(Stack):
 
     def _observability(self, config: KitConfig, cluster: eks.ICluster) -> None:
         role = iam.Role(self, "CloudWatchAgentRole",
-                        assumed_by=iam.ServicePrincipal("pods.eks.amazonaws.com").with_session_tags(),
+                        assumed_by=service_principal(self, "pods.eks.amazonaws.com").with_session_tags(),
                         managed_policies=[iam.ManagedPolicy.from_aws_managed_policy_name("CloudWatchAgentServerPolicy")],
                         description="CloudWatch agent of the observability add-on (EKS Pod Identity)")
         acknowledge(role, {managed_policy("CloudWatchAgentServerPolicy"):
