@@ -12,6 +12,7 @@ from aws_cdk.assertions import Template
 
 from cdk_app.app_builder import build_app
 from cdk_app.config.loader import load_config
+from cdk_app.validator.report import check_file
 
 ROOT = Path(__file__).resolve().parent.parent
 CONTEXT = json.loads((ROOT / "cdk.json").read_text())["context"]
@@ -237,3 +238,73 @@ def test_every_service_trust_is_limited_to_the_account(apps, env):
                 checked |= set(services if isinstance(services, list) else [services])
     assert {"sagemaker.amazonaws.com", "lambda.amazonaws.com", "eks.amazonaws.com",
             "vpc-flow-logs.amazonaws.com", "pods.eks.amazonaws.com"} <= checked
+
+
+SCHEMAS = Path(__import__("cfnlint").__file__).parent / "data" / "schemas"
+
+
+def create_only(resource_type: str) -> list[tuple[str, ...]]:
+    """CloudFormation's createOnlyProperties of a type (cfn-lint's copy of the resource schema), as key paths."""
+    providers = json.loads((SCHEMAS / "providers" / "us-east-1.json").read_text())
+    schema = json.loads((SCHEMAS / "resources" / f"{providers[resource_type]}.json").read_text())
+    return [tuple(p.split("/")[2:]) for p in schema["createOnlyProperties"]]
+
+
+def dig(properties: dict, path: tuple[str, ...]):
+    for key in path:
+        if not isinstance(properties, dict) or key not in properties:
+            return None
+        properties = properties[key]
+    return properties
+
+
+def edited_dev(tmp_path: Path, *edits: tuple[str, str]) -> dict[str, Template]:
+    text = (ROOT / "config" / "dev.yaml").read_text()
+    for old, new in edits:
+        assert old in text, old
+        text = text.replace(old, new, 1)
+    path = tmp_path / "dev.yaml"
+    path.write_text(text)
+    assert check_file(path).exit_code == 0, [f.render() for f in check_file(path).findings]
+    return templates(build(path, tmp_path / "out"))
+
+
+def the(template: Template, resource_type: str) -> dict:
+    [resource] = template.find_resources(resource_type).values()
+    return resource["Properties"]
+
+
+APPEND_ZONE = ("availability_zone_ids: [use1-az4, use1-az6]", "availability_zone_ids: [use1-az4, use1-az6, use1-az1]")
+GROUP_IN_NEW_ZONE = ("    - name: cpu-workers\n", "    - name: cpu-az1\n      instance_type: ml.m5.2xlarge\n      count: 1\n"
+                     "      availability_zone_id: use1-az1\n    - name: cpu-workers\n")
+
+
+def test_appending_a_zone_leaves_the_eks_and_hyperpod_clusters_untouched(apps, tmp_path):
+    """Zones are append-only: a new zone (and a group in it) adds subnets, touches no existing one, and leaves
+    every create-only property of both clusters - as CloudFormation's schemas list them - as it was."""
+    before = apps["dev"]
+    after = edited_dev(tmp_path, APPEND_ZONE, GROUP_IN_NEW_ZONE)
+    cluster_before, cluster_after = before["HyperPod-dev-cluster"], after["HyperPod-dev-cluster"]
+    assert the(cluster_after, "AWS::EKS::Cluster") == the(cluster_before, "AWS::EKS::Cluster")
+    hyperpod_before, hyperpod_after = (the(cluster_before, "AWS::SageMaker::Cluster"),
+                                       the(cluster_after, "AWS::SageMaker::Cluster"))
+    paths = create_only("AWS::SageMaker::Cluster")
+    assert ("VpcConfig",) in paths
+    for path in paths:
+        assert dig(hyperpod_after, path) == dig(hyperpod_before, path), path
+    groups = {g["InstanceGroupName"]: g for g in hyperpod_after["InstanceGroups"]}
+    assert len(groups["cpu-az1"]["OverrideVpcConfig"]["Subnets"]) == 1
+    assert groups["cpu-az1"]["OverrideVpcConfig"]["Subnets"] != hyperpod_after["VpcConfig"]["Subnets"][:1]
+    # Network: every resource that was there is as it was, but the S3 endpoint, which gains a route table.
+    network_before = before["HyperPod-dev-network"].to_json()["Resources"]
+    network_after = after["HyperPod-dev-network"].to_json()["Resources"]
+    unchanged = {k: v for k, v in network_before.items() if v["Type"] != "AWS::EC2::VPCEndpoint"}
+    assert {k: network_after[k] for k in unchanged} == unchanged
+    [endpoint] = [v for v in network_after.values() if v["Type"] == "AWS::EC2::VPCEndpoint"]
+    assert len(endpoint["Properties"]["RouteTableIds"]) == 3
+
+
+def test_reordering_zones_changes_nothing(apps, tmp_path):
+    after = edited_dev(tmp_path, ("availability_zone_ids: [use1-az4, use1-az6]", "availability_zone_ids: [use1-az6, use1-az4]"))
+    for stack in ("HyperPod-dev-network", "HyperPod-dev-cluster"):
+        assert after[stack].to_json() == apps["dev"][stack].to_json(), stack

@@ -149,6 +149,13 @@ CASES: list[tuple[str, str, str, str, str]] = [
                                        f"  existing_subnets:  {MARK}\n"
                                        "    - subnet_id: subnet-0123456789abcdef0\n      availability_zone_id: use1-az4\neks:\n"),
      "HPK107", "network.existing_subnets", "error"),
+    ("zone-number-beyond-layout", edit("availability_zone_ids: [use1-az4, use1-az6]",
+                                       f"availability_zone_ids: [use1-az4,\n  use1-az8]  {MARK}"),
+     "HPK120", "availability_zone_ids[1]", "error"),
+    ("cluster-zone-unlisted", edit("eks:\n", f"network:\n  cluster_zone_ids: [use1-az4,\n    use1-az1]  {MARK}\neks:\n"),
+     "HPK121", "network.cluster_zone_ids[1]", "error"),
+    ("cluster-zones-one", edit("eks:\n", f"network:\n  cluster_zone_ids: [use1-az4]  {MARK}\neks:\n"),
+     "HPK122", "network.cluster_zone_ids", "error"),
     ("public-endpoint-with-cidrs", edit('  kubernetes_version: "1.33"\n',
                                         f'  kubernetes_version: "1.33"\n  endpoint_access: public  {MARK}\n'
                                         "  public_access_cidrs: [203.0.113.0/24]\n"),

@@ -49,6 +49,11 @@ class Network(_Model):
     """Use this VPC instead of creating one; then existing_subnets is required."""
     existing_subnets: tuple[ExistingSubnet, ...] = ()
     """Private subnets of existing_vpc_id, at least one in each instance group's availability zone."""
+    cluster_zone_ids: tuple[Annotated[Str, Field(pattern=AZ_ID_PATTERN)], ...] = ()
+    """Zones whose subnets the EKS control plane and the HyperPod cluster itself use, fixed when the clusters
+    are created (the HyperPod cluster's VpcConfig cannot change without replacing it). Instance groups may
+    use any zone of availability_zone_ids. Default: the first two of availability_zone_ids. Record them and
+    never change them; add zones by appending to availability_zone_ids."""
 
 
 class Eks(_Model):

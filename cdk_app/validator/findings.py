@@ -37,6 +37,9 @@ CODES: dict[str, str] = {
     "HPK107": "EKS needs subnets in at least two availability zones",
     "HPK108": "public-only API endpoint restricted to CIDRs the VPC's NAT addresses are not known to be in",
     "HPK109": "public_access_cidrs given for an endpoint that is not public",
+    "HPK120": "an availability zone's number has no subnet slot in a new VPC (az1 to az7 fit)",
+    "HPK121": "a cluster zone (network.cluster_zone_ids) has no subnet in the environment",
+    "HPK122": "network.cluster_zone_ids names fewer than two distinct zones",
     # HyperPod instance groups.
     "HPK201": "instance type is not a SageMaker HyperPod instance type",
     "HPK202": "instance group name is not allowed",

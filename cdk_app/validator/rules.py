@@ -11,6 +11,7 @@ from fractions import Fraction
 from cdk_app.config.model import KitConfig
 from cdk_app.config.yaml_source import PathKey, SourceMap
 from cdk_app.instance_types import CATALOGUE
+from cdk_app.network_zones import EKS_MIN_ZONES
 from cdk_app.validator.capacity import (
     Resources,
     cluster_capacity,
@@ -21,6 +22,7 @@ from cdk_app.validator.capacity import (
 )
 from cdk_app.validator.findings import Finding, Severity, format_path
 from cdk_app.validator.regions import hyperpod_instance_types
+from hyperpod_constructs.subnet_layout import MAX_ZONE_NUMBER, zone_number
 
 # Kubernetes DNS label, as the task-governance API requires for team and priority-class names.
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -157,6 +159,35 @@ def check_network(config: KitConfig, report: Reporter) -> None:
                          f"instance group '{group.name}' is in {zone} but no existing subnet is",
                          f"add a subnet in {zone} to network.existing_subnets "
                          f"(subnets are in {', '.join(sorted(subnet_zones))})")
+
+
+def check_zones(config: KitConfig, report: Reporter) -> None:
+    """Zones are append-only: subnets are placed by zone number, the clusters keep their recorded zones.
+    Removing or reordering zones of a deployed network cannot be seen offline; CloudFormation refuses to
+    remove a subnet the cluster stack still imports, and the retained subnets are never deleted."""
+    network = config.network
+    if network.existing_vpc_id is None:
+        for i, zone in enumerate(config.availability_zone_ids):
+            if zone_number(zone) > MAX_ZONE_NUMBER:
+                report.error("HPK120", ("availability_zone_ids", i),
+                             f"{zone} has no subnet slot in a new VPC: subnets are placed by zone number, "
+                             f"az1 to az{MAX_ZONE_NUMBER}",
+                             "use another zone, or an existing VPC (network.existing_vpc_id)")
+    with_subnet = ({s.availability_zone_id for s in network.existing_subnets} if network.existing_vpc_id
+                   else set(config.availability_zone_ids))
+    for i, zone in enumerate(network.cluster_zone_ids):
+        if zone not in with_subnet:
+            where = "network.existing_subnets has no subnet in it" if network.existing_vpc_id else \
+                "availability_zone_ids does not list it"
+            report.error("HPK121", ("network", "cluster_zone_ids", i), f"cluster zone {zone}: {where}",
+                         f"name zones of {', '.join(sorted(with_subnet))}")
+    if network.cluster_zone_ids and (len(set(network.cluster_zone_ids)) < EKS_MIN_ZONES
+                                     or len(set(network.cluster_zone_ids)) != len(network.cluster_zone_ids)):
+        report.error("HPK122", ("network", "cluster_zone_ids"),
+                     f"cluster_zone_ids must name at least {EKS_MIN_ZONES} distinct zones (EKS places its control "
+                     f"plane in two), got {list(network.cluster_zone_ids)}",
+                     "record the zones the clusters were created in (without the key, the first two of "
+                     f"availability_zone_ids: {', '.join(config.availability_zone_ids[:EKS_MIN_ZONES])})")
 
 
 def check_instance_groups(config: KitConfig, report: Reporter) -> None:
@@ -402,6 +433,7 @@ RULES: tuple[Rule, ...] = (
     check_environment,
     check_eks_endpoint,
     check_network,
+    check_zones,
     check_instance_groups,
     check_helm_chart,
     check_cluster_policy,
