@@ -308,3 +308,24 @@ def test_reordering_zones_changes_nothing(apps, tmp_path):
     after = edited_dev(tmp_path, ("availability_zone_ids: [use1-az4, use1-az6]", "availability_zone_ids: [use1-az6, use1-az4]"))
     for stack in ("HyperPod-dev-network", "HyperPod-dev-cluster"):
         assert after[stack].to_json() == apps["dev"][stack].to_json(), stack
+
+
+def test_a_cfn_lint_upgrade_adding_the_native_type_changes_no_recorded_environment(apps, tmp_path, monkeypatch):
+    """prod records cluster_policy: api in us-west-2. If a newer cfn-lint listed the native type there, the
+    template must stay as it is (a new type under the same logical id is refused by CloudFormation)."""
+    import cdk_app.governance_types as governance_types
+    real = governance_types.cloudformation_types
+    upgraded = lambda region: real(region) | {"AWS::SageMaker::ClusterSchedulerConfig", "AWS::SageMaker::ComputeQuota"}
+    monkeypatch.setattr(governance_types, "cloudformation_types", upgraded)
+    after = templates(build(ROOT / "config" / "prod.yaml", tmp_path / "out"))
+    assert after["HyperPod-prod-governance"].to_json() == apps["prod"]["HyperPod-prod-governance"].to_json()
+    # Without the record the same upgrade would flip the type: the reason the validator warns (HPK312).
+    text = (ROOT / "config" / "prod.yaml").read_text()
+    unrecorded = text.replace("    cluster_policy: api\n", "")
+    assert unrecorded != text
+    (tmp_path / "prod.yaml").write_text(unrecorded)
+    config = load_config(tmp_path / "prod.yaml").config
+    assert governance_types.uses_native(config, "cluster_policy")
+    monkeypatch.setattr(governance_types, "cloudformation_types", real)
+    assert not governance_types.uses_native(config, "cluster_policy")
+    assert "HPK312" in {f.code for f in check_file(tmp_path / "prod.yaml").findings}

@@ -31,6 +31,7 @@ hyperpod:
       count: 2
 task_governance:
   addon_version: v1.6.0-eksbuild.1
+  cloudformation_types: {cluster_policy: native, compute_quota: native}
 cluster_policy:
   priority_classes:
     - name: high
@@ -200,6 +201,14 @@ CASES: list[tuple[str, str, str, str, str]] = [
      "task_governance.addon_version", "warning"),
     ("addon-upgrade-trap", edit("addon_version: v1.6.0-eksbuild.1", f"addon_version: v1.3.0-eksbuild.1  {MARK}"), "HPK306",
      "task_governance.addon_version", "warning"),
+    ("native-type-missing-in-region", edit("region: us-east-1", "region: us-west-2")
+     .replace("[use1-az4, use1-az6]", "[usw2-az1, usw2-az2]").replace("use1-az4", "usw2-az1")
+     .replace("cluster_policy: native,", f"cluster_policy: native,  {MARK}\n    "),
+     "HPK310", "task_governance.cloudformation_types.cluster_policy", "error"),
+    ("api-where-native-exists", edit("cluster_policy: native,", f"cluster_policy: api,  {MARK}\n   "),
+     "HPK311", "task_governance.cloudformation_types.cluster_policy", "warning"),
+    ("governance-types-not-recorded", edit("  cloudformation_types: {cluster_policy: native, compute_quota: native}\n", "")
+     .replace("task_governance:\n", f"task_governance:  {MARK}\n"), "HPK312", "task_governance", "warning"),
     # Teams.
     ("team-name-upper-case", edit("  - name: john\n", f"  - name: John  {MARK}\n"), "HPK401", "teams[0].name", "error"),
     ("team-name-41-chars", edit("  - name: john\n", f"  - name: {'a' * 41}  {MARK}\n"), "HPK401", "teams[0].name", "error"),

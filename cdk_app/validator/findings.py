@@ -59,6 +59,9 @@ CODES: dict[str, str] = {
     "HPK305": "task governance add-on older than v1.2.2-eksbuild.1 (no topology-aware scheduling)",
     "HPK306": "task governance add-on v1.3.x cannot be updated in place to v1.5 or later",
     "HPK307": "observability add-on older than v2.4.0-eksbuild.1 cannot collect Kueue metrics",
+    "HPK310": "a governance resource is recorded as native but the region's CloudFormation lacks the type",
+    "HPK311": "a governance resource is recorded as api though the region now offers the native type",
+    "HPK312": "the native-or-api choice of a governance resource is not recorded in the config",
     # Teams.
     "HPK401": "team name is not allowed",
     "HPK402": "two teams (or a team and the shared pool) have the same name",

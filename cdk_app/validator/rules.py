@@ -11,6 +11,7 @@ from fractions import Fraction
 from cdk_app.config.model import KitConfig
 from cdk_app.config.yaml_source import PathKey, SourceMap
 from cdk_app.instance_types import CATALOGUE
+from cdk_app.governance_types import GOVERNANCE_TYPES, region_offers
 from cdk_app.network_zones import EKS_MIN_ZONES
 from cdk_app.validator.capacity import (
     Resources,
@@ -278,6 +279,30 @@ def check_cluster_policy(config: KitConfig, report: Reporter) -> None:
                        "install v1.4 or later now, or plan to delete and recreate the add-on (README: upgrading)")
 
 
+def check_governance_types(config: KitConfig, report: Reporter) -> None:
+    """The recorded type per governance resource, against what CloudFormation offers in the region
+    (cfn-lint's provider data). Changing a recorded type of a deployed environment cannot be seen
+    offline; CloudFormation refuses it (a new type under the same logical id)."""
+    recorded = config.task_governance.cloudformation_types
+    for key, (_, cfn_type) in GOVERNANCE_TYPES.items():
+        path: PathKey = ("task_governance", "cloudformation_types", key)
+        choice, offered = getattr(recorded, key), region_offers(config, key)
+        if choice == "native" and not offered:
+            report.error("HPK310", path, f"{cfn_type} is not a CloudFormation type in {config.region}",
+                         f"use {key}: api (a custom resource calling the SageMaker API)")
+        elif choice == "api" and offered:
+            report.warning("HPK311", path,
+                           f"{config.region} now offers {cfn_type}, but this environment records api",
+                           "keep api for a deployed environment (CloudFormation refuses a new type under the same "
+                           "logical id); only a new environment may choose native")
+        elif choice is None:
+            default = "native" if offered else "api"
+            report.warning("HPK312", ("task_governance",),
+                           f"task_governance.cloudformation_types.{key} is not recorded; the kit uses {default} "
+                           f"from the region data of the installed cfn-lint, which an upgrade may change",
+                           f"record it: task_governance.cloudformation_types.{key}: {default}")
+
+
 def check_observability(config: KitConfig, report: Reporter) -> None:
     obs = config.observability
     if obs.enabled and obs.kueue_metrics and obs.addon_version and version_tuple(obs.addon_version) < (2, 4, 0):
@@ -437,6 +462,7 @@ RULES: tuple[Rule, ...] = (
     check_instance_groups,
     check_helm_chart,
     check_cluster_policy,
+    check_governance_types,
     check_observability,
     check_teams,
     check_capacity,
