@@ -17,6 +17,8 @@ from typing import Literal
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
+from hyperpod_constructs.protection import retain
+
 NAME = re.compile(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")
 DEEP_HEALTH_CHECKS = ("InstanceStress", "InstanceConnectivity")
 TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
@@ -101,6 +103,7 @@ class HyperPodCluster(Construct):
             node_provisioning_mode="Continuous",
             instance_groups=[_instance_group(props, group) for group in props.instance_groups],
         )
+        retain(self.resource)
         self.cluster_name = props.cluster_name
         self.cluster_arn = self.resource.attr_cluster_arn
 

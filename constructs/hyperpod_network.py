@@ -18,6 +18,7 @@ from aws_cdk import Fn, RemovalPolicy, Stack, Tags, aws_ec2 as ec2, aws_iam as i
 from constructs import Construct
 
 from hyperpod_constructs.nag_acknowledgements import acknowledge, ref, wildcard_resource
+from hyperpod_constructs.protection import retain
 from hyperpod_constructs.service_trust import service_principal
 from hyperpod_constructs.subnet_layout import subnet_cidrs
 
@@ -75,6 +76,7 @@ class HyperPodNetwork(Construct):
         vpc = ec2.CfnVPC(self, "Vpc", cidr_block=props.vpc_cidr, enable_dns_hostnames=True,
                          enable_dns_support=True)
         Tags.of(vpc).add("Name", f"{self.node.path}/Vpc")
+        retain(vpc)
         igw = ec2.CfnInternetGateway(self, "InternetGateway")
         attach = ec2.CfnVPCGatewayAttachment(self, "InternetGatewayAttachment", vpc_id=vpc.ref,
                                              internet_gateway_id=igw.ref)
@@ -92,6 +94,7 @@ class HyperPodNetwork(Construct):
                                    cidr_block=public_cidr, map_public_ip_on_launch=False)
             ec2.CfnSubnetRouteTableAssociation(self, f"PublicSubnet{name}RouteTable",
                                                subnet_id=public.ref, route_table_id=public_table.ref)
+            # Kept with the subnets: other systems may allow-list the NAT addresses (see HPK108).
             eip = ec2.CfnEIP(self, f"NatEip{name}", domain="vpc")
             nat = ec2.CfnNatGateway(self, f"NatGateway{name}", subnet_id=public.ref,
                                     allocation_id=eip.attr_allocation_id)
@@ -105,6 +108,7 @@ class HyperPodNetwork(Construct):
                          destination_cidr_block="0.0.0.0/0", nat_gateway_id=nat.ref)
             ec2.CfnSubnetRouteTableAssociation(self, f"PrivateSubnet{name}RouteTable",
                                                subnet_id=private.ref, route_table_id=table.ref)
+            retain(public, private, eip)
             private_ids[zone] = private.ref
             private_tables[zone] = table.ref
 

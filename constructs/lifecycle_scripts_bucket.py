@@ -15,11 +15,12 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from aws_cdk import CfnDeletionPolicy, CustomResource, Duration, Stack, aws_iam as iam, aws_s3 as s3
+from aws_cdk import CustomResource, Duration, Stack, aws_iam as iam, aws_s3 as s3
 from aws_cdk import aws_s3_assets as s3_assets
 from constructs import Construct
 
 from hyperpod_constructs.nag_acknowledgements import acknowledge, nag_text, wildcard_resource
+from hyperpod_constructs.protection import retain
 from hyperpod_constructs.python_handler_provider import PythonHandlerProvider, PythonHandlerProviderProps
 
 BUCKET_NAME = re.compile(r"^sagemaker-[a-z0-9][a-z0-9-]{0,51}[a-z0-9]$")
@@ -98,9 +99,7 @@ class LifecycleScriptsBucket(Construct):
             sid="OnlyTheScriptsHandlerWrites", effect=iam.Effect.DENY, principals=[iam.AnyPrincipal()],
             actions=list(WRITE_ACTIONS), resources=[self.bucket.arn_for_objects("*")],
             conditions={"ArnNotEquals": {"aws:PrincipalArn": sync.role.role_arn}}))
-        for resource in (self.bucket.node.default_child, self.bucket.policy.node.default_child):
-            resource.cfn_options.deletion_policy = CfnDeletionPolicy.RETAIN_EXCEPT_ON_CREATE
-            resource.cfn_options.update_replace_policy = CfnDeletionPolicy.RETAIN
+        retain(self.bucket.node.default_child, self.bucket.policy.node.default_child)
         acknowledge(sync.role, {wildcard_resource(nag_text(self, prefix_objects)): (
             "the handler writes and prunes the scripts under the prefix; their names come from the folder")})
         self.deployment = CustomResource(

@@ -329,3 +329,54 @@ def test_a_cfn_lint_upgrade_adding_the_native_type_changes_no_recorded_environme
     monkeypatch.setattr(governance_types, "cloudformation_types", real)
     assert not governance_types.uses_native(config, "cluster_policy")
     assert "HPK312" in {f.code for f in check_file(tmp_path / "prod.yaml").findings}
+
+
+# Stateful: cfn-lint's own list of types that hold data (AdditionalSpecs/StatefulResources.json), plus what a
+# running cluster cannot lose though CloudFormation does not call it stateful: the HyperPod cluster (its nodes
+# and their jobs), the EKS cluster (every Kubernetes object), the VPC and its subnets (the nodes' interfaces;
+# subnet CIDRs are create-only) and the NAT addresses (other systems may allow-list them).
+KIT_STATEFUL = {"AWS::SageMaker::Cluster", "AWS::EKS::Cluster", "AWS::EC2::VPC", "AWS::EC2::Subnet", "AWS::EC2::EIP"}
+CFN_LINT_STATEFUL = set(json.loads((SCHEMAS.parent / "AdditionalSpecs" / "StatefulResources.json").read_text())
+                        ["ResourceTypes"])
+RETAINED = {"Retain", "RetainExceptOnCreate"}
+
+
+def handler_log_groups(resources: dict) -> set[str]:
+    """Log groups of the kit's custom-resource functions: operational logs that go with their functions (their
+    retention still applies while the stack lives); the one exception to cfn-lint's AWS::Logs::LogGroup."""
+    return {f["Properties"]["LoggingConfig"]["LogGroup"]["Ref"] for f in resources.values()
+            if f["Type"] == "AWS::Lambda::Function" and "LoggingConfig" in f["Properties"]}
+
+
+@pytest.mark.parametrize("env", ENVIRONMENTS)
+def test_every_stateful_resource_is_retained(apps, env):
+    found = set()
+    for stack, template in apps[env].items():
+        resources = template.to_json()["Resources"]
+        exempt = handler_log_groups(resources)
+        for logical_id, resource in resources.items():
+            if resource["Type"] not in KIT_STATEFUL | CFN_LINT_STATEFUL or logical_id in exempt:
+                continue
+            found.add(resource["Type"])
+            assert resource.get("DeletionPolicy") in RETAINED, (stack, logical_id, resource.get("DeletionPolicy"))
+            assert resource.get("UpdateReplacePolicy") == "Retain", (stack, logical_id)
+    assert KIT_STATEFUL | {"AWS::KMS::Key", "AWS::S3::Bucket", "AWS::Logs::LogGroup"} <= found
+
+
+@pytest.mark.parametrize("env", ENVIRONMENTS)
+def test_add_ons_the_cluster_runs_on_are_preserved_on_delete(apps, env):
+    """Deleting a stack removes the add-on object, not the software: Kueue (task governance) and the VPC CNI,
+    kube-proxy, CoreDNS and the pod identity agent keep running on the retained cluster."""
+    addons = {a["Properties"]["AddonName"]: a["Properties"] for template in apps[env].values()
+              for a in template.find_resources("AWS::EKS::Addon").values()}
+    for name in ("amazon-sagemaker-hyperpod-taskgovernance", "vpc-cni", "kube-proxy", "coredns", "eks-pod-identity-agent"):
+        assert addons[name].get("PreserveOnDelete") is True, name
+
+
+def test_network_and_cluster_stacks_have_termination_protection(outdirs, apps):
+    for env in ENVIRONMENTS:
+        manifest = json.loads((outdirs[env] / "manifest.json").read_text())["artifacts"]
+        protected = {name for name, artifact in manifest.items()
+                     if artifact.get("type") == "aws:cloudformation:stack"
+                     and artifact["properties"].get("terminationProtection")}
+        assert protected == {f"HyperPod-{env}-network", f"HyperPod-{env}-cluster"}

@@ -68,7 +68,9 @@ class GovernanceStack(Stack):
 
         # Kueue comes from this add-on, which needs the HyperPod cluster (this stack deploys after it).
         addon = eks.Addon(self, "TaskGovernance", cluster=cluster, addon_name=TASK_GOVERNANCE_ADDON,
-                          addon_version=config.task_governance.addon_version, preserve_on_delete=False)
+                          addon_version=config.task_governance.addon_version,
+                          # Deleting the stack must not take Kueue (and every queued and running job) with it.
+                          preserve_on_delete=True)
         policy = SageMakerGovernanceResource(self, "ClusterPolicy", props=SageMakerGovernanceResourceProps(
             kind="ClusterSchedulerConfig", parameters=policy_parameters(config, hyperpod_cluster_arn),
             native=uses_native(config, "cluster_policy")))
