@@ -113,3 +113,8 @@ def test_cluster_vpc_config_holds_the_recorded_zones_only_and_groups_override():
 def test_cluster_zones_must_have_subnets(zones):
     with pytest.raises(ValueError, match="cluster_zone_ids must name distinct zones with a subnet"):
         HyperPodCluster(Stack(App(), "Test"), "HyperPod", props=dataclasses.replace(PROPS, cluster_zone_ids=zones))
+
+
+def test_cluster_is_kept_on_delete_and_replacement_but_not_after_a_failed_create(template):
+    template.has_resource("AWS::SageMaker::Cluster", {"DeletionPolicy": "RetainExceptOnCreate",
+                                                      "UpdateReplacePolicy": "Retain"})

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ipaddress
 
 import pytest
-from aws_cdk import App, Stack
+from aws_cdk import App, Environment, Stack
 from aws_cdk.assertions import Match, Template
 
 from hyperpod_constructs.hyperpod_network import (
@@ -93,3 +93,22 @@ def test_reordering_zones_changes_no_subnet():
 def test_bad_props_raise(props, message):
     with pytest.raises(ValueError, match=message):
         template_for(props)
+
+
+def test_vpc_subnets_and_nat_addresses_are_retained():
+    resources = template_for(HyperPodNetworkProps(availability_zone_ids=("use1-az4", "use1-az6"))).to_json()["Resources"]
+    kept = {k: v for k, v in resources.items() if v["Type"] in ("AWS::EC2::VPC", "AWS::EC2::Subnet", "AWS::EC2::EIP")}
+    assert len(kept) == 1 + 4 + 2
+    for logical_id, resource in kept.items():
+        assert (resource.get("DeletionPolicy"), resource.get("UpdateReplacePolicy")) == ("RetainExceptOnCreate", "Retain"), \
+            logical_id
+
+
+def test_flow_log_role_trusts_the_service_for_this_account_and_its_flow_logs_only():
+    stack = Stack(App(), "Test", env=Environment(account="111122223333", region="us-east-1"))
+    HyperPodNetwork(stack, "Network", props=HyperPodNetworkProps(availability_zone_ids=("use1-az4",)))
+    [role] = Template.from_stack(stack).find_resources("AWS::IAM::Role").values()
+    [statement] = role["Properties"]["AssumeRolePolicyDocument"]["Statement"]
+    assert statement["Condition"]["StringEquals"] == {"aws:SourceAccount": "111122223333"}
+    assert statement["Condition"]["ArnLike"]["aws:SourceArn"] == {"Fn::Join": ["", [
+        "arn:", {"Ref": "AWS::Partition"}, ":ec2:us-east-1:111122223333:vpc-flow-log/*"]]}
