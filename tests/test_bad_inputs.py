@@ -155,6 +155,12 @@ CASES: list[tuple[str, str, str, str, str]] = [
      "HPK120", "availability_zone_ids[1]", "error"),
     ("cluster-zone-unlisted", edit("eks:\n", f"network:\n  cluster_zone_ids: [use1-az4,\n    use1-az1]  {MARK}\neks:\n"),
      "HPK121", "network.cluster_zone_ids[1]", "error"),
+    ("default-cluster-zone-without-subnet",
+     edit("eks:\n", "network:\n  existing_vpc_id: vpc-0123456789abcdef0\n  existing_subnets:\n"
+          "    - subnet_id: subnet-0123456789abcdef0\n      availability_zone_id: use1-az4\n"
+          "    - subnet_id: subnet-0123456789abcdef1\n      availability_zone_id: use1-az1\neks:\n")
+     .replace("availability_zone_ids: [use1-az4, use1-az6]", f"availability_zone_ids: [use1-az4,\n  use1-az6, use1-az1]  {MARK}"),
+     "HPK121", "availability_zone_ids[1]", "error"),
     ("cluster-zones-one", edit("eks:\n", f"network:\n  cluster_zone_ids: [use1-az4]  {MARK}\neks:\n"),
      "HPK122", "network.cluster_zone_ids", "error"),
     ("public-endpoint-with-cidrs", edit('  kubernetes_version: "1.33"\n',

@@ -12,7 +12,7 @@ from cdk_app.config.model import KitConfig
 from cdk_app.config.yaml_source import PathKey, SourceMap
 from cdk_app.instance_types import CATALOGUE
 from cdk_app.governance_types import GOVERNANCE_TYPES, region_offers
-from cdk_app.network_zones import EKS_MIN_ZONES
+from cdk_app.network_zones import EKS_MIN_ZONES, cluster_zone_ids
 from cdk_app.validator.capacity import (
     Resources,
     cluster_capacity,
@@ -176,12 +176,15 @@ def check_zones(config: KitConfig, report: Reporter) -> None:
                              "use another zone, or an existing VPC (network.existing_vpc_id)")
     with_subnet = ({s.availability_zone_id for s in network.existing_subnets} if network.existing_vpc_id
                    else set(config.availability_zone_ids))
-    for i, zone in enumerate(network.cluster_zone_ids):
+    recorded = bool(network.cluster_zone_ids)
+    for i, zone in enumerate(cluster_zone_ids(config)):
         if zone not in with_subnet:
             where = "network.existing_subnets has no subnet in it" if network.existing_vpc_id else \
                 "availability_zone_ids does not list it"
-            report.error("HPK121", ("network", "cluster_zone_ids", i), f"cluster zone {zone}: {where}",
-                         f"name zones of {', '.join(sorted(with_subnet))}")
+            path: PathKey = ("network", "cluster_zone_ids", i) if recorded else ("availability_zone_ids", i)
+            what = "cluster zone" if recorded else "cluster zone (by default the first two zones)"
+            report.error("HPK121", path, f"{what} {zone}: {where}",
+                         f"name zones of {', '.join(sorted(with_subnet))} in network.cluster_zone_ids")
     if network.cluster_zone_ids and (len(set(network.cluster_zone_ids)) < EKS_MIN_ZONES
                                      or len(set(network.cluster_zone_ids)) != len(network.cluster_zone_ids)):
         report.error("HPK122", ("network", "cluster_zone_ids"),
