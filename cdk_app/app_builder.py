@@ -24,11 +24,13 @@ def build_app(app: App, config: KitConfig) -> None:
     nobody acknowledged (with a reason, in the construct that causes it) fails the synth."""
     env = Environment(account=config.account, region=config.region)
     prefix = stack_prefix(config)
-    network = NetworkStack(app, f"{prefix}-network", config=config, env=env,
+    # Termination protection on the stateful stacks: `cdk destroy` and a console delete are refused until an
+    # admin turns it off on purpose. The governance stack stays deletable (its add-on is preserved on delete).
+    network = NetworkStack(app, f"{prefix}-network", config=config, env=env, termination_protection=True,
                            description=f"hyperpod-kit {config.environment}: VPC, subnets and node security group")
     # The cluster stack references the network's outputs, which makes it deploy after the network.
     cluster = ClusterStack(app, f"{prefix}-cluster", config=config, network=network.network,
-                           scripts_dir=str(LIFECYCLE_SCRIPTS_DIR), env=env,
+                           scripts_dir=str(LIFECYCLE_SCRIPTS_DIR), env=env, termination_protection=True,
                            description=f"hyperpod-kit {config.environment}: EKS, HyperPod dependencies, "
                                        "lifecycle scripts, execution role and the HyperPod cluster")
     GovernanceStack(app, f"{prefix}-governance", config=config, eks_cluster_name=cluster.eks.cluster_name,

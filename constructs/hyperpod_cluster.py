@@ -1,7 +1,11 @@
 """The SageMaker HyperPod cluster (AWS::SageMaker::Cluster) orchestrated by an EKS cluster.
 
-ClusterName, VpcConfig and Orchestrator are create-only: changing them replaces the cluster and its
-nodes. Instance group edits (counts, new groups) update it in place.
+ClusterName, VpcConfig and Orchestrator.Eks are create-only: changing them replaces the cluster and its
+nodes. So the cluster-level VpcConfig holds only the subnets of the zones the cluster was created in
+(cluster_zone_ids, kept as they are), and every instance group is placed through its own
+OverrideVpcConfig, which may name any zone's subnet - as AWS's Terraform modules place groups. A zone
+added later serves new groups without touching the cluster. Instance group edits (counts, new groups)
+update it in place.
 """
 
 from __future__ import annotations
@@ -12,6 +16,8 @@ from typing import Literal
 
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
+
+from hyperpod_constructs.protection import retain
 
 NAME = re.compile(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")
 DEEP_HEALTH_CHECKS = ("InstanceStress", "InstanceConnectivity")
@@ -60,6 +66,8 @@ class HyperPodClusterProps:
     lifecycle_source_s3_uri: s3:// folder holding the lifecycle scripts - required.
     security_group_id: node security group - required.
     subnet_ids_by_zone: private subnet per availability zone id; each group goes in its zone's subnet - required.
+    cluster_zone_ids: zones whose subnets form the cluster-level VpcConfig (create-only: keep them as at
+        creation) - required.
     instance_groups: 1-100 groups - required.
     on_create: the script HyperPod runs on each new node. Default on_create.sh.
     node_recovery: Automatic or None. Default Automatic.
@@ -71,6 +79,7 @@ class HyperPodClusterProps:
     lifecycle_source_s3_uri: str
     security_group_id: str
     subnet_ids_by_zone: dict[str, str]
+    cluster_zone_ids: tuple[str, ...]
     instance_groups: tuple[InstanceGroupSpec, ...]
     on_create: str = "on_create.sh"
     node_recovery: Literal["Automatic", "None"] = "Automatic"
@@ -89,11 +98,12 @@ class HyperPodCluster(Construct):
                 eks=sagemaker.CfnCluster.ClusterOrchestratorEksConfigProperty(cluster_arn=props.eks_cluster_arn)),
             vpc_config=sagemaker.CfnCluster.VpcConfigProperty(
                 security_group_ids=[props.security_group_id],
-                subnets=[props.subnet_ids_by_zone[zone] for zone in sorted(props.subnet_ids_by_zone)]),
+                subnets=[props.subnet_ids_by_zone[zone] for zone in props.cluster_zone_ids]),
             node_recovery=props.node_recovery,
             node_provisioning_mode="Continuous",
             instance_groups=[_instance_group(props, group) for group in props.instance_groups],
         )
+        retain(self.resource)
         self.cluster_name = props.cluster_name
         self.cluster_arn = self.resource.attr_cluster_arn
 
@@ -128,6 +138,10 @@ def _validate(props: HyperPodClusterProps) -> None:
         raise ValueError(f"cluster_name must be 1-63 letters, digits and hyphens, got {props.cluster_name!r}")
     if not props.lifecycle_source_s3_uri.startswith("s3://"):
         raise ValueError(f"lifecycle_source_s3_uri must be an s3:// URI, got {props.lifecycle_source_s3_uri!r}")
+    missing = [zone for zone in props.cluster_zone_ids if zone not in props.subnet_ids_by_zone]
+    if not props.cluster_zone_ids or missing or len(set(props.cluster_zone_ids)) != len(props.cluster_zone_ids):
+        raise ValueError(f"cluster_zone_ids must name distinct zones with a subnet ({sorted(props.subnet_ids_by_zone)}), "
+                         f"got {list(props.cluster_zone_ids)}")
     if not 1 <= len(props.instance_groups) <= 100:
         raise ValueError(f"instance_groups must hold 1 to 100 groups, got {len(props.instance_groups)}")
     names = [group.name for group in props.instance_groups]

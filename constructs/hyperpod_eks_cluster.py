@@ -12,11 +12,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
-from aws_cdk import RemovalPolicy, aws_ec2 as ec2, aws_eks_v2 as eks, aws_kms as kms
+from aws_cdk import aws_ec2 as ec2, aws_eks_v2 as eks, aws_kms as kms
 from constructs import Construct
 
 from hyperpod_constructs.imported_network import import_vpc_subnets
 from hyperpod_constructs.nag_acknowledgements import acknowledge, managed_policy
+from hyperpod_constructs.protection import retain
+from hyperpod_constructs.service_trust import restrict_service_trust
 
 CORE_ADDONS = ("vpc-cni", "kube-proxy", "coredns", "eks-pod-identity-agent")
 MIN_KUBERNETES_MINOR = 30
@@ -57,7 +59,7 @@ class HyperPodEksCluster(Construct):
         super().__init__(scope, construct_id)
         _validate(props)
 
-        self.secrets_key = kms.Key(self, "SecretsKey", enable_key_rotation=True, removal_policy=RemovalPolicy.RETAIN,
+        self.secrets_key = kms.Key(self, "SecretsKey", enable_key_rotation=True,
                                    description=f"Envelope encryption of Kubernetes secrets ({self.node.path})")
         vpc, subnets = import_vpc_subnets(self, props.vpc_id, props.subnet_ids, props.availability_zone_ids)
         self.cluster = eks.Cluster(
@@ -76,12 +78,16 @@ class HyperPodEksCluster(Construct):
             # The core add-ons below are EKS-managed; self-managed copies would conflict with them.
             bootstrap_self_managed_addons=False,
         )
+        restrict_service_trust(self.cluster.role)
         acknowledge(self.cluster.role, {managed_policy("AmazonEKSClusterPolicy"):
                                         "the EKS cluster service role needs the AWS managed AmazonEKSClusterPolicy; "
                                         "EKS documents no narrower replacement"})
         # HyperPod needs API or API_AND_CONFIG_MAP; the latter also keeps aws-auth for existing tooling.
         cfn_cluster = self.cluster.node.default_child
         cfn_cluster.add_property_override("AccessConfig.AuthenticationMode", "API_AND_CONFIG_MAP")
+        # The cluster and the key its secrets are encrypted with outlive the stack (aws_eks_v2 writes
+        # AWS::EKS::Cluster itself, so the policies go on that resource).
+        retain(cfn_cluster, self.secrets_key.node.default_child)
 
         admin = eks.AccessPolicy.from_access_policy_name("AmazonEKSClusterAdminPolicy",
                                                          access_scope_type=eks.AccessScopeType.CLUSTER)
@@ -90,7 +96,7 @@ class HyperPodEksCluster(Construct):
                             access_policies=[admin])
         self.addons = {
             name: eks.Addon(self, f"Addon-{name}", cluster=self.cluster, addon_name=name,
-                            addon_version=props.addon_versions.get(name), preserve_on_delete=False)
+                            addon_version=props.addon_versions.get(name), preserve_on_delete=True)
             for name in CORE_ADDONS
         }
         self.cluster_name = self.cluster.cluster_name

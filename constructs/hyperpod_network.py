@@ -3,18 +3,24 @@ gateway endpoint and the security group HyperPod nodes share (EFA and FSx for Lu
 
 Subnets are placed by availability zone *id* (CfnSubnet.AvailabilityZoneId): ids name the same
 physical zone in every account, which is what capacity reservations and training plans use, and
-they need no context lookup, so synth stays offline.
+they need no context lookup, so synth stays offline. Each zone's resources are named after the zone
+id and their CIDRs come from its number (subnet_layout), so zones may be appended (or the list
+reordered) without touching an existing subnet, NAT gateway or route.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import re
 from dataclasses import dataclass, field
 
-from aws_cdk import Fn, RemovalPolicy, Tags, aws_ec2 as ec2, aws_iam as iam, aws_logs as logs
+from aws_cdk import Fn, RemovalPolicy, Stack, Tags, aws_ec2 as ec2, aws_iam as iam, aws_logs as logs
 from constructs import Construct
 
 from hyperpod_constructs.nag_acknowledgements import acknowledge, ref, wildcard_resource
+from hyperpod_constructs.protection import retain
+from hyperpod_constructs.service_trust import service_principal
+from hyperpod_constructs.subnet_layout import subnet_cidrs
 
 # FSx for Lustre: 988 for the file system, 1018-1023 for its clients.
 LUSTRE_PORTS = ((988, 988), (1018, 1023))
@@ -44,16 +50,6 @@ class HyperPodNetworkProps:
     flow_log_retention: logs.RetentionDays = logs.RetentionDays.ONE_YEAR
 
 
-def plan_subnets(vpc_cidr: str, zone_count: int) -> tuple[list[str], list[str]]:
-    """Private and public CIDRs: the VPC split in eight, one large private block per zone, and the
-    last eighth split again for small public (NAT) subnets. A /16 gives /19 private subnets."""
-    network = ipaddress.ip_network(vpc_cidr)
-    eighths = list(network.subnets(prefixlen_diff=3))
-    private = [str(block) for block in eighths[:zone_count]]
-    public = [str(block) for block in list(eighths[7].subnets(prefixlen_diff=3))[:zone_count]]
-    return private, public
-
-
 class HyperPodNetwork(Construct):
     """VPC (new or existing), private subnet per zone id and the shared node security group."""
 
@@ -80,6 +76,7 @@ class HyperPodNetwork(Construct):
         vpc = ec2.CfnVPC(self, "Vpc", cidr_block=props.vpc_cidr, enable_dns_hostnames=True,
                          enable_dns_support=True)
         Tags.of(vpc).add("Name", f"{self.node.path}/Vpc")
+        retain(vpc)
         igw = ec2.CfnInternetGateway(self, "InternetGateway")
         attach = ec2.CfnVPCGatewayAttachment(self, "InternetGatewayAttachment", vpc_id=vpc.ref,
                                              internet_gateway_id=igw.ref)
@@ -88,39 +85,45 @@ class HyperPodNetwork(Construct):
                                     destination_cidr_block="0.0.0.0/0", gateway_id=igw.ref)
         public_route.add_resource_dependency(attach)
 
-        private_cidrs, public_cidrs = plan_subnets(props.vpc_cidr, len(props.availability_zone_ids))
         private_ids: dict[str, str] = {}
-        private_tables: list[str] = []
-        for index, zone in enumerate(props.availability_zone_ids):
-            public = ec2.CfnSubnet(self, f"PublicSubnet{index + 1}", vpc_id=vpc.ref, availability_zone_id=zone,
-                                   cidr_block=public_cidrs[index], map_public_ip_on_launch=False)
-            ec2.CfnSubnetRouteTableAssociation(self, f"PublicSubnet{index + 1}RouteTable",
+        private_tables: dict[str, str] = {}
+        for zone in props.availability_zone_ids:
+            private_cidr, public_cidr = subnet_cidrs(props.vpc_cidr, zone)
+            name = _zone_name(zone)
+            public = ec2.CfnSubnet(self, f"PublicSubnet{name}", vpc_id=vpc.ref, availability_zone_id=zone,
+                                   cidr_block=public_cidr, map_public_ip_on_launch=False)
+            ec2.CfnSubnetRouteTableAssociation(self, f"PublicSubnet{name}RouteTable",
                                                subnet_id=public.ref, route_table_id=public_table.ref)
-            eip = ec2.CfnEIP(self, f"NatEip{index + 1}", domain="vpc")
-            nat = ec2.CfnNatGateway(self, f"NatGateway{index + 1}", subnet_id=public.ref,
+            # Kept with the subnets: other systems may allow-list the NAT addresses (see HPK108).
+            eip = ec2.CfnEIP(self, f"NatEip{name}", domain="vpc")
+            nat = ec2.CfnNatGateway(self, f"NatGateway{name}", subnet_id=public.ref,
                                     allocation_id=eip.attr_allocation_id)
             nat.add_resource_dependency(attach)
 
-            private = ec2.CfnSubnet(self, f"PrivateSubnet{index + 1}", vpc_id=vpc.ref,
-                                    availability_zone_id=zone, cidr_block=private_cidrs[index])
+            private = ec2.CfnSubnet(self, f"PrivateSubnet{name}", vpc_id=vpc.ref,
+                                    availability_zone_id=zone, cidr_block=private_cidr)
             Tags.of(private).add("Name", f"{self.node.path}/Private-{zone}")
-            table = ec2.CfnRouteTable(self, f"PrivateRouteTable{index + 1}", vpc_id=vpc.ref)
-            ec2.CfnRoute(self, f"PrivateDefaultRoute{index + 1}", route_table_id=table.ref,
+            table = ec2.CfnRouteTable(self, f"PrivateRouteTable{name}", vpc_id=vpc.ref)
+            ec2.CfnRoute(self, f"PrivateDefaultRoute{name}", route_table_id=table.ref,
                          destination_cidr_block="0.0.0.0/0", nat_gateway_id=nat.ref)
-            ec2.CfnSubnetRouteTableAssociation(self, f"PrivateSubnet{index + 1}RouteTable",
+            ec2.CfnSubnetRouteTableAssociation(self, f"PrivateSubnet{name}RouteTable",
                                                subnet_id=private.ref, route_table_id=table.ref)
+            retain(public, private, eip)
             private_ids[zone] = private.ref
-            private_tables.append(table.ref)
+            private_tables[zone] = table.ref
 
         ec2.CfnVPCEndpoint(self, "S3Endpoint", vpc_id=vpc.ref, vpc_endpoint_type="Gateway",
                            service_name=Fn.join("", ["com.amazonaws.", Fn.ref("AWS::Region"), ".s3"]),
-                           route_table_ids=private_tables)
+                           route_table_ids=[private_tables[zone] for zone in sorted(private_tables)])
         self._create_flow_log(vpc.ref, props.flow_log_retention)
         return vpc.ref, private_ids
 
     def _create_flow_log(self, vpc_id: str, retention: logs.RetentionDays) -> None:
         group = logs.LogGroup(self, "FlowLogGroup", retention=retention, removal_policy=RemovalPolicy.RETAIN)
-        role = iam.Role(self, "FlowLogRole", assumed_by=iam.ServicePrincipal("vpc-flow-logs.amazonaws.com"))
+        stack = Stack.of(self)
+        role = iam.Role(self, "FlowLogRole", assumed_by=service_principal(
+            self, "vpc-flow-logs.amazonaws.com",
+            f"arn:{stack.partition}:ec2:{stack.region}:{stack.account}:vpc-flow-log/*"))
         # Exactly the actions VPC Flow Logs uses to deliver, on this log group only.
         role.add_to_policy(iam.PolicyStatement(
             actions=["logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"],
@@ -153,3 +156,8 @@ class HyperPodNetwork(Construct):
                                         source_security_group_id=group.attr_group_id,
                                         description=f"FSx for Lustre TCP {low}-{high}")
         return group
+
+
+def _zone_name(zone_id: str) -> str:
+    """use1-az4 -> Use1Az4: part of the construct ids of the zone's resources, hence of their logical ids."""
+    return "".join(part.capitalize() for part in re.split(r"[^a-zA-Z0-9]+", zone_id))

@@ -2,8 +2,10 @@
 it by a custom resource.
 
 The name must start with sagemaker-: AmazonSageMakerClusterInstanceRolePolicy only reaches buckets
-named so. The bucket is retained when the stack goes, so a cluster that outlives its stack can still
-replace nodes. The copy is the kit's own small handler (scripts_sync_handler) rather than CDK's
+named so. The bucket and its policy are kept when the stack goes or the bucket would be replaced
+(RetainExceptOnCreate), so a cluster that outlives its stack can still replace nodes; a failed first
+create removes them (the handler empties its prefix first), so the fixed name does not block the next
+deploy. Only the copy handler may write or delete objects: the bucket policy denies it to everyone else. The copy is the kit's own small handler (scripts_sync_handler) rather than CDK's
 BucketDeployment: it needs no AWS CLI layer and its role names each S3 action it uses.
 """
 
@@ -13,14 +15,17 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from aws_cdk import CustomResource, Duration, RemovalPolicy, aws_iam as iam, aws_s3 as s3, aws_s3_assets as s3_assets
+from aws_cdk import CustomResource, Duration, Stack, aws_iam as iam, aws_s3 as s3
+from aws_cdk import aws_s3_assets as s3_assets
 from constructs import Construct
 
 from hyperpod_constructs.nag_acknowledgements import acknowledge, nag_text, wildcard_resource
+from hyperpod_constructs.protection import retain
 from hyperpod_constructs.python_handler_provider import PythonHandlerProvider, PythonHandlerProviderProps
 
 BUCKET_NAME = re.compile(r"^sagemaker-[a-z0-9][a-z0-9-]{0,51}[a-z0-9]$")
 HANDLER_DIR = Path(__file__).resolve().parent / "scripts_sync_handler"
+WRITE_ACTIONS = ("s3:PutObject", "s3:DeleteObject", "s3:DeleteObjectVersion")
 
 
 @dataclass(frozen=True)
@@ -65,7 +70,6 @@ class LifecycleScriptsBucket(Construct):
             block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
             object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
             versioned=True,
-            removal_policy=RemovalPolicy.RETAIN,
             lifecycle_rules=[s3.LifecycleRule(noncurrent_version_expiration=Duration.days(props.noncurrent_version_days),
                                               abort_incomplete_multipart_upload_after=Duration.days(7))],
         )
@@ -79,10 +83,23 @@ class LifecycleScriptsBucket(Construct):
         prefix_objects = self.bucket.arn_for_objects(f"{props.key_prefix}/*")
         sync.role.add_to_policy(iam.PolicyStatement(actions=["s3:GetObject"], resources=[
             f"arn:{self.bucket.stack.partition}:s3:::{asset.s3_bucket_name}/{asset.s3_object_key}"]))
-        sync.role.add_to_policy(iam.PolicyStatement(actions=["s3:PutObject", "s3:DeleteObject"],
-                                                    resources=[prefix_objects]))
-        sync.role.add_to_policy(iam.PolicyStatement(actions=["s3:ListBucket"], resources=[self.bucket.bucket_arn],
+        sync.role.add_to_policy(iam.PolicyStatement(actions=list(WRITE_ACTIONS), resources=[prefix_objects]))
+        sync.role.add_to_policy(iam.PolicyStatement(actions=["s3:ListBucket", "s3:ListBucketVersions"],
+                                                    resources=[self.bucket.bucket_arn],
                                                     conditions={"StringLike": {"s3:prefix": f"{props.key_prefix}/*"}}))
+        # On Delete the handler asks whether its stack is rolling back a failed first create.
+        sync.role.add_to_policy(iam.PolicyStatement(actions=["cloudformation:DescribeStacks"],
+                                                    resources=[Stack.of(self).stack_id]))
+        # Nobody but the copy handler writes or deletes scripts, whatever their identity policies allow.
+        # CloudFormation's deploy role needs no exception: it never writes objects here (the scripts' zip
+        # goes to the CDK assets bucket; the handler copies it), and on a failed first create it deletes
+        # the bucket, which the handler has emptied, with s3:DeleteBucket. An admin can still change the
+        # bucket policy itself, e.g. to hot-fix a script in an emergency.
+        self.bucket.add_to_resource_policy(iam.PolicyStatement(
+            sid="OnlyTheScriptsHandlerWrites", effect=iam.Effect.DENY, principals=[iam.AnyPrincipal()],
+            actions=list(WRITE_ACTIONS), resources=[self.bucket.arn_for_objects("*")],
+            conditions={"ArnNotEquals": {"aws:PrincipalArn": sync.role.role_arn}}))
+        retain(self.bucket.node.default_child, self.bucket.policy.node.default_child)
         acknowledge(sync.role, {wildcard_resource(nag_text(self, prefix_objects)): (
             "the handler writes and prunes the scripts under the prefix; their names come from the folder")})
         self.deployment = CustomResource(

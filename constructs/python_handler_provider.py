@@ -11,6 +11,7 @@ from aws_cdk import aws_logs as logs, custom_resources as cr
 from constructs import Construct
 
 from hyperpod_constructs.nag_acknowledgements import acknowledge, managed_policy, ref, wildcard_resource
+from hyperpod_constructs.service_trust import restrict_service_trust, service_principal
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,7 @@ class PythonHandlerProvider(Construct):
         if (props.vpc is None) != (props.vpc_subnets is None):
             raise ValueError("vpc and vpc_subnets must be given together")
         log_group = logs.LogGroup(self, "Logs", retention=props.log_retention, removal_policy=RemovalPolicy.DESTROY)
-        self.role = iam.Role(self, "Role", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
+        self.role = iam.Role(self, "Role", assumed_by=service_principal(self, "lambda.amazonaws.com"),
                              description=props.description)
         self.role.add_to_policy(iam.PolicyStatement(actions=["logs:CreateLogStream", "logs:PutLogEvents"],
                                                     resources=[f"{log_group.log_group_arn}:*"]))
@@ -84,7 +85,9 @@ class PythonHandlerProvider(Construct):
                                                        removal_policy=RemovalPolicy.DESTROY), **waiter)
         if props.is_complete:
             _acknowledge_waiter(provider, self.function, waiter["is_complete_handler"])
-        acknowledge(provider.node.find_child("framework-onEvent").role, {
+        framework_role = provider.node.find_child("framework-onEvent").role
+        restrict_service_trust(framework_role)
+        acknowledge(framework_role, {
             managed_policy("service-role/AWSLambdaBasicExecutionRole"):
                 "CDK's custom resource framework function; the managed policy only lets it write its own logs",
             wildcard_resource(f"{ref(self.function.node.default_child, 'Arn')}:*"):

@@ -12,6 +12,7 @@ from aws_cdk.assertions import Template
 
 from cdk_app.app_builder import build_app
 from cdk_app.config.loader import load_config
+from cdk_app.validator.report import check_file
 
 ROOT = Path(__file__).resolve().parent.parent
 CONTEXT = json.loads((ROOT / "cdk.json").read_text())["context"]
@@ -216,3 +217,166 @@ def test_observability_addon_collects_kueue_metrics(apps):
     assert values["agent"]["config"]["logs"]["metrics_collected"]["kubernetes"] == {
         "enhanced_container_insights": True, "kueue_container_insights": True}
     assert addon["Properties"]["PodIdentityAssociations"][0]["ServiceAccount"] == "cloudwatch-agent"
+
+
+@pytest.mark.parametrize("env", ENVIRONMENTS)
+def test_every_service_trust_is_limited_to_the_account(apps, env):
+    """Confused deputy: a service may assume a kit role only when acting for this account (and, where it
+    sets one, for a source ARN of this account). Every role of every stack, CDK's own framework roles too."""
+    account = load_config(ROOT / "config" / f"{env}.yaml").config.account
+    checked = set()
+    for stack, template in apps[env].items():
+        for logical_id, role in template.find_resources("AWS::IAM::Role").items():
+            for statement in role["Properties"]["AssumeRolePolicyDocument"]["Statement"]:
+                services = statement["Principal"].get("Service")
+                if services is None:
+                    continue
+                condition = statement.get("Condition", {})
+                assert condition.get("StringEquals", {}).get("aws:SourceAccount") == account, (stack, logical_id)
+                source_arn = condition.get("ArnLike", {}).get("aws:SourceArn")
+                assert source_arn is None or f":{account}:" in json.dumps(source_arn), (stack, logical_id)
+                checked |= set(services if isinstance(services, list) else [services])
+    assert {"sagemaker.amazonaws.com", "lambda.amazonaws.com", "eks.amazonaws.com",
+            "vpc-flow-logs.amazonaws.com", "pods.eks.amazonaws.com"} <= checked
+
+
+SCHEMAS = Path(__import__("cfnlint").__file__).parent / "data" / "schemas"
+
+
+def create_only(resource_type: str) -> list[tuple[str, ...]]:
+    """CloudFormation's createOnlyProperties of a type (cfn-lint's copy of the resource schema), as key paths."""
+    providers = json.loads((SCHEMAS / "providers" / "us-east-1.json").read_text())
+    schema = json.loads((SCHEMAS / "resources" / f"{providers[resource_type]}.json").read_text())
+    return [tuple(p.split("/")[2:]) for p in schema["createOnlyProperties"]]
+
+
+def dig(properties: dict, path: tuple[str, ...]):
+    for key in path:
+        if not isinstance(properties, dict) or key not in properties:
+            return None
+        properties = properties[key]
+    return properties
+
+
+def edited_dev(tmp_path: Path, *edits: tuple[str, str]) -> dict[str, Template]:
+    text = (ROOT / "config" / "dev.yaml").read_text()
+    for old, new in edits:
+        assert old in text, old
+        text = text.replace(old, new, 1)
+    path = tmp_path / "dev.yaml"
+    path.write_text(text)
+    assert check_file(path).exit_code == 0, [f.render() for f in check_file(path).findings]
+    return templates(build(path, tmp_path / "out"))
+
+
+def the(template: Template, resource_type: str) -> dict:
+    [resource] = template.find_resources(resource_type).values()
+    return resource["Properties"]
+
+
+APPEND_ZONE = ("availability_zone_ids: [use1-az4, use1-az6]", "availability_zone_ids: [use1-az4, use1-az6, use1-az1]")
+GROUP_IN_NEW_ZONE = ("    - name: cpu-workers\n", "    - name: cpu-az1\n      instance_type: ml.m5.2xlarge\n      count: 1\n"
+                     "      availability_zone_id: use1-az1\n    - name: cpu-workers\n")
+
+
+def test_appending_a_zone_leaves_the_eks_and_hyperpod_clusters_untouched(apps, tmp_path):
+    """Zones are append-only: a new zone (and a group in it) adds subnets, touches no existing one, and leaves
+    every create-only property of both clusters - as CloudFormation's schemas list them - as it was."""
+    before = apps["dev"]
+    after = edited_dev(tmp_path, APPEND_ZONE, GROUP_IN_NEW_ZONE)
+    cluster_before, cluster_after = before["HyperPod-dev-cluster"], after["HyperPod-dev-cluster"]
+    assert the(cluster_after, "AWS::EKS::Cluster") == the(cluster_before, "AWS::EKS::Cluster")
+    hyperpod_before, hyperpod_after = (the(cluster_before, "AWS::SageMaker::Cluster"),
+                                       the(cluster_after, "AWS::SageMaker::Cluster"))
+    paths = create_only("AWS::SageMaker::Cluster")
+    assert ("VpcConfig",) in paths
+    for path in paths:
+        assert dig(hyperpod_after, path) == dig(hyperpod_before, path), path
+    groups = {g["InstanceGroupName"]: g for g in hyperpod_after["InstanceGroups"]}
+    assert len(groups["cpu-az1"]["OverrideVpcConfig"]["Subnets"]) == 1
+    assert groups["cpu-az1"]["OverrideVpcConfig"]["Subnets"] != hyperpod_after["VpcConfig"]["Subnets"][:1]
+    # Network: every resource that was there is as it was, but the S3 endpoint, which gains a route table.
+    network_before = before["HyperPod-dev-network"].to_json()["Resources"]
+    network_after = after["HyperPod-dev-network"].to_json()["Resources"]
+    unchanged = {k: v for k, v in network_before.items() if v["Type"] != "AWS::EC2::VPCEndpoint"}
+    assert {k: network_after[k] for k in unchanged} == unchanged
+    [endpoint] = [v for v in network_after.values() if v["Type"] == "AWS::EC2::VPCEndpoint"]
+    assert len(endpoint["Properties"]["RouteTableIds"]) == 3
+
+
+def test_reordering_zones_changes_nothing(apps, tmp_path):
+    after = edited_dev(tmp_path, ("availability_zone_ids: [use1-az4, use1-az6]", "availability_zone_ids: [use1-az6, use1-az4]"))
+    for stack in ("HyperPod-dev-network", "HyperPod-dev-cluster"):
+        assert after[stack].to_json() == apps["dev"][stack].to_json(), stack
+
+
+def test_a_cfn_lint_upgrade_adding_the_native_type_changes_no_recorded_environment(apps, tmp_path, monkeypatch):
+    """prod records cluster_policy: api in us-west-2. If a newer cfn-lint listed the native type there, the
+    template must stay as it is (a new type under the same logical id is refused by CloudFormation)."""
+    import cdk_app.governance_types as governance_types
+    real = governance_types.cloudformation_types
+    upgraded = lambda region: real(region) | {"AWS::SageMaker::ClusterSchedulerConfig", "AWS::SageMaker::ComputeQuota"}
+    monkeypatch.setattr(governance_types, "cloudformation_types", upgraded)
+    after = templates(build(ROOT / "config" / "prod.yaml", tmp_path / "out"))
+    assert after["HyperPod-prod-governance"].to_json() == apps["prod"]["HyperPod-prod-governance"].to_json()
+    # Without the record the same upgrade would flip the type: the reason the validator warns (HPK312).
+    text = (ROOT / "config" / "prod.yaml").read_text()
+    unrecorded = text.replace("    cluster_policy: api\n", "")
+    assert unrecorded != text
+    (tmp_path / "prod.yaml").write_text(unrecorded)
+    config = load_config(tmp_path / "prod.yaml").config
+    assert governance_types.uses_native(config, "cluster_policy")
+    monkeypatch.setattr(governance_types, "cloudformation_types", real)
+    assert not governance_types.uses_native(config, "cluster_policy")
+    assert "HPK312" in {f.code for f in check_file(tmp_path / "prod.yaml").findings}
+
+
+# Stateful: cfn-lint's own list of types that hold data (AdditionalSpecs/StatefulResources.json), plus what a
+# running cluster cannot lose though CloudFormation does not call it stateful: the HyperPod cluster (its nodes
+# and their jobs), the EKS cluster (every Kubernetes object), the VPC and its subnets (the nodes' interfaces;
+# subnet CIDRs are create-only) and the NAT addresses (other systems may allow-list them).
+KIT_STATEFUL = {"AWS::SageMaker::Cluster", "AWS::EKS::Cluster", "AWS::EC2::VPC", "AWS::EC2::Subnet", "AWS::EC2::EIP"}
+CFN_LINT_STATEFUL = set(json.loads((SCHEMAS.parent / "AdditionalSpecs" / "StatefulResources.json").read_text())
+                        ["ResourceTypes"])
+RETAINED = {"Retain", "RetainExceptOnCreate"}
+
+
+def handler_log_groups(resources: dict) -> set[str]:
+    """Log groups of the kit's custom-resource functions: operational logs that go with their functions (their
+    retention still applies while the stack lives); the one exception to cfn-lint's AWS::Logs::LogGroup."""
+    return {f["Properties"]["LoggingConfig"]["LogGroup"]["Ref"] for f in resources.values()
+            if f["Type"] == "AWS::Lambda::Function" and "LoggingConfig" in f["Properties"]}
+
+
+@pytest.mark.parametrize("env", ENVIRONMENTS)
+def test_every_stateful_resource_is_retained(apps, env):
+    found = set()
+    for stack, template in apps[env].items():
+        resources = template.to_json()["Resources"]
+        exempt = handler_log_groups(resources)
+        for logical_id, resource in resources.items():
+            if resource["Type"] not in KIT_STATEFUL | CFN_LINT_STATEFUL or logical_id in exempt:
+                continue
+            found.add(resource["Type"])
+            assert resource.get("DeletionPolicy") in RETAINED, (stack, logical_id, resource.get("DeletionPolicy"))
+            assert resource.get("UpdateReplacePolicy") == "Retain", (stack, logical_id)
+    assert KIT_STATEFUL | {"AWS::KMS::Key", "AWS::S3::Bucket", "AWS::Logs::LogGroup"} <= found
+
+
+@pytest.mark.parametrize("env", ENVIRONMENTS)
+def test_add_ons_the_cluster_runs_on_are_preserved_on_delete(apps, env):
+    """Deleting a stack removes the add-on object, not the software: Kueue (task governance) and the VPC CNI,
+    kube-proxy, CoreDNS and the pod identity agent keep running on the retained cluster."""
+    addons = {a["Properties"]["AddonName"]: a["Properties"] for template in apps[env].values()
+              for a in template.find_resources("AWS::EKS::Addon").values()}
+    for name in ("amazon-sagemaker-hyperpod-taskgovernance", "vpc-cni", "kube-proxy", "coredns", "eks-pod-identity-agent"):
+        assert addons[name].get("PreserveOnDelete") is True, name
+
+
+def test_network_and_cluster_stacks_have_termination_protection(outdirs, apps):
+    for env in ENVIRONMENTS:
+        manifest = json.loads((outdirs[env] / "manifest.json").read_text())["artifacts"]
+        protected = {name for name, artifact in manifest.items()
+                     if artifact.get("type") == "aws:cloudformation:stack"
+                     and artifact["properties"].get("terminationProtection")}
+        assert protected == {f"HyperPod-{env}-network", f"HyperPod-{env}-cluster"}

@@ -31,6 +31,7 @@ hyperpod:
       count: 2
 task_governance:
   addon_version: v1.6.0-eksbuild.1
+  cloudformation_types: {cluster_policy: native, compute_quota: native}
 cluster_policy:
   priority_classes:
     - name: high
@@ -149,6 +150,19 @@ CASES: list[tuple[str, str, str, str, str]] = [
                                        f"  existing_subnets:  {MARK}\n"
                                        "    - subnet_id: subnet-0123456789abcdef0\n      availability_zone_id: use1-az4\neks:\n"),
      "HPK107", "network.existing_subnets", "error"),
+    ("zone-number-beyond-layout", edit("availability_zone_ids: [use1-az4, use1-az6]",
+                                       f"availability_zone_ids: [use1-az4,\n  use1-az8]  {MARK}"),
+     "HPK120", "availability_zone_ids[1]", "error"),
+    ("cluster-zone-unlisted", edit("eks:\n", f"network:\n  cluster_zone_ids: [use1-az4,\n    use1-az1]  {MARK}\neks:\n"),
+     "HPK121", "network.cluster_zone_ids[1]", "error"),
+    ("default-cluster-zone-without-subnet",
+     edit("eks:\n", "network:\n  existing_vpc_id: vpc-0123456789abcdef0\n  existing_subnets:\n"
+          "    - subnet_id: subnet-0123456789abcdef0\n      availability_zone_id: use1-az4\n"
+          "    - subnet_id: subnet-0123456789abcdef1\n      availability_zone_id: use1-az1\neks:\n")
+     .replace("availability_zone_ids: [use1-az4, use1-az6]", f"availability_zone_ids: [use1-az4,\n  use1-az6, use1-az1]  {MARK}"),
+     "HPK121", "availability_zone_ids[1]", "error"),
+    ("cluster-zones-one", edit("eks:\n", f"network:\n  cluster_zone_ids: [use1-az4]  {MARK}\neks:\n"),
+     "HPK122", "network.cluster_zone_ids", "error"),
     ("public-endpoint-with-cidrs", edit('  kubernetes_version: "1.33"\n',
                                         f'  kubernetes_version: "1.33"\n  endpoint_access: public  {MARK}\n'
                                         "  public_access_cidrs: [203.0.113.0/24]\n"),
@@ -193,6 +207,14 @@ CASES: list[tuple[str, str, str, str, str]] = [
      "task_governance.addon_version", "warning"),
     ("addon-upgrade-trap", edit("addon_version: v1.6.0-eksbuild.1", f"addon_version: v1.3.0-eksbuild.1  {MARK}"), "HPK306",
      "task_governance.addon_version", "warning"),
+    ("native-type-missing-in-region", edit("region: us-east-1", "region: us-west-2")
+     .replace("[use1-az4, use1-az6]", "[usw2-az1, usw2-az2]").replace("use1-az4", "usw2-az1")
+     .replace("cluster_policy: native,", f"cluster_policy: native,  {MARK}\n    "),
+     "HPK310", "task_governance.cloudformation_types.cluster_policy", "error"),
+    ("api-where-native-exists", edit("cluster_policy: native,", f"cluster_policy: api,  {MARK}\n   "),
+     "HPK311", "task_governance.cloudformation_types.cluster_policy", "warning"),
+    ("governance-types-not-recorded", edit("  cloudformation_types: {cluster_policy: native, compute_quota: native}\n", "")
+     .replace("task_governance:\n", f"task_governance:  {MARK}\n"), "HPK312", "task_governance", "warning"),
     # Teams.
     ("team-name-upper-case", edit("  - name: john\n", f"  - name: John  {MARK}\n"), "HPK401", "teams[0].name", "error"),
     ("team-name-41-chars", edit("  - name: john\n", f"  - name: {'a' * 41}  {MARK}\n"), "HPK401", "teams[0].name", "error"),

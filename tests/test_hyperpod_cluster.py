@@ -21,7 +21,9 @@ PROPS = HyperPodClusterProps(
     cluster_name="hyperpod-prod", eks_cluster_arn="arn:aws:eks:us-west-2:111122223333:cluster/eks",
     execution_role_arn="arn:aws:iam::111122223333:role/exec", lifecycle_source_s3_uri="s3://sagemaker-x/lifecycle-scripts/",
     security_group_id="sg-0123456789abcdef0",
-    subnet_ids_by_zone={"usw2-az1": "subnet-0000000000000000a", "usw2-az2": "subnet-0000000000000000b"},
+    subnet_ids_by_zone={"usw2-az1": "subnet-0000000000000000a", "usw2-az2": "subnet-0000000000000000b",
+                        "usw2-az3": "subnet-0000000000000000c"},
+    cluster_zone_ids=("usw2-az1", "usw2-az2"),
     instance_groups=(GPU, CPU),
 )
 
@@ -82,9 +84,37 @@ def test_node_recovery_none():
     ({"instance_groups": (dataclasses.replace(GPU, ebs_volume_gib=0),)}, "ebs_volume_gib must be 1-16384, got 0"),
     ({"instance_groups": (dataclasses.replace(GPU, threads_per_core=4),)}, "threads_per_core must be 1 or 2"),
     ({"instance_groups": (dataclasses.replace(GPU, deep_health_checks=("Burn",)),)}, "unknown deep health checks"),
-    ({"instance_groups": (dataclasses.replace(GPU, availability_zone_id="usw2-az3"),)},
-     "'gpu': no subnet in usw2-az3"),
+    ({"instance_groups": (dataclasses.replace(GPU, availability_zone_id="usw2-az5"),)},
+     "'gpu': no subnet in usw2-az5"),
 ])
 def test_bad_props_raise(change, message):
     with pytest.raises(ValueError, match=message):
         HyperPodCluster(Stack(App(), "Test"), "HyperPod", props=dataclasses.replace(PROPS, **change))
+
+
+def test_cluster_vpc_config_holds_the_recorded_zones_only_and_groups_override():
+    """VpcConfig is create-only: a zone added for new groups must leave it as it is."""
+    def cluster(props):
+        stack = Stack(App(), "Test")
+        HyperPodCluster(stack, "HyperPod", props=props)
+        [resource] = Template.from_stack(stack).find_resources("AWS::SageMaker::Cluster").values()
+        return resource["Properties"]
+    wider = dataclasses.replace(PROPS, subnet_ids_by_zone={**PROPS.subnet_ids_by_zone, "usw2-az4": "subnet-0000000000000000d"},
+                                instance_groups=(*PROPS.instance_groups, dataclasses.replace(
+                                    CPU, name="cpu-az4", availability_zone_id="usw2-az4")))
+    before, after = cluster(PROPS), cluster(wider)
+    assert after["VpcConfig"] == before["VpcConfig"] == {"SecurityGroupIds": ["sg-0123456789abcdef0"],
+                                                         "Subnets": ["subnet-0000000000000000a", "subnet-0000000000000000b"]}
+    [new_group] = [g for g in after["InstanceGroups"] if g["InstanceGroupName"] == "cpu-az4"]
+    assert new_group["OverrideVpcConfig"]["Subnets"] == ["subnet-0000000000000000d"]
+
+
+@pytest.mark.parametrize("zones", [(), ("usw2-az9",), ("usw2-az1", "usw2-az1")])
+def test_cluster_zones_must_have_subnets(zones):
+    with pytest.raises(ValueError, match="cluster_zone_ids must name distinct zones with a subnet"):
+        HyperPodCluster(Stack(App(), "Test"), "HyperPod", props=dataclasses.replace(PROPS, cluster_zone_ids=zones))
+
+
+def test_cluster_is_kept_on_delete_and_replacement_but_not_after_a_failed_create(template):
+    template.has_resource("AWS::SageMaker::Cluster", {"DeletionPolicy": "RetainExceptOnCreate",
+                                                      "UpdateReplacePolicy": "Retain"})

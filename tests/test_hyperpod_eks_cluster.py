@@ -50,7 +50,14 @@ def test_cluster_version_auth_mode_logging_and_encryption(template):
 
 def test_secrets_key_rotates_and_is_retained(template):
     template.has_resource("AWS::KMS::Key", {"Properties": {"EnableKeyRotation": True},
-                                            "DeletionPolicy": "Retain", "UpdateReplacePolicy": "Retain"})
+                                            "DeletionPolicy": "RetainExceptOnCreate", "UpdateReplacePolicy": "Retain"})
+
+
+def test_cluster_is_retained_and_core_add_ons_preserved(template):
+    """aws_eks_v2 writes AWS::EKS::Cluster itself: the policies must be on that resource."""
+    template.has_resource("AWS::EKS::Cluster", {"DeletionPolicy": "RetainExceptOnCreate", "UpdateReplacePolicy": "Retain"})
+    for addon in template.find_resources("AWS::EKS::Addon").values():
+        assert addon["Properties"]["PreserveOnDelete"] is True, addon["Properties"]["AddonName"]
 
 
 def test_no_node_groups_and_no_kubectl_lambda(template):

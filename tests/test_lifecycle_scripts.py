@@ -8,6 +8,7 @@ import io
 import os
 import re
 import subprocess
+import tomllib
 import zipfile
 from pathlib import Path
 
@@ -21,16 +22,38 @@ ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = ROOT / "lifecycle_scripts"
 SHELLCHECK = ROOT / ".tools" / "shellcheck" / "usr" / "bin" / "shellcheck"
 
-# Stand-ins: each appends its command line to $PROVISION_ROOT/.calls; mounts live in $PROVISION_ROOT/.mounts.
+# Stand-ins: each appends its command line to $PROVISION_ROOT/.calls; mounts live in $PROVISION_ROOT/.mounts,
+# running units in $PROVISION_ROOT/.active.
 STUBS = {
-    "systemctl": 'echo "systemctl $*" >> "$PROVISION_ROOT/.calls"; [[ "${FAIL_SYSTEMCTL:-}" != 1 ]]',
+    "systemctl": 'echo "systemctl $*" >> "$PROVISION_ROOT/.calls"; [[ "${FAIL_SYSTEMCTL:-}" != 1 ]] || exit 1\n'
+                 'if [[ "$1" == is-active ]]; then grep -qxF "${*: -1}" "$PROVISION_ROOT/.active" 2>/dev/null; fi',
     "mountpoint": 'path="${*: -1}"; grep -qxF "$path" "$PROVISION_ROOT/.mounts" 2>/dev/null',
-    "mount": 'echo "mount $*" >> "$PROVISION_ROOT/.calls"; echo "${*: -1}" >> "$PROVISION_ROOT/.mounts"',
     "dnf": 'echo "dnf $*" >> "$PROVISION_ROOT/.calls"; shift 2; printf "%s\\n" "$@" >> "$PROVISION_ROOT/.packages"',
     "rpm": 'grep -qxF "${*: -1}" "$PROVISION_ROOT/.packages" 2>/dev/null',
     "hostname": "echo node-1",
 }
-CONTAINERD_CONFIG = 'version = 2\nroot = "/var/lib/containerd"\n\n[plugins."io.containerd.grpc.v1.cri"]\n'
+# What the EKS node images ship, abridged: AL2's template that bootstrap.sh renders into
+# /etc/containerd/config.toml (amazon-eks-ami, templates/al2), and the file nodeadm writes on AL2023.
+AL2_TEMPLATE = """version = 2
+root = "/var/lib/containerd"
+state = "/run/containerd"
+
+[grpc]
+address = "/run/containerd/containerd.sock"
+
+[plugins."io.containerd.grpc.v1.cri".containerd]
+default_runtime_name = "runc"
+discard_unpacked_layers = true
+
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+SystemdCgroup = true
+"""
+NODEADM_CONFIG = AL2_TEMPLATE.replace('default_runtime_name = "runc"', 'default_runtime_name = "nvidia"')
+OS_RELEASE = {"al2": 'NAME="Amazon Linux"\nVERSION="2"\nID="amzn"\nID_LIKE="centos rhel fedora"\nVERSION_ID="2"\n',
+              "al2023": 'NAME="Amazon Linux"\nVERSION="2023"\nID="amzn"\nID_LIKE="fedora"\nVERSION_ID="2023"\n',
+              "ubuntu": 'NAME="Ubuntu"\nID=ubuntu\nVERSION_ID="22.04"\n'}
+DATA_ROOT = "/opt/sagemaker/containerd/data-root"
+DROP_IN = "etc/systemd/system/containerd.service.d/90-hyperpod-kit-data-root.conf"
 
 
 def scripts() -> list[Path]:
@@ -63,12 +86,22 @@ def test_every_script_on_create_runs_is_uploaded():
     assert {f"lifecycle-scripts/{name}" for name in called | {"on_create.sh", PROVISIONING_ENV}} <= set(uploads)
 
 
-@pytest.fixture
-def node(tmp_path):
-    """A fake root with what an EKS node image has, the stand-ins on PATH, /opt/sagemaker mounted."""
+def make_node(tmp_path: Path, layout: str = "al2023", running: tuple[str, ...] = (),
+              bootstrapped: bool = False) -> tuple[Path, Path, Path]:
+    """A fake root with what an EKS node image of `layout` has, the stand-ins on PATH, /opt/sagemaker mounted.
+    bootstrapped (AL2): bootstrap.sh already rendered /etc/containerd/config.toml."""
     root = tmp_path / "root"
-    (root / "etc/containerd").mkdir(parents=True)
-    (root / "etc/containerd/config.toml").write_text(CONTAINERD_CONFIG)
+    (root / "etc").mkdir(parents=True)
+    (root / "etc/os-release").write_text(OS_RELEASE[layout])
+    if layout == "al2":
+        (root / "etc/eks/containerd").mkdir(parents=True)
+        (root / "etc/eks/containerd/containerd-config.toml").write_text(AL2_TEMPLATE)
+        if bootstrapped:
+            (root / "etc/containerd").mkdir()
+            (root / "etc/containerd/config.toml").write_text(AL2_TEMPLATE)
+    else:
+        (root / "etc/containerd").mkdir()
+        (root / "etc/containerd/config.toml").write_text(NODEADM_CONFIG)
     (root / "etc/fstab").write_text("UUID=abc / xfs defaults 0 0\n")
     (root / "var/lib/containerd/io.containerd.content.v1.content").mkdir(parents=True)
     (root / "var/lib/containerd/io.containerd.content.v1.content/blob").write_text("layer")
@@ -76,6 +109,7 @@ def node(tmp_path):
     (root / "var/lib/kubelet/kubeconfig").write_text("kubelet")
     (root / "opt/sagemaker").mkdir(parents=True)
     (root / ".mounts").write_text(f"{root}/opt/sagemaker\n")
+    (root / ".active").write_text("".join(f"{unit}\n" for unit in running))
     stubs = tmp_path / "bin"
     stubs.mkdir()
     for name, body in STUBS.items():
@@ -86,11 +120,17 @@ def node(tmp_path):
     return root, stubs, scripts_copy
 
 
+@pytest.fixture
+def node(tmp_path):
+    return make_node(tmp_path)
+
+
 def run(node, settings: str | None = None, **env: str) -> subprocess.CompletedProcess:
     root, stubs, scripts_copy = node
     if settings is not None:
         (scripts_copy / PROVISIONING_ENV).write_text(settings)
-    environment = {"PATH": f"{stubs}{os.pathsep}/usr/bin:/bin", "PROVISION_ROOT": str(root), **env}
+    environment = {"PATH": f"{stubs}{os.pathsep}/usr/bin:/bin", "PROVISION_ROOT": str(root),
+                   "VOLUME_WAIT_SECONDS": "0", **env}
     return subprocess.run(["bash", str(scripts_copy / "on_create.sh")], env=environment, capture_output=True,
                           text=True, timeout=60)
 
@@ -101,35 +141,140 @@ def calls(root: Path) -> list[str]:
 
 
 def tree(root: Path) -> dict[str, str]:
-    return {str(p.relative_to(root)): p.read_text() for p in sorted(root.rglob("*"))
-            if p.is_file() and p.name != ".calls" and "var/log" not in str(p)}
+    """Every file (content) and symlink (target) under the fake root, but the stand-ins' records and logs."""
+    return {str(p.relative_to(root)): (f"-> {os.readlink(p)}" if p.is_symlink() else p.read_text())
+            for p in sorted(root.rglob("*"))
+            if (p.is_file() or p.is_symlink()) and p.name != ".calls" and "var/log" not in str(p)}
 
 
-def test_first_run_moves_data_roots_to_the_secondary_volume(node):
+def without_root(text: str) -> dict:
+    data = tomllib.loads(text)
+    data.pop("root", None)
+    return data
+
+
+def assert_data_moved(root: Path) -> None:
+    assert (root / DATA_ROOT.lstrip("/") / "io.containerd.content.v1.content/blob").read_text() == "layer"
+    assert (root / "var/lib/kubelet").is_symlink() and os.readlink(root / "var/lib/kubelet") == "/opt/sagemaker/kubelet"
+    assert (root / "opt/sagemaker/kubelet/kubeconfig").read_text() == "kubelet"
+    assert (root / "etc/fstab").read_text() == "UUID=abc / xfs defaults 0 0\n", "no mount at boot to depend on"
+
+
+def test_al2_before_bootstrap_sets_the_root_in_the_template_bootstrap_renders(tmp_path):
+    """AWS's reference edits /etc/eks/containerd/containerd-config.toml on AL2; bootstrap.sh renders it later."""
+    node = make_node(tmp_path, "al2")
     root = node[0]
     result = run(node)
     assert result.returncode == 0, result.stdout + result.stderr
-    config = (root / "etc/containerd/config.toml").read_text()
-    assert 'root = "/opt/sagemaker/containerd/data-root"' in config and "[plugins." in config
-    assert (root / "opt/sagemaker/containerd/data-root/io.containerd.content.v1.content/blob").read_text() == "layer"
-    assert (root / "opt/sagemaker/kubelet/kubeconfig").read_text() == "kubelet"
-    assert "/opt/sagemaker/kubelet /var/lib/kubelet none bind 0 0" in (root / "etc/fstab").read_text()
-    assert calls(root) == ["systemctl stop containerd", "systemctl start containerd",
-                           f"mount --bind {root}/opt/sagemaker/kubelet {root}/var/lib/kubelet"]
+    template = (root / "etc/eks/containerd/containerd-config.toml").read_text()
+    assert tomllib.loads(template)["root"] == DATA_ROOT
+    assert without_root(template) == without_root(AL2_TEMPLATE), "every other setting stays"
+    assert not (root / "etc/containerd/config.toml").exists(), "bootstrap.sh writes it, not the step"
+    assert not (root / DROP_IN).exists()
+    assert_data_moved(root)
+    assert calls(root) == ["systemctl is-active --quiet containerd", "systemctl is-active --quiet kubelet"]
     log = (root / "var/log/provision/provisioning.log").read_text()
-    assert "on_create.sh: done" in log and "step 'data roots on the secondary volume': done" in log
+    assert "node image: amzn-2" in log and "step 'data roots on the secondary volume': done" in log
+    assert "on_create.sh: done" in log
     assert log.strip().splitlines() == result.stdout.strip().splitlines()
 
 
-def test_second_run_changes_nothing_and_succeeds(node):
+def test_al2_after_bootstrap_also_sets_the_rendered_config_and_restarts_containerd(tmp_path):
+    node = make_node(tmp_path, "al2", running=("containerd",), bootstrapped=True)
     root = node[0]
+    result = run(node)
+    assert result.returncode == 0, result.stdout + result.stderr
+    for path in ("etc/eks/containerd/containerd-config.toml", "etc/containerd/config.toml"):
+        assert tomllib.loads((root / path).read_text())["root"] == DATA_ROOT, path
+    assert calls(root) == ["systemctl is-active --quiet containerd", "systemctl stop containerd",
+                           "systemctl start containerd", "systemctl is-active --quiet kubelet"]
+    assert_data_moved(root)
+
+
+@pytest.mark.parametrize("template", [
+    AL2_TEMPLATE.replace('root = "/var/lib/containerd"\n', '# root = "/var/lib/containerd"\n'),
+    AL2_TEMPLATE.replace('root = "/var/lib/containerd"\n', ""),
+    'version = 2\nstate = "/run/containerd"\n',
+], ids=["commented-out", "absent", "no-tables"])
+def test_al2_root_is_set_at_top_level_whatever_the_template_says(tmp_path, template):
+    """A top-level key must come before the first [table]: TOML would put it inside the table otherwise."""
+    node = make_node(tmp_path, "al2")
+    path = node[0] / "etc/eks/containerd/containerd-config.toml"
+    path.write_text(template)
     assert run(node).returncode == 0
+    edited = tomllib.loads(path.read_text())
+    assert edited["root"] == DATA_ROOT
+    assert without_root(path.read_text()) == without_root(template)
+
+
+def test_al2023_keeps_nodeadms_config_and_starts_containerd_with_the_root_on_the_volume(tmp_path):
+    """nodeadm rewrites /etc/containerd/config.toml at every boot: the step leaves it alone and overrides
+    containerd's root with a systemd drop-in, which systemd-analyze accepts for an AL2023-like unit."""
+    node = make_node(tmp_path, "al2023", running=("containerd",))
+    root = node[0]
+    result = run(node)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert (root / "etc/containerd/config.toml").read_text() == NODEADM_CONFIG
+    drop_in = (root / DROP_IN).read_text()
+    assert f"ExecStart=/usr/bin/containerd --root {DATA_ROOT}\n" in drop_in
+    assert calls(root) == ["systemctl is-active --quiet containerd", "systemctl stop containerd",
+                           "systemctl daemon-reload", "systemctl start containerd",
+                           "systemctl is-active --quiet kubelet"]
+    assert_data_moved(root)
+    # systemd's own verdict on the unit plus the drop-in, in a root of their own.
+    units = tmp_path / "systemd-root"
+    (units / "usr/bin").mkdir(parents=True)
+    (units / "usr/bin/containerd").write_text("#!/bin/sh\n")
+    (units / "usr/bin/containerd").chmod(0o755)
+    (units / "usr/lib/systemd/system").mkdir(parents=True)
+    (units / "usr/lib/systemd/system/containerd.service").write_text(
+        "[Unit]\nDescription=containerd\nDefaultDependencies=no\n[Service]\nExecStart=/usr/bin/containerd\n")
+    (units / DROP_IN).parent.mkdir(parents=True)
+    (units / DROP_IN).write_text(drop_in)
+    verify = subprocess.run(["systemd-analyze", "verify", f"--root={units}", "containerd.service"],
+                            capture_output=True, text=True)
+    assert verify.returncode == 0, verify.stderr
+
+
+@pytest.mark.parametrize("layout,running", [("al2", ()), ("al2", ("containerd", "kubelet")), ("al2023", ()),
+                                            ("al2023", ("containerd",))])
+def test_second_run_changes_nothing_and_succeeds(tmp_path, layout, running):
+    node = make_node(tmp_path, layout, running=running, bootstrapped=bool(running))
+    root = node[0]
+    first = run(node)
+    assert first.returncode == 0, first.stdout + first.stderr
     before, calls_before = tree(root), calls(root)
     second = run(node)
     assert second.returncode == 0, second.stdout + second.stderr
     assert tree(root) == before
-    assert calls(root) == calls_before, "a second run must not restart containerd or mount again"
+    assert calls(root) == calls_before, "a second run must not restart containerd or kubelet"
     assert "containerd already keeps its data" in second.stdout
+    assert "/var/lib/kubelet already points to /opt/sagemaker/kubelet" in second.stdout
+
+
+def test_unknown_node_image_leaves_containerd_alone_with_a_warning(tmp_path):
+    node = make_node(tmp_path, "ubuntu")
+    root = node[0]
+    result = run(node)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "WARNING: node image 'ubuntu-22.04' is neither Amazon Linux 2 nor 2023" in result.stdout
+    assert (root / "etc/containerd/config.toml").read_text() == NODEADM_CONFIG
+    assert not (root / DROP_IN).exists() and not (root / DATA_ROOT.lstrip("/")).exists()
+
+
+def test_data_another_node_image_left_on_the_volume_is_not_reused(tmp_path):
+    """The secondary volume outlives an AL2 -> AL2023 image update; the reference starts afresh too."""
+    node = make_node(tmp_path, "al2023")
+    root = node[0]
+    stale = root / DATA_ROOT.lstrip("/") / "stale-al2-snapshot"
+    stale.parent.mkdir(parents=True)
+    stale.write_text("al2")
+    (root / "opt/sagemaker/.hyperpod-kit-data-roots-os").write_text("amzn-2\n")
+    result = run(node)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "written by node image amzn-2; starting afresh for amzn-2023" in result.stdout
+    assert not stale.exists()
+    assert_data_moved(root)
 
 
 def test_missing_secondary_volume_fails_with_its_message(node):
@@ -137,7 +282,7 @@ def test_missing_secondary_volume_fails_with_its_message(node):
     (root / ".mounts").write_text("")
     result = run(node)
     assert result.returncode == 1
-    assert "ERROR: /opt/sagemaker is not mounted" in result.stdout
+    assert "ERROR: /opt/sagemaker is not mounted after 0s" in result.stdout
     assert "step 'data roots on the secondary volume' failed" in result.stdout
     assert "on_create.sh: done" not in result.stdout
     assert "ERROR: /opt/sagemaker is not mounted" in (root / "var/log/provision/provisioning.log").read_text()
@@ -179,4 +324,4 @@ def test_move_data_roots_off_leaves_the_node_alone(node):
     result = run(node, "MOVE_DATA_ROOTS=false\nEXTRA_PACKAGES=''\n")
     assert result.returncode == 0, result.stdout
     assert calls(root) == []
-    assert (root / "etc/containerd/config.toml").read_text() == CONTAINERD_CONFIG
+    assert (root / "etc/containerd/config.toml").read_text() == NODEADM_CONFIG

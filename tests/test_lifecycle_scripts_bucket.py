@@ -31,8 +31,27 @@ def test_bucket_is_encrypted_versioned_private_and_retained(built):
             "PublicAccessBlockConfiguration": {"BlockPublicAcls": True, "BlockPublicPolicy": True,
                                                "IgnorePublicAcls": True, "RestrictPublicBuckets": True},
         },
-        "DeletionPolicy": "Retain", "UpdateReplacePolicy": "Retain",
+        # Kept on stack deletion and replacement, removed when a first create fails: the fixed name must
+        # not block the next deploy.
+        "DeletionPolicy": "RetainExceptOnCreate", "UpdateReplacePolicy": "Retain",
     })
+    template.has_resource("AWS::S3::BucketPolicy", {"DeletionPolicy": "RetainExceptOnCreate",
+                                                    "UpdateReplacePolicy": "Retain"})
+
+
+def test_only_the_copy_handler_may_write_or_delete_scripts(built):
+    """A Deny for every principal but the handler's role: identity policies elsewhere cannot override it."""
+    _, template = built
+    [policy] = template.find_resources("AWS::S3::BucketPolicy").values()
+    [deny] = [s for s in policy["Properties"]["PolicyDocument"]["Statement"] if s.get("Sid") == "OnlyTheScriptsHandlerWrites"]
+    assert deny["Effect"] == "Deny" and deny["Principal"] == {"AWS": "*"}
+    assert set(deny["Action"]) == {"s3:PutObject", "s3:DeleteObject", "s3:DeleteObjectVersion"}
+    [(role_id, _)] = [(k, v) for k, v in template.find_resources("AWS::IAM::Role").items()
+                      if k.startswith("ScriptsSyncRole")]
+    assert deny["Condition"] == {"ArnNotEquals": {"aws:PrincipalArn": {"Fn::GetAtt": [role_id, "Arn"]}}}
+    # The exempted role is the one the copy custom resource runs as.
+    [function] = [v for k, v in template.find_resources("AWS::Lambda::Function").items() if k.startswith("ScriptsSyncFunction")]
+    assert function["Properties"]["Role"] == {"Fn::GetAtt": [role_id, "Arn"]}
 
 
 def test_bucket_policy_denies_plain_http(built):
@@ -58,10 +77,11 @@ def test_copy_role_names_each_s3_action_and_no_wildcard_action(built):
         for statement in policy["Properties"]["PolicyDocument"]["Statement"]:
             found = statement["Action"]
             actions += found if isinstance(found, list) else [found]
-    assert {"s3:GetObject", "s3:PutObject", "s3:DeleteObject", "s3:ListBucket"} <= set(actions)
+    assert {"s3:GetObject", "s3:PutObject", "s3:DeleteObject", "s3:DeleteObjectVersion", "s3:ListBucket",
+            "s3:ListBucketVersions", "cloudformation:DescribeStacks"} <= set(actions)
     assert not [a for a in actions if "*" in a]
     template.has_resource_properties("AWS::IAM::Policy", {"PolicyDocument": {"Statement": Match.array_with([
-        Match.object_like({"Action": "s3:ListBucket",
+        Match.object_like({"Action": ["s3:ListBucket", "s3:ListBucketVersions"],
                            "Condition": {"StringLike": {"s3:prefix": "lifecycle-scripts/*"}}})])}})
 
 

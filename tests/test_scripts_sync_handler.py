@@ -6,7 +6,9 @@ import io
 import zipfile
 from pathlib import Path
 
+import boto3
 import pytest
+from botocore.stub import Stubber
 
 from handlers import load_handler
 
@@ -49,10 +51,61 @@ def test_bad_archives_are_refused(archive, message):
         handler.read_archive(archive)
 
 
-def test_delete_keeps_the_scripts():
-    event = {"RequestType": "Delete", "PhysicalResourceId": "s3://b/p/",
-             "ResourceProperties": {"DestinationBucket": "b", "DestinationPrefix": "p"}}
-    assert handler.on_event(event) == {"PhysicalResourceId": "s3://b/p/"}
+STACK_ID = "arn:aws:cloudformation:us-east-1:111122223333:stack/HyperPod-dev-cluster/0a1b"
+DELETE = {"RequestType": "Delete", "PhysicalResourceId": "s3://b/p/", "StackId": STACK_ID,
+          "ResourceProperties": {"DestinationBucket": "b", "DestinationPrefix": "p"}}
+
+
+def stubbed(service: str) -> tuple[object, Stubber]:
+    client = boto3.client(service, region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="x")
+    return client, Stubber(client)
+
+
+def stack_status(status: str) -> tuple[object, Stubber]:
+    cloudformation, stub = stubbed("cloudformation")
+    stub.add_response("describe_stacks", {"Stacks": [{
+        "StackName": "HyperPod-dev-cluster", "StackId": STACK_ID, "CreationTime": "2026-11-22T12:00:00Z",
+        "StackStatus": status}]}, {"StackName": STACK_ID})
+    return cloudformation, stub
+
+
+@pytest.mark.parametrize("status", ["DELETE_IN_PROGRESS", "UPDATE_COMPLETE_CLEANUP_IN_PROGRESS",
+                                    "UPDATE_ROLLBACK_COMPLETE_CLEANUP_IN_PROGRESS", "UPDATE_ROLLBACK_IN_PROGRESS"])
+def test_delete_keeps_the_scripts_unless_a_first_create_rolls_back(monkeypatch, status):
+    """Stack deletion and update clean-up keep the scripts (the bucket is retained): no S3 call at all."""
+    cloudformation, cfn_stub = stack_status(status)
+    s3, s3_stub = stubbed("s3")
+    monkeypatch.setattr(boto3, "client", {"cloudformation": cloudformation, "s3": s3}.__getitem__)
+    with cfn_stub, s3_stub:
+        assert handler.on_event(DELETE) == {"PhysicalResourceId": "s3://b/p/"}
+        cfn_stub.assert_no_pending_responses()
+
+
+def test_rollback_of_the_first_create_empties_the_prefix_of_every_version():
+    """So that CloudFormation can delete the bucket (RetainExceptOnCreate) and the next deploy recreate it."""
+    cloudformation, cfn_stub = stack_status("ROLLBACK_IN_PROGRESS")
+    s3, s3_stub = stubbed("s3")
+    s3_stub.add_response("list_object_versions", {
+        "Versions": [{"Key": "p/on_create.sh", "VersionId": "v2"}, {"Key": "p/on_create.sh", "VersionId": "v1"}],
+        "DeleteMarkers": [{"Key": "p/old.sh", "VersionId": "d1"}], "IsTruncated": False},
+        {"Bucket": "b", "Prefix": "p/"})
+    s3_stub.add_response("delete_objects", {}, {"Bucket": "b", "Delete": {"Quiet": True, "Objects": [
+        {"Key": "p/on_create.sh", "VersionId": "v2"}, {"Key": "p/on_create.sh", "VersionId": "v1"},
+        {"Key": "p/old.sh", "VersionId": "d1"}]}})
+    with cfn_stub, s3_stub:
+        assert handler.on_delete(DELETE, cloudformation, s3) == 3
+        s3_stub.assert_no_pending_responses()
+
+
+def test_a_version_that_cannot_be_deleted_fails_with_its_key():
+    cloudformation, cfn_stub = stack_status("ROLLBACK_IN_PROGRESS")
+    s3, s3_stub = stubbed("s3")
+    s3_stub.add_response("list_object_versions", {"Versions": [{"Key": "p/a.sh", "VersionId": "v1"}]},
+                         {"Bucket": "b", "Prefix": "p/"})
+    s3_stub.add_response("delete_objects", {"Errors": [{"Key": "p/a.sh", "Code": "AccessDenied", "Message": "denied"}]},
+                         {"Bucket": "b", "Delete": {"Quiet": True, "Objects": [{"Key": "p/a.sh", "VersionId": "v1"}]}})
+    with cfn_stub, s3_stub, pytest.raises(handler.ScriptsSyncError, match="p/a.sh: AccessDenied denied"):
+        handler.on_delete(DELETE, cloudformation, s3)
 
 
 def test_generated_files_join_the_folder_and_may_not_replace_a_script():

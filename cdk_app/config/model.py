@@ -49,6 +49,11 @@ class Network(_Model):
     """Use this VPC instead of creating one; then existing_subnets is required."""
     existing_subnets: tuple[ExistingSubnet, ...] = ()
     """Private subnets of existing_vpc_id, at least one in each instance group's availability zone."""
+    cluster_zone_ids: tuple[Annotated[Str, Field(pattern=AZ_ID_PATTERN)], ...] = ()
+    """Zones whose subnets the EKS control plane and the HyperPod cluster itself use, fixed when the clusters
+    are created (the HyperPod cluster's VpcConfig cannot change without replacing it). Instance groups may
+    use any zone of availability_zone_ids. Default: the first two of availability_zone_ids. Record them and
+    never change them; add zones by appending to availability_zone_ids."""
 
 
 class Eks(_Model):
@@ -158,9 +163,28 @@ class HyperPod(_Model):
     """Optional steps of the lifecycle scripts every node runs when it is created or replaced."""
 
 
+GovernanceType = Literal["native", "api"]
+
+
+class GovernanceTypes(_Model):
+    """How each governance resource is deployed, recorded once per environment: the type of a resource
+    cannot change under its logical id, so a choice made from region data at synth would flip when a
+    dependency upgrade adds the native type to the region, and CloudFormation would refuse the update."""
+
+    cluster_policy: GovernanceType | None = None
+    """native: AWS::SageMaker::ClusterSchedulerConfig; api: a custom resource calling the SageMaker API.
+    Default: native where cfn-lint's region data has the type (the validator warns: record it)."""
+    compute_quota: GovernanceType | None = None
+    """native: AWS::SageMaker::ComputeQuota; api: a custom resource calling the SageMaker API.
+    Default: native where cfn-lint's region data has the type (the validator warns: record it)."""
+
+
 class TaskGovernance(_Model):
     addon_version: Annotated[Str, Field(pattern=r"^v[0-9]+\.[0-9]+\.[0-9]+-eksbuild\.[0-9]+$")] = DEFAULT_TASK_GOVERNANCE_VERSION
     """Version of the amazon-sagemaker-hyperpod-taskgovernance EKS add-on."""
+    cloudformation_types: GovernanceTypes = GovernanceTypes()
+    """Native CloudFormation type or SageMaker API custom resource, per governance resource. Never change
+    it for a deployed environment (CloudFormation refuses a new type under the same logical id)."""
 
 
 class PriorityClass(_Model):

@@ -11,6 +11,7 @@ from constructs import Construct
 
 from cdk_app.config.model import DEEP_HEALTH_CHECKS, InstanceGroup, KitConfig
 from cdk_app.instance_types import CATALOGUE
+from cdk_app.network_zones import cluster_zone_ids
 from hyperpod_constructs.hyperpod_cluster import HyperPodCluster, HyperPodClusterProps, InstanceGroupSpec, NodeTaint
 from hyperpod_constructs.hyperpod_eks_cluster import HyperPodEksCluster, HyperPodEksClusterProps
 from hyperpod_constructs.hyperpod_execution_role import HyperPodExecutionRole, HyperPodExecutionRoleProps
@@ -57,12 +58,16 @@ class ClusterStack(Stack):
     def __init__(self, scope: Construct, construct_id: str, *, config: KitConfig, network: HyperPodNetwork,
                  scripts_dir: str, **kwargs: Any) -> None:
         super().__init__(scope, construct_id, **kwargs)
-        zones = tuple(network.private_subnet_ids)
-        subnets = tuple(network.private_subnet_ids[zone] for zone in zones)
+        # Sorted by zone id, so that reordering availability_zone_ids changes nothing.
+        subnets = tuple(network.private_subnet_ids[zone] for zone in sorted(network.private_subnet_ids))
+        # The control plane keeps the subnets of the zones recorded at creation: appending a zone must
+        # not touch the EKS or the HyperPod cluster (tests/test_app.py).
+        home_zones = cluster_zone_ids(config)
 
         eks = HyperPodEksCluster(self, "Eks", props=HyperPodEksClusterProps(
-            kubernetes_version=config.eks.kubernetes_version, vpc_id=network.vpc_id, subnet_ids=subnets,
-            availability_zone_ids=zones, security_group_id=network.security_group_id,
+            kubernetes_version=config.eks.kubernetes_version, vpc_id=network.vpc_id,
+            subnet_ids=tuple(network.private_subnet_ids[zone] for zone in home_zones),
+            availability_zone_ids=home_zones, security_group_id=network.security_group_id,
             endpoint_access=config.eks.endpoint_access, public_access_cidrs=config.eks.public_access_cidrs,
             admin_principals=config.eks.admin_principals,
         ))
@@ -85,6 +90,7 @@ class ClusterStack(Stack):
             cluster_name=hyperpod_cluster_name(config), eks_cluster_arn=eks.cluster_arn,
             execution_role_arn=role.role_arn, lifecycle_source_s3_uri=scripts.source_s3_uri,
             security_group_id=network.security_group_id, subnet_ids_by_zone=dict(network.private_subnet_ids),
+            cluster_zone_ids=home_zones,
             instance_groups=tuple(instance_group_spec(config, g) for g in config.hyperpod.instance_groups),
             node_recovery=config.hyperpod.node_recovery,
         ))

@@ -11,15 +11,16 @@ from aws_cdk import CfnOutput, Stack, aws_eks_v2 as eks, aws_iam as iam
 from constructs import Construct
 
 from cdk_app.config.model import DEFAULT_BORROW_LIMIT, KitConfig, QuotaEntry, SharedPool, Team
+from cdk_app.governance_types import uses_native
 from cdk_app.team_rbac import team_group, team_manifests
 from cdk_app.validator.capacity import shared_pool_quota
-from cdk_app.validator.regions import cloudformation_types
 from hyperpod_constructs.kubernetes_manifests import KubernetesManifests, KubernetesManifestsProps
 from hyperpod_constructs.nag_acknowledgements import acknowledge, managed_policy
 from hyperpod_constructs.sagemaker_governance_resource import (
     SageMakerGovernanceResource,
     SageMakerGovernanceResourceProps,
 )
+from hyperpod_constructs.service_trust import service_principal
 from hyperpod_constructs.team_access import TeamAccess, TeamAccessProps
 
 TASK_GOVERNANCE_ADDON = "amazon-sagemaker-hyperpod-taskgovernance"
@@ -63,18 +64,19 @@ class GovernanceStack(Stack):
     def __init__(self, scope: Construct, construct_id: str, *, config: KitConfig, eks_cluster_name: str,
                  hyperpod_cluster_arn: str, installer_service_token: str, **kwargs: Any) -> None:
         super().__init__(scope, construct_id, **kwargs)
-        types = cloudformation_types(config.region)
         cluster = eks.Cluster.from_cluster_attributes(self, "Eks", cluster_name=eks_cluster_name)
 
         # Kueue comes from this add-on, which needs the HyperPod cluster (this stack deploys after it).
         addon = eks.Addon(self, "TaskGovernance", cluster=cluster, addon_name=TASK_GOVERNANCE_ADDON,
-                          addon_version=config.task_governance.addon_version, preserve_on_delete=False)
+                          addon_version=config.task_governance.addon_version,
+                          # Deleting the stack must not take Kueue (and every queued and running job) with it.
+                          preserve_on_delete=True)
         policy = SageMakerGovernanceResource(self, "ClusterPolicy", props=SageMakerGovernanceResourceProps(
             kind="ClusterSchedulerConfig", parameters=policy_parameters(config, hyperpod_cluster_arn),
-            native="AWS::SageMaker::ClusterSchedulerConfig" in types, eks_cluster_name=eks_cluster_name))
+            native=uses_native(config, "cluster_policy"), eks_cluster_name=eks_cluster_name))
         policy.node.add_dependency(addon)
 
-        native_quota = "AWS::SageMaker::ComputeQuota" in types
+        native_quota = uses_native(config, "compute_quota")
         quotas: dict[str, SageMakerGovernanceResource] = {}
         allocations = [(team, team.quota) for team in config.teams]
         if config.shared_pool is not None:
@@ -104,7 +106,7 @@ class GovernanceStack(Stack):
 
     def _observability(self, config: KitConfig, cluster: eks.ICluster) -> None:
         role = iam.Role(self, "CloudWatchAgentRole",
-                        assumed_by=iam.ServicePrincipal("pods.eks.amazonaws.com").with_session_tags(),
+                        assumed_by=service_principal(self, "pods.eks.amazonaws.com").with_session_tags(),
                         managed_policies=[iam.ManagedPolicy.from_aws_managed_policy_name("CloudWatchAgentServerPolicy")],
                         description="CloudWatch agent of the observability add-on (EKS Pod Identity)")
         acknowledge(role, {managed_policy("CloudWatchAgentServerPolicy"):

@@ -39,6 +39,9 @@ CODES: dict[str, str] = {
     "HPK107": "EKS needs subnets in at least two availability zones",
     "HPK108": "public-only API endpoint restricted to CIDRs the VPC's NAT addresses are not known to be in",
     "HPK109": "public_access_cidrs given for an endpoint that is not public",
+    "HPK120": "an availability zone's number has no subnet slot in a new VPC (az1 to az7 fit)",
+    "HPK121": "a cluster zone (network.cluster_zone_ids) has no subnet in the environment",
+    "HPK122": "network.cluster_zone_ids names fewer than two distinct zones",
     # HyperPod instance groups.
     "HPK201": "instance type is not a SageMaker HyperPod instance type",
     "HPK202": "instance group name is not allowed",
@@ -58,6 +61,9 @@ CODES: dict[str, str] = {
     "HPK305": "task governance add-on older than v1.2.2-eksbuild.1 (no topology-aware scheduling)",
     "HPK306": "task governance add-on v1.3.x cannot be updated in place to v1.5 or later",
     "HPK307": "observability add-on older than v2.4.0-eksbuild.1 cannot collect Kueue metrics",
+    "HPK310": "a governance resource is recorded as native but the region's CloudFormation lacks the type",
+    "HPK311": "a governance resource is recorded as api though the region now offers the native type",
+    "HPK312": "the native-or-api choice of a governance resource is not recorded in the config",
     # Teams.
     "HPK401": "team name is not allowed",
     "HPK402": "two teams (or a team and the shared pool) have the same name",

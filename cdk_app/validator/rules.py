@@ -11,6 +11,8 @@ from fractions import Fraction
 from cdk_app.config.model import KitConfig
 from cdk_app.config.yaml_source import PathKey, SourceMap
 from cdk_app.instance_types import CATALOGUE
+from cdk_app.governance_types import GOVERNANCE_TYPES, region_offers
+from cdk_app.network_zones import EKS_MIN_ZONES, cluster_zone_ids
 from cdk_app.validator.capacity import (
     Resources,
     cluster_capacity,
@@ -21,6 +23,7 @@ from cdk_app.validator.capacity import (
 )
 from cdk_app.validator.findings import Finding, Severity, format_path
 from cdk_app.validator.regions import hyperpod_instance_types
+from hyperpod_constructs.subnet_layout import MAX_ZONE_NUMBER, zone_number
 
 # Kubernetes DNS label, as the task-governance API requires for team and priority-class names.
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -159,6 +162,38 @@ def check_network(config: KitConfig, report: Reporter) -> None:
                          f"(subnets are in {', '.join(sorted(subnet_zones))})")
 
 
+def check_zones(config: KitConfig, report: Reporter) -> None:
+    """Zones are append-only: subnets are placed by zone number, the clusters keep their recorded zones.
+    Removing or reordering zones of a deployed network cannot be seen offline; CloudFormation refuses to
+    remove a subnet the cluster stack still imports, and the retained subnets are never deleted."""
+    network = config.network
+    if network.existing_vpc_id is None:
+        for i, zone in enumerate(config.availability_zone_ids):
+            if zone_number(zone) > MAX_ZONE_NUMBER:
+                report.error("HPK120", ("availability_zone_ids", i),
+                             f"{zone} has no subnet slot in a new VPC: subnets are placed by zone number, "
+                             f"az1 to az{MAX_ZONE_NUMBER}",
+                             "use another zone, or an existing VPC (network.existing_vpc_id)")
+    with_subnet = ({s.availability_zone_id for s in network.existing_subnets} if network.existing_vpc_id
+                   else set(config.availability_zone_ids))
+    recorded = bool(network.cluster_zone_ids)
+    for i, zone in enumerate(cluster_zone_ids(config)):
+        if zone not in with_subnet:
+            where = "network.existing_subnets has no subnet in it" if network.existing_vpc_id else \
+                "availability_zone_ids does not list it"
+            path: PathKey = ("network", "cluster_zone_ids", i) if recorded else ("availability_zone_ids", i)
+            what = "cluster zone" if recorded else "cluster zone (by default the first two zones)"
+            report.error("HPK121", path, f"{what} {zone}: {where}",
+                         f"name zones of {', '.join(sorted(with_subnet))} in network.cluster_zone_ids")
+    if network.cluster_zone_ids and (len(set(network.cluster_zone_ids)) < EKS_MIN_ZONES
+                                     or len(set(network.cluster_zone_ids)) != len(network.cluster_zone_ids)):
+        report.error("HPK122", ("network", "cluster_zone_ids"),
+                     f"cluster_zone_ids must name at least {EKS_MIN_ZONES} distinct zones (EKS places its control "
+                     f"plane in two), got {list(network.cluster_zone_ids)}",
+                     "record the zones the clusters were created in (without the key, the first two of "
+                     f"availability_zone_ids: {', '.join(config.availability_zone_ids[:EKS_MIN_ZONES])})")
+
+
 def check_instance_groups(config: KitConfig, report: Reporter) -> None:
     hyperpod = config.hyperpod
     if hyperpod.cluster_name is not None and not SAGEMAKER_NAME.match(hyperpod.cluster_name):
@@ -245,6 +280,30 @@ def check_cluster_policy(config: KitConfig, report: Reporter) -> None:
         report.warning("HPK306", ("task_governance", "addon_version"),
                        f"add-on {config.task_governance.addon_version} cannot be updated in place to v1.5 or later",
                        "install v1.4 or later now, or plan to delete and recreate the add-on (README: upgrading)")
+
+
+def check_governance_types(config: KitConfig, report: Reporter) -> None:
+    """The recorded type per governance resource, against what CloudFormation offers in the region
+    (cfn-lint's provider data). Changing a recorded type of a deployed environment cannot be seen
+    offline; CloudFormation refuses it (a new type under the same logical id)."""
+    recorded = config.task_governance.cloudformation_types
+    for key, (_, cfn_type) in GOVERNANCE_TYPES.items():
+        path: PathKey = ("task_governance", "cloudformation_types", key)
+        choice, offered = getattr(recorded, key), region_offers(config, key)
+        if choice == "native" and not offered:
+            report.error("HPK310", path, f"{cfn_type} is not a CloudFormation type in {config.region}",
+                         f"use {key}: api (a custom resource calling the SageMaker API)")
+        elif choice == "api" and offered:
+            report.warning("HPK311", path,
+                           f"{config.region} now offers {cfn_type}, but this environment records api",
+                           "keep api for a deployed environment (CloudFormation refuses a new type under the same "
+                           "logical id); only a new environment may choose native")
+        elif choice is None:
+            default = "native" if offered else "api"
+            report.warning("HPK312", ("task_governance",),
+                           f"task_governance.cloudformation_types.{key} is not recorded; the kit uses {default} "
+                           f"from the region data of the installed cfn-lint, which an upgrade may change",
+                           f"record it: task_governance.cloudformation_types.{key}: {default}")
 
 
 def check_observability(config: KitConfig, report: Reporter) -> None:
@@ -402,9 +461,11 @@ RULES: tuple[Rule, ...] = (
     check_environment,
     check_eks_endpoint,
     check_network,
+    check_zones,
     check_instance_groups,
     check_helm_chart,
     check_cluster_policy,
+    check_governance_types,
     check_observability,
     check_teams,
     check_capacity,

@@ -3,7 +3,10 @@ generates from config into the lifecycle bucket, file by file under a prefix, an
 the prefix but no longer in either.
 
 Nodes then run exactly the repository's set of scripts. On stack deletion the scripts stay: the
-bucket is retained, and a cluster that outlives the stack still needs them to replace nodes.
+bucket is retained, and a cluster that outlives the stack still needs them to replace nodes. Only when
+the stack rolls back a failed first create (ROLLBACK_IN_PROGRESS) does Delete remove every version
+under the prefix, so that CloudFormation can delete the then empty bucket (its RetainExceptOnCreate
+policy) and the next deploy can create it again under its fixed name.
 Standard library and boto3 only (both are in the Lambda runtime).
 """
 
@@ -25,9 +28,11 @@ def on_event(event: dict[str, Any], _context: Any = None) -> dict[str, Any]:
     props = event["ResourceProperties"]
     bucket, prefix = props["DestinationBucket"], props["DestinationPrefix"]
     physical_id = f"s3://{bucket}/{prefix}/"
-    if event["RequestType"] == "Delete":
-        return {"PhysicalResourceId": event.get("PhysicalResourceId", physical_id)}
     import boto3
+
+    if event["RequestType"] == "Delete":
+        on_delete(event, boto3.client("cloudformation"), boto3.client("s3"))
+        return {"PhysicalResourceId": event.get("PhysicalResourceId", physical_id)}
 
     s3 = boto3.client("s3")
     archive = s3.get_object(Bucket=props["SourceBucket"], Key=props["SourceKey"])["Body"].read()
@@ -80,3 +85,24 @@ def list_keys(s3: Any, bucket: str, prefix: str) -> list[str]:
     for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=f"{prefix}/"):
         keys.extend(item["Key"] for item in page.get("Contents", []))
     return keys
+
+
+def on_delete(event: dict[str, Any], cloudformation: Any, s3: Any) -> int:
+    """Empty the prefix when the stack is rolling back its first create; keep everything otherwise.
+    Returns how many object versions were removed."""
+    [stack] = cloudformation.describe_stacks(StackName=event["StackId"])["Stacks"]
+    if stack["StackStatus"] != "ROLLBACK_IN_PROGRESS":
+        return 0
+    props = event["ResourceProperties"]
+    bucket, prefix = props["DestinationBucket"], props["DestinationPrefix"]
+    versions = []
+    for page in s3.get_paginator("list_object_versions").paginate(Bucket=bucket, Prefix=f"{prefix}/"):
+        for item in page.get("Versions", []) + page.get("DeleteMarkers", []):
+            versions.append({"Key": item["Key"], "VersionId": item["VersionId"]})
+    for start in range(0, len(versions), 1000):
+        result = s3.delete_objects(Bucket=bucket, Delete={"Objects": versions[start:start + 1000], "Quiet": True})
+        if result.get("Errors"):
+            first = result["Errors"][0]
+            raise ScriptsSyncError(f"could not empty s3://{bucket}/{prefix}/ after the failed create: "
+                                   f"{first['Key']}: {first.get('Code')} {first.get('Message')}")
+    return len(versions)

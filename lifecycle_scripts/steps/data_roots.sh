@@ -1,7 +1,20 @@
 #!/usr/bin/env bash
 # Keep container images (containerd) and pod data (kubelet) on the secondary EBS volume HyperPod mounts
-# at /opt/sagemaker instead of the small root volume. Checks before each change, so a second run on the
-# same node changes nothing.
+# at /opt/sagemaker instead of the small root volume. How depends on the node image, read from the
+# node's own /etc/os-release (AWS's reference lifecycle scripts decide the same way):
+# - Amazon Linux 2: bootstrap.sh renders /etc/containerd/config.toml from the template
+#   /etc/eks/containerd/containerd-config.toml, so the root goes into the template (and into the rendered
+#   file too when bootstrap already ran).
+# - Amazon Linux 2023 (Kubernetes 1.33+ nodes): nodeadm rewrites /etc/containerd/config.toml on every
+#   boot, so an edit there does not last. A systemd drop-in starts containerd with --root on the volume
+#   instead. AWS's reference writes a whole config file onto the volume and points --config at it; the kit
+#   overrides the root only, so nodeadm's per-instance settings (GPU or Neuron runtime, sandbox image,
+#   registry mirrors) stay in force and are not frozen in a copy (the reference's copy makes the NVIDIA
+#   runtime the default on every node, Trainium and CPU ones included).
+# kubelet: /var/lib/kubelet becomes a symlink to the volume, as in the reference. It lives on the root
+# volume, so it needs no mount at boot; a bind mount in /etc/fstab would fail the boot whenever HyperPod
+# mounts /opt/sagemaker later than local file systems.
+# Checks before each change: a second run on the same node changes nothing.
 set -euo pipefail
 
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -9,49 +22,160 @@ SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$SCRIPT_DIR/../lib/common.sh"
 
 VOLUME=/opt/sagemaker
-CONTAINERD_CONFIG="$ROOT/etc/containerd/config.toml"
 CONTAINERD_ROOT="$VOLUME/containerd/data-root"
+DEFAULT_CONTAINERD_ROOT=/var/lib/containerd
+AL2_TEMPLATE="$ROOT/etc/eks/containerd/containerd-config.toml"
+RENDERED_CONFIG="$ROOT/etc/containerd/config.toml"
+DROP_IN="$ROOT/etc/systemd/system/containerd.service.d/90-hyperpod-kit-data-root.conf"
 KUBELET_DIR=/var/lib/kubelet
 KUBELET_TARGET="$VOLUME/kubelet"
-FSTAB="$ROOT/etc/fstab"
+# Which image wrote the data on the volume: data of another image (AL2 -> AL2023 update) is not reused.
+OS_MARKER="$ROOT$VOLUME/.hyperpod-kit-data-roots-os"
+# HyperPod mounts the volume itself; give it this long before failing (the reference waits 60 s too).
+VOLUME_WAIT_SECONDS="${VOLUME_WAIT_SECONDS:-60}"
+
+node_os() {
+  local file="$ROOT/etc/os-release"
+  [[ -f "$file" ]] || { echo "unknown"; return; }
+  # shellcheck source=/dev/null
+  (source "$file" && echo "${ID:-unknown}-${VERSION_ID:-unknown}")
+}
+
+wait_for_volume() {
+  local waited=0
+  until mountpoint -q "$ROOT$VOLUME"; do
+    ((waited < VOLUME_WAIT_SECONDS)) ||
+      die "$VOLUME is not mounted after ${VOLUME_WAIT_SECONDS}s: the instance group needs its secondary EBS volume (ebs_volume_gib)"
+    sleep 5
+    waited=$((waited + 5))
+  done
+}
+
+# Print `file` with its top-level root (the line before the first [table], commented out or not) set to
+# CONTAINERD_ROOT; nested keys such as a runtime's Root are left alone.
+with_root() {
+  awk -v root="root = \"$CONTAINERD_ROOT\"" '
+    !in_tables && /^[[:space:]]*\[/ { if (!done) print root; done = 1; in_tables = 1 }
+    !in_tables && /^[#[:space:]]*root[[:space:]]*=/ { if (!done) print root; done = 1; next }
+    { print }
+    END { if (!done) print root }
+  ' "$1"
+}
+
+# Set the root in a containerd config file; CHANGED=true when the file changed. (Functions here are never
+# called as conditions: that would switch off `set -e` inside them.)
+CHANGED=false
+set_root_in() {
+  local file="$1" updated
+  updated="$(with_root "$file")"
+  [[ -n "$updated" ]] || die "could not set the root in $file"
+  if [[ "$updated" == "$(cat "$file")" ]]; then
+    return
+  fi
+  CHANGED=true
+  log "containerd root -> $CONTAINERD_ROOT in ${file#"$ROOT"}"
+  printf '%s\n' "$updated" > "$file.hyperpod-kit.new"
+  mv "$file.hyperpod-kit.new" "$file"
+}
+
+configure_al2() {
+  [[ -f "$AL2_TEMPLATE" ]] ||
+    die "${AL2_TEMPLATE#"$ROOT"} not found: this Amazon Linux 2 node is not an EKS node image with containerd"
+  set_root_in "$AL2_TEMPLATE"
+  if [[ -f "$RENDERED_CONFIG" ]]; then  # bootstrap.sh already ran: it will not render the template again
+    set_root_in "$RENDERED_CONFIG"
+  fi
+}
+
+configure_al2023() {
+  local wanted
+  wanted="$(printf '%s\n' \
+    "# Written by hyperpod-kit (lifecycle_scripts/steps/data_roots.sh): containerd keeps its data on the" \
+    "# secondary volume; every other setting comes from nodeadm's /etc/containerd/config.toml." \
+    "[Service]" \
+    "ExecStart=" \
+    "ExecStart=/usr/bin/containerd --root $CONTAINERD_ROOT")"
+  if [[ -f "$DROP_IN" && "$(cat "$DROP_IN")" == "$wanted" ]]; then
+    return
+  fi
+  CHANGED=true
+  log "containerd root -> $CONTAINERD_ROOT through the systemd drop-in ${DROP_IN#"$ROOT"}"
+  mkdir -p "$(dirname "$DROP_IN")"
+  printf '%s\n' "$wanted" > "$DROP_IN"
+}
+
+# Data another image left on the volume (an AL2 -> AL2023 update keeps the secondary volume) is not
+# reused: its containerd and kubelet state may not match. The reference deletes it on every AL2023 run;
+# the kit only when the marker says another image wrote it, so a second run keeps what the first made.
+forget_other_os_data() {
+  local os="$1" previous=""
+  [[ -f "$OS_MARKER" ]] && previous="$(cat "$OS_MARKER")"
+  if [[ "$previous" == "$os" ]]; then
+    return
+  fi
+  if [[ -n "$previous" ]]; then
+    log "data on $VOLUME was written by node image $previous; starting afresh for $os"
+    rm -rf --one-file-system "$ROOT$CONTAINERD_ROOT" "$ROOT$KUBELET_TARGET"
+  fi
+  printf '%s\n' "$os" > "$OS_MARKER"
+}
 
 move_containerd_root() {
-  [[ -f "$CONTAINERD_CONFIG" ]] || die "$CONTAINERD_CONFIG not found: this is not an EKS node image with containerd"
-  if grep -qx "root = \"$CONTAINERD_ROOT\"" "$CONTAINERD_CONFIG"; then
+  local os="$1"
+  case "$os" in
+    amzn-2) configure_al2 ;;
+    amzn-2023) configure_al2023 ;;
+    *)
+      log "WARNING: node image '$os' is neither Amazon Linux 2 nor 2023: containerd's data stays on the root volume"
+      return ;;
+  esac
+  if [[ "$CHANGED" == false && -d "$ROOT$CONTAINERD_ROOT" ]]; then
     log "containerd already keeps its data in $CONTAINERD_ROOT"
     return
   fi
-  local old_root
-  old_root="$(sed -n 's/^root = "\(.*\)"$/\1/p' "$CONTAINERD_CONFIG")"
-  old_root="${old_root:-/var/lib/containerd}"
-  log "moving containerd's data from $old_root to $CONTAINERD_ROOT"
-  systemctl stop containerd
-  mkdir -p "$ROOT$CONTAINERD_ROOT"
-  if [[ -d "$ROOT$old_root" ]]; then
-    cp -a "$ROOT$old_root/." "$ROOT$CONTAINERD_ROOT/"
+  local running=false
+  if systemctl is-active --quiet containerd; then
+    running=true
+    systemctl stop containerd
   fi
-  if grep -q '^root = ' "$CONTAINERD_CONFIG"; then
-    sed -i "s|^root = .*|root = \"$CONTAINERD_ROOT\"|" "$CONTAINERD_CONFIG"
-  else
-    # A top-level key must come before the first [table]; the first line is always before it.
-    printf 'root = "%s"\n%s' "$CONTAINERD_ROOT" "$(cat "$CONTAINERD_CONFIG")" > "$CONTAINERD_CONFIG.new"
-    mv "$CONTAINERD_CONFIG.new" "$CONTAINERD_CONFIG"
+  if [[ ! -d "$ROOT$CONTAINERD_ROOT" ]]; then
+    # Copy into a scratch folder first: an interrupted copy is never taken for a finished one.
+    log "copying containerd's data from $DEFAULT_CONTAINERD_ROOT to $CONTAINERD_ROOT"
+    rm -rf "$ROOT$CONTAINERD_ROOT.partial"
+    mkdir -p "$ROOT$CONTAINERD_ROOT.partial"
+    if [[ -d "$ROOT$DEFAULT_CONTAINERD_ROOT" ]]; then
+      cp -a "$ROOT$DEFAULT_CONTAINERD_ROOT/." "$ROOT$CONTAINERD_ROOT.partial/"
+    fi
+    mv "$ROOT$CONTAINERD_ROOT.partial" "$ROOT$CONTAINERD_ROOT"
   fi
-  systemctl start containerd
+  if [[ "$os" == amzn-2023 ]]; then
+    systemctl daemon-reload
+  fi
+  if [[ "$running" == true ]]; then
+    systemctl start containerd
+  fi
 }
 
-bind_kubelet_dir() {
-  local entry="$KUBELET_TARGET $KUBELET_DIR none bind 0 0"
-  mkdir -p "$ROOT$KUBELET_TARGET" "$ROOT$KUBELET_DIR"
-  if ! grep -qxF "$entry" "$FSTAB" 2>/dev/null; then
-    log "kubelet data goes to $KUBELET_TARGET (bind mount on $KUBELET_DIR, kept in /etc/fstab)"
-    cp -a "$ROOT$KUBELET_DIR/." "$ROOT$KUBELET_TARGET/"
-    printf '%s\n' "$entry" >> "$FSTAB"
+link_kubelet_dir() {
+  if [[ -L "$ROOT$KUBELET_DIR" && "$(readlink "$ROOT$KUBELET_DIR")" == "$KUBELET_TARGET" ]]; then
+    log "$KUBELET_DIR already points to $KUBELET_TARGET"
+    return
   fi
-  if mountpoint -q "$ROOT$KUBELET_DIR"; then
-    log "$KUBELET_DIR is already mounted"
-  else
-    mount --bind "$ROOT$KUBELET_TARGET" "$ROOT$KUBELET_DIR"
+  log "kubelet data goes to $KUBELET_TARGET ($KUBELET_DIR becomes a symlink to it)"
+  local running=false
+  if systemctl is-active --quiet kubelet; then
+    running=true
+    systemctl stop kubelet
+  fi
+  mkdir -p "$ROOT$KUBELET_TARGET"
+  if [[ -d "$ROOT$KUBELET_DIR" && ! -L "$ROOT$KUBELET_DIR" ]]; then
+    cp -a "$ROOT$KUBELET_DIR/." "$ROOT$KUBELET_TARGET/"
+    rm -rf --one-file-system "$ROOT$KUBELET_DIR"
+  fi
+  mkdir -p "$(dirname "$ROOT$KUBELET_DIR")"
+  ln -sfn "$KUBELET_TARGET" "$ROOT$KUBELET_DIR"
+  if [[ "$running" == true ]]; then
+    systemctl start kubelet
   fi
 }
 
@@ -59,7 +183,9 @@ if [[ "${MOVE_DATA_ROOTS:-true}" != "true" ]]; then
   log "MOVE_DATA_ROOTS=$MOVE_DATA_ROOTS: containerd and kubelet stay on the root volume"
   exit 0
 fi
-mountpoint -q "$ROOT$VOLUME" ||
-  die "$VOLUME is not mounted: the instance group needs its secondary EBS volume (ebs_volume_gib)"
-move_containerd_root
-bind_kubelet_dir
+wait_for_volume
+os="$(node_os)"
+log "node image: $os"
+forget_other_os_data "$os"
+move_containerd_root "$os"
+link_kubelet_dir
