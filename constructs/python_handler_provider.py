@@ -119,8 +119,11 @@ def _acknowledge_waiter(provider: cr.Provider, *handlers: lambda_.Function) -> N
              "CDK's custom resource framework function; the managed policy only lets it write its own logs"}
     acknowledge(provider.node.find_child("framework-onEvent").role, invoke(handlers[1:]))
     for name in ("framework-isComplete", "framework-onTimeout"):
-        acknowledge(provider.node.find_child(name).role, {**basic, **invoke(handlers)})
+        role = provider.node.find_child(name).role
+        restrict_service_trust(role)
+        acknowledge(role, {**basic, **invoke(handlers)})
     machine = provider.node.find_child("waiter-state-machine")
+    restrict_service_trust(machine.node.find_child("Role"))
     acknowledge(machine, {
         **invoke(tuple(provider.node.find_child(n) for n in ("framework-isComplete", "framework-onTimeout"))),
         "AwsSolutions-SF1": "CDK's waiter only calls is_complete until it answers; every answer and failure is "
