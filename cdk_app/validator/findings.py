@@ -56,6 +56,7 @@ CODES: dict[str, str] = {
     "HPK305": "task governance add-on older than v1.2.2-eksbuild.1 (no topology-aware scheduling)",
     "HPK306": "task governance add-on v1.3.x cannot be updated in place to v1.5 or later",
     "HPK307": "observability add-on older than v2.4.0-eksbuild.1 cannot collect Kueue metrics",
+    "HPK320": "require_priority_class is set but the cluster policy defines no priority classes",
     # Teams.
     "HPK401": "team name is not allowed",
     "HPK402": "two teams (or a team and the shared pool) have the same name",
@@ -66,6 +67,10 @@ CODES: dict[str, str] = {
     "HPK407": "accelerator quota on an instance type without accelerators",
     "HPK408": "quota amounts of one entry disagree with each other",
     "HPK409": "a team's default priority class is not in the cluster policy",
+    "HPK420": "a team's allowed priority class is not in the cluster policy",
+    "HPK421": "a team lists the same priority class or capability twice",
+    "HPK422": "a team's default priority class is not one of its allowed priority classes",
+    "HPK423": "require_priority_class is set but a team may use no priority class",
     # Capacity.
     "HPK501": "cumulative team quota exceeds the cluster's capacity",
     "HPK502": "quota on an instance type the cluster does not have",
