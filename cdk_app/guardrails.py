@@ -334,8 +334,11 @@ def pod_security_policy(config: KitConfig) -> dict[str, Any]:
 
 
 def _label(var: str, name: str) -> str:
-    return (f"{var} != null && has({var}.metadata.labels) && {_lit(name)} in {var}.metadata.labels "
-            f"? {var}.metadata.labels[{_lit(name)}] : ''")
+    """CEL: a label of object or oldObject, '' when absent (oldObject exists on UPDATE only)."""
+    present = f"has({var}.metadata.labels) && {_lit(name)} in {var}.metadata.labels"
+    if var == "oldObject":
+        present = f"request.operation == 'UPDATE' && {present}"
+    return f"{present} ? {var}.metadata.labels[{_lit(name)}] : ''"
 
 
 def controller_identities(config: KitConfig) -> list[str]:
