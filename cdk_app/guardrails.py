@@ -50,6 +50,12 @@ DEVICE_ENV_VARS = ("NVIDIA_VISIBLE_DEVICES", "NVIDIA_MIG_CONFIG_DEVICES", "NVIDI
                    "AWS_NEURON_VISIBLE_DEVICES", "NEURON_RT_VISIBLE_CORES")
 # Extended resources that only a queued workload may ask for (Kueue counts them against the quota).
 DEVICE_RESOURCE_PREFIXES = ("nvidia.com/", "aws.amazon.com/neuron", "vpc.amazonaws.com/efa")
+# The rest of Pod Security "baseline": the sysctls it calls safe and the SELinux types it allows.
+BASELINE_SYSCTLS = ("kernel.shm_rmid_forced", "net.ipv4.ip_local_port_range", "net.ipv4.ip_unprivileged_port_start",
+                    "net.ipv4.tcp_syncookies", "net.ipv4.ping_group_range", "net.ipv4.ip_local_reserved_ports",
+                    "net.ipv4.tcp_keepalive_time", "net.ipv4.tcp_fin_timeout", "net.ipv4.tcp_keepalive_intvl",
+                    "net.ipv4.tcp_keepalive_probes")
+BASELINE_SELINUX_TYPES = ("container_t", "container_init_t", "container_kvm_t", "container_engine_t")
 CONTAINER_FIELDS = ("containers", "initContainers", "ephemeralContainers")
 HOST_NAMESPACES = ("hostPID", "hostIPC", "hostNetwork")
 
@@ -219,6 +225,34 @@ def _security_context(field: str) -> str:
     return f"has(e.c.securityContext) && has(e.c.securityContext.{field})"
 
 
+def _pod_and_container_rules(rule: str, field: str, bad: str, message: str) -> list[dict[str, str]]:
+    """A securityContext field a pod and each of its containers can set; bad: CEL on `x` (the field)."""
+    out = []
+    for make, context in ((_pod_rule, "e.spec.securityContext"), (_container_rule, "e.c.securityContext")):
+        test = f"has({context}) && has({context}.{field}) && {bad.replace('x.', f'{context}.{field}.')}"
+        out.append(make(rule, test, f"securityContext.{field}", message))
+    return out
+
+
+def baseline_validations() -> list[dict[str, str]]:
+    """The remaining Pod Security "baseline" checks: host ports, /proc mount, seccomp, AppArmor, SELinux, sysctls."""
+    types = _lit(BASELINE_SELINUX_TYPES)
+    return [
+        _container_rule("host-ports", "has(e.c.ports) && e.c.ports.exists(p, has(p.hostPort) && p.hostPort != 0)",
+                        "ports", "hostPort is not allowed"),
+        _container_rule("proc-mount", f"{_security_context('procMount')} && e.c.securityContext.procMount != 'Default'",
+                        "securityContext.procMount", "only Default is allowed"),
+        *_pod_and_container_rules("seccomp", "seccompProfile", "x.type == 'Unconfined'", "Unconfined is not allowed"),
+        *_pod_and_container_rules("apparmor", "appArmorProfile", "x.type == 'Unconfined'", "Unconfined is not allowed"),
+        *_pod_and_container_rules("selinux", "seLinuxOptions",
+                                  f"(has(x.user) || has(x.role) || has(x.type) && x.type != '' && !(x.type in {types}))",
+                                  f"user and role may not be set, type only to {', '.join(BASELINE_SELINUX_TYPES)}"),
+        _pod_rule("sysctls", "has(e.spec.securityContext) && has(e.spec.securityContext.sysctls) && "
+                  f"e.spec.securityContext.sysctls.exists(s, !(s.name in {_lit(BASELINE_SYSCTLS)}))",
+                  "securityContext.sysctls", f"only {', '.join(BASELINE_SYSCTLS)} are allowed"),
+    ]
+
+
 def pod_security_validations() -> list[dict[str, str]]:
     devices = _lit(DEVICE_ENV_VARS)
     bad_capability = "!(a in variables.capabilities)"
@@ -253,6 +287,7 @@ def pod_security_validations() -> list[dict[str, str]]:
                         f"has(e.c.envFrom) && e.c.envFrom.exists(s, !has(s.prefix) || {devices}.exists(n, n.startsWith(s.prefix)))",
                         "envFrom", f"each source needs a prefix that none of {', '.join(DEVICE_ENV_VARS)} starts with"),
     ]
+    rules += baseline_validations()
     for field in HOST_NAMESPACES:
         rules.append(_pod_rule("host-namespaces", f"has(e.spec.{field}) && e.spec.{field} == true", field,
                                "sharing the node's namespaces is not allowed"))
