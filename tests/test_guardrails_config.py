@@ -15,38 +15,10 @@ import yaml
 from cdk_app.config.loader import load_config
 from cdk_app.job_templates import JobRequest, JobSpecError, render
 from cdk_app.validator.report import check_file
+from test_bad_inputs import BASE  # a valid config with priority classes high, low and teams john, smith
 
 ROOT = Path(__file__).resolve().parent.parent
 PRIORITY = "kueue.x-k8s.io/priority-class"
-
-BASE = """\
-environment: dev
-account: "111122223333"
-region: us-east-1
-availability_zone_ids: [use1-az4, use1-az6]
-hyperpod:
-  helm_chart:
-    sha256: abababababababababababababababababababababababababababababababab
-  instance_groups:
-    - name: gpu
-      instance_type: ml.g5.12xlarge
-      count: 4
-cluster_policy:
-  priority_classes:
-    - name: high
-      weight: 90
-    - name: low
-      weight: 10
-teams:
-  - name: john
-    quota:
-      - instance_type: ml.g5.12xlarge
-        count: 2
-  - name: smith
-    quota:
-      - instance_type: ml.g5.12xlarge
-        count: 2
-"""
 
 
 def findings(write_config, text: str) -> list[tuple[str, str, int]]:
