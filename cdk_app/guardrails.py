@@ -46,6 +46,8 @@ EXTRA_CAPABILITIES = get_args(ExtraCapability)
 # set by hand they give devices no resource request, and so no quota, counts. The device plugins set them
 # themselves for what a pod asks. CUDA_VISIBLE_DEVICES and NVIDIA_DRIVER_CAPABILITIES stay allowed: they
 # only narrow or describe the devices the container already has.
+# Values that hide devices stay allowed: the MPI operator sets NVIDIA_VISIBLE_DEVICES empty on launchers.
+HIDING_VALUES = ("", "void", "none")
 DEVICE_ENV_VARS = ("NVIDIA_VISIBLE_DEVICES", "NVIDIA_MIG_CONFIG_DEVICES", "NVIDIA_MIG_MONITOR_DEVICES",
                    "AWS_NEURON_VISIBLE_DEVICES", "NEURON_RT_VISIBLE_CORES")
 # Extended resources that only a queued workload may ask for (Kueue counts them against the quota).
@@ -255,6 +257,7 @@ def baseline_validations() -> list[dict[str, str]]:
 
 def pod_security_validations() -> list[dict[str, str]]:
     devices = _lit(DEVICE_ENV_VARS)
+    exposes = (f"v.name in {devices} && (has(v.valueFrom) || has(v.value) && !(v.value in {_lit(HIDING_VALUES)}))")
     bad_capability = "!(a in variables.capabilities)"
     has_added = f"{_security_context('capabilities')} && has(e.c.securityContext.capabilities.add)"
     rules = [
@@ -274,13 +277,13 @@ def pod_security_validations() -> list[dict[str, str]]:
                     + f".c.securityContext.capabilities.add.filter(a, {bad_capability})[0]"
                     + " + ' is not allowed (the Pod Security baseline set and the team\\'s allowed_capabilities are)'"),
         _validation("device-env",
-                    f"!variables.containers.exists(e, has(e.c.env) && e.c.env.exists(v, v.name in {devices}))",
+                    f"!variables.containers.exists(e, has(e.c.env) && e.c.env.exists(v, {exposes}))",
                     f"env sets a variable that selects devices ({', '.join(DEVICE_ENV_VARS)}); ask for the devices "
                     "in resources instead",
-                    _first("variables.containers", f"has(e.c.env) && e.c.env.exists(v, v.name in {devices})")
+                    _first("variables.containers", f"has(e.c.env) && e.c.env.exists(v, {exposes})")
                     + ".path + '.env: ' + "
-                    + _first("variables.containers", f"has(e.c.env) && e.c.env.exists(v, v.name in {devices})")
-                    + f".c.env.filter(v, v.name in {devices})[0].name"
+                    + _first("variables.containers", f"has(e.c.env) && e.c.env.exists(v, {exposes})")
+                    + f".c.env.filter(v, {exposes})[0].name"
                     + " + ' selects devices no resource request counts; ask for the devices in resources instead'"),
         # A ConfigMap or Secret could carry the same variables: envFrom needs a prefix no such name starts with.
         _container_rule("device-env",

@@ -265,8 +265,12 @@ CASES = [
     Case("legacy-object-metadata-only-update", with_label(LEGACY_PRIVILEGED), {}, operation="UPDATE", old=LEGACY_PRIVILEGED),
     Case("legacy-foreign-queue-left-as-it-was", with_label(CLEAN_JOB, queue="hyperpod-ns-inference-localqueue"), {},
          operation="UPDATE", old=with_label(CLEAN_JOB, queue="hyperpod-ns-inference-localqueue")),
-    Case("mpi-operator-creates-launcher-job", workload("Job", NLP, pod_spec(container("launcher")), metadata_labels={}),
-         {}, user=MPI_OPERATOR),
+    # What mpi-operator v0.5 writes: no queue label, and GPUs hidden from the launcher with empty variables.
+    Case("mpi-operator-creates-launcher-job", workload("Job", NLP, pod_spec(container("launcher", env=[
+        {"name": "K_MPI_JOB_ROLE", "value": "launcher"}, {"name": "NVIDIA_VISIBLE_DEVICES"},
+        {"name": "NVIDIA_DRIVER_CAPABILITIES"}])), metadata_labels={}), {}, user=MPI_OPERATOR),
+    Case("device-variable-set-to-hide-devices", workload("Job", NLP, pod_spec(container(env=[
+        {"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"}, {"name": "AWS_NEURON_VISIBLE_DEVICES", "value": ""}]))), {}),
     Case("dev-no-priority-label-not-required", workload("Job", "hyperpod-ns-john", pod_spec(container()),
                                                        metadata_labels=labels("hyperpod-ns-john", priority=None)), {}, env="dev"),
     Case("namespace-outside-the-teams", workload("Pod", "kube-system", pod_spec(container(**sc(privileged=True)), hostPID=True),
@@ -309,6 +313,8 @@ CASES = [
     Case("neuron-visible-cores", workload("PyTorchJob", NLP, pod_spec(container("pytorch", env=[
         {"name": "NEURON_RT_VISIBLE_CORES", "value": "0-31"}])), pod_spec(container("pytorch"))),
          {"device-env": "spec.pytorchReplicaSpecs.Master.template.spec.containers[pytorch].env: NEURON_RT_VISIBLE_CORES"}),
+    Case("device-variable-from-a-config-map", workload("Job", NLP, pod_spec(container(env=[{"name": "NVIDIA_VISIBLE_DEVICES",
+        "valueFrom": {"configMapKeyRef": {"name": "cfg", "key": "gpus"}}}]))), {"device-env": "env: NVIDIA_VISIBLE_DEVICES"}),
     Case("env-from-without-prefix", workload("Job", NLP, pod_spec(container(envFrom=[{"configMapRef": {"name": "cfg"}}]))),
          {"device-env": "containers[main].envFrom"}),
     Case("env-from-prefix-that-spells-a-device-variable", workload("Job", NLP, pod_spec(container(
