@@ -21,7 +21,7 @@ them): no optional syntax, no string or list extensions, no two-variable compreh
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
@@ -169,7 +169,7 @@ def _capability_variable(config: KitConfig) -> dict[str, str]:
     return {"name": "capabilities", "expression": f"{_lit(BASELINE_CAPABILITIES)} + {_per_namespace(values)}"}
 
 
-def _switch(kinds: Iterable[WorkloadKind], branch) -> str:
+def _switch(kinds: Iterable[WorkloadKind], branch: Callable[[WorkloadKind], str]) -> str:
     """CEL: a chain of conditionals on the request's kind, one branch per distinct expression."""
     groups: dict[str, list[str]] = {}
     for kind in kinds:
@@ -445,7 +445,10 @@ def binding(policy: dict[str, Any], namespaces: list[str]) -> dict[str, Any]:
 
 
 def guardrail_manifests(config: KitConfig) -> list[dict[str, Any]]:
-    """Every policy and its binding to the team namespaces of the config."""
+    """Every policy and its binding to the team namespaces of the config; none without a team namespace
+    (a selector's In needs at least one value)."""
     namespaces = team_namespaces(config)
+    if not namespaces:
+        return []
     policies = [pod_security_policy(config), workload_queue_policy(config)]
     return [*policies, *(binding(p, namespaces) for p in policies)]

@@ -13,6 +13,7 @@ from aws_cdk import App, Environment
 from aws_cdk.assertions import Template
 
 from cdk_app.config.loader import load_config
+from cdk_app.config.model import KitConfig
 from cdk_app.guardrails import (
     BASELINE_CAPABILITIES,
     EXTRA_CAPABILITIES,
@@ -94,16 +95,18 @@ def test_capability_allow_list_is_the_baseline_set_plus_what_a_team_is_given():
     assert '"hyperpod-ns-inference": []' in variables["capabilities"]
 
 
+def governance_template(config: KitConfig) -> Template:
+    """The governance stack of a config, as the app builds it, with stand-ins for the cluster stack's outputs."""
+    stack = GovernanceStack(App(), "Governance", config=config, eks_cluster_name="eks",
+                            hyperpod_cluster_arn=f"arn:aws:sagemaker:{config.region}:{config.account}:cluster/abcdef123456",
+                            installer_service_token=f"arn:aws:lambda:{config.region}:{config.account}:function:i",
+                            env=Environment(account=config.account, region=config.region))
+    return Template.from_stack(stack)
+
+
 @pytest.fixture(scope="module")
 def governance() -> dict[str, dict]:
-    out = {}
-    for env, config in CONFIGS.items():
-        stack = GovernanceStack(App(), "Governance", config=config, eks_cluster_name="eks",
-                                hyperpod_cluster_arn=f"arn:aws:sagemaker:{config.region}:{config.account}:cluster/abcdef123456",
-                                installer_service_token=f"arn:aws:lambda:{config.region}:{config.account}:function:i",
-                                env=Environment(account=config.account, region=config.region))
-        out[env] = Template.from_stack(stack).to_json()
-    return out
+    return {env: governance_template(config).to_json() for env, config in CONFIGS.items()}
 
 
 @pytest.mark.parametrize("env", CONFIGS)
@@ -117,3 +120,9 @@ def test_guardrails_apply_before_any_team_is_granted_anything(governance, env):
     assert len(rbac) == len(CONFIGS[env].teams) and access
     for resource in rbac + access:
         assert guardrails in resource.get("DependsOn", []), resource
+
+
+def test_a_config_without_team_namespaces_has_no_guardrails():
+    bare = CONFIGS["dev"].model_copy(update={"teams": (), "shared_pool": None})
+    assert guardrail_manifests(bare) == []
+    governance_template(bare).resource_count_is("Custom::KubernetesManifests", 0)

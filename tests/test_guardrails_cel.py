@@ -19,12 +19,9 @@ from typing import Any
 
 import celpy
 import pytest
-from aws_cdk import App, Environment
-from aws_cdk.assertions import Template
-
 from cdk_app.config.loader import load_config
 from cdk_app.guardrails import WORKLOAD_KINDS, guardrail_manifests
-from cdk_app.stacks.governance_stack import GovernanceStack
+from test_guardrails import governance_template
 
 ROOT = Path(__file__).resolve().parent.parent
 CEL = celpy.Environment()
@@ -34,14 +31,8 @@ MEMBER = "arn:aws:sts::444455556666:assumed-role/hyperpod-team/alice"
 
 def synthesized_manifests(env: str) -> list[dict[str, Any]]:
     """The guardrail objects as the governance stack hands them to the installer."""
-    config = load_config(ROOT / "config" / f"{env}.yaml").config
-    app = App()
-    stack = GovernanceStack(app, "Governance", config=config, eks_cluster_name="eks",
-                            hyperpod_cluster_arn=f"arn:aws:sagemaker:{config.region}:{config.account}:cluster/abcdef123456",
-                            installer_service_token=f"arn:aws:lambda:{config.region}:{config.account}:function:i",
-                            env=Environment(account=config.account, region=config.region))
-    resources = Template.from_stack(stack).find_resources("Custom::KubernetesManifests",
-                                                          {"Properties": {"Name": "guardrails"}})
+    template = governance_template(load_config(ROOT / "config" / f"{env}.yaml").config)
+    resources = template.find_resources("Custom::KubernetesManifests", {"Properties": {"Name": "guardrails"}})
     (resource,) = resources.values()
     return json.loads(resource["Properties"]["Manifests"])
 

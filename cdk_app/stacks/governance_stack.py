@@ -89,9 +89,12 @@ class GovernanceStack(Stack):
 
         # Admission guardrails of every team namespace (and the shared pool's); they bind by namespace
         # name, so they need not wait for the namespaces, and every team's RBAC waits for them.
-        guardrails = KubernetesManifests(self, "Guardrails", props=KubernetesManifestsProps(
-            service_token=installer_service_token, cluster_name=eks_cluster_name, name="guardrails",
-            manifests=tuple(guardrail_manifests(config))))
+        # A config without teams or shared pool has no namespace to guard (and no team to grant anything).
+        guardrail_objects = guardrail_manifests(config)
+        if guardrail_objects:
+            guardrails = KubernetesManifests(self, "Guardrails", props=KubernetesManifestsProps(
+                service_token=installer_service_token, cluster_name=eks_cluster_name, name="guardrails",
+                manifests=tuple(guardrail_objects)))
 
         for team in config.teams:
             # The task-governance add-on creates hyperpod-ns-<team> with the team's quota; RBAC goes in after.
