@@ -120,12 +120,16 @@ def _lit(value: Any) -> str:
     return "[" + ", ".join(json.dumps(v) for v in value) + "]"
 
 
-def team_namespaces(config: KitConfig) -> list[str]:
-    """Every namespace the guardrails bind: each team's and the shared pool's."""
+def _bound_teams(config: KitConfig) -> list[str]:
+    """Every team whose namespace the guardrails bind: the config's teams and the shared pool."""
     names = [team.name for team in config.teams]
     if config.shared_pool is not None:
         names.append(config.shared_pool.name)
-    return [team_namespace(name) for name in names]
+    return names
+
+
+def team_namespaces(config: KitConfig) -> list[str]:
+    return [team_namespace(name) for name in _bound_teams(config)]
 
 
 def allowed_priority_classes(config: KitConfig, team: str) -> list[str]:
@@ -148,24 +152,20 @@ def _per_namespace(values: dict[str, str | Iterable[str]]) -> str:
     return "{" + entries + "}[request.namespace]"
 
 
-def _team_names(config: KitConfig) -> list[str]:
-    return [namespace.removeprefix("hyperpod-ns-") for namespace in team_namespaces(config)]
-
-
 def _priority_variable(config: KitConfig) -> dict[str, str]:
-    values = {team: [priority_label(c) for c in allowed_priority_classes(config, team)] for team in _team_names(config)}
+    values = {team: [priority_label(c) for c in allowed_priority_classes(config, team)] for team in _bound_teams(config)}
     return {"name": "priorityClasses", "expression": _per_namespace(values)}
 
 
 def _priority_text(config: KitConfig) -> str:
     """CEL: the request namespace's allowed classes as one string, for messages (CEL has no join here)."""
     return _per_namespace({team: ", ".join(priority_label(c) for c in allowed_priority_classes(config, team)) or "none"
-                           for team in _team_names(config)})
+                           for team in _bound_teams(config)})
 
 
 def _capability_variable(config: KitConfig) -> dict[str, str]:
     extras = {team.name: team.allowed_capabilities for team in config.teams}
-    values = {team: extras.get(team, ()) for team in _team_names(config)}
+    values = {team: extras.get(team, ()) for team in _bound_teams(config)}
     return {"name": "capabilities", "expression": f"{_lit(BASELINE_CAPABILITIES)} + {_per_namespace(values)}"}
 
 
@@ -211,16 +211,18 @@ def _first(items: str, bad: str) -> str:
     return f"{items}.filter(e, {bad})[0]"
 
 
+def _each(items: str, rule: str, bad: str, field: str, message: str) -> dict[str, str]:
+    """A rule no element of `items` (variables.pods: e.spec; variables.containers: e.c) may break."""
+    first = _first(items, bad)
+    return _validation(rule, f"!{items}.exists(e, {bad})", message, f"{first}.path + {_lit(f'.{field}: {message}')}")
+
+
 def _container_rule(rule: str, bad: str, field: str, message: str) -> dict[str, str]:
-    first = _first("variables.containers", bad)
-    return _validation(rule, f"!variables.containers.exists(e, {bad})", message,
-                       f"{first}.path + {_lit(f'.{field}: {message}')}")
+    return _each("variables.containers", rule, bad, field, message)
 
 
 def _pod_rule(rule: str, bad: str, field: str, message: str) -> dict[str, str]:
-    first = _first("variables.pods", bad)
-    return _validation(rule, f"!variables.pods.exists(e, {bad})", message,
-                       f"{first}.path + {_lit(f'.{field}: {message}')}")
+    return _each("variables.pods", rule, bad, field, message)
 
 
 def _security_context(field: str) -> str:
