@@ -182,6 +182,8 @@ def _switch(kinds: Iterable[WorkloadKind], branch: Callable[[WorkloadKind], str]
 
 
 def _pods_of(kind: WorkloadKind) -> str:
+    # {'path': <string>, 'spec': <object field>}: Kubernetes checks literals as homogeneous, and cel-go joins
+    # a string and a dyn value to dyn (checker isAssignable), so these maps type-check there too.
     parts = []
     for path, spec, guard in kind.pod_specs():
         item = f"[{{'path': {_lit(path)}, 'spec': {spec}}}]"
