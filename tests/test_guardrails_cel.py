@@ -120,16 +120,16 @@ def admit(manifests: list[dict[str, Any]], request: dict[str, Any], obj: dict[st
         activation["variables"] = LazyVariables(
             {v["name"]: CEL.program(CEL.compile(v["expression"])) for v in policy.get("variables", [])}, activation)
         conditions = [evaluate(c["expression"], activation) for c in policy.get("matchConditions", [])]
-        if any(isinstance(c, celpy.CELEvalError) for c in conditions):
+        if not all(isinstance(c, celpy.celtypes.BoolType) for c in conditions):
             verdict.errors.append(f"matchConditions: {conditions}")  # failurePolicy Fail: refused
             continue
         if not all(conditions):
             continue
         for validation in policy["validations"]:
             result = evaluate(validation["expression"], activation)
-            if isinstance(result, celpy.CELEvalError):
-                verdict.errors.append(f"{validation['message']}: {result}")
-            elif result is not True and result != celpy.celtypes.BoolType(True):
+            if not isinstance(result, celpy.celtypes.BoolType):  # an error, or not the bool Kubernetes requires
+                verdict.errors.append(f"{validation['message']}: {result!r}")
+            elif not result:
                 message = evaluate(validation["messageExpression"], activation)
                 assert isinstance(message, str), f"messageExpression failed: {message}"
                 verdict.denials.append(str(message))
