@@ -179,7 +179,8 @@ def topology(nodes, output_format: str) -> None:
 @click.option("--config", "config_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="The environment's config file.")
 @click.option("--team", required=True, help="Team that submits; the job goes to hyperpod-ns-<team>.")
-@click.option("--priority", required=True, help="Priority class of the cluster policy.")
+@click.option("--priority", default=None,
+              help="Priority class of the cluster policy. Default: the team's default_priority_class, else none.")
 @click.option("--name", required=True, help="Job name (a DNS label).")
 @click.option("--image", required=True, help="Container image.")
 @click.option("--kind", type=click.Choice(["pytorchjob", "job"]), default="pytorchjob", show_default=True)
@@ -196,7 +197,7 @@ def topology(nodes, output_format: str) -> None:
 @click.option("--auto-resume/--no-auto-resume", default=False, help="HyperPod restarts the job after node recovery.")
 @click.option("--max-retries", type=int, default=3, show_default=True)
 @click.argument("command", nargs=-1, required=True)
-def job(config_path: Path, team: str, priority: str, name: str, image: str, kind: str, instance_type: str | None,
+def job(config_path: Path, team: str, priority: str | None, name: str, image: str, kind: str, instance_type: str | None,
         nodes: int, accelerators: int | None, efa: int | str, cluster_nodes, topology: str | None,
         topology_layer: int, auto_resume: bool, max_retries: int, command: tuple[str, ...]) -> None:
     """Print a job manifest for the team's queue: hyperpod-kit job ... -- python train.py"""

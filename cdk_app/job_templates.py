@@ -1,5 +1,6 @@
 """Job manifests that task governance and topology-aware scheduling act on: a PyTorchJob or a batch Job
-in the team's namespace, labelled with the team's local queue and a priority class of the config.
+in the team's namespace, labelled with the team's local queue and (when given or the team has a default)
+a priority class the team may use.
 
 Checks against the config before rendering: the team exists, the priority class is in the cluster
 policy, the instance type is in the cluster, topology is only asked for on types that have topology
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from cdk_app.config.model import KitConfig
+from cdk_app.guardrails import PRIORITY_LABEL, QUEUE_LABEL, allowed_priority_classes, priority_label
 from cdk_app.instance_types import CATALOGUE
 from cdk_app.team_rbac import team_namespace
 from cdk_app.topology import ACCELERATOR_RESOURCES, EFA_RESOURCE, HEALTH_LABEL, NodeInfo
@@ -39,7 +41,7 @@ class JobSpecError(Exception):
 @dataclass(frozen=True)
 class JobRequest:
     team: str
-    priority: str
+    priority: str | None  # None: the team's default_priority_class, else no priority label
     name: str
     image: str
     command: tuple[str, ...]
@@ -138,6 +140,27 @@ def _check_required_topology(request: JobRequest, fitting: list[NodeInfo], sourc
                        f"({', '.join(wider) or 'none'}) or --topology preferred")
 
 
+def job_priority(config: KitConfig, request: JobRequest) -> str | None:
+    """The job's priority class: --priority, else the team's default_priority_class, else none (no label,
+    lowest priority) unless the config requires one. Refuses a class the team's guardrail would refuse."""
+    team = next(t for t in config.teams if t.name == request.team)
+    chosen = request.priority or team.default_priority_class
+    allowed = allowed_priority_classes(config, team.name)
+    if chosen is None:
+        if config.cluster_policy.require_priority_class:
+            raise JobSpecError(f"--priority is required: the config sets cluster_policy.require_priority_class and team "
+                               f"{team.name!r} has no default_priority_class; classes: {', '.join(allowed) or 'none'}")
+        return None
+    classes = [c.name for c in config.cluster_policy.priority_classes]
+    if chosen not in classes:
+        raise JobSpecError(f"--priority {chosen!r} is not in the cluster policy; "
+                           f"classes: {', '.join(classes) or 'none (the config defines no priority classes)'}")
+    if chosen not in allowed:
+        raise JobSpecError(f"--priority {chosen!r} is not one of team {team.name!r}'s priority_classes; "
+                           f"classes: {', '.join(allowed) or 'none'}")
+    return chosen
+
+
 def check(config: KitConfig, request: JobRequest, cluster_nodes: Sequence[NodeInfo] | None = None,
           nodes_source: str = "the node list") -> Placement:
     """Validate the request against the config and, if given, the cluster's nodes."""
@@ -145,10 +168,7 @@ def check(config: KitConfig, request: JobRequest, cluster_nodes: Sequence[NodeIn
     if request.team not in teams:
         raise JobSpecError(f"--team {request.team!r} is not a team of the {config.environment} config; "
                            f"teams: {', '.join(sorted(teams)) or 'none'}")
-    classes = [c.name for c in config.cluster_policy.priority_classes]
-    if request.priority not in classes:
-        raise JobSpecError(f"--priority {request.priority!r} is not in the cluster policy; "
-                           f"classes: {', '.join(classes) or 'none (the config defines no priority classes)'}")
+    job_priority(config, request)
     cluster_types = [g.instance_type for g in config.hyperpod.instance_groups if g.count > 0]
     instance_type = request.instance_type or next(
         (q.instance_type for q in teams[request.team].quota if q.instance_type in cluster_types), None)
@@ -220,8 +240,10 @@ def render(config: KitConfig, request: JobRequest, cluster_nodes: Sequence[NodeI
            nodes_source: str = "the node list") -> dict[str, Any]:
     placement = check(config, request, cluster_nodes, nodes_source)
     namespace = team_namespace(request.team)
-    labels = {"kueue.x-k8s.io/queue-name": f"{namespace}-localqueue",
-              "kueue.x-k8s.io/priority-class": f"{request.priority}-priority"}
+    labels = {QUEUE_LABEL: f"{namespace}-localqueue"}
+    priority = job_priority(config, request)
+    if priority is not None:
+        labels[PRIORITY_LABEL] = priority_label(priority)
     metadata: dict[str, Any] = {"name": request.name, "namespace": namespace, "labels": labels}
     if request.kind == "job":
         return {"apiVersion": "batch/v1", "kind": "Job", "metadata": metadata,

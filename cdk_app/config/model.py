@@ -24,6 +24,9 @@ DEEP_HEALTH_CHECKS = ("InstanceStress", "InstanceConnectivity")
 DeepHealthCheck = Literal["InstanceStress", "InstanceConnectivity"]
 SharingStrategy = Literal["Lend", "DontLend", "LendAndBorrow"]
 Toggle = Literal["Enabled", "Disabled"]
+# Capabilities a team may be allowed beyond the Pod Security baseline set: IPC_LOCK lets EFA/NCCL pin
+# memory for RDMA, SYS_RESOURCE raises resource limits (memlock) some launchers set; neither reaches the host.
+ExtraCapability = Literal["IPC_LOCK", "SYS_RESOURCE"]
 
 DEFAULT_TASK_GOVERNANCE_VERSION = "v1.6.0-eksbuild.1"
 # aws/sagemaker-hyperpod-cli commit whose helm_chart/HyperPodHelmChart the kit installs by default.
@@ -201,6 +204,9 @@ class ClusterPolicy(_Model):
     """Enabled shares idle compute by team fair-share weight; Disabled is first come, first served."""
     idle_resource_sharing: Toggle = "Enabled"
     """Whether idle capacity may be lent and borrowed at all."""
+    require_priority_class: Bool = False
+    """Refuse (admission guardrail) a team workload without a priority-class label; off, such a workload
+    runs at the lowest priority."""
 
 
 class QuotaEntry(_Model):
@@ -232,7 +238,14 @@ class Team(_Model):
     principals: tuple[Annotated[Str, Field(pattern=IAM_PRINCIPAL_PATTERN)], ...] = ()
     """IAM principals allowed to act as this team."""
     default_priority_class: Str | None = None
-    """Priority class for the team's jobs that name none; must be in the cluster policy."""
+    """Priority class `hyperpod-kit job` gives the team's jobs when --priority is not given; must be one the
+    team may use."""
+    priority_classes: tuple[Str, ...] | None = None
+    """Priority classes the team's workloads may name (admission guardrail). Default: every class of the
+    cluster policy."""
+    allowed_capabilities: tuple[ExtraCapability, ...] = ()
+    """Linux capabilities the team's containers may add beyond the Pod Security baseline set (IPC_LOCK for
+    EFA/NCCL memory pinning)."""
     enabled: Bool = True
     """Disabled keeps the allocation but stops enforcing it."""
 

@@ -12,6 +12,7 @@ from constructs import Construct
 
 from cdk_app.config.model import DEFAULT_BORROW_LIMIT, KitConfig, QuotaEntry, SharedPool, Team
 from cdk_app.governance_types import uses_native
+from cdk_app.guardrails import guardrail_manifests
 from cdk_app.team_rbac import team_group, team_manifests
 from cdk_app.validator.capacity import shared_pool_quota
 from hyperpod_constructs.kubernetes_manifests import KubernetesManifests, KubernetesManifestsProps
@@ -88,16 +89,26 @@ class GovernanceStack(Stack):
             allocation.node.add_dependency(policy)
             quotas[team.name] = allocation
 
+        # Admission guardrails of every team namespace (and the shared pool's); they bind by namespace
+        # name, so they need not wait for the namespaces, and every team's RBAC waits for them.
+        # A config without teams or shared pool has no namespace to guard (and no team to grant anything).
+        guardrail_objects = guardrail_manifests(config)
+        if guardrail_objects:
+            guardrails = KubernetesManifests(self, "Guardrails", props=KubernetesManifestsProps(
+                service_token=installer_service_token, cluster_name=eks_cluster_name, name="guardrails",
+                manifests=tuple(guardrail_objects)))
+
         for team in config.teams:
             # The task-governance add-on creates hyperpod-ns-<team> with the team's quota; RBAC goes in after.
             rbac = KubernetesManifests(self, f"Rbac-{team.name}", props=KubernetesManifestsProps(
                 service_token=installer_service_token, cluster_name=eks_cluster_name, name=f"team-{team.name}",
                 manifests=tuple(team_manifests(team.name))))
-            rbac.node.add_dependency(quotas[team.name])
+            rbac.node.add_dependency(quotas[team.name], guardrails)
             if team.principals:
                 access = TeamAccess(self, f"Team-{team.name}", props=TeamAccessProps(
                     cluster_name=eks_cluster_name, team=team.name, principals=team.principals,
                     kubernetes_group=team_group(team.name)))
+                access.node.add_dependency(guardrails)
                 CfnOutput(self, f"TeamRole{''.join(p.title() for p in team.name.split('-'))}", value=access.role.role_arn)
 
         if config.observability.enabled:

@@ -64,6 +64,7 @@ CODES: dict[str, str] = {
     "HPK310": "a governance resource is recorded as native but the region's CloudFormation lacks the type",
     "HPK311": "a governance resource is recorded as api though the region now offers the native type",
     "HPK312": "the native-or-api choice of a governance resource is not recorded in the config",
+    "HPK320": "require_priority_class is set but the cluster policy defines no priority classes",
     # Teams.
     "HPK401": "team name is not allowed",
     "HPK402": "two teams (or a team and the shared pool) have the same name",
@@ -74,6 +75,10 @@ CODES: dict[str, str] = {
     "HPK407": "accelerator quota on an instance type without accelerators",
     "HPK408": "quota amounts of one entry disagree with each other",
     "HPK409": "a team's default priority class is not in the cluster policy",
+    "HPK420": "a team's allowed priority class is not in the cluster policy",
+    "HPK421": "a team lists the same priority class or capability twice",
+    "HPK422": "a team's default priority class is not one of its allowed priority classes",
+    "HPK423": "require_priority_class is set but a team may use no priority class",
     # Capacity.
     "HPK501": "cumulative team quota exceeds the cluster's capacity",
     "HPK502": "quota on an instance type the cluster does not have",

@@ -271,6 +271,10 @@ def check_cluster_policy(config: KitConfig, report: Reporter) -> None:
                            "give each class its own weight so their order is defined")
         else:
             first_with[cls.weight] = cls.name
+    if config.cluster_policy.require_priority_class and not classes:
+        report.error("HPK320", ("cluster_policy", "require_priority_class"),
+                     "require_priority_class would refuse every workload: the cluster policy has no priority classes",
+                     "define priority_classes, or set require_priority_class: false")
     version = version_tuple(config.task_governance.addon_version)
     if version < TOPOLOGY_ADDON_VERSION:
         report.warning("HPK305", ("task_governance", "addon_version"),
@@ -337,6 +341,7 @@ def check_teams(config: KitConfig, report: Reporter) -> None:
             report.error("HPK409", base + ("default_priority_class",),
                          f"priority class '{team.default_priority_class}' is not in cluster_policy.priority_classes",
                          f"use one of: {known}")
+        _check_team_admission(config, i, report)
         _check_quota_entries(team.quota, base, report)
     if config.shared_pool is not None:
         pool_name = config.shared_pool.name
@@ -345,6 +350,30 @@ def check_teams(config: KitConfig, report: Reporter) -> None:
             report.error("HPK401", ("shared_pool", "name"), f"shared pool name {pool_name!r} is not allowed",
                          f"lower-case letters, digits and inner hyphens, at most {MAX_TEAM_NAME} characters")
     _report_repeats(report, "HPK402", names, "team")
+
+
+def _check_team_admission(config: KitConfig, index: int, report: Reporter) -> None:
+    """The team's priority classes and capabilities, which its admission guardrails enforce."""
+    team, base = config.teams[index], ("teams", index)
+    class_names = [c.name for c in config.cluster_policy.priority_classes]
+    allowed = class_names if team.priority_classes is None else list(team.priority_classes)
+    for j, name in enumerate(team.priority_classes or ()):
+        if name not in class_names:
+            report.error("HPK420", base + ("priority_classes", j),
+                         f"priority class '{name}' is not in cluster_policy.priority_classes",
+                         f"use one of: {', '.join(class_names) or 'none are defined'}")
+    for field, what in (("priority_classes", "priority class"), ("allowed_capabilities", "capability")):
+        _report_repeats(report, "HPK421", [(base + (field, j), v) for j, v in enumerate(getattr(team, field) or ())],
+                        what)
+    default = team.default_priority_class
+    if default is not None and default in class_names and default not in allowed:
+        report.error("HPK422", base + ("default_priority_class",),
+                     f"default priority class '{default}' is not one of the team's priority_classes",
+                     f"use one of: {', '.join(allowed) or 'none'}, or add it to priority_classes")
+    if config.cluster_policy.require_priority_class and class_names and not allowed:
+        report.error("HPK423", base + ("priority_classes",),
+                     f"team '{team.name}' may use no priority class, but cluster_policy.require_priority_class "
+                     "refuses workloads without one", "list at least one class of the cluster policy")
 
 
 def _check_quota_entries(entries: tuple, base: PathKey, report: Reporter) -> None:

@@ -1,0 +1,458 @@
+"""Admission guardrails of the team namespaces: Kubernetes ValidatingAdmissionPolicies (CEL, built into
+the API server since 1.30, no controller to run) and their bindings, built from the config.
+
+Two policies, each bound to the namespaces of every team and of the shared pool (by the name label the
+API server itself sets on every namespace), so a team added to the config is covered by the same synth:
+
+- hyperpod-kit-pod-security: the pods and pod templates of every kind in WORKLOAD_KINDS - no privileged
+  containers, privilege escalation, host namespaces, hostPath volumes, capabilities beyond the allowed set,
+  spec.nodeName, device-selecting environment variables, unallowed priorityClassName; kinds Kueue does not
+  queue (Deployment, StatefulSet ...) may not ask for accelerators or EFA.
+- hyperpod-kit-workload-queue: workloads Kueue admits (Job, PyTorchJob, MPIJob) carry the namespace's own
+  queue label and a priority class the team is allowed.
+
+What differs per team (allowed capabilities and priority classes) is a map literal keyed by namespace in
+the policy itself: no parameter object a team could edit, one policy whatever the number of teams.
+
+The expressions keep to CEL that both Kubernetes and cel-python evaluate (tests/test_guardrails_cel.py runs
+them): no optional syntax, no string or list extensions, no two-variable comprehensions.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Literal, get_args
+
+from cdk_app.config.model import ExtraCapability, KitConfig
+from cdk_app.team_rbac import team_namespace
+
+API_VERSION = "admissionregistration.k8s.io/v1"
+NAME_PREFIX = "hyperpod-kit-"
+POD_SECURITY = f"{NAME_PREFIX}pod-security"
+WORKLOAD_QUEUE = f"{NAME_PREFIX}workload-queue"
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
+# Set by the API server on every namespace and not editable: binding by it cannot be dodged by relabelling.
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
+
+# Pod Security Standards "baseline": the capabilities any container may add.
+BASELINE_CAPABILITIES = ("AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "MKNOD",
+                         "NET_BIND_SERVICE", "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYS_CHROOT")
+# What a team may be given on top through teams[].allowed_capabilities (the config model says why).
+EXTRA_CAPABILITIES = get_args(ExtraCapability)
+# Variables that make the NVIDIA container toolkit or the Neuron runtime hook hand devices to a container:
+# set by hand they give devices no resource request, and so no quota, counts. The device plugins set them
+# themselves for what a pod asks. CUDA_VISIBLE_DEVICES and NVIDIA_DRIVER_CAPABILITIES stay allowed: they
+# only narrow or describe the devices the container already has.
+# Values that hide devices stay allowed: the MPI operator sets NVIDIA_VISIBLE_DEVICES empty on launchers.
+HIDING_VALUES = ("", "void", "none")
+DEVICE_ENV_VARS = ("NVIDIA_VISIBLE_DEVICES", "NVIDIA_MIG_CONFIG_DEVICES", "NVIDIA_MIG_MONITOR_DEVICES",
+                   "AWS_NEURON_VISIBLE_DEVICES", "NEURON_RT_VISIBLE_CORES")
+# Extended resources that only a queued workload may ask for (Kueue counts them against the quota).
+DEVICE_RESOURCE_PREFIXES = ("nvidia.com/", "aws.amazon.com/neuron", "vpc.amazonaws.com/efa")
+# The rest of Pod Security "baseline": the sysctls it calls safe and the SELinux types it allows.
+BASELINE_SYSCTLS = ("kernel.shm_rmid_forced", "net.ipv4.ip_local_port_range", "net.ipv4.ip_unprivileged_port_start",
+                    "net.ipv4.tcp_syncookies", "net.ipv4.ping_group_range", "net.ipv4.ip_local_reserved_ports",
+                    "net.ipv4.tcp_keepalive_time", "net.ipv4.tcp_fin_timeout", "net.ipv4.tcp_keepalive_intvl",
+                    "net.ipv4.tcp_keepalive_probes")
+BASELINE_SELINUX_TYPES = ("container_t", "container_init_t", "container_kvm_t", "container_engine_t")
+CONTAINER_FIELDS = ("containers", "initContainers", "ephemeralContainers")
+HOST_NAMESPACES = ("hostPID", "hostIPC", "hostNetwork")
+
+Role = Literal["pod", "queued", "unqueued"]
+
+
+@dataclass(frozen=True)
+class WorkloadKind:
+    """A kind whose pod specs the guardrails check.
+
+    role: "pod" (a Pod itself), "queued" (Kueue admits it: needs the team's queue label) or "unqueued"
+    (not queued, so it may not ask for accelerators). replicas: for kinds with a map of replica specs
+    (spec.<replicas>.<type>.template), the field and the replica types its operator accepts; other
+    non-Pod kinds have one template at spec.template.
+    """
+
+    group: str
+    version: str
+    resource: str
+    kind: str
+    role: Role
+    replicas: str | None = None
+    replica_types: tuple[str, ...] = ()
+
+    @property
+    def ref(self) -> str:
+        """group/Kind, as the policies compare request.kind with it."""
+        return f"{self.group}/{self.kind}"
+
+    def pod_specs(self) -> list[tuple[str, str, str | None]]:
+        """(field path, CEL expression, CEL guard or None) of each pod spec of an object of this kind."""
+        if self.role == "pod":
+            return [("spec", "object.spec", None)]
+        if self.replicas is None:
+            return [("spec.template.spec", "object.spec.template.spec", None)]
+        base = f"object.spec.{self.replicas}"
+        return [(f"spec.{self.replicas}.{t}.template.spec", f"{base}.{t}.template.spec", f"has({base}.{t})")
+                for t in self.replica_types]
+
+
+# One entry adds a kind: its pods are checked and, when queued, its queue label and priority class.
+WORKLOAD_KINDS: tuple[WorkloadKind, ...] = (
+    WorkloadKind("", "v1", "pods", "Pod", "pod"),
+    WorkloadKind("batch", "v1", "jobs", "Job", "queued"),
+    WorkloadKind("kubeflow.org", "v1", "pytorchjobs", "PyTorchJob", "queued",
+                 replicas="pytorchReplicaSpecs", replica_types=("Master", "Worker")),
+    WorkloadKind("kubeflow.org", "v2beta1", "mpijobs", "MPIJob", "queued",
+                 replicas="mpiReplicaSpecs", replica_types=("Launcher", "Worker")),
+    WorkloadKind("apps", "v1", "deployments", "Deployment", "unqueued"),
+    WorkloadKind("apps", "v1", "statefulsets", "StatefulSet", "unqueued"),
+    WorkloadKind("apps", "v1", "replicasets", "ReplicaSet", "unqueued"),
+    WorkloadKind("apps", "v1", "daemonsets", "DaemonSet", "unqueued"),
+)
+
+
+def _lit(value: Any) -> str:
+    """A CEL literal of a string or a list of strings (JSON string syntax is valid CEL)."""
+    if isinstance(value, str):
+        return json.dumps(value)
+    return "[" + ", ".join(json.dumps(v) for v in value) + "]"
+
+
+def _bound_teams(config: KitConfig) -> list[str]:
+    """Every team whose namespace the guardrails bind: the config's teams and the shared pool."""
+    names = [team.name for team in config.teams]
+    if config.shared_pool is not None:
+        names.append(config.shared_pool.name)
+    return names
+
+
+def team_namespaces(config: KitConfig) -> list[str]:
+    return [team_namespace(name) for name in _bound_teams(config)]
+
+
+def allowed_priority_classes(config: KitConfig, team: str) -> list[str]:
+    """The classes a team may name: teams[].priority_classes, by default every class of the cluster policy."""
+    chosen = next((t.priority_classes for t in config.teams if t.name == team), None)
+    if chosen is None:
+        chosen = tuple(c.name for c in config.cluster_policy.priority_classes)
+    return list(chosen)
+
+
+def priority_label(priority_class: str) -> str:
+    """The label value (and WorkloadPriorityClass name) task governance gives a class."""
+    return f"{priority_class}-priority"
+
+
+def _per_namespace(values: dict[str, str | Iterable[str]]) -> str:
+    """CEL: the value of this request's namespace from a map literal of every bound namespace."""
+    entries = ", ".join(f"{_lit(team_namespace(team))}: {_lit(v if isinstance(v, str) else list(v))}"
+                        for team, v in values.items())
+    return "{" + entries + "}[request.namespace]"
+
+
+def _priority_variable(config: KitConfig) -> dict[str, str]:
+    values = {team: [priority_label(c) for c in allowed_priority_classes(config, team)] for team in _bound_teams(config)}
+    return {"name": "priorityClasses", "expression": _per_namespace(values)}
+
+
+def _priority_text(config: KitConfig) -> str:
+    """CEL: the request namespace's allowed classes as one string, for messages (CEL has no join here)."""
+    return _per_namespace({team: ", ".join(priority_label(c) for c in allowed_priority_classes(config, team)) or "none"
+                           for team in _bound_teams(config)})
+
+
+def _capability_variable(config: KitConfig) -> dict[str, str]:
+    extras = {team.name: team.allowed_capabilities for team in config.teams}
+    values = {team: extras.get(team, ()) for team in _bound_teams(config)}
+    return {"name": "capabilities", "expression": f"{_lit(BASELINE_CAPABILITIES)} + {_per_namespace(values)}"}
+
+
+def _switch(kinds: Iterable[WorkloadKind], branch: Callable[[WorkloadKind], str]) -> str:
+    """CEL: a chain of conditionals on the request's kind, one branch per distinct expression."""
+    groups: dict[str, list[str]] = {}
+    for kind in kinds:
+        groups.setdefault(branch(kind), []).append(kind.ref)
+    items = list(groups.items())
+    text = items[-1][0]
+    for expression, refs in reversed(items[:-1]):
+        text = f"variables.kind in {_lit(refs)} ? {expression} : ({text})"
+    return text
+
+
+def _pods_of(kind: WorkloadKind) -> str:
+    # {'path': <string>, 'spec': <object field>}: Kubernetes checks literals as homogeneous, and cel-go joins
+    # a string and a dyn value to dyn (checker isAssignable), so these maps type-check there too.
+    parts = []
+    for path, spec, guard in kind.pod_specs():
+        item = f"[{{'path': {_lit(path)}, 'spec': {spec}}}]"
+        parts.append(item if guard is None else f"({guard} ? {item} : [])")
+    return " + ".join(parts)
+
+
+def _containers_of(kind: WorkloadKind) -> str:
+    parts = []
+    for path, spec, guard in kind.pod_specs():
+        for field in CONTAINER_FIELDS:
+            present = f"has({spec}.{field})" if guard is None else f"{guard} && has({spec}.{field})"
+            entry = f"{{'path': {_lit(f'{path}.{field}[')} + c.name + ']', 'c': c}}"
+            parts.append(f"({present} ? {spec}.{field}.map(c, {entry}) : [])")
+    return " + ".join(parts)
+
+
+def _validation(rule: str, expression: str, message: str, message_expression: str) -> dict[str, str]:
+    """One CEL check; its messages name the rule and, through messageExpression, the offending field."""
+    lead = f"hyperpod-kit guardrail {rule}: "
+    return {"expression": expression, "message": lead + message,
+            "messageExpression": f"{_lit(lead)} + {message_expression}", "reason": "Forbidden"}
+
+
+def _first(items: str, bad: str) -> str:
+    """CEL: the first element of a list variable that breaks a rule (only evaluated when one does)."""
+    return f"{items}.filter(e, {bad})[0]"
+
+
+def _each(items: str, rule: str, bad: str, field: str, message: str) -> dict[str, str]:
+    """A rule no element of `items` (variables.pods: e.spec; variables.containers: e.c) may break."""
+    first = _first(items, bad)
+    return _validation(rule, f"!{items}.exists(e, {bad})", message, f"{first}.path + {_lit(f'.{field}: {message}')}")
+
+
+def _container_rule(rule: str, bad: str, field: str, message: str) -> dict[str, str]:
+    return _each("variables.containers", rule, bad, field, message)
+
+
+def _pod_rule(rule: str, bad: str, field: str, message: str) -> dict[str, str]:
+    return _each("variables.pods", rule, bad, field, message)
+
+
+def _security_context(field: str) -> str:
+    return f"has(e.c.securityContext) && has(e.c.securityContext.{field})"
+
+
+def _pod_and_container_rules(rule: str, field: str, bad: str, message: str) -> list[dict[str, str]]:
+    """A securityContext field a pod and each of its containers can set; bad: CEL on `x` (the field)."""
+    out = []
+    for make, context in ((_pod_rule, "e.spec.securityContext"), (_container_rule, "e.c.securityContext")):
+        test = f"has({context}) && has({context}.{field}) && {bad.replace('x.', f'{context}.{field}.')}"
+        out.append(make(rule, test, f"securityContext.{field}", message))
+    return out
+
+
+def baseline_validations() -> list[dict[str, str]]:
+    """The remaining Pod Security "baseline" checks: host ports, /proc mount, seccomp, AppArmor, SELinux, sysctls."""
+    types = _lit(BASELINE_SELINUX_TYPES)
+    return [
+        _container_rule("host-ports", "has(e.c.ports) && e.c.ports.exists(p, has(p.hostPort) && p.hostPort != 0)",
+                        "ports", "hostPort is not allowed"),
+        _container_rule("proc-mount", f"{_security_context('procMount')} && e.c.securityContext.procMount != 'Default'",
+                        "securityContext.procMount", "only Default is allowed"),
+        *_pod_and_container_rules("seccomp", "seccompProfile", "x.type == 'Unconfined'", "Unconfined is not allowed"),
+        *_pod_and_container_rules("apparmor", "appArmorProfile", "x.type == 'Unconfined'", "Unconfined is not allowed"),
+        *_pod_and_container_rules("selinux", "seLinuxOptions",
+                                  f"(has(x.user) || has(x.role) || has(x.type) && x.type != '' && !(x.type in {types}))",
+                                  f"user and role may not be set, type only to {', '.join(BASELINE_SELINUX_TYPES)}"),
+        _pod_rule("sysctls", "has(e.spec.securityContext) && has(e.spec.securityContext.sysctls) && "
+                  f"e.spec.securityContext.sysctls.exists(s, !(s.name in {_lit(BASELINE_SYSCTLS)}))",
+                  "securityContext.sysctls", f"only {', '.join(BASELINE_SYSCTLS)} are allowed"),
+    ]
+
+
+def pod_security_validations() -> list[dict[str, str]]:
+    devices = _lit(DEVICE_ENV_VARS)
+    exposes = (f"v.name in {devices} && (has(v.valueFrom) || has(v.value) && !(v.value in {_lit(HIDING_VALUES)}))")
+    bad_capability = "!(a in variables.capabilities)"
+    has_added = f"{_security_context('capabilities')} && has(e.c.securityContext.capabilities.add)"
+    rules = [
+        _container_rule("privileged", f"{_security_context('privileged')} && e.c.securityContext.privileged == true",
+                        "securityContext.privileged", "privileged containers are not allowed"),
+        _container_rule("privilege-escalation",
+                        f"{_security_context('allowPrivilegeEscalation')} "
+                        "&& e.c.securityContext.allowPrivilegeEscalation == true",
+                        "securityContext.allowPrivilegeEscalation", "must not be true"),
+        _validation("capabilities",
+                    f"!variables.containers.exists(e, {has_added} && e.c.securityContext.capabilities.add.exists(a, {bad_capability}))",
+                    "securityContext.capabilities.add holds a capability outside the Pod Security baseline set "
+                    "and the team's allowed_capabilities",
+                    _first("variables.containers", f"{has_added} && e.c.securityContext.capabilities.add.exists(a, {bad_capability})")
+                    + ".path + '.securityContext.capabilities.add: ' + "
+                    + _first("variables.containers", f"{has_added} && e.c.securityContext.capabilities.add.exists(a, {bad_capability})")
+                    + f".c.securityContext.capabilities.add.filter(a, {bad_capability})[0]"
+                    + " + ' is not allowed (the Pod Security baseline set and the team\\'s allowed_capabilities are)'"),
+        _validation("device-env",
+                    f"!variables.containers.exists(e, has(e.c.env) && e.c.env.exists(v, {exposes}))",
+                    f"env sets a variable that selects devices ({', '.join(DEVICE_ENV_VARS)}); ask for the devices "
+                    "in resources instead",
+                    _first("variables.containers", f"has(e.c.env) && e.c.env.exists(v, {exposes})")
+                    + ".path + '.env: ' + "
+                    + _first("variables.containers", f"has(e.c.env) && e.c.env.exists(v, {exposes})")
+                    + f".c.env.filter(v, {exposes})[0].name"
+                    + " + ' selects devices no resource request counts; ask for the devices in resources instead'"),
+        # A ConfigMap or Secret could carry the same variables: envFrom needs a prefix no such name starts with.
+        _container_rule("device-env",
+                        f"has(e.c.envFrom) && e.c.envFrom.exists(s, !has(s.prefix) || {devices}.exists(n, n.startsWith(s.prefix)))",
+                        "envFrom", f"each source needs a prefix that none of {', '.join(DEVICE_ENV_VARS)} starts with"),
+    ]
+    rules += baseline_validations()
+    for field in HOST_NAMESPACES:
+        rules.append(_pod_rule("host-namespaces", f"has(e.spec.{field}) && e.spec.{field} == true", field,
+                               "sharing the node's namespaces is not allowed"))
+    rules += [
+        _validation("host-path", "!variables.pods.exists(e, has(e.spec.volumes) && e.spec.volumes.exists(v, has(v.hostPath)))",
+                    "hostPath volumes are not allowed",
+                    _first("variables.pods", "has(e.spec.volumes) && e.spec.volumes.exists(v, has(v.hostPath))")
+                    + ".path + '.volumes[' + "
+                    + _first("variables.pods", "has(e.spec.volumes) && e.spec.volumes.exists(v, has(v.hostPath))")
+                    + ".spec.volumes.filter(v, has(v.hostPath))[0].name + '].hostPath: hostPath volumes are not allowed'"),
+        # A bound Pod has spec.nodeName from the scheduler (pods/binding); its later updates keep it.
+        _validation("node-name",
+                    "(request.kind.kind == 'Pod' && request.operation == 'UPDATE') || "
+                    "!variables.pods.exists(e, has(e.spec.nodeName) && e.spec.nodeName != '')",
+                    "spec.nodeName bypasses the scheduler and the queue; use a nodeSelector",
+                    _first("variables.pods", "has(e.spec.nodeName) && e.spec.nodeName != ''")
+                    + ".path + '.nodeName: bypasses the scheduler and the queue; use a nodeSelector'"),
+        # Kubernetes PriorityClasses (system-node-critical ...) let the scheduler evict other teams' pods.
+        _pod_rule("priority-class",
+                  "has(e.spec.priorityClassName) && e.spec.priorityClassName != '' "
+                  "&& !(e.spec.priorityClassName in variables.priorityClasses)",
+                  "priorityClassName", "only the team's priority classes (<class>-priority) are allowed"),
+    ]
+    unqueued = [k.ref for k in WORKLOAD_KINDS if k.role == "unqueued"]
+    asks_devices = (f"has(e.c.resources) && ['limits', 'requests'].exists(k, k in e.c.resources && "
+                    f"e.c.resources[k].exists(r, {_lit(DEVICE_RESOURCE_PREFIXES)}.exists(p, r.startsWith(p))))")
+    rules.append(_validation(
+        "unqueued-devices", f"!(variables.kind in {_lit(unqueued)}) || !variables.containers.exists(e, {asks_devices})",
+        "only queued workloads (Job, PyTorchJob, MPIJob) may ask for accelerators or EFA",
+        _first("variables.containers", asks_devices)
+        + ".path + '.resources: only queued workloads (Job, PyTorchJob, MPIJob) may ask for accelerators or EFA'"))
+    for kind in WORKLOAD_KINDS:
+        if kind.replicas:
+            types = _lit(kind.replica_types)
+            rules.append(_validation(
+                "replica-types",
+                f"variables.kind != {_lit(kind.ref)} || object.spec.{kind.replicas}.all(t, t in {types})",
+                f"{kind.kind} replica types are {', '.join(kind.replica_types)}",
+                f"'spec.{kind.replicas}.' + object.spec.{kind.replicas}.filter(t, !(t in {types}))[0] "
+                f"+ ': {kind.kind} replica types are {', '.join(kind.replica_types)}'"))
+    return rules
+
+
+def _match_rules(kinds: Iterable[WorkloadKind], subresources: bool) -> list[dict[str, Any]]:
+    rules = []
+    for kind in kinds:
+        resources = [kind.resource]
+        if subresources and kind.role == "pod":
+            resources.append("pods/ephemeralcontainers")  # kubectl debug adds containers through it
+        rules.append({"apiGroups": [kind.group], "apiVersions": [kind.version], "resources": resources,
+                      "operations": ["CREATE", "UPDATE"]})
+    return rules
+
+
+def _metadata(name: str) -> dict[str, Any]:
+    return {"name": name, "labels": {"app.kubernetes.io/managed-by": "hyperpod-kit"}}
+
+
+def pod_security_policy(config: KitConfig) -> dict[str, Any]:
+    kinds = WORKLOAD_KINDS
+    return {
+        "apiVersion": API_VERSION, "kind": "ValidatingAdmissionPolicy", "metadata": _metadata(POD_SECURITY),
+        "spec": {
+            "failurePolicy": "Fail",
+            "matchConstraints": {"resourceRules": _match_rules(kinds, subresources=True)},
+            # Metadata-only updates (finalizers, labels) of objects made before the policy stay possible.
+            "matchConditions": [{"name": "created-or-spec-changed",
+                                 "expression": "request.operation == 'CREATE' || object.spec != oldObject.spec"}],
+            "variables": [
+                {"name": "kind", "expression": "request.kind.group + '/' + request.kind.kind"},
+                {"name": "pods", "expression": _switch(kinds, _pods_of)},
+                {"name": "containers", "expression": _switch(kinds, _containers_of)},
+                _capability_variable(config),
+                _priority_variable(config),
+            ],
+            "validations": pod_security_validations(),
+        },
+    }
+
+
+def _label(var: str, name: str) -> str:
+    """CEL: a label of object or oldObject, '' when absent (oldObject exists on UPDATE only)."""
+    present = f"has({var}.metadata.labels) && {_lit(name)} in {var}.metadata.labels"
+    if var == "oldObject":
+        present = f"request.operation == 'UPDATE' && {present}"
+    return f"{present} ? {var}.metadata.labels[{_lit(name)}] : ''"
+
+
+def controller_identities(config: KitConfig) -> list[str]:
+    """Operators that create queued kinds for a team's workload: the MPI operator makes each MPIJob's
+    launcher a batch Job without the queue label (Kueue admits the MPIJob, not the Job)."""
+    if not config.hyperpod.helm_chart.components.mpi_operator:
+        return []
+    release = config.hyperpod.helm_chart.release_name
+    # The chart names the operator's service account <release>-mpi-operator, in the release namespace.
+    name = release if "mpi-operator" in release else f"{release}-mpi-operator"
+    return [f"system:serviceaccount:kube-system:{name}"]
+
+
+def workload_queue_policy(config: KitConfig) -> dict[str, Any]:
+    kinds = [k for k in WORKLOAD_KINDS if k.role == "queued"]
+    own = "request.namespace + '-localqueue'"
+    unchanged = "request.operation == 'UPDATE' && variables.{0} == variables.old{1}"
+    required = config.cluster_policy.require_priority_class
+    priority_ok = "variables.priority in variables.priorityClasses"
+    if not required:
+        priority_ok = f"variables.priority == '' || {priority_ok}"
+    spec: dict[str, Any] = {
+        "failurePolicy": "Fail",
+        "matchConstraints": {"resourceRules": _match_rules(kinds, subresources=False)},
+        "variables": [
+            {"name": "queue", "expression": _label("object", QUEUE_LABEL)},
+            {"name": "oldQueue", "expression": _label("oldObject", QUEUE_LABEL)},
+            {"name": "priority", "expression": _label("object", PRIORITY_LABEL)},
+            {"name": "oldPriority", "expression": _label("oldObject", PRIORITY_LABEL)},
+            _priority_variable(config),
+        ],
+        "validations": [
+            # An update that leaves the label as it was passes: objects made before the policy stay editable.
+            _validation("queue", f"variables.queue == {own} || {unchanged.format('queue', 'Queue')}",
+                        f"metadata.labels[{QUEUE_LABEL}] must be the namespace's own queue, <namespace>-localqueue",
+                        f"'metadata.labels[{QUEUE_LABEL}]: ' + (variables.queue == '' ? 'missing' : "
+                        f"'\\'' + variables.queue + '\\' is not this namespace\\'s queue') + '; set it to ' + {own}"),
+            _validation("priority-class", f"{priority_ok} || {unchanged.format('priority', 'Priority')}",
+                        f"metadata.labels[{PRIORITY_LABEL}] must be one of the team's priority classes"
+                        + (" and is required" if required else ""),
+                        f"'metadata.labels[{PRIORITY_LABEL}]: ' + (variables.priority == '' ? 'missing (the config "
+                        f"requires a priority class)' : '\\'' + variables.priority + '\\' is not allowed') + "
+                        f"'; allowed: ' + {_priority_text(config)}"),
+        ],
+    }
+    controllers = controller_identities(config)
+    if controllers:
+        spec["matchConditions"] = [{"name": "not-a-workload-operator",
+                                    "expression": f"!(request.userInfo.username in {_lit(controllers)})"}]
+    return {"apiVersion": API_VERSION, "kind": "ValidatingAdmissionPolicy", "metadata": _metadata(WORKLOAD_QUEUE),
+            "spec": spec}
+
+
+def binding(policy: dict[str, Any], namespaces: list[str]) -> dict[str, Any]:
+    name = policy["metadata"]["name"]
+    return {
+        "apiVersion": API_VERSION, "kind": "ValidatingAdmissionPolicyBinding", "metadata": _metadata(name),
+        "spec": {
+            "policyName": name,
+            # Deny refuses the request; Audit also records the violation in the API server's audit log.
+            "validationActions": ["Deny", "Audit"],
+            "matchResources": {"namespaceSelector": {"matchExpressions": [
+                {"key": NAMESPACE_NAME_LABEL, "operator": "In", "values": sorted(namespaces)}]}},
+        },
+    }
+
+
+def guardrail_manifests(config: KitConfig) -> list[dict[str, Any]]:
+    """Every policy and its binding to the team namespaces of the config; none without a team namespace
+    (a selector's In needs at least one value)."""
+    namespaces = team_namespaces(config)
+    if not namespaces:
+        return []
+    policies = [pod_security_policy(config), workload_queue_policy(config)]
+    return [*policies, *(binding(p, namespaces) for p in policies)]

@@ -1,0 +1,404 @@
+"""The admission guardrails' CEL, evaluated by a real CEL implementation (cel-python) exactly as the
+governance stack synthesizes it: the policies and bindings are read back from the synthesized template
+and applied to a matrix of pods and workloads the way the API server applies a ValidatingAdmissionPolicy
+(binding namespace selector, match constraints, match conditions, lazily evaluated variables, then each
+validation; an expression that errors fails closed, as failurePolicy: Fail does).
+
+Kubernetes has CEL functions cel-python lacks (strings.join/split, optionals, quantity, two-variable
+comprehensions); the policies use none of them, so nothing is left untested here.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import celpy
+import pytest
+from cdk_app.config.loader import load_config
+from cdk_app.guardrails import WORKLOAD_KINDS, guardrail_manifests
+from test_guardrails import governance_template
+
+ROOT = Path(__file__).resolve().parent.parent
+CEL = celpy.Environment()
+MPI_OPERATOR = "system:serviceaccount:kube-system:hyperpod-dependencies-mpi-operator"
+MEMBER = "arn:aws:sts::444455556666:assumed-role/hyperpod-team/alice"
+
+
+def synthesized_manifests(env: str) -> list[dict[str, Any]]:
+    """The guardrail objects as the governance stack hands them to the installer."""
+    template = governance_template(load_config(ROOT / "config" / f"{env}.yaml").config)
+    resources = template.find_resources("Custom::KubernetesManifests", {"Properties": {"Name": "guardrails"}})
+    (resource,) = resources.values()
+    return json.loads(resource["Properties"]["Manifests"])
+
+
+@pytest.fixture(scope="module")
+def synthesized() -> dict[str, list[dict[str, Any]]]:
+    return {env: synthesized_manifests(env) for env in ("dev", "prod")}
+
+
+class LazyVariables(celpy.celtypes.MapType):
+    """`variables` as Kubernetes binds it: each is evaluated when first used, then cached."""
+
+    def __init__(self, programs: dict[str, Any], activation: dict[str, Any]) -> None:
+        super().__init__({})
+        self._programs, self._activation, self._cache = programs, activation, {}
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._programs
+
+    def __getitem__(self, key: Any) -> Any:
+        if key not in self._programs:
+            raise KeyError(key)
+        if key not in self._cache:
+            try:
+                self._cache[key] = self._programs[key].evaluate(self._activation)
+            except celpy.CELEvalError as err:
+                self._cache[key] = err
+        return self._cache[key]
+
+
+def evaluate(expression: str, activation: dict[str, Any]) -> Any:
+    """A CEL result, or the CELEvalError the evaluation ended with."""
+    try:
+        return CEL.program(CEL.compile(expression)).evaluate(activation)
+    except celpy.CELEvalError as err:
+        return err
+
+
+@dataclass
+class Verdict:
+    denials: list[str] = field(default_factory=list)  # messages of the validations that failed
+    errors: list[str] = field(default_factory=list)  # expressions that could not be evaluated
+
+    @property
+    def allowed(self) -> bool:
+        return not self.denials and not self.errors
+
+    @property
+    def rules(self) -> set[str]:
+        return {re.match(r"hyperpod-kit guardrail ([a-z-]+):", m).group(1) for m in self.denials}
+
+
+def _rule_matches(rule: dict[str, Any], request: dict[str, Any]) -> bool:
+    resource = request["resource"]
+    name = resource["resource"] + (f"/{request['subResource']}" if request["subResource"] else "")
+    return (resource["group"] in rule["apiGroups"] and resource["version"] in rule["apiVersions"]
+            and name in rule["resources"] and request["operation"] in rule["operations"])
+
+
+def _namespace_matches(selector: dict[str, Any], labels: dict[str, str]) -> bool:
+    for expression in selector["matchExpressions"]:
+        assert expression["operator"] == "In", "the harness knows the In operator only"
+        if labels.get(expression["key"]) not in expression["values"]:
+            return False
+    return True
+
+
+def admit(manifests: list[dict[str, Any]], request: dict[str, Any], obj: dict[str, Any],
+          old: dict[str, Any] | None) -> Verdict:
+    """Apply every bound policy to one request, as the API server's admission plugin does."""
+    policies = {m["metadata"]["name"]: m for m in manifests if m["kind"] == "ValidatingAdmissionPolicy"}
+    namespace = {"apiVersion": "v1", "kind": "Namespace",
+                 "metadata": {"name": request["namespace"], "labels": {"kubernetes.io/metadata.name": request["namespace"]}}}
+    verdict = Verdict()
+    for bound in (m for m in manifests if m["kind"] == "ValidatingAdmissionPolicyBinding"):
+        assert bound["spec"]["validationActions"][0] == "Deny"
+        policy = policies[bound["spec"]["policyName"]]["spec"]
+        if not _namespace_matches(bound["spec"]["matchResources"]["namespaceSelector"], namespace["metadata"]["labels"]):
+            continue
+        if not any(_rule_matches(rule, request) for rule in policy["matchConstraints"]["resourceRules"]):
+            continue
+        activation: dict[str, Any] = {"object": celpy.json_to_cel(obj), "oldObject": celpy.json_to_cel(old),
+                                      "request": celpy.json_to_cel(request), "params": None,
+                                      "namespaceObject": celpy.json_to_cel(namespace)}
+        activation["variables"] = LazyVariables(
+            {v["name"]: CEL.program(CEL.compile(v["expression"])) for v in policy.get("variables", [])}, activation)
+        conditions = [evaluate(c["expression"], activation) for c in policy.get("matchConditions", [])]
+        if not all(isinstance(c, celpy.celtypes.BoolType) for c in conditions):
+            verdict.errors.append(f"matchConditions: {conditions}")  # failurePolicy Fail: refused
+            continue
+        if not all(conditions):
+            continue
+        for validation in policy["validations"]:
+            result = evaluate(validation["expression"], activation)
+            if not isinstance(result, celpy.celtypes.BoolType):  # an error, or not the bool Kubernetes requires
+                verdict.errors.append(f"{validation['message']}: {result!r}")
+            elif not result:
+                message = evaluate(validation["messageExpression"], activation)
+                assert isinstance(message, str), f"messageExpression failed: {message}"
+                verdict.denials.append(str(message))
+    return verdict
+
+
+# ---- the objects of the matrix ------------------------------------------------------------------------
+
+GROUPS = {k.kind: k for k in WORKLOAD_KINDS}
+
+
+def container(name: str = "main", **extra: Any) -> dict[str, Any]:
+    return {"name": name, "image": "repo/train:1", **extra}
+
+
+def pod_spec(*containers: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {"containers": list(containers) or [container()], "restartPolicy": "Never", **extra}
+
+
+GPU = {"resources": {"limits": {"nvidia.com/gpu": 8, "vpc.amazonaws.com/efa": 32},
+                     "requests": {"nvidia.com/gpu": 8, "vpc.amazonaws.com/efa": 32}}}
+
+
+def labels(namespace: str, queue: str | None = "own", priority: str | None = "training-priority") -> dict[str, str]:
+    out = {}
+    if queue is not None:
+        out["kueue.x-k8s.io/queue-name"] = f"{namespace}-localqueue" if queue == "own" else queue
+    if priority is not None:
+        out["kueue.x-k8s.io/priority-class"] = priority
+    return out
+
+
+def workload(kind: str, namespace: str, *specs: dict[str, Any], metadata_labels: dict[str, str] | None = None,
+             replica_types: tuple[str, ...] | None = None, **spec_extra: Any) -> dict[str, Any]:
+    meta = {"name": "w", "namespace": namespace, "labels": labels(namespace) if metadata_labels is None else metadata_labels}
+    known = GROUPS[kind]
+    obj = {"apiVersion": f"{known.group}/{known.version}".lstrip("/"), "kind": kind, "metadata": meta}
+    if kind == "Pod":
+        obj["spec"] = specs[0]
+    elif known.replicas:
+        types = replica_types or known.replica_types
+        obj["spec"] = {known.replicas: {t: {"replicas": 1, "template": {"spec": s}} for t, s in zip(types, specs)},
+                       **spec_extra}
+    else:
+        obj["spec"] = {"template": {"metadata": {"labels": {"app": "w"}}, "spec": specs[0]}, **spec_extra}
+    return obj
+
+
+def request_for(obj: dict[str, Any], operation: str = "CREATE", user: str = MEMBER,
+                subresource: str = "") -> dict[str, Any]:
+    known = GROUPS[obj["kind"]]
+    return {"kind": {"group": known.group, "version": known.version, "kind": known.kind},
+            "resource": {"group": known.group, "version": known.version, "resource": known.resource},
+            "subResource": subresource, "name": obj["metadata"]["name"], "namespace": obj["metadata"]["namespace"],
+            "operation": operation, "userInfo": {"username": user, "groups": ["hyperpod-team-research-nlp"]},
+            "dryRun": False}
+
+
+NLP = "hyperpod-ns-research-nlp"
+INF = "hyperpod-ns-inference"
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    obj: dict[str, Any]
+    refused: dict[str, str]  # rule -> text its message must hold (the field); empty: allowed
+    env: str = "prod"
+    operation: str = "CREATE"
+    old: dict[str, Any] | None = None
+    user: str = MEMBER
+    subresource: str = ""
+
+
+def sc(**fields: Any) -> dict[str, Any]:
+    return {"securityContext": fields}
+
+
+def with_label(obj: dict[str, Any], **changes: str | None) -> dict[str, Any]:
+    out = copy.deepcopy(obj)
+    for key, value in changes.items():
+        name = {"queue": "kueue.x-k8s.io/queue-name", "priority": "kueue.x-k8s.io/priority-class"}[key]
+        if value is None:
+            out["metadata"]["labels"].pop(name, None)
+        else:
+            out["metadata"]["labels"][name] = value
+    return out
+
+
+CLEAN_JOB = workload("Job", NLP, pod_spec(container(**GPU)))
+LEGACY_PRIVILEGED = workload("Job", NLP, pod_spec(container(**sc(privileged=True))), metadata_labels={})
+BOUND_POD = workload("Pod", NLP, pod_spec(container(**GPU), nodeName="hyperpod-i-0abc"), metadata_labels={})
+DEBUGGER = {"name": "debugger", "image": "busybox", "targetContainerName": "main"}
+
+CASES = [
+    # ---- allowed -----------------------------------------------------------------------------------
+    Case("job-clean-own-queue", CLEAN_JOB, {}),
+    Case("pytorchjob-master-worker-gpu-efa", workload("PyTorchJob", NLP, pod_spec(container("pytorch", **GPU)),
+                                                      pod_spec(container("pytorch", **GPU))), {}),
+    Case("pytorchjob-elastic-workers-only", workload("PyTorchJob", NLP, pod_spec(container("pytorch", **GPU)),
+                                                     replica_types=("Worker",),
+                                                     elasticPolicy={"rdzvBackend": "c10d", "minReplicas": 1, "maxReplicas": 4}), {}),
+    Case("mpijob-launcher-worker", workload("MPIJob", NLP, pod_spec(container("launcher")),
+                                            pod_spec(container("worker", **GPU))), {}),
+    Case("pod-from-job-controller-with-gpus", workload("Pod", NLP, pod_spec(container(**GPU)), metadata_labels={}), {}),
+    Case("pod-update-keeps-scheduler-node-name", BOUND_POD, {}, operation="UPDATE",
+         old=workload("Pod", NLP, pod_spec(container(**GPU)), metadata_labels={})),
+    Case("ephemeral-debug-container-clean", workload("Pod", NLP, pod_spec(container(**GPU), nodeName="hyperpod-i-0abc",
+                                                                         ephemeralContainers=[DEBUGGER]), metadata_labels={}),
+         {}, operation="UPDATE", old=BOUND_POD, subresource="ephemeralcontainers"),
+    Case("ipc-lock-where-team-allows-it", workload("Job", NLP, pod_spec(container(**sc(capabilities={"add": ["IPC_LOCK"]})))), {}),
+    Case("baseline-capabilities", workload("Job", INF, pod_spec(container(**sc(capabilities={"add": ["NET_BIND_SERVICE", "CHOWN"], "drop": ["ALL"]}))),
+                                           metadata_labels=labels(INF, priority="inference-priority")), {}),
+    Case("cuda-visible-devices-and-driver-capabilities", workload("Job", NLP, pod_spec(container(
+        env=[{"name": "CUDA_VISIBLE_DEVICES", "value": "0,1"}, {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"}], **GPU))), {}),
+    Case("env-from-with-safe-prefix", workload("Job", NLP, pod_spec(container(envFrom=[{"configMapRef": {"name": "cfg"}, "prefix": "CFG_"}]))), {}),
+    Case("explicit-false-flags", workload("Job", NLP, pod_spec(container(**sc(privileged=False, allowPrivilegeEscalation=False)),
+                                                               hostNetwork=False, hostPID=False, hostIPC=False)), {}),
+    Case("pvc-and-empty-dir-volumes", workload("Job", NLP, pod_spec(container(), volumes=[
+        {"name": "data", "persistentVolumeClaim": {"claimName": "fsx"}}, {"name": "shm", "emptyDir": {"medium": "Memory"}}])), {}),
+    Case("priority-class-name-of-the-team", workload("Job", NLP, pod_spec(container(), priorityClassName="training-priority")), {}),
+    Case("rendezvous-deployment-without-devices", workload("Deployment", NLP, pod_spec(container("etcd")),
+                                                          metadata_labels={}, replicas=1), {}),
+    Case("legacy-object-metadata-only-update", with_label(LEGACY_PRIVILEGED), {}, operation="UPDATE", old=LEGACY_PRIVILEGED),
+    Case("legacy-foreign-queue-left-as-it-was", with_label(CLEAN_JOB, queue="hyperpod-ns-inference-localqueue"), {},
+         operation="UPDATE", old=with_label(CLEAN_JOB, queue="hyperpod-ns-inference-localqueue")),
+    # What mpi-operator v0.5 writes: no queue label, and GPUs hidden from the launcher with empty variables.
+    Case("mpi-operator-creates-launcher-job", workload("Job", NLP, pod_spec(container("launcher", env=[
+        {"name": "K_MPI_JOB_ROLE", "value": "launcher"}, {"name": "NVIDIA_VISIBLE_DEVICES"},
+        {"name": "NVIDIA_DRIVER_CAPABILITIES"}])), metadata_labels={}), {}, user=MPI_OPERATOR),
+    Case("device-variable-set-to-hide-devices", workload("Job", NLP, pod_spec(container(env=[
+        {"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"}, {"name": "AWS_NEURON_VISIBLE_DEVICES", "value": ""}]))), {}),
+    Case("dev-no-priority-label-not-required", workload("Job", "hyperpod-ns-john", pod_spec(container()),
+                                                       metadata_labels=labels("hyperpod-ns-john", priority=None)), {}, env="dev"),
+    Case("namespace-outside-the-teams", workload("Pod", "kube-system", pod_spec(container(**sc(privileged=True)), hostPID=True),
+                                                 metadata_labels={}), {}),
+    Case("shared-pool-namespace-own-queue", workload("Job", "hyperpod-ns-shared", pod_spec(container()),
+                                                     metadata_labels=labels("hyperpod-ns-shared")), {}),
+    # ---- refused -----------------------------------------------------------------------------------
+    Case("only-the-last-of-three-containers-privileged", workload("Job", NLP, pod_spec(
+        container("a"), container("b"), container("c", **sc(privileged=True)))),
+         {"privileged": "spec.template.spec.containers[c].securityContext.privileged"}),
+    Case("privileged-init-container-of-a-worker", workload("PyTorchJob", NLP, pod_spec(container("pytorch")), pod_spec(
+        container("pytorch"), initContainers=[container("init", **sc(privileged=True))])),
+         {"privileged": "spec.pytorchReplicaSpecs.Worker.template.spec.initContainers[init]"}),
+    Case("privileged-ephemeral-container", workload("Pod", NLP, pod_spec(container(**GPU), nodeName="hyperpod-i-0abc",
+                                                                        ephemeralContainers=[{**DEBUGGER, **sc(privileged=True)}]), metadata_labels={}),
+         {"privileged": "spec.ephemeralContainers[debugger]"}, operation="UPDATE", old=BOUND_POD,
+         subresource="ephemeralcontainers"),
+    Case("privilege-escalation", workload("Job", NLP, pod_spec(container(**sc(allowPrivilegeEscalation=True)))),
+         {"privilege-escalation": "containers[main].securityContext.allowPrivilegeEscalation"}),
+    Case("sys-admin-capability", workload("Job", NLP, pod_spec(container(**sc(capabilities={"add": ["CHOWN", "SYS_ADMIN"]})))),
+         {"capabilities": "containers[main].securityContext.capabilities.add: SYS_ADMIN"}),
+    Case("ipc-lock-where-team-does-not-allow-it", workload("Job", INF, pod_spec(container(**sc(capabilities={"add": ["IPC_LOCK"]}))),
+                                                          metadata_labels=labels(INF, priority="inference-priority")),
+         {"capabilities": "IPC_LOCK is not allowed"}),
+    Case("lower-case-capability", workload("Job", NLP, pod_spec(container(**sc(capabilities={"add": ["sys_admin"]})))),
+         {"capabilities": "sys_admin"}),
+    Case("host-pid", workload("Job", NLP, pod_spec(container(), hostPID=True)), {"host-namespaces": "spec.template.spec.hostPID"}),
+    Case("host-ipc", workload("Job", NLP, pod_spec(container(), hostIPC=True)), {"host-namespaces": "spec.template.spec.hostIPC"}),
+    Case("host-network-mpi-worker", workload("MPIJob", NLP, pod_spec(container("launcher")), pod_spec(container("worker"), hostNetwork=True)),
+         {"host-namespaces": "spec.mpiReplicaSpecs.Worker.template.spec.hostNetwork"}),
+    Case("host-path-volume", workload("Job", NLP, pod_spec(container(), volumes=[
+        {"name": "scratch", "emptyDir": {}}, {"name": "root", "hostPath": {"path": "/"}}])),
+         {"host-path": "spec.template.spec.volumes[root].hostPath"}),
+    Case("node-name-in-a-job-template", workload("Job", NLP, pod_spec(container(), nodeName="hyperpod-i-0abc")),
+         {"node-name": "spec.template.spec.nodeName"}),
+    Case("node-name-on-pod-create", workload("Pod", NLP, pod_spec(container(), nodeName="hyperpod-i-0abc"), metadata_labels={}),
+         {"node-name": "spec.nodeName"}),
+    Case("nvidia-visible-devices-all-without-request", workload("Job", NLP, pod_spec(container(
+        env=[{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}]))), {"device-env": "env: NVIDIA_VISIBLE_DEVICES"}),
+    Case("neuron-visible-cores", workload("PyTorchJob", NLP, pod_spec(container("pytorch", env=[
+        {"name": "NEURON_RT_VISIBLE_CORES", "value": "0-31"}])), pod_spec(container("pytorch"))),
+         {"device-env": "spec.pytorchReplicaSpecs.Master.template.spec.containers[pytorch].env: NEURON_RT_VISIBLE_CORES"}),
+    Case("device-variable-from-a-config-map", workload("Job", NLP, pod_spec(container(env=[{"name": "NVIDIA_VISIBLE_DEVICES",
+        "valueFrom": {"configMapKeyRef": {"name": "cfg", "key": "gpus"}}}]))), {"device-env": "env: NVIDIA_VISIBLE_DEVICES"}),
+    Case("env-from-without-prefix", workload("Job", NLP, pod_spec(container(envFrom=[{"configMapRef": {"name": "cfg"}}]))),
+         {"device-env": "containers[main].envFrom"}),
+    Case("env-from-prefix-that-spells-a-device-variable", workload("Job", NLP, pod_spec(container(
+        envFrom=[{"secretRef": {"name": "s"}, "prefix": "NVIDIA_"}]))), {"device-env": "envFrom"}),
+    Case("system-node-critical-priority-class-name", workload("Job", NLP, pod_spec(container(), priorityClassName="system-node-critical")),
+         {"priority-class": "spec.template.spec.priorityClassName"}),
+    Case("inference-priority-class-name-for-research", workload("Pod", NLP, pod_spec(container(), priorityClassName="inference-priority"),
+                                                               metadata_labels={}), {"priority-class": "spec.priorityClassName"}),
+    Case("gpus-in-a-deployment", workload("Deployment", NLP, pod_spec(container(**GPU)), metadata_labels={}),
+         {"unqueued-devices": "spec.template.spec.containers[main].resources"}),
+    Case("efa-in-a-statefulset", workload("StatefulSet", NLP, pod_spec(container(resources={"limits": {"vpc.amazonaws.com/efa": 1}})),
+                                          metadata_labels={}, serviceName="w"), {"unqueued-devices": "resources"}),
+    Case("unknown-replica-type", workload("PyTorchJob", NLP, pod_spec(container("pytorch")), pod_spec(container("pytorch")),
+                                          replica_types=("Master", "Chief")), {"replica-types": "spec.pytorchReplicaSpecs.Chief"}),
+    Case("missing-queue-label", with_label(CLEAN_JOB, queue=None), {"queue": "queue-name]: missing"}),
+    Case("another-teams-queue", with_label(CLEAN_JOB, queue="hyperpod-ns-inference-localqueue"),
+         {"queue": "'hyperpod-ns-inference-localqueue' is not this namespace's queue; set it to hyperpod-ns-research-nlp-localqueue"}),
+    Case("queue-relabelled-to-another-team", with_label(CLEAN_JOB, queue="hyperpod-ns-inference-localqueue"),
+         {"queue": "hyperpod-ns-inference-localqueue"}, operation="UPDATE", old=CLEAN_JOB),
+    Case("member-posing-without-queue", workload("Job", NLP, pod_spec(container("launcher")), metadata_labels={}),
+         {"queue": "missing", "priority-class": "missing"}),
+    Case("priority-class-the-team-may-not-use", with_label(CLEAN_JOB, priority="inference-priority"),
+         {"priority-class": "'inference-priority' is not allowed; allowed: fine-tuning-priority, training-priority, experimentation-priority"}),
+    Case("priority-label-missing-where-required", with_label(CLEAN_JOB, priority=None),
+         {"priority-class": "missing (the config requires a priority class)"}),
+    Case("unknown-priority-class", with_label(CLEAN_JOB, priority="urgent-priority"), {"priority-class": "urgent-priority"}),
+    Case("dev-priority-class-that-does-not-exist", workload("Job", "hyperpod-ns-john", pod_spec(container()),
+                                                           metadata_labels=labels("hyperpod-ns-john")),
+         {"priority-class": "allowed: none"}, env="dev"),
+    Case("issue-12-attack-privileged-hostpid-hostpath", workload("Job", NLP, pod_spec(
+        container(**sc(privileged=True)), hostPID=True, volumes=[{"name": "host", "hostPath": {"path": "/"}}])),
+         {"privileged": "securityContext.privileged", "host-namespaces": "hostPID", "host-path": "volumes[host]"}),
+    Case("baseline-safe-settings", workload("Job", NLP, pod_spec(
+        container(ports=[{"containerPort": 29500}], **sc(procMount="Default", seccompProfile={"type": "RuntimeDefault"},
+                                                         seLinuxOptions={"type": "container_t", "level": "s0:c1,c2"})),
+        securityContext={"sysctls": [{"name": "net.ipv4.tcp_keepalive_time", "value": "60"}],
+                         "seccompProfile": {"type": "RuntimeDefault"}, "appArmorProfile": {"type": "RuntimeDefault"}})), {}),
+    Case("host-port", workload("Job", NLP, pod_spec(container(ports=[{"containerPort": 22, "hostPort": 2222}]))),
+         {"host-ports": "containers[main].ports"}),
+    Case("unmasked-proc", workload("Job", NLP, pod_spec(container(**sc(procMount="Unmasked")))),
+         {"proc-mount": "containers[main].securityContext.procMount"}),
+    Case("seccomp-unconfined-pod", workload("Job", NLP, pod_spec(container(), securityContext={"seccompProfile": {"type": "Unconfined"}})),
+         {"seccomp": "spec.template.spec.securityContext.seccompProfile"}),
+    Case("seccomp-unconfined-container", workload("Job", NLP, pod_spec(container(**sc(seccompProfile={"type": "Unconfined"})))),
+         {"seccomp": "containers[main].securityContext.seccompProfile"}),
+    Case("apparmor-unconfined", workload("Job", NLP, pod_spec(container(**sc(appArmorProfile={"type": "Unconfined"})))),
+         {"apparmor": "containers[main].securityContext.appArmorProfile"}),
+    Case("selinux-spc-type", workload("Job", NLP, pod_spec(container(), securityContext={"seLinuxOptions": {"type": "spc_t"}})),
+         {"selinux": "spec.template.spec.securityContext.seLinuxOptions"}),
+    Case("selinux-user", workload("Job", NLP, pod_spec(container(**sc(seLinuxOptions={"user": "system_u"})))),
+         {"selinux": "containers[main].securityContext.seLinuxOptions"}),
+    Case("unsafe-sysctl", workload("Job", NLP, pod_spec(container(), securityContext={"sysctls": [{"name": "kernel.msgmax", "value": "1"}]})),
+         {"sysctls": "spec.template.spec.securityContext.sysctls"}),
+    Case("clean-job-updated-to-privileged", workload("Job", NLP, pod_spec(container(**GPU, **sc(privileged=True)))),
+         {"privileged": "containers[main]"}, operation="UPDATE", old=CLEAN_JOB),
+]
+
+
+def run(case: Case, manifests: list[dict[str, Any]]) -> Verdict:
+    request = request_for(case.obj, case.operation, case.user, case.subresource)
+    return admit(manifests, request, case.obj, case.old)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_matrix(synthesized, case):
+    verdict = run(case, synthesized[case.env])
+    assert verdict.errors == [], "an expression failed to evaluate (the API server would refuse, without a reason)"
+    assert verdict.rules == set(case.refused), verdict.denials
+    for rule, text in case.refused.items():
+        messages = [m for m in verdict.denials if m.startswith(f"hyperpod-kit guardrail {rule}:")]
+        assert any(text in m for m in messages), (text, messages)
+
+
+def test_the_matrix_is_large_and_refuses_every_rule(synthesized):
+    assert len(CASES) >= 40
+    refused = {rule for case in CASES for rule in case.refused}
+    names = {re.match(r"hyperpod-kit guardrail ([a-z-]+):", v["message"]).group(1)
+             for m in synthesized["prod"] if m["kind"] == "ValidatingAdmissionPolicy" for v in m["spec"]["validations"]}
+    assert refused == names
+    kinds = {case.obj["kind"] for case in CASES}
+    assert {"Pod", "Job", "PyTorchJob", "MPIJob", "Deployment", "StatefulSet"} <= kinds
+
+
+def test_a_new_team_is_covered_with_no_other_edit():
+    config = load_config(ROOT / "config" / "prod.yaml").config
+    grown = config.model_copy(update={"teams": (*config.teams, config.teams[0].model_copy(update={"name": "speech"}))})
+    manifests = guardrail_manifests(grown)
+    ns = "hyperpod-ns-speech"
+    own = workload("Job", ns, pod_spec(container()), metadata_labels=labels(ns))
+    assert run(Case("own", own, {}), manifests).allowed
+    foreign = with_label(own, queue=f"{NLP}-localqueue")
+    assert run(Case("foreign", foreign, {}), manifests).rules == {"queue"}
+    attack = workload("Job", ns, pod_spec(container(**sc(privileged=True))), metadata_labels=labels(ns))
+    assert run(Case("attack", attack, {}), manifests).rules == {"privileged"}
+    # The same request in the config before the team was added: not bound (the namespace is not a team's).
+    assert run(Case("before", attack, {}), guardrail_manifests(config)).allowed
