@@ -11,6 +11,7 @@ from fractions import Fraction
 from cdk_app.config.model import KitConfig
 from cdk_app.config.yaml_source import PathKey, SourceMap
 from cdk_app.instance_types import CATALOGUE
+from cdk_app.validator.batch_rules import check_batch
 from cdk_app.validator.capacity import (
     Resources,
     cluster_capacity,
@@ -408,4 +409,5 @@ RULES: tuple[Rule, ...] = (
     check_observability,
     check_teams,
     check_capacity,
+    check_batch,
 )
