@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from cdk_app.batch_job import batch_job
 from cdk_app.config.loader import ConfigInvalid, load_config
 from cdk_app.text_table import aligned
 from cdk_app.validator.capacity import DIMENSIONS, Resources
@@ -255,3 +256,6 @@ def schema(output: Path | None) -> None:
         click.echo(text, nl=False)
     else:
         output.write_text(text, encoding="utf-8")
+
+
+main.add_command(batch_job)
