@@ -71,16 +71,26 @@ def _validated(service: str, operation: str, params: dict[str, Any]) -> dict[str
     return params
 
 
-def _check_pattern(service: str, shape_name: str, value: str, option: str) -> None:
-    pattern = _model(service).shape_for(shape_name).metadata.get("pattern")
-    if pattern and not re.fullmatch(pattern, value):
+def _check_shape(service: str, shape_name: str, value: str | int, option: str) -> None:
+    """The pattern and range of the model's shape, which ParamValidator does not check."""
+    metadata = _model(service).shape_for(shape_name).metadata
+    pattern = metadata.get("pattern")
+    if isinstance(value, str) and pattern and not re.fullmatch(pattern, value):
         raise BatchJobError(f"{option} {value!r} is not allowed (SageMaker {shape_name}: {pattern})")
+    low, high = metadata.get("min"), metadata.get("max")
+    if isinstance(value, int) and not (low if low is not None else value) <= value <= (high if high is not None else value):
+        allowed = f"{low}-{high}" if high is not None else f"at least {low}"
+        raise BatchJobError(f"{option} {value} is not allowed (SageMaker {shape_name}: {allowed})")
 
 
 def training_request(request: BatchJobRequest, role_arn: str) -> dict[str, Any]:
     """The SageMaker CreateTrainingJob request the service job runs."""
-    _check_pattern("sagemaker", "TrainingJobName", request.name, "--name")
-    _check_pattern("sagemaker", "S3Uri", request.output_s3, "--output-s3")
+    for shape, value, option in (("TrainingJobName", request.name, "--name"),
+                                 ("S3Uri", request.output_s3, "--output-s3"),
+                                 ("TrainingInstanceCount", request.instance_count, "--instance-count"),
+                                 ("VolumeSizeInGB", request.volume_gib, "--volume-gib"),
+                                 ("MaxRuntimeInSeconds", request.max_runtime_seconds, "--max-runtime")):
+        _check_shape("sagemaker", shape, value, option)
     return _validated("sagemaker", "CreateTrainingJob", {
         "TrainingJobName": request.name,
         "RoleArn": role_arn,
