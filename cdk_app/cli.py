@@ -61,6 +61,7 @@ def live_check(report: Report, profile: str | None) -> dict[str, object]:
     from botocore.exceptions import BotoCoreError, ClientError
 
     from cdk_app.live import RETRIES, LiveAccessError, compare, gather
+    from cdk_app.live_batch import with_batch
     from cdk_app.validator.findings import Finding, Severity
 
     loaded = report.loaded
@@ -74,7 +75,7 @@ def live_check(report: Report, profile: str | None) -> dict[str, object]:
         report.findings.append(Finding("HPK606", Severity.ERROR, report.file, 1, 1, "", f"live check: {message}",
                                        "fix access and run again; the offline findings above still hold"))
         return {"file": report.file, "environment": report.environment, "error": message}
-    result = compare(config, loaded.source, state)
+    result = with_batch(compare(config, loaded.source, state), config, loaded.source, session, retry)
     report.findings.extend(result.findings)
     return {"file": report.file, "environment": report.environment, **result.section}
 
