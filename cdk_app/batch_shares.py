@@ -6,11 +6,15 @@ Imports neither aws_cdk nor boto3 at module level, so `validate` stays fast when
 
 from __future__ import annotations
 
+import gzip
+import importlib.util
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 
-from cdk_app.config.batch_model import NUM_INSTANCES, Batch, BatchTeam, JobQueue, ServiceEnvironment
+from cdk_app.config.batch_model import Batch, BatchTeam, JobQueue, ServiceEnvironment
 
 # The kit's (HyperPod) vocabulary -> AWS Batch's enums (botocore batch QuotaShareResourceSharingStrategy,
 # QuotaShareInSharePreemptionState).
@@ -22,11 +26,16 @@ SERVICE_JOB_TYPE = "SAGEMAKER_TRAINING"
 
 @lru_cache(maxsize=1)
 def training_instance_types() -> frozenset[str]:
-    """Instance types SageMaker Training accepts (botocore's sagemaker TrainingInstanceType enum)."""
-    import botocore.session
-
-    model = botocore.session.get_session().get_service_model("sagemaker")
-    return frozenset(model.shape_for("TrainingInstanceType").enum)
+    """Instance types SageMaker Training accepts: the TrainingInstanceType enum of botocore's sagemaker model.
+    The model file is read directly - importing botocore and building its session costs `validate` far more."""
+    spec = importlib.util.find_spec("botocore")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("botocore is not installed; it is a dependency of hyperpod-kit (run make setup)")
+    versions = Path(next(iter(spec.submodule_search_locations))) / "data" / "sagemaker"
+    latest = max(versions.iterdir())
+    packed = latest / "service-2.json.gz"
+    text = gzip.decompress(packed.read_bytes()) if packed.is_file() else (latest / "service-2.json").read_bytes()
+    return frozenset(json.loads(text)["shapes"]["TrainingInstanceType"]["enum"])
 
 
 def queue_named(batch: Batch, name: str) -> JobQueue | None:
@@ -101,7 +110,3 @@ def quota_share_reach(batch: Batch, queue: str, in_use: Mapping[str, int] | None
             capped = "borrow limit" if allowed < idle else "lenders"
             rows.append(ShareReach(team.name, entry.instance_type, entry.count, entry.count + allowed, capped))
     return rows
-
-
-def is_instance_type_unit(unit: str) -> bool:
-    return unit != NUM_INSTANCES

@@ -17,7 +17,7 @@ from cdk_app.batch_shares import quota_share_request, teams_on
 from cdk_app.config.model import KitConfig
 from cdk_app.config.yaml_source import SourceMap
 from cdk_app.live import LiveAccessError, LiveResult, _call, _finding
-from cdk_app.validator.findings import Finding, Severity
+from cdk_app.validator.findings import Severity
 
 # The IAM actions the Batch part of --live needs; the README prints them.
 ACTIONS = ("batch:DescribeServiceEnvironments", "batch:DescribeJobQueues", "batch:DescribeSchedulingPolicies",
@@ -113,7 +113,7 @@ def compare_batch(config: KitConfig, source: SourceMap, state: BatchLiveState) -
         if kind == "fair_share":
             _compare_fair_share(queue, i, batch, state.policies.get(live["schedulingPolicyArn"], {}), add)
         elif kind == "quota_share":
-            _compare_quota_shares(queue, batch, state.quota_shares.get(queue.name, []), add)
+            _compare_quota_shares(queue, i, batch, state.quota_shares.get(queue.name, []), add)
     result.section = {"service_environments": sorted(state.environments), "queues": queues_section,
                       "quota_shares": {q: sorted(s["quotaShareName"] for s in shares)
                                        for q, shares in sorted(state.quota_shares.items())}}
@@ -141,13 +141,13 @@ def _compare_fair_share(queue: Any, index: int, batch: Any, policy: dict[str, An
                 "deploy the Batch stack, or bring the config in line with the change")
 
 
-def _compare_quota_shares(queue: Any, batch: Any, live_shares: list[dict[str, Any]], add: Any) -> None:
+def _compare_quota_shares(queue: Any, queue_index: int, batch: Any, live_shares: list[dict[str, Any]], add: Any) -> None:
     teams = {t.name: (i, t) for i, t in enumerate(batch.teams) if queue.name in t.queues}
     for share in live_shares:
         name = share["quotaShareName"]
         if name not in teams:
             held = ", ".join(f"{c['maxCapacity']} {c['capacityUnit']}" for c in share.get("capacityLimits", []))
-            add("HPK718", Severity.WARNING, ("queues", next(i for i, q in enumerate(batch.queues) if q is queue), "name"),
+            add("HPK718", Severity.WARNING, ("queues", queue_index, "name"),
                 f"quota share '{name}' on queue '{queue.name}' was made outside the kit and holds {held or 'nothing'}",
                 "add the team to the config, or delete the quota share, so one place decides the split")
             continue
@@ -188,9 +188,9 @@ def with_batch(result: LiveResult, config: KitConfig, source: SourceMap, session
         state = gather_batch(config, session.client("batch", config=client_config))
     except (LiveAccessError, BotoCoreError, ClientError) as err:
         message = str(err) if isinstance(err, LiveAccessError) else f"{type(err).__name__}: {err}"
-        result.findings.append(Finding("HPK606", Severity.ERROR, source.file, 1, 1, "batch",
-                                       f"live check of AWS Batch: {message}",
-                                       "fix access and run again; the other findings still hold"))
+        result.findings.append(_finding(source, "HPK606", Severity.ERROR, ("batch",),
+                                        f"live check of AWS Batch: {message}",
+                                        "fix access and run again; the other findings still hold"))
         result.section["batch"] = {"error": message}
         return result
     batch_result = compare_batch(config, source, state)

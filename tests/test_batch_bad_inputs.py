@@ -110,6 +110,8 @@ CASES: list[tuple[str, str, str, str, str]] = [
      "HPK014", "batch.queues[1].scheduling", "error"),
     ("queue-name-with-dot", edit("    - name: quota-q\n", f"    - name: quota.q  {MARK}\n"),
      "HPK015", "batch.queues[0].name", "error"),
+    ("queue-name-too-long-for-its-policy", edit("    - name: fair-q\n", f"    - name: {'q' * 117}  {MARK}\n")
+     .replace("queues: [fair-q]", f"queues: [{'q' * 117}]"), "HPK015", "batch.queues[1].name", "error"),
     ("execution-role-not-a-role", edit("role/P1Training\n", f"user/P1Training  {MARK}\n"),
      "HPK015", "batch.teams[0].execution_role_arn", "error"),
     # Names and references.
@@ -228,3 +230,13 @@ def test_misspelt_unit_names_the_nearest_training_type(write_config):
     text = edit("        - unit: ml.p4d.24xlarge\n", "        - unit: ml.p4d.24xlarg\n")
     finding = next(f for f in check_file(write_config(text)).findings if f.code == "HPK704")
     assert "did you mean ml.p4d.24xlarge" in finding.hint
+
+
+def test_capacity_units_are_botocores_training_instance_types():
+    """The validator reads the model file directly (for speed); botocore's own loader must agree."""
+    import botocore.session
+
+    from cdk_app.batch_shares import training_instance_types
+
+    model = botocore.session.get_session().get_service_model("sagemaker")
+    assert training_instance_types() == frozenset(model.shape_for("TrainingInstanceType").enum)

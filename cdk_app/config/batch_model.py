@@ -24,6 +24,7 @@ from cdk_app.config.model import IAM_PRINCIPAL_PATTERN, Bool, Float, Int, Sharin
 # letters, numbers, hyphens (-), and underscores (_)" (botocore batch CreateServiceEnvironment/CreateJobQueue/
 # CreateQuotaShare). The kit also wants a letter or digit first, so names never start with a separator.
 BATCH_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$"
+QUEUE_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,115}$"
 # Training execution role a team passes to SageMaker.
 IAM_ROLE_PATTERN = r"^arn:aws[a-z-]*:iam::[0-9]{12}:role/[A-Za-z0-9+=,.@_/-]{1,512}$"
 NUM_INSTANCES = "NUM_INSTANCES"
@@ -49,8 +50,9 @@ class ServiceEnvironment(_Model):
 
 
 class JobQueue(_Model):
-    name: BatchName
-    """Job queue name (letters, digits, - and _, at most 128); jobs are submitted to it by this name."""
+    name: Annotated[Str, Field(pattern=QUEUE_NAME_PATTERN)]
+    """Job queue name (letters, digits, - and _, at most 116: its scheduling policy is named <name>-fair-share
+    or <name>-quota-share, within Batch's 128); jobs are submitted to it by this name."""
     service_environment: Str
     """Service environment of the queue (one queue per environment, as AWS recommends)."""
     scheduling: Scheduling = "fifo"

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterable
 from fractions import Fraction
 from itertools import accumulate
 from typing import TYPE_CHECKING
@@ -43,21 +42,15 @@ def check_batch(config: KitConfig, report: Reporter) -> None:
     _check_quota_capacity(batch, report)
 
 
-def _repeats(report: Reporter, items: Iterable[tuple[PathKey, str]], what: str) -> None:
-    first: dict[str, PathKey] = {}
-    for path, name in items:
-        if name in first:
-            report.error("HPK701", path, f"{what} '{name}' is defined twice (first at {format_path(first[name])})",
-                         f"give each {what} its own name")
-        else:
-            first.setdefault(name, path)
-
-
 def _check_names(batch: Batch, report: Reporter) -> None:
-    _repeats(report, [(BASE + ("service_environments", i, "name"), e.name)
-                      for i, e in enumerate(batch.service_environments)], "service environment")
-    _repeats(report, [(BASE + ("queues", i, "name"), q.name) for i, q in enumerate(batch.queues)], "job queue")
-    _repeats(report, [(BASE + ("teams", i, "name"), t.name) for i, t in enumerate(batch.teams)], "Batch team")
+    from cdk_app.validator.rules import _report_repeats  # rules imports this module: import at call time
+
+    _report_repeats(report, "HPK701", [(BASE + ("service_environments", i, "name"), e.name)
+                                       for i, e in enumerate(batch.service_environments)], "service environment")
+    _report_repeats(report, "HPK701", [(BASE + ("queues", i, "name"), q.name) for i, q in enumerate(batch.queues)],
+                    "job queue")
+    _report_repeats(report, "HPK701", [(BASE + ("teams", i, "name"), t.name) for i, t in enumerate(batch.teams)],
+                    "Batch team")
 
 
 def _check_region(region: str, batch: Batch, report: Reporter) -> None:
