@@ -110,6 +110,12 @@ def compare_batch(config: KitConfig, source: SourceMap, state: BatchLiveState) -
             add("HPK717", Severity.WARNING, ("queues", i, "priority"),
                 f"job queue '{queue.name}' has priority {live.get('priority')} deployed, the config says {queue.priority}",
                 "deploy the Batch stack, or bring the config in line with the change")
+        timeouts = [a.get("maxTimeSeconds") for a in live.get("jobStateTimeLimitActions", []) if a.get("state") == "RUNNABLE"]
+        if timeouts != ([queue.runnable_timeout_seconds] if queue.runnable_timeout_seconds else []):
+            add("HPK717", Severity.WARNING, ("queues", i, "runnable_timeout_seconds"),
+                f"job queue '{queue.name}' has runnable timeout {timeouts[0] if timeouts else 'none'} deployed, the "
+                f"config says {queue.runnable_timeout_seconds or 'none'}",
+                "deploy the Batch stack, or bring the config in line with the change")
         if kind == "fair_share":
             _compare_fair_share(queue, i, batch, state.policies.get(live["schedulingPolicyArn"], {}), add)
         elif kind == "quota_share":

@@ -98,6 +98,8 @@ CASES: list[tuple[str, str, str, str, str]] = [
     ("compute-reservation-100", edit("      share_decay_seconds: 3600\n",
                                      f"      share_decay_seconds: 3600\n      compute_reservation: 100  {MARK}\n"),
      "HPK013", "batch.queues[1].compute_reservation", "error"),
+    ("runnable-timeout-below-10-minutes", edit("      priority: 10\n", f"      priority: 10\n      runnable_timeout_seconds: 60  {MARK}\n"),
+     "HPK013", "batch.queues[0].runnable_timeout_seconds", "error"),
     ("queue-priority-1001", edit("      priority: 10\n", f"      priority: 1001  {MARK}\n"),
      "HPK013", "batch.queues[0].priority", "error"),
     ("borrow-limit-below-unlimited", edit(P2_COUNT, f"{P2_COUNT}      borrow_limit: -2  {MARK}\n"),

@@ -41,7 +41,8 @@ def built() -> tuple[Stack, dict]:
     fair_queue = BatchJobQueue(s, "FairQueue", props=BatchJobQueueProps(
         name="gpu", service_environment=env.arn, scheduling_policy_arn=fair_policy.arn))
     fifo_queue = BatchJobQueue(s, "FifoQueue", props=BatchJobQueueProps(name="cpu", service_environment=cpu.arn,
-                                                                        priority=2, enabled=False))
+                                                                        priority=2, enabled=False,
+                                                                        runnable_timeout_seconds=3600))
     share = BatchQuotaShare(s, "Share", props=BatchQuotaShareProps(
         name="ProdExp1", job_queue=quota_queue.arn, capacity_limits=(("ml.p4d.24xlarge", 60),), borrow_limit=-1))
     reserve = BatchQuotaShare(s, "Reserve", props=BatchQuotaShareProps(
@@ -103,6 +104,9 @@ def test_queues_are_sagemaker_training_on_one_environment(built):
     queues = resources(s, "AWS::Batch::JobQueue")
     fifo = queues[refs["fifo_queue"]]["Properties"]
     assert "SchedulingPolicyArn" not in fifo and fifo["State"] == "DISABLED" and fifo["Priority"] == 2
+    assert fifo["JobStateTimeLimitActions"] == [{"Action": "TERMINATE", "MaxTimeSeconds": 3600, "State": "RUNNABLE",
+                                                 "Reason": "RUNNABLE at the head of cpu for over 3600 s"}]
+    assert "JobStateTimeLimitActions" not in queues[refs["quota_queue"]]["Properties"]
     quota = queues[refs["quota_queue"]]["Properties"]
     assert quota["JobQueueType"] == "SAGEMAKER_TRAINING" and quota["JobQueueName"] == "prod"
     assert quota["ServiceEnvironmentOrder"] == [{"Order": 1, "ServiceEnvironment": {
@@ -179,6 +183,8 @@ def test_no_wildcard_actions_and_role_assumed_by_the_team_only(built):
     (lambda s: BatchSchedulingPolicy(s, "P", props=BatchSchedulingPolicyProps(name="p", kind="fair_share",
                                                                              share_decay_seconds=604801)), "0-604800"),
     (lambda s: BatchJobQueue(s, "Q", props=BatchJobQueueProps(name="q", service_environment="e", priority=1001)), "0-1000"),
+    (lambda s: BatchJobQueue(s, "Q", props=BatchJobQueueProps(name="q", service_environment="e",
+                                                              runnable_timeout_seconds=599)), "600-86400"),
     (lambda s: BatchQuotaShare(s, "S", props=BatchQuotaShareProps(name="s", job_queue="q",
                                                                   capacity_limits=(("ml.p4d.24xlarge", 0),))), "at least 1"),
     (lambda s: BatchQuotaShare(s, "S", props=BatchQuotaShareProps(name="s", job_queue="q", strategy="LEND", borrow_limit=10,

@@ -33,12 +33,15 @@ def environment(name, unit, maximum):
             "capacityLimits": [{"capacityUnit": unit, "maxCapacity": maximum}]}
 
 
-def queue(name, priority, policy=None):
+def queue(name, priority, policy=None, timeout=None):
     detail = {"jobQueueName": name, "jobQueueArn": f"{PREFIX}:job-queue/{name}", "state": "ENABLED", "status": "VALID",
               "priority": priority, "computeEnvironmentOrder": [], "jobQueueType": "SAGEMAKER_TRAINING",
               "serviceEnvironmentOrder": [{"order": 1, "serviceEnvironment": f"{PREFIX}:service-environment/x"}]}
     if policy:
         detail["schedulingPolicyArn"] = policy
+    if timeout:
+        detail["jobStateTimeLimitActions"] = [{"reason": "head of queue too long", "state": "RUNNABLE",
+                                               "maxTimeSeconds": timeout, "action": "TERMINATE"}]
     return detail
 
 
@@ -50,14 +53,15 @@ def share(name, count, strategy="LEND_AND_BORROW"):
             "preemptionConfiguration": {"inSharePreemption": "ENABLED"}, "state": "ENABLED", "status": "VALID"}
 
 
-def stub(batch, *, fifo_policy=None, weights=(1.0, 3.0, 5.0), shares_pages=None, gpu_kind="fairsharePolicy"):
+def stub(batch, *, fifo_policy=None, weights=(1.0, 3.0, 5.0), shares_pages=None, gpu_kind="fairsharePolicy",
+         timeout=86400):
     s = Stubber(batch)
     s.add_response("describe_service_environments", {"serviceEnvironments": [
         environment("p4d", "ml.p4d.24xlarge", 100), environment("g6", "NUM_INSTANCES", 8)], "nextToken": "e2"},
         {"serviceEnvironments": ["p4d", "g6", "cpu"]})
     s.add_response("describe_service_environments", {"serviceEnvironments": [environment("cpu", "NUM_INSTANCES", 20)]},
                    {"serviceEnvironments": ["p4d", "g6", "cpu"], "nextToken": "e2"})
-    s.add_response("describe_job_queues", {"jobQueues": [queue("prod-p4d", 10, POLICIES[1]),
+    s.add_response("describe_job_queues", {"jobQueues": [queue("prod-p4d", 10, POLICIES[1], timeout),
                                                          queue("ml-g6-12xlarge-queue", 1, POLICIES[0])], "nextToken": "q2"},
                    {"jobQueues": QUEUES})
     s.add_response("describe_job_queues", {"jobQueues": [queue("ml-c5-xlarge-queue", 2, fifo_policy)]},
@@ -111,7 +115,7 @@ def test_scheduling_type_change_is_a_replacement():
 
 def test_drift_and_shares_made_outside_the_kit():
     batch = client()
-    stub(batch, weights=(1.0, 2.0, 5.0, 0.5),
+    stub(batch, weights=(1.0, 2.0, 5.0, 0.5), timeout=None,
          shares_pages=[[share("ProdExp1", 60), share("console-made", 10)], [share("ProdExp2", 30, "RESERVE")]])
     result = compare_batch(CONFIG, LOADED.source, gather_batch(CONFIG, batch))
     messages = {(f.code, f.path): f.message for f in result.findings}
@@ -120,6 +124,8 @@ def test_drift_and_shares_made_outside_the_kit():
     assert any("share identifier 'ADHOC' (weight factor 0.5)" in m for (c, _), m in messages.items() if c == "HPK718")
     assert any("share 'MIDPRI' on queue 'ml-g6-12xlarge-queue' has weight factor 2.0 deployed, the config says 3.0" in m
                for m in messages.values())
+    assert "has runnable timeout none deployed, the config says 86400" in \
+        messages[("HPK717", "batch.queues[0].runnable_timeout_seconds")]
     drift = [f for f in result.findings if f.code == "HPK717" and f.path == "batch.teams[1]"]
     assert {m.message.split(" has ")[1].split(" ")[0] for m in drift} == {"capacityLimits", "resourceSharingConfiguration"}
 

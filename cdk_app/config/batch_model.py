@@ -64,6 +64,9 @@ class JobQueue(_Model):
     """fair_share: time window of past usage that counts (0 = Batch's minimum of 600 s, at most one week)."""
     compute_reservation: Annotated[Int, Field(ge=0, le=99)] | None = None
     """fair_share: percent of capacity kept for share identifiers not yet active ((r/100)^active shares)."""
+    runnable_timeout_seconds: Annotated[Int, Field(ge=600, le=86400)] | None = None
+    """Terminate a job that waits RUNNABLE at the head of the queue this long (600-86400 s), e.g. one larger
+    than its share can ever get. Default: it waits."""
     enabled: Bool = True
     """Disabled queues accept no new jobs; queued jobs still finish."""
 

@@ -48,7 +48,8 @@ class BatchStack(Stack):
                 policy_arn = policy.arn
             created = BatchJobQueue(self, f"Queue-{queue.name}", props=BatchJobQueueProps(
                 name=queue.name, service_environment=environments[queue.service_environment].arn,
-                priority=queue.priority, scheduling_policy_arn=policy_arn, enabled=queue.enabled))
+                priority=queue.priority, scheduling_policy_arn=policy_arn, enabled=queue.enabled,
+                runnable_timeout_seconds=queue.runnable_timeout_seconds))
             queues[queue.name] = (queue.scheduling, created)
             CfnOutput(self, output_id("Queue", queue.name), value=created.name,
                       description=f"{queue.scheduling} job queue on service environment {queue.service_environment}")

@@ -185,7 +185,7 @@ def _check_quota_capacity(batch: Batch, report: Reporter) -> None:
         totals: dict[str, Resources] = {}
         entries: dict[str, list[tuple[str, int, PathKey]]] = {}
         for i, team in enumerate(batch.teams):
-            if queue.name not in team.queues or not team.enabled:
+            if queue.name not in team.queues:  # disabled shares count too: they keep their capacity
                 continue
             for j, entry in enumerate(team.quota):
                 path = BASE + ("teams", i, "quota", j)
