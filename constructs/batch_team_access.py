@@ -67,7 +67,8 @@ class BatchTeamAccess(Construct):
         stack = Stack.of(self)
         # Service job ids are made by Batch at submission: only a pattern can name them.
         service_jobs = f"arn:{stack.partition}:batch:{stack.region}:{stack.account}:service-job/*"
-        priority = ({"NumericLessThanEquals": {"batch:SchedulingPriority": props.max_priority}}
+        # IfExists: a job that gives no priority (Batch then uses its default) is not refused for lacking the key.
+        priority = ({"NumericLessThanEqualsIfExists": {"batch:SchedulingPriority": props.max_priority}}
                     if props.max_priority is not None else {})
         statements = []
         if props.fair_share_queues:

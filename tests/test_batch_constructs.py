@@ -144,7 +144,7 @@ def test_team_submits_only_to_its_queues_with_its_own_share(built):
     assert fair["Action"] == "batch:SubmitServiceJob"
     assert same(fair["Resource"], [service_jobs, {"Fn::GetAtt": [refs["fair_queue"], "JobQueueArn"]}])
     assert fair["Condition"] == {"StringEquals": {"batch:ShareIdentifier": "HIGHPRI"},
-                                 "NumericLessThanEquals": {"batch:SchedulingPriority": 99}}
+                                 "NumericLessThanEqualsIfExists": {"batch:SchedulingPriority": 99}}
     quota = found["SubmitToOwnQuotaShare"]
     assert same(quota["Resource"], [service_jobs, {"Fn::GetAtt": [refs["quota_queue"], "JobQueueArn"]},
                                     {"Fn::GetAtt": [refs["share"], "QuotaShareArn"]}])
