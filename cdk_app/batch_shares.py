@@ -86,7 +86,6 @@ class ShareReach:
     unit: str
     quota: int
     reach: int
-    capped_by: str | None  # "borrow limit", "lenders", or None when the team does not borrow
 
 
 def quota_share_reach(batch: Batch, queue: str, in_use: Mapping[str, int] | None = None) -> list[ShareReach]:
@@ -100,13 +99,12 @@ def quota_share_reach(batch: Batch, queue: str, in_use: Mapping[str, int] | None
     for team in teams:
         for entry in team.quota:
             if team.sharing_strategy != "LendAndBorrow":
-                rows.append(ShareReach(team.name, entry.instance_type, entry.count, entry.count, None))
+                rows.append(ShareReach(team.name, entry.instance_type, entry.count, entry.count))
                 continue
             idle = sum(max(0, q.count - in_use.get(other.name, 0))
                        for other in teams if other is not team and other.sharing_strategy in ("Lend", "LendAndBorrow")
                        for q in other.quota if q.instance_type == entry.instance_type)
             limit = team.borrow_limit if team.borrow_limit is not None else UNLIMITED_BORROW
             allowed = idle if limit == UNLIMITED_BORROW else min(idle, entry.count * limit // 100)
-            capped = "borrow limit" if allowed < idle else "lenders"
-            rows.append(ShareReach(team.name, entry.instance_type, entry.count, entry.count + allowed, capped))
+            rows.append(ShareReach(team.name, entry.instance_type, entry.count, entry.count + allowed))
     return rows
