@@ -9,6 +9,8 @@ import pytest
 
 from cdk_app.validator.report import check_file
 
+from test_bad_inputs import MARK, marked_line  # the catalogue's line marker
+
 BASE = """\
 environment: dev
 account: "111122223333"
@@ -68,7 +70,6 @@ batch:
       weight_factor: 5
 """
 
-MARK = "#<"
 P1 = "    - name: ProdExp1\n"
 P2_COUNT = "          count: 40\n"
 HIGH = "    - name: high\n"
@@ -187,12 +188,6 @@ CASES: list[tuple[str, str, str, str, str]] = [
      .replace("      scheduling: quota_share\n", f"      scheduling: quota_share  {MARK}\n"),
      "HPK715", "batch.queues[0].scheduling", "error"),
 ]
-
-
-def marked_line(text: str) -> int:
-    lines = [i + 1 for i, line in enumerate(text.splitlines()) if MARK in line]
-    assert len(lines) == 1, "each case marks exactly one line"
-    return lines[0]
 
 
 def test_base_config_is_clean(write_config):
