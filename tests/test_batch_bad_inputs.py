@@ -161,6 +161,12 @@ CASES: list[tuple[str, str, str, str, str]] = [
     ("quota-shares-over-capacity", edit("        - instance_type: ml.p4d.24xlarge\n          count: 40\n",
                                         f"        - instance_type: ml.p4d.24xlarge  {MARK}\n          count: 41\n"),
      "HPK710", "batch.teams[1].quota[0]", "error"),
+    ("two-quota-queues-over-one-environment",
+     edit("      share_decay_seconds: 3600\n", "      share_decay_seconds: 3600\n    - name: quota-q2\n"
+          "      service_environment: p4d\n      scheduling: quota_share\n")
+     + "    - name: ProdExp3\n      queues: [quota-q2]\n      quota:\n"
+     f"        - instance_type: ml.p4d.24xlarge  {MARK}\n          count: 1\n",
+     "HPK710", "batch.teams[4].quota[0]", "error"),
     ("decay-on-fifo-queue", edit("      scheduling: fair_share\n      share_decay_seconds: 3600\n",
                                  f"      scheduling: fifo\n      share_decay_seconds: 3600  {MARK}\n")
      .replace("      share_identifier: HIGHPRI\n      weight_factor: 1\n", "")

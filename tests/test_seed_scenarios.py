@@ -136,7 +136,7 @@ def test_10_batch_quota_shares_60_and_40_of_100_are_valid_and_one_more_is_not(wr
     assert policy_findings(check_file(path)) == []
     [error] = check_file(write_config(path.read_text().replace("count: 40", "count: 41"))).errors
     assert error.code == "HPK710" and error.path == "batch.teams[1].quota[0]"
-    assert "hold 101 instances of ml.p4d.24xlarge but service environment 'p4d' has 100 instances" in error.message
+    assert "quota shares on prod-p4d hold 101 instances of ml.p4d.24xlarge but service environment 'p4d' has 100" in error.message
 
 
 def test_10_prodexp1_borrows_prodexp2s_idle_15_to_reach_75_and_is_preempted_back_to_60():

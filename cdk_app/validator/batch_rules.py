@@ -175,23 +175,24 @@ def _check_teams(batch: Batch, report: Reporter) -> None:
 
 
 def _check_quota_capacity(batch: Batch, report: Reporter) -> None:
-    """Per quota_share queue and unit: the teams' quota shares summed, against the service environment's
-    limit, with capacity.py's Resources arithmetic (the one HPK501 uses)."""
-    for queue in batch.queues:
-        env = environment_named(batch, queue.service_environment)
-        if queue.scheduling != "quota_share" or env is None:
+    """Per service environment and unit: the quota shares of every quota_share queue on it summed, against the
+    environment's limit, with capacity.py's Resources arithmetic (the one HPK501 uses)."""
+    for env in batch.service_environments:
+        queues = [q.name for q in batch.queues if q.scheduling == "quota_share" and q.service_environment == env.name]
+        if not queues:
             continue
         capacity = {limit.unit: Resources(count=Fraction(limit.max_capacity)) for limit in env.capacity_limits}
         totals: dict[str, Resources] = {}
         entries: dict[str, list[tuple[str, int, PathKey]]] = {}
         for i, team in enumerate(batch.teams):
-            if queue.name not in team.queues:  # disabled shares count too: they keep their capacity
+            queue = next((name for name in team.queues if name in queues), None)
+            if queue is None:  # disabled shares count too: they keep their capacity
                 continue
             for j, entry in enumerate(team.quota):
                 path = BASE + ("teams", i, "quota", j)
                 if entry.instance_type not in capacity:
                     report.error("HPK709", path + ("instance_type",),
-                                 f"service environment '{env.name}' of queue '{queue.name}' has no {entry.instance_type} capacity",
+                                 f"service environment '{env.name}' of queue '{queue}' has no {entry.instance_type} capacity",
                                  f"use one of its units: {', '.join(capacity)}")
                     continue
                 totals[entry.instance_type] = totals.get(entry.instance_type, Resources()) + Resources(count=Fraction(entry.count))
@@ -205,7 +206,7 @@ def _check_quota_capacity(batch: Batch, report: Reporter) -> None:
                            if total_so_far > capacity[unit].count)
             split = ", ".join(f"{name} {count}" for name, count, _ in entries[unit])
             report.error("HPK710", tipping,
-                         f"quota shares on queue '{queue.name}' hold {describe(total.count, 'count')} of {unit} but "
+                         f"quota shares on {', '.join(queues)} hold {describe(total.count, 'count')} of {unit} but "
                          f"service environment '{env.name}' has {describe(capacity[unit].count, 'count')} ({split})",
                          f"lower the quotas by {describe(total.count - capacity[unit].count, 'count')} "
                          f"or raise the environment's max_capacity")
