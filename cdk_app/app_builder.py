@@ -8,6 +8,7 @@ from aws_cdk import App, Environment, Tags, Validations
 from cdk_nag import AwsSolutionsChecks
 
 from cdk_app.config.model import KitConfig
+from cdk_app.stacks.batch_stack import BatchStack
 from cdk_app.stacks.cluster_stack import ClusterStack
 from cdk_app.stacks.governance_stack import GovernanceStack
 from cdk_app.stacks.network_stack import NetworkStack
@@ -38,5 +39,8 @@ def build_app(app: App, config: KitConfig) -> None:
                     installer_service_token=cluster.installer_service_token, env=env,
                     description=f"hyperpod-kit {config.environment}: task governance, team quotas and access, "
                                 "observability")
+    if config.batch is not None:
+        BatchStack(app, f"{prefix}-batch", config=config, env=env,
+                   description=f"hyperpod-kit {config.environment}: AWS Batch queues and team shares for SageMaker Training jobs")
     Tags.of(app).add("hyperpod-kit:environment", config.environment)
     Validations.of(app).add_plugins(AwsSolutionsChecks(app))

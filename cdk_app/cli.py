@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from cdk_app.batch_job import batch_job
 from cdk_app.config.loader import ConfigInvalid, load_config
 from cdk_app.text_table import aligned
 from cdk_app.validator.capacity import DIMENSIONS, Resources
@@ -67,6 +68,7 @@ def live_check(report: Report, profile: str | None) -> dict[str, object]:
     from botocore.exceptions import BotoCoreError, ClientError
 
     from cdk_app.live import RETRIES, LiveAccessError, compare, gather
+    from cdk_app.live_batch import with_batch
     from cdk_app.validator.findings import Finding, Severity
 
     loaded = report.loaded
@@ -81,7 +83,7 @@ def live_check(report: Report, profile: str | None) -> dict[str, object]:
         report.findings.append(Finding("HPK606", Severity.ERROR, report.file, 1, 1, "", f"live check: {message}",
                                        "fix access and run again; the offline findings above still hold"))
         return {"file": report.file, "environment": report.environment, "error": message}
-    result = compare(config, loaded.source, state)
+    result = with_batch(compare(config, loaded.source, state), config, loaded.source, session, retry)
     report.findings.extend(result.findings)
     return {"file": report.file, "environment": report.environment, **result.section}
 
@@ -343,3 +345,4 @@ def plan(config_path: Path, ref: str | None, baseline: Path | None, against_acco
         click.echo(f"plan: --allow-replace {', '.join(unknown)}: no such stateful replacement or deletion in this "
                    "plan (check the logical id)", err=True)
     sys.exit(1 if result.refused(allowed) else 0)
+main.add_command(batch_job)

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from aws_cdk import App
+from aws_cdk.assertions import Template
 
+from cdk_app.batch_job import BatchJobError, BatchJobRequest
+from cdk_app.batch_job import render as render_batch_job
+from cdk_app.batch_shares import quota_share_reach, quota_share_request, team_named
 from cdk_app.config.loader import load_config
+from cdk_app.stacks.batch_stack import BatchStack
 from cdk_app.validator.capacity import shared_pool_quota
 from cdk_app.validator.reach import team_reach
 from cdk_app.validator.report import check_file
@@ -124,12 +131,45 @@ def test_7_smith_reaches_eight_gpus_on_johns_idle_ones():
     assert (rows["john"].reach.count, rows["john"].capped_by) == (4, "lenders")
 
 
-def test_10_batch_fair_share_prodexp1_reaches_75_of_100():
-    path = SCENARIOS / "s10_batch_fair_share.yaml"
+def test_10_batch_quota_shares_60_and_40_of_100_are_valid_and_one_more_is_not(write_config):
+    path = SCENARIOS / "s10_batch_quota_shares.yaml"
     assert policy_findings(check_file(path)) == []
-    reach = reach_of(path)
-    assert reach[("prodexp1", "ml.g5.2xlarge")] == (60, 75, "borrow limit")
-    assert reach[("prodexp2", "ml.g5.2xlarge")] == (40, 60, "borrow limit")
-    config = load_config(path).config
-    assert [c.weight for c in config.cluster_policy.priority_classes] == [90, 80, 50, 30, 10]
-    assert {t.preempt_team_tasks for t in config.teams} == {"LowerPriority"}
+    [error] = check_file(write_config(path.read_text().replace("count: 40", "count: 41"))).errors
+    assert error.code == "HPK710" and error.path == "batch.teams[1].quota[0]"
+    assert "quota shares on prod-p4d hold 101 instances of ml.p4d.24xlarge but service environment 'p4d' has 100" in error.message
+
+
+def test_10_prodexp1_borrows_prodexp2s_idle_15_to_reach_75_and_is_preempted_back_to_60():
+    batch = load_config(SCENARIOS / "s10_batch_quota_shares.yaml").config.batch
+    reach = {r.team: (r.quota, r.reach) for r in quota_share_reach(batch, "prod-p4d", {"ProdExp2": 25})}
+    assert reach["ProdExp1"] == (60, 75)
+    reach = {r.team: (r.quota, r.reach) for r in quota_share_reach(batch, "prod-p4d", {"ProdExp2": 40})}
+    assert reach["ProdExp1"] == (60, 60)  # ProdExp2 needs its 40: what ProdExp1 borrowed is taken back
+
+
+def test_10_inside_a_full_share_priority_90_preempts_lower_ones():
+    """In-share preemption is on (preempt_team_tasks: LowerPriority), and ProdExp1 may submit the seed's
+    priority-90 job of 15 instances; priorities stay within the seed's 0-99."""
+    config = load_config(SCENARIOS / "s10_batch_quota_shares.yaml").config
+    prodexp1 = team_named(config.batch, "ProdExp1")
+    assert quota_share_request(prodexp1, "prod-p4d")["preemptionConfiguration"] == {"inSharePreemption": "ENABLED"}
+    job = BatchJobRequest(team="ProdExp1", name="job-e", image="train:1", instance_type="ml.p4d.24xlarge",
+                          output_s3="s3://models/e", instance_count=15, priority=90)
+    submit = render_batch_job(config, job)
+    assert (submit["quotaShareName"], submit["schedulingPriority"]) == ("ProdExp1", 90)
+    with pytest.raises(BatchJobError, match="may use 0-99"):
+        render_batch_job(config, replace(job, priority=100))
+
+
+def test_10_fifo_queue_for_cpu_and_fair_share_queue_with_weights_1_3_5():
+    config = load_config(SCENARIOS / "s10_batch_fifo_and_fair_share.yaml").config
+    assert policy_findings(check_file(SCENARIOS / "s10_batch_fifo_and_fair_share.yaml")) == []
+    template = Template.from_stack(BatchStack(App(), "S10", config=config))
+    queues = {q["Properties"]["JobQueueName"]: q["Properties"] for q in template.find_resources("AWS::Batch::JobQueue").values()}
+    assert "SchedulingPolicyArn" not in queues["ml-c5-xlarge-queue"] and queues["ml-c5-xlarge-queue"]["Priority"] == 2
+    assert "SchedulingPolicyArn" in queues["ml-g6-12xlarge-queue"] and queues["ml-g6-12xlarge-queue"]["Priority"] == 1
+    [policy] = template.find_resources("AWS::Batch::SchedulingPolicy").values()
+    shares = {s["ShareIdentifier"]: s["WeightFactor"] for s in policy["Properties"]["FairsharePolicy"]["ShareDistribution"]}
+    assert shares == {"HIGHPRI": 1, "MIDPRI": 3, "LOWPRI": 5}
+    # Lower weight factor, larger share: HIGHPRI first, then MIDPRI, then LOWPRI.
+    assert sorted(shares, key=shares.get) == ["HIGHPRI", "MIDPRI", "LOWPRI"]

@@ -296,3 +296,13 @@ class KitConfig(_Model):
     """A team that holds the capacity the other teams leave unreserved and lends it to all."""
     observability: Observability = Observability()
     """CloudWatch Container Insights with Kueue metrics."""
+    batch: batch_model.Batch | None = None
+    """AWS Batch queues and team shares for SageMaker Training jobs (README: Teams on AWS Batch)."""
+
+
+# Last: batch_model builds on the classes above. When batch_model is imported first it is not complete
+# yet here, and pydantic completes KitConfig on first use instead.
+import cdk_app.config.batch_model as batch_model  # noqa: E402
+
+if hasattr(batch_model, "Batch"):
+    KitConfig.model_rebuild()

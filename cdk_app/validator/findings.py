@@ -96,6 +96,25 @@ CODES: dict[str, str] = {
     "HPK608": "the config's VPC differs from the deployed cluster's (create-only VpcConfig or CidrBlock: replaces it)",
     "HPK609": "a zone of the deployed cluster's subnets is no longer listed (create-only VpcConfig: replaces it)",
     "HPK610": "eks.kubernetes_version is a downgrade or skips a minor version of the deployed EKS cluster",
+    # AWS Batch for SageMaker Training jobs (the batch section).
+    "HPK701": "two Batch service environments, job queues or teams have the same name",
+    "HPK702": "a job queue names a service environment the config does not define",
+    "HPK703": "two job queues share one service environment (AWS recommends one queue per environment)",
+    "HPK704": "a capacity unit is neither NUM_INSTANCES nor a SageMaker Training instance type, or is listed twice",
+    "HPK705": "capacity units that cannot work together (NUM_INSTANCES with instance types, or under quota shares)",
+    "HPK706": "a Batch team names a job queue the config does not define",
+    "HPK707": "a team on a fair-share queue has no share identifier, or one Batch does not allow",
+    "HPK708": "a share identifier is used twice on one queue, or a queue has over 500",
+    "HPK709": "a team on a quota-share queue has no quota, or quota on a unit its service environment lacks",
+    "HPK710": "quota shares hold more of a unit than their service environment's capacity",
+    "HPK711": "a Batch setting that has no effect on the queue type it applies to",
+    "HPK712": "Batch borrow limit given without the LendAndBorrow strategy",
+    "HPK713": "a Batch team is on more than one quota-share queue",
+    "HPK714": "a Batch team has principals but no training execution role to pass",
+    "HPK715": "an AWS::Batch resource type the config needs is not offered in the region",
+    "HPK716": "a deployed job queue's scheduling type differs from the config: Batch cannot change it in place",
+    "HPK717": "a deployed Batch queue, environment or quota share differs from the config",
+    "HPK718": "a quota share or share identifier on a deployed queue was made outside the kit",
 }
 
 

@@ -13,6 +13,7 @@ from cdk_app.config.yaml_source import PathKey, SourceMap
 from cdk_app.instance_types import CATALOGUE
 from cdk_app.governance_types import GOVERNANCE_TYPES, region_offers
 from cdk_app.network_zones import EKS_MIN_ZONES, cluster_zone_ids
+from cdk_app.validator.batch_rules import check_batch
 from cdk_app.validator.capacity import (
     Resources,
     cluster_capacity,
@@ -498,4 +499,5 @@ RULES: tuple[Rule, ...] = (
     check_observability,
     check_teams,
     check_capacity,
+    check_batch,
 )

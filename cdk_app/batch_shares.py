@@ -1,0 +1,110 @@
+"""How a `batch:` team maps onto AWS Batch, in one place for the validator, the Batch stack, `batch-job`
+and `validate --live`: the QuotaShare settings of a team, the share a team uses on a queue, the
+SageMaker Training instance types (from botocore's sagemaker model) and how far a quota share reaches.
+Imports neither aws_cdk nor boto3 at module level, so `validate` stays fast when there is no batch section.
+"""
+
+from __future__ import annotations
+
+import gzip
+import importlib.util
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from cdk_app.config.batch_model import Batch, BatchTeam, JobQueue, ServiceEnvironment
+
+# The kit's (HyperPod) vocabulary -> AWS Batch's enums (botocore batch QuotaShareResourceSharingStrategy,
+# QuotaShareInSharePreemptionState).
+SHARING_STRATEGY = {"LendAndBorrow": "LEND_AND_BORROW", "Lend": "LEND", "DontLend": "RESERVE"}
+IN_SHARE_PREEMPTION = {"LowerPriority": "ENABLED", "Never": "DISABLED"}
+UNLIMITED_BORROW = -1  # Batch's default borrow limit
+SERVICE_JOB_TYPE = "SAGEMAKER_TRAINING"
+
+
+@lru_cache(maxsize=1)
+def training_instance_types() -> frozenset[str]:
+    """Instance types SageMaker Training accepts: the TrainingInstanceType enum of botocore's sagemaker model.
+    The model file is read directly - importing botocore and building its session costs `validate` far more."""
+    spec = importlib.util.find_spec("botocore")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("botocore is not installed; it is a dependency of hyperpod-kit (run make setup)")
+    versions = Path(next(iter(spec.submodule_search_locations))) / "data" / "sagemaker"
+    latest = max(versions.iterdir())
+    packed = latest / "service-2.json.gz"
+    text = gzip.decompress(packed.read_bytes()) if packed.is_file() else (latest / "service-2.json").read_bytes()
+    return frozenset(json.loads(text)["shapes"]["TrainingInstanceType"]["enum"])
+
+
+def queue_named(batch: Batch, name: str) -> JobQueue | None:
+    return next((q for q in batch.queues if q.name == name), None)
+
+
+def environment_named(batch: Batch, name: str) -> ServiceEnvironment | None:
+    return next((e for e in batch.service_environments if e.name == name), None)
+
+
+def team_named(batch: Batch, name: str) -> BatchTeam | None:
+    return next((t for t in batch.teams if t.name == name), None)
+
+
+def quota_share_name(team: BatchTeam) -> str:
+    return team.name
+
+
+def borrow_limit(team: BatchTeam) -> int | None:
+    """The QuotaShare BorrowLimit to write: only LEND_AND_BORROW shares borrow; None leaves Batch's default."""
+    return team.borrow_limit if team.sharing_strategy == "LendAndBorrow" else None
+
+
+def quota_share_request(team: BatchTeam, queue: str) -> dict[str, object]:
+    """The team's quota share as a CreateQuotaShare request (botocore names); the stack writes the same."""
+    sharing: dict[str, object] = {"strategy": SHARING_STRATEGY[team.sharing_strategy]}
+    if borrow_limit(team) is not None:
+        sharing["borrowLimit"] = borrow_limit(team)
+    return {
+        "quotaShareName": quota_share_name(team),
+        "jobQueue": queue,
+        "capacityLimits": [{"capacityUnit": q.instance_type, "maxCapacity": q.count} for q in team.quota],
+        "resourceSharingConfiguration": sharing,
+        "preemptionConfiguration": {"inSharePreemption": IN_SHARE_PREEMPTION[team.preempt_team_tasks]},
+        "state": "ENABLED" if team.enabled else "DISABLED",
+    }
+
+
+def teams_on(batch: Batch, queue: str) -> list[BatchTeam]:
+    return [t for t in batch.teams if queue in t.queues]
+
+
+@dataclass(frozen=True, slots=True)
+class ShareReach:
+    """One team's quota share on one unit: what it holds and the most it can run by borrowing."""
+
+    team: str
+    unit: str
+    quota: int
+    reach: int
+
+
+def quota_share_reach(batch: Batch, queue: str, in_use: Mapping[str, int] | None = None) -> list[ShareReach]:
+    """Per team of a quota_share queue and unit: quota, and quota plus what it may borrow while the other
+    shares use `in_use` instances (team -> instances; absent teams are idle). A LEND_AND_BORROW share borrows
+    the idle capacity of LEND and LEND_AND_BORROW shares, up to its borrow limit (percent of its quota,
+    -1 unlimited); RESERVE and LEND shares never borrow. Disabled shares neither borrow nor lend."""
+    in_use = in_use or {}
+    teams = [t for t in teams_on(batch, queue) if t.enabled]
+    rows = []
+    for team in teams:
+        for entry in team.quota:
+            if team.sharing_strategy != "LendAndBorrow":
+                rows.append(ShareReach(team.name, entry.instance_type, entry.count, entry.count))
+                continue
+            idle = sum(max(0, q.count - in_use.get(other.name, 0))
+                       for other in teams if other is not team and other.sharing_strategy in ("Lend", "LendAndBorrow")
+                       for q in other.quota if q.instance_type == entry.instance_type)
+            limit = team.borrow_limit if team.borrow_limit is not None else UNLIMITED_BORROW
+            allowed = idle if limit == UNLIMITED_BORROW else min(idle, entry.count * limit // 100)
+            rows.append(ShareReach(team.name, entry.instance_type, entry.count, entry.count + allowed))
+    return rows

@@ -1,0 +1,212 @@
+"""Rules for the `batch:` section (AWS Batch for SageMaker Training jobs), codes HPK701-HPK719.
+
+Facts from botocore's batch model and cfn-lint's AWS::Batch::* schemas: a FIFO queue can never get a
+scheduling policy and a policy can be replaced but not removed; a policy's type (fair share or quota share)
+cannot change; share identifiers are at most 255 letters and digits; a queue holds at most 500 active share
+identifiers; quota shares count instances of instance-type capacity units.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from fractions import Fraction
+from itertools import accumulate
+from typing import TYPE_CHECKING
+
+from cdk_app.batch_shares import environment_named, queue_named, teams_on, training_instance_types
+from cdk_app.config.batch_model import NUM_INSTANCES, Batch
+from cdk_app.config.model import KitConfig
+from cdk_app.config.yaml_source import PathKey
+from cdk_app.validator.capacity import Resources, describe
+from cdk_app.validator.findings import format_path
+from cdk_app.validator.regions import cloudformation_types
+
+if TYPE_CHECKING:
+    from cdk_app.validator.rules import Reporter
+
+SHARE_IDENTIFIER = re.compile(r"^[A-Za-z0-9]{1,255}$")
+MAX_SHARE_IDENTIFIERS = 500
+BASE: PathKey = ("batch",)
+
+
+def check_batch(config: KitConfig, report: Reporter) -> None:
+    batch = config.batch
+    if batch is None:
+        return
+    _check_region(config.region, batch, report)
+    _check_names(batch, report)
+    _check_environments(batch, report)
+    _check_queues(batch, report)
+    _check_teams(batch, report)
+    _check_quota_capacity(batch, report)
+
+
+def _check_names(batch: Batch, report: Reporter) -> None:
+    from cdk_app.validator.rules import _report_repeats  # rules imports this module: import at call time
+
+    _report_repeats(report, "HPK701", [(BASE + ("service_environments", i, "name"), e.name)
+                                       for i, e in enumerate(batch.service_environments)], "service environment")
+    _report_repeats(report, "HPK701", [(BASE + ("queues", i, "name"), q.name) for i, q in enumerate(batch.queues)],
+                    "job queue")
+    _report_repeats(report, "HPK701", [(BASE + ("teams", i, "name"), t.name) for i, t in enumerate(batch.teams)],
+                    "Batch team")
+
+
+def _check_region(region: str, batch: Batch, report: Reporter) -> None:
+    available = cloudformation_types(region)
+    needed = {"AWS::Batch::ServiceEnvironment": (BASE + ("service_environments",)),
+              "AWS::Batch::JobQueue": (BASE + ("queues",))}
+    for i, queue in enumerate(batch.queues):
+        if queue.scheduling != "fifo":
+            needed.setdefault("AWS::Batch::SchedulingPolicy", BASE + ("queues", i, "scheduling"))
+        if queue.scheduling == "quota_share":
+            needed.setdefault("AWS::Batch::QuotaShare", BASE + ("queues", i, "scheduling"))
+    for resource_type, path in needed.items():
+        if available and resource_type not in available:
+            report.error("HPK715", path, f"CloudFormation in {region} has no {resource_type}",
+                         "use a region that offers it (cfn-lint's region data lists them) or another scheduling")
+
+
+def _check_environments(batch: Batch, report: Reporter) -> None:
+    known = training_instance_types()
+    for i, env in enumerate(batch.service_environments):
+        seen: set[str] = set()
+        for j, limit in enumerate(env.capacity_limits):
+            path = BASE + ("service_environments", i, "capacity_limits", j, "unit")
+            if limit.unit != NUM_INSTANCES and limit.unit not in known:
+                near = difflib.get_close_matches(limit.unit, sorted(known), n=1, cutoff=0.8)
+                report.error("HPK704", path, f"{limit.unit!r} is not a capacity unit",
+                             (f"did you mean {near[0]}? " if near else "")
+                             + "use NUM_INSTANCES or a SageMaker Training instance type such as ml.p4d.24xlarge")
+            elif limit.unit in seen:
+                report.error("HPK704", path, f"{limit.unit} is listed twice in service environment '{env.name}'",
+                             "give each unit one capacity limit")
+            seen.add(limit.unit)
+        units = {limit.unit for limit in env.capacity_limits}
+        if NUM_INSTANCES in units and len(units) > 1:
+            report.error("HPK705", BASE + ("service_environments", i, "capacity_limits"),
+                         f"service environment '{env.name}' mixes NUM_INSTANCES with instance types",
+                         "use NUM_INSTANCES alone, or instance types alone (a quota-managed environment)")
+
+
+def _check_queues(batch: Batch, report: Reporter) -> None:
+    users: dict[str, str] = {}
+    for i, queue in enumerate(batch.queues):
+        base = BASE + ("queues", i)
+        env = environment_named(batch, queue.service_environment)
+        if env is None:
+            names = [e.name for e in batch.service_environments]
+            report.error("HPK702", base + ("service_environment",),
+                         f"service environment '{queue.service_environment}' is not defined",
+                         f"use one of: {', '.join(names)}")
+        else:
+            if env.name in users:
+                report.warning("HPK703", base + ("service_environment",),
+                               f"queues '{users[env.name]}' and '{queue.name}' share service environment '{env.name}'",
+                               "give each queue its own service environment (AWS recommends 1:1)")
+            users.setdefault(env.name, queue.name)
+            if queue.scheduling == "quota_share" and any(limit.unit == NUM_INSTANCES for limit in env.capacity_limits):
+                report.error("HPK705", base + ("scheduling",),
+                             f"quota shares count instances per instance type, but '{env.name}' counts NUM_INSTANCES",
+                             "give the service environment instance-type capacity units (e.g. ml.p4d.24xlarge)")
+        if queue.scheduling != "fair_share":
+            for field in ("share_decay_seconds", "compute_reservation"):
+                if getattr(queue, field) is not None:
+                    report.warning("HPK711", base + (field,), f"{field} has no effect on a {queue.scheduling} queue",
+                                   "remove it, or use scheduling: fair_share")
+        members = teams_on(batch, queue.name)
+        if queue.scheduling == "fair_share" and len(members) > MAX_SHARE_IDENTIFIERS:
+            report.error("HPK708", base + ("name",), f"{len(members)} share identifiers on queue '{queue.name}'",
+                         f"a queue holds at most {MAX_SHARE_IDENTIFIERS} active share identifiers")
+
+
+def _check_teams(batch: Batch, report: Reporter) -> None:
+    shares: dict[tuple[str, str], PathKey] = {}
+    for i, team in enumerate(batch.teams):
+        base = BASE + ("teams", i)
+        kinds: dict[str, list[str]] = {}
+        for j, name in enumerate(team.queues):
+            queue = queue_named(batch, name)
+            if queue is None:
+                report.error("HPK706", base + ("queues", j), f"job queue '{name}' is not defined",
+                             f"use one of: {', '.join(q.name for q in batch.queues)}")
+                continue
+            kinds.setdefault(queue.scheduling, []).append(name)
+            if queue.scheduling == "fair_share" and team.share_identifier is not None:
+                key = (name, team.share_identifier)
+                if key in shares:
+                    report.error("HPK708", base + ("share_identifier",),
+                                 f"share identifier '{team.share_identifier}' is used twice on queue '{name}' "
+                                 f"(first at {format_path(shares[key])})", "give each team its own share identifier")
+                shares.setdefault(key, base + ("share_identifier",))
+        if "fair_share" in kinds:
+            if team.share_identifier is None:
+                report.error("HPK707", base, f"team '{team.name}' is on fair-share queue '{kinds['fair_share'][0]}' "
+                             "without a share_identifier", "add share_identifier: 1-255 letters and digits")
+            elif not SHARE_IDENTIFIER.match(team.share_identifier):
+                report.error("HPK707", base + ("share_identifier",),
+                             f"share identifier {team.share_identifier!r} is not allowed",
+                             "1-255 letters and digits (Batch allows no other characters)")
+        else:
+            for field in ("share_identifier", "weight_factor"):
+                if getattr(team, field) is not None:
+                    report.warning("HPK711", base + (field,), f"{field} has no effect: team '{team.name}' is on no "
+                                   "fair-share queue", "remove it, or add the team to a fair_share queue")
+        quota_queues = kinds.get("quota_share", [])
+        if len(quota_queues) > 1:
+            report.error("HPK713", base + ("queues",),
+                         f"team '{team.name}' is on quota-share queues {', '.join(quota_queues)}",
+                         "a team's quota applies to one quota_share queue: keep one")
+        if quota_queues and not team.quota:
+            report.error("HPK709", base, f"team '{team.name}' is on quota-share queue '{quota_queues[0]}' without quota",
+                         "add quota: [{instance_type, count}] for the queue's instance types")
+        if team.quota and not quota_queues:
+            report.warning("HPK711", base + ("quota",), f"quota has no effect: team '{team.name}' is on no "
+                           "quota-share queue", "remove it, or add the team to a quota_share queue")
+        if team.borrow_limit is not None and team.sharing_strategy != "LendAndBorrow":
+            report.error("HPK712", base + ("borrow_limit",),
+                         f"borrow_limit has no effect with sharing_strategy {team.sharing_strategy}",
+                         "remove borrow_limit, or set sharing_strategy: LendAndBorrow")
+        if team.principals and team.execution_role_arn is None:
+            report.error("HPK714", base + ("principals",),
+                         f"team '{team.name}' has principals but no execution_role_arn, so its jobs cannot run",
+                         "name the SageMaker training execution role its jobs run as")
+
+
+def _check_quota_capacity(batch: Batch, report: Reporter) -> None:
+    """Per service environment and unit: the quota shares of every quota_share queue on it summed, against the
+    environment's limit, with capacity.py's Resources arithmetic (the one HPK501 uses)."""
+    for env in batch.service_environments:
+        queues = [q.name for q in batch.queues if q.scheduling == "quota_share" and q.service_environment == env.name]
+        if not queues:
+            continue
+        capacity = {limit.unit: Resources(count=Fraction(limit.max_capacity)) for limit in env.capacity_limits}
+        totals: dict[str, Resources] = {}
+        entries: dict[str, list[tuple[str, int, PathKey]]] = {}
+        for i, team in enumerate(batch.teams):
+            queue = next((name for name in team.queues if name in queues), None)
+            if queue is None:  # disabled shares count too: they keep their capacity
+                continue
+            for j, entry in enumerate(team.quota):
+                path = BASE + ("teams", i, "quota", j)
+                if entry.instance_type not in capacity:
+                    report.error("HPK709", path + ("instance_type",),
+                                 f"service environment '{env.name}' of queue '{queue}' has no {entry.instance_type} capacity",
+                                 f"use one of its units: {', '.join(capacity)}")
+                    continue
+                totals[entry.instance_type] = totals.get(entry.instance_type, Resources()) + Resources(count=Fraction(entry.count))
+                entries.setdefault(entry.instance_type, []).append((team.name, entry.count, path))
+        for unit, total in totals.items():
+            if not total.exceeding(capacity[unit]):
+                continue
+            # Point at the entry that tips the sum over.
+            sums = accumulate(count for _, count, _ in entries[unit])
+            tipping = next(path for (_, _, path), total_so_far in zip(entries[unit], sums)
+                           if total_so_far > capacity[unit].count)
+            split = ", ".join(f"{name} {count}" for name, count, _ in entries[unit])
+            report.error("HPK710", tipping,
+                         f"quota shares on {', '.join(queues)} hold {describe(total.count, 'count')} of {unit} but "
+                         f"service environment '{env.name}' has {describe(capacity[unit].count, 'count')} ({split})",
+                         f"lower the quotas by {describe(total.count - capacity[unit].count, 'count')} "
+                         f"or raise the environment's max_capacity")

@@ -1,0 +1,109 @@
+"""What a team may do on AWS Batch: an IAM role its principals assume that may submit SageMaker Training
+service jobs to the team's queues only, with the team's own share, and pass only the team's training
+execution role to SageMaker.
+
+IAM for batch:SubmitServiceJob (Service Authorization Reference, AWS Batch): resource types job-queue
+(required), quota-share and service-job (required); condition keys aws:RequestTag, aws:ResourceTag,
+aws:TagKeys and batch:SchedulingPriority, plus batch:ShareIdentifier on the service job; dependent action
+iam:PassRole with iam:PassedToService sagemaker.amazonaws.com. There is no condition key for the quota
+share's name: the quota-share ARN in the Resource element confines it instead.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from aws_cdk import Stack, aws_iam as iam
+from constructs import Construct
+
+from hyperpod_constructs.batch_scheduling_policy import SHARE_IDENTIFIER
+from hyperpod_constructs.nag_acknowledgements import acknowledge, nag_text, wildcard_resource
+
+ROLE_ARN = re.compile(r"^arn:aws[a-z-]*:iam::[0-9]{12}:role/[A-Za-z0-9+=,.@_/-]{1,512}$")
+SUBMIT = "batch:SubmitServiceJob"
+READ_ACTIONS = ("batch:DescribeServiceJob", "batch:ListServiceJobs")
+
+
+@dataclass(frozen=True)
+class BatchTeamAccessProps:
+    """Props of BatchTeamAccess.
+
+    team: team name, used in the role's description - required.
+    principals: IAM ARNs allowed to assume the role, at least one - required.
+    execution_role_arn: the SageMaker training execution role the team's jobs run as; the only role it may pass - required.
+    fair_share_queues: ARNs of fair-share queues; jobs there must carry share_identifier. Default none.
+    share_identifier: the team's share identifier, required with fair_share_queues. Default None.
+    quota_shares: (queue ARN, quota share ARN) pairs; jobs there must name that quota share. Default none.
+    fifo_queues: ARNs of FIFO queues. Default none.
+    max_priority: highest schedulingPriority the role may submit with. Default None: any.
+    """
+
+    team: str
+    principals: tuple[str, ...]
+    execution_role_arn: str
+    fair_share_queues: tuple[str, ...] = ()
+    share_identifier: str | None = None
+    quota_shares: tuple[tuple[str, str], ...] = ()
+    fifo_queues: tuple[str, ...] = ()
+    max_priority: int | None = None
+
+
+class BatchTeamAccess(Construct):
+    """The team's Batch role."""
+
+    def __init__(self, scope: Construct, construct_id: str, *, props: BatchTeamAccessProps) -> None:
+        super().__init__(scope, construct_id)
+        if not props.principals:
+            raise ValueError(f"team {props.team!r} needs at least one principal to assume its role")
+        if not ROLE_ARN.match(props.execution_role_arn):
+            raise ValueError(f"execution_role_arn must be an IAM role ARN, got {props.execution_role_arn!r}")
+        if props.fair_share_queues and (props.share_identifier is None
+                                        or not SHARE_IDENTIFIER.match(props.share_identifier)):
+            raise ValueError(f"team {props.team!r} needs a share identifier (1-255 letters and digits) "
+                             "for its fair-share queues")
+        if not (props.fair_share_queues or props.quota_shares or props.fifo_queues):
+            raise ValueError(f"team {props.team!r} has no queue to submit to")
+        stack = Stack.of(self)
+        # Service job ids are made by Batch at submission: only a pattern can name them.
+        service_jobs = f"arn:{stack.partition}:batch:{stack.region}:{stack.account}:service-job/*"
+        # IfExists: a job that gives no priority (Batch then uses its default) is not refused for lacking the key.
+        priority = ({"NumericLessThanEqualsIfExists": {"batch:SchedulingPriority": props.max_priority}}
+                    if props.max_priority is not None else {})
+        statements = []
+        if props.fair_share_queues:
+            statements.append(iam.PolicyStatement(
+                sid="SubmitWithOwnShareIdentifier", actions=[SUBMIT],
+                resources=[*props.fair_share_queues, service_jobs],
+                conditions={"StringEquals": {"batch:ShareIdentifier": props.share_identifier}, **priority}))
+        if props.quota_shares:
+            statements.append(iam.PolicyStatement(
+                sid="SubmitToOwnQuotaShare", actions=[SUBMIT],
+                resources=[arn for pair in props.quota_shares for arn in pair] + [service_jobs],
+                conditions=priority or None))
+        if props.fifo_queues:
+            statements.append(iam.PolicyStatement(
+                sid="SubmitToFifoQueues", actions=[SUBMIT], resources=[*props.fifo_queues, service_jobs],
+                conditions=priority or None))
+        queues = [*props.fair_share_queues, *(queue for queue, _ in props.quota_shares), *props.fifo_queues]
+        statements += [
+            iam.PolicyStatement(sid="PassOwnTrainingRole", actions=["iam:PassRole"],
+                                resources=[props.execution_role_arn],
+                                conditions={"StringEquals": {"iam:PassedToService": "sagemaker.amazonaws.com"}}),
+            iam.PolicyStatement(sid="SeeOwnQueues", actions=["batch:GetJobQueueSnapshot"], resources=queues),
+            # DescribeServiceJob and ListServiceJobs have no resource-level permissions.
+            iam.PolicyStatement(sid="SeeServiceJobs", actions=list(READ_ACTIONS), resources=["*"]),
+        ]
+        self.role = iam.Role(self, "Role",
+                             assumed_by=iam.CompositePrincipal(*(iam.ArnPrincipal(p) for p in props.principals)),
+                             description=f"Submits SageMaker Training jobs to AWS Batch as team {props.team}")
+        self.policy = iam.Policy(self, "Policy", statements=statements)
+        self.policy.attach_to_role(self.role)
+        acknowledge(self.policy, {
+            wildcard_resource(nag_text(self, service_jobs)):
+                "Batch names a service job by an id it makes at submission; the queue, quota-share and share "
+                "identifier conditions of the same statement confine what the team may submit",
+            wildcard_resource("*"): "batch:DescribeServiceJob and batch:ListServiceJobs have no resource-level "
+                                    "permissions; they only read job status",
+        })
+        self.role_arn = self.role.role_arn
