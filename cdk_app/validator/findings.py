@@ -45,9 +45,12 @@ CODES: dict[str, str] = {
     "HPK205": "instance group placed in an availability zone the environment does not list",
     "HPK206": "a deep health check is listed twice",
     "HPK207": "HyperPod cluster name is not allowed",
-    "HPK208": "the HyperPod Helm chart archive is not pinned by SHA-256",
+    "HPK208": "the HyperPod Helm chart is not pinned by its content digest",
     "HPK209": "automatic node recovery without the health monitoring agent",
     "HPK210": "instance type not offered by HyperPod in the environment's region",
+    "HPK220": "the HyperPod Helm chart's remote dependencies are not pinned",
+    "HPK221": "no kubectl/helm layer within one minor version of the Kubernetes version",
+    "HPK222": "a chart component needs remote charts the kit cannot pin",
     # Cluster policy.
     "HPK301": "priority class name is not allowed",
     "HPK302": "more than 10 priority classes",

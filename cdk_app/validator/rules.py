@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from fractions import Fraction
 
-from cdk_app.config.model import KitConfig
+from cdk_app.config.model import DEFAULT_HELM_CHART_REVISION, KitConfig
 from cdk_app.config.yaml_source import PathKey, SourceMap
 from cdk_app.instance_types import CATALOGUE
 from cdk_app.validator.capacity import (
@@ -197,12 +197,28 @@ def check_instance_groups(config: KitConfig, report: Reporter) -> None:
 
 
 def check_helm_chart(config: KitConfig, report: Reporter) -> None:
+    from hyperpod_constructs.kubectl_layers import LAYER_MINORS, layer_minor
+
     hyperpod = config.hyperpod
     chart = hyperpod.helm_chart
-    if chart.sha256 is None:
-        report.warning("HPK208", ("hyperpod", "helm_chart"),
-                       f"the chart archive of revision {chart.revision[:12]} is fetched without a checksum to compare",
-                       "set hyperpod.helm_chart.sha256 (print it with: hyperpod-kit chart-sha256)")
+    content, dependencies = chart.pins()
+    if content is None:
+        report.error("HPK208", ("hyperpod", "helm_chart"),
+                     f"revision {chart.revision[:12]} is not the kit's default, and nothing pins the chart's content",
+                     "set hyperpod.helm_chart.content_sha256 (print it with: hyperpod-kit chart-sha256 --revision ...)")
+    if dependencies is None:
+        report.error("HPK220", ("hyperpod", "helm_chart"),
+                     f"revision {chart.revision[:12]} is not the kit's default, and nothing pins its remote dependencies",
+                     "set hyperpod.helm_chart.dependencies (hyperpod-kit chart-sha256 prints them; {} if it has none)")
+    if chart.revision == DEFAULT_HELM_CHART_REVISION and chart.components.inference_operator:
+        report.error("HPK222", ("hyperpod", "helm_chart", "components", "inference_operator"),
+                     f"the inference operator of chart {chart.revision[:12]} needs six remote charts of its own "
+                     "that the kit cannot pin, so the installer refuses it",
+                     "install the inference operator as its EKS add-on, and set inference_operator: false")
+    if layer_minor(config.eks.kubernetes_version) is None:
+        report.error("HPK221", ("eks", "kubernetes_version"),
+                     f"the kit ships no kubectl/helm layer within one minor version of {config.eks.kubernetes_version}",
+                     f"use a version from 1.{LAYER_MINORS[0] - 1} to 1.{LAYER_MINORS[-1] + 1}")
     if hyperpod.node_recovery == "Automatic" and not chart.components.health_monitoring_agent:
         report.error("HPK209", ("hyperpod", "helm_chart", "components", "health_monitoring_agent"),
                      "automatic node recovery acts on the faults the health monitoring agent reports",
