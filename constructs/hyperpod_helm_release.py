@@ -119,10 +119,10 @@ class HyperPodHelmRelease(Construct):
                                                 description="hyperpod-kit chart installer: HTTPS egress only")
         self.security_group.add_egress_rule(ec2.Peer.any_ipv4(), ec2.Port.tcp(443), "HTTPS to AWS APIs and chart sources")
         # EKS puts its cluster security group on the API endpoint's interfaces in the VPC.
-        ec2.CfnSecurityGroupIngress(self, "ApiEndpointIngress", group_id=props.cluster.cluster_security_group_id,
-                                    source_security_group_id=self.security_group.security_group_id,
-                                    ip_protocol="tcp", from_port=443, to_port=443,
-                                    description="hyperpod-kit chart installer to the Kubernetes API")
+        api_ingress = ec2.CfnSecurityGroupIngress(self, "ApiEndpointIngress", group_id=props.cluster.cluster_security_group_id,
+                                                  source_security_group_id=self.security_group.security_group_id,
+                                                  ip_protocol="tcp", from_port=443, to_port=443,
+                                                  description="hyperpod-kit chart installer to the Kubernetes API")
         release = {
             "Repository": props.repository, "Revision": props.revision, "ContentSha256": props.content_sha256,
             "Dependencies": json.dumps({d.name: {"url": d.url, "sha256": d.sha256} for d in props.dependencies},
@@ -154,8 +154,9 @@ class HyperPodHelmRelease(Construct):
             service_timeout=SERVICE_TIMEOUT,
             properties={"ClusterName": props.cluster.cluster_name, "Region": stack.region, **release},
         )
-        # helm authenticates through the access entry, so it must exist before the first call.
-        self.resource.node.add_dependency(self.access_entry)
+        # helm authenticates through the access entry and reaches the endpoint through the ingress rule,
+        # so both must exist before the first call.
+        self.resource.node.add_dependency(self.access_entry, api_ingress)
         self.content_sha256 = self.resource.get_att_string("ContentSha256")
         # The same cluster-admin installer applies Kubernetes manifests (KubernetesManifests) and waits for
         # deployments (DeploymentAvailable) for other stacks.

@@ -80,10 +80,13 @@ def test_installer_has_its_own_group_with_https_egress_only(template):
                       "SecurityGroupIds": [{"Fn::GetAtt": [group_id, "GroupId"]}]},
     })
     # The cluster security group (on the API endpoint's interfaces) lets it in on 443, nothing else.
-    template.resource_count_is("AWS::EC2::SecurityGroupIngress", 1)
-    template.has_resource_properties("AWS::EC2::SecurityGroupIngress", {
+    [(ingress_id, ingress)] = template.find_resources("AWS::EC2::SecurityGroupIngress").items()
+    assert ingress["Properties"] == {
         "GroupId": "sg-0cccccccccccccccc", "SourceSecurityGroupId": {"Fn::GetAtt": [group_id, "GroupId"]},
-        "IpProtocol": "tcp", "FromPort": 443, "ToPort": 443})
+        "IpProtocol": "tcp", "FromPort": 443, "ToPort": 443,
+        "Description": "hyperpod-kit chart installer to the Kubernetes API"}
+    [release] = template.find_resources("Custom::HyperPodHelmRelease").values()
+    assert ingress_id in release["DependsOn"]  # the first helm call needs the rule
 
 
 @pytest.mark.parametrize(("version", "minor"), [("1.32", 33), ("1.33", 33), ("1.34", 34), ("1.35", 35), ("1.36", 35)])
