@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import boto3
+import kubernetes_validate
 import pytest
 import yaml
 from botocore.stub import Stubber
@@ -252,6 +253,12 @@ def test_the_pinned_chart_renders_offline_with_the_kit_values(tmp_path, env, ser
     image = agent["spec"]["template"]["spec"]["containers"][0]["image"]
     # The agent's image comes from the region's ECR; the chart's own values-<region>.yaml and helpers pick it.
     assert f".dkr.ecr.{config.region}.amazonaws.com/hyperpod-health-monitoring-agent:" in image
+    # Every object of a built-in kind is valid for the config's Kubernetes version.
+    built_in = [o for o in objects if o["apiVersion"].split("/")[0] in ("v1", "apps", "rbac.authorization.k8s.io",
+                                                                        "apiextensions.k8s.io", "scheduling.k8s.io")]
+    assert len(built_in) > 30
+    for manifest in built_in:
+        kubernetes_validate.validate(manifest, config.eks.kubernetes_version, strict=False)
 
 
 def test_a_tampered_dependency_is_refused(tmp_path, served, tools_offline):
@@ -517,6 +524,25 @@ def test_deleting_manifests_of_a_deleted_cluster_succeeds(cluster_gone):
     assert handler.on_event(event) == {"PhysicalResourceId": "hyperpod-eks/manifests/team-a"}
 
 
+def test_deleting_the_release_of_a_replaced_cluster_that_is_gone_succeeds(monkeypatch):
+    """After a cluster replacement CloudFormation deletes the old resource, which names the old cluster."""
+    client = boto3.client("eks", region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="x")
+    stubber = Stubber(client)
+    stubber.add_client_error("describe_cluster", service_error_code="ResourceNotFoundException", http_status_code=404,
+                             expected_params={"name": "old-cluster"})
+    stubber.add_response("describe_cluster", {"cluster": {"name": "live-cluster"}}, {"name": "live-cluster"})
+    stubber.activate()
+    monkeypatch.setattr(tools, "eks_client", lambda _region: client)
+    monkeypatch.setenv("INSTALLER_SCOPE", json.dumps(SCOPE))
+    monkeypatch.setenv("AWS_REGION", "us-east-1")
+    gone = {**release_event("Delete", ClusterName="old-cluster"), "PhysicalResourceId": "old-cluster/kube-system/x"}
+    assert handler.on_event(gone) == {"PhysicalResourceId": "old-cluster/kube-system/x"}
+    # Another cluster that exists is still not the installer's to touch.
+    with pytest.raises(tools.HelmReleaseError, match="ClusterName 'live-cluster' is not the cluster this installer"):
+        handler.on_event({**release_event("Delete", ClusterName="live-cluster"), "PhysicalResourceId": "y"})
+    stubber.assert_no_pending_responses()
+
+
 def test_creating_manifests_on_a_missing_cluster_fails_with_the_reason(cluster_gone):
     with pytest.raises(tools.ClusterGone, match="EKS cluster hyperpod-eks does not exist in us-east-1"):
         handler.on_event(rbac_event([ROLE, BINDING]))
@@ -717,6 +743,38 @@ def test_a_changed_release_name_is_refused_but_the_rollback_to_the_installed_nam
         handler.refuse_identity_change(renamed, kubeconfig, tmp_path, budget())
     rollback = {**installed, "OldResourceProperties": renamed["ResourceProperties"]}
     handler.refuse_identity_change(rollback, kubeconfig, tmp_path, budget())  # hyperpod-dependencies exists
+
+
+def test_a_create_event_runs_the_whole_path_offline(tmp_path, tools_offline, served, monkeypatch):
+    """on_event(Create) as Lambda runs it: scope check, kubeconfig, archive and content digest, dependencies
+    verified and vendored, pending check (real helm history against the stand-in), then helm upgrade
+    --install - which the stand-in cannot serve, so the test runs `helm template` with the very arguments
+    the handler built, offline."""
+    server = FakeApiServer(releases())
+    served[chart_source.ARCHIVE_URL.format(repository="aws/sagemaker-hyperpod-cli", revision=REVISION)] = \
+        codeload_archive(chart_tree(tmp_path / "tree"))
+    monkeypatch.setenv("INSTALLER_SCOPE", json.dumps(SCOPE))
+    monkeypatch.setenv("AWS_REGION", "us-east-1")
+    monkeypatch.setattr(tools, "write_kubeconfig", lambda workdir, *_: server.kubeconfig(workdir / "kc.json"))
+    real_run, rendered = tools.run_tool, []
+
+    def run(binary, args, env, what, budget_):
+        if args[:2] != ["upgrade", "--install"]:
+            return real_run(binary, args, env, what, budget_)
+        assert "--kubeconfig" in args and "--wait=hookOnly" in args and "dependency" not in args
+        values = [args[i + 1] for i, a in enumerate(args) if a == "--values"]
+        template = ["template", args[2], args[3], "--namespace", args[args.index("--namespace") + 1]]
+        rendered.append(real_run(binary, template + [f"--values={v}" for v in values], env, "helm template", budget_))
+        return ""
+
+    monkeypatch.setattr(tools, "run_tool", run)
+    result = handler.on_event(release_event("Create"))
+    assert result["PhysicalResourceId"] == "hyperpod-eks/kube-system/hyperpod-dependencies"
+    assert result["Data"] == {"ContentSha256": DEFAULT_HELM_CHART_CONTENT_SHA256, "Revision": REVISION,
+                              "Vendored": "nvidia-device-plugin,aws-efa-k8s-device-plugin", "Dropped": "cert-manager"}
+    [output] = rendered
+    assert "name: hyperpod-dependencies-nvidia-device-plugin" in output and "cert-manager" not in output
+    assert "/version" in server.asked  # helm history asked the stand-in
 
 
 def test_install_failure_carries_helm_output(tmp_path, tools_offline):
