@@ -524,25 +524,6 @@ def test_deleting_manifests_of_a_deleted_cluster_succeeds(cluster_gone):
     assert handler.on_event(event) == {"PhysicalResourceId": "hyperpod-eks/manifests/team-a"}
 
 
-def test_deleting_the_release_of_a_replaced_cluster_that_is_gone_succeeds(monkeypatch):
-    """After a cluster replacement CloudFormation deletes the old resource, which names the old cluster."""
-    client = boto3.client("eks", region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="x")
-    stubber = Stubber(client)
-    stubber.add_client_error("describe_cluster", service_error_code="ResourceNotFoundException", http_status_code=404,
-                             expected_params={"name": "old-cluster"})
-    stubber.add_response("describe_cluster", {"cluster": {"name": "live-cluster"}}, {"name": "live-cluster"})
-    stubber.activate()
-    monkeypatch.setattr(tools, "eks_client", lambda _region: client)
-    monkeypatch.setenv("INSTALLER_SCOPE", json.dumps(SCOPE))
-    monkeypatch.setenv("AWS_REGION", "us-east-1")
-    gone = {**release_event("Delete", ClusterName="old-cluster"), "PhysicalResourceId": "old-cluster/kube-system/x"}
-    assert handler.on_event(gone) == {"PhysicalResourceId": "old-cluster/kube-system/x"}
-    # Another cluster that exists is still not the installer's to touch.
-    with pytest.raises(tools.HelmReleaseError, match="ClusterName 'live-cluster' is not the cluster this installer"):
-        handler.on_event({**release_event("Delete", ClusterName="live-cluster"), "PhysicalResourceId": "y"})
-    stubber.assert_no_pending_responses()
-
-
 def test_creating_manifests_on_a_missing_cluster_fails_with_the_reason(cluster_gone):
     with pytest.raises(tools.ClusterGone, match="EKS cluster hyperpod-eks does not exist in us-east-1"):
         handler.on_event(rbac_event([ROLE, BINDING]))

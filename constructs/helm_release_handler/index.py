@@ -64,23 +64,8 @@ def on_event(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
     handler = KINDS.get(kind)
     if handler is None:
         raise HelmReleaseError(f"unknown Kind {kind!r}; this installer handles {', '.join(sorted(KINDS))}")
-    if event.get("RequestType") == "Delete" and _other_cluster_gone(props):
-        # The delete of what a replaced (and since deleted) cluster held: nothing is left to remove.
-        return {"PhysicalResourceId": event.get("PhysicalResourceId", "")}
     check_scope(props)
     return handler(event, budget)
-
-
-def _other_cluster_gone(props: dict[str, Any]) -> bool:
-    """True only for a cluster other than the installer's own that EKS no longer knows."""
-    if props.get("ClusterName") == scope()["ClusterName"] or props.get("Region") != os.environ.get("AWS_REGION"):
-        return False
-    client = tools.eks_client(props["Region"])
-    try:
-        client.describe_cluster(name=str(props.get("ClusterName")))
-    except client.exceptions.ResourceNotFoundException:
-        return True
-    return False
 
 
 # --- what the installer was built for ------------------------------------------------------------------
