@@ -422,6 +422,21 @@ def test_hostile_release_events_are_refused(scoped, change, message):
         handler.on_event(release_event(**change))
 
 
+def test_a_rollback_before_the_function_is_rolled_back_changes_nothing_and_succeeds(scoped):
+    """CloudFormation may roll the release back (to the previous pins) while the function still holds the new
+    ones: acknowledged without touching the cluster (the scoped fixture fails the test if it is reached)."""
+    previous = release_event("Update", Revision="1" * 40)
+    rollback = {**previous, "PhysicalResourceId": "hyperpod-eks/kube-system/hyperpod-dependencies",
+                "OldResourceProperties": release_event()["ResourceProperties"]}
+    result = handler.on_event(rollback)
+    assert result["PhysicalResourceId"] == "hyperpod-eks/kube-system/hyperpod-dependencies"
+    assert result["Data"]["Skipped"] == "rollback acknowledged; nothing changed"
+    # An update away from something else than the installer's own pins is no rollback: refused.
+    forged = {**rollback, "OldResourceProperties": release_event(Repository="attacker/charts")["ResourceProperties"]}
+    with pytest.raises(tools.HelmReleaseError, match="Revision of the event"):
+        handler.on_event(forged)
+
+
 def test_without_its_scope_the_installer_refuses_everything(scoped, monkeypatch):
     monkeypatch.delenv("INSTALLER_SCOPE")
     with pytest.raises(tools.HelmReleaseError, match="INSTALLER_SCOPE is not set"):

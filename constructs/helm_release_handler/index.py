@@ -9,7 +9,8 @@
 
 The function is a standing cluster-admin that anyone allowed lambda:InvokeFunction can call, so it does
 only what it was built for: the cluster, region, chart source and pins, release name and namespace are
-fixed in its environment at synth (INSTALLER_SCOPE) and an event that differs is refused; values that
+fixed in its environment at synth (INSTALLER_SCOPE) and an event that differs is refused (an Update back
+from exactly those values, the shape of a rollback, is acknowledged without touching the cluster); values that
 start with "-" (helm and kubectl would read them as flags) are refused; manifests may only be the
 kinds the kit writes, in the namespaces it writes them to (manifest_refusal).
 
@@ -92,13 +93,30 @@ def check_scope(props: dict[str, Any]) -> None:
         raise HelmReleaseError(f"Region {props.get('Region')!r} is not this installer's region ({region})")
 
 
-def check_release_scope(props: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+def release_scope_mismatch(props: dict[str, Any], keys: tuple[str, ...]) -> str | None:
     built = scope()["Release"]
     for key in keys:
         if props.get(key) != built[key]:
-            raise HelmReleaseError(f"{key} of the event ({props.get(key)!r}) differs from what this installer was "
-                                   f"built for ({built[key]!r}); refusing the event")
-    return built
+            return (f"{key} of the event ({props.get(key)!r}) differs from what this installer was built for "
+                    f"({built[key]!r}); refusing the event")
+    return None
+
+
+def check_release_scope(props: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    mismatch = release_scope_mismatch(props, keys)
+    if mismatch:
+        raise HelmReleaseError(mismatch)
+    return scope()["Release"]
+
+
+def is_rollback_ahead_of_the_function(event: dict[str, Any]) -> bool:
+    """An Update away from exactly what this installer was built for: the shape of CloudFormation rolling the
+    release back before it has rolled back the function's environment. It is acknowledged without touching
+    the cluster (the next deploy converges), so that a failed update cannot end in UPDATE_ROLLBACK_FAILED;
+    a forged event of this shape changes nothing either."""
+    old = event.get("OldResourceProperties") or {}
+    return (event["RequestType"] == "Update" and release_scope_mismatch(event["ResourceProperties"], RELEASE_KEYS)
+            is not None and release_scope_mismatch(old, RELEASE_KEYS) is None)
 
 
 # --- Release ---------------------------------------------------------------------------------------------
@@ -117,6 +135,10 @@ def on_release(event: dict[str, Any], budget: Budget) -> dict[str, Any]:
                 return {"PhysicalResourceId": event.get("PhysicalResourceId", physical_id)}
             uninstall(props, kubeconfig, workdir, budget)
             return {"PhysicalResourceId": event.get("PhysicalResourceId", physical_id)}
+        if is_rollback_ahead_of_the_function(event):
+            return {"PhysicalResourceId": event.get("PhysicalResourceId", physical_id),
+                    "Data": {"ContentSha256": props.get("ContentSha256", ""), "Revision": props.get("Revision", ""),
+                             "Vendored": "", "Dropped": "", "Skipped": "rollback acknowledged; nothing changed"}}
         built = check_release_scope(props, RELEASE_KEYS)
         kubeconfig = tools.write_kubeconfig(workdir, props["ClusterName"], props["Region"])
         if request == "Update":
