@@ -21,6 +21,8 @@ from cdk_app.validator.capacity import (
 )
 from cdk_app.validator.findings import Finding, Severity, format_path
 from cdk_app.validator.regions import hyperpod_instance_types
+# The installer's layer table, shared with the construct (that module imports no aws_cdk).
+from hyperpod_constructs.kubectl_layers import LAYER_MINORS, layer_minor
 
 # Kubernetes DNS label, as the task-governance API requires for team and priority-class names.
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -197,8 +199,6 @@ def check_instance_groups(config: KitConfig, report: Reporter) -> None:
 
 
 def check_helm_chart(config: KitConfig, report: Reporter) -> None:
-    from hyperpod_constructs.kubectl_layers import LAYER_MINORS, layer_minor
-
     hyperpod = config.hyperpod
     chart = hyperpod.helm_chart
     content, dependencies = chart.pins()
