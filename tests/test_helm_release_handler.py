@@ -32,6 +32,7 @@ from cdk_app.config.model import DEFAULT_HELM_CHART_CONTENT_SHA256, DEFAULT_HELM
 from cdk_app.team_rbac import team_manifests
 from handlers import layer_binary, load_handler
 from hyperpod_constructs.hyperpod_helm_release import COMPONENT_VALUES, component_values
+from hyperpod_constructs.kubectl_layers import layer_minor
 
 handler = load_handler("helm_release_handler")
 import chart_digest  # noqa: E402 (the handler's sibling modules, as Lambda imports them)
@@ -227,10 +228,13 @@ def render(chart: Path, values_files: tuple[Path, ...], tmp_path: Path) -> list[
 
 
 @pytest.mark.parametrize("env", ["dev", "prod"])
-def test_the_pinned_chart_renders_offline_with_the_kit_values(tmp_path, env, served, tools_offline):
+def test_the_pinned_chart_renders_offline_with_the_kit_values(tmp_path, env, served, tools_offline, monkeypatch):
     """The chart as the config pins it: the config's pins, its components and region, the dependencies
-    verified and vendored, cert-manager dropped, rendered by the layer's helm with no network."""
+    verified and vendored, cert-manager dropped, rendered with no network by the helm of the layer the
+    construct picks for the config's Kubernetes version."""
     values, config = kit_values_of(env)
+    minor = layer_minor(config.eks.kubernetes_version)
+    monkeypatch.setattr(tools, "HELM", str(layer_binary("helm/helm", tmp_path / "layer", minor)))
     content, pins = config.hyperpod.helm_chart.pins()
     assert content == DEFAULT_HELM_CHART_CONTENT_SHA256
     chart = chart_tree(tmp_path / "src")
@@ -416,6 +420,8 @@ def release_event(request: str = "Create", **change: str) -> dict[str, Any]:
     ({"ClusterName": "another-cluster"}, "ClusterName 'another-cluster' is not the cluster this installer was built for"),
     ({"Region": "eu-west-1"}, "Region 'eu-west-1' is not this installer's region \\(us-east-1\\)"),
     ({"Kind": "Shell"}, "unknown Kind 'Shell'"),
+    ({"Kind": "WaitForDeployment", "Namespace": "kube-system;", "Name": "x"}, "must be Kubernetes names"),
+    ({"Kind": "WaitForDeployment", "Namespace": "kueue-system", "Name": "--raw=/"}, "Name '--raw=/' starts with '-'"),
 ])
 def test_hostile_release_events_are_refused(scoped, change, message):
     with pytest.raises(tools.HelmReleaseError, match=message):
