@@ -8,12 +8,9 @@ from __future__ import annotations
 
 import base64
 import gzip
-import hashlib
 import http.server
 import io
 import json
-import os
-import shutil
 import subprocess
 import tarfile
 import threading
@@ -76,22 +73,25 @@ def tools_offline(monkeypatch, helm, kubectl_binary):
     monkeypatch.setenv("NO_PROXY", "127.0.0.1")
 
 
-@pytest.fixture
-def served(monkeypatch) -> dict[str, bytes]:
-    """What the handler's downloads return (a URL not served here fails as an unreachable host would)."""
-    table = dict(SERVED)
-    asked: list[str] = []
+class Downloads:
+    """What the handler's downloads return (a URL not in `table` fails as an unreachable host would), and
+    the URLs it asked for."""
 
-    def download(url: str, _budget) -> bytes:
-        asked.append(url)
-        if url not in table:
+    def __init__(self) -> None:
+        self.table, self.asked = dict(SERVED), []
+
+    def __call__(self, url: str, _budget) -> bytes:
+        self.asked.append(url)
+        if url not in self.table:
             raise tools.HelmReleaseError(f"cannot download {url}: not served in this test")
-        return table[url]
+        return self.table[url]
 
-    monkeypatch.setattr(chart_source, "download", download)
-    table_with_log = table
-    table_with_log["__asked__"] = asked  # type: ignore[assignment]
-    return table_with_log
+
+@pytest.fixture
+def served(monkeypatch) -> Downloads:
+    downloads = Downloads()
+    monkeypatch.setattr(chart_source, "download", downloads)
+    return downloads
 
 
 def budget(seconds: float = 600) -> tools.Budget:
@@ -157,7 +157,7 @@ def test_a_link_in_the_chart_is_refused(tmp_path):
 # --- fetching the chart ---------------------------------------------------------------------------------------
 
 def test_the_pinned_chart_is_accepted(tmp_path, served):
-    served[chart_source.ARCHIVE_URL.format(repository="aws/sagemaker-hyperpod-cli", revision=REVISION)] = \
+    served.table[chart_source.ARCHIVE_URL.format(repository="aws/sagemaker-hyperpod-cli", revision=REVISION)] = \
         codeload_archive(chart_tree(tmp_path / "tree"))
     chart = chart_source.fetch_chart("aws/sagemaker-hyperpod-cli", REVISION, DEFAULT_HELM_CHART_CONTENT_SHA256,
                                      tmp_path / "src", budget())
@@ -170,7 +170,7 @@ def test_a_tampered_chart_is_refused(tmp_path, served):
     tree = chart_tree(tmp_path / "tree")
     template = tree / "charts" / "hyperpod-patching" / "templates" / "clusterrole.yaml"
     template.write_text(template.read_text() + "\n# one more line\n")
-    served[chart_source.ARCHIVE_URL.format(repository="aws/sagemaker-hyperpod-cli", revision=REVISION)] = \
+    served.table[chart_source.ARCHIVE_URL.format(repository="aws/sagemaker-hyperpod-cli", revision=REVISION)] = \
         codeload_archive(tree)
     with pytest.raises(tools.HelmReleaseError, match=f"chart folder of revision {REVISION} has content digest "
                                                      f"[0-9a-f]{{64}}, but the config pins "
@@ -244,7 +244,7 @@ def test_the_pinned_chart_renders_offline_with_the_kit_values(tmp_path, env, ser
                                           tmp_path, budget())
     assert (prepared.vendored, prepared.dropped) == (("nvidia-device-plugin", "aws-efa-k8s-device-plugin"),
                                                      ("cert-manager",))
-    assert served["__asked__"] == [NVIDIA_URL, EFA_URL]
+    assert served.asked == [NVIDIA_URL, EFA_URL]
     dependencies = [d["name"] for d in json.loads((chart / "Chart.yaml").read_text())["dependencies"]]
     assert "cert-manager" not in dependencies and "nvidia-device-plugin" in dependencies
     objects = render(prepared.path, prepared.values_files, tmp_path)
@@ -266,7 +266,7 @@ def test_the_pinned_chart_renders_offline_with_the_kit_values(tmp_path, env, ser
 
 
 def test_a_tampered_dependency_is_refused(tmp_path, served, tools_offline):
-    served[NVIDIA_URL] = SERVED[NVIDIA_URL][:-1] + bytes([SERVED[NVIDIA_URL][-1] ^ 1])
+    served.table[NVIDIA_URL] = SERVED[NVIDIA_URL][:-1] + bytes([SERVED[NVIDIA_URL][-1] ^ 1])
     values, config = kit_values_of("dev")
     with pytest.raises(tools.HelmReleaseError, match=f"dependency nvidia-device-plugin from {NVIDIA_URL} has SHA-256 "
                                                      f"[0-9a-f]{{64}}, but the config pins {NVIDIA_SHA}; refusing"):
@@ -274,7 +274,7 @@ def test_a_tampered_dependency_is_refused(tmp_path, served, tools_offline):
 
 
 def test_a_dependency_of_another_chart_is_refused_even_with_its_digest(tmp_path, served, tools_offline):
-    served[NVIDIA_URL] = SERVED[EFA_URL]
+    served.table[NVIDIA_URL] = SERVED[EFA_URL]
     pins = {**PINS, "nvidia-device-plugin": chart_source.DependencyPin(NVIDIA_URL, EFA_SHA)}
     values, config = kit_values_of("dev")
     with pytest.raises(tools.HelmReleaseError, match="holds chart aws-efa-k8s-device-plugin 0.5.20, but Chart.yaml "
@@ -289,7 +289,7 @@ def test_a_pin_outside_the_repository_chart_yaml_names_is_refused(tmp_path, serv
     with pytest.raises(tools.HelmReleaseError, match="not in the repository Chart.yaml names "
                                                      "\\(https://nvidia.github.io/k8s-device-plugin\\)"):
         chart_source.prepare_chart(chart_tree(tmp_path / "src"), config.region, values, pins, tmp_path, budget())
-    assert served["__asked__"] == []
+    assert served.asked == []
 
 
 def test_an_enabled_remote_dependency_without_a_pin_is_refused_and_a_disabled_one_dropped(tmp_path, served, tools_offline):
@@ -301,7 +301,7 @@ def test_an_enabled_remote_dependency_without_a_pin_is_refused_and_a_disabled_on
     values["nvidia-device-plugin"] = {"devicePlugin": {"enabled": False}}
     prepared = chart_source.prepare_chart(chart_tree(tmp_path / "b"), config.region, values, unpinned, tmp_path, budget())
     assert prepared.dropped == ("cert-manager", "nvidia-device-plugin")
-    assert served["__asked__"] == [EFA_URL]
+    assert served.asked == [EFA_URL]
     names = {o["metadata"]["name"] for o in render(prepared.path, prepared.values_files, tmp_path)}
     assert "hyperpod-dependencies-nvidia-device-plugin" not in names
 
@@ -753,7 +753,7 @@ def test_a_create_event_runs_the_whole_path_offline(tmp_path, tools_offline, ser
     --install - which the stand-in cannot serve, so the test runs `helm template` with the very arguments
     the handler built, offline."""
     server = FakeApiServer(releases())
-    served[chart_source.ARCHIVE_URL.format(repository="aws/sagemaker-hyperpod-cli", revision=REVISION)] = \
+    served.table[chart_source.ARCHIVE_URL.format(repository="aws/sagemaker-hyperpod-cli", revision=REVISION)] = \
         codeload_archive(chart_tree(tmp_path / "tree"))
     monkeypatch.setenv("INSTALLER_SCOPE", json.dumps(SCOPE))
     monkeypatch.setenv("AWS_REGION", "us-east-1")
