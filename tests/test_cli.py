@@ -13,6 +13,7 @@ import jsonschema
 import pytest
 import yaml
 
+from cdk_app.config.model import HelmChart
 from cdk_app.config.schema import config_schema_text
 from handlers import load_handler
 
@@ -96,8 +97,13 @@ def test_chart_sha256_prints_the_pins_the_configs_carry(tmp_path):
     result = run("chart-sha256", "--archive", str(data / "HyperPodHelmChart-a00b22d.tar.gz"), *args)
     assert result.returncode == 0, result.stderr
     printed = yaml.safe_load(result.stdout)["hyperpod"]["helm_chart"]
-    pinned = yaml.safe_load((ROOT / "config" / "dev.yaml").read_text())["hyperpod"]["helm_chart"]
-    assert printed == pinned
+    for env in ("dev", "prod"):
+        pinned = yaml.safe_load((ROOT / "config" / f"{env}.yaml").read_text())["hyperpod"]["helm_chart"]
+        assert printed == pinned
+    # The model's defaults for its default revision are the same pins.
+    content, dependencies = HelmChart().pins()
+    assert (content, {n: p.model_dump() for n, p in dependencies.items()}) == (printed["content_sha256"],
+                                                                              printed["dependencies"])
     assert "# not pinned: cert-manager v1.18.2 (oci://quay.io/jetstack/charts)" in result.stdout
 
 

