@@ -11,6 +11,7 @@ from aws_cdk import App, Duration, Environment, Stack
 from aws_cdk import aws_eks_v2 as eks
 from aws_cdk.assertions import Match, Template
 
+from cdk_app.team_rbac import team_manifests
 from hyperpod_constructs.deployment_available import DeploymentAvailable, DeploymentAvailableProps
 from hyperpod_constructs.hyperpod_helm_release import (
     ChartDependencyPin,
@@ -147,7 +148,7 @@ def test_manifests_and_deployment_waits_have_a_service_timeout():
     stack = Stack(App(), "Gov", env=Environment(account="111122223333", region="eu-west-1"))
     KubernetesManifests(stack, "Rbac", props=KubernetesManifestsProps(
         service_token="arn:aws:lambda:eu-west-1:111122223333:function:x", cluster_name="hyperpod-eks", name="team-a",
-        manifests=({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}},)))
+        manifests=tuple(team_manifests("a"))))
     DeploymentAvailable(stack, "Kueue", props=DeploymentAvailableProps(
         service_token="arn:aws:lambda:eu-west-1:111122223333:function:x", cluster_name="hyperpod-eks",
         namespace="kueue-system", name="kueue-controller-manager"))
@@ -169,3 +170,13 @@ def test_bad_deployment_wait_props_raise(change, message):
                                      name="kueue-controller-manager")
     with pytest.raises(ValueError, match=message):
         DeploymentAvailable(stack, "Kueue", props=dataclasses.replace(props, **change))
+
+
+def test_manifests_the_installer_would_refuse_fail_the_synth():
+    stack = Stack(App(), "Gov", env=Environment(account="111122223333", region="eu-west-1"))
+    config_map = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x", "namespace": "kube-system"}}
+    with pytest.raises(ValueError, match="the installer would refuse these manifests: v1 ConfigMap 'x' is not an "
+                                         "object the kit writes"):
+        KubernetesManifests(stack, "Rbac", props=KubernetesManifestsProps(
+            service_token="arn:x", cluster_name="hyperpod-eks", name="team-a", manifests=(config_map,)))
+
