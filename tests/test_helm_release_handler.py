@@ -572,9 +572,18 @@ class FakeApiServer:
                 self.end_headers()
                 self.wfile.write(json.dumps(body).encode())
 
+            def write(self):
+                # Writes are recorded and refused: the stand-in keeps no state.
+                outer.writes.append((self.command, urllib.parse.urlparse(self.path).path))
+                self.send_response(501)
+                self.end_headers()
+
+            do_POST = do_PUT = do_PATCH = do_DELETE = write  # noqa: N815 (http.server's names)
+
             def log_message(self, *_args):
                 pass
 
+        self.writes: list[tuple[str, str]] = []
         self.server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
@@ -698,8 +707,10 @@ def releases(*states: str) -> dict[str, Any]:
         chosen = [s for s in items if wanted.items() <= s["metadata"]["labels"].items()]
         return 200, {"apiVersion": "v1", "kind": "SecretList", "metadata": {}, "items": chosen}
 
+    each = {f"/api/v1/namespaces/kube-system/secrets/{s['metadata']['name']}": (lambda _n, _query, s=s: (200, s))
+            for s in items}
     return {"/version": lambda _n, _query: (200, version),  # helm asks whether the cluster is reachable first
-            "/api/v1/namespaces/kube-system/secrets": secrets}
+            "/api/v1/namespaces/kube-system/secrets": secrets, **each}
 
 
 @pytest.mark.parametrize(("states", "action"), [
@@ -712,7 +723,8 @@ def releases(*states: str) -> dict[str, Any]:
 def test_a_release_left_pending_is_rolled_back_or_removed_before_the_upgrade(tmp_path, tools_offline, monkeypatch,
                                                                               states, action):
     """helm history is the real helm reading release records from the stand-in API server; the recovery
-    command it leads to is recorded (the stand-in does not implement helm's writes)."""
+    command it leads to is run by the real helm too, up to its first write (which the stand-in records and
+    refuses)."""
     server = FakeApiServer(releases(*states))
     kubeconfig = server.kubeconfig(tmp_path / "kc.json")
     real_run, ran = tools.run_tool, []
@@ -721,17 +733,24 @@ def test_a_release_left_pending_is_rolled_back_or_removed_before_the_upgrade(tmp
         if args[0] == "history":
             return real_run(binary, args, env, what, budget_)
         ran.append(args[:2] + [a for a in args[2:] if a in ("1", "2")])
+        # The real helm takes the command as written: its failure is the stand-in refusing a write, not a flag.
+        with pytest.raises(tools.HelmReleaseError) as caught:
+            real_run(binary, args, env, what, budget_)
+        assert "unknown flag" not in str(caught.value) and "invalid argument" not in str(caught.value)
         return ""
 
     monkeypatch.setattr(tools, "run_tool", run)
     props = {"ReleaseName": "hyperpod-dependencies", "Namespace": "kube-system"}
     assert handler.recover_pending(props, kubeconfig, tmp_path, budget()) == action
+    secrets = "/api/v1/namespaces/kube-system/secrets"
     if action is None:
-        assert ran == []
+        assert ran == [] and server.writes == []
     elif action == "uninstall":
         assert ran == [["uninstall", "hyperpod-dependencies"]]
+        assert ("DELETE", f"{secrets}/sh.helm.release.v1.hyperpod-dependencies.v1") in server.writes
     else:
         assert ran == [["rollback", "hyperpod-dependencies", action.split()[1]]]
+        assert server.writes[:1] == [("POST", secrets)]  # helm began writing the rollback's release record
 
 
 def test_a_changed_release_name_is_refused_but_the_rollback_to_the_installed_name_is_not(tmp_path, tools_offline):
