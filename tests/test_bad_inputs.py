@@ -19,8 +19,8 @@ eks:
   kubernetes_version: "1.33"
 hyperpod:
   helm_chart:
-    # Test data: any 64 hex digits satisfy the validator; only the installer compares the chart.
-    content_sha256: abababababababababababababababababababababababababababababababab
+    # The kit's pins for its default revision apply.
+    release_name: hyperpod-dependencies
   instance_groups:
     - name: gpu
       instance_type: ml.g5.12xlarge
@@ -157,8 +157,15 @@ CASES: list[tuple[str, str, str, str, str]] = [
                                          '  kubernetes_version: "1.33"\n  endpoint_access: private\n'
                                          f"  public_access_cidrs: [203.0.113.0/24]  {MARK}\n"),
      "HPK109", "eks.public_access_cidrs", "warning"),
-    ("chart-not-pinned", edit("  helm_chart:\n", f"  helm_chart:  {MARK}\n    revision: \"{'1' * 40}\"\n")
-     .replace("    content_sha256: " + "ab" * 32 + "\n", ""), "HPK208", "hyperpod.helm_chart", "error"),
+    ("chart-not-pinned", edit("  helm_chart:\n", f"  helm_chart:  {MARK}\n    revision: \"{'1' * 40}\"\n"),
+     "HPK208", "hyperpod.helm_chart", "error"),
+    ("chart-content-pin-wrong", edit("  helm_chart:\n", f"  helm_chart:\n    content_sha256: {'ab' * 32}  {MARK}\n"),
+     "HPK223", "hyperpod.helm_chart.content_sha256", "error"),
+    ("chart-dependency-pin-wrong", edit("  helm_chart:\n", "  helm_chart:\n    dependencies:\n"
+                                        f"      nvidia-device-plugin:  {MARK}\n"
+                                        "        url: https://nvidia.github.io/k8s-device-plugin/stable/"
+                                        f"nvidia-device-plugin-0.16.1.tgz\n        sha256: {'ab' * 32}\n"),
+     "HPK223", "hyperpod.helm_chart.dependencies.nvidia-device-plugin", "error"),
     ("chart-dependencies-not-pinned", edit("  helm_chart:\n", f"  helm_chart:  {MARK}\n    revision: \"{'1' * 40}\"\n"),
      "HPK220", "hyperpod.helm_chart", "error"),
     ("chart-dependency-pin-http", edit("  helm_chart:\n", "  helm_chart:\n    dependencies:\n      nvidia-device-plugin:\n"

@@ -51,6 +51,7 @@ CODES: dict[str, str] = {
     "HPK220": "the HyperPod Helm chart's remote dependencies are not pinned",
     "HPK221": "no kubectl/helm layer within one minor version of the Kubernetes version",
     "HPK222": "a chart component needs remote charts the kit cannot pin",
+    "HPK223": "a chart pin differs from the one the kit verified for its default revision",
     # Cluster policy.
     "HPK301": "priority class name is not allowed",
     "HPK302": "more than 10 priority classes",
