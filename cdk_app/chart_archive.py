@@ -1,27 +1,128 @@
-"""The source archive of the HyperPod dependency chart, as the installer fetches it at deploy time.
+"""The pins of the HyperPod dependency chart, computed as the installer checks them at deploy time.
 
-`hyperpod-kit chart-sha256` uses this to print the checksum an admin pins in
-hyperpod.helm_chart.sha256. The installer Lambda (constructs/helm_release_handler) builds the same
-URL on its own, since it ships without the kit; a test keeps the two in step.
+`hyperpod-kit chart-sha256` uses this to print hyperpod.helm_chart's content_sha256 and dependencies for
+an admin with internet access: the content digest of the chart folder in the commit's GitHub source
+archive (the installer downloads the same URL), and for each remote dependency of its Chart.yaml the
+.tgz URL and `digest` its repository's index.yaml publishes. The installer Lambda ships without the kit,
+so it builds the archive URL on its own (a test keeps the two in step); the digest itself has one
+implementation, helm_release_handler/chart_digest.py, which both use.
 """
 
 from __future__ import annotations
 
-import hashlib
+import io
+import tarfile
+import tempfile
+import urllib.parse
 import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from hyperpod_constructs.helm_release_handler.chart_digest import ChartDigestError, tree_sha256
 
 CHART_REPOSITORY = "aws/sagemaker-hyperpod-cli"
 ARCHIVE_URL = "https://codeload.github.com/{repository}/tar.gz/{revision}"
+CHART_FOLDER = "HyperPodHelmChart"
+MAX_BYTES = 512 * 1024 * 1024
+
+
+class ChartPinError(Exception):
+    """The archive, the chart or an index cannot be read; the message says which and why."""
+
+
+@dataclass(frozen=True)
+class DependencyPin:
+    name: str
+    version: str
+    repository: str
+    url: str | None = None
+    sha256: str | None = None
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class ChartPins:
+    revision: str | None
+    content_sha256: str
+    dependencies: tuple[DependencyPin, ...]
+
+    def to_yaml(self) -> str:
+        pinned = {d.name: {"url": d.url, "sha256": d.sha256} for d in self.dependencies if d.sha256}
+        chart: dict[str, Any] = {"revision": self.revision} if self.revision else {}
+        chart |= {"content_sha256": self.content_sha256, "dependencies": pinned}
+        text = yaml.safe_dump({"hyperpod": {"helm_chart": chart}}, sort_keys=False)
+        notes = [f"# not pinned: {d.name} {d.version} ({d.repository}): {d.note}" for d in self.dependencies if not d.sha256]
+        return text + "".join(f"{line}\n" for line in notes)
 
 
 def archive_url(revision: str, repository: str = CHART_REPOSITORY) -> str:
     return ARCHIVE_URL.format(repository=repository, revision=revision)
 
 
-def archive_sha256(url: str, timeout: float = 120) -> str:
-    """SHA-256 of the bytes at `url`, read in chunks."""
-    digest = hashlib.sha256()
-    with urllib.request.urlopen(url, timeout=timeout) as response:  # noqa: S310 (https or a local file the admin names)
-        for chunk in iter(lambda: response.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
+def read_url(url: str, timeout: float = 120) -> bytes:
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as response:  # noqa: S310 (https or a file the admin names)
+            data = response.read(MAX_BYTES + 1)
+    except (OSError, ValueError) as err:
+        raise ChartPinError(f"cannot read {url}: {err}") from err
+    if len(data) > MAX_BYTES:
+        raise ChartPinError(f"{url} is larger than {MAX_BYTES} bytes")
+    return data
+
+
+def chart_pins(archive: bytes, source: str, revision: str | None, indexes: dict[str, str]) -> ChartPins:
+    """Pins of the chart in `archive` (a GitHub source archive, or an archive of the chart folder alone).
+    indexes: repository URL or dependency name -> where to read its index.yaml instead of <repository>/index.yaml."""
+    try:
+        with tarfile.open(fileobj=io.BytesIO(archive), mode="r:gz") as tar, tempfile.TemporaryDirectory() as work:
+            commit = tar.pax_headers.get("comment")
+            if revision and commit and commit != revision:
+                raise ChartPinError(f"{source} is an archive of commit {commit}, not of {revision}")
+            prefix = _chart_prefix(tar.getnames(), source)
+            members = [m for m in tar.getmembers() if m.name == prefix or m.name.startswith(prefix + "/")]
+            tar.extractall(work, members=members, filter="data")
+            chart = Path(work) / prefix
+            content = tree_sha256(chart)
+            metadata = yaml.safe_load((chart / "Chart.yaml").read_text(encoding="utf-8")) or {}
+    except (tarfile.TarError, OSError, EOFError) as err:
+        raise ChartPinError(f"{source} is not a readable .tar.gz: {err}") from err
+    except ChartDigestError as err:
+        raise ChartPinError(f"{source}: {err}") from err
+    except yaml.YAMLError as err:
+        raise ChartPinError(f"{source}: the chart's Chart.yaml is not YAML: {err}") from err
+    remote = [d for d in metadata.get("dependencies") or []
+              if d.get("repository") and not str(d["repository"]).startswith("file://")]
+    return ChartPins(revision, content, tuple(_dependency_pin(d, indexes) for d in remote))
+
+
+def _chart_prefix(names: list[str], source: str) -> str:
+    for name in names:
+        parts = name.split("/")
+        if parts[-1] == "Chart.yaml" and (parts[1:-1] == ["helm_chart", CHART_FOLDER] or parts[:-1] == [CHART_FOLDER]):
+            return "/".join(parts[:-1])
+    raise ChartPinError(f"{source} holds no helm_chart/{CHART_FOLDER}/Chart.yaml")
+
+
+def _dependency_pin(dependency: dict[str, Any], indexes: dict[str, str]) -> DependencyPin:
+    name, version, repository = str(dependency["name"]), str(dependency.get("version", "")), str(dependency["repository"])
+    if not repository.startswith("https://"):
+        return DependencyPin(name, version, repository, note="only https chart repositories can be pinned; the "
+                             "installer drops it while the chart's values disable it and refuses it otherwise")
+    base = repository.rstrip("/") + "/"
+    index_source = indexes.get(name) or indexes.get(repository) or base + "index.yaml"
+    try:
+        index = yaml.safe_load(read_url(index_source)) or {}
+    except yaml.YAMLError as err:
+        raise ChartPinError(f"{index_source} is not YAML: {err}") from err
+    entries = (index.get("entries") or {}).get(name) or []
+    entry = next((e for e in entries if str(e.get("version", "")).removeprefix("v") == version.removeprefix("v")), None)
+    if entry is None or not entry.get("digest") or not entry.get("urls"):
+        raise ChartPinError(f"{index_source} lists no {name} {version} with a digest and a URL")
+    url = urllib.parse.urljoin(base, str(entry["urls"][0]))
+    if not url.startswith(base):
+        return DependencyPin(name, version, repository, note=f"its index serves it from {url}, outside the "
+                             "repository; the installer downloads only from the repository Chart.yaml names")
+    return DependencyPin(name, version, repository, url=url, sha256=str(entry["digest"]))

@@ -230,12 +230,14 @@ def job(config_path: Path, team: str, priority: str | None, name: str, image: st
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
               help="Read the revision from this config's hyperpod.helm_chart.")
 @click.option("--archive", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
-              help="Hash this already downloaded archive instead of fetching it.")
-def chart_sha256(revision: str | None, config_path: Path | None, archive: Path | None) -> None:
-    """Print the SHA-256 of the HyperPod chart's source archive, to pin as hyperpod.helm_chart.sha256."""
-    import urllib.error
-
-    from cdk_app.chart_archive import archive_sha256, archive_url
+              help="Read this already downloaded archive instead of fetching the commit's.")
+@click.option("--index", "indexes", multiple=True, metavar="NAME=PATH_OR_URL",
+              help="Read a dependency's index.yaml from here instead of its repository (repeatable).")
+def chart_sha256(revision: str | None, config_path: Path | None, archive: Path | None, indexes: tuple[str, ...]) -> None:
+    """Print the pins of the HyperPod chart for hyperpod.helm_chart: the chart folder's content digest and
+    each remote dependency's .tgz URL and published SHA-256. Needs internet access (GitHub and the
+    dependencies' repositories) unless --archive and --index name local copies."""
+    from cdk_app.chart_archive import ChartPinError, archive_url, chart_pins, read_url
     from cdk_app.config.model import DEFAULT_HELM_CHART_REVISION
 
     if revision is None and config_path is not None:
@@ -245,13 +247,20 @@ def chart_sha256(revision: str | None, config_path: Path | None, archive: Path |
             click.echo("\n".join(f.render() for f in err.findings), err=True)
             sys.exit(2)
     revision = revision or DEFAULT_HELM_CHART_REVISION
+    sources = {}
+    for entry in indexes:
+        name, sep, where = entry.partition("=")
+        if not sep or not name or not where:
+            click.echo(f"--index {entry!r}: expected NAME=PATH_OR_URL", err=True)
+            sys.exit(2)
+        sources[name] = Path(where).resolve().as_uri() if Path(where).exists() else where
     url = archive.resolve().as_uri() if archive else archive_url(revision)
     try:
-        digest = archive_sha256(url)
-    except (urllib.error.URLError, OSError) as err:
-        click.echo(f"cannot read {url}: {err}", err=True)
+        pins = chart_pins(read_url(url), url, revision, sources)
+    except ChartPinError as err:
+        click.echo(str(err), err=True)
         sys.exit(2)
-    click.echo(f"# {url}\nsha256: {digest}")
+    click.echo(f"# pins of {url}\n{pins.to_yaml()}", nl=False)
 
 
 @main.command()

@@ -1,10 +1,13 @@
 """The HyperPod dependency Helm chart (aws/sagemaker-hyperpod-cli, helm_chart/HyperPodHelmChart)
 as one release in kube-system, installed at deploy time by a custom resource.
 
-Synth stays offline: the template only names the pinned commit and checksum. At deploy time a
-Lambda function in the cluster's VPC fetches that commit's archive, verifies it and runs helm (see
-helm_release_handler/index.py). Its role gets a cluster-admin access entry; a helm failure fails the
-resource with helm's output as the reason.
+Synth stays offline: the template only names the pinned commit, the chart folder's content digest and
+one URL and SHA-256 per remote dependency. At deploy time a Lambda function in the cluster's VPC builds
+the chart from those pinned bytes only and runs helm (helm_release_handler/). The function is a
+cluster-admin (access entry), so what it may do is fixed here, in its environment: the cluster, chart
+source, pins, release name and namespace; it refuses any event that asks for something else. It runs
+in a security group of its own that may only open HTTPS connections, and the cluster's security group
+lets it reach the API endpoint. A helm failure fails the resource with helm's output as the reason.
 """
 
 from __future__ import annotations
@@ -16,16 +19,21 @@ from pathlib import Path
 
 from aws_cdk import CustomResource, Duration, Stack, aws_ec2 as ec2, aws_eks_v2 as eks, aws_iam as iam
 from aws_cdk import aws_logs as logs
-from aws_cdk.lambda_layer_kubectl_v35 import KubectlV35Layer
 from constructs import Construct
 
 from hyperpod_constructs.imported_network import import_vpc_subnets
+from hyperpod_constructs.kubectl_layers import kubectl_layer
 from hyperpod_constructs.python_handler_provider import PythonHandlerProvider, PythonHandlerProviderProps
 
 HANDLER_DIR = Path(__file__).resolve().parent / "helm_release_handler"
 DEFAULT_REPOSITORY = "aws/sagemaker-hyperpod-cli"
+# CloudFormation waits this long for the installer's answer (at most 3600 s). The handler answers
+# within Lambda's 15 minutes (it stops a minute early with a reason), so this only bounds a lost answer.
+SERVICE_TIMEOUT = Duration.minutes(20)
+HANDLER_TIMEOUT = Duration.minutes(15)
 
-# Component toggles -> the chart value that switches each one (the chart's dependency conditions).
+# Component toggles -> the chart value that switches each one (the chart's dependency conditions,
+# Chart.yaml at a00b22d; tests check each against the chart).
 COMPONENT_VALUES: dict[str, tuple[str, ...]] = {
     "health_monitoring_agent": ("health-monitoring-agent", "enabled"),
     "deep_health_check": ("deep-health-check", "enabled"),
@@ -36,33 +44,47 @@ COMPONENT_VALUES: dict[str, tuple[str, ...]] = {
     "neuron_device_plugin": ("neuron-device-plugin", "devicePlugin", "enabled"),
     "efa_device_plugin": ("aws-efa-k8s-device-plugin", "devicePlugin", "enabled"),
     "hyperpod_patching": ("hyperpod-patching", "enabled"),
-    "kuberay": ("kuberay", "enabled"),
     "inference_operator": ("inferenceOperators", "enabled"),
     "mlflow": ("mlflow", "enabled"),
 }
+
+
+@dataclass(frozen=True)
+class ChartDependencyPin:
+    """A remote dependency of the chart: its name in Chart.yaml, the URL of its packaged .tgz (inside the
+    repository Chart.yaml names) and the SHA-256 its repository's index.yaml publishes for it."""
+
+    name: str
+    url: str
+    sha256: str
+
 
 @dataclass(frozen=True)
 class HyperPodHelmReleaseProps:
     """Props of HyperPodHelmRelease.
 
-    cluster: the EKS cluster - required.
-    vpc_id, subnet_ids, security_group_id: where the installer runs. The subnets need egress to
-        GitHub and the chart's registries (NAT); the group must reach the API endpoint - required.
+    cluster: the EKS cluster; its cluster security group gets an HTTPS rule for the installer - required.
+    kubernetes_version: the cluster's "1.NN"; picks the kubectl/helm layer within one minor - required.
+    vpc_id, subnet_ids: where the installer runs. The subnets need HTTPS egress to GitHub and the
+        dependencies' repositories (NAT) - required.
     revision: full 40-hex commit id of the chart repository - required.
-    sha256: SHA-256 of that commit's source archive. Default: not compared (the commit id still is).
+    content_sha256: content digest of the chart folder at that commit (chart_digest.py) - required.
+    dependencies: one pin per remote dependency the chart enables. Default: none (the installer then
+        refuses a chart that enables a remote dependency).
     repository: GitHub owner/name holding helm_chart/HyperPodHelmChart. Default aws/sagemaker-hyperpod-cli.
-    release_name: Helm release name. Default hyperpod-dependencies.
-    namespace: namespace of the release. Default kube-system.
+    release_name: Helm release name; fixed once installed. Default hyperpod-dependencies.
+    namespace: namespace of the release; fixed once installed. Default kube-system.
     components: component name -> installed, for names in COMPONENT_VALUES. Default: the chart's defaults.
     log_retention: retention of the installer's log group. Default one year.
     """
 
     cluster: eks.ICluster
+    kubernetes_version: str
     vpc_id: str
     subnet_ids: tuple[str, ...]
-    security_group_id: str
     revision: str
-    sha256: str | None = None
+    content_sha256: str
+    dependencies: tuple[ChartDependencyPin, ...] = ()
     repository: str = DEFAULT_REPOSITORY
     release_name: str = "hyperpod-dependencies"
     namespace: str = "kube-system"
@@ -83,7 +105,7 @@ def component_values(components: dict[str, bool]) -> dict[str, object]:
 
 
 class HyperPodHelmRelease(Construct):
-    """Installer function, its cluster-admin access entry and the release custom resource."""
+    """Installer function, its security group, cluster-admin access entry and the release custom resource."""
 
     def __init__(self, scope: Construct, construct_id: str, *, props: HyperPodHelmReleaseProps) -> None:
         super().__init__(scope, construct_id)
@@ -91,14 +113,32 @@ class HyperPodHelmRelease(Construct):
         stack = Stack.of(self)
 
         vpc, subnets = import_vpc_subnets(self, props.vpc_id, props.subnet_ids)
+        # Its own group: HTTPS out only (EKS, STS, GitHub, chart repositories; the VPC's DNS resolver is
+        # not subject to security groups), nothing in - not the node group, which opens every port to nodes.
+        self.security_group = ec2.SecurityGroup(self, "SecurityGroup", vpc=vpc, allow_all_outbound=False,
+                                                description="hyperpod-kit chart installer: HTTPS egress only")
+        self.security_group.add_egress_rule(ec2.Peer.any_ipv4(), ec2.Port.tcp(443), "HTTPS to AWS APIs and chart sources")
+        # EKS puts its cluster security group on the API endpoint's interfaces in the VPC.
+        api_ingress = ec2.CfnSecurityGroupIngress(self, "ApiEndpointIngress", group_id=props.cluster.cluster_security_group_id,
+                                                  source_security_group_id=self.security_group.security_group_id,
+                                                  ip_protocol="tcp", from_port=443, to_port=443,
+                                                  description="hyperpod-kit chart installer to the Kubernetes API")
+        release = {
+            "Repository": props.repository, "Revision": props.revision, "ContentSha256": props.content_sha256,
+            "Dependencies": json.dumps({d.name: {"url": d.url, "sha256": d.sha256} for d in props.dependencies},
+                                       sort_keys=True),
+            "ReleaseName": props.release_name, "Namespace": props.namespace,
+            "Values": json.dumps(component_values(props.components), sort_keys=True),
+        }
         installer = PythonHandlerProvider(self, "Installer", props=PythonHandlerProviderProps(
             handler_dir=str(HANDLER_DIR), description="Installs helm_chart/HyperPodHelmChart at a pinned revision",
-            timeout=Duration.minutes(15), memory_mib=1024, ephemeral_storage_mib=2048,
-            layers=(KubectlV35Layer(self, "KubectlLayer"),), vpc=vpc, vpc_subnets=subnets,
-            security_groups=(ec2.SecurityGroup.from_security_group_id(self, "InstallerSecurityGroup",
-                                                                      props.security_group_id, mutable=False),),
-            log_retention=props.log_retention,
+            timeout=HANDLER_TIMEOUT, memory_mib=1024, ephemeral_storage_mib=2048,
+            layers=(kubectl_layer(self, "KubectlLayer", props.kubernetes_version),), vpc=vpc, vpc_subnets=subnets,
+            security_groups=(self.security_group,), log_retention=props.log_retention,
         ))
+        # What the installer may act on, fixed at synth; the handler refuses events that differ.
+        installer.function.add_environment("INSTALLER_SCOPE", stack.to_json_string(
+            {"ClusterName": props.cluster.cluster_name, "Release": release}))
         role = installer.role
         role.add_to_policy(iam.PolicyStatement(actions=["eks:DescribeCluster"], resources=[props.cluster.cluster_arn]))
         self.function = installer.function
@@ -111,33 +151,36 @@ class HyperPodHelmRelease(Construct):
             self, "Resource",
             service_token=installer.service_token,
             resource_type="Custom::HyperPodHelmRelease",
-            properties={
-                "ClusterName": props.cluster.cluster_name,
-                "Region": stack.region,
-                "Repository": props.repository,
-                "Revision": props.revision,
-                "Sha256": props.sha256 or "",
-                "ReleaseName": props.release_name,
-                "Namespace": props.namespace,
-                "Values": json.dumps(component_values(props.components), sort_keys=True),
-            },
+            service_timeout=SERVICE_TIMEOUT,
+            properties={"ClusterName": props.cluster.cluster_name, "Region": stack.region, **release},
         )
-        # helm authenticates through the access entry, so it must exist before the first call.
-        self.resource.node.add_dependency(self.access_entry)
-        self.archive_sha256 = self.resource.get_att_string("ArchiveSha256")
-        # The same cluster-admin installer applies Kubernetes manifests (KubernetesManifests) for other stacks.
+        # helm authenticates through the access entry and reaches the endpoint through the ingress rule,
+        # so both must exist before the first call.
+        self.resource.node.add_dependency(self.access_entry, api_ingress)
+        self.content_sha256 = self.resource.get_att_string("ContentSha256")
+        # The same cluster-admin installer applies Kubernetes manifests (KubernetesManifests) and waits for
+        # deployments (DeploymentAvailable) for other stacks.
         self.service_token = installer.service_token
 
 
 def _validate(props: HyperPodHelmReleaseProps) -> None:
     if not re.fullmatch(r"[0-9a-f]{40}", props.revision):
         raise ValueError(f"revision must be a full 40-hex commit id, got {props.revision!r}")
-    if props.sha256 is not None and not re.fullmatch(r"[0-9a-f]{64}", props.sha256):
-        raise ValueError(f"sha256 must be 64 lower-case hex digits, got {props.sha256!r}")
+    if not re.fullmatch(r"[0-9a-f]{64}", props.content_sha256):
+        raise ValueError(f"content_sha256 must be 64 lower-case hex digits, got {props.content_sha256!r}")
+    for pin in props.dependencies:
+        if not re.fullmatch(r"[0-9a-f]{64}", pin.sha256):
+            raise ValueError(f"dependency {pin.name}: sha256 must be 64 lower-case hex digits, got {pin.sha256!r}")
+        if not re.fullmatch(r"https://[^\s]+\.tgz", pin.url):
+            raise ValueError(f"dependency {pin.name}: url must be an https URL of a .tgz, got {pin.url!r}")
+    if len({pin.name for pin in props.dependencies}) != len(props.dependencies):
+        raise ValueError("dependencies pins a name twice")
     if not re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", props.repository):
         raise ValueError(f"repository must be a GitHub owner/name, got {props.repository!r}")
     if not re.fullmatch(r"[a-z0-9]([-a-z0-9]{0,51}[a-z0-9])?", props.release_name):
         raise ValueError(f"release_name must be a Helm release name (lower-case DNS label, <= 53), got {props.release_name!r}")
+    if not re.fullmatch(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?", props.namespace):
+        raise ValueError(f"namespace must be a Kubernetes namespace name, got {props.namespace!r}")
     if not props.subnet_ids:
         raise ValueError("subnet_ids must name at least one subnet for the installer")
     unknown = set(props.components) - set(COMPONENT_VALUES)

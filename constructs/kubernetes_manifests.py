@@ -1,6 +1,9 @@
 """Kubernetes objects applied to an EKS cluster at deploy time by the kit's installer function
 (helm_release_handler, Kind "Manifests"): server-side apply on create and update, objects an update
-leaves out are deleted, all of them are deleted with the resource."""
+leaves out are deleted, all of them are deleted with the resource. The installer accepts only what the
+kit writes: Role and RoleBinding of a team in hyperpod-ns-<team>, and ValidatingAdmissionPolicy /
+ValidatingAdmissionPolicyBinding named hyperpod-kit-* (helm_release_handler/manifest_policy.py); this
+construct refuses anything else at synth, with the installer's reason."""
 
 from __future__ import annotations
 
@@ -11,13 +14,16 @@ from typing import Any
 from aws_cdk import CustomResource, Stack
 from constructs import Construct
 
+from hyperpod_constructs.helm_release_handler.manifest_policy import manifest_refusal
+from hyperpod_constructs.hyperpod_helm_release import SERVICE_TIMEOUT
+
 
 @dataclass(frozen=True)
 class KubernetesManifestsProps:
     """Props of KubernetesManifests.
 
     service_token: the installer's custom resource provider (HyperPodHelmRelease.service_token) - required.
-    cluster_name: EKS cluster to apply to - required.
+    cluster_name: EKS cluster to apply to (the installer's own) - required.
     name: name of this set, unique in the cluster - required.
     manifests: Kubernetes objects, each with apiVersion, kind and metadata.name - required, at least one.
     """
@@ -36,8 +42,12 @@ class KubernetesManifests(Construct):
         for manifest in props.manifests:
             if not {"apiVersion", "kind"} <= set(manifest) or not manifest.get("metadata", {}).get("name"):
                 raise ValueError(f"each manifest needs apiVersion, kind and metadata.name, got {manifest!r}")
+        refusals = [reason for reason in map(manifest_refusal, props.manifests) if reason]
+        if refusals:
+            raise ValueError("the installer would refuse these manifests: " + "; ".join(refusals))
         self.resource = CustomResource(
             self, "Resource", service_token=props.service_token, resource_type="Custom::KubernetesManifests",
+            service_timeout=SERVICE_TIMEOUT,
             properties={"Kind": "Manifests", "ClusterName": props.cluster_name, "Region": Stack.of(self).region,
                         "Name": props.name, "Manifests": json.dumps(list(props.manifests), sort_keys=True)},
         )

@@ -107,7 +107,7 @@ def test_dev_deep_health_checks_default_by_instance_type(apps):
 def test_cluster_stack_outputs(apps, env):
     outputs = apps[env][f"HyperPod-{env}-cluster"].to_json()["Outputs"]
     assert {"EksClusterName", "EksClusterArn", "HyperPodClusterName", "HyperPodClusterArn", "LifecycleBucketName",
-            "ExecutionRoleArn", "KubeconfigCommand", "HelmChartArchiveSha256"} <= set(outputs)
+            "ExecutionRoleArn", "KubeconfigCommand", "HelmChartContentSha256"} <= set(outputs)
 
 
 def test_lifecycle_bucket_name_is_per_account_region_environment(apps):
@@ -142,14 +142,18 @@ def test_no_wildcard_action_in_any_iam_policy(apps, env):
 
 
 def test_deploy_order_chart_cluster_addon_policy_quotas(apps, tmp_path):
-    """Helm release -> HyperPod cluster (cluster stack) -> task governance add-on -> cluster policy -> quotas."""
+    """Helm release -> HyperPod cluster (cluster stack) -> task governance add-on -> Kueue Available -> cluster
+    policy -> quotas."""
     for env in ENVIRONMENTS:
         governance = apps[env][f"HyperPod-{env}-governance"].to_json()["Resources"]
         [addon_id] = [k for k, v in governance.items() if v["Type"] == "AWS::EKS::Addon"
                       and v["Properties"]["AddonName"] == "amazon-sagemaker-hyperpod-taskgovernance"]
         [policy_id] = [k for k, v in governance.items() if v["Type"].endswith("ClusterSchedulerConfig")]
         quotas = [v for v in governance.values() if v["Type"].endswith("ComputeQuota")]
-        assert addon_id in governance[policy_id]["DependsOn"]
+        [wait_id] = [k for k, v in governance.items() if v["Type"] == "Custom::DeploymentAvailable"]
+        assert governance[wait_id]["Properties"]["Namespace"] == "kueue-system"
+        assert governance[wait_id]["Properties"]["Name"] == "kueue-controller-manager"
+        assert addon_id in governance[wait_id]["DependsOn"] and wait_id in governance[policy_id]["DependsOn"]
         assert quotas and all(policy_id in q["DependsOn"] for q in quotas)
         # The governance stack reads the HyperPod cluster's ARN from the cluster stack, so it deploys after it.
         policy_cluster = json.dumps(governance[policy_id]["Properties"])

@@ -19,8 +19,8 @@ eks:
   kubernetes_version: "1.33"
 hyperpod:
   helm_chart:
-    # Test data: any 64 hex digits satisfy the validator; only the installer compares the archive.
-    sha256: abababababababababababababababababababababababababababababababab
+    # The kit's pins for its default revision apply.
+    release_name: hyperpod-dependencies
   instance_groups:
     - name: gpu
       instance_type: ml.g5.12xlarge
@@ -171,8 +171,27 @@ CASES: list[tuple[str, str, str, str, str]] = [
                                          '  kubernetes_version: "1.33"\n  endpoint_access: private\n'
                                          f"  public_access_cidrs: [203.0.113.0/24]  {MARK}\n"),
      "HPK109", "eks.public_access_cidrs", "warning"),
-    ("chart-not-pinned", edit("  helm_chart:\n", f"  helm_chart:  {MARK}\n    release_name: hyperpod-dependencies\n")
-     .replace("    sha256: " + "ab" * 32 + "\n", ""), "HPK208", "hyperpod.helm_chart", "warning"),
+    ("chart-not-pinned", edit("  helm_chart:\n", f"  helm_chart:  {MARK}\n    revision: \"{'1' * 40}\"\n"),
+     "HPK208", "hyperpod.helm_chart", "error"),
+    ("chart-content-pin-wrong", edit("  helm_chart:\n", f"  helm_chart:\n    content_sha256: {'ab' * 32}  {MARK}\n"),
+     "HPK223", "hyperpod.helm_chart.content_sha256", "error"),
+    ("chart-dependency-pin-wrong", edit("  helm_chart:\n", "  helm_chart:\n    dependencies:\n"
+                                        f"      nvidia-device-plugin:  {MARK}\n"
+                                        "        url: https://nvidia.github.io/k8s-device-plugin/stable/"
+                                        f"nvidia-device-plugin-0.16.1.tgz\n        sha256: {'ab' * 32}\n"),
+     "HPK223", "hyperpod.helm_chart.dependencies.nvidia-device-plugin", "error"),
+    ("chart-dependencies-not-pinned", edit("  helm_chart:\n", f"  helm_chart:  {MARK}\n    revision: \"{'1' * 40}\"\n"),
+     "HPK220", "hyperpod.helm_chart", "error"),
+    ("chart-dependency-pin-http", edit("  helm_chart:\n", "  helm_chart:\n    dependencies:\n      nvidia-device-plugin:\n"
+                                       f"        url: http://nvidia.github.io/x.tgz  {MARK}\n        sha256: {'ab' * 32}\n"),
+     "HPK015", "hyperpod.helm_chart.dependencies.nvidia-device-plugin.url", "error"),
+    ("chart-inference-operator", edit("  helm_chart:\n", "  helm_chart:\n    components:\n"
+                                      f"      inference_operator: true  {MARK}\n"),
+     "HPK222", "hyperpod.helm_chart.components.inference_operator", "error"),
+    ("chart-kuberay-gone", edit("  helm_chart:\n", f"  helm_chart:\n    components:\n      kuberay: true  {MARK}\n"),
+     "HPK010", "hyperpod.helm_chart.components.kuberay", "error"),
+    ("kubernetes-without-layer", edit('  kubernetes_version: "1.33"\n', f'  kubernetes_version: "1.31"  {MARK}\n'),
+     "HPK221", "eks.kubernetes_version", "error"),
     ("recovery-without-agent", edit("  helm_chart:\n", "  helm_chart:\n    components:\n"
                                     f"      health_monitoring_agent: false  {MARK}\n"),
      "HPK209", "hyperpod.helm_chart.components.health_monitoring_agent", "error"),

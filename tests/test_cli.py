@@ -13,6 +13,7 @@ import jsonschema
 import pytest
 import yaml
 
+from cdk_app.config.model import HelmChart
 from cdk_app.config.schema import config_schema_text
 from handlers import load_handler
 
@@ -77,12 +78,41 @@ def test_configs_reference_the_schema_and_satisfy_it(path):
     jsonschema.Draft202012Validator(schema).validate(yaml.safe_load(text))
 
 
-def test_chart_sha256_of_a_downloaded_archive(tmp_path):
+def test_chart_sha256_prints_the_pins_the_configs_carry(tmp_path):
+    """The chart and dependency copies of tests/data/hyperpod-chart, with index files that publish the
+    digests its README records: the printed pins are exactly config/dev.yaml's."""
+    data = ROOT / "tests" / "data" / "hyperpod-chart"
+    published = {"nvidia-device-plugin": ("0.16.1", "stable/nvidia-device-plugin-0.16.1.tgz",
+                                          "a77b4e81fd56a11e39536500a7a6538899b952c4b4370200280bce313dffda6a"),
+                 "aws-efa-k8s-device-plugin": ("v0.5.20", "aws-efa-k8s-device-plugin-v0.5.20.tgz",
+                                               "252967e2083799987d576ac86986b3316ce350dd1da2d07a8b83b5c4288fbcf4")}
+    args = []
+    for name, (version, url, digest) in published.items():
+        assert hashlib.sha256((data / url.rsplit("/", 1)[-1]).read_bytes()).hexdigest() == digest
+        index = tmp_path / f"{name}.yaml"
+        index.write_text(yaml.safe_dump({"apiVersion": "v1", "entries": {name: [
+            {"version": "0.0.1", "digest": "00" * 32, "urls": ["old.tgz"]},
+            {"version": version, "digest": digest, "urls": [url]}]}}))
+        args += ["--index", f"{name}={index}"]
+    result = run("chart-sha256", "--archive", str(data / "HyperPodHelmChart-a00b22d.tar.gz"), *args)
+    assert result.returncode == 0, result.stderr
+    printed = yaml.safe_load(result.stdout)["hyperpod"]["helm_chart"]
+    for env in ("dev", "prod"):
+        pinned = yaml.safe_load((ROOT / "config" / f"{env}.yaml").read_text())["hyperpod"]["helm_chart"]
+        assert printed == pinned
+    # The model's defaults for its default revision are the same pins.
+    content, dependencies = HelmChart().pins()
+    assert (content, {n: p.model_dump() for n, p in dependencies.items()}) == (printed["content_sha256"],
+                                                                              printed["dependencies"])
+    assert "# not pinned: cert-manager v1.18.2 (oci://quay.io/jetstack/charts)" in result.stdout
+
+
+def test_chart_sha256_of_an_unreadable_archive_exits_2(tmp_path):
     archive = tmp_path / "chart.tar.gz"
     archive.write_bytes(b"archive bytes")
     result = run("chart-sha256", "--archive", str(archive))
-    assert result.returncode == 0, result.stderr
-    assert f"sha256: {hashlib.sha256(b'archive bytes').hexdigest()}" in result.stdout
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert f"{archive.as_uri()} is not a readable .tar.gz" in result.stderr
 
 
 def test_chart_sha256_without_network_says_so_and_exits_2():
@@ -97,7 +127,9 @@ def test_chart_archive_url_matches_the_installer():
     
     from cdk_app.chart_archive import ARCHIVE_URL, CHART_REPOSITORY
 
-    handler = load_handler("helm_release_handler")
-    assert handler.ARCHIVE_URL == ARCHIVE_URL
+    load_handler("helm_release_handler")
+    import chart_source  # the handler's sibling module, as Lambda imports it
+
+    assert chart_source.ARCHIVE_URL == ARCHIVE_URL
     from hyperpod_constructs.hyperpod_helm_release import DEFAULT_REPOSITORY
     assert DEFAULT_REPOSITORY == CHART_REPOSITORY

@@ -167,7 +167,8 @@ def test_team_access_bad_props(team, principals, message):
 
 def test_manifests_resource_and_bad_props():
     s = stack()
-    manifest = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x", "namespace": "default"}}
+    manifest = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+                "metadata": {"name": "x", "namespace": "hyperpod-ns-a"}, "rules": []}
     KubernetesManifests(s, "M", props=KubernetesManifestsProps(service_token="arn:aws:lambda:us-west-2:111122223333:function:f",
                                                                cluster_name="eks", name="set", manifests=(manifest,)))
     Template.from_stack(s).has_resource_properties("Custom::KubernetesManifests", {

@@ -29,8 +29,19 @@ Toggle = Literal["Enabled", "Disabled"]
 ExtraCapability = Literal["IPC_LOCK", "SYS_RESOURCE"]
 
 DEFAULT_TASK_GOVERNANCE_VERSION = "v1.6.0-eksbuild.1"
-# aws/sagemaker-hyperpod-cli commit whose helm_chart/HyperPodHelmChart the kit installs by default.
-DEFAULT_HELM_CHART_REVISION = "40eb213ed5fe90a4d16f1664db07d174b9b3d69d"
+# aws/sagemaker-hyperpod-cli commit whose helm_chart/HyperPodHelmChart the kit installs by default, and
+# its pins (hyperpod-kit chart-sha256 prints them): the chart folder's content digest, and each remote
+# dependency's .tgz with the SHA-256 its repository's index.yaml publishes. cert-manager (OCI, disabled
+# by the chart's values) is left out: the installer drops disabled remote dependencies.
+DEFAULT_HELM_CHART_REVISION = "a00b22d17ea928a6e39a43bd2efdafe01b1005ea"
+DEFAULT_HELM_CHART_CONTENT_SHA256 = "c23c8e64d6aa4531122dc13b9358b58067140ec36a6a4cad4d6592131bf00931"
+DEFAULT_HELM_CHART_DEPENDENCIES = {
+    "nvidia-device-plugin": ("https://nvidia.github.io/k8s-device-plugin/stable/nvidia-device-plugin-0.16.1.tgz",
+                             "a77b4e81fd56a11e39536500a7a6538899b952c4b4370200280bce313dffda6a"),
+    "aws-efa-k8s-device-plugin": ("https://aws.github.io/eks-charts/aws-efa-k8s-device-plugin-v0.5.20.tgz",
+                                  "252967e2083799987d576ac86986b3316ce350dd1da2d07a8b83b5c4288fbcf4"),
+}
+SHA256_PATTERN = r"^[0-9a-f]{64}$"
 DEFAULT_BORROW_LIMIT = 50
 
 
@@ -124,24 +135,44 @@ class HelmComponents(_Model):
     """EFA device plugin (vpc.amazonaws.com/efa resources)."""
     hyperpod_patching: Bool = True
     """Permissions HyperPod needs to patch nodes."""
-    kuberay: Bool = True
-    """KubeRay operator."""
     inference_operator: Bool = False
-    """HyperPod inference operator."""
+    """HyperPod inference operator. At a00b22d it needs remote charts the kit does not pin (the installer refuses it)."""
     mlflow: Bool = False
     """MLflow integration."""
+
+
+class ChartDependencyPin(_Model):
+    url: Annotated[Str, Field(pattern=r"^https://[^\s]+\.tgz$")]
+    """URL of the packaged dependency (.tgz), inside the repository the chart's Chart.yaml names."""
+    sha256: Annotated[Str, Field(pattern=SHA256_PATTERN)]
+    """SHA-256 of that .tgz: the `digest` its repository's index.yaml publishes."""
 
 
 class HelmChart(_Model):
     revision: Annotated[Str, Field(pattern=r"^[0-9a-f]{40}$")] = DEFAULT_HELM_CHART_REVISION
     """Full commit id of aws/sagemaker-hyperpod-cli whose helm_chart/HyperPodHelmChart is installed."""
-    sha256: Annotated[Str, Field(pattern=r"^[0-9a-f]{64}$")] | None = None
-    """SHA-256 of that commit's GitHub source archive; the installer refuses an archive that differs.
-    Print it with `hyperpod-kit chart-sha256`, or copy the stack output HelmChartArchiveSha256."""
+    content_sha256: Annotated[Str, Field(pattern=SHA256_PATTERN)] | None = None
+    """Content digest of that commit's helm_chart/HyperPodHelmChart folder (README: "Chart pins"); the
+    installer refuses a chart that differs. Required unless revision is the kit's default (then the kit's pin).
+    Print it with `hyperpod-kit chart-sha256`."""
+    dependencies: dict[Annotated[Str, Field(pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")], ChartDependencyPin] | None = None
+    """Pin of each remote dependency the chart enables, by its name in Chart.yaml; disabled ones are dropped.
+    Required unless revision is the kit's default (then the kit's pins). Print them with `hyperpod-kit chart-sha256`."""
     release_name: Annotated[Str, Field(pattern=r"^[a-z0-9]([-a-z0-9]{0,51}[a-z0-9])?$")] = "hyperpod-dependencies"
-    """Helm release name in kube-system."""
+    """Helm release name in kube-system. Fixed once installed: the installer refuses a change (a second
+    release would collide with the first); the validator cannot see the installed name (not even with --live)."""
     components: HelmComponents = HelmComponents()
     """Which components of the chart are installed."""
+
+    def pins(self) -> tuple[str | None, dict[str, ChartDependencyPin] | None]:
+        """(content digest, dependency pins) in force: the config's, else the kit's for its default revision."""
+        default = self.revision == DEFAULT_HELM_CHART_REVISION
+        content = self.content_sha256 or (DEFAULT_HELM_CHART_CONTENT_SHA256 if default else None)
+        dependencies = self.dependencies
+        if dependencies is None and default:
+            dependencies = {name: ChartDependencyPin(url=url, sha256=digest)
+                            for name, (url, digest) in DEFAULT_HELM_CHART_DEPENDENCIES.items()}
+        return content, dependencies
 
 
 class Lifecycle(_Model):

@@ -15,7 +15,11 @@ from cdk_app.network_zones import cluster_zone_ids
 from hyperpod_constructs.hyperpod_cluster import HyperPodCluster, HyperPodClusterProps, InstanceGroupSpec, NodeTaint
 from hyperpod_constructs.hyperpod_eks_cluster import HyperPodEksCluster, HyperPodEksClusterProps
 from hyperpod_constructs.hyperpod_execution_role import HyperPodExecutionRole, HyperPodExecutionRoleProps
-from hyperpod_constructs.hyperpod_helm_release import HyperPodHelmRelease, HyperPodHelmReleaseProps
+from hyperpod_constructs.hyperpod_helm_release import (
+    ChartDependencyPin,
+    HyperPodHelmRelease,
+    HyperPodHelmReleaseProps,
+)
 from hyperpod_constructs.hyperpod_network import HyperPodNetwork
 from hyperpod_constructs.lifecycle_scripts_bucket import LifecycleScriptsBucket, LifecycleScriptsBucketProps
 
@@ -78,9 +82,12 @@ class ClusterStack(Stack):
             vpc_id=network.vpc_id, eks_cluster_arn=eks.cluster_arn, eks_cluster_name=eks.cluster_name,
             lifecycle_bucket_arn=scripts.bucket_arn))
         chart = config.hyperpod.helm_chart
+        content_sha256, pins = chart.pins()  # the validator refuses a config where either is missing
         dependencies = HyperPodHelmRelease(self, "HelmChart", props=HyperPodHelmReleaseProps(
-            cluster=eks.cluster, vpc_id=network.vpc_id, subnet_ids=subnets,
-            security_group_id=network.security_group_id, revision=chart.revision, sha256=chart.sha256,
+            cluster=eks.cluster, kubernetes_version=config.eks.kubernetes_version, vpc_id=network.vpc_id,
+            subnet_ids=subnets, revision=chart.revision, content_sha256=content_sha256 or "",
+            dependencies=tuple(ChartDependencyPin(name=name, url=pin.url, sha256=pin.sha256)
+                               for name, pin in sorted((pins or {}).items())),
             release_name=chart.release_name, components=chart.components.model_dump(),
         ))
         for addon in eks.addons.values():
@@ -104,7 +111,7 @@ class ClusterStack(Stack):
             "EksClusterName": eks.cluster_name, "EksClusterArn": eks.cluster_arn,
             "HyperPodClusterName": hyperpod.cluster_name, "HyperPodClusterArn": hyperpod.cluster_arn,
             "LifecycleBucketName": scripts.bucket_name, "ExecutionRoleArn": role.role_arn,
-            "HelmChartArchiveSha256": dependencies.archive_sha256,
+            "HelmChartContentSha256": dependencies.content_sha256,
             "KubeconfigCommand": Fn.join("", [f"aws eks update-kubeconfig --region {config.region} --name ",
                                               eks.cluster_name]),
         }

@@ -15,6 +15,7 @@ from cdk_app.governance_types import uses_native
 from cdk_app.guardrails import guardrail_manifests
 from cdk_app.team_rbac import team_group, team_manifests
 from cdk_app.validator.capacity import shared_pool_quota
+from hyperpod_constructs.deployment_available import DeploymentAvailable, DeploymentAvailableProps
 from hyperpod_constructs.kubernetes_manifests import KubernetesManifests, KubernetesManifestsProps
 from hyperpod_constructs.nag_acknowledgements import acknowledge, managed_policy
 from hyperpod_constructs.sagemaker_governance_resource import (
@@ -26,6 +27,9 @@ from hyperpod_constructs.team_access import TeamAccess, TeamAccessProps
 
 TASK_GOVERNANCE_ADDON = "amazon-sagemaker-hyperpod-taskgovernance"
 OBSERVABILITY_ADDON = "amazon-cloudwatch-observability"
+# Where the task-governance add-on runs Kueue's controller.
+KUEUE_NAMESPACE = "kueue-system"
+KUEUE_DEPLOYMENT = "kueue-controller-manager"
 
 
 def quota_resource(entry: QuotaEntry) -> dict[str, Any]:
@@ -75,7 +79,13 @@ class GovernanceStack(Stack):
         policy = SageMakerGovernanceResource(self, "ClusterPolicy", props=SageMakerGovernanceResourceProps(
             kind="ClusterSchedulerConfig", parameters=policy_parameters(config, hyperpod_cluster_arn),
             native=uses_native(config, "cluster_policy"), eks_cluster_name=eks_cluster_name))
-        policy.node.add_dependency(addon)
+        # The add-on is ACTIVE before Kueue's controller (and the webhooks it serves) runs; the policy and
+        # quotas go in once it is Available, as AWS's Terraform for HyperPod does.
+        kueue = DeploymentAvailable(self, "KueueAvailable", props=DeploymentAvailableProps(
+            service_token=installer_service_token, cluster_name=eks_cluster_name, namespace=KUEUE_NAMESPACE,
+            name=KUEUE_DEPLOYMENT))
+        kueue.node.add_dependency(addon)
+        policy.node.add_dependency(kueue)
 
         native_quota = uses_native(config, "compute_quota")
         quotas: dict[str, SageMakerGovernanceResource] = {}

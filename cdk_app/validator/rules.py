@@ -8,7 +8,13 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from fractions import Fraction
 
-from cdk_app.config.model import KitConfig
+from cdk_app.config.model import (
+    DEFAULT_HELM_CHART_CONTENT_SHA256,
+    DEFAULT_HELM_CHART_DEPENDENCIES,
+    DEFAULT_HELM_CHART_REVISION,
+    HelmChart,
+    KitConfig,
+)
 from cdk_app.config.yaml_source import PathKey, SourceMap
 from cdk_app.instance_types import CATALOGUE
 from cdk_app.governance_types import GOVERNANCE_TYPES, region_offers
@@ -25,6 +31,8 @@ from cdk_app.validator.capacity import (
 from cdk_app.validator.findings import Finding, Severity, format_path
 from cdk_app.validator.regions import hyperpod_instance_types
 from hyperpod_constructs.subnet_layout import MAX_ZONE_NUMBER, zone_number
+# The installer's layer table, shared with the construct (that module imports no aws_cdk).
+from hyperpod_constructs.kubectl_layers import LAYER_MINORS, layer_minor
 
 # Kubernetes DNS label, as the task-governance API requires for team and priority-class names.
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -235,14 +243,45 @@ def check_instance_groups(config: KitConfig, report: Reporter) -> None:
 def check_helm_chart(config: KitConfig, report: Reporter) -> None:
     hyperpod = config.hyperpod
     chart = hyperpod.helm_chart
-    if chart.sha256 is None:
-        report.warning("HPK208", ("hyperpod", "helm_chart"),
-                       f"the chart archive of revision {chart.revision[:12]} is fetched without a checksum to compare",
-                       "set hyperpod.helm_chart.sha256 (print it with: hyperpod-kit chart-sha256)")
+    content, dependencies = chart.pins()
+    if content is None:
+        report.error("HPK208", ("hyperpod", "helm_chart"),
+                     f"revision {chart.revision[:12]} is not the kit's default, and nothing pins the chart's content",
+                     "set hyperpod.helm_chart.content_sha256 (print it with: hyperpod-kit chart-sha256 --revision ...)")
+    if dependencies is None:
+        report.error("HPK220", ("hyperpod", "helm_chart"),
+                     f"revision {chart.revision[:12]} is not the kit's default, and nothing pins its remote dependencies",
+                     "set hyperpod.helm_chart.dependencies (hyperpod-kit chart-sha256 prints them; {} if it has none)")
+    if chart.revision == DEFAULT_HELM_CHART_REVISION:
+        _check_known_pins(chart, report)
+    if chart.revision == DEFAULT_HELM_CHART_REVISION and chart.components.inference_operator:
+        report.error("HPK222", ("hyperpod", "helm_chart", "components", "inference_operator"),
+                     f"the inference operator of chart {chart.revision[:12]} needs six remote charts of its own "
+                     "that the kit cannot pin, so the installer refuses it",
+                     "install the inference operator as its EKS add-on, and set inference_operator: false")
+    if layer_minor(config.eks.kubernetes_version) is None:
+        report.error("HPK221", ("eks", "kubernetes_version"),
+                     f"the kit ships no kubectl/helm layer within one minor version of {config.eks.kubernetes_version}",
+                     f"use a version from 1.{LAYER_MINORS[0] - 1} to 1.{LAYER_MINORS[-1] + 1}")
     if hyperpod.node_recovery == "Automatic" and not chart.components.health_monitoring_agent:
         report.error("HPK209", ("hyperpod", "helm_chart", "components", "health_monitoring_agent"),
                      "automatic node recovery acts on the faults the health monitoring agent reports",
                      "enable health_monitoring_agent, or set hyperpod.node_recovery: None")
+
+
+def _check_known_pins(chart: HelmChart, report: Reporter) -> None:
+    """At the kit's default revision the right pins are known: a different one is a typo or a tampered chart."""
+    base: PathKey = ("hyperpod", "helm_chart")
+    if chart.content_sha256 not in (None, DEFAULT_HELM_CHART_CONTENT_SHA256):
+        report.error("HPK223", base + ("content_sha256",),
+                     f"revision {chart.revision[:12]}'s chart has content digest {DEFAULT_HELM_CHART_CONTENT_SHA256}",
+                     "copy the pins hyperpod-kit chart-sha256 prints, or leave content_sha256 out for the default")
+    for name, pin in (chart.dependencies or {}).items():
+        known = DEFAULT_HELM_CHART_DEPENDENCIES.get(name)
+        if known is not None and (pin.url, pin.sha256) != known:
+            report.error("HPK223", base + ("dependencies", name),
+                         f"revision {chart.revision[:12]} pins {name} as {known[0]} with SHA-256 {known[1]}",
+                         "copy the pins hyperpod-kit chart-sha256 prints, or leave dependencies out for the default")
 
 
 def _unknown_type(report: Reporter, path: PathKey, instance_type: str) -> None:

@@ -1,88 +1,272 @@
-"""Custom resource handler: install the HyperPod dependency Helm chart at a pinned revision, and apply
-Kubernetes manifests (Kind "Manifests", e.g. team RBAC) - both need a cluster-admin kubeconfig.
+"""Custom resource handler of the kit's cluster-admin installer. Three kinds of resource:
 
-Runs in Lambda (Python runtime, helm from the kubectl layer at /opt/helm/helm), inside the VPC so it
-reaches a private EKS endpoint. Create and Update fetch the GitHub source archive of the pinned
-commit, refuse it unless its SHA-256 (when pinned) and its commit id match, build the chart's
-dependencies and run `helm upgrade --install`. Delete uninstalls the release. Manifests wait for the
-namespaces they live in (the add-on creates team namespaces asynchronously). Any failure
-raises HelmReleaseError with the tail of helm's output; the custom resource framework turns that into
-the CloudFormation failure reason, so the deployment stops there.
+- Release (the default): the HyperPod dependency Helm chart at a pinned revision. Create and Update
+  build the chart from pinned bytes only (chart_source.py), roll back or remove a release that an
+  interrupted run left pending, and run `helm upgrade --install`; Delete uninstalls the release.
+- Manifests: Kubernetes objects (team RBAC, admission guardrails) applied server-side after their
+  namespaces exist; objects an update leaves out, or a delete, are deleted.
+- WaitForDeployment: succeeds once a Deployment reports Available (Kueue before the cluster policy).
 
-Only the standard library and boto3 (both in the Lambda runtime) are used.
+The function is a standing cluster-admin that anyone allowed lambda:InvokeFunction can call, so it does
+only what it was built for: the cluster, region, chart source and pins, release name and namespace are
+fixed in its environment at synth (INSTALLER_SCOPE) and an event that differs is refused (an Update back
+from exactly those values, the shape of a rollback, is acknowledged without touching the cluster); values that
+start with "-" (helm and kubectl would read them as flags) are refused; manifests may only be the
+kinds the kit writes, in the namespaces it writes them to (manifest_policy.py).
+
+Every request budgets its time from the Lambda context and fails with a reason before Lambda's own
+timeout; Delete succeeds when the EKS cluster no longer exists. Any failure raises HelmReleaseError
+and the custom resource framework turns its message into the CloudFormation failure reason.
 """
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import io
 import json
 import os
 import re
-import subprocess
-import tarfile
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
-HELM = os.environ.get("HELM_BINARY", "/opt/helm/helm")
-KUBECTL = os.environ.get("KUBECTL_BINARY", "/opt/kubectl/kubectl")
-ARCHIVE_URL = "https://codeload.github.com/{repository}/tar.gz/{revision}"
-CHART_PATH = "helm_chart/HyperPodHelmChart"
-MAX_ARCHIVE_BYTES = 512 * 1024 * 1024
-# CloudFormation shows at most a few kilobytes of a failure reason; keep helm's last words.
-OUTPUT_TAIL = 3000
-# Lambda stops at 15 minutes; helm must give up (and report) before that.
-HELM_TIMEOUT = "11m"
+import installer_tools as tools
+from chart_source import DependencyPin, fetch_chart, prepare_chart
+from installer_tools import Budget, ClusterGone, HelmReleaseError
+from manifest_policy import DNS_SUBDOMAIN, manifest_refusal
+
+SCOPE_VARIABLE = "INSTALLER_SCOPE"
+# Properties of a Release event that must equal the scope's (Region is compared with AWS_REGION).
+RELEASE_KEYS = ("Repository", "Revision", "ContentSha256", "Dependencies", "ReleaseName", "Namespace", "Values")
+# helm keeps a release by name in a namespace: a new name or namespace is a second release, never a rename.
+CREATE_ONLY_KEYS = ("ReleaseName", "Namespace")
+PENDING = ("pending-install", "pending-upgrade", "pending-rollback")
 # The task-governance add-on creates hyperpod-ns-<team> a moment after CloudFormation has created the
 # team's compute quota; manifests for that namespace wait this long for it before failing.
 NAMESPACE_WAIT_SECONDS = 300
-NAMESPACE_POLL_SECONDS = 5
+POLL_SECONDS = 5
+# WaitForDeployment's default bound when the event names none.
+DEPLOYMENT_WAIT_SECONDS = 600
+
+DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 
 
-class HelmReleaseError(Exception):
-    """A failure the deployment must stop on; the message is what CloudFormation shows."""
+def on_event(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
+    budget = Budget.from_context(context)
+    props = event.get("ResourceProperties") or {}
+    kind = props.get("Kind", "Release")
+    handler = KINDS.get(kind)
+    if handler is None:
+        raise HelmReleaseError(f"unknown Kind {kind!r}; this installer handles {', '.join(sorted(KINDS))}")
+    check_scope(props)
+    return handler(event, budget)
 
 
-def on_event(event: dict[str, Any], _context: Any = None) -> dict[str, Any]:
+# --- what the installer was built for ------------------------------------------------------------------
+
+def scope() -> dict[str, Any]:
+    raw = os.environ.get(SCOPE_VARIABLE)
+    if not raw:
+        raise HelmReleaseError(f"{SCOPE_VARIABLE} is not set; the installer acts only on what it was built for")
+    return json.loads(raw)
+
+
+def check_scope(props: dict[str, Any]) -> None:
+    """The event's cluster and region are the installer's own; no string property starts with '-'."""
+    built = scope()
+    for key, value in props.items():
+        if isinstance(value, str) and value.startswith("-"):
+            raise HelmReleaseError(f"{key} {value!r} starts with '-', which helm and kubectl would read as a flag; "
+                                   "refusing the event")
+    if props.get("ClusterName") != built["ClusterName"]:
+        raise HelmReleaseError(f"ClusterName {props.get('ClusterName')!r} is not the cluster this installer was "
+                               "built for; refusing the event")
+    region = os.environ.get("AWS_REGION")
+    if props.get("Region") != region:
+        raise HelmReleaseError(f"Region {props.get('Region')!r} is not this installer's region ({region})")
+
+
+def release_scope_mismatch(props: dict[str, Any], keys: tuple[str, ...]) -> str | None:
+    built = scope()["Release"]
+    for key in keys:
+        if props.get(key) != built[key]:
+            return (f"{key} of the event ({props.get(key)!r}) differs from what this installer was built for "
+                    f"({built[key]!r}); refusing the event")
+    return None
+
+
+def check_release_scope(props: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    mismatch = release_scope_mismatch(props, keys)
+    if mismatch:
+        raise HelmReleaseError(mismatch)
+    return scope()["Release"]
+
+
+def is_rollback_ahead_of_the_function(event: dict[str, Any]) -> bool:
+    """An Update away from exactly what this installer was built for: the shape of CloudFormation rolling the
+    release back before it has rolled back the function's environment. It is acknowledged without touching
+    the cluster (the next deploy converges), so that a failed update cannot end in UPDATE_ROLLBACK_FAILED;
+    a forged event of this shape changes nothing either."""
+    old = event.get("OldResourceProperties") or {}
+    return (event["RequestType"] == "Update" and release_scope_mismatch(event["ResourceProperties"], RELEASE_KEYS)
+            is not None and release_scope_mismatch(old, RELEASE_KEYS) is None)
+
+
+# --- Release ---------------------------------------------------------------------------------------------
+
+def on_release(event: dict[str, Any], budget: Budget) -> dict[str, Any]:
     props = event["ResourceProperties"]
-    if props.get("Kind") == "Manifests":
-        return on_manifests(event)
+    request = event["RequestType"]
     physical_id = f"{props['ClusterName']}/{props['Namespace']}/{props['ReleaseName']}"
     with tempfile.TemporaryDirectory() as work:
         workdir = Path(work)
-        kubeconfig = write_kubeconfig(workdir, props["ClusterName"], props["Region"])
-        if event["RequestType"] == "Delete":
-            uninstall(props, kubeconfig, workdir)
+        if request == "Delete":
+            check_release_scope(props, CREATE_ONLY_KEYS)
+            try:
+                kubeconfig = tools.write_kubeconfig(workdir, props["ClusterName"], props["Region"])
+            except ClusterGone:
+                return {"PhysicalResourceId": event.get("PhysicalResourceId", physical_id)}
+            uninstall(props, kubeconfig, workdir, budget)
             return {"PhysicalResourceId": event.get("PhysicalResourceId", physical_id)}
-        archive = download(ARCHIVE_URL.format(repository=props["Repository"], revision=props["Revision"]))
-        digest = verify_archive(archive, props["Revision"], props.get("Sha256") or None)
-        chart = extract_chart(archive, workdir / "src")
-        install(props, chart, kubeconfig, workdir)
-    return {"PhysicalResourceId": physical_id, "Data": {"ArchiveSha256": digest, "Revision": props["Revision"]}}
+        if is_rollback_ahead_of_the_function(event):
+            return {"PhysicalResourceId": event.get("PhysicalResourceId", physical_id),
+                    "Data": {"ContentSha256": props.get("ContentSha256", ""), "Revision": props.get("Revision", ""),
+                             "Vendored": "", "Dropped": "", "Skipped": "rollback acknowledged; nothing changed"}}
+        built = check_release_scope(props, RELEASE_KEYS)
+        kubeconfig = tools.write_kubeconfig(workdir, props["ClusterName"], props["Region"])
+        if request == "Update":
+            refuse_identity_change(event, kubeconfig, workdir, budget)
+        pins = {name: DependencyPin(**pin) for name, pin in json.loads(built["Dependencies"]).items()}
+        chart = fetch_chart(built["Repository"], built["Revision"], built["ContentSha256"], workdir / "src", budget)
+        prepared = prepare_chart(chart, props["Region"], kit_values(props), pins, workdir, budget)
+        recover_pending(props, kubeconfig, workdir, budget)
+        install(props, prepared.path, prepared.values_files, kubeconfig, workdir, budget)
+    return {"PhysicalResourceId": physical_id,
+            "Data": {"ContentSha256": built["ContentSha256"], "Revision": built["Revision"],
+                     "Vendored": ",".join(prepared.vendored), "Dropped": ",".join(prepared.dropped)}}
 
 
-def on_manifests(event: dict[str, Any]) -> dict[str, Any]:
+def refuse_identity_change(event: dict[str, Any], kubeconfig: Path, workdir: Path, budget: Budget) -> None:
+    """A changed release name or namespace would install a second copy of every component next to the
+    first. Refused - unless a release of the new name already exists, which is what a rollback to the
+    previous name finds (so that a refused change never leaves the stack in UPDATE_ROLLBACK_FAILED)."""
+    props, old = event["ResourceProperties"], event.get("OldResourceProperties") or {}
+    changed = [key for key in CREATE_ONLY_KEYS if old.get(key, props[key]) != props[key]]
+    if not changed or release_history(props, kubeconfig, workdir, budget):
+        return
+    moves = ", ".join(f"{key} {old[key]!r} -> {props[key]!r}" for key in changed)
+    raise HelmReleaseError(f"{moves}: the release name and namespace cannot change once installed (helm would "
+                           f"install a second release next to {old.get('ReleaseName')!r}); put the old value back, "
+                           "or remove the chart release first and then deploy the new name")
+
+
+def kit_values(props: dict[str, Any]) -> dict[str, Any]:
+    """The values the kit sets: the region for the agents, and the component toggles as given."""
+    values: dict[str, Any] = json.loads(props.get("Values") or "{}")
+    region = props["Region"]
+    values.setdefault("global", {})["region"] = region
+    values.setdefault("health-monitoring-agent", {})["region"] = region
+    return values
+
+
+def _release_args(props: dict[str, Any], kubeconfig: Path) -> list[str]:
+    return [props["ReleaseName"], "--namespace", props["Namespace"], "--kubeconfig", str(kubeconfig)]
+
+
+def _helm_timeout(budget: Budget, what: str) -> str:
+    # helm gives up (and says why) 30 s before the request's budget ends.
+    return f"{int(budget.require(what, 60) - 30)}s"
+
+
+def release_history(props: dict[str, Any], kubeconfig: Path, workdir: Path, budget: Budget) -> list[dict[str, Any]]:
+    """helm's revisions of the release, oldest first; [] when there is no such release."""
+    try:
+        output = tools.run_tool(tools.HELM, ["history", *_release_args(props, kubeconfig), "--output", "json"],
+                                tools.tool_env(workdir), "helm history", budget)
+    except HelmReleaseError as err:
+        if "release: not found" in str(err):
+            return []
+        raise
+    return sorted(json.loads(output or "[]"), key=lambda entry: entry.get("revision", 0))
+
+
+def recover_pending(props: dict[str, Any], kubeconfig: Path, workdir: Path, budget: Budget) -> str | None:
+    """A release left in a pending state (a run killed mid-way) blocks every later upgrade: roll it back to
+    its last deployed revision, or uninstall it if it never deployed. Returns what was done."""
+    history = release_history(props, kubeconfig, workdir, budget)
+    if not history or history[-1].get("status") not in PENDING:
+        return None
+    env = tools.tool_env(workdir)
+    deployed = [entry for entry in history[:-1] if entry.get("status") in ("deployed", "superseded")]
+    if deployed:
+        revision = str(deployed[-1]["revision"])
+        tools.run_tool(tools.HELM, ["rollback", *_release_args(props, kubeconfig), revision, "--wait=hookOnly",
+                                    "--timeout", _helm_timeout(budget, "helm rollback")],
+                       env, f"helm rollback of the pending release to revision {revision}", budget)
+        return f"rollback {revision}"
+    tools.run_tool(tools.HELM, ["uninstall", *_release_args(props, kubeconfig), "--wait=hookOnly",
+                                "--timeout", _helm_timeout(budget, "helm uninstall")],
+                   env, "helm uninstall of the pending, never deployed release", budget)
+    return "uninstall"
+
+
+def install(props: dict[str, Any], chart: Path, values_files: tuple[Path, ...], kubeconfig: Path, workdir: Path,
+            budget: Budget) -> None:
+    # The chart goes in before HyperPod creates any node, so its workloads cannot become ready yet:
+    # wait for hooks only (stated so that nobody "fixes" it into a timeout). Every dependency is in
+    # charts/ already (chart_source.prepare_chart): no `helm dependency build`, no download.
+    args = ["upgrade", "--install", props["ReleaseName"], str(chart), "--namespace", props["Namespace"],
+            "--kubeconfig", str(kubeconfig), "--wait=hookOnly", "--history-max", "10",
+            "--timeout", _helm_timeout(budget, "helm upgrade --install")]
+    for path in values_files:
+        args += ["--values", str(path)]
+    tools.run_tool(tools.HELM, args, tools.tool_env(workdir), "helm upgrade --install", budget)
+
+
+def uninstall(props: dict[str, Any], kubeconfig: Path, workdir: Path, budget: Budget) -> None:
+    args = ["uninstall", *_release_args(props, kubeconfig), "--wait=hookOnly", "--ignore-not-found",
+            "--timeout", _helm_timeout(budget, "helm uninstall")]
+    tools.run_tool(tools.HELM, args, tools.tool_env(workdir), "helm uninstall", budget)
+
+
+# --- Manifests -----------------------------------------------------------------------------------------
+
+def check_manifests(manifests: Any, where: str) -> list[dict[str, Any]]:
+    if not isinstance(manifests, list):
+        raise HelmReleaseError(f"{where} must be a JSON list of Kubernetes objects")
+    refusals = [reason for reason in map(manifest_refusal, manifests) if reason]
+    if refusals:
+        raise HelmReleaseError(f"refusing {where}: " + "; ".join(refusals))
+    return manifests
+
+
+def on_manifests(event: dict[str, Any], budget: Budget) -> dict[str, Any]:
     """Apply the manifests (server-side), and delete those an update or a delete leaves out."""
     props = event["ResourceProperties"]
-    physical_id = f"{props['ClusterName']}/manifests/{props['Name']}"
-    current = json.loads(props["Manifests"])
-    previous = json.loads(event.get("OldResourceProperties", {}).get("Manifests", "[]"))
+    name = str(props.get("Name", ""))
+    if not DNS_LABEL.fullmatch(name):
+        raise HelmReleaseError(f"Name {name!r} must be a DNS label")
+    physical_id = f"{props['ClusterName']}/manifests/{name}"
+    current = check_manifests(json.loads(props["Manifests"]), "Manifests")
+    previous = check_manifests(json.loads((event.get("OldResourceProperties") or {}).get("Manifests", "[]")),
+                               "the previous Manifests")
     request = event["RequestType"]
     wanted = [] if request == "Delete" else current
     gone = removed(current if request == "Delete" else previous, wanted)
+    result = {"PhysicalResourceId": event.get("PhysicalResourceId", physical_id) if request == "Delete" else physical_id}
     with tempfile.TemporaryDirectory() as work:
         workdir = Path(work)
-        kubeconfig = write_kubeconfig(workdir, props["ClusterName"], props["Region"])
+        try:
+            kubeconfig = tools.write_kubeconfig(workdir, props["ClusterName"], props["Region"])
+        except ClusterGone:
+            if request == "Delete":
+                return result  # the objects went with the cluster
+            raise
         if wanted:
-            wait_for_namespaces(wanted, kubeconfig, workdir)
-            apply_manifests(wanted, kubeconfig, workdir)
+            wait_for_namespaces(wanted, kubeconfig, workdir, budget)
+            apply_manifests(wanted, kubeconfig, workdir, budget)
         if gone:
-            delete_manifests(gone, kubeconfig, workdir)
-    return {"PhysicalResourceId": event.get("PhysicalResourceId", physical_id) if request == "Delete" else physical_id}
+            delete_manifests(gone, kubeconfig, workdir, budget)
+    return result
 
 
 def _identity(manifest: dict[str, Any]) -> tuple[str, str, str, str]:
@@ -96,204 +280,109 @@ def removed(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> list[d
     return [m for m in before if _identity(m) not in kept]
 
 
-def wait_for_namespaces(manifests: list[dict[str, Any]], kubeconfig: Path, workdir: Path,
-                        timeout: float = NAMESPACE_WAIT_SECONDS, poll: float = NAMESPACE_POLL_SECONDS) -> None:
-    """Wait until every namespace the manifests live in (and do not create themselves) exists."""
-    created = {m["metadata"]["name"] for m in manifests if m["kind"] == "Namespace"}
-    needed = sorted({m.get("metadata", {}).get("namespace") or "" for m in manifests} - created - {""})
-    deadline = time.monotonic() + timeout
-    env = _tool_env(workdir)
-    for namespace in needed:
-        # A raw GET needs no API discovery, and its NotFound is the only answer worth waiting on.
-        args = ["get", "--raw", f"/api/v1/namespaces/{namespace}", "--kubeconfig", str(kubeconfig)]
-        while True:
-            try:
-                run_tool(KUBECTL, args, env, f"kubectl get namespace {namespace}")
-                break
-            except HelmReleaseError as err:
-                if "NotFound" not in str(err):
-                    raise
-                if time.monotonic() >= deadline:
-                    raise HelmReleaseError(f"namespace {namespace} did not appear within {timeout:.0f} s; it is "
-                                           "created by the task-governance add-on with the team's compute quota") from err
-            time.sleep(poll)
+def poll(check: Callable[[], str | None], budget: Budget, limit: float, poll_seconds: float,
+         failure: Callable[[str, float], str]) -> None:
+    """Call `check` until it returns None; each other answer says why not yet. Bounded by `limit` seconds
+    and by the request's budget; the failure names the last answer."""
+    bound = min(limit, budget.remaining() - 5)
+    deadline = time.monotonic() + bound
+    while True:
+        reason = check()
+        if reason is None:
+            return
+        if time.monotonic() + poll_seconds >= deadline:
+            raise HelmReleaseError(failure(reason, max(bound, 0)))
+        time.sleep(poll_seconds)
 
 
-def apply_manifests(manifests: list[dict[str, Any]], kubeconfig: Path, workdir: Path) -> None:
+def _raw_get(path: str, kubeconfig: Path, workdir: Path, budget: Budget, what: str) -> dict[str, Any] | None:
+    """GET an API path with kubectl (no discovery needed); None when the object does not exist."""
+    try:
+        output = tools.run_tool(tools.KUBECTL, ["get", "--raw", path, "--kubeconfig", str(kubeconfig)],
+                                tools.tool_env(workdir), what, budget)
+    except HelmReleaseError as err:
+        if "NotFound" in str(err):
+            return None
+        raise
+    return json.loads(output)
+
+
+def wait_for_namespaces(manifests: list[dict[str, Any]], kubeconfig: Path, workdir: Path, budget: Budget,
+                        timeout: float = NAMESPACE_WAIT_SECONDS, poll_seconds: float = POLL_SECONDS) -> None:
+    """Wait until every namespace the manifests live in exists."""
+    for namespace in sorted({m.get("metadata", {}).get("namespace") or "" for m in manifests} - {""}):
+        def check(namespace: str = namespace) -> str | None:
+            found = _raw_get(f"/api/v1/namespaces/{namespace}", kubeconfig, workdir, budget,
+                             f"kubectl get namespace {namespace}")
+            return None if found is not None else "not found"
+
+        poll(check, budget, timeout, poll_seconds, lambda _reason, bound, namespace=namespace: (
+            f"namespace {namespace} did not appear within {bound:.0f} s; it is created by the task-governance "
+            "add-on with the team's compute quota"))
+
+
+def apply_manifests(manifests: list[dict[str, Any]], kubeconfig: Path, workdir: Path, budget: Budget) -> None:
     path = workdir / "apply.json"
     path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": manifests}))
-    run_tool(KUBECTL, ["apply", "--server-side", "--field-manager=hyperpod-kit", "--force-conflicts",
-                       "--kubeconfig", str(kubeconfig), "-f", str(path)], _tool_env(workdir), "kubectl apply")
+    tools.run_tool(tools.KUBECTL, ["apply", "--server-side", "--field-manager=hyperpod-kit", "--force-conflicts",
+                                   "--kubeconfig", str(kubeconfig), "-f", str(path)],
+                   tools.tool_env(workdir), "kubectl apply", budget)
 
 
-def delete_manifests(manifests: list[dict[str, Any]], kubeconfig: Path, workdir: Path) -> None:
+def delete_manifests(manifests: list[dict[str, Any]], kubeconfig: Path, workdir: Path, budget: Budget) -> None:
     path = workdir / "delete.json"
     path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": manifests}))
-    run_tool(KUBECTL, ["delete", "--ignore-not-found", "--kubeconfig", str(kubeconfig), "-f", str(path)],
-             _tool_env(workdir), "kubectl delete")
+    tools.run_tool(tools.KUBECTL, ["delete", "--ignore-not-found", "--kubeconfig", str(kubeconfig), "-f", str(path)],
+                   tools.tool_env(workdir), "kubectl delete", budget)
 
 
-def download(url: str) -> bytes:
-    try:
-        with urllib.request.urlopen(url, timeout=120) as response:  # noqa: S310 (fixed https URL)
-            data = response.read(MAX_ARCHIVE_BYTES + 1)
-    except OSError as err:
-        raise HelmReleaseError(f"cannot download {url}: {err} (does the VPC have NAT egress to GitHub?)") from err
-    if len(data) > MAX_ARCHIVE_BYTES:
-        raise HelmReleaseError(f"{url} is larger than {MAX_ARCHIVE_BYTES} bytes")
-    return data
+# --- WaitForDeployment ---------------------------------------------------------------------------------
 
-
-def verify_archive(archive: bytes, revision: str, sha256: str | None) -> str:
-    """Return the archive's SHA-256 after checking it against the pin and the commit id it carries."""
-    digest = hashlib.sha256(archive).hexdigest()
-    if sha256 is not None and digest != sha256:
-        raise HelmReleaseError(f"chart archive of revision {revision} has SHA-256 {digest}, "
-                               f"but the config pins {sha256}; refusing to install it")
-    with tarfile.open(fileobj=io.BytesIO(archive), mode="r:gz") as tar:
-        # git archive records the commit id as the pax comment; a different one means a different tree.
-        commit = tar.pax_headers.get("comment")
-    if commit is not None and commit != revision:
-        raise HelmReleaseError(f"chart archive is of commit {commit}, not the pinned revision {revision}")
-    return digest
-
-
-def extract_chart(archive: bytes, target: Path) -> Path:
-    """Extract only the chart folder, refusing links and paths that leave the target."""
-    with tarfile.open(fileobj=io.BytesIO(archive), mode="r:gz") as tar:
-        members = [m for m in tar.getmembers() if _chart_relative(m.name) is not None]
-        if not members:
-            raise HelmReleaseError(f"the archive has no {CHART_PATH} folder")
-        try:
-            tar.extractall(target, members=members, filter="data")
-        except tarfile.TarError as err:
-            raise HelmReleaseError(f"refusing to extract the chart archive: {err}") from err
-    top = members[0].name.split("/", 1)[0]
-    chart = target / top / CHART_PATH
-    if not (chart / "Chart.yaml").is_file():
-        raise HelmReleaseError(f"{CHART_PATH}/Chart.yaml is missing from the archive")
-    return chart
-
-
-def _chart_relative(name: str) -> str | None:
-    parts = name.split("/", 1)
-    if len(parts) == 2 and (parts[1] == CHART_PATH or parts[1].startswith(CHART_PATH + "/")):
-        return parts[1]
+def deployment_state(deployment: dict[str, Any] | None) -> str | None:
+    """None when the Deployment is Available for its current spec, else why not."""
+    if deployment is None:
+        return "the deployment does not exist yet"
+    status = deployment.get("status") or {}
+    generation = (deployment.get("metadata") or {}).get("generation", 0)
+    if status.get("observedGeneration", 0) < generation:
+        return "the deployment controller has not yet seen its latest spec"
+    available = next((c for c in status.get("conditions") or [] if c.get("type") == "Available"), None)
+    if available is None:
+        return "no Available condition yet"
+    if available.get("status") != "True":
+        return f"Available is {available.get('status')}: {available.get('reason')} - {available.get('message')}"
     return None
 
 
-def regional_values(chart: Path, region: str) -> list[Path]:
-    """Values files the chart ships for `region`: the chart's own, then each subchart's nested
-    under the subchart's name so that helm applies it to that subchart."""
-    found: list[Path] = []
-    own = chart / "regional-values" / f"values-{region}.yaml"
-    if own.is_file():
-        found.append(own)
-    for sub in sorted((chart / "charts").glob(f"*/regional-values/values-{region}.yaml")):
-        sub_chart = sub.parent.parent
-        name = _chart_name(sub_chart / "Chart.yaml") or sub_chart.name
-        nested = sub.with_name(f"nested-{name}-values-{region}.yaml")
-        body = "".join(f"  {line}" if line.strip() else line
-                       for line in sub.read_text().splitlines(keepends=True) if line.strip() != "---")
-        nested.write_text(f"{name}:\n{body}")
-        found.append(nested)
-    return found
+def on_wait_for_deployment(event: dict[str, Any], budget: Budget) -> dict[str, Any]:
+    props = event["ResourceProperties"]
+    namespace, name = str(props.get("Namespace", "")), str(props.get("Name", ""))
+    if not (DNS_LABEL.fullmatch(namespace) and DNS_SUBDOMAIN.fullmatch(name)):
+        raise HelmReleaseError(f"Namespace {namespace!r} and Name {name!r} must be Kubernetes names")
+    physical_id = f"{props['ClusterName']}/wait/{namespace}/{name}"
+    if event["RequestType"] == "Delete":
+        return {"PhysicalResourceId": event.get("PhysicalResourceId", physical_id)}
+    limit = float(props.get("TimeoutSeconds") or DEPLOYMENT_WAIT_SECONDS)
+    with tempfile.TemporaryDirectory() as work:
+        workdir = Path(work)
+        kubeconfig = tools.write_kubeconfig(workdir, props["ClusterName"], props["Region"])
+        wait_for_deployment(namespace, name, kubeconfig, workdir, budget, limit,
+                            float(props.get("PollSeconds") or POLL_SECONDS))
+    return {"PhysicalResourceId": physical_id}
 
 
-def _chart_name(chart_yaml: Path) -> str | None:
-    if not chart_yaml.is_file():
-        return None
-    match = re.search(r"^name:\s*['\"]?([A-Za-z0-9._-]+)", chart_yaml.read_text(), re.MULTILINE)
-    return match.group(1) if match else None
+def wait_for_deployment(namespace: str, name: str, kubeconfig: Path, workdir: Path, budget: Budget, limit: float,
+                        poll_seconds: float = POLL_SECONDS) -> None:
+    path = f"/apis/apps/v1/namespaces/{namespace}/deployments/{name}"
+
+    def check() -> str | None:
+        return deployment_state(_raw_get(path, kubeconfig, workdir, budget, f"kubectl get deployment {namespace}/{name}"))
+
+    poll(check, budget, limit, poll_seconds, lambda reason, bound: (
+        f"deployment {namespace}/{name} was not Available within {bound:.0f} s ({reason}); check its pods with "
+        f"kubectl -n {namespace} describe deployment {name}"))
 
 
-def kit_values(props: dict[str, Any]) -> dict[str, Any]:
-    """The values the kit sets: the region for the agents, and the component toggles as given."""
-    values: dict[str, Any] = json.loads(props.get("Values") or "{}")
-    region = props["Region"]
-    values.setdefault("global", {})["region"] = region
-    values.setdefault("health-monitoring-agent", {})["region"] = region
-    return values
-
-
-def install(props: dict[str, Any], chart: Path, kubeconfig: Path, workdir: Path) -> None:
-    # The chart goes in before HyperPod creates any node, so its workloads cannot become ready yet:
-    # wait for hooks only (helm's default, stated so that nobody "fixes" it into a timeout).
-    env = _tool_env(workdir)
-    run_helm(["dependency", "build", str(chart)], env, "helm dependency build")
-    ours = workdir / "kit-values.json"
-    ours.write_text(json.dumps(kit_values(props)))
-    files = [*regional_values(chart, props["Region"]), ours]
-    args = ["upgrade", "--install", props["ReleaseName"], str(chart), "--namespace", props["Namespace"],
-            "--kubeconfig", str(kubeconfig), "--wait=hookOnly", "--timeout", HELM_TIMEOUT, "--history-max", "10"]
-    for path in files:
-        args += ["--values", str(path)]
-    run_helm(args, env, "helm upgrade --install")
-
-
-def uninstall(props: dict[str, Any], kubeconfig: Path, workdir: Path) -> None:
-    args = ["uninstall", props["ReleaseName"], "--namespace", props["Namespace"], "--kubeconfig", str(kubeconfig),
-            "--wait=hookOnly", "--timeout", HELM_TIMEOUT, "--ignore-not-found"]
-    run_helm(args, _tool_env(workdir), "helm uninstall")
-
-
-def _tool_env(workdir: Path) -> dict[str, str]:
-    # Lambda's file system is read-only outside /tmp; helm and kubectl keep cache and config there.
-    env = {key: value for key, value in os.environ.items() if key in ("PATH", "AWS_REGION", "LANG")}
-    for name in ("HELM_CACHE_HOME", "HELM_CONFIG_HOME", "HELM_DATA_HOME"):
-        env[name] = str(workdir / "helm" / name.lower())
-    env["HOME"] = str(workdir)
-    return env
-
-
-def run_helm(args: list[str], env: dict[str, str], what: str) -> str:
-    return run_tool(HELM, args, env, what)
-
-
-def run_tool(binary: str, args: list[str], env: dict[str, str], what: str) -> str:
-    try:
-        result = subprocess.run([binary, *args], env=env, capture_output=True, text=True, timeout=13 * 60, check=False)
-    except (OSError, subprocess.TimeoutExpired) as err:
-        raise HelmReleaseError(f"{what} could not run: {err}") from err
-    output = (result.stdout + result.stderr).strip()
-    if result.returncode != 0:
-        raise HelmReleaseError(f"{what} failed (exit {result.returncode}): {output[-OUTPUT_TAIL:]}")
-    return output
-
-
-def write_kubeconfig(workdir: Path, cluster_name: str, region: str) -> Path:
-    import boto3
-
-    cluster = boto3.client("eks", region_name=region).describe_cluster(name=cluster_name)["cluster"]
-    config = kubeconfig_document(cluster["endpoint"], cluster["certificateAuthority"]["data"],
-                                 eks_token(cluster_name, region))
-    path = workdir / "kubeconfig.json"
-    path.write_text(json.dumps(config))
-    path.chmod(0o600)
-    return path
-
-
-def kubeconfig_document(endpoint: str, ca_data: str, token: str) -> dict[str, Any]:
-    """A kubeconfig (JSON is YAML) with one cluster, one bearer-token user and one context."""
-    return {
-        "apiVersion": "v1", "kind": "Config", "current-context": "eks",
-        "clusters": [{"name": "eks", "cluster": {"server": endpoint, "certificate-authority-data": ca_data}}],
-        "users": [{"name": "installer", "user": {"token": token}}],
-        "contexts": [{"name": "eks", "context": {"cluster": "eks", "user": "installer"}}],
-    }
-
-
-def eks_token(cluster_name: str, region: str) -> str:
-    """EKS bearer token: a presigned STS GetCallerIdentity URL bound to the cluster name."""
-    import boto3
-    from botocore.signers import RequestSigner
-
-    session = boto3.session.Session()
-    sts = session.client("sts", region_name=region)
-    signer = RequestSigner(sts.meta.service_model.service_id, region, "sts", "v4",
-                           session.get_credentials(), session.events)
-    url = signer.generate_presigned_url(
-        {"method": "GET", "url": f"https://sts.{region}.amazonaws.com/?Action=GetCallerIdentity&Version=2011-06-15",
-         "body": {}, "headers": {"x-k8s-aws-id": cluster_name}, "context": {}},
-        region_name=region, expires_in=60, operation_name="")
-    return "k8s-aws-v1." + base64.urlsafe_b64encode(url.encode()).decode().rstrip("=")
+KINDS: dict[str, Callable[[dict[str, Any], Budget], dict[str, Any]]] = {
+    "Release": on_release, "Manifests": on_manifests, "WaitForDeployment": on_wait_for_deployment,
+}
