@@ -12,6 +12,8 @@ from cdk_app.stacks.batch_stack import BatchStack
 from cdk_app.stacks.cluster_stack import ClusterStack
 from cdk_app.stacks.governance_stack import GovernanceStack
 from cdk_app.stacks.network_stack import NetworkStack
+from cdk_app.stacks.team_stack import ClusterRefs, TeamStack
+from cdk_app.stack_layout import GOVERNANCE, team_layout
 
 LIFECYCLE_SCRIPTS_DIR = Path(__file__).resolve().parent.parent / "lifecycle_scripts"
 
@@ -34,11 +36,20 @@ def build_app(app: App, config: KitConfig) -> None:
                            scripts_dir=str(LIFECYCLE_SCRIPTS_DIR), env=env, termination_protection=True,
                            description=f"hyperpod-kit {config.environment}: EKS, HyperPod dependencies, "
                                        "lifecycle scripts, execution role and the HyperPod cluster")
-    GovernanceStack(app, f"{prefix}-governance", config=config, eks_cluster_name=cluster.eks.cluster_name,
-                    hyperpod_cluster_arn=cluster.hyperpod.cluster_arn,
-                    installer_service_token=cluster.installer_service_token, env=env,
-                    description=f"hyperpod-kit {config.environment}: task governance, team quotas and access, "
-                                "observability")
+    layout = team_layout(config)
+    refs = ClusterRefs(cluster.eks.cluster_name, cluster.hyperpod.cluster_arn, cluster.installer_service_token)
+    governance = GovernanceStack(
+        app, f"{prefix}-governance", config=config, eks_cluster_name=refs.eks_cluster_name,
+        hyperpod_cluster_arn=refs.hyperpod_cluster_arn, installer_service_token=refs.installer_service_token,
+        teams=layout.stacks[GOVERNANCE], env=env,
+        description=f"hyperpod-kit {config.environment}: task governance, "
+                    + ("team quotas and access, observability" if layout.stacks[GOVERNANCE] else
+                       f"guardrails, observability (teams: {prefix}-teams-*)"))
+    # Every team stack of the layout exists, with or without teams (README: Many teams).
+    for name in layout.team_stacks:
+        teams = TeamStack(app, f"{prefix}-{name}", config=config, teams=layout.stacks[name], refs=refs, env=env,
+                          description=f"hyperpod-kit {config.environment}: team quotas, access and RBAC ({name})")
+        teams.add_stack_dependency(governance, "quotas follow the cluster policy, RBAC the guardrails")
     if config.batch is not None:
         BatchStack(app, f"{prefix}-batch", config=config, env=env,
                    description=f"hyperpod-kit {config.environment}: AWS Batch queues and team shares for SageMaker Training jobs")

@@ -35,6 +35,7 @@ QUOTA_TYPES = {"AWS::SageMaker::ComputeQuota": (), "Custom::SageMakerComputeQuot
 DIMENSIONS = (("Count", "instances"), ("Accelerators", "accelerators"), ("VCpu", "vCPU"),
               ("MemoryInGiB", "GiB memory"))
 REMOVAL_DOC = "README.md, section 'Removing or disabling a team'"
+MOVE_DOC = "README.md, section 'Many teams: team stacks'"
 MISSING = object()
 
 Action = Literal["add", "remove", "replace", "modify"]
@@ -68,19 +69,22 @@ class ResourceChange:
 @dataclass(frozen=True)
 class TeamChange:
     team: str
-    change: Literal["added", "removed", "changed"]
+    change: Literal["added", "removed", "changed", "moved"]
     before: dict[str, dict[str, float]]
     after: dict[str, dict[str, float]]
     lowered: tuple[str, ...] = ()
     disabled: bool = False
+    # (stack before, stack after) when the quota changes stacks: CloudFormation deletes it and creates it anew.
+    moved: tuple[str, str] | None = None
 
     @property
     def may_preempt(self) -> bool:
-        return self.change == "removed" or bool(self.lowered) or self.disabled
+        return self.change == "removed" or bool(self.lowered) or self.disabled or self.moved is not None
 
     def to_json(self) -> dict[str, Any]:
         return {"team": self.team, "change": self.change, "before": self.before, "after": self.after,
-                "lowered": list(self.lowered), "disabled": self.disabled, "may_preempt": self.may_preempt}
+                "lowered": list(self.lowered), "disabled": self.disabled, "may_preempt": self.may_preempt,
+                "moved": list(self.moved) if self.moved else None}
 
 
 @dataclass
@@ -279,10 +283,10 @@ def _retained(resource: dict[str, Any]) -> bool:
 # ----------------------------------------------------------------------------------------------- teams
 
 
-def _quotas(templates: dict[str, dict[str, Any]]) -> dict[str, tuple[dict[str, dict[str, float]], bool]]:
-    """Team -> (instance type -> amounts, enabled), from every compute quota in the templates."""
-    teams: dict[str, tuple[dict[str, dict[str, float]], bool]] = {}
-    for template in templates.values():
+def _located_quotas(templates: dict[str, dict[str, Any]]) -> dict[str, tuple[dict[str, dict[str, float]], bool, str]]:
+    """Team -> (instance type -> amounts, enabled, the stack holding the quota)."""
+    teams: dict[str, tuple[dict[str, dict[str, float]], bool, str]] = {}
+    for stack, template in templates.items():
         for resource in template.get("Resources", {}).values():
             if resource.get("Type") not in QUOTA_TYPES:
                 continue
@@ -297,7 +301,7 @@ def _quotas(templates: dict[str, dict[str, Any]]) -> dict[str, tuple[dict[str, d
                 amounts[entry["InstanceType"]] = {dim: float(entry[dim]) for dim, _ in DIMENSIONS
                                                   if isinstance(entry.get(dim), (int, float, str))
                                                   and str(entry[dim]).replace(".", "", 1).isdigit()}
-            teams[team] = (amounts, props.get("ActivationState", "Enabled") == "Enabled")
+            teams[team] = (amounts, props.get("ActivationState", "Enabled") == "Enabled", stack)
     return teams
 
 
@@ -329,13 +333,15 @@ def _lowered(before: dict[str, dict[str, float]], after: dict[str, dict[str, flo
 
 
 def team_changes(before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]]) -> list[TeamChange]:
-    old, new = _quotas(before), _quotas(after)
+    old, new = _located_quotas(before), _located_quotas(after)
     changes = []
     for team in sorted(set(old) | set(new)):
         if team not in new:
             changes.append(TeamChange(team, "removed", old[team][0], {}))
         elif team not in old:
             changes.append(TeamChange(team, "added", {}, new[team][0]))
+        elif old[team][2] != new[team][2]:
+            changes.append(TeamChange(team, "moved", old[team][0], new[team][0], moved=(old[team][2], new[team][2])))
         elif old[team] != new[team]:
             changes.append(TeamChange(team, "changed", old[team][0], new[team][0], _lowered(old[team][0], new[team][0]),
                                       disabled=old[team][1] and not new[team][1]))
@@ -370,6 +376,9 @@ def render(plan: Plan, allowed: tuple[str, ...] = ()) -> str:
             lines.append(f"  + team {team.team} added")
         elif team.change == "removed":
             lines.append(f"  - team {team.team} removed: its compute quota is deleted")
+        elif team.moved is not None:
+            lines.append(f"  ~ team {team.team} moves from stack {team.moved[0]} to {team.moved[1]}: its compute "
+                         f"quota is deleted and created again ({MOVE_DOC})")
         else:
             lines.append(f"  ~ team {team.team}" + (": allocation disabled" if team.disabled else ": quota changed"))
         lines.extend(_quota_lines(team))

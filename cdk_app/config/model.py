@@ -219,6 +219,11 @@ class TaskGovernance(_Model):
     cloudformation_types: GovernanceTypes = GovernanceTypes()
     """Native CloudFormation type or SageMaker API custom resource, per governance resource. Never change
     it for a deployed environment (CloudFormation refuses a new type under the same logical id)."""
+    team_stacks: Annotated[Int, Field(ge=0, le=100)] = 0
+    """Team stacks HyperPod-<env>-teams-<k>: 0 keeps every team's quota, access and RBAC in the governance
+    stack; N > 0 places each team in stack (CRC-32 of its name) mod N, so adding or removing a team moves
+    no other. Fixed for the life of the environment: changing it moves most teams' quotas (delete and
+    create; README: Many teams)."""
 
 
 class PriorityClass(_Model):
@@ -279,6 +284,9 @@ class Team(_Model):
     EFA/NCCL memory pinning)."""
     enabled: Bool = True
     """Disabled keeps the allocation but stops enforcing it."""
+    team_stack: Annotated[Int, Field(ge=0, le=99)] | None = None
+    """Team stack (0 to task_governance.team_stacks - 1) for a new team whose hashed stack is full. Default:
+    the stack its name hashes to. Set it only when adding the team: changing it moves the team's quota."""
 
 
 class SharedPool(_Model):

@@ -1,6 +1,8 @@
-"""Stack holding what admins edit most: the task-governance add-on, the cluster policy, one compute
-allocation per team (and the shared pool), team access and observability. A quota edit changes this
-stack only; the network and cluster stacks stay byte-identical (tests/test_app.py)."""
+"""Stack holding the cluster-wide governance: the task-governance add-on, Kueue's wait, the cluster policy,
+the admission guardrails, the shared pool's allocation and observability - and the teams the layout keeps
+here (task_governance.team_stacks 0: all of them; else none, they live in team stacks). A quota edit
+changes this stack or a team stack only; the network and cluster stacks stay byte-identical
+(tests/test_app.py)."""
 
 from __future__ import annotations
 
@@ -10,10 +12,11 @@ from typing import Any
 from aws_cdk import CfnOutput, Stack, aws_eks_v2 as eks, aws_iam as iam
 from constructs import Construct
 
-from cdk_app.config.model import DEFAULT_BORROW_LIMIT, KitConfig, QuotaEntry, SharedPool, Team
+from cdk_app.config.model import KitConfig, Team
 from cdk_app.governance_types import uses_native
 from cdk_app.guardrails import guardrail_manifests
-from cdk_app.team_rbac import team_group, team_manifests
+from cdk_app.stack_layout import GOVERNANCE, team_layout
+from cdk_app.stacks.team_stack import ClusterRefs, add_quota, add_team, role_arns_output
 from cdk_app.validator.capacity import shared_pool_quota
 from hyperpod_constructs.deployment_available import DeploymentAvailable, DeploymentAvailableProps
 from hyperpod_constructs.kubernetes_manifests import KubernetesManifests, KubernetesManifestsProps
@@ -23,38 +26,12 @@ from hyperpod_constructs.sagemaker_governance_resource import (
     SageMakerGovernanceResourceProps,
 )
 from hyperpod_constructs.service_trust import service_principal
-from hyperpod_constructs.team_access import TeamAccess, TeamAccessProps
 
 TASK_GOVERNANCE_ADDON = "amazon-sagemaker-hyperpod-taskgovernance"
 OBSERVABILITY_ADDON = "amazon-cloudwatch-observability"
 # Where the task-governance add-on runs Kueue's controller.
 KUEUE_NAMESPACE = "kueue-system"
 KUEUE_DEPLOYMENT = "kueue-controller-manager"
-
-
-def quota_resource(entry: QuotaEntry) -> dict[str, Any]:
-    fields = {"Count": entry.count, "Accelerators": entry.accelerators, "VCpu": entry.vcpu,
-              "MemoryInGiB": entry.memory_gib}
-    return {"InstanceType": entry.instance_type, **{k: v for k, v in fields.items() if v is not None}}
-
-
-def quota_parameters(config: KitConfig, cluster_arn: str, team: Team | SharedPool,
-                     quota: tuple[QuotaEntry, ...] | list[QuotaEntry]) -> dict[str, Any]:
-    """ComputeQuota properties (= CreateComputeQuota request) of one team or the shared pool."""
-    sharing: dict[str, Any] = {"Strategy": team.sharing_strategy}
-    if team.sharing_strategy == "LendAndBorrow":
-        sharing["BorrowLimit"] = getattr(team, "borrow_limit", None) or DEFAULT_BORROW_LIMIT
-    return {
-        "Name": f"{config.environment}-{team.name}",
-        "ClusterArn": cluster_arn,
-        "ActivationState": "Enabled" if getattr(team, "enabled", True) else "Disabled",
-        "ComputeQuotaConfig": {
-            "ComputeQuotaResources": [quota_resource(entry) for entry in quota],
-            "ResourceSharingConfig": sharing,
-            "PreemptTeamTasks": getattr(team, "preempt_team_tasks", "LowerPriority"),
-        },
-        "ComputeQuotaTarget": {"TeamName": team.name, "FairShareWeight": team.fair_share_weight},
-    }
 
 
 def policy_parameters(config: KitConfig, cluster_arn: str) -> dict[str, Any]:
@@ -67,8 +44,12 @@ def policy_parameters(config: KitConfig, cluster_arn: str) -> dict[str, Any]:
 
 class GovernanceStack(Stack):
     def __init__(self, scope: Construct, construct_id: str, *, config: KitConfig, eks_cluster_name: str,
-                 hyperpod_cluster_arn: str, installer_service_token: str, **kwargs: Any) -> None:
+                 hyperpod_cluster_arn: str, installer_service_token: str, teams: tuple[Team, ...] | None = None,
+                 **kwargs: Any) -> None:
+        """teams: the teams this stack holds. Default: the layout's (cdk_app/stack_layout.py)."""
         super().__init__(scope, construct_id, **kwargs)
+        teams = team_layout(config).stacks[GOVERNANCE] if teams is None else teams
+        refs = ClusterRefs(eks_cluster_name, hyperpod_cluster_arn, installer_service_token)
         cluster = eks.Cluster.from_cluster_attributes(self, "Eks", cluster_name=eks_cluster_name)
 
         # Kueue comes from this add-on, which needs the HyperPod cluster (this stack deploys after it).
@@ -87,39 +68,20 @@ class GovernanceStack(Stack):
         kueue.node.add_dependency(addon)
         policy.node.add_dependency(kueue)
 
-        native_quota = uses_native(config, "compute_quota")
-        quotas: dict[str, SageMakerGovernanceResource] = {}
-        allocations = [(team, team.quota) for team in config.teams]
         if config.shared_pool is not None:
-            allocations.append((config.shared_pool, shared_pool_quota(config)))
-        for team, quota in allocations:
-            allocation = SageMakerGovernanceResource(self, f"Quota-{team.name}", props=SageMakerGovernanceResourceProps(
-                kind="ComputeQuota", parameters=quota_parameters(config, hyperpod_cluster_arn, team, quota),
-                native=native_quota, eks_cluster_name=eks_cluster_name))
-            allocation.node.add_dependency(policy)
-            quotas[team.name] = allocation
+            add_quota(self, config, refs, config.shared_pool, shared_pool_quota(config)).node.add_dependency(policy)
 
-        # Admission guardrails of every team namespace (and the shared pool's); they bind by namespace
-        # name, so they need not wait for the namespaces, and every team's RBAC waits for them.
-        # A config without teams or shared pool has no namespace to guard (and no team to grant anything).
+        # Admission guardrails of every team namespace (and the shared pool's), wherever the team lives; they
+        # bind by namespace name, so they need not wait for the namespaces, and every team's RBAC waits for
+        # them. A config without teams or shared pool has no namespace to guard.
         guardrail_objects = guardrail_manifests(config)
-        if guardrail_objects:
-            guardrails = KubernetesManifests(self, "Guardrails", props=KubernetesManifestsProps(
-                service_token=installer_service_token, cluster_name=eks_cluster_name, name="guardrails",
-                manifests=tuple(guardrail_objects)))
+        guardrails = KubernetesManifests(self, "Guardrails", props=KubernetesManifestsProps(
+            service_token=installer_service_token, cluster_name=eks_cluster_name, name="guardrails",
+            manifests=tuple(guardrail_objects))) if guardrail_objects else None
 
-        for team in config.teams:
-            # The task-governance add-on creates hyperpod-ns-<team> with the team's quota; RBAC goes in after.
-            rbac = KubernetesManifests(self, f"Rbac-{team.name}", props=KubernetesManifestsProps(
-                service_token=installer_service_token, cluster_name=eks_cluster_name, name=f"team-{team.name}",
-                manifests=tuple(team_manifests(team.name))))
-            rbac.node.add_dependency(quotas[team.name], guardrails)
-            if team.principals:
-                access = TeamAccess(self, f"Team-{team.name}", props=TeamAccessProps(
-                    cluster_name=eks_cluster_name, team=team.name, principals=team.principals,
-                    kubernetes_group=team_group(team.name)))
-                access.node.add_dependency(guardrails)
-                CfnOutput(self, f"TeamRole{''.join(p.title() for p in team.name.split('-'))}", value=access.role.role_arn)
+        arns = {team.name: arn for team in teams
+                if (arn := add_team(self, config, refs, team, policy=policy, guardrails=guardrails)) is not None}
+        role_arns_output(self, arns)
 
         if config.observability.enabled:
             self._observability(config, cluster)

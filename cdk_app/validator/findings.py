@@ -89,6 +89,13 @@ CODES: dict[str, str] = {
     "HPK503": "capacity no team can use while it is idle",
     "HPK504": "the shared pool would be negative: other teams already exceed capacity",
     "HPK505": "the shared pool would be empty: other teams already reserve all capacity",
+    # CloudFormation's limits per stack, on the stack layout the app builds (cdk_app/stack_layout.py).
+    "HPK510": "a stack would have more than 500 resources (CloudFormation's limit per stack)",
+    "HPK511": "a stack would have more than 200 outputs (CloudFormation's limit per stack)",
+    "HPK512": "a stack's template would be larger than 1,000,000 bytes (CloudFormation's limit for a template in S3)",
+    "HPK513": "a stack would have more than 200 parameters (CloudFormation's limit per stack)",
+    "HPK514": "a stack is above 80 % of a CloudFormation limit (plan team stacks or pins before it is full)",
+    "HPK515": "a team is pinned to a team stack that does not exist",
     # Live checks (validate --live).
     "HPK601": "a compute quota on the deployed cluster was made outside the kit",
     "HPK602": "an instance group's live instance count differs from the config",

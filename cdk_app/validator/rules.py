@@ -30,6 +30,7 @@ from cdk_app.validator.capacity import (
 )
 from cdk_app.validator.findings import Finding, Severity, format_path
 from cdk_app.validator.regions import hyperpod_instance_types
+from cdk_app.validator.stack_limits import check_stack_limits
 from hyperpod_constructs.subnet_layout import MAX_ZONE_NUMBER, zone_number
 # The installer's layer table, shared with the construct (that module imports no aws_cdk).
 from hyperpod_constructs.kubectl_layers import LAYER_MINORS, layer_minor
@@ -539,4 +540,5 @@ RULES: tuple[Rule, ...] = (
     check_teams,
     check_capacity,
     check_batch,
+    check_stack_limits,
 )
