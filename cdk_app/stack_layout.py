@@ -19,11 +19,13 @@ the estimate drifts from the synthesized templates by more than its stated margi
 
 from __future__ import annotations
 
+import json
 import zlib
 from dataclasses import dataclass, field
 
-from cdk_app.config.model import KitConfig, Team
+from cdk_app.config.model import KitConfig, QuotaEntry, Team
 from cdk_app.governance_types import uses_native
+from cdk_app.team_rbac import team_manifests
 
 GOVERNANCE = "governance"
 # CloudFormation's quotas per template (the body CDK uploads to S3 when it is over 51,200 bytes: 1 MB).
@@ -34,8 +36,8 @@ MAX_TEAM_STACKS = 100
 TEAM_QUOTA = 1  # ComputeQuota, native or API custom resource
 TEAM_RBAC = 1  # Custom::KubernetesManifests
 TEAM_ACCESS = 2  # IAM role + EKS access entry
-# The API path's handler: functions, roles, policies, log groups and the waiter state machine (one per stack).
-API_PROVIDER = 12
+# The API path's handler: 5 functions, 5 roles, 5 policies, 2 log groups, the waiter state machine.
+API_PROVIDER = 18
 GOVERNANCE_FIXED = 3  # task-governance add-on, Kueue wait, cluster policy
 GUARDRAILS = 1
 OBSERVABILITY = 2  # CloudWatch agent role + add-on
@@ -43,22 +45,29 @@ PLACEHOLDER = 1  # AWS::CloudFormation::WaitConditionHandle of an empty team sta
 CDK_METADATA = 1  # AWS::CDK::Metadata (version reporting, on in `cdk synth`)
 PARAMETERS = 1  # BootstrapVersion of CDK's default synthesizer
 
-# Bytes per piece of the written template (JSON, one-space indent), measured: see tests/test_stack_layout.py.
-BYTES_STACK = 1_900  # Parameters, Rules, metadata resource, an output
-BYTES_GOVERNANCE = 6_000  # add-on, Kueue wait, cluster policy, outputs
-BYTES_GUARDRAILS = 48_000  # the two admission policies and their bindings, without the per-namespace entries
-BYTES_GUARDED_NAMESPACE = 320  # each team namespace in the guardrails' maps and bindings
-BYTES_OBSERVABILITY = 2_400
-BYTES_API_PROVIDER = 14_000
-BYTES_QUOTA = 1_300  # plus BYTES_QUOTA_ENTRY per instance type
-BYTES_QUOTA_ENTRY = 90
-BYTES_RBAC = 1_900
-BYTES_ACCESS = 1_500  # plus BYTES_PRINCIPAL per principal (and its length)
-BYTES_PRINCIPAL = 20
-BYTES_ROLE_ARN_ENTRY = 90  # the team's entry in the TeamRoleArns output
-BYTES_PER_NAME_USE = 12  # times the team name appears in its pieces (ids, names, paths, namespaces)
+# Bytes of each piece in the written template (JSON, one-space indent), measured on synths of environment
+# "dev" (stack names of 20 characters) with the team name left out; each piece also carries the team name
+# (logical id, path, names: NAME_USES times), its stack's name in its path and, per import of a cluster-stack
+# value, the environment name. tests/test_stack_layout.py holds the estimate to the real templates.
+BYTES_STACK = 1_400  # description, Parameters, Rules, CDK metadata
+BYTES_GOVERNANCE = 2_400  # add-on, Kueue wait, native cluster policy, ClusterPolicyArn output
+BYTES_API_POLICY = 500  # the API-backed cluster policy is that much larger than the native one
+BYTES_API_PROVIDER = 25_000
+BYTES_GUARDRAILS = 31_500  # the two admission policies and bindings, without the per-namespace entries
+BYTES_GUARDRAILS_CLASS = 250  # per priority class of the cluster policy
+BYTES_GUARDED_TEAM = 196  # plus 5 per name character and per allowed priority class 2 x its name + 30
+BYTES_OBSERVABILITY = 1_900
+BYTES_QUOTA = 660  # plus its entries
+BYTES_QUOTA_ENTRY = 40  # plus the instance type, and per amount given 14 + the field's name and value
+BYTES_RBAC = 700  # plus the manifests string, as the template escapes it
+BYTES_ROLE = 565  # plus each principal (12 more each when there are several)
+BYTES_ACCESS_ENTRY = 565
+BYTES_ROLE_ARN_ENTRY = 125  # the team's part of the TeamRoleArns output, plus 2 per name character
 BYTES_PLACEHOLDER = 200
-
+NAME_USES = 4
+STACK_NAME_REFERENCE = 20  # len("HyperPod-dev-teams-0"), the measured pieces' stack name
+ENV_REFERENCE = 3  # len("dev")
+IMPORTS = {"quota": 1, "rbac": 2, "role": 0, "access": 1}
 
 @dataclass(frozen=True, slots=True)
 class Cost:
@@ -115,14 +124,43 @@ def team_layout(config: KitConfig) -> TeamLayout:
     return TeamLayout({GOVERNANCE: (), **{name: tuple(teams) for name, teams in members.items()}})
 
 
-def team_cost(team: Team) -> Cost:
-    """A team's quota, its RBAC and, with principals, its role and access entry."""
+def _rbac_payload(team: str) -> int:
+    """The team's manifests string as written in the template (compact JSON, then escaped as a JSON string)."""
+    return len(json.dumps(json.dumps(team_manifests(team), sort_keys=True, separators=(",", ":"))))
+
+
+def _quota_entry(entry: QuotaEntry) -> int:
+    amounts = {"Count": entry.count, "Accelerators": entry.accelerators, "VCpu": entry.vcpu,
+               "MemoryInGiB": entry.memory_gib}
+    return BYTES_QUOTA_ENTRY + len(entry.instance_type) + sum(
+        14 + len(name) + len(str(value)) for name, value in amounts.items() if value is not None)
+
+
+def team_cost(config: KitConfig, team: Team, stack: str) -> Cost:
+    """A team's quota, its RBAC and, with principals, its role and access entry, in stack `stack` (suffix)."""
+    per_resource = len(stack_name(config, stack)) - STACK_NAME_REFERENCE
+    per_import = len(config.environment) - ENV_REFERENCE
+    name = NAME_USES * len(team.name)
     resources = TEAM_QUOTA + TEAM_RBAC
-    size = BYTES_QUOTA + BYTES_QUOTA_ENTRY * len(team.quota) + BYTES_RBAC + BYTES_PER_NAME_USE * len(team.name)
+    size = (BYTES_QUOTA + name + sum(map(_quota_entry, team.quota)) + len(config.environment)
+            + BYTES_RBAC + name + _rbac_payload(team.name)
+            + 2 * per_resource + (IMPORTS["quota"] + IMPORTS["rbac"]) * per_import)
     if team.principals:
         resources += TEAM_ACCESS
-        size += BYTES_ACCESS + BYTES_ROLE_ARN_ENTRY + sum(BYTES_PRINCIPAL + len(p) for p in team.principals)
+        several = 12 if len(team.principals) > 1 else 0
+        size += (BYTES_ROLE + name + sum(len(p) + several for p in team.principals) + BYTES_ACCESS_ENTRY + name
+                 + BYTES_ROLE_ARN_ENTRY + 2 * len(team.name) + 2 * per_resource + IMPORTS["access"] * per_import)
     return Cost(resources=resources, bytes=size)
+
+
+def _guarded_team(config: KitConfig, name: str, classes: tuple[str, ...] | None, capabilities: tuple[str, ...]) -> int:
+    allowed = config_classes(config) if classes is None else classes
+    return (BYTES_GUARDED_TEAM + 5 * len(name) + sum(2 * len(c) + 30 for c in allowed)
+            + sum(2 * len(c) + 20 for c in capabilities))
+
+
+def config_classes(config: KitConfig) -> tuple[str, ...]:
+    return tuple(c.name for c in config.cluster_policy.priority_classes)
 
 
 def _base(config: KitConfig, teams: tuple[Team, ...]) -> Cost:
@@ -139,12 +177,20 @@ def _base(config: KitConfig, teams: tuple[Team, ...]) -> Cost:
 def governance_cost(config: KitConfig, teams: tuple[Team, ...]) -> Cost:
     bound = len(config.teams) + (config.shared_pool is not None)
     cost = _base(config, teams) + Cost(resources=GOVERNANCE_FIXED, outputs=1, bytes=BYTES_GOVERNANCE)
-    if not uses_native(config, "cluster_policy") and not (teams and not uses_native(config, "compute_quota")):
-        cost += Cost(resources=API_PROVIDER, bytes=BYTES_API_PROVIDER)  # the policy's handler, if not there yet
+    if not uses_native(config, "cluster_policy"):
+        cost += Cost(bytes=BYTES_API_POLICY)
+        if not (teams and not uses_native(config, "compute_quota")):  # the policy's handler, if not there yet
+            cost += Cost(resources=API_PROVIDER, bytes=BYTES_API_PROVIDER)
     if bound:
-        cost += Cost(resources=GUARDRAILS, bytes=BYTES_GUARDRAILS + BYTES_GUARDED_NAMESPACE * bound)
-    if config.shared_pool is not None:
-        cost += Cost(resources=TEAM_QUOTA, bytes=BYTES_QUOTA + BYTES_QUOTA_ENTRY * 2)
+        guarded = sum(_guarded_team(config, t.name, t.priority_classes, t.allowed_capabilities) for t in config.teams)
+        if config.shared_pool is not None:
+            guarded += _guarded_team(config, config.shared_pool.name, None, ())
+        cost += Cost(resources=GUARDRAILS,
+                     bytes=BYTES_GUARDRAILS + BYTES_GUARDRAILS_CLASS * len(config_classes(config)) + guarded)
+    if config.shared_pool is not None:  # one entry per instance type of the cluster
+        types = {g.instance_type for g in config.hyperpod.instance_groups}
+        cost += Cost(resources=TEAM_QUOTA, bytes=BYTES_QUOTA + 4 * len(config.shared_pool.name) + sum(
+            BYTES_QUOTA_ENTRY + len(t) + 14 + 5 + 4 for t in types))
     if config.observability.enabled:
         cost += Cost(resources=OBSERVABILITY, bytes=BYTES_OBSERVABILITY)
     return cost
@@ -159,7 +205,7 @@ def stack_costs(config: KitConfig, layout: TeamLayout | None = None) -> dict[str
         if stack != GOVERNANCE and not teams:
             cost += Cost(resources=PLACEHOLDER, bytes=BYTES_PLACEHOLDER)
         for team in teams:
-            cost += team_cost(team)
+            cost += team_cost(config, team, stack)
         costs[stack] = cost
     return costs
 
@@ -172,6 +218,6 @@ def suggested_team_stacks(config: KitConfig) -> int:
     """Team stacks that leave each one about half full on average, so hashing's unevenness and growth fit."""
     total = Cost()
     for team in config.teams:
-        total += team_cost(team)
+        total += team_cost(config, team, team_stack_name(0))
     per_stack = (LIMITS["resources"] // 2, LIMITS["template bytes"] // 2)
     return max(2, -(-total.resources // per_stack[0]), -(-total.bytes // per_stack[1]))

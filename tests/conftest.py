@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -29,3 +30,8 @@ def write_config(tmp_path: Path):
         return path
 
     return write
+
+
+# The generated environments of `make bench` (scripts/generated_config.py) and the shared synths
+# (tests/synthesis.py) are imported by name from the tests.
+sys.path.insert(0, str(ROOT / "scripts"))

@@ -15,7 +15,8 @@ from syrupy.extensions.json import JSONSnapshotExtension
 from cdk_app.config.loader import load_config
 
 from test_app import build, templates as stacks  # the in-process app with cdk.json's feature flags
-from test_synth import normalised, synth  # the CLI runner and snapshot masking of test_synth
+from synthesis import cli_synth as synth  # the CLI runner shared by the synth tests
+from test_synth import normalised  # snapshot masking of test_synth
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "config" / "batch-example.yaml"

@@ -16,6 +16,7 @@ from click.testing import CliRunner
 from cdk_app import plan as planning
 from cdk_app.cli import main
 from cdk_app.config.loader import load_config
+from synthesis import env_assembly
 
 ROOT = Path(__file__).resolve().parent.parent
 BASE = (ROOT / "config" / "prod.yaml").read_text()
@@ -33,10 +34,13 @@ EDITS = {
 
 @pytest.fixture(scope="session")
 def synths(tmp_path_factory) -> dict[str, Path]:
-    """One cloud assembly per edit (six in-process synths, about 5 s together)."""
-    out = {}
+    """One cloud assembly per edit: the base is the CLI's synth of prod that test_synth and test_app share,
+    each edit an in-process synth (as `plan` itself synthesizes)."""
+    out = {"base": env_assembly(tmp_path_factory, "prod")}
     for name, text in EDITS.items():
-        assert name == "base" or text != BASE, f"edit {name} did not apply"
+        if name == "base":
+            continue
+        assert text != BASE, f"edit {name} did not apply"
         folder = tmp_path_factory.mktemp(f"plan-{name}")
         (folder / "prod.yaml").write_text(text)
         out[name] = planning.synthesize(load_config(folder / "prod.yaml").config, folder / "cdk.out")

@@ -4,7 +4,6 @@ the templates for each environment's region, and the templates match their revie
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -13,39 +12,16 @@ from pathlib import Path
 import pytest
 from syrupy.extensions.json import JSONSnapshotExtension
 
+from synthesis import cli_synth, env_assembly
+
 ROOT = Path(__file__).resolve().parent.parent
-CDK = ROOT / "node_modules" / ".bin" / "cdk"
 ENVIRONMENTS = {"dev": "us-east-1", "prod": "us-west-2"}
-
-
-def offline_env() -> dict[str, str]:
-    """No AWS credentials or profile of any kind, and every HTTP(S) request sent to a port nothing
-    listens on: synth must need neither credentials nor network."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_") and "proxy" not in k.lower()}
-    env.update(AWS_CONFIG_FILE="/nonexistent", AWS_SHARED_CREDENTIALS_FILE="/nonexistent",
-               AWS_EC2_METADATA_DISABLED="true", CDK_DISABLE_VERSION_CHECK="true",
-               HTTP_PROXY="http://127.0.0.1:9", HTTPS_PROXY="http://127.0.0.1:9",
-               http_proxy="http://127.0.0.1:9", https_proxy="http://127.0.0.1:9")
-    return env
-
-
-def synth(out: Path, *context: str) -> subprocess.CompletedProcess:
-    assert CDK.exists(), "run `make setup` to install the pinned CDK CLI"
-    args = [str(CDK), "synth", "--quiet", "--no-notices", "--no-version-reporting", "-o", str(out)]
-    for item in context:
-        args += ["-c", item]
-    return subprocess.run(args, cwd=ROOT, env=offline_env(), capture_output=True, text=True, timeout=600)
 
 
 @pytest.fixture(scope="session")
 def assemblies(tmp_path_factory) -> dict[str, Path]:
-    out: dict[str, Path] = {}
-    for name in ENVIRONMENTS:
-        target = tmp_path_factory.mktemp(f"cdk-{name}")
-        result = synth(target, f"env={name}")
-        assert result.returncode == 0, result.stderr
-        out[name] = target
-    return out
+    """The CLI's offline synth of each environment, shared with test_app and test_plan (tests/synthesis.py)."""
+    return {name: env_assembly(tmp_path_factory, name) for name in ENVIRONMENTS}
 
 
 @pytest.mark.parametrize("env_name", ENVIRONMENTS)
@@ -78,7 +54,7 @@ def test_invalid_config_synthesizes_nothing(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text((ROOT / "config/dev.yaml").read_text().replace("count: 3", "count: 4"))
     out = tmp_path / "out"
-    result = synth(out, f"config={bad}")
+    result = cli_synth(out, f"config={bad}")
     assert result.returncode != 0
     assert "HPK501" in result.stderr and "nothing synthesized" in result.stderr
     assert "Traceback" not in result.stderr

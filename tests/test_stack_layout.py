@@ -1,0 +1,142 @@
+"""The stack layout and CloudFormation's limits: the limits are cfn-lint's, placement is stable under adding
+and removing teams, the validator refuses what would not deploy (HPK510-HPK515) naming the limit, and the
+estimate the validator uses matches real synthesized templates: resources, outputs and parameters exactly,
+template bytes never below the real size and at most MARGIN above it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from cfnlint.helpers import LIMITS as CFN_LINT_LIMITS
+from hypothesis import given, settings, strategies as st
+
+from cdk_app.config.loader import load_config
+from cdk_app.stack_layout import LIMITS, hashed_team_stack, stack_costs, stack_name, team_layout
+from cdk_app.validator.report import check_file
+from generated_config import generated_config
+from synthesis import config_assembly, env_assembly
+
+ROOT = Path(__file__).resolve().parent.parent
+# The byte estimate may exceed the real template by this share plus SLACK bytes (never fall below it).
+MARGIN, SLACK = 0.05, 4_000
+NAMES = st.from_regex(r"[a-z0-9]([-a-z0-9]{0,20}[a-z0-9])?", fullmatch=True)
+
+
+def test_limits_are_cloudformations_as_cfn_lint_has_them():
+    assert LIMITS == {"resources": CFN_LINT_LIMITS["Resources"]["number"],
+                      "outputs": CFN_LINT_LIMITS["Outputs"]["number"],
+                      "parameters": CFN_LINT_LIMITS["Parameters"]["number"],
+                      "template bytes": CFN_LINT_LIMITS["template"]["body"]}
+
+
+@settings(max_examples=200, deadline=None)
+@given(names=st.sets(NAMES, min_size=2, max_size=40), extra=NAMES, count=st.integers(1, 100))
+def test_adding_or_removing_a_team_never_moves_another(names, extra, count):
+    before = {name: hashed_team_stack(name, count) for name in names}
+    added = {name: hashed_team_stack(name, count) for name in names | {extra}}
+    removed_one = sorted(names)[0]
+    removed = {name: hashed_team_stack(name, count) for name in names - {removed_one}}
+    assert all(added[n] == before[n] for n in names) and all(removed[n] == before[n] for n in removed)
+    assert all(0 <= k < count for k in before.values())
+
+
+def findings(write_config, text: str):
+    report = check_file(write_config(text))
+    return report, {f.code: f for f in report.findings}
+
+
+def test_too_many_teams_for_the_governance_stack_are_refused_before_synth(write_config):
+    """130 teams x 4 resources cannot fit one stack with the governance pieces (the issue: CDK died at 122)."""
+    text = generated_config(130, team_stacks=0)
+    report, by_code = findings(write_config, text)
+    finding = by_code["HPK510"]
+    assert "HyperPod-bench-governance would have 527 resources; CloudFormation allows 500 per stack" in finding.message
+    assert finding.path == "teams" and "task_governance.team_stacks: 3" in finding.hint
+    assert report.exit_code == 1
+
+
+def test_a_full_team_stack_names_the_team_it_received_last_and_a_stack_with_room(write_config):
+    text = generated_config(260, team_stacks=2)
+    config = load_config(write_config(text)).config
+    layout = team_layout(config)
+    report = check_file(write_config(text))
+    full = [f for f in report.findings if f.code == "HPK510"]
+    assert full and report.exit_code == 1
+    for finding in full:
+        stack = next(s for s in layout.team_stacks if f"stack {stack_name(config, s)} would have" in finding.message)
+        last = layout.stacks[stack][-1].name
+        assert finding.path == f"teams[{int(last.split('-')[1])}].name"
+        assert "team_stack: " in finding.hint and "never move a deployed team" in finding.hint
+
+
+def test_a_pin_moves_a_new_team_and_must_name_an_existing_stack(write_config):
+    text = generated_config(60, team_stacks=2)
+    home = hashed_team_stack("team-059", 2)
+    pinned = text + f"    team_stack: {1 - home}\n"
+    assert team_layout(load_config(write_config(pinned)).config).stack_of("team-059") == f"teams-{1 - home}"
+    _, by_code = findings(write_config, text + "    team_stack: 2\n")
+    assert "team stack 2 does not exist (team stacks: 0 to 1)" in by_code["HPK515"].message
+
+
+def test_a_stack_above_80_percent_is_a_warning(write_config):
+    text = generated_config(105, team_stacks=0)
+    report, by_code = findings(write_config, text)
+    assert report.ok and "HPK514" in by_code and "of CloudFormation's 500 per stack" in by_code["HPK514"].message
+
+
+EXTRA_TEAMS = (("x" * 40, ["a", "b"]), ("q", []), ("long-team-name-with-several-parts", ["q"]))
+EXTRA_GROUPS = ("    - name: extra\n      instance_type: ml.g5.12xlarge\n      count: 3\n"
+                "    - name: cpu\n      instance_type: ml.m5.2xlarge\n      count: 2\n")
+# Names of 1 to 40 characters, 0 to 2 principals, 1 or 2 quota entries, over 3 team stacks.
+VARIED = generated_config(40, team_stacks=3).replace("  instance_groups:\n", "  instance_groups:\n" + EXTRA_GROUPS, 1) + "".join(
+    f"  - name: {name}\n    quota:\n      - instance_type: ml.g5.12xlarge\n        count: 1\n"
+    f"      - instance_type: ml.m5.2xlarge\n        vcpu: 2.5\n"
+    + (f"    principals: [{', '.join(f'arn:aws:iam::111122223333:role/{r}' for r in roles)}]\n" if roles else "")
+    for name, roles in EXTRA_TEAMS)
+
+
+def real(assembly: Path) -> dict[str, dict]:
+    return {p.name.removesuffix(".template.json"): {"template": json.loads(p.read_text()), "bytes": p.stat().st_size}
+            for p in assembly.glob("*.template.json")}
+
+
+@pytest.mark.synth
+@pytest.mark.parametrize("case", ["dev", "prod", "varied"])
+def test_the_estimate_matches_the_synthesized_templates(tmp_path_factory, case):
+    if case == "varied":
+        # Synthesized with version reporting on, as `cdk synth` and `cdk deploy` run by default.
+        assembly, text = config_assembly(tmp_path_factory, VARIED, version_reporting=True), VARIED
+    else:
+        assembly, text = env_assembly(tmp_path_factory, case), (ROOT / "config" / f"{case}.yaml").read_text()
+    config = load_config(assembly.parent / "env.yaml" if case == "varied" else ROOT / "config" / f"{case}.yaml").config
+    assert text
+    templates = real(assembly)
+    costs = stack_costs(config)
+    assert len(costs) == (4 if case == "varied" else 1)
+    for suffix, cost in costs.items():
+        found = templates[stack_name(config, suffix)]
+        template = found["template"]
+        # The estimate counts CDK's metadata resource (`cdk synth` adds it unless --no-version-reporting).
+        metadata = int("CDKMetadata" not in template["Resources"])
+        assert cost.resources - metadata == len(template["Resources"]), suffix
+        assert cost.outputs == len(template.get("Outputs", {})), suffix
+        assert cost.parameters == len(template.get("Parameters", {})), suffix
+        assert found["bytes"] <= cost.bytes <= found["bytes"] * (1 + MARGIN) + SLACK, (suffix, found["bytes"], cost.bytes)
+
+
+@pytest.mark.synth
+def test_cdk_itself_refuses_what_the_validator_refuses(tmp_path):
+    """The source of truth for HPK510: CDK's own check at synth, on the config the validator refuses."""
+    from aws_cdk import App
+
+    from cdk_app.app_builder import build_app
+
+    path = tmp_path / "env.yaml"
+    path.write_text(generated_config(130, team_stacks=0))
+    assert "HPK510" in {f.code for f in check_file(path).findings}
+    app = App(outdir=str(tmp_path / "out"), builtin_cloud_formation_validation=False)
+    build_app(app, load_config(path).config)
+    with pytest.raises(RuntimeError, match="greater than allowed maximum of 500"):
+        app.synth()
