@@ -49,11 +49,13 @@ synth: setup
 	@$(NODE_BIN)/cdk synth -c env=$(ENV) --quiet || \
 	  { rc=$$?; echo "make synth: cdk synth exited $$rc" >&2; exit $$rc; }
 
-## test: set up (with shellcheck) and run every test
+## test: set up (with shellcheck) and run every test, on TEST_WORKERS processes (pytest-xdist; one file per
+## worker at a time, so a file's shared fixtures are built once; synths are shared across workers anyway)
+TEST_WORKERS ?= 2
 test: setup-test
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
 
-## bench: wall time of validate on dev, prod and a generated 500-team config
+## bench: validate and synth times against their targets (scripts/bench.py); exits 1 when one is missed
 bench: setup
 	$(PY) scripts/bench.py
 

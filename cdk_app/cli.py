@@ -8,7 +8,6 @@ from pathlib import Path
 
 import click
 
-from cdk_app.batch_job import batch_job
 from cdk_app.config.loader import ConfigInvalid, load_config
 from cdk_app.text_table import aligned
 from cdk_app.validator.capacity import DIMENSIONS, Resources
@@ -16,7 +15,25 @@ from cdk_app.validator.reach import TeamReach
 from cdk_app.validator.report import Report, check_file
 
 
-@click.group()
+class _Commands(click.Group):
+    """Commands defined in modules of their own load when invoked (or listed), so `validate` imports
+    only what it needs."""
+
+    LAZY = {"batch-job": ("cdk_app.batch_job", "batch_job")}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted([*super().list_commands(ctx), *self.LAZY])
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in self.LAZY:
+            import importlib
+
+            module, attribute = self.LAZY[name]
+            return getattr(importlib.import_module(module), attribute)
+        return super().get_command(ctx, name)
+
+
+@click.group(cls=_Commands)
 @click.version_option(package_name="hyperpod-kit")
 def main() -> None:
     """Stand up and govern SageMaker HyperPod clusters from config/<env>.yaml."""
@@ -354,4 +371,3 @@ def plan(config_path: Path, ref: str | None, baseline: Path | None, against_acco
         click.echo(f"plan: --allow-replace {', '.join(unknown)}: no such stateful replacement or deletion in this "
                    "plan (check the logical id)", err=True)
     sys.exit(1 if result.refused(allowed) else 0)
-main.add_command(batch_job)

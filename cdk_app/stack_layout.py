@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import zlib
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from cdk_app.config.model import KitConfig, QuotaEntry, Team
 from cdk_app.governance_types import uses_native
@@ -125,8 +126,14 @@ def team_layout(config: KitConfig) -> TeamLayout:
 
 
 def _rbac_payload(team: str) -> int:
-    """The team's manifests string as written in the template (compact JSON, then escaped as a JSON string)."""
-    return len(json.dumps(json.dumps(team_manifests(team), sort_keys=True, separators=(",", ":"))))
+    """The team's manifests string as written in the template (compact JSON, then escaped as a JSON string).
+    A team name is a DNS label (nothing to escape), so the size depends on its length only."""
+    return _rbac_payload_of_length(len(team))
+
+
+@lru_cache(maxsize=None)
+def _rbac_payload_of_length(length: int) -> int:
+    return len(json.dumps(json.dumps(team_manifests("a" * length), sort_keys=True, separators=(",", ":"))))
 
 
 def _quota_entry(entry: QuotaEntry) -> int:
@@ -214,10 +221,8 @@ def stack_name(config: KitConfig, suffix: str) -> str:
     return f"HyperPod-{config.environment}-{suffix}"
 
 
-def suggested_team_stacks(config: KitConfig) -> int:
-    """Team stacks that leave each one about half full on average, so hashing's unevenness and growth fit."""
-    total = Cost()
-    for team in config.teams:
-        total += team_cost(config, team, team_stack_name(0))
-    per_stack = (LIMITS["resources"] // 2, LIMITS["template bytes"] // 2)
-    return max(2, -(-total.resources // per_stack[0]), -(-total.bytes // per_stack[1]))
+def suggested_team_stacks(governance: Cost) -> int:
+    """Team stacks for the teams of a governance stack that holds them all, each stack about half full on
+    average, so hashing's unevenness and growth fit."""
+    return max(2, -(-governance.resources // (LIMITS["resources"] // 2)),
+               -(-governance.bytes // (LIMITS["template bytes"] // 2)))

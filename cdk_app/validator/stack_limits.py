@@ -50,10 +50,11 @@ def _where(config: KitConfig, layout: TeamLayout, costs: dict[str, Cost], stack:
     """The field to point at and what to do: the team stacks setting for the governance stack, else the last
     team the full stack received (most likely the one just added) and the team stack with the most room."""
     teams = layout.stacks[stack]
-    if stack == GOVERNANCE:
-        path: PathKey = ("task_governance", "team_stacks") if config.task_governance.team_stacks else ("teams",)
-        return path, (f"set task_governance.team_stacks: {suggested_team_stacks(config)} (a new environment; on a "
-                      f"deployed one this moves every team's quota - delete and create: {DOC})")
+    if stack == GOVERNANCE and not config.task_governance.team_stacks:
+        return ("teams",), (f"set task_governance.team_stacks: {suggested_team_stacks(costs[GOVERNANCE])} (a new "
+                            f"environment; on a deployed one this moves every team's quota - delete and create: {DOC})")
+    if stack == GOVERNANCE:  # what grows here with team stacks: the guardrails list every team namespace
+        return ("teams",), f"the guardrails name every team's namespace: split the teams over two environments ({DOC})"
     if not teams:
         return ("task_governance", "team_stacks"), DOC
     roomiest = min((s for s in costs if s != GOVERNANCE), key=lambda s: costs[s].resources)
