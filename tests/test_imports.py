@@ -1,0 +1,31 @@
+"""`hyperpod-kit validate` runs after every edit: it imports only what it needs. Checked in a fresh
+interpreter's sys.modules after the real command ran."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PROBE = """
+import json, sys
+from cdk_app.cli import main
+try:
+    main(["validate", "config/prod.yaml", "--format", "json"])
+except SystemExit as exit:
+    code = exit.code
+print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
+"""
+
+
+def test_validate_imports_no_cdk_no_aws_sdk_and_no_other_command():
+    result = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    probe = json.loads(result.stdout.strip().splitlines()[-1])
+    assert probe["code"] == 0, result.stderr
+    top = {name.split(".")[0] for name in probe["modules"]}
+    assert not top & {"aws_cdk", "jsii", "constructs", "cdk_nag", "boto3", "botocore", "cfnlint"}
+    assert not {"cdk_app.batch_job", "cdk_app.plan", "cdk_app.live", "cdk_app.live_batch", "cdk_app.job_templates",
+                "cdk_app.topology", "cdk_app.chart_archive"} & set(probe["modules"])
+    assert "cdk_app.stack_layout" in probe["modules"]  # the limits are checked on the same layout the app builds
