@@ -17,12 +17,12 @@ account: "111122223333"
 region: us-east-1
 availability_zone_ids: [use1-az4, use1-az6]
 hyperpod:
-  helm_chart:
-    sha256: abababababababababababababababababababababababababababababababab
   instance_groups:
     - name: gpu
       instance_type: ml.g5.12xlarge
       count: 4
+task_governance:
+  cloudformation_types: {cluster_policy: native, compute_quota: native}
 teams:
   - name: john
     quota:

@@ -19,13 +19,15 @@ from cdk_app.config.loader import load_config
 
 ROOT = Path(__file__).resolve().parent.parent
 BASE = (ROOT / "config" / "prod.yaml").read_text()
-ZONES = "[usw2-az1, usw2-az2, usw2-az3]"
+ZONES = "availability_zone_ids: [usw2-az1, usw2-az2, usw2-az3]"
+CLUSTER_ZONES = "cluster_zone_ids: [usw2-az1, usw2-az2, usw2-az3]"
 TRAINING_QUOTA = "        count: 3\n    principals:\n      - arn:aws:iam::444455556666:role/TeamProductionTraining"
 EDITS = {
     "base": BASE,
     "rename": BASE.replace("cluster_name: ml-prod", "cluster_name: ml-prod-2"),
-    "zone_append": BASE.replace(ZONES, "[usw2-az1, usw2-az2, usw2-az3, usw2-az4]"),
-    "zone_reorder": BASE.replace(ZONES, "[usw2-az2, usw2-az1, usw2-az3]"),
+    "zone_append": BASE.replace(ZONES, "availability_zone_ids: [usw2-az1, usw2-az2, usw2-az3, usw2-az4]"),
+    "zone_reorder": BASE.replace(ZONES, "availability_zone_ids: [usw2-az2, usw2-az1, usw2-az3]"),
+    "cluster_zones": BASE.replace(CLUSTER_ZONES, "cluster_zone_ids: [usw2-az1, usw2-az2]"),
     "team_removal": BASE[:BASE.index("  - name: research-vision")] + BASE[BASE.index("  - name: applied-science"):],
     "quota_cut": BASE.replace(TRAINING_QUOTA, TRAINING_QUOTA.replace("count: 3", "count: 2")),
 }
@@ -69,23 +71,27 @@ def test_rename_replaces_the_hyperpod_cluster_and_everything_bound_to_it(synths)
                         policy: (f"create-only Parameters/ClusterArn refers to {cluster}, which is replaced",)}
 
 
-def test_zone_append_replaces_the_hyperpod_cluster_through_its_vpc_config(synths):
-    """Today the cluster's VpcConfig lists every zone's subnet, so a new zone replaces it (issue 13,
-    blocker 5: when cluster-level subnets stay fixed from creation, this verdict becomes 'nothing refused')."""
+def test_zone_append_adds_subnets_and_leaves_both_clusters_alone(synths):
+    """Zones are append-only (issue 13, blocker 5): the cluster-level subnets are the recorded
+    cluster_zone_ids, so a new zone only adds its subnet, NAT and routes."""
     plan = plan_for(synths, "zone_append")
-    cluster, = logical_ids(synths, "cluster", "AWS::SageMaker::Cluster")
-    assert refused(plan) == {cluster: ("create-only VpcConfig changes",)}
+    assert refused(plan) == {}
     assert {c.type for c in plan.changes if c.action == "add"} >= {"AWS::EC2::Subnet"}
-    assert not [c for c in plan.changes if c.type == "AWS::EKS::Cluster" and c.action == "replace"]
+    assert not [c for c in plan.changes if c.type in ("AWS::EKS::Cluster", "AWS::SageMaker::Cluster")
+                and c.action in ("replace", "remove")]
 
 
-def test_zone_reorder_replaces_subnets_and_the_cluster(synths):
+def test_zone_reorder_changes_no_subnet_and_no_cluster(synths):
     plan = plan_for(synths, "zone_reorder")
+    assert refused(plan) == {}
+    assert not [c for c in plan.changes if c.type in ("AWS::EC2::Subnet", "AWS::EKS::Cluster",
+                                                       "AWS::SageMaker::Cluster")]
+
+
+def test_changing_the_cluster_zones_replaces_the_hyperpod_cluster_through_its_vpc_config(synths):
+    plan = plan_for(synths, "cluster_zones")
     cluster, = logical_ids(synths, "cluster", "AWS::SageMaker::Cluster")
-    verdict = refused(plan)
-    assert verdict.pop(cluster) == ("create-only VpcConfig changes",)
-    assert set(verdict.values()) == {("create-only AvailabilityZoneId changes",)}
-    assert len(verdict) == 4 and all(k in logical_ids(synths, "network", "AWS::EC2::Subnet") for k in verdict)
+    assert refused(plan)[cluster] == ("create-only VpcConfig changes",)
 
 
 def test_team_removal_is_called_out_and_not_refused(synths):
