@@ -327,9 +327,10 @@ def plan(config_path: Path, ref: str | None, baseline: Path | None, against_acco
                     raise planning.PlanInputError(f"{config_path}: not in a git repository ({top.stderr.strip()})")
                 repo = Path(top.stdout.strip())
                 relative = str(config_path.resolve().relative_to(repo))
-                before = planning.read_templates(planning.synthesize_ref(repo, ref, relative, config.environment,
-                                                                         Path(tmp) / "ref"))
-                label = f"git ref {ref} ({relative})"
+                assembly = planning.synthesize_ref(repo, ref, relative, config.environment, Path(tmp) / "ref")
+                # A config added since the ref is a new environment: nothing of it is deployed yet.
+                before = planning.read_templates(assembly) if assembly is not None else {}
+                label = f"git ref {ref} ({relative}{'' if assembly is not None else ': new environment'})"
             else:
                 import boto3
                 from botocore.exceptions import BotoCoreError

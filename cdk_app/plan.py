@@ -446,8 +446,9 @@ runpy.run_path(src + "/app.py", run_name="__main__")
 """
 
 
-def synthesize_ref(repo: Path, ref: str, config_path: str, environment: str, workdir: Path) -> Path:
-    """The cloud assembly of `config_path` as the repository was at `ref` (its code and its config)."""
+def synthesize_ref(repo: Path, ref: str, config_path: str, environment: str, workdir: Path) -> Path | None:
+    """The cloud assembly of `config_path` as the repository was at `ref` (its code and its config), or None
+    when the ref has no such file (an environment added since: nothing of it can be deployed yet)."""
     import os
     import subprocess
     import sys
@@ -459,7 +460,7 @@ def synthesize_ref(repo: Path, ref: str, config_path: str, environment: str, wor
         raise PlanInputError(f"git ref {ref!r}: {archive.stderr.decode(errors='replace').strip()}")
     subprocess.run(["tar", "-x", "-C", str(source)], input=archive.stdout, check=True)
     if not (source / config_path).is_file():
-        raise PlanInputError(f"{config_path} does not exist at {ref}: nothing deployed from it to compare against")
+        return None
     node = repo / "node_modules" / ".bin"
     env = {**os.environ, "CDK_OUTDIR": str(outdir),
            "CDK_CONTEXT_JSON": json.dumps({**cdk_context(source), "env": environment,

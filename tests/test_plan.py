@@ -6,6 +6,7 @@ come from the compute quotas in the templates."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import boto3
@@ -173,8 +174,24 @@ def test_baseline_from_a_git_ref_is_that_ref_synthesized(tmp_path):
                                                  "HyperPod-dev-governance"}
     with pytest.raises(planning.PlanInputError, match="no-such-ref"):
         planning.synthesize_ref(ROOT, "no-such-ref", "config/dev.yaml", "dev", tmp_path / "bad")
-    with pytest.raises(planning.PlanInputError, match="config/qa.yaml does not exist at HEAD"):
-        planning.synthesize_ref(ROOT, "HEAD", "config/qa.yaml", "qa", tmp_path / "missing")
+    # An environment added since the ref has no baseline: everything in it is new.
+    assert planning.synthesize_ref(ROOT, "HEAD", "config/qa.yaml", "qa", tmp_path / "missing") is None
+
+
+def test_plan_of_an_environment_added_since_the_ref_creates_everything_and_refuses_nothing(synths, tmp_path):
+    """A pull request that adds config/<new>.yaml: CI runs plan against the base ref, which lacks the file."""
+    repo = tmp_path / "repo"
+    (repo / "config").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / "README.md").write_text("base\n")
+    subprocess.run(["git", "-C", str(repo), "add", "README.md"], check=True)
+    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base"],
+                   check=True)
+    (repo / "config" / "prod.yaml").write_text(BASE)
+    result = CliRunner().invoke(main, ["plan", str(repo / "config" / "prod.yaml"), "--against-ref", "HEAD",
+                                       "--current", str(synths["base"])])
+    assert result.exit_code == 0, result.output
+    assert "new environment" in result.output
 
 
 def stub_network_then_missing_cluster(stub, network):
