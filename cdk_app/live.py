@@ -87,14 +87,14 @@ def _call(client: Any, method: str, **params: Any) -> dict[str, Any]:
         raise
 
 
-def _pages(client: Any, operation: str, key: str, **params: Any) -> list[dict[str, Any]]:
-    """Every item of a paginated listing, following NextToken."""
+def _pages(client: Any, operation: str, key: str, token_key: str = "NextToken", **params: Any) -> list[dict[str, Any]]:
+    """Every item of a paginated listing, following the service's token (NextToken; Batch spells it nextToken)."""
     items: list[dict[str, Any]] = []
     token = None
     while True:
-        page = _call(client, operation, **params, **({"NextToken": token} if token else {}))
+        page = _call(client, operation, **params, **({token_key: token} if token else {}))
         items.extend(page.get(key, []))
-        token = page.get("NextToken")
+        token = page.get(token_key)
         if not token:
             return items
 
