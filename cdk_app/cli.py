@@ -177,6 +177,28 @@ def topology(nodes, output_format: str) -> None:
         click.echo(topo.table(parsed))
 
 
+def _job_option(parse):
+    """A repeatable job option parsed by job_templates (KEY=VALUE, PVC:PATH[:ro]); bad text is a usage error."""
+    def callback(_ctx, _param, values: tuple[str, ...]):
+        from cdk_app.job_templates import JobSpecError
+
+        try:
+            return tuple(parse(value) for value in values)
+        except JobSpecError as err:
+            raise click.BadParameter(str(err)) from None
+    return callback
+
+
+def _parse_env(text: str):
+    from cdk_app.job_templates import parse_env
+    return parse_env(text)
+
+
+def _parse_volume(text: str):
+    from cdk_app.job_templates import parse_volume
+    return parse_volume(text)
+
+
 @main.command()
 @click.option("--config", "config_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="The environment's config file.")
@@ -185,27 +207,43 @@ def topology(nodes, output_format: str) -> None:
               help="Priority class of the cluster policy. Default: the team's default_priority_class, else none.")
 @click.option("--name", required=True, help="Job name (a DNS label).")
 @click.option("--image", required=True, help="Container image.")
-@click.option("--kind", type=click.Choice(["pytorchjob", "job"]), default="pytorchjob", show_default=True)
+@click.option("--kind", type=click.Choice(["pytorchjob", "mpijob", "job"]), default="pytorchjob", show_default=True)
 @click.option("--instance-type", default=None, help="Default: the first type of the team's quota in the cluster.")
-@click.option("--nodes", type=int, default=1, show_default=True, help="Nodes (PyTorchJob: 1 master + workers).")
+@click.option("--nodes", type=int, default=1, show_default=True,
+              help="Nodes, one pod each (PyTorchJob: 1 master + workers; elastic: workers; MPIJob: workers).")
+@click.option("--min-nodes", type=int, default=None, help="Elastic PyTorchJob: fewest nodes it keeps training on.")
+@click.option("--max-nodes", type=int, default=None, help="Elastic PyTorchJob: most nodes that may join.")
+@click.option("--rdzv-backend", type=click.Choice(["c10d", "etcd"]), default=None,
+              help="Elastic PyTorchJob rendezvous: c10d (default, on worker 0) or etcd (writes an etcd Service and "
+                   "Deployment).")
 @click.option("--accelerators", type=int, default=None, help="GPUs or Neuron devices per node. Default: all.")
 @click.option("--efa", default="0", show_default=True, callback=_efa_option,
               help="EFA interfaces per node, or 'all' (from --cluster-nodes, else the documented count).")
+@click.option("--cpu", default=None, help="CPU request per pod, a Kubernetes quantity (e.g. 16, 500m).")
+@click.option("--memory", default=None, help="Memory request per pod, a Kubernetes quantity (e.g. 64Gi).")
+@click.option("--shm", default=None, help="Size of a memory-backed /dev/shm (e.g. 64Gi).")
+@click.option("--env", "env", multiple=True, callback=_job_option(_parse_env), metavar="KEY=VALUE",
+              help="Environment variable of the job's containers (repeatable).")
+@click.option("--volume", "volumes", multiple=True, callback=_job_option(_parse_volume), metavar="PVC:PATH[:ro]",
+              help="Mount a PersistentVolumeClaim of the team's namespace (repeatable).")
 @click.option("--cluster-nodes", type=click.File("r"), default=None,
               help="`kubectl get nodes -o json` output (file or -): check GPUs, EFA and node count against it.")
 @click.option("--topology", type=click.Choice(["required", "preferred"]), default=None,
               help="Keep the pods on one network node of --topology-layer.")
 @click.option("--topology-layer", type=int, default=3, show_default=True)
-@click.option("--auto-resume/--no-auto-resume", default=False, help="HyperPod restarts the job after node recovery.")
+@click.option("--auto-resume/--no-auto-resume", default=False,
+              help="HyperPod restarts the job after node recovery (PyTorchJob only).")
 @click.option("--max-retries", type=int, default=3, show_default=True)
 @click.argument("command", nargs=-1, required=True)
 def job(config_path: Path, team: str, priority: str | None, name: str, image: str, kind: str, instance_type: str | None,
-        nodes: int, accelerators: int | None, efa: int | str, cluster_nodes, topology: str | None,
-        topology_layer: int, auto_resume: bool, max_retries: int, command: tuple[str, ...]) -> None:
-    """Print a job manifest for the team's queue: hyperpod-kit job ... -- python train.py"""
+        nodes: int, min_nodes: int | None, max_nodes: int | None, rdzv_backend: str | None, accelerators: int | None,
+        efa: int | str, cpu: str | None, memory: str | None, shm: str | None, env: tuple, volumes: tuple,
+        cluster_nodes, topology: str | None, topology_layer: int, auto_resume: bool, max_retries: int,
+        command: tuple[str, ...]) -> None:
+    """Print the manifests of a job for the team's queue: hyperpod-kit job ... -- python train.py"""
     import yaml
 
-    from cdk_app.job_templates import JobRequest, JobSpecError, render
+    from cdk_app.job_templates import JobRequest, JobSpecError, manifests
 
     report = check_file(config_path, str(config_path))
     if report.loaded is None or report.errors:
@@ -216,13 +254,14 @@ def job(config_path: Path, team: str, priority: str | None, name: str, image: st
     request = JobRequest(team=team, priority=priority, name=name, image=image, command=command, kind=kind,
                          instance_type=instance_type, nodes=nodes, accelerators_per_node=accelerators,
                          efa_per_node=efa, topology=topology, topology_layer=topology_layer,
-                         auto_resume=auto_resume, max_retries=max_retries)
+                         auto_resume=auto_resume, max_retries=max_retries, min_nodes=min_nodes, max_nodes=max_nodes,
+                         rdzv_backend=rdzv_backend, env=env, volumes=volumes, shm=shm, cpu=cpu, memory=memory)
     try:
-        manifest = render(config, request, fleet, cluster_nodes.name if cluster_nodes is not None else "")
+        objects = manifests(config, request, fleet, cluster_nodes.name if cluster_nodes is not None else "")
     except JobSpecError as err:
         click.echo(f"{config_path}: {err}", err=True)
         sys.exit(1)
-    click.echo(yaml.safe_dump(manifest, sort_keys=False), nl=False)
+    click.echo(yaml.safe_dump_all(objects, sort_keys=False), nl=False)
 
 
 @main.command("chart-sha256")

@@ -458,7 +458,7 @@ def rbac_event(manifests: list[Any], request: str = "Create", old: list[Any] | N
     return event
 
 
-ROLE, BINDING = team_manifests("a")
+ROLE, BINDING, CLUSTER_ROLE, CLUSTER_BINDING = team_manifests("a")
 GUARDRAIL = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
              "metadata": {"name": "hyperpod-kit-pods"}, "spec": {"validations": [{"expression": "true"}]}}
 GUARDRAIL_BINDING = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
@@ -500,6 +500,29 @@ def _with(manifest: dict[str, Any], **change: Any) -> dict[str, Any]:
     ({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "hyperpod-ns-a"}}, "v1 Namespace"),
     ({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x", "namespace": "hyperpod-ns-a"}}, "v1 ConfigMap"),
     (_with(ROLE, metadata__name="--all"), "metadata.name must be a lower-case DNS name"),
+    # The team's read-only ClusterRole and its binding: nothing more than its own objects, its own group.
+    (_with(CLUSTER_ROLE, metadata__name="hyperpod-kit-team-a-admin"), "ClusterRole 'hyperpod-kit-team-a-admin' is not an object the kit writes"),
+    (_with(CLUSTER_ROLE, rules=[{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]}]), "grants ''/'secrets'"),
+    (_with(CLUSTER_ROLE, rules=[{"apiGroups": ["kueue.x-k8s.io"], "resources": ["clusterqueues"], "verbs": ["update"],
+                                 "resourceNames": ["hyperpod-ns-a-clusterqueue"]}]), "may only get, list and watch"),
+    (_with(CLUSTER_ROLE, rules=[{"apiGroups": ["kueue.x-k8s.io"], "resources": ["clusterqueues"], "verbs": ["get"]}]),
+     "reads only its own hyperpod-ns-a-clusterqueue by name"),
+    (_with(CLUSTER_ROLE, rules=[{"apiGroups": ["kueue.x-k8s.io"], "resources": ["clusterqueues"], "verbs": ["get"],
+                                 "resourceNames": []}]), "reads only its own hyperpod-ns-a-clusterqueue by name"),
+    (_with(CLUSTER_ROLE, rules=[{"apiGroups": [""], "resources": ["namespaces"], "verbs": ["get"],
+                                 "resourceNames": ["hyperpod-ns-b"]}]), "reads only its own hyperpod-ns-a by name"),
+    (_with(CLUSTER_ROLE, rules=[{"apiGroups": ["*"], "resources": ["*"], "verbs": ["get"]}]), "grants '\\*'/'\\*'"),
+    (_with(CLUSTER_ROLE, rules=[{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}]), "may not grant non-resource URLs"),
+    (_with(CLUSTER_ROLE, aggregationRule={"clusterRoleSelectors": [{"matchLabels": {"x": "y"}}]}), "may not aggregate"),
+    (_with(CLUSTER_ROLE, metadata__namespace="hyperpod-ns-a"), "is cluster-scoped"),
+    (_with(CLUSTER_BINDING, subjects=[{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "hyperpod-team-b"}]),
+     "its only subject may be the team's group hyperpod-team-a"),
+    (_with(CLUSTER_BINDING, subjects=[{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "system:authenticated"}]),
+     "its only subject may be the team's group hyperpod-team-a"),
+    (_with(CLUSTER_BINDING, roleRef={"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"}),
+     "binds ClusterRole 'cluster-admin'; it may only bind the team's ClusterRole hyperpod-kit-team-a-read"),
+    (_with(CLUSTER_BINDING, roleRef={"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                                     "name": "hyperpod-kit-team-b-read"}), "may only bind the team's ClusterRole"),
     ("kubectl delete ns --all", "a manifest must be a Kubernetes object"),
 ])
 def test_hostile_manifests_are_refused(scoped, manifest, message):
