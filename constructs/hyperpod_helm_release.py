@@ -48,6 +48,16 @@ COMPONENT_VALUES: dict[str, tuple[str, ...]] = {
     "mlflow": ("mlflow", "enabled"),
 }
 
+# The device plugin's side of the nodes' GPU device isolation (lifecycle_scripts/steps/gpu_device_isolation.sh),
+# as the nvidia-device-plugin 0.16.1 chart the HyperPod chart depends on reads them: deviceListStrategy becomes
+# the plugin's DEVICE_LIST_STRATEGY, so it hands allocated GPUs over as mounts under
+# /var/run/nvidia-container-devices; a non-empty securityContext replaces the chart's unprivileged one. The
+# plugin finds the GPUs through the NVIDIA_VISIBLE_DEVICES=all of its own pod, which the toolkit then honours
+# for privileged containers only: unprivileged, it would see no GPU and the node would offer none.
+GPU_DEVICE_ISOLATION_VALUES: dict[str, object] = {
+    "nvidia-device-plugin": {"deviceListStrategy": "volume-mounts", "securityContext": {"privileged": True}},
+}
+
 
 @dataclass(frozen=True)
 class ChartDependencyPin:
@@ -75,6 +85,9 @@ class HyperPodHelmReleaseProps:
     release_name: Helm release name; fixed once installed. Default hyperpod-dependencies.
     namespace: namespace of the release; fixed once installed. Default kube-system.
     components: component name -> installed, for names in COMPONENT_VALUES. Default: the chart's defaults.
+    gpu_device_isolation: the NVIDIA device plugin hands GPUs over as volume mounts (GPU_DEVICE_ISOLATION_VALUES);
+        the nodes' container toolkit must read them and ignore NVIDIA_VISIBLE_DEVICES from unprivileged
+        containers (the lifecycle step of the same name), or GPU pods get no GPU. Default True.
     log_retention: retention of the installer's log group. Default one year.
     """
 
@@ -89,6 +102,7 @@ class HyperPodHelmReleaseProps:
     release_name: str = "hyperpod-dependencies"
     namespace: str = "kube-system"
     components: dict[str, bool] = field(default_factory=dict)
+    gpu_device_isolation: bool = True
     log_retention: logs.RetentionDays = logs.RetentionDays.ONE_YEAR
 
 
@@ -102,6 +116,22 @@ def component_values(components: dict[str, bool]) -> dict[str, object]:
             node = node.setdefault(key, {})  # type: ignore[assignment]
         node[leaf] = enabled  # type: ignore[index]
     return values
+
+
+def release_values(components: dict[str, bool], gpu_device_isolation: bool) -> dict[str, object]:
+    """The chart values the kit sets: the component toggles and, with isolation, the device plugin's strategy."""
+    values = component_values(components)
+    if gpu_device_isolation:
+        _merge(values, GPU_DEVICE_ISOLATION_VALUES)
+    return values
+
+
+def _merge(target: dict[str, object], extra: dict[str, object]) -> None:
+    for key, value in extra.items():
+        if isinstance(value, dict) and isinstance(target.get(key), dict):
+            _merge(target[key], value)  # type: ignore[arg-type]
+        else:
+            target[key] = json.loads(json.dumps(value))  # a copy: the module's constant stays as it is
 
 
 class HyperPodHelmRelease(Construct):
@@ -128,7 +158,7 @@ class HyperPodHelmRelease(Construct):
             "Dependencies": json.dumps({d.name: {"url": d.url, "sha256": d.sha256} for d in props.dependencies},
                                        sort_keys=True),
             "ReleaseName": props.release_name, "Namespace": props.namespace,
-            "Values": json.dumps(component_values(props.components), sort_keys=True),
+            "Values": json.dumps(release_values(props.components, props.gpu_device_isolation), sort_keys=True),
         }
         installer = PythonHandlerProvider(self, "Installer", props=PythonHandlerProviderProps(
             handler_dir=str(HANDLER_DIR), description="Installs helm_chart/HyperPodHelmChart at a pinned revision",

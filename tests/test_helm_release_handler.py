@@ -28,7 +28,7 @@ from cdk_app.config.loader import load_config
 from cdk_app.config.model import DEFAULT_HELM_CHART_CONTENT_SHA256, DEFAULT_HELM_CHART_REVISION
 from cdk_app.team_rbac import team_manifests
 from handlers import layer_binary, load_handler
-from hyperpod_constructs.hyperpod_helm_release import COMPONENT_VALUES, component_values
+from hyperpod_constructs.hyperpod_helm_release import COMPONENT_VALUES, release_values
 from hyperpod_constructs.kubectl_layers import layer_minor
 
 handler = load_handler("helm_release_handler")
@@ -213,10 +213,14 @@ def test_link_out_of_the_target_is_refused(tmp_path):
 
 # --- dependencies: pinned, verified, vendored; disabled ones dropped -------------------------------------------
 
-def kit_values_of(env: str) -> dict[str, Any]:
+def kit_values_of(env: str, **lifecycle: Any) -> dict[str, Any]:
+    """The values the installer gives helm for config/<env>.yaml (hyperpod.lifecycle changed by `lifecycle`),
+    built as cluster_stack.py builds them."""
     config = load_config(ROOT / "config" / f"{env}.yaml").config
-    props = {"Region": config.region, "Values": json.dumps(component_values(config.hyperpod.helm_chart.components.model_dump()))}
-    return handler.kit_values(props), config
+    config = config.model_copy(update={"hyperpod": config.hyperpod.model_copy(update={
+        "lifecycle": config.hyperpod.lifecycle.model_copy(update=lifecycle)})})
+    values = release_values(config.hyperpod.helm_chart.components.model_dump(), config.hyperpod.lifecycle.gpu_device_isolation)
+    return handler.kit_values({"Region": config.region, "Values": json.dumps(values)}), config
 
 
 def render(chart: Path, values_files: tuple[Path, ...], tmp_path: Path) -> list[dict[str, Any]]:
@@ -253,6 +257,12 @@ def test_the_pinned_chart_renders_offline_with_the_kit_values(tmp_path, env, ser
             ("DaemonSet", "hyperpod-dependencies-aws-efa-k8s-device-plugin"),
             ("DaemonSet", "health-monitoring-agent"), ("Deployment", "hyperpod-dependencies-mpi-operator")} <= names
     assert not [o for o in objects if "cert-manager" in json.dumps(o)]
+    plugin = device_plugin_container(objects)
+    # GPU device isolation, on in every shipped config: the 0.16.1 templates turn the kit's values into the
+    # plugin's DEVICE_LIST_STRATEGY and a privileged container (its own NVIDIA_VISIBLE_DEVICES=all needs it).
+    assert {"name": "DEVICE_LIST_STRATEGY", "value": "volume-mounts"} in plugin["env"]
+    assert {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"} in plugin["env"]
+    assert plugin["securityContext"] == {"privileged": True}
     agent = next(o for o in objects if (o["kind"], o["metadata"]["name"]) == ("DaemonSet", "health-monitoring-agent"))
     image = agent["spec"]["template"]["spec"]["containers"][0]["image"]
     # The agent's image comes from the region's ECR; the chart's own values-<region>.yaml and helpers pick it.
@@ -263,6 +273,25 @@ def test_the_pinned_chart_renders_offline_with_the_kit_values(tmp_path, env, ser
     assert len(built_in) > 30
     for manifest in built_in:
         kubernetes_validate.validate(manifest, config.eks.kubernetes_version, strict=False)
+
+
+def device_plugin_container(objects: list[dict[str, Any]]) -> dict[str, Any]:
+    [daemonset] = [o for o in objects if (o["kind"], o["metadata"]["name"])
+                   == ("DaemonSet", "hyperpod-dependencies-nvidia-device-plugin")]
+    [container] = [c for c in daemonset["spec"]["template"]["spec"]["containers"] if c["name"] == "nvidia-device-plugin-ctr"]
+    return container
+
+
+def test_without_gpu_device_isolation_the_device_plugin_is_as_the_chart_has_it(tmp_path, served, tools_offline):
+    """Off: no strategy (the plugin's default, envvar) and the chart's own unprivileged security context."""
+    values, config = kit_values_of("dev", gpu_device_isolation=False)
+    _, pins = config.hyperpod.helm_chart.pins()
+    prepared = chart_source.prepare_chart(chart_tree(tmp_path / "src"), config.region, values,
+                                          {n: chart_source.DependencyPin(p.url, p.sha256) for n, p in pins.items()},
+                                          tmp_path, budget())
+    plugin = device_plugin_container(render(prepared.path, prepared.values_files, tmp_path))
+    assert "DEVICE_LIST_STRATEGY" not in {e["name"] for e in plugin["env"]}
+    assert plugin["securityContext"] == {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
 
 
 def test_a_tampered_dependency_is_refused(tmp_path, served, tools_offline):

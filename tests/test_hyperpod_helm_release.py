@@ -18,6 +18,7 @@ from hyperpod_constructs.hyperpod_helm_release import (
     HyperPodHelmRelease,
     HyperPodHelmReleaseProps,
     component_values,
+    release_values,
 )
 from hyperpod_constructs.kubectl_layers import LAYER_MINORS, layer_minor
 from hyperpod_constructs.kubernetes_manifests import KubernetesManifests, KubernetesManifestsProps
@@ -49,8 +50,9 @@ RELEASE = {
     "Repository": "aws/sagemaker-hyperpod-cli", "Revision": REVISION, "ContentSha256": CONTENT,
     "Dependencies": json.dumps({NVIDIA.name: {"url": NVIDIA.url, "sha256": NVIDIA.sha256}}, sort_keys=True),
     "ReleaseName": "hyperpod-dependencies", "Namespace": "kube-system",
-    "Values": json.dumps({"mlflow": {"enabled": True}, "nvidia-device-plugin": {"devicePlugin": {"enabled": False}}},
-                         sort_keys=True),
+    "Values": json.dumps({"mlflow": {"enabled": True}, "nvidia-device-plugin": {
+        "devicePlugin": {"enabled": False}, "deviceListStrategy": "volume-mounts",
+        "securityContext": {"privileged": True}}}, sort_keys=True),
 }
 
 
@@ -124,6 +126,17 @@ def test_installer_may_describe_only_its_cluster(template):
 def test_component_values_nest_chart_keys():
     assert component_values({"efa_device_plugin": True, "job_auto_restart": False}) == {
         "aws-efa-k8s-device-plugin": {"devicePlugin": {"enabled": True}}, "job-auto-restart": {"enabled": False}}
+
+
+def test_gpu_device_isolation_sets_the_device_plugins_strategy_next_to_the_toggles():
+    """On by default (RELEASE above); off leaves the device plugin as the chart has it."""
+    assert release_values({"nvidia_device_plugin": True}, gpu_device_isolation=True) == {"nvidia-device-plugin": {
+        "devicePlugin": {"enabled": True}, "deviceListStrategy": "volume-mounts", "securityContext": {"privileged": True}}}
+    assert release_values({"nvidia_device_plugin": True}, gpu_device_isolation=False) == {
+        "nvidia-device-plugin": {"devicePlugin": {"enabled": True}}}
+    off, _ = build(gpu_device_isolation=False)
+    off.has_resource_properties("Custom::HyperPodHelmRelease", {"Values": json.dumps(
+        {"mlflow": {"enabled": True}, "nvidia-device-plugin": {"devicePlugin": {"enabled": False}}}, sort_keys=True)})
 
 
 @pytest.mark.parametrize(("change", "message"), [

@@ -37,7 +37,8 @@ def provisioning_env(config: KitConfig) -> str:
     lifecycle = config.hyperpod.lifecycle
     return (f"# Written by hyperpod-kit from the {config.environment} config (hyperpod.lifecycle).\n"
             f"MOVE_DATA_ROOTS={'true' if lifecycle.move_data_roots else 'false'}\n"
-            f"EXTRA_PACKAGES={shlex.quote(' '.join(lifecycle.extra_packages))}\n")
+            f"EXTRA_PACKAGES={shlex.quote(' '.join(lifecycle.extra_packages))}\n"
+            f"GPU_DEVICE_ISOLATION={'true' if lifecycle.gpu_device_isolation else 'false'}\n")
 
 
 def hyperpod_cluster_name(config: KitConfig) -> str:
@@ -89,6 +90,7 @@ class ClusterStack(Stack):
             dependencies=tuple(ChartDependencyPin(name=name, url=pin.url, sha256=pin.sha256)
                                for name, pin in sorted((pins or {}).items())),
             release_name=chart.release_name, components=chart.components.model_dump(),
+            gpu_device_isolation=config.hyperpod.lifecycle.gpu_device_isolation,
         ))
         for addon in eks.addons.values():
             dependencies.node.add_dependency(addon)
