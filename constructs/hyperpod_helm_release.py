@@ -87,7 +87,7 @@ class HyperPodHelmReleaseProps:
     components: component name -> installed, for names in COMPONENT_VALUES. Default: the chart's defaults.
     gpu_device_isolation: the NVIDIA device plugin hands GPUs over as volume mounts (GPU_DEVICE_ISOLATION_VALUES);
         the nodes' container toolkit must read them and ignore NVIDIA_VISIBLE_DEVICES from unprivileged
-        containers (the lifecycle step of the same name), or GPU pods get no GPU. Default True.
+        containers (the lifecycle step of the same name), or GPU pods get no GPU. Default False.
     log_retention: retention of the installer's log group. Default one year.
     """
 
@@ -102,7 +102,7 @@ class HyperPodHelmReleaseProps:
     release_name: str = "hyperpod-dependencies"
     namespace: str = "kube-system"
     components: dict[str, bool] = field(default_factory=dict)
-    gpu_device_isolation: bool = True
+    gpu_device_isolation: bool = False
     log_retention: logs.RetentionDays = logs.RetentionDays.ONE_YEAR
 
 

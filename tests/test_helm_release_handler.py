@@ -235,8 +235,9 @@ def render(chart: Path, values_files: tuple[Path, ...], tmp_path: Path) -> list[
 def test_the_pinned_chart_renders_offline_with_the_kit_values(tmp_path, env, served, tools_offline, monkeypatch):
     """The chart as the config pins it: the config's pins, its components and region, the dependencies
     verified and vendored, cert-manager dropped, rendered with no network by the helm of the layer the
-    construct picks for the config's Kubernetes version."""
-    values, config = kit_values_of(env)
+    construct picks for the config's Kubernetes version (node-level GPU isolation switched on, as an admin
+    opts in, so the device plugin's strategy is rendered too)."""
+    values, config = kit_values_of(env, gpu_device_isolation=True)
     minor = layer_minor(config.eks.kubernetes_version)
     monkeypatch.setattr(tools, "HELM", str(layer_binary("helm/helm", tmp_path / "layer", minor)))
     content, pins = config.hyperpod.helm_chart.pins()

@@ -36,7 +36,8 @@ def build(**change) -> tuple[Template, HyperPodHelmRelease]:
     props = HyperPodHelmReleaseProps(cluster=cluster, kubernetes_version="1.33", vpc_id="vpc-0123456789abcdef0",
                                      subnet_ids=("subnet-0000000000000000a", "subnet-0000000000000000b"),
                                      revision=REVISION, content_sha256=CONTENT, dependencies=(NVIDIA,),
-                                     components={"mlflow": True, "nvidia_device_plugin": False})
+                                     components={"mlflow": True, "nvidia_device_plugin": False},
+                                     gpu_device_isolation=True)
     release = HyperPodHelmRelease(stack, "Chart", props=dataclasses.replace(props, **change))
     return Template.from_stack(stack), release
 
@@ -129,12 +130,13 @@ def test_component_values_nest_chart_keys():
 
 
 def test_gpu_device_isolation_sets_the_device_plugins_strategy_next_to_the_toggles():
-    """On by default (RELEASE above); off leaves the device plugin as the chart has it."""
+    """On (RELEASE above) adds the strategy; off, the default, leaves the device plugin as the chart has it."""
     assert release_values({"nvidia_device_plugin": True}, gpu_device_isolation=True) == {"nvidia-device-plugin": {
         "devicePlugin": {"enabled": True}, "deviceListStrategy": "volume-mounts", "securityContext": {"privileged": True}}}
     assert release_values({"nvidia_device_plugin": True}, gpu_device_isolation=False) == {
         "nvidia-device-plugin": {"devicePlugin": {"enabled": True}}}
     off, _ = build(gpu_device_isolation=False)
+    assert HyperPodHelmReleaseProps.__dataclass_fields__["gpu_device_isolation"].default is False
     off.has_resource_properties("Custom::HyperPodHelmRelease", {"Values": json.dumps(
         {"mlflow": {"enabled": True}, "nvidia-device-plugin": {"devicePlugin": {"enabled": False}}}, sort_keys=True)})
 

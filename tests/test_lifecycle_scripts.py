@@ -175,6 +175,10 @@ def node(tmp_path):
     return make_node(tmp_path)
 
 
+# provisioning.env with the opt-in node-level GPU isolation switched on (the other settings at their defaults).
+ISOLATION_ON = "GPU_DEVICE_ISOLATION=true\n"
+
+
 def run(node, settings: str | None = None, **env: str) -> subprocess.CompletedProcess:
     root, stubs, scripts_copy = node
     if settings is not None:
@@ -415,7 +419,7 @@ def test_gpu_node_toolkit_takes_devices_from_the_plugins_mounts_only(tmp_path, l
     stays, and nothing is restarted: the toolkit reads the file at each container start."""
     node = make_node(tmp_path, layout, running=("containerd",), bootstrapped=layout == "al2", toolkit=toolkit)
     root = node[0]
-    result = run(node)
+    result = run(node, ISOLATION_ON)
     assert result.returncode == 0, result.stdout + result.stderr
     written = (root / TOOLKIT_CONFIG).read_text()
     config = tomllib.loads(written)
@@ -439,9 +443,9 @@ def test_gpu_node_toolkit_takes_devices_from_the_plugins_mounts_only(tmp_path, l
 def test_gpu_isolation_second_run_changes_nothing(tmp_path, layout):
     node = make_node(tmp_path, layout, toolkit=TOOLKIT_DEFAULT)
     root = node[0]
-    assert run(node).returncode == 0
+    assert run(node, ISOLATION_ON).returncode == 0
     before, calls_before = tree(root), calls(root)
-    second = run(node)
+    second = run(node, ISOLATION_ON)
     assert second.returncode == 0, second.stdout + second.stderr
     assert tree(root) == before and calls(root) == calls_before
     assert "the NVIDIA container toolkit already takes GPUs from the device plugin's mounts only" in second.stdout
@@ -450,7 +454,7 @@ def test_gpu_isolation_second_run_changes_nothing(tmp_path, layout):
 def test_node_without_the_toolkit_is_left_alone(node):
     """CPU and Trainium nodes: no toolkit config, nothing written, the run goes on."""
     root = node[0]
-    result = run(node)
+    result = run(node, ISOLATION_ON)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no /etc/nvidia-container-runtime/config.toml: no NVIDIA container toolkit on this node" in result.stdout
     assert not (root / "etc/nvidia-container-runtime").exists()
@@ -473,6 +477,7 @@ def test_gpu_device_isolation_follows_the_config(tmp_path, flag):
         assert "GPU_DEVICE_ISOLATION=false: the NVIDIA container toolkit keeps the node image's settings" in result.stdout
 
 
-def test_gpu_device_isolation_is_on_by_default():
+def test_gpu_device_isolation_is_off_by_default():
+    """Off until the health monitoring agent is known to keep its GPU access under it (README)."""
     config = load_config(ROOT / "config" / "dev.yaml").config
-    assert "GPU_DEVICE_ISOLATION=true\n" in provisioning_env(config)
+    assert "GPU_DEVICE_ISOLATION=false\n" in provisioning_env(config)

@@ -182,11 +182,13 @@ class Lifecycle(_Model):
     """Keep containerd's and kubelet's data on the secondary EBS volume (/opt/sagemaker), not the root volume."""
     extra_packages: tuple[Annotated[Str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9+._-]{0,99}$")], ...] = ()
     """OS packages installed on every node (dnf or apt-get); only missing ones are installed."""
-    gpu_device_isolation: Bool = True
-    """A container gets only the NVIDIA GPUs it requested: the chart's device plugin hands them over as volume
-    mounts and GPU nodes' container toolkit ignores NVIDIA_VISIBLE_DEVICES in unprivileged containers (set in
-    the image, as every CUDA image does). Off: a container that requests no GPU sees every GPU of its node.
-    Changing it changes the chart at once but only nodes created afterwards: replace the GPU nodes with it."""
+    gpu_device_isolation: Bool = False
+    """Node-level GPU isolation: the chart's device plugin hands GPUs over as volume mounts and GPU nodes'
+    container toolkit ignores NVIDIA_VISIBLE_DEVICES in unprivileged containers (set in the image, as every
+    CUDA image does). Off by default: the HyperPod health monitoring agent runs unprivileged without a GPU
+    request and may read the GPUs through that variable (unverified; its image is private), and node recovery
+    depends on it. Without it, the admission guardrails refuse containers that request no GPU unless they
+    hide the devices. Changing it changes the chart at once but only nodes created afterwards."""
 
 
 class HyperPod(_Model):
