@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from cdk_app.config.model import KitConfig
-from cdk_app.instance_types import CATALOGUE
+from cdk_app.instance_types import CATALOGUE, family
 from cdk_app.team_rbac import team_namespace
 from cdk_app.topology import ACCELERATOR_RESOURCES, EFA_RESOURCE, HEALTH_LABEL, NodeInfo
 from cdk_app.validator.rules import version_tuple
@@ -52,10 +52,6 @@ class JobRequest:
     topology_layer: int = 3
     auto_resume: bool = False
     max_retries: int = 3
-
-
-def _family(instance_type: str) -> str:
-    return instance_type.split(".")[1] if instance_type.count(".") >= 2 else instance_type
 
 
 @dataclass(frozen=True)
@@ -174,7 +170,7 @@ def check(config: KitConfig, request: JobRequest, cluster_nodes: Sequence[NodeIn
     if efa > EFA_MAXIMUM.get(instance_type, efa):
         raise JobSpecError(f"--efa {efa} per node is more than one {instance_type} has ({EFA_MAXIMUM[instance_type]})")
     if request.topology is not None:
-        if _family(instance_type) not in TOPOLOGY_FAMILIES:
+        if family(instance_type) not in TOPOLOGY_FAMILIES:
             raise JobSpecError(f"--topology: {instance_type} nodes have no topology labels; supported families: "
                                f"{', '.join(TOPOLOGY_FAMILIES)}")
         if version_tuple(config.task_governance.addon_version) < MIN_TOPOLOGY_ADDON:

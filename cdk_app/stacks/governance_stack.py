@@ -11,6 +11,7 @@ from aws_cdk import CfnOutput, Stack, aws_eks_v2 as eks, aws_iam as iam
 from constructs import Construct
 
 from cdk_app.config.model import DEFAULT_BORROW_LIMIT, KitConfig, QuotaEntry, SharedPool, Team
+from cdk_app.config.names import team_role_output_id
 from cdk_app.team_rbac import team_group, team_manifests
 from cdk_app.validator.capacity import shared_pool_quota
 from cdk_app.validator.regions import cloudformation_types
@@ -96,7 +97,7 @@ class GovernanceStack(Stack):
                 access = TeamAccess(self, f"Team-{team.name}", props=TeamAccessProps(
                     cluster_name=eks_cluster_name, team=team.name, principals=team.principals,
                     kubernetes_group=team_group(team.name)))
-                CfnOutput(self, f"TeamRole{''.join(p.title() for p in team.name.split('-'))}", value=access.role.role_arn)
+                CfnOutput(self, team_role_output_id(team.name), value=access.role.role_arn)
 
         if config.observability.enabled:
             self._observability(config, cluster)

@@ -37,6 +37,8 @@ CODES: dict[str, str] = {
     "HPK107": "EKS needs subnets in at least two availability zones",
     "HPK108": "public-only API endpoint restricted to CIDRs the VPC's NAT addresses are not known to be in",
     "HPK109": "public_access_cidrs given for an endpoint that is not public",
+    "HPK110": "the region does not exist or has no SageMaker HyperPod (per cfn-lint's region data)",
+    "HPK111": "an IAM principal is not a role or user of the config's account (root, session, group, other account)",
     # HyperPod instance groups.
     "HPK201": "instance type is not a SageMaker HyperPod instance type",
     "HPK202": "instance group name is not allowed",
@@ -48,6 +50,8 @@ CODES: dict[str, str] = {
     "HPK208": "the HyperPod Helm chart archive is not pinned by SHA-256",
     "HPK209": "automatic node recovery without the health monitoring agent",
     "HPK210": "instance type not offered by HyperPod in the environment's region",
+    "HPK211": "a Kubernetes label or taint key or value is not allowed",
+    "HPK212": "threads_per_core 2 on an instance type with one thread per core (AWS Graviton)",
     # Cluster policy.
     "HPK301": "priority class name is not allowed",
     "HPK302": "more than 10 priority classes",
@@ -66,6 +70,8 @@ CODES: dict[str, str] = {
     "HPK407": "accelerator quota on an instance type without accelerators",
     "HPK408": "quota amounts of one entry disagree with each other",
     "HPK409": "a team's default priority class is not in the cluster policy",
+    "HPK410": "two team names give the same derived id (e.g. stack output TeamRole<Name>)",
+    "HPK411": "a team has no compute quota",
     # Capacity.
     "HPK501": "cumulative team quota exceeds the cluster's capacity",
     "HPK502": "quota on an instance type the cluster does not have",
