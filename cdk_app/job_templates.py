@@ -26,6 +26,7 @@ TOPOLOGY_FAMILIES = ("p3dn", "p4d", "p4de", "p5", "p5e", "p5en", "p6e-gb200", "t
 MIN_TOPOLOGY_ADDON = (1, 2, 2)
 # The training operator names a Service after each replica, so the job name must be a DNS-1035 label.
 JOB_NAME = re.compile(r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?")
+MAX_DNS_LABEL = 63
 # Maximum EFA interfaces, only where public AWS documentation states it. Other types are checked
 # only against the nodes' allocatable (--cluster-nodes), which is the authority when given.
 EFA_MAXIMUM = {"ml.p5.48xlarge": 32, "ml.p5e.48xlarge": 32, "ml.g6e.48xlarge": 4,
@@ -134,6 +135,11 @@ def _check_required_topology(request: JobRequest, fitting: list[NodeInfo], sourc
                        f"({', '.join(wider) or 'none'}) or --topology preferred")
 
 
+def _longest_service_name(request: JobRequest) -> str:
+    """The training operator gives each replica a headless Service <job>-<replica type>-<index>."""
+    return f"{request.name}-worker-{request.nodes - 2}" if request.nodes > 1 else f"{request.name}-master-0"
+
+
 def check(config: KitConfig, request: JobRequest, cluster_nodes: Sequence[NodeInfo] | None = None,
           nodes_source: str = "the node list") -> Placement:
     """Validate the request against the config and, if given, the cluster's nodes."""
@@ -146,16 +152,32 @@ def check(config: KitConfig, request: JobRequest, cluster_nodes: Sequence[NodeIn
         raise JobSpecError(f"--priority {request.priority!r} is not in the cluster policy; "
                            f"classes: {', '.join(classes) or 'none (the config defines no priority classes)'}")
     cluster_types = [g.instance_type for g in config.hyperpod.instance_groups if g.count > 0]
+    listed = ", ".join(sorted(set(cluster_types))) or "none (every group has count 0)"
     instance_type = request.instance_type or next(
         (q.instance_type for q in teams[request.team].quota if q.instance_type in cluster_types), None)
-    if instance_type is None or instance_type not in cluster_types:
-        raise JobSpecError(f"--instance-type {instance_type!r} is not in the cluster; "
-                           f"instance groups have: {', '.join(sorted(set(cluster_types)))}")
+    if instance_type is None:
+        raise JobSpecError(f"team {request.team!r} has no quota on an instance type of the cluster, so there is no "
+                           f"default; pass --instance-type (instance groups have: {listed})")
+    if instance_type not in cluster_types:
+        raise JobSpecError(f"--instance-type {instance_type!r} is not in the cluster; instance groups have: {listed}")
     if not JOB_NAME.fullmatch(request.name):
         raise JobSpecError(f"--name {request.name!r} is not a DNS-1035 label: 1-63 lower-case letters, digits and "
                            "'-', starting with a letter and ending with a letter or digit")
+    if not request.image.strip() or request.image != request.image.strip() or any(c.isspace() for c in request.image):
+        raise JobSpecError(f"--image {request.image!r} is not an image reference: give one without spaces, "
+                           "e.g. 123456789012.dkr.ecr.us-east-1.amazonaws.com/train:1.0")
     if request.nodes < 1:
         raise JobSpecError(f"--nodes must be at least 1, got {request.nodes}")
+    held = sum(g.count for g in config.hyperpod.instance_groups if g.instance_type == instance_type)
+    if request.nodes > held:
+        raise JobSpecError(f"--nodes {request.nodes}: the {config.environment} config's instance groups hold "
+                           f"{held} {instance_type} instance(s)")
+    if request.kind == "pytorchjob":
+        service = _longest_service_name(request)
+        if len(service) > MAX_DNS_LABEL:
+            raise JobSpecError(f"--name {request.name!r}: the training operator names a Service {service!r} "
+                               f"({len(service)} characters) and a Service name is at most {MAX_DNS_LABEL}; "
+                               f"use a name of at most {MAX_DNS_LABEL - len(service) + len(request.name)} characters")
     if request.max_retries < 0:
         raise JobSpecError(f"--max-retries must be 0 or more, got {request.max_retries}")
     spec = CATALOGUE[instance_type]

@@ -81,7 +81,7 @@ def load_config(path: Path | str, display_name: str | None = None) -> LoadedConf
         config = KitConfig.model_validate(data)
     except ValidationError as err:
         errors = err.errors(include_url=False)
-        findings = [_finding(error, source) for error in errors]
+        findings = [_finding(error, source) for error in errors if not _hidden_by_items(error, errors)]
         findings.sort(key=lambda f: (f.line, f.column, f.path))
         partial, repaired = _without_bad_keys(data, errors)
         raise ConfigInvalid(findings, unreadable=False,
@@ -127,6 +127,17 @@ def _removable(data: Any, loc: PathKey) -> tuple[dict, PathKey] | None:
     return found
 
 
+def _hidden_by_items(error: Any, errors: list[Any]) -> bool:
+    """A list's length error counts only the items that passed; when items failed, their errors say it."""
+    if error["type"] not in ("too_short", "too_long"):
+        return False
+    loc = tuple(error["loc"])
+    return any(len(other["loc"]) > len(loc) and tuple(other["loc"][: len(loc)]) == loc for other in errors)
+
+
+_ZONE_NAME = re.compile(r"[a-z]{2}(-[a-z]+)+-[0-9][a-z]")
+
+
 def _describe_type(value: Any) -> str:
     return _TYPE_WORDS.get(type(value).__name__, type(value).__name__)
 
@@ -135,6 +146,8 @@ def _describe(value: Any, written: str | None = None) -> str:
     """What the admin wrote and what YAML made of it: `number 011122223333`, `true or false 'on'`."""
     if isinstance(value, (dict, list, tuple)):
         return _describe_type(value)
+    if written is not None and isinstance(value, bool):
+        return f"{written[:60]} (YAML reads it as {str(value).lower()})"
     if written is not None:
         text = written
     elif isinstance(value, int) and value.bit_length() > 128:
@@ -170,8 +183,14 @@ def _explain(kind: str, ctx: dict[str, Any], value: Any, loc: PathKey, field: st
         near = difflib.get_close_matches(str(value), choices, n=1, cutoff=0.6) if choices else []
         lead = f"did you mean '{near[0]}'? " if near else ""
         if isinstance(value, bool) and written is not None:
-            lead = f"YAML reads {written} as {str(value).lower()}: write the value in quotes; "
+            lead = f"YAML reads {written} as a boolean, and {field} takes a word: "
         return "HPK014", f"{_describe(value, written)} is not allowed", f"{lead}allowed: {expected}"
+    if kind == "string_pattern_mismatch" and field.startswith("availability_zone_id") and _ZONE_NAME.fullmatch(str(value)):
+        region = str(value)[:-1]
+        return ("HPK015", f"{value!r} is an availability zone name; the kit needs zone ids",
+                f"zone names map to different zones in each account; look up the id with `aws ec2 "
+                f"describe-availability-zones --region {region} --query 'AvailabilityZones[].[ZoneName,ZoneId]'` "
+                "(ids look like use1-az4)")
     if kind == "string_pattern_mismatch":
         wanted = _FORMATS.get(field, f"text matching {ctx.get('pattern')}")
         return "HPK015", f"{value!r} has the wrong format", f"expected {wanted}"
