@@ -58,7 +58,7 @@ _FORMATS = {
 
 _TYPE_WORDS = {
     "int": "a whole number", "float": "a number", "str": "text", "bool": "true or false",
-    "dict": "a mapping of keys", "list": "a list", "NoneType": "nothing (null)",
+    "dict": "a mapping of keys", "list": "a list", "NoneType": "nothing (null)", "ScalarFloat": "a number",
 }
 
 
@@ -148,6 +148,8 @@ def _describe(value: Any, written: str | None = None) -> str:
         return _describe_type(value)
     if written is not None and isinstance(value, bool):
         return f"{written[:60]} (YAML reads it as {str(value).lower()})"
+    if written is not None and isinstance(value, (int, float)):
+        return f"the number {written[:60]}{'...' if len(written) > 60 else ''}"
     if written is not None:
         text = written
     elif isinstance(value, int) and value.bit_length() > 128:

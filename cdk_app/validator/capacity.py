@@ -75,10 +75,12 @@ def per_instances(spec: InstanceSpec, instances: Fraction) -> Resources:
 
 
 def quota_resources(entry: QuotaEntry, spec: InstanceSpec) -> Resources:
-    """A quota entry on the instance scale; amounts left out are filled in the instance's ratio."""
+    """A quota entry on the instance scale; amounts left out are filled in the instance's ratio. A count
+    stands for whole instances: other amounts next to it must agree (the validator's HPK408), so the count
+    alone is summed; accelerators on a type without any (HPK407) add nothing."""
     if entry.count is not None:
-        share = Fraction(entry.count)
-    elif entry.accelerators is not None and spec.accelerators:
+        return per_instances(spec, Fraction(entry.count))
+    if entry.accelerators is not None and spec.accelerators:
         share = Fraction(entry.accelerators, spec.accelerators)
     elif entry.vcpu is not None:
         share = exact(entry.vcpu) / spec.vcpu
@@ -89,7 +91,7 @@ def quota_resources(entry: QuotaEntry, spec: InstanceSpec) -> Resources:
     filled = per_instances(spec, share)
     return Resources(
         share,
-        Fraction(entry.accelerators) if entry.accelerators is not None else filled.accelerators,
+        Fraction(entry.accelerators) if entry.accelerators is not None and spec.accelerators else filled.accelerators,
         exact(entry.vcpu) if entry.vcpu is not None else filled.vcpu,
         exact(entry.memory_gib) if entry.memory_gib is not None else filled.memory_gib,
     )

@@ -172,6 +172,8 @@ def check_environment(config: KitConfig, report: Reporter) -> None:
     _report_repeats(report, "HPK102", [(("availability_zone_ids", i), z) for i, z in enumerate(zones)],
                     "availability zone id")
     prefix = _region_code(config.region)
+    if region_problem(config.region) == "unknown":
+        return  # HPK110 says so; zone ids cannot be matched against a region that does not exist
     for i, zone in enumerate(zones):
         if zone.split("-az")[0] != prefix:
             report.error("HPK106", ("availability_zone_ids", i),
