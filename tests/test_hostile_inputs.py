@@ -183,3 +183,32 @@ def test_a_shape_error_does_not_hide_policy_errors(write_config):
     report = check_file(write_config(text))
     assert codes(report) == [("HPK010", "teams[0].borow_limit"), ("HPK501", "teams[0].quota[0]"),
                              ("HPK501", "teams[1].quota[0]")]
+
+
+def test_many_unknown_instance_types_stay_linear(write_config, monkeypatch):
+    """A did-you-mean is a fuzzy match against the catalogue; only the first few distinct unknown types get
+    one (case-insensitive exact matches are free), so 20,000 unknown types cost 20,000 cheap lookups."""
+    import difflib
+
+    from cdk_app.validator import rules
+
+    calls = []
+    real = difflib.get_close_matches
+    monkeypatch.setattr(rules.difflib, "get_close_matches", lambda *a, **k: calls.append(a[0]) or real(*a, **k))
+    entries = "".join(f"      - instance_type: ml.zz{i}.xlarge\n        count: 1\n" for i in range(20_000))
+    text = DEV.replace("    quota:\n      - instance_type: ml.g5.12xlarge\n        count: 3\n",
+                       "    quota:\n" + entries + "      - instance_type: ml.g5.12xlarge\n        count: 3\n", 1)
+    report = check_file(write_config(text))
+    unknown = [f for f in report.errors if f.code == "HPK201"]
+    assert len(unknown) == 20_000
+    assert len(calls) == rules.MAX_FUZZY_SUGGESTIONS
+
+
+def test_job_for_a_team_without_quota_on_a_cluster_type_says_so(tmp_path):
+    config = tmp_path / "dev.yaml"
+    base = (ROOT / "tests" / "adversarial" / "base.yaml").read_text()
+    config.write_text(base.replace("  - name: smith\n", "  - name: empty\n    quota: []\n  - name: smith\n"))
+    result = CliRunner().invoke(cli.main, ["job", "--config", str(config), "--team", "empty", "--priority", "high",
+                                           "--name", "j", "--image", "i", "--", "true"])
+    assert result.exit_code == 1
+    assert "None" not in result.output and "no quota on an instance type of the cluster" in result.output

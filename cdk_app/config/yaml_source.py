@@ -246,7 +246,7 @@ def _scalar(loader: Any, event: yaml.ScalarEvent, file: str) -> Any:
     text = event.value
     if tag is None or tag == "!":
         tag = loader.resolve(yaml.ScalarNode, text, event.implicit)
-        if tag in _TEXT_TAGS:
+        if tag in _TEXT_TAGS or tag == "tag:yaml.org,2002:str":
             return text
         if tag == "tag:yaml.org,2002:int":
             return _integer(loader, event, tag)
@@ -265,6 +265,8 @@ def _scalar(loader: Any, event: yaml.ScalarEvent, file: str) -> Any:
 def _integer(loader: Any, event: yaml.ScalarEvent, tag: str) -> Any:
     """A YAML 1.1 integer; longer than Python's int-string limit it is read through Decimal, and a form that
     only looks like an integer (`0x_`) stays text."""
+    if event.value.isascii() and event.value.isdigit() and (event.value == "0" or event.value[0] != "0"):
+        return int(Decimal(event.value)) if len(event.value) > 4000 else int(event.value)  # plain decimal
     node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
     try:
         return loader.construct_object(node, deep=True)
