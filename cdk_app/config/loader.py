@@ -182,7 +182,8 @@ def _explain(kind: str, ctx: dict[str, Any], value: Any, loc: PathKey, field: st
     if kind == "literal_error":
         expected = ctx.get("expected", "")
         choices = re.findall(r"'([^']*)'", expected)
-        near = difflib.get_close_matches(str(value), choices, n=1, cutoff=0.6) if choices else []
+        typed = value if isinstance(value, str) else (written or "")
+        near = difflib.get_close_matches(typed[:80], choices, n=1, cutoff=0.6) if choices else []
         lead = f"did you mean '{near[0]}'? " if near else ""
         if isinstance(value, bool) and written is not None:
             lead = f"YAML reads {written} as a boolean, and {field} takes a word: "
@@ -195,7 +196,7 @@ def _explain(kind: str, ctx: dict[str, Any], value: Any, loc: PathKey, field: st
                 "(ids look like use1-az4)")
     if kind == "string_pattern_mismatch":
         wanted = _FORMATS.get(field, f"text matching {ctx.get('pattern')}")
-        return "HPK015", f"{value!r} has the wrong format", f"expected {wanted}"
+        return "HPK015", f"{value[:80]!r} has the wrong format", f"expected {wanted}"
     bounds = {
         "greater_than_equal": ("is below the minimum", "at least {ge}"),
         "less_than_equal": ("is above the maximum", "at most {le}"),
@@ -215,7 +216,7 @@ def _explain(kind: str, ctx: dict[str, Any], value: Any, loc: PathKey, field: st
     }.get(kind)
     if expected is not None:
         hint = f"expected {expected}"
-        shown = written if written is not None else repr(value)
+        shown = written if written is not None else _describe(value).split(" ", 1)[-1]
         if kind == "string_type" and isinstance(value, bool):
             hint += (f"; YAML reads {shown} as {str(value).lower()}: write {field} in quotes, "
                      f"e.g. {field}: \"{shown}\"")
