@@ -9,6 +9,7 @@ few examples only, marked synth, since building is slow).
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -25,7 +26,10 @@ HERE = Path(__file__).resolve().parent
 CONTEXT = json.loads((HERE.parent / "cdk.json").read_text())["context"]
 BASE = (HERE / "adversarial" / "base.yaml").read_text()
 UNREADABLE = {"HPK001", "HPK002", "HPK003", "HPK004", "HPK005"}
-FAST = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+# HPK_EXAMPLES=2000 searches deeper (a minute or two); the default keeps `make test` quick.
+# HPK_EXAMPLES=2000 searches deeper (a minute or two); the default keeps `make test` quick.
+FAST = settings(max_examples=int(os.environ.get("HPK_EXAMPLES", "120")), deadline=None,
+                suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 # Scalars YAML 1.1 reads as something other than plain text, and texts near the kit's limits.
 HOSTILE = ["0x_", "0b2", "0o17", "1:30", "1:30.5", "2025-02-29", "2025-02-28", ".inf", "-.inf", ".nan", "~", "null",
