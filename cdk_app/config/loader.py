@@ -110,15 +110,18 @@ def _without_bad_keys(data: dict, errors: list[Any]) -> tuple[KitConfig | None, 
 
 
 def _removable(data: Any, loc: PathKey) -> tuple[dict, PathKey] | None:
-    """The deepest key on `loc` that is unknown or optional in its model, with the mapping holding it."""
+    """The key to leave out for an error at `loc`: the deepest unknown or optional model field on the way, as
+    long as no required field lies below it (leaving out more than the broken key could make other rules
+    report what is not wrong, e.g. a removed priority class list). Keys of plain mappings (labels) count as
+    part of their field."""
     found = None
     node = data
     for depth, part in enumerate(loc):
         if isinstance(node, dict) and isinstance(part, str) and part in node:
             model = _model_at(KitConfig, loc[:depth])
-            field = model.model_fields.get(part) if model else None
-            if model is not None and (field is None or not field.is_required()):
-                found = (node, loc[: depth + 1])
+            if model is not None:
+                field = model.model_fields.get(part)
+                found = (node, loc[: depth + 1]) if field is None or not field.is_required() else None
             node = node[part]
         elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
             node = node[part]

@@ -89,8 +89,9 @@ _CAPACITY_INPUTS = frozenset({"instance_groups", "quota", "shared_pool", "enable
 
 
 def _changes_capacity(path: tuple[str | int, ...]) -> bool:
-    # A left-out key at depth 1 or 2 is a whole section, or a whole team.
-    return len(path) <= 2 or bool(_CAPACITY_INPUTS.intersection(p for p in path if isinstance(p, str)))
+    if path in (("hyperpod",), ("teams",), ("cluster_policy",)) or (len(path) == 2 and path[0] == "teams"):
+        return True  # a whole section, or a whole team
+    return bool(_CAPACITY_INPUTS.intersection(p for p in path if isinstance(p, str)))
 
 
 def _unaffected(findings: list[Finding], repaired: tuple[tuple[str | int, ...], ...]) -> list[Finding]:
