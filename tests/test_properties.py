@@ -14,7 +14,6 @@ import re
 from pathlib import Path
 
 import pytest
-import yaml
 from click.testing import CliRunner
 from hypothesis import HealthCheck, example, given, settings, strategies as st
 

@@ -9,7 +9,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from fractions import Fraction
 
-from cdk_app.config.model import KitConfig, QuotaEntry, Team
+from cdk_app.config.model import KitConfig, QuotaEntry
 from cdk_app.config.names import (
     DNS1123_LABEL,
     MAX_SAGEMAKER_NAME,
