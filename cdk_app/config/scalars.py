@@ -10,6 +10,9 @@ from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 
 
+MAX_EXPONENT = 330
+
+
 class ScalarFloat(float):
     """A float read from YAML, with the text it was written as."""
 
@@ -36,6 +39,8 @@ def exact(value: float | int) -> Fraction:
             number = Decimal(candidate.strip())
         except InvalidOperation:  # YAML 1.1 forms Decimal does not read (1:30.5 sexagesimal)
             continue
-        if number.is_finite():
+        # Past a double's range the float is 0 or infinite anyway; an exponent like 1e-999999999 would
+        # otherwise build a billion-digit denominator.
+        if number.is_finite() and (number.is_zero() or abs(number.adjusted()) <= MAX_EXPONENT):
             return Fraction(number)
     raise ValueError(f"{value!r} is not a finite number")
