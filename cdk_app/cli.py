@@ -148,13 +148,17 @@ def render_table(report: Report) -> str:
     return "\n".join(lines)
 
 
+def _input_name(path: str) -> str:
+    return "standard input" if path == "-" else path
+
+
 def _read_nodes(path: str) -> list:
     """A node list from `kubectl get nodes -o json` (a file, or - for standard input), read with a hard byte
     cap; bad input exits 2 with the reason, no traceback."""
     from cdk_app import topology as topo
     from cdk_app.bounded_read import UnreadableInput, read_bounded
 
-    name = "standard input" if path == "-" else path
+    name = _input_name(path)
     try:
         return topo.parse_nodes(read_bounded(path, MAX_NODE_LIST_BYTES).decode("utf-8"), name)
     except UnreadableInput as err:
@@ -233,7 +237,7 @@ def job(config_path: Path, team: str, priority: str, name: str, image: str, kind
                          efa_per_node=efa, topology=topology, topology_layer=topology_layer,
                          auto_resume=auto_resume, max_retries=max_retries)
     try:
-        manifest = render(config, request, fleet, cluster_nodes or "")
+        manifest = render(config, request, fleet, _input_name(cluster_nodes or ""))
     except JobSpecError as err:
         click.echo(f"{config_path}: {err}", err=True)
         sys.exit(1)
