@@ -87,8 +87,8 @@ def parse_nodes(text: str, source: str = "input") -> list[NodeInfo]:
         raise TopologyInputError(f"{source}: not JSON ({err.msg} at line {err.lineno}); {_KUBECTL}") from err
     except RecursionError:
         raise TopologyInputError(f"{source}: JSON nested too deeply to be a node list; {_KUBECTL}") from None
-    except ValueError as err:  # a number longer than Python's int-string limit
-        raise TopologyInputError(f"{source}: not a node list ({str(err)[:80]}); {_KUBECTL}") from None
+    except ValueError:  # a number longer than Python's int-string limit
+        raise TopologyInputError(f"{source}: not a node list (a number of more than 4300 digits); {_KUBECTL}") from None
     if not isinstance(document, dict) or not isinstance(document.get("items"), list):
         raise TopologyInputError(f"{source}: not a Kubernetes list; {_KUBECTL}")
     nodes = []
