@@ -212,3 +212,12 @@ def test_job_for_a_team_without_quota_on_a_cluster_type_says_so(tmp_path):
                                            "--name", "j", "--image", "i", "--", "true"])
     assert result.exit_code == 1
     assert "None" not in result.output and "no quota on an instance type of the cluster" in result.output
+
+
+def test_a_merge_key_on_a_scalar_is_located_and_explained(write_config):
+    text = DEV.replace("  - name: smith\n", "  - name: smith\n    <<: 5\n")
+    [finding] = check_file(write_config(text), "c.yaml").findings
+    line = text.splitlines().index("    <<: 5") + 1
+    assert (finding.file, finding.line, finding.column) == ("c.yaml", line, 5)
+    assert finding.message == "`<<` (a YAML merge key) must name a mapping or a list of mappings"
+    assert finding.hint == "write `<<: *anchor` where &anchor marks a mapping"
