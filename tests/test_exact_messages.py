@@ -143,6 +143,11 @@ def test_render_writes_what_the_request_says():
                         "sagemaker.amazonaws.com/job-max-retry-count": "7"}}
     replicas = manifest["spec"]["pytorchReplicaSpecs"]
     assert (replicas["Master"]["replicas"], replicas["Worker"]["replicas"]) == (1, 2)
+    for spec in replicas.values():  # the training operator restarts failed pods in place
+        assert spec["restartPolicy"] == "OnFailure" and spec["template"]["spec"]["restartPolicy"] == "OnFailure"
+        assert spec["template"]["spec"]["containers"][0]["name"] == "pytorch"
+    single = render(PROD, dataclasses.replace(BASE, nodes=1))["spec"]["pytorchReplicaSpecs"]
+    assert list(single) == ["Master"]
     pod = replicas["Worker"]["template"]["spec"]
     assert pod["nodeSelector"] == {"node.kubernetes.io/instance-type": "ml.p5.48xlarge",
                                    "sagemaker.amazonaws.com/node-health-status": "Schedulable"}
