@@ -178,3 +178,51 @@ def test_findings_and_capacity_rows_as_json(tmp_path):
                      "borrow_limit": 100, "quota": {"count": 1, "accelerators": 4, "vcpu": 48, "memory_gib": 192},
                      "reach": reach["reach"], "capped_by": reach["capped_by"]}
     assert json.dumps(report.reach[0].to_json())
+
+
+# --- loader messages, word for word (what the admin typed, what YAML made of it, what to write) ----------
+ADV = (ROOT / "tests" / "adversarial" / "base.yaml").read_text()
+LONG = "1" * 70
+
+
+@pytest.mark.parametrize("old, new, message, hint", [
+    ("  kubernetes_version: \"1.33\"", f"  kubernetes_version: {LONG}",
+     f"the number {'1' * 60}... has the wrong type", f"expected text; YAML read this as a number: write it in quotes, "
+     f"e.g. kubernetes_version: \"{LONG}\""),
+    ("  kubernetes_version: \"1.33\"", "  kubernetes_version: 1.30",
+     "the number 1.30 has the wrong type",
+     "expected text; YAML read this as a number: write it in quotes, e.g. kubernetes_version: \"1.30\""),
+    ("  - name: smith", "  - name: No", "No (YAML reads it as false) has the wrong type",
+     "expected text; YAML reads No as false: write name in quotes, e.g. name: \"No\""),
+    ("      count: 4", "      count: On", "On (YAML reads it as true) has the wrong type",
+     "expected a whole number; YAML reads On as true"),
+    ("      count: 4", "      count: \"4\"", "text '4' has the wrong type", "expected a whole number; write it without quotes: 4"),
+    ("      count: 4", "      count: [4]", "a list has the wrong type", "expected a whole number"),
+    ("      count: 4", "      count: {a: 4}", "a mapping of keys has the wrong type", "expected a whole number"),
+    ("      count: 4", "      count: ~", "nothing (null) ~ has the wrong type", "expected a whole number"),
+    ("      count: 4", f"      count: \"{'x' * 70}\"", f"text '{'x' * 59}... has the wrong type", "expected a whole number"),
+    ("  endpoint_access: public_and_private", "  endpoint_access: Public",
+     "text 'Public' is not allowed", "did you mean 'public'? allowed: 'public', 'private' or 'public_and_private'"),
+    ("  endpoint_access: public_and_private", "  endpoint_access: yes",
+     "yes (YAML reads it as true) is not allowed",
+     "YAML reads yes as a boolean, and endpoint_access takes a word: allowed: 'public', 'private' or 'public_and_private'"),
+    ("      count: 4", "      count: 7000", "the number 7000 is above the maximum", "allowed: at most 6758"),
+    ("  admin_principals:", "  admin_principals: []\n  admin_principalz:",
+     "unknown key 'admin_principalz'",
+     "did you mean 'admin_principals'? allowed keys: admin_principals, endpoint_access, kubernetes_version, "
+     "public_access_cidrs"),
+    ("availability_zone_ids: [use1-az4, use1-az6]", "availability_zone_ids: []",
+     "0 items has too few items", "allowed: at least 1"),
+])
+def test_loader_messages_word_for_word(tmp_path, old, new, message, hint):
+    path = tmp_path / "c.yaml"
+    assert old in ADV
+    path.write_text(ADV.replace(old, new, 1))
+    findings = [f for f in check_file_quiet(path) if f.code.startswith("HPK01")]
+    assert [(f.message, f.hint) for f in findings] == [(message, hint)]
+
+
+def check_file_quiet(path):
+    from cdk_app.validator.report import check_file
+
+    return check_file(path).findings
