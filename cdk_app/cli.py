@@ -16,14 +16,35 @@ from cdk_app.validator.reach import TeamReach
 from cdk_app.validator.report import Report, check_file
 
 
-@click.group()
+ISSUES_HINT = "please report it with the command you ran and the input (hyperpod-kit issue tracker)"
+# `kubectl get nodes -o json` of the largest cluster (6758 nodes, tens of KiB each) stays well below this.
+MAX_NODE_LIST_BYTES = 512 * 1024 * 1024
+
+
+class _KitGroup(click.Group):
+    """Any exception a command does not turn into a finding or a usage error is an internal error: exit 3
+    with one line, never a traceback and never 1 (which means "the config has findings")."""
+
+    def invoke(self, ctx: click.Context):  # type: ignore[no-untyped-def]
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise
+        except Exception as err:  # noqa: BLE001 - the last line of defence, by design
+            detail = str(err).splitlines()[0][:200] if str(err) else ""
+            click.echo(f"hyperpod-kit: internal error ({type(err).__name__}{': ' + detail if detail else ''}); "
+                       f"{ISSUES_HINT}", err=True)
+            sys.exit(3)
+
+
+@click.group(cls=_KitGroup)
 @click.version_option(package_name="hyperpod-kit")
 def main() -> None:
     """Stand up and govern SageMaker HyperPod clusters from config/<env>.yaml."""
 
 
 @main.command()
-@click.argument("configs", nargs=-1, required=True, type=click.Path(dir_okay=True, path_type=Path))
+@click.argument("configs", nargs=-1, required=True, type=click.Path(dir_okay=True, allow_dash=True, path_type=Path))
 @click.option("--format", "output_format", type=click.Choice(["table", "json"]), default="table",
               show_default=True, help="Human table or machine-readable JSON.")
 @click.option("--live", is_flag=True, help="Also read the deployed cluster, quotas, policy and add-on (read-only).")
@@ -33,7 +54,8 @@ def validate(configs: tuple[Path, ...], output_format: str, live: bool, profile:
     """Check CONFIG files before anything is deployed.
 
     Exit status: 0 valid (warnings allowed unless --strict), 1 policy or shape errors (or, with --strict,
-    warnings), 2 a file (or, with --live, the account) could not be read.
+    warnings), 2 a file (or, with --live, the account) could not be read, 3 internal error. A CONFIG of - is
+    read from standard input.
     """
     reports = [check_file(path, str(path)) for path in configs]
     sections: list[dict[str, object]] = []
@@ -137,16 +159,25 @@ def render_table(report: Report) -> str:
     return "\n".join(lines)
 
 
-def _read_nodes(stream) -> list:
-    """A node list from `kubectl get nodes -o json`; bad input exits 2 with the reason, no traceback."""
-    from cdk_app import topology as topo
+def _input_name(path: str) -> str:
+    return "standard input" if path == "-" else path
 
+
+def _read_nodes(path: str) -> list:
+    """A node list from `kubectl get nodes -o json` (a file, or - for standard input), read with a hard byte
+    cap; bad input exits 2 with the reason, no traceback."""
+    from cdk_app import topology as topo
+    from cdk_app.bounded_read import UnreadableInput, read_bounded
+
+    name = _input_name(path)
     try:
-        return topo.parse_nodes(stream.read(), stream.name)
+        return topo.parse_nodes(read_bounded(path, MAX_NODE_LIST_BYTES).decode("utf-8"), name)
+    except UnreadableInput as err:
+        click.echo(f"{name}: {err.message} ({err.hint})", err=True)
     except topo.TopologyInputError as err:
         click.echo(str(err), err=True)
     except UnicodeDecodeError:
-        click.echo(f"{stream.name}: not UTF-8 text; give the output of `kubectl get nodes -o json`", err=True)
+        click.echo(f"{name}: not UTF-8 text; give the output of `kubectl get nodes -o json`", err=True)
     sys.exit(2)
 
 
@@ -161,7 +192,7 @@ def _efa_option(_ctx, _param, value: str) -> int | str:
 
 
 @main.command()
-@click.argument("nodes", type=click.File("r"))
+@click.argument("nodes", type=click.Path(allow_dash=True, dir_okay=True))
 @click.option("--format", "output_format", type=click.Choice(["mermaid", "table", "json"]), default="table",
               show_default=True, help="Mermaid flowchart, a table of shared network nodes, or JSON.")
 def topology(nodes, output_format: str) -> None:
@@ -226,7 +257,7 @@ def _parse_volume(text: str):
               help="Environment variable of the job's containers (repeatable).")
 @click.option("--volume", "volumes", multiple=True, callback=_job_option(_parse_volume), metavar="PVC:PATH[:ro]",
               help="Mount a PersistentVolumeClaim of the team's namespace (repeatable).")
-@click.option("--cluster-nodes", type=click.File("r"), default=None,
+@click.option("--cluster-nodes", type=click.Path(allow_dash=True, dir_okay=True), default=None,
               help="`kubectl get nodes -o json` output (file or -): check GPUs, EFA and node count against it.")
 @click.option("--topology", type=click.Choice(["required", "preferred"]), default=None,
               help="Keep the pods on one network node of --topology-layer.")
@@ -257,7 +288,7 @@ def job(config_path: Path, team: str, priority: str | None, name: str, image: st
                          auto_resume=auto_resume, max_retries=max_retries, min_nodes=min_nodes, max_nodes=max_nodes,
                          rdzv_backend=rdzv_backend, env=env, volumes=volumes, shm=shm, cpu=cpu, memory=memory)
     try:
-        objects = manifests(config, request, fleet, cluster_nodes.name if cluster_nodes is not None else "")
+        objects = manifests(config, request, fleet, _input_name(cluster_nodes or ""))
     except JobSpecError as err:
         click.echo(f"{config_path}: {err}", err=True)
         sys.exit(1)

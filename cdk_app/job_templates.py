@@ -25,7 +25,7 @@ from fractions import Fraction
 from cdk_app.config.model import KitConfig
 from cdk_app.guardrails import (DEVICE_ENV_VARS, HIDING_VALUES, PRIORITY_LABEL, QUEUE_LABEL, allowed_priority_classes,
                                 priority_label)
-from cdk_app.instance_types import CATALOGUE
+from cdk_app.instance_types import CATALOGUE, family
 from cdk_app.quantity import GIB, parse_quantity
 from cdk_app.team_rbac import team_namespace
 from cdk_app.topology import ACCELERATOR_RESOURCES, EFA_RESOURCE, HEALTH_LABEL, NodeInfo
@@ -114,10 +114,6 @@ def parse_volume(text: str) -> Volume:
     if len(parts) not in (2, 3) or (len(parts) == 3 and parts[2] != "ro"):
         raise JobSpecError(f"--volume {text!r}: give PVC:MOUNT_PATH or PVC:MOUNT_PATH:ro")
     return Volume(parts[0], parts[1], len(parts) == 3)
-
-
-def _family(instance_type: str) -> str:
-    return instance_type.split(".")[1] if instance_type.count(".") >= 2 else instance_type
 
 
 @dataclass(frozen=True)
@@ -378,11 +374,14 @@ def check(config: KitConfig, request: JobRequest, cluster_nodes: Sequence[NodeIn
                            f"teams: {', '.join(sorted(teams)) or 'none'}")
     job_priority(config, request)
     cluster_types = [g.instance_type for g in config.hyperpod.instance_groups if g.count > 0]
+    listed = ", ".join(sorted(set(cluster_types))) or "none (every group has count 0)"
     instance_type = request.instance_type or next(
         (q.instance_type for q in teams[request.team].quota if q.instance_type in cluster_types), None)
-    if instance_type is None or instance_type not in cluster_types:
-        raise JobSpecError(f"--instance-type {instance_type!r} is not in the cluster; "
-                           f"instance groups have: {', '.join(sorted(set(cluster_types)))}")
+    if instance_type is None:
+        raise JobSpecError(f"team {request.team!r} has no quota on an instance type of the cluster, so there is no "
+                           f"default; pass --instance-type (instance groups have: {listed})")
+    if instance_type not in cluster_types:
+        raise JobSpecError(f"--instance-type {instance_type!r} is not in the cluster; instance groups have: {listed}")
     _check_shape(config, request, instance_type)
     _check_names(request)
     _check_env_and_volumes(request)
@@ -398,7 +397,7 @@ def check(config: KitConfig, request: JobRequest, cluster_nodes: Sequence[NodeIn
     if efa > EFA_MAXIMUM.get(instance_type, efa):
         raise JobSpecError(f"--efa {efa} per node is more than one {instance_type} has ({EFA_MAXIMUM[instance_type]})")
     if request.topology is not None:
-        if _family(instance_type) not in TOPOLOGY_FAMILIES:
+        if family(instance_type) not in TOPOLOGY_FAMILIES:
             raise JobSpecError(f"--topology: {instance_type} nodes have no topology labels; supported families: "
                                f"{', '.join(TOPOLOGY_FAMILIES)}")
         if version_tuple(config.task_governance.addon_version) < MIN_TOPOLOGY_ADDON:

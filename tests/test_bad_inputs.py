@@ -268,7 +268,7 @@ CASES: list[tuple[str, str, str, str, str]] = [
     ("quota-on-absent-type", edit("      - instance_type: ml.m5.2xlarge\n        count: 1\n  - name: smith",
                                   f"      - instance_type: ml.m5.2xlarge\n        count: 1\n      - instance_type: ml.p5.48xlarge  {MARK}\n"
                                   "        count: 1\n  - name: smith"),
-     "HPK502", "teams[0].quota[2].instance_type", "warning"),
+     "HPK501", "teams[0].quota[2]", "error"),
     ("idle-capacity-unusable", edit("        count: 3\n", "        count: 2\n").replace(
         "cluster_policy:\n", f"cluster_policy:\n  idle_resource_sharing: Disabled  {MARK}\n"),
      "HPK503", "cluster_policy.idle_resource_sharing", "warning"),

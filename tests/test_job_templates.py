@@ -77,16 +77,21 @@ def test_batch_job_is_valid_for_the_cluster_kubernetes_version():
     ({"priority": "urgent"}, "--priority 'urgent' is not in the cluster policy"),
     ({"instance_type": "ml.g5.12xlarge"}, "--instance-type 'ml.g5.12xlarge' is not in the cluster"),
     ({"accelerators_per_node": 16}, "--accelerators 16 per node is more than one ml.p5.48xlarge has \\(8\\)"),
-    ({"instance_type": "ml.m7i.4xlarge", "accelerators_per_node": 0}, "--topology: ml.m7i.4xlarge nodes have no topology labels"),
+    ({"instance_type": "ml.m7i.4xlarge", "nodes": 2, "accelerators_per_node": 0}, "--topology: ml.m7i.4xlarge nodes have no topology labels"),
     ({"nodes": 0}, "--nodes must be at least 1"),
     ({"name": "Llama_FT"}, "--name 'Llama_FT' is not a DNS-1035 label"),
     ({"name": "9lives"}, "--name '9lives' is not a DNS-1035 label"),
     ({"name": "a" * 64}, "is not a DNS-1035 label: 1-63"),
     ({"max_retries": -1}, "--max-retries must be 0 or more"),
+    # Input checks of issue 15: more nodes than the config holds, an empty image, a Service name past 63.
+    ({"nodes": 11}, "--nodes 11: the prod config.s instance groups hold 10 ml.p5.48xlarge instance"),
+    ({"image": ""}, "--image '' is not an image reference"),
+    ({"image": "repo/train:1 "}, "is not an image reference"),
+    ({"name": "a" * 55}, "the training operator names a Service 'a{55}-worker-2' \\(64 characters\\)"),
     ({"efa_per_node": 33}, "--efa 33 per node is more than one ml.p5.48xlarge has \\(32\\)"),
     ({"efa_per_node": -1}, "--efa must be 0 or more"),
     ({"accelerators_per_node": -2}, "--accelerators must be 0 or more"),
-    ({"instance_type": "ml.m7i.4xlarge", "topology": None, "efa_per_node": "all"},
+    ({"instance_type": "ml.m7i.4xlarge", "nodes": 2, "topology": None, "efa_per_node": "all"},
      "--efa all: the kit has no documented EFA count for ml.m7i.4xlarge; pass --efa N, or --cluster-nodes"),
 ])
 def test_refusals_name_the_option(change, message):

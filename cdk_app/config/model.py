@@ -10,12 +10,34 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, Strict
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, Strict, WrapValidator
+from pydantic_core import PydanticCustomError
+
+from cdk_app.config.scalars import ScalarFloat
 
 Int = Annotated[int, Strict()]
 Str = Annotated[str, Strict()]
 Float = Annotated[float, Strict()]
 Bool = Annotated[bool, Strict()]
+# Largest amount a ComputeQuota resource takes (AWS::SageMaker::ComputeQuota schema in cfn-lint).
+MAX_QUOTA_AMOUNT = 10_000_000
+
+
+def _keep_yaml_text(value: object, handler: object) -> object:
+    """Validate as a float but keep a ScalarFloat, whose YAML text gives exact decimal sums."""
+    checked = handler(value)  # type: ignore[operator]
+    return value if isinstance(value, ScalarFloat) else checked
+
+
+def _no_bool(value: object) -> object:
+    """A numeric choice refuses YAML booleans (`on` is True, which equals 1)."""
+    if isinstance(value, bool):
+        raise PydanticCustomError("int_type", "Input should be a valid integer")
+    return value
+
+
+# A finite amount of a quota, as the YAML text wrote it.
+QuotaAmount = Annotated[Float, Field(ge=0, le=MAX_QUOTA_AMOUNT, allow_inf_nan=False), WrapValidator(_keep_yaml_text)]
 
 AZ_ID_PATTERN = r"^[a-z]{2,5}[0-9]-az[0-9]{1,2}$"
 IAM_PRINCIPAL_PATTERN = r"^arn:aws[a-z-]*:(iam|sts)::[0-9]{12}:[A-Za-z0-9+=,.@_/-]+$"
@@ -97,7 +119,7 @@ class InstanceGroup(_Model):
     """SageMaker HyperPod instance type, e.g. ml.p5.48xlarge."""
     count: Annotated[Int, Field(ge=0, le=6758)]
     """Number of instances."""
-    threads_per_core: Literal[1, 2] = 1
+    threads_per_core: Annotated[Literal[1, 2], BeforeValidator(_no_bool)] = 1
     """1 turns hyper-threading off (recommended for training), 2 turns it on."""
     ebs_volume_gib: Annotated[Int, Field(ge=1, le=16384)] = 500
     """Secondary EBS volume per instance, mounted at /opt/sagemaker."""
@@ -250,13 +272,13 @@ class ClusterPolicy(_Model):
 class QuotaEntry(_Model):
     instance_type: Str
     """Instance type of the cluster this entry reserves."""
-    count: Annotated[Int, Field(ge=0)] | None = None
+    count: Annotated[Int, Field(ge=0, le=MAX_QUOTA_AMOUNT)] | None = None
     """Whole instances."""
-    accelerators: Annotated[Int, Field(ge=0)] | None = None
+    accelerators: Annotated[Int, Field(ge=0, le=MAX_QUOTA_AMOUNT)] | None = None
     """GPUs or Trainium devices; vCPU and memory are filled in the instance's ratio."""
-    vcpu: Annotated[Float, Field(ge=0)] | None = None
+    vcpu: QuotaAmount | None = None
     """vCPUs; memory is filled in the instance's ratio unless memory_gib is given."""
-    memory_gib: Annotated[Float, Field(ge=0)] | None = None
+    memory_gib: QuotaAmount | None = None
     """Memory in GiB."""
 
 
@@ -286,6 +308,8 @@ class Team(_Model):
     EFA/NCCL memory pinning)."""
     enabled: Bool = True
     """Disabled keeps the allocation but stops enforcing it."""
+    allow_cross_account: Bool = False
+    """Allow principals of other AWS accounts to act as this team (they are refused by default)."""
 
 
 class SharedPool(_Model):

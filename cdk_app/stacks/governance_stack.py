@@ -13,6 +13,7 @@ from constructs import Construct
 from cdk_app.config.model import DEFAULT_BORROW_LIMIT, KitConfig, QuotaEntry, SharedPool, Team
 from cdk_app.governance_types import uses_native
 from cdk_app.guardrails import guardrail_manifests
+from cdk_app.config.names import team_role_output_id
 from cdk_app.team_rbac import team_group, team_manifests
 from cdk_app.validator.capacity import shared_pool_quota
 from hyperpod_constructs.deployment_available import DeploymentAvailable, DeploymentAvailableProps
@@ -119,7 +120,7 @@ class GovernanceStack(Stack):
                     cluster_name=eks_cluster_name, team=team.name, principals=team.principals,
                     kubernetes_group=team_group(team.name)))
                 access.node.add_dependency(guardrails)
-                CfnOutput(self, f"TeamRole{''.join(p.title() for p in team.name.split('-'))}", value=access.role.role_arn)
+                CfnOutput(self, team_role_output_id(team.name), value=access.role.role_arn)
 
         if config.observability.enabled:
             self._observability(config, cluster)
