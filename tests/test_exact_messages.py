@@ -94,18 +94,20 @@ BASE = JobRequest(team="research-nlp", priority="training", name="llama-ft", ima
     ({"priority": "x"}, "--priority 'x' is not in the cluster policy; classes: inference, fine-tuning, training, experimentation"),
     ({"instance_type": "ml.g5.12xlarge"},
      "--instance-type 'ml.g5.12xlarge' is not in the cluster; instance groups have: ml.m7i.4xlarge, ml.p5.48xlarge"),
-    ({"image": " repo"}, "--image ' repo' is not an image reference: give one without spaces, "
-                         "e.g. 123456789012.dkr.ecr.us-east-1.amazonaws.com/train:1.0"),
-    ({"image": "re po"}, "--image 're po' is not an image reference: give one without spaces, "
-                         "e.g. 123456789012.dkr.ecr.us-east-1.amazonaws.com/train:1.0"),
-    ({"nodes": 11}, "--nodes 11: the prod config's instance groups hold 10 ml.p5.48xlarge instance(s)"),
-    ({"name": "a" * 54, "nodes": 12}, "--nodes 12: the prod config's instance groups hold 10 ml.p5.48xlarge instance(s)"),
-    ({"name": "a" * 54, "nodes": 10}, None),  # a*54-worker-8 is 63 characters: allowed
+    ({"image": " repo"}, "--image ' repo': give a container image reference (not empty, no spaces)"),
+    ({"image": "re po"}, "--image 're po': give a container image reference (not empty, no spaces)"),
+    ({"nodes": 11}, "--nodes 11: the config's instance groups have 10 ml.p5.48xlarge node(s) (h100-a: 6, h100-b: 4); "
+                    "one pod runs per node"),
+    ({"name": "a" * 54, "nodes": 12}, "--nodes 12: the config's instance groups have 10 ml.p5.48xlarge node(s) "
+                                      "(h100-a: 6, h100-b: 4); one pod runs per node"),
+    # a*54-worker-1 is 63 characters: allowed (3 nodes x 8 GPUs is what research-nlp can reach at most)
+    ({"name": "a" * 54, "nodes": 3}, None),
     ({"name": "a" * 55, "nodes": 1},
-     f"--name '{'a' * 55}': the training operator names a Service '{'a' * 55}-master-0' (64 characters) and a Service "
-     "name is at most 63; use a name of at most 54 characters"),
+     f"--name '{'a' * 55}' is too long: the training operator's master Service would be '{'a' * 55}-master-0' "
+     "(64 characters, at most 63); use at most 54 characters"),
     ({"name": "a" * 54, "nodes": 12, "instance_type": "ml.p5.48xlarge"},
-     "--nodes 12: the prod config's instance groups hold 10 ml.p5.48xlarge instance(s)"),
+     "--nodes 12: the config's instance groups have 10 ml.p5.48xlarge node(s) (h100-a: 6, h100-b: 4); "
+     "one pod runs per node"),
     ({"name": "a" * 55, "nodes": 1, "kind": "job"}, None),  # a batch Job has no per-replica Service
 ])
 def test_job_refusals_word_for_word(change, message):

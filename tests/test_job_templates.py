@@ -84,10 +84,11 @@ def test_batch_job_is_valid_for_the_cluster_kubernetes_version():
     ({"name": "a" * 64}, "is not a DNS-1035 label: 1-63"),
     ({"max_retries": -1}, "--max-retries must be 0 or more"),
     # Input checks of issue 15: more nodes than the config holds, an empty image, a Service name past 63.
-    ({"nodes": 11}, "--nodes 11: the prod config.s instance groups hold 10 ml.p5.48xlarge instance"),
-    ({"image": ""}, "--image '' is not an image reference"),
-    ({"image": "repo/train:1 "}, "is not an image reference"),
-    ({"name": "a" * 55}, "the training operator names a Service 'a{55}-worker-2' \\(64 characters\\)"),
+    ({"nodes": 11}, r"--nodes 11: the config's instance groups have 10 ml.p5.48xlarge node\(s\)"),
+    ({"image": ""}, "--image '': give a container image reference"),
+    ({"image": "repo/train:1 "}, r"give a container image reference \(not empty, no spaces\)"),
+    ({"name": "a" * 55}, "is too long: the training operator's master Service would be 'a{55}-master-0' "
+                         "\\(64 characters, at most 63\\)"),
     ({"efa_per_node": 33}, "--efa 33 per node is more than one ml.p5.48xlarge has \\(32\\)"),
     ({"efa_per_node": -1}, "--efa must be 0 or more"),
     ({"accelerators_per_node": -2}, "--accelerators must be 0 or more"),

@@ -392,7 +392,8 @@ def check_helm_chart(config: KitConfig, report: Reporter) -> None:
                      f"the inference operator of chart {chart.revision[:12]} needs six remote charts of its own "
                      "that the kit cannot pin, so the installer refuses it",
                      "install the inference operator as its EKS add-on, and set inference_operator: false")
-    if layer_minor(config.eks.kubernetes_version) is None:
+    too_old = int(config.eks.kubernetes_version.split(".")[1]) < MIN_KUBERNETES_MINOR  # HPK101 says so already
+    if not too_old and layer_minor(config.eks.kubernetes_version) is None:
         report.error("HPK221", ("eks", "kubernetes_version"),
                      f"the kit ships no kubectl/helm layer within one minor version of {config.eks.kubernetes_version}",
                      f"use a version from 1.{LAYER_MINORS[0] - 1} to 1.{LAYER_MINORS[-1] + 1}")
@@ -479,6 +480,8 @@ def check_governance_types(config: KitConfig, report: Reporter) -> None:
     """The recorded type per governance resource, against what CloudFormation offers in the region
     (cfn-lint's provider data). Changing a recorded type of a deployed environment cannot be seen
     offline; CloudFormation refuses it (a new type under the same logical id)."""
+    if region_problem(config.region) is not None:
+        return  # HPK110 names the region; every type would be "not offered" there too
     recorded = config.task_governance.cloudformation_types
     for key, (_, cfn_type) in GOVERNANCE_TYPES.items():
         path: PathKey = ("task_governance", "cloudformation_types", key)
