@@ -5,11 +5,16 @@ Two policies, each bound to the namespaces of every team and of the shared pool 
 API server itself sets on every namespace), so a team added to the config is covered by the same synth:
 
 - hyperpod-kit-pod-security: the pods and pod templates of every kind in WORKLOAD_KINDS - no privileged
-  containers, privilege escalation, host namespaces, hostPath volumes, capabilities beyond the allowed set,
-  spec.nodeName, device-selecting environment variables, unallowed priorityClassName; kinds Kueue does not
-  queue (Deployment, StatefulSet ...) may not ask for accelerators or EFA.
+  containers, privilege escalation, host namespaces, volume types outside an allow-list, capabilities beyond
+  the allowed set, spec.nodeName or a chosen node, tolerations of unhealthy or cordoned nodes,
+  device-selecting environment variables, unallowed priorityClassName, another runtime, scheduler or
+  service account, dynamic resource claims; kinds Kueue does not queue (Deployment, StatefulSet ...) may
+  not ask for accelerators or EFA.
 - hyperpod-kit-workload-queue: workloads Kueue admits (Job, PyTorchJob, MPIJob) carry the namespace's own
-  queue label and a priority class the team is allowed.
+  queue label and a priority class the team is allowed, and nothing that changes how Kueue accounts them
+  (owner references, another managedBy, Kueue's other labels and annotations).
+
+Kueue and the operators are not checked when they update an object (see pod_security_policy).
 
 What differs per team (allowed capabilities and priority classes) is a map literal keyed by namespace in
 the policy itself: no parameter object a team could edit, one policy whatever the number of teams.
