@@ -489,6 +489,17 @@ CASES += [
          {}, operation="UPDATE", old=with_meta(CLEAN_JOB, "labels", {"kueue.x-k8s.io/prebuilt-workload-name": "w1"})),
     Case("mpi-operator-updates-its-launcher", spec_of(LAUNCHER, suspend=True), {}, operation="UPDATE", old=LAUNCHER,
          user=MPI_OPERATOR),
+    # Pods are not queued kinds: the operators' pods carry owner references and are checked as pods only.
+    Case("training-operator-creates-a-worker-pod", owned_by(workload("Pod", NLP, pod_spec(
+        container("pytorch", env=[{"name": "MASTER_ADDR", "value": "w-master-0"}], **GPU),
+        tolerations=ADMITTED_TOLERATIONS), metadata_labels={"training.kubeflow.org/replica-type": "worker"})), {},
+         user="system:serviceaccount:kubeflow:training-operator"),
+    Case("mpi-launcher-pod-with-its-hostfile-and-ssh-key", owned_by(workload("Pod", NLP, pod_spec(
+        container("launcher", volumeMounts=[{"name": "ssh-auth", "mountPath": "/root/.ssh"},
+                                            {"name": "mpi-job-config", "mountPath": "/etc/mpi"}]),
+        volumes=[{"name": "ssh-auth", "secret": {"secretName": "w-ssh", "defaultMode": 384}},
+                 {"name": "mpi-job-config", "configMap": {"name": "w-config"}}]), metadata_labels={}), kind="Job"), {},
+         user="system:serviceaccount:kube-system:job-controller"),
     # 3. volumes: an allow-list
     *[Case(f"volume-{kind}", volume("v", **{kind: source}), {"volumes": "spec.template.spec.volumes[v]"})
       for kind, source in REFUSED_SOURCES.items()],
