@@ -426,8 +426,10 @@ def pod_security_validations() -> list[dict[str, str]]:
                         "resources.claims", "dynamic resource claims are not counted by the quota"),
     ]
     unqueued = [k.ref for k in WORKLOAD_KINDS if k.role == "unqueued"]
-    asks_devices = (f"has(e.c.resources) && ['limits', 'requests'].exists(k, k in e.c.resources && "
-                    f"e.c.resources[k].exists(r, {_lit(DEVICE_RESOURCE_PREFIXES)}.exists(p, r.startsWith(p))))")
+    # has() per field: ResourceRequirements is an object in Kubernetes' typed CEL, where `in` and [] are map-only.
+    device = f"exists(r, {_lit(DEVICE_RESOURCE_PREFIXES)}.exists(p, r.startsWith(p)))"
+    asks_devices = " || ".join(f"has(e.c.resources) && has(e.c.resources.{k}) && e.c.resources.{k}.{device}"
+                               for k in ("limits", "requests"))
     rules.append(_validation(
         "unqueued-devices", f"!(variables.kind in {_lit(unqueued)}) || !variables.containers.exists(e, {asks_devices})",
         "only queued workloads (Job, PyTorchJob, MPIJob) may ask for accelerators or EFA",

@@ -577,6 +577,8 @@ CASES += [
     Case("another-service-account", job(serviceAccountName="s3-writer"), {"service-account": "serviceAccountName"}),
     Case("dynamic-resource-claim", job(resourceClaims=[{"name": "gpu", "resourceClaimTemplateName": "all-gpus"}]),
          {"resource-claims": "spec.template.spec.resourceClaims"}),
+    Case("neuron-requests-only-in-a-replicaset", workload("ReplicaSet", NLP, pod_spec(container(resources={
+        "requests": {"aws.amazon.com/neuroncore": 2}})), metadata_labels={}), {"unqueued-devices": "resources"}),
     Case("container-resource-claim", job(containers=[container(resources={"claims": [{"name": "gpu"}]})]),
          {"resource-claims": "containers[main].resources.claims"}),
 ]
