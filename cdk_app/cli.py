@@ -393,11 +393,11 @@ def plan(config_path: Path, ref: str | None, baseline: Path | None, against_acco
             click.echo(f"plan: {err}", err=True)
             sys.exit(2)
     result = planning.compare(before, after, label, protection)
+    unknown = sorted(set(allowed) - result.names())
     if output_format == "json":
-        click.echo(json.dumps(result.to_json(allowed), indent=2))
+        click.echo(json.dumps({**result.to_json(allowed), "allow_replace_unmatched": unknown}, indent=2))
     else:
         click.echo(planning.render(result, allowed))
-    unknown = sorted(set(allowed) - result.names())
     if unknown:
         click.echo(f"plan: --allow-replace {', '.join(unknown)}: no such stateful replacement or deletion in this "
                    "plan (check the logical id)", err=True)

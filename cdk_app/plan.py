@@ -683,6 +683,11 @@ def cdk_context(root: Path) -> dict[str, Any]:
 def synthesize(config: Any, outdir: Path) -> Path:
     """The config's cloud assembly, synthesized in this process as `cdk synth` runs app.py (cdk.json's
     feature flags, cdk-nag included)."""
+    import os
+
+    node = KIT_ROOT / "node_modules" / ".bin" / "node"
+    if node.exists():  # the pinned Node 22, as `npx cdk` uses; read when jsii starts its runtime
+        os.environ.setdefault("JSII_NODE", str(node))
     from aws_cdk import App
 
     from cdk_app.app_builder import build_app

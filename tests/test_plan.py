@@ -164,6 +164,8 @@ def test_cli_allow_replace_accepts_the_named_resource_only(synths):
     wrong = CliRunner().invoke(main, [*args, "--allow-replace", "NoSuchResource"])
     assert wrong.exit_code == 1
     assert "--allow-replace NoSuchResource: no such stateful replacement" in wrong.stderr
+    as_json = CliRunner().invoke(main, [*args, "--allow-replace", "NoSuchResource", "--format", "json"])
+    assert json.loads(as_json.stdout)["allow_replace_unmatched"] == ["NoSuchResource"]
 
 
 @pytest.mark.parametrize(("args", "message"), [
@@ -476,3 +478,30 @@ def test_against_account_refuses_credentials_of_another_account():
         stub.add_response("get_caller_identity", {"Account": "444455556666", "Arn": "arn:aws:iam::444455556666:user/a",
                                                   "UserId": "AIDAEXAMPLE"}, {})
         planning.check_account(sts, "444455556666")
+
+
+def test_environment_renamed_since_the_ref_is_refused_naming_both_sides(tmp_path):
+    """Before: the ref's file was synthesized with the new name and its HPK020 told the admin to make the
+    edit they had just made."""
+    repo = tmp_path / "repo"
+    (repo / "config").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / "config" / "dev.yaml").write_text((ROOT / "config" / "dev.yaml").read_text())
+    subprocess.run(["git", "-C", str(repo), "add", "config"], check=True)
+    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base"],
+                   check=True)
+    with pytest.raises(planning.PlanInputError, match=r"environment renamed: config/dev.yaml says environment: "
+                                                      r"development, at HEAD it said dev\. A rename deploys a second"):
+        planning.synthesize_ref(repo, "HEAD", "config/dev.yaml", "development", tmp_path / "ref")
+
+
+def test_hpk311_hint_keeps_the_deployed_value_not_the_edited_one(tmp_path):
+    from test_bad_inputs import BASE as VALID
+
+    from cdk_app.validator.report import check_file
+
+    path = tmp_path / "dev.yaml"
+    path.write_text(VALID.replace("cluster_policy: native,", "cluster_policy: api,"))
+    finding, = [f for f in check_file(path, str(path)).findings if f.code == "HPK311"]
+    assert "keep api" not in finding.hint
+    assert finding.hint.startswith("for a deployed environment keep the value it was deployed with")
