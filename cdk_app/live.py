@@ -195,11 +195,23 @@ def compare(config: KitConfig, source: Any, state: LiveState) -> LiveResult:
                                "unhealthy_nodes": state.unhealthy_nodes.get(group.name, 0)})
         if live is None:
             add(_finding(source, "HPK602", Severity.WARNING, ("hyperpod", "instance_groups", index, "name"),
-                         f"instance group '{group.name}' does not exist on the deployed cluster", "deploy the cluster stack"))
+                         f"instance group '{group.name}' does not exist on the deployed cluster: a deploy creates it "
+                         "empty, and its nodes must then get capacity",
+                         "if this is a renamed group, keep the deployed name (a rename deletes the old group's nodes)"))
         elif current != group.count:
             add(_finding(source, "HPK602", Severity.WARNING, ("hyperpod", "instance_groups", index, "count"),
                          f"instance group '{group.name}' has {current} instances live, the config says {group.count}",
                          "capacity checks below use the live count; deploy, or wait for node provisioning"))
+    wanted = {group.name for group in config.hyperpod.instance_groups}
+    for name, live in sorted(live_groups.items()):
+        if name not in wanted:
+            # UpdateCluster deletes a group left out of the desired state (InstanceGroupsToDelete).
+            add(_finding(source, "HPK602", Severity.ERROR, ("hyperpod", "instance_groups"),
+                         f"the deployed cluster's instance group '{name}' ({live.get('CurrentCount', 0)} x "
+                         f"{live.get('InstanceType', '?')} nodes) is not in the config: a deploy deletes it with its "
+                         "nodes and the jobs running on them",
+                         f"put '{name}' back in hyperpod.instance_groups, or drain it first and accept it with "
+                         f"hyperpod-kit plan --allow-replace <cluster logical id>/{name}"))
     capacity = capacity_of((live.get("InstanceType", ""), live.get("CurrentCount", 0)) for live in state.groups)
 
     managed = {f"{config.environment}-{team.name}" for team in config.teams}

@@ -117,6 +117,20 @@ def test_drift_and_quotas_made_outside_the_kit():
     assert by_code["HPK605"].path == "task_governance.addon_version"
 
 
+def test_a_renamed_instance_group_is_an_error_naming_the_deployed_group_and_its_nodes():
+    """Before: only 'gpu-x does not exist on the deployed cluster (deploy the cluster stack)', a warning."""
+    loaded = load_config_text(DEV_TEXT.replace("- name: gpu-workers", "- name: gpu-x"))
+    sm, eks = clients()
+    stub_account(sm, eks, quotas_pages=IN_SYNC)
+    result = compare(loaded.config, loaded.source, gather(loaded.config, sm, eks))
+    found = [f for f in result.findings if f.code == "HPK602"]
+    deleted, = [f for f in found if f.severity.value == "error"]
+    assert "instance group 'gpu-workers' (4 x ml.g5.12xlarge nodes) is not in the config: a deploy deletes it" \
+        in deleted.message
+    created, = [f for f in found if f.severity.value == "warning"]
+    assert "a rename deletes the old group's nodes" in created.hint and "deploy the cluster stack" not in created.hint
+
+
 @pytest.mark.parametrize(("code", "operation", "message"), [
     ("AccessDeniedException", "describe_cluster", "not allowed to call sagemaker:DescribeCluster"),
     ("ThrottlingException", "describe_cluster", "sagemaker:DescribeCluster was throttled 6 times"),

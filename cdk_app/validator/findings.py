@@ -92,7 +92,7 @@ CODES: dict[str, str] = {
     "HPK505": "the shared pool would be empty: other teams already reserve all capacity",
     # Live checks (validate --live).
     "HPK601": "a compute quota on the deployed cluster was made outside the kit",
-    "HPK602": "an instance group's live instance count differs from the config",
+    "HPK602": "an instance group's live instance count differs from the config, or a deployed group is not in it (a deploy deletes its nodes)",
     "HPK603": "quotas on the deployed cluster exceed its live capacity",
     "HPK604": "the deployed cluster policy differs from the config",
     "HPK605": "the deployed task-governance add-on version differs from the config",
