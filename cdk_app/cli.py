@@ -388,6 +388,7 @@ def plan(config_path: Path, ref: str | None, baseline: Path | None, against_acco
                     raise planning.PlanInputError(f"--against-account: {err}") from err
                 planning.check_account(sts, config.account)
                 before = planning.deployed_templates(client, sorted(after))
+                protection = (planning.deployed_protection(client, sorted(before)), protection[1])
                 label = f"account {config.account} {config.region} (deployed templates)"
         except planning.PlanInputError as err:
             click.echo(f"plan: {err}", err=True)

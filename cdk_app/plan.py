@@ -773,3 +773,17 @@ def deployed_templates(cloudformation: Any, stacks: list[str]) -> dict[str, dict
             raise PlanInputError(f"cloudformation:GetTemplate {stack} failed: {err}") from err
         templates[stack] = body if isinstance(body, dict) else json.loads(body)
     return templates
+
+
+def deployed_protection(cloudformation: Any, stacks: list[str]) -> dict[str, bool]:
+    """Termination protection of each deployed stack (cloudformation:DescribeStacks, read-only)."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    found = {}
+    for stack in stacks:
+        try:
+            described = cloudformation.describe_stacks(StackName=stack)["Stacks"]
+        except (BotoCoreError, ClientError) as err:
+            raise PlanInputError(f"cloudformation:DescribeStacks {stack} failed: {err}") from err
+        found[stack] = bool(described and described[0].get("EnableTerminationProtection", False))
+    return found

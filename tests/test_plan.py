@@ -505,3 +505,23 @@ def test_hpk311_hint_keeps_the_deployed_value_not_the_edited_one(tmp_path):
     finding, = [f for f in check_file(path, str(path)).findings if f.code == "HPK311"]
     assert "keep api" not in finding.hint
     assert finding.hint.startswith("for a deployed environment keep the value it was deployed with")
+
+
+def test_deployed_termination_protection_is_read_and_turning_it_off_is_refused(synths):
+    """DescribeStacks' EnableTerminationProtection (botocore's CloudFormation model) against the synth's manifest."""
+    from datetime import datetime, timezone
+
+    client = boto3.client("cloudformation", region_name="us-west-2", aws_access_key_id="x", aws_secret_access_key="x")
+    with Stubber(client) as stub:
+        stub.add_response("describe_stacks", {"Stacks": [{
+            "StackName": "HyperPod-prod-network", "CreationTime": datetime(2026, 11, 1, tzinfo=timezone.utc),
+            "StackStatus": "UPDATE_COMPLETE", "EnableTerminationProtection": True}]},
+            {"StackName": "HyperPod-prod-network"})
+        deployed = planning.deployed_protection(client, ["HyperPod-prod-network"])
+    assert deployed == {"HyperPod-prod-network": True}
+    templates = planning.read_templates(synths["base"])
+    after = planning.termination_protection(synths["base"])
+    assert after["HyperPod-prod-network"] is True  # the kit protects the network stack
+    assert planning.compare(templates, templates, "t", (deployed, after)).hazards == []
+    unprotected = planning.compare(templates, templates, "t", (deployed, {**after, "HyperPod-prod-network": False}))
+    assert unprotected.blocked() == ["HyperPod-prod-network"]
