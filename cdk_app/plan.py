@@ -17,7 +17,8 @@ a compute quota or the cluster policy replaced (running jobs lose their guarante
 UpdateReplacePolicy dropped from a stateful resource, termination protection turned off (<stack name>).
 Never allowed, because the deploy fails: a replacement that keeps a fixed name (CloudFormation creates the
 new resource before deleting the old one), a resource type changed under the same logical id, and a
-second access entry for a principal whose old entry is deleted only after it.
+resource added under a new logical id with the name (or, for an access entry, the principal) of one the
+same stack deletes.
 """
 
 from __future__ import annotations
@@ -360,7 +361,7 @@ def compare(before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]],
         if old["Type"] in stateful or old["Type"] in ALLOCATION_TYPES:
             plan.hazards.extend(_policy_hazards(key[0], key[1], old, new))
     plan.changes.sort(key=lambda c: (c.stack, c.logical_id))
-    plan.hazards.extend(_access_entry_collisions(plan.changes, before, after))
+    plan.hazards.extend(_name_collisions(plan.changes, before, after))
     plan.hazards.extend(_protection_hazards(*protection, after))
     plan.teams = team_changes({s: before[s] for s in before if s in after}, after)
     plan.hazards.extend(_renamed_teams(plan))
@@ -461,21 +462,46 @@ def _protection_hazards(before: dict[str, bool], after: dict[str, bool],
             for stack in sorted(templates) if before.get(stack) and after.get(stack) is False]
 
 
-def _access_entry_collisions(changes: list[ResourceChange], before: dict[str, dict[str, Any]],
-                             after: dict[str, dict[str, Any]]) -> list[Hazard]:
-    """An access entry removed and one added for the same principal: EKS allows one entry per principal
-    and CloudFormation creates the new one before deleting the old one, so the deploy fails."""
-    def principal(templates: dict[str, dict[str, Any]], change: ResourceChange) -> str:
-        arn = _resources(templates.get(change.stack, {})).get(change.logical_id, {}).get("Properties", {})
-        return json.dumps(arn.get("PrincipalArn"), sort_keys=True)
+def _identity(resource: dict[str, Any]) -> str | None:
+    """What the service keeps unique for this resource: an access entry's principal (EKS allows one entry
+    per principal), else a fixed name (a top-level create-only '...Name' property given as a literal)."""
+    props = resource.get("Properties", {})
+    if resource["Type"] == "AWS::EKS::AccessEntry":
+        return json.dumps(props.get("PrincipalArn"), sort_keys=True) if "PrincipalArn" in props else None
+    schema_type, prefix = STAND_INS.get(resource["Type"], (resource["Type"], ()))
+    for path in create_only_properties(schema_type):
+        if len(path) == 1 and path[0].endswith("Name"):
+            value = next(_at(props, prefix + path))
+            if isinstance(value, str):
+                return value
+    return None
 
-    entries = [c for c in changes if c.type == "AWS::EKS::AccessEntry"]
-    removed = {principal(before, c): c for c in entries if c.action == "remove"}
-    return [Hazard(c.stack, c.logical_id, f"access entry {c.logical_id} for {json.loads(p)} is added while "
-                                          f"{removed[p].logical_id} for the same principal is deleted: EKS allows "
-                                          "one entry per principal and the new one is created first, so the deploy "
-                                          "fails (deploy the removal first)", fails=True)
-            for c in entries if c.action == "add" and (p := principal(after, c)) in removed]
+
+def _name_collisions(changes: list[ResourceChange], before: dict[str, dict[str, Any]],
+                     after: dict[str, dict[str, Any]]) -> list[Hazard]:
+    """A resource added under a new logical id with the identity of one being removed (an admin moved in
+    a list, a team moved to another stack): CloudFormation creates the new one before deleting the old one,
+    and the service refuses a second one with that identity."""
+    def identity(templates: dict[str, dict[str, Any]], change: ResourceChange) -> tuple[str, str] | None:
+        resource = _resources(templates.get(change.stack, {})).get(change.logical_id)
+        key = _identity(resource) if resource else None
+        return (change.type, key) if key is not None else None
+
+    removed = {key: c for c in changes if c.action == "remove" and (key := identity(before, c))}
+    hazards = []
+    for change in changes:
+        if change.action != "add" or (key := identity(after, change)) not in removed:
+            continue
+        old = removed[key]
+        same_stack = old.stack == change.stack
+        hazards.append(Hazard(change.stack, change.logical_id,
+                              f"{change.path} ({change.type}) is created with the identity of {old.path}, which is "
+                              f"deleted ({key[1]}): the service allows one, and "
+                              + ("CloudFormation creates the new one first, so the deploy fails (deploy the removal "
+                                 "first)" if same_stack else
+                                 f"{change.stack} must not be deployed before {old.stack} has deleted it"),
+                              fails=same_stack))
+    return hazards
 
 
 def _propagate(direct: dict[tuple[str, str], tuple[str, ...]],

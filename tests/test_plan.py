@@ -347,8 +347,19 @@ def test_an_access_entry_moved_to_a_new_id_for_the_same_principal_fails():
     entry = {"Type": "AWS::EKS::AccessEntry", "Properties": {"ClusterName": "c", "PrincipalArn": "arn:aws:iam::1:role/A"}}
     plan = planning.compare({"S": {"Resources": {"Old": entry}}}, {"S": {"Resources": {"New": entry}}}, "t")
     hazard, = plan.hazards
-    assert hazard.fails and "EKS allows one entry per principal" in hazard.text
+    assert hazard.fails and "the service allows one, and CloudFormation creates the new one first" in hazard.text
     assert plan.blocked(("New",)) == ["New"]
+
+
+def test_a_quota_moved_to_another_stack_under_its_fixed_name_is_refused_unless_named():
+    """Issue 18 moves team resources into team stacks: the quota keeps Name dev-a under a new stack."""
+    quota = quota_template("AWS::SageMaker::ComputeQuota")["HyperPod-dev-governance"]["Resources"]["Quota"]
+    before = {"HyperPod-dev-governance": {"Resources": {"Quota": quota}}, "HyperPod-dev-team-a": {"Resources": {}}}
+    after = {"HyperPod-dev-governance": {"Resources": {}}, "HyperPod-dev-team-a": {"Resources": {"TeamQuota": quota}}}
+    plan = planning.compare(before, after, "t")
+    hazard, = plan.hazards
+    assert not hazard.fails and "HyperPod-dev-team-a must not be deployed before HyperPod-dev-governance" in hazard.text
+    assert plan.blocked() == ["TeamQuota"] and plan.blocked(("TeamQuota",)) == []
 
 
 def test_quota_type_flip_fails_and_is_refused_even_when_named(synths):
