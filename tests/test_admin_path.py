@@ -156,3 +156,28 @@ def test_readme_exit_code_table_covers_every_command():
     commands = set(re.findall(r"^\| `([^`]+)`", table, flags=re.M))
     cli = {f"hyperpod-kit {name}" for name in main.commands}
     assert cli | {"app.py (cdk synth / deploy)", "make <target>"} == commands
+
+
+def test_ci_plan_step_accepts_only_allow_replace_lines_the_change_adds(tmp_path):
+    """The step's own script in a scratch repository, with a stand-in for hyperpod-kit that prints its args:
+    a name approved in an earlier change must not pre-approve this one."""
+    step, = [s for s in workflow_steps() if s.get("name") == "Plan against the base commit"]
+    repo = tmp_path / "repo"
+    (repo / "config").mkdir(parents=True)
+    (repo / ".github").mkdir()
+    (repo / ".venv" / "bin").mkdir(parents=True)
+    (repo / "config" / "dev.yaml").write_text(DEV)
+    (repo / ".github" / "allow-replace-dev.txt").write_text("OldApproval\n")
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run([*git, "add", "config", ".github"], check=True)
+    subprocess.run([*git, "commit", "-qm", "base"], check=True)
+    (repo / ".github" / "allow-replace-dev.txt").write_text("OldApproval\nHyperPodED6AB1C4/h100-a\n")
+    kit = repo / ".venv" / "bin" / "hyperpod-kit"
+    kit.write_text("#!/usr/bin/env bash\necho \"$@\"\n")
+    kit.chmod(0o755)
+    result = subprocess.run(["bash", "-euo", "pipefail", "-c", step["run"]], cwd=repo, capture_output=True, text=True,
+                            env={**os.environ, "ENV_NAME": "dev", "PLAN_BASE": "HEAD"}, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == ("plan config/dev.yaml --against-ref HEAD --current cdk.out "
+                                     "--allow-replace HyperPodED6AB1C4/h100-a")
