@@ -210,10 +210,12 @@ def check_digest(templates: dict[str, dict[str, Any]], config: Any, where: str) 
 def check_account(sts: Any, account: str) -> None:
     """The credentials must be of the config's account; in another one every stack 'does not exist' and the
     plan would show everything as new."""
-    from botocore.exceptions import BotoCoreError, ClientError
+    from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
 
     try:
         found = sts.get_caller_identity()["Account"]
+    except NoCredentialsError as err:
+        raise PlanInputError("no AWS credentials for --against-account: set AWS_PROFILE or pass --profile") from err
     except (BotoCoreError, ClientError) as err:
         raise PlanInputError(f"--against-account: sts:GetCallerIdentity failed: {err}") from err
     if found != account:

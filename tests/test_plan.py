@@ -536,3 +536,15 @@ def test_deployed_termination_protection_is_read_and_turning_it_off_is_refused(s
     assert planning.compare(templates, templates, "t", (deployed, after)).hazards == []
     unprotected = planning.compare(templates, templates, "t", (deployed, {**after, "HyperPod-prod-network": False}))
     assert unprotected.blocked() == ["HyperPod-prod-network"]
+
+
+def test_against_account_without_credentials_exits_2_with_the_fix(synths, monkeypatch):
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent/config")
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/credentials")
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    result = CliRunner().invoke(main, ["plan", config_of(synths, "base"), "--against-account",
+                                       "--current", str(synths["base"])])
+    assert result.exit_code == 2
+    assert "no AWS credentials for --against-account: set AWS_PROFILE or pass --profile" in result.stderr
