@@ -383,12 +383,17 @@ def plan(config_path: Path, ref: str | None, baseline: Path | None, against_acco
     config = report.loaded.config
     with tempfile.TemporaryDirectory(prefix="hyperpod-kit-plan-") as tmp:
         try:
-            after = planning.environment_stacks(
-                planning.read_templates(current or planning.synthesize(config, Path(tmp) / "current")),
-                config.environment, str(current or "the synth"))
+            if current is not None:
+                after = planning.environment_stacks(planning.read_templates(current), config.environment, str(current))
+                planning.check_digest(after, config, str(current))
+            else:
+                current = planning.synthesize(config, Path(tmp) / "current")
+                after = planning.environment_stacks(planning.read_templates(current), config.environment, "the synth")
+            protection = ({}, planning.termination_protection(current))
             if baseline is not None:
                 before = planning.environment_stacks(planning.read_templates(baseline), config.environment,
                                                      str(baseline))
+                protection = (planning.termination_protection(baseline), protection[1])
                 label = f"saved synth {baseline}"
             elif ref is not None:
                 top = subprocess.run(["git", "-C", str(config_path.resolve().parent), "rev-parse", "--show-toplevel"],
@@ -400,6 +405,8 @@ def plan(config_path: Path, ref: str | None, baseline: Path | None, against_acco
                 assembly = planning.synthesize_ref(repo, ref, relative, config.environment, Path(tmp) / "ref")
                 # A config added since the ref is a new environment: nothing of it is deployed yet.
                 before = planning.read_templates(assembly) if assembly is not None else {}
+                if assembly is not None:
+                    protection = (planning.termination_protection(assembly), protection[1])
                 label = f"git ref {ref} ({relative}{'' if assembly is not None else ': new environment'})"
             else:
                 import boto3
@@ -407,22 +414,24 @@ def plan(config_path: Path, ref: str | None, baseline: Path | None, against_acco
 
                 try:
                     session = boto3.session.Session(profile_name=profile, region_name=config.region)
-                    client = session.client("cloudformation")
+                    client, sts = session.client("cloudformation"), session.client("sts")
                 except BotoCoreError as err:
                     raise planning.PlanInputError(f"--against-account: {err}") from err
+                planning.check_account(sts, config.account)
                 before = planning.deployed_templates(client, sorted(after))
+                protection = (planning.deployed_protection(client, sorted(before)), protection[1])
                 label = f"account {config.account} {config.region} (deployed templates)"
         except planning.PlanInputError as err:
             click.echo(f"plan: {err}", err=True)
             sys.exit(2)
-    result = planning.compare(before, after, label)
+    result = planning.compare(before, after, label, protection)
+    unknown = sorted(set(allowed) - result.names())
     if output_format == "json":
-        click.echo(json.dumps(result.to_json(allowed), indent=2))
+        click.echo(json.dumps({**result.to_json(allowed), "allow_replace_unmatched": unknown}, indent=2))
     else:
         click.echo(planning.render(result, allowed))
-    unknown = sorted(set(allowed) - {c.logical_id for c in result.changes if c.dangerous})
     if unknown:
         click.echo(f"plan: --allow-replace {', '.join(unknown)}: no such stateful replacement or deletion in this "
                    "plan (check the logical id)", err=True)
-    sys.exit(1 if result.refused(allowed) else 0)
+    sys.exit(1 if result.blocked(allowed) else 0)
 main.add_command(batch_job)

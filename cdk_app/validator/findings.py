@@ -44,6 +44,7 @@ CODES: dict[str, str] = {
     "HPK120": "an availability zone's number has no subnet slot in a new VPC (az1 to az7 fit)",
     "HPK121": "a cluster zone (network.cluster_zone_ids) has no subnet in the environment",
     "HPK122": "network.cluster_zone_ids names fewer than two distinct zones",
+    "HPK123": "network.cluster_zone_ids is not recorded (the cluster zones then follow availability_zone_ids' order)",
     # HyperPod instance groups.
     "HPK201": "instance type is not a SageMaker HyperPod instance type",
     "HPK202": "instance group name is not allowed",
@@ -97,14 +98,14 @@ CODES: dict[str, str] = {
     "HPK505": "the shared pool would be empty: other teams already reserve all capacity",
     # Live checks (validate --live).
     "HPK601": "a compute quota on the deployed cluster was made outside the kit",
-    "HPK602": "an instance group's live instance count differs from the config",
+    "HPK602": "an instance group's live instance count differs from the config, or a deployed group is not in it (a deploy deletes its nodes)",
     "HPK603": "quotas on the deployed cluster exceed its live capacity",
     "HPK604": "the deployed cluster policy differs from the config",
     "HPK605": "the deployed task-governance add-on version differs from the config",
     "HPK606": "the account could not be read (credentials, permission, cluster not found, throttling)",
     "HPK607": "hyperpod.cluster_name differs from the deployed cluster (create-only ClusterName: replaces it)",
     "HPK608": "the config's VPC differs from the deployed cluster's (create-only VpcConfig or CidrBlock: replaces it)",
-    "HPK609": "a zone of the deployed cluster's subnets is no longer listed (create-only VpcConfig: replaces it)",
+    "HPK609": "the deployed cluster's subnet zones differ from network.cluster_zone_ids (create-only VpcConfig: replaces it)",
     "HPK610": "eks.kubernetes_version is a downgrade or skips a minor version of the deployed EKS cluster",
     # AWS Batch for SageMaker Training jobs (the batch section).
     "HPK701": "two Batch service environments, job queues or teams have the same name",

@@ -301,6 +301,17 @@ def check_zones(config: KitConfig, report: Reporter) -> None:
                      f"availability_zone_ids: {', '.join(config.availability_zone_ids[:EKS_MIN_ZONES])})")
 
 
+def check_cluster_zones_recorded(config: KitConfig, report: Reporter) -> None:
+    """HPK123: without network.cluster_zone_ids the clusters' subnets are the first two zones listed, so
+    prepending or reordering availability_zone_ids would replace the HyperPod cluster (create-only VpcConfig)."""
+    if not config.network.cluster_zone_ids:
+        zones = ", ".join(cluster_zone_ids(config))
+        report.warning("HPK123", ("availability_zone_ids",),
+                       f"network.cluster_zone_ids is not recorded: the clusters' subnets are the first two zones "
+                       f"listed ({zones}), so prepending or reordering zones would replace the HyperPod cluster",
+                       f"record network.cluster_zone_ids: [{zones}]")
+
+
 def check_instance_groups(config: KitConfig, report: Reporter) -> None:
     hyperpod = config.hyperpod
     if hyperpod.cluster_name is not None and not _sagemaker_name(hyperpod.cluster_name):
@@ -492,8 +503,9 @@ def check_governance_types(config: KitConfig, report: Reporter) -> None:
         elif choice == "api" and offered:
             report.warning("HPK311", path,
                            f"{config.region} now offers {cfn_type}, but this environment records api",
-                           "keep api for a deployed environment (CloudFormation refuses a new type under the same "
-                           "logical id); only a new environment may choose native")
+                           "for a deployed environment keep the value it was deployed with (CloudFormation refuses "
+                           "a type change under the same logical id; `hyperpod-kit plan` shows it); to move, see "
+                           "README 'Things to know before editing'")
         elif choice is None:
             default = "native" if offered else "api"
             report.warning("HPK312", ("task_governance",),
@@ -728,6 +740,7 @@ RULES: tuple[Rule, ...] = (
     check_eks_endpoint,
     check_network,
     check_zones,
+    check_cluster_zones_recorded,
     check_instance_groups,
     check_helm_chart,
     check_cluster_policy,
