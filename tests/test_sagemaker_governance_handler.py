@@ -349,7 +349,7 @@ def test_a_rollback_update_while_the_forward_update_is_still_running_waits_inste
                      OldResourceProperties={"Parameters": new})
     stub.add_response("describe_compute_quota", describe_quota("Updating", version=2), {"ComputeQuotaId": QUOTA_ID})
     result = handler.on_event(rollback, Context(300), client=client)
-    assert result == {"PhysicalResourceId": QUOTA_ID, "Data": {"Id": QUOTA_ID, "Arn": QUOTA_ARN, "Pending": "true"}}
+    assert result == {"PhysicalResourceId": QUOTA_ID, "Data": {"Id": QUOTA_ID, "Arn": QUOTA_ARN, "Pending": "2"}}
     polled = {**rollback, "Data": result["Data"]}
     applied = {**describe_quota("Updated", version=2), "ComputeQuotaTarget": {"TeamName": "team-a", "FairShareWeight": 20}}
     reverted = {**describe_quota("Updated", version=3), "ComputeQuotaTarget": {"TeamName": "team-a", "FairShareWeight": 10},
@@ -368,6 +368,18 @@ def test_a_rollback_update_while_the_forward_update_is_still_running_waits_inste
     assert answers == [{"IsComplete": False}] * 3 + [{"IsComplete": True, "Data": {"Version": "3"}}]
 
 
+@pytest.mark.parametrize(("status", "version"), [("UpdateFailed", 3), ("Updated", 4)])
+def test_a_deferred_update_that_does_not_take_fails_instead_of_resending_until_the_timeout(sagemaker, status, version):
+    client, stub = sagemaker
+    pending = event("Update", QUOTA_PARAMS, kind="ComputeQuota", PhysicalResourceId=QUOTA_ID,
+                    OldResourceProperties={"Parameters": QUOTA_PARAMS}, Data={"Pending": "2"})
+    stub.add_response("describe_compute_quota", describe_quota(status, version=version, reason="quota too large"),
+                      {"ComputeQuotaId": QUOTA_ID})
+    with pytest.raises(handler.GovernanceError, match=f"is {status} at version {version} without the requested "
+                                                      "values: quota too large"):
+        handler.is_complete(pending, Context(60), client=client)
+
+
 def test_an_update_that_meets_a_conflict_is_left_to_the_completion_check(sagemaker):
     client, stub = sagemaker
     new = {**POLICY_PARAMS, "SchedulerConfig": {**POLICY_PARAMS["SchedulerConfig"], "FairShare": "Disabled"}}
@@ -377,7 +389,7 @@ def test_an_update_that_meets_a_conflict_is_left_to_the_completion_check(sagemak
                           service_message="The cluster policy is being updated", http_status_code=409)
     result = handler.on_event(event("Update", new, PhysicalResourceId=POLICY_ID,
                                     OldResourceProperties={"Parameters": POLICY_PARAMS}), Context(300), client=client)
-    assert result["Data"]["Pending"] == "true"
+    assert result["Data"]["Pending"] == "3"
 
 
 @pytest.mark.parametrize(("code", "status"), [("ThrottlingException", 400), ("InternalFailure", 500),

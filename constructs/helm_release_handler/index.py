@@ -8,11 +8,17 @@
 - WaitForDeployment: succeeds once a Deployment reports Available (Kueue before the cluster policy).
 
 The function is a standing cluster-admin that anyone allowed lambda:InvokeFunction can call, so it does
-only what it was built for: the cluster, region, chart source and pins, release name and namespace are
-fixed in its environment at synth (INSTALLER_SCOPE) and an event that differs is refused (an Update back
-from exactly those values, the shape of a rollback, is acknowledged without touching the cluster); values that
-start with "-" (helm and kubectl would read them as flags) are refused; manifests may only be the
-kinds the kit writes, in the namespaces it writes them to (manifest_policy.py).
+only what it was built for, fixed in its environment at synth (INSTALLER_SCOPE):
+- every event must be a request CloudFormation is making of a resource of the kit's own stacks right now
+  (cfn_anchor.py: DescribeStackResource shows it in the matching *_IN_PROGRESS state under the event's
+  physical id), so a forged Create, Update or Delete - including a Delete of the release - is refused;
+- the cluster, region, chart source and pins, release name and namespace must be the scope's (an Update
+  back from exactly those values, the shape of a rollback, is acknowledged without touching the cluster,
+  as are the rollback and clean-up requests for a cluster the EKS cluster's replacement left behind);
+- manifests may only be the kinds the kit writes, with the content it writes (manifest_policy.py); the
+  admission guardrails are applied only with the exact content pinned by digest (manifest_pins.py), a
+  team's set holds objects of its own namespace only, and no removal deletes a pinned object;
+- values that start with "-" (helm and kubectl would read them as flags) are refused.
 
 Every request budgets its time from the Lambda context and fails with a reason before Lambda's own
 timeout; Delete succeeds when the EKS cluster no longer exists. Any failure raises HelmReleaseError

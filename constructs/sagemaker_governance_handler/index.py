@@ -152,7 +152,8 @@ def on_event(event: dict[str, Any], context: Any = None, client: Any = None) -> 
                     raise Busy(f"{kind['operation']} {resource_id} is {live['Status']}")
                 arn, version = update(client, kind, resource_id, params, budget, live)
             except Busy:  # still changing (a rollback right after a failed update): is_complete updates it
-                return {"PhysicalResourceId": resource_id, "Data": {**data, "Pending": "true"}}
+                return {"PhysicalResourceId": resource_id,
+                        "Data": {**data, "Pending": str(live[kind["version"]])}}
             return {"PhysicalResourceId": resource_id, "Data": {**data, "Arn": arn, "Version": version}}
     namesake = find_namesake(client, kind, params, budget)
     if namesake is not None and live is not None and namesake[kind["id"]] == live[kind["id"]]:
@@ -268,12 +269,18 @@ def _is_complete(event: dict[str, Any], kind: dict[str, Any], client: Any, budge
 
 def _update_when_settled(event: dict[str, Any], kind: dict[str, Any], client: Any, budget: Budget,
                          described: dict[str, Any]) -> dict[str, Any]:
-    """The update on_event deferred because the resource was still changing: done once the live resource
-    holds what the event asks for; until then, send it (again after a failed or superseded attempt)."""
+    """The update on_event deferred because the resource was still changing (Data.Pending: the version it
+    saw): done once the live resource holds what the event asks for; until then, send it. Whatever was
+    changing may add one version; a failure or a second version that still differs is this update's own,
+    and fails with the reason instead of sending it again until the waiter's timeout."""
     params = typed(client, f"Create{kind['operation']}", event["ResourceProperties"]["Parameters"])
     wanted = {key: value for key, value in params.items() if key in kind["updatable"]}
-    if described["Status"] in SETTLED and _holds(described, wanted):
-        return {"IsComplete": True, "Data": {"Version": str(described[kind["version"]])}}
+    status, version, seen = described["Status"], int(described[kind["version"]]), int(event["Data"]["Pending"])
+    if status in SETTLED and _holds(described, wanted):
+        return {"IsComplete": True, "Data": {"Version": str(version)}}
+    if version > seen + (0 if status == "UpdateFailed" else 1):
+        raise GovernanceError(f"{kind['operation']} {event['PhysicalResourceId']} is {status} at version {version} "
+                              f"without the requested values: {_reason(described)}")
     try:
         update(client, kind, event["PhysicalResourceId"], params, budget, described)
     except Busy:
