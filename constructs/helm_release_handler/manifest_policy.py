@@ -22,11 +22,17 @@ GUARDRAIL_PREFIX = "hyperpod-kit-"
 RBAC_API = "rbac.authorization.k8s.io"
 ADMISSION_API = "admissionregistration.k8s.io/v1"
 # What a team Role may never hold: wildcards and the resources and verbs that hand out more rights.
-# pods/exec is not among them: a shell in a team's own pod holds nothing a Job the team may create
+# pods/exec and pods/portforward are not among them: a shell in a team's own pod holds nothing a Job the team may create
 # does not (same image, service account and volumes), and debugging needs it.
 ESCALATING_RESOURCES = {"*", "roles", "rolebindings", "secrets", "serviceaccounts", "serviceaccounts/token",
-                        "pods/attach", "pods/ephemeralcontainers"}
+                        "pods/attach", "pods/ephemeralcontainers", "pods/proxy", "services/proxy", "nodes",
+                        "nodes/proxy"}
 ESCALATING_VERBS = {"*", "escalate", "bind", "impersonate"}
+# The verbs a team Role may hold (escalate, bind, impersonate and "*" are not among them), and a rule's fields.
+ALLOWED_VERBS = {"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"}
+RULE_FIELDS = {"apiGroups", "resources", "verbs", "resourceNames"}
+# A guardrail binding must deny; Audit may be added. Params would let a policy read other objects.
+BINDING_ACTIONS = {"Deny", "Audit"}
 # The team's cluster-scoped read access: its name, and what each of its rules may read.
 TEAM_CLUSTER_ROLE = re.compile(r"hyperpod-kit-team-([a-z0-9]([-a-z0-9]*[a-z0-9])?)-read")
 READ_VERBS = {"get", "list", "watch"}
@@ -79,23 +85,49 @@ def manifest_refusal(manifest: Any) -> str | None:
             return f"{what} is cluster-scoped; it has no namespace"
         if not name.startswith(GUARDRAIL_PREFIX):
             return f"{what}: the kit's guardrails are named {GUARDRAIL_PREFIX}*"
-        policy = (manifest.get("spec") or {}).get("policyName", GUARDRAIL_PREFIX)
-        if kind == "ValidatingAdmissionPolicyBinding" and not str(policy).startswith(GUARDRAIL_PREFIX):
-            return f"{what} binds policy {policy!r}; it may only bind the kit's {GUARDRAIL_PREFIX}* policies"
-        return None
+        return _admission_refusal(what, kind, name, manifest.get("spec"))
     return (f"{api} {kind} {name!r} is not an object the kit writes (only Role and RoleBinding in hyperpod-ns-<team>, "
             "ClusterRole and ClusterRoleBinding hyperpod-kit-team-<team>-read, ValidatingAdmissionPolicy and "
             f"ValidatingAdmissionPolicyBinding named {GUARDRAIL_PREFIX}*)")
 
 
+def _admission_refusal(what: str, kind: str, name: str, spec: Any) -> str | None:
+    """A guardrail that fails closed and reads nothing but the request: a policy with failurePolicy Fail and
+    no paramKind, a binding of the policy of its own name that denies, without paramRef."""
+    spec = spec if isinstance(spec, dict) else {}
+    if kind == "ValidatingAdmissionPolicy":
+        if spec.get("failurePolicy") != "Fail" or "paramKind" in spec:
+            return f"{what}: a guardrail policy has failurePolicy Fail and no paramKind"
+        return None
+    actions = spec.get("validationActions")
+    if (spec.get("policyName") != name or "paramRef" in spec or not isinstance(actions, list)
+            or "Deny" not in actions or not set(actions) <= BINDING_ACTIONS):
+        return (f"{what} binds policy {spec.get('policyName')!r} with {actions!r}; a guardrail binding binds the "
+                f"policy of its own name with validationActions Deny (and Audit), without paramRef")
+    return None
+
+
 def _role_refusal(what: str, rules: Any) -> str | None:
+    """Every field of every rule against what a team Role may hold. RBAC matches a rule resource "*" against
+    everything and "*/<sub>" against every resource's <sub> (ResourceMatches in Kubernetes'
+    pkg/apis/rbac/v1/evaluation_helpers.go), so any "*" in a resource is refused, as are the escalating
+    rights named with their subresource."""
     for rule in rules if isinstance(rules, list) else [None]:
         if not isinstance(rule, dict):
             return f"{what}: rules must be a list of rules"
-        resources = set(rule.get("resources") or ()) & ESCALATING_RESOURCES
-        verbs = set(rule.get("verbs") or ()) & ESCALATING_VERBS
-        if resources or verbs or "*" in (rule.get("apiGroups") or ()):
-            return f"{what} grants {sorted(resources | verbs) or ['*']}; a team Role may not hold wildcards or rights that grant more rights"
+        unknown = set(rule) - RULE_FIELDS
+        if unknown:
+            return f"{what}: a team Role rule may hold only {sorted(RULE_FIELDS)}, not {sorted(unknown)}"
+        lists = {key: rule.get(key, [""] if key == "resourceNames" else None) for key in RULE_FIELDS}
+        if not all(isinstance(v, list) and v and all(isinstance(i, str) for i in v) for v in lists.values()):
+            return f"{what}: apiGroups, resources, verbs (and resourceNames) must be non-empty lists of strings"
+        resources, verbs = set(lists["resources"]), set(lists["verbs"])
+        wild = {r for r in resources if "*" in r} | {g for g in lists["apiGroups"] if "*" in g}
+        bad_verbs = verbs - ALLOWED_VERBS
+        escalating = resources & ESCALATING_RESOURCES
+        if wild or bad_verbs or escalating:
+            return (f"{what} grants {sorted(wild | bad_verbs | escalating) or ['nothing']}; a team Role may not hold "
+                    f"wildcards or rights that grant more rights (verbs only {sorted(ALLOWED_VERBS)})")
     return None
 
 
