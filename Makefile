@@ -14,7 +14,7 @@ VALIDATE_FLAGS ?=
 SHELLCHECK_DEB := shellcheck=0.9.0-1
 SHELLCHECK := $(CURDIR)/.tools/shellcheck/usr/bin/shellcheck
 
-.PHONY: setup setup-test synth test bench schema clean
+.PHONY: setup setup-test synth test bench schema mutation clean
 
 ## setup: .venv/ (PyPI) and node_modules/ (npm: Node 22, the CDK CLI) - what synth and the CLI need
 setup: $(VENV)/.installed node_modules/.installed
@@ -59,10 +59,17 @@ test: setup-test
 bench: setup
 	$(PY) scripts/bench.py
 
+## mutation: mutation testing (mutmut, [tool.mutmut] in pyproject.toml) of the config, validator, job and
+## topology modules against the fast tests; prints the surviving mutants (long: run it on a quiet machine)
+mutation: setup
+	rm -rf mutants
+	$(VENV)/bin/mutmut run --max-children 2
+	$(VENV)/bin/mutmut results
+
 ## schema: regenerate config/schema.json and the README's generated tables from the code
 schema: setup
 	$(VENV)/bin/hyperpod-kit schema --output config/schema.json
 	$(PY) scripts/readme_tables.py
 
 clean:
-	rm -rf $(VENV) node_modules .tools cdk.out .pytest_cache
+	rm -rf $(VENV) node_modules .tools cdk.out .pytest_cache mutants

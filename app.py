@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""CDK entry point: `cdk synth -c env=<name>` builds config/<name>.yaml; `-c config=<file>` builds any file.
+"""CDK entry point: `cdk synth -c env=<name>` builds config/<name>.yaml; `-c env=<name> -c config=<file>`
+builds any file as environment <name>.
 
 There is no default environment: a command without one would deploy whichever the default was. The file's
 `environment` (which names the stacks) must be the name it was selected by - a copy of dev.yaml selected as
-qa would otherwise deploy, and replace, the dev stacks. The config is validated before any construct exists;
+qa would otherwise deploy, and replace, the dev stacks. `-c config` alone is refused for the same reason: the
+name typed on the command line is the check, so it is required rather than taken from the file. The config is validated before any construct exists;
 an invalid config prints its findings and synthesizes nothing. This is the only place that reads CDK context.
 """
 
@@ -16,6 +18,7 @@ from aws_cdk import App
 
 from cdk_app.app_builder import build_app
 from cdk_app.config.loader import ConfigInvalid, LoadedConfig, load_config
+from cdk_app.plan import stamp
 from cdk_app.validator.findings import Finding, Severity
 from cdk_app.validator.report import validate
 
@@ -30,9 +33,12 @@ def main() -> int:
     env_name = app.node.try_get_context("env")
     config_file = app.node.try_get_context("config")
     known = ", ".join(sorted(p.stem for p in CONFIG_DIR.glob("*.yaml"))) or "none"
-    if not env_name and not config_file:
-        print(f"no environment given: add -c env=<name> for config/<name>.yaml (environments: {known}), "
-              "or -c config=<file>", file=sys.stderr)
+    if not env_name:
+        also = (f" (-c config={config_file} needs it too: the environment named on the command line is checked "
+                "against the file's, so a copy of another environment's file cannot deploy over its stacks)"
+                if config_file else "")
+        print(f"no environment given: add -c env=<name> for config/<name>.yaml (environments: {known}){also}",
+              file=sys.stderr)
         return 2
     config_path = Path(config_file or CONFIG_DIR / f"{env_name}.yaml").resolve()
     shown = str(config_path.relative_to(Path.cwd())) if config_path.is_relative_to(Path.cwd()) else str(config_path)
@@ -42,9 +48,7 @@ def main() -> int:
         return 2
     try:
         loaded = load_config(config_path, shown)
-        findings = validate(loaded).findings
-        if env_name:
-            findings += environment_mismatch(loaded, env_name)
+        findings = validate(loaded).findings + environment_mismatch(loaded, env_name)
     except ConfigInvalid as err:
         loaded, findings = None, err.findings
     for finding in findings:
@@ -54,6 +58,7 @@ def main() -> int:
               file=sys.stderr)
         return 1
     build_app(app, loaded.config)
+    stamp(app, loaded.config)  # `plan --current` checks the synth is of this config
     app.synth()
     return 0
 

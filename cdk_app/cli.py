@@ -15,9 +15,15 @@ from cdk_app.validator.reach import TeamReach
 from cdk_app.validator.report import Report, check_file
 
 
-class _Commands(click.Group):
-    """Commands defined in modules of their own load when invoked (or listed), so `validate` imports
-    only what it needs."""
+ISSUES_HINT = "please report it with the command you ran and the input (hyperpod-kit issue tracker)"
+# `kubectl get nodes -o json` of the largest cluster (6758 nodes, tens of KiB each) stays well below this.
+MAX_NODE_LIST_BYTES = 512 * 1024 * 1024
+
+
+class _KitGroup(click.Group):
+    """Any exception a command does not turn into a finding or a usage error is an internal error: exit 3
+    with one line, never a traceback and never 1 (which means "the config has findings"). Commands defined
+    in modules of their own load when invoked (or listed), so `validate` imports only what it needs."""
 
     LAZY = {"batch-job": ("cdk_app.batch_job", "batch_job")}
 
@@ -32,15 +38,26 @@ class _Commands(click.Group):
             return getattr(importlib.import_module(module), attribute)
         return super().get_command(ctx, name)
 
+    def invoke(self, ctx: click.Context):  # type: ignore[no-untyped-def]
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise
+        except Exception as err:  # noqa: BLE001 - the last line of defence, by design
+            detail = str(err).splitlines()[0][:200] if str(err) else ""
+            click.echo(f"hyperpod-kit: internal error ({type(err).__name__}{': ' + detail if detail else ''}); "
+                       f"{ISSUES_HINT}", err=True)
+            sys.exit(3)
 
-@click.group(cls=_Commands)
+
+@click.group(cls=_KitGroup)
 @click.version_option(package_name="hyperpod-kit")
 def main() -> None:
     """Stand up and govern SageMaker HyperPod clusters from config/<env>.yaml."""
 
 
 @main.command()
-@click.argument("configs", nargs=-1, required=True, type=click.Path(dir_okay=True, path_type=Path))
+@click.argument("configs", nargs=-1, required=True, type=click.Path(dir_okay=True, allow_dash=True, path_type=Path))
 @click.option("--format", "output_format", type=click.Choice(["table", "json"]), default="table",
               show_default=True, help="Human table or machine-readable JSON.")
 @click.option("--live", is_flag=True, help="Also read the deployed cluster, quotas, policy and add-on (read-only).")
@@ -50,7 +67,8 @@ def validate(configs: tuple[Path, ...], output_format: str, live: bool, profile:
     """Check CONFIG files before anything is deployed.
 
     Exit status: 0 valid (warnings allowed unless --strict), 1 policy or shape errors (or, with --strict,
-    warnings), 2 a file (or, with --live, the account) could not be read.
+    warnings), 2 a file (or, with --live, the account) could not be read, 3 internal error. A CONFIG of - is
+    read from standard input.
     """
     reports = [check_file(path, str(path)) for path in configs]
     sections: list[dict[str, object]] = []
@@ -154,16 +172,25 @@ def render_table(report: Report) -> str:
     return "\n".join(lines)
 
 
-def _read_nodes(stream) -> list:
-    """A node list from `kubectl get nodes -o json`; bad input exits 2 with the reason, no traceback."""
-    from cdk_app import topology as topo
+def _input_name(path: str) -> str:
+    return "standard input" if path == "-" else path
 
+
+def _read_nodes(path: str) -> list:
+    """A node list from `kubectl get nodes -o json` (a file, or - for standard input), read with a hard byte
+    cap; bad input exits 2 with the reason, no traceback."""
+    from cdk_app import topology as topo
+    from cdk_app.bounded_read import UnreadableInput, read_bounded
+
+    name = _input_name(path)
     try:
-        return topo.parse_nodes(stream.read(), stream.name)
+        return topo.parse_nodes(read_bounded(path, MAX_NODE_LIST_BYTES).decode("utf-8"), name)
+    except UnreadableInput as err:
+        click.echo(f"{name}: {err.message} ({err.hint})", err=True)
     except topo.TopologyInputError as err:
         click.echo(str(err), err=True)
     except UnicodeDecodeError:
-        click.echo(f"{stream.name}: not UTF-8 text; give the output of `kubectl get nodes -o json`", err=True)
+        click.echo(f"{name}: not UTF-8 text; give the output of `kubectl get nodes -o json`", err=True)
     sys.exit(2)
 
 
@@ -178,7 +205,7 @@ def _efa_option(_ctx, _param, value: str) -> int | str:
 
 
 @main.command()
-@click.argument("nodes", type=click.File("r"))
+@click.argument("nodes", type=click.Path(allow_dash=True, dir_okay=True))
 @click.option("--format", "output_format", type=click.Choice(["mermaid", "table", "json"]), default="table",
               show_default=True, help="Mermaid flowchart, a table of shared network nodes, or JSON.")
 def topology(nodes, output_format: str) -> None:
@@ -194,6 +221,28 @@ def topology(nodes, output_format: str) -> None:
         click.echo(topo.table(parsed))
 
 
+def _job_option(parse):
+    """A repeatable job option parsed by job_templates (KEY=VALUE, PVC:PATH[:ro]); bad text is a usage error."""
+    def callback(_ctx, _param, values: tuple[str, ...]):
+        from cdk_app.job_templates import JobSpecError
+
+        try:
+            return tuple(parse(value) for value in values)
+        except JobSpecError as err:
+            raise click.BadParameter(str(err)) from None
+    return callback
+
+
+def _parse_env(text: str):
+    from cdk_app.job_templates import parse_env
+    return parse_env(text)
+
+
+def _parse_volume(text: str):
+    from cdk_app.job_templates import parse_volume
+    return parse_volume(text)
+
+
 @main.command()
 @click.option("--config", "config_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="The environment's config file.")
@@ -202,27 +251,43 @@ def topology(nodes, output_format: str) -> None:
               help="Priority class of the cluster policy. Default: the team's default_priority_class, else none.")
 @click.option("--name", required=True, help="Job name (a DNS label).")
 @click.option("--image", required=True, help="Container image.")
-@click.option("--kind", type=click.Choice(["pytorchjob", "job"]), default="pytorchjob", show_default=True)
+@click.option("--kind", type=click.Choice(["pytorchjob", "mpijob", "job"]), default="pytorchjob", show_default=True)
 @click.option("--instance-type", default=None, help="Default: the first type of the team's quota in the cluster.")
-@click.option("--nodes", type=int, default=1, show_default=True, help="Nodes (PyTorchJob: 1 master + workers).")
+@click.option("--nodes", type=int, default=1, show_default=True,
+              help="Nodes, one pod each (PyTorchJob: 1 master + workers; elastic: workers; MPIJob: workers).")
+@click.option("--min-nodes", type=int, default=None, help="Elastic PyTorchJob: fewest nodes it keeps training on.")
+@click.option("--max-nodes", type=int, default=None, help="Elastic PyTorchJob: most nodes that may join.")
+@click.option("--rdzv-backend", type=click.Choice(["c10d", "etcd"]), default=None,
+              help="Elastic PyTorchJob rendezvous: c10d (default, on worker 0) or etcd (writes an etcd Service and "
+                   "Deployment).")
 @click.option("--accelerators", type=int, default=None, help="GPUs or Neuron devices per node. Default: all.")
 @click.option("--efa", default="0", show_default=True, callback=_efa_option,
               help="EFA interfaces per node, or 'all' (from --cluster-nodes, else the documented count).")
-@click.option("--cluster-nodes", type=click.File("r"), default=None,
+@click.option("--cpu", default=None, help="CPU request per pod, a Kubernetes quantity (e.g. 16, 500m).")
+@click.option("--memory", default=None, help="Memory request per pod, a Kubernetes quantity (e.g. 64Gi).")
+@click.option("--shm", default=None, help="Size of a memory-backed /dev/shm (e.g. 64Gi).")
+@click.option("--env", "env", multiple=True, callback=_job_option(_parse_env), metavar="KEY=VALUE",
+              help="Environment variable of the job's containers (repeatable).")
+@click.option("--volume", "volumes", multiple=True, callback=_job_option(_parse_volume), metavar="PVC:PATH[:ro]",
+              help="Mount a PersistentVolumeClaim of the team's namespace (repeatable).")
+@click.option("--cluster-nodes", type=click.Path(allow_dash=True, dir_okay=True), default=None,
               help="`kubectl get nodes -o json` output (file or -): check GPUs, EFA and node count against it.")
 @click.option("--topology", type=click.Choice(["required", "preferred"]), default=None,
               help="Keep the pods on one network node of --topology-layer.")
 @click.option("--topology-layer", type=int, default=3, show_default=True)
-@click.option("--auto-resume/--no-auto-resume", default=False, help="HyperPod restarts the job after node recovery.")
+@click.option("--auto-resume/--no-auto-resume", default=False,
+              help="HyperPod restarts the job after node recovery (PyTorchJob only).")
 @click.option("--max-retries", type=int, default=3, show_default=True)
 @click.argument("command", nargs=-1, required=True)
 def job(config_path: Path, team: str, priority: str | None, name: str, image: str, kind: str, instance_type: str | None,
-        nodes: int, accelerators: int | None, efa: int | str, cluster_nodes, topology: str | None,
-        topology_layer: int, auto_resume: bool, max_retries: int, command: tuple[str, ...]) -> None:
-    """Print a job manifest for the team's queue: hyperpod-kit job ... -- python train.py"""
+        nodes: int, min_nodes: int | None, max_nodes: int | None, rdzv_backend: str | None, accelerators: int | None,
+        efa: int | str, cpu: str | None, memory: str | None, shm: str | None, env: tuple, volumes: tuple,
+        cluster_nodes, topology: str | None, topology_layer: int, auto_resume: bool, max_retries: int,
+        command: tuple[str, ...]) -> None:
+    """Print the manifests of a job for the team's queue: hyperpod-kit job ... -- python train.py"""
     import yaml
 
-    from cdk_app.job_templates import JobRequest, JobSpecError, render
+    from cdk_app.job_templates import JobRequest, JobSpecError, manifests
 
     report = check_file(config_path, str(config_path))
     if report.loaded is None or report.errors:
@@ -233,13 +298,14 @@ def job(config_path: Path, team: str, priority: str | None, name: str, image: st
     request = JobRequest(team=team, priority=priority, name=name, image=image, command=command, kind=kind,
                          instance_type=instance_type, nodes=nodes, accelerators_per_node=accelerators,
                          efa_per_node=efa, topology=topology, topology_layer=topology_layer,
-                         auto_resume=auto_resume, max_retries=max_retries)
+                         auto_resume=auto_resume, max_retries=max_retries, min_nodes=min_nodes, max_nodes=max_nodes,
+                         rdzv_backend=rdzv_backend, env=env, volumes=volumes, shm=shm, cpu=cpu, memory=memory)
     try:
-        manifest = render(config, request, fleet, cluster_nodes.name if cluster_nodes is not None else "")
+        objects = manifests(config, request, fleet, _input_name(cluster_nodes or ""))
     except JobSpecError as err:
         click.echo(f"{config_path}: {err}", err=True)
         sys.exit(1)
-    click.echo(yaml.safe_dump(manifest, sort_keys=False), nl=False)
+    click.echo(yaml.safe_dump_all(objects, sort_keys=False), nl=False)
 
 
 @main.command("chart-sha256")
@@ -330,12 +396,17 @@ def plan(config_path: Path, ref: str | None, baseline: Path | None, against_acco
     config = report.loaded.config
     with tempfile.TemporaryDirectory(prefix="hyperpod-kit-plan-") as tmp:
         try:
-            after = planning.environment_stacks(
-                planning.read_templates(current or planning.synthesize(config, Path(tmp) / "current")),
-                config.environment, str(current or "the synth"))
+            if current is not None:
+                after = planning.environment_stacks(planning.read_templates(current), config.environment, str(current))
+                planning.check_digest(after, config, str(current))
+            else:
+                current = planning.synthesize(config, Path(tmp) / "current")
+                after = planning.environment_stacks(planning.read_templates(current), config.environment, "the synth")
+            protection = ({}, planning.termination_protection(current))
             if baseline is not None:
                 before = planning.environment_stacks(planning.read_templates(baseline), config.environment,
                                                      str(baseline))
+                protection = (planning.termination_protection(baseline), protection[1])
                 label = f"saved synth {baseline}"
             elif ref is not None:
                 top = subprocess.run(["git", "-C", str(config_path.resolve().parent), "rev-parse", "--show-toplevel"],
@@ -344,30 +415,35 @@ def plan(config_path: Path, ref: str | None, baseline: Path | None, against_acco
                     raise planning.PlanInputError(f"{config_path}: not in a git repository ({top.stderr.strip()})")
                 repo = Path(top.stdout.strip())
                 relative = str(config_path.resolve().relative_to(repo))
-                before = planning.read_templates(planning.synthesize_ref(repo, ref, relative, config.environment,
-                                                                         Path(tmp) / "ref"))
-                label = f"git ref {ref} ({relative})"
+                assembly = planning.synthesize_ref(repo, ref, relative, config.environment, Path(tmp) / "ref")
+                # A config added since the ref is a new environment: nothing of it is deployed yet.
+                before = planning.read_templates(assembly) if assembly is not None else {}
+                if assembly is not None:
+                    protection = (planning.termination_protection(assembly), protection[1])
+                label = f"git ref {ref} ({relative}{'' if assembly is not None else ': new environment'})"
             else:
                 import boto3
                 from botocore.exceptions import BotoCoreError
 
                 try:
                     session = boto3.session.Session(profile_name=profile, region_name=config.region)
-                    client = session.client("cloudformation")
+                    client, sts = session.client("cloudformation"), session.client("sts")
                 except BotoCoreError as err:
                     raise planning.PlanInputError(f"--against-account: {err}") from err
+                planning.check_account(sts, config.account)
                 before = planning.deployed_templates(client, sorted(after))
+                protection = (planning.deployed_protection(client, sorted(before)), protection[1])
                 label = f"account {config.account} {config.region} (deployed templates)"
         except planning.PlanInputError as err:
             click.echo(f"plan: {err}", err=True)
             sys.exit(2)
-    result = planning.compare(before, after, label)
+    result = planning.compare(before, after, label, protection)
+    unknown = sorted(set(allowed) - result.names())
     if output_format == "json":
-        click.echo(json.dumps(result.to_json(allowed), indent=2))
+        click.echo(json.dumps({**result.to_json(allowed), "allow_replace_unmatched": unknown}, indent=2))
     else:
         click.echo(planning.render(result, allowed))
-    unknown = sorted(set(allowed) - {c.logical_id for c in result.changes if c.dangerous})
     if unknown:
         click.echo(f"plan: --allow-replace {', '.join(unknown)}: no such stateful replacement or deletion in this "
                    "plan (check the logical id)", err=True)
-    sys.exit(1 if result.refused(allowed) else 0)
+    sys.exit(1 if result.blocked(allowed) else 0)

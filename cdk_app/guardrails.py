@@ -5,11 +5,16 @@ Two policies, each bound to the namespaces of every team and of the shared pool 
 API server itself sets on every namespace), so a team added to the config is covered by the same synth:
 
 - hyperpod-kit-pod-security: the pods and pod templates of every kind in WORKLOAD_KINDS - no privileged
-  containers, privilege escalation, host namespaces, hostPath volumes, capabilities beyond the allowed set,
-  spec.nodeName, device-selecting environment variables, unallowed priorityClassName; kinds Kueue does not
-  queue (Deployment, StatefulSet ...) may not ask for accelerators or EFA.
+  containers, privilege escalation, host namespaces, volume types outside an allow-list, capabilities beyond
+  the allowed set, spec.nodeName or a chosen node, tolerations of unhealthy or cordoned nodes,
+  device-selecting environment variables, unallowed priorityClassName, another runtime, scheduler or
+  service account, dynamic resource claims; kinds Kueue does not queue (Deployment, StatefulSet ...) may
+  not ask for accelerators or EFA.
 - hyperpod-kit-workload-queue: workloads Kueue admits (Job, PyTorchJob, MPIJob) carry the namespace's own
-  queue label and a priority class the team is allowed.
+  queue label and a priority class the team is allowed, and nothing that changes how Kueue accounts them
+  (owner references, another managedBy, Kueue's other labels and annotations).
+
+Kueue and the operators are not checked when they update an object (see pod_security_policy).
 
 What differs per team (allowed capabilities and priority classes) is a map literal keyed by namespace in
 the policy itself: no parameter object a team could edit, one policy whatever the number of teams.
@@ -34,8 +39,24 @@ POD_SECURITY = f"{NAME_PREFIX}pod-security"
 WORKLOAD_QUEUE = f"{NAME_PREFIX}workload-queue"
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
+# Kueue's keys on a queued object that only shape how its own quota is used (max run time, partial
+# admission); every other Kueue label or annotation changes how Kueue accounts the object (v0.19: e.g.
+# prebuilt-workload-name hands it an existing Workload, multikueue-origin, pod-group-*), so a team may not set it.
+KUEUE_KEY = "kueue.x-k8s.io/"
+TEAM_KUEUE_LABELS = (QUEUE_LABEL, PRIORITY_LABEL, "kueue.x-k8s.io/max-exec-time-seconds")
+TEAM_KUEUE_ANNOTATIONS = ("kueue.x-k8s.io/job-min-parallelism", "kueue.x-k8s.io/job-completions-equal-parallelism")
+# Kueue suspends, starts and (topology-aware) ungates what it admits; its service account in kueue-system.
+KUEUE_CONTROLLER = "system:serviceaccount:kueue-system:kueue-controller-manager"
+# spec field that hands a queued kind to another controller (e.g. Kueue's MultiKueue) and the value of
+# the controller that normally runs it. MPIJob's is in mpi-operator 0.6+ (the pinned chart's 0.5 CRD
+# prunes it): checked so that a chart update does not open it.
+MANAGED_BY = {"batch/Job": ("managedBy", "kubernetes.io/job-controller"),
+              "kubeflow.org/PyTorchJob": ("runPolicy.managedBy", "kubeflow.org/training-operator"),
+              "kubeflow.org/MPIJob": ("runPolicy.managedBy", "kubeflow.org/mpi-operator")}
 # Set by the API server on every namespace and not editable: binding by it cannot be dodged by relabelling.
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
+# Namespace of the HyperPod chart's release (HyperPodHelmReleaseProps' default, which the cluster stack keeps).
+HELM_RELEASE_NAMESPACE = "kube-system"
 
 # Pod Security Standards "baseline": the capabilities any container may add.
 BASELINE_CAPABILITIES = ("AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "MKNOD",
@@ -59,6 +80,30 @@ BASELINE_SYSCTLS = ("kernel.shm_rmid_forced", "net.ipv4.ip_local_port_range", "n
                     "net.ipv4.tcp_keepalive_probes")
 BASELINE_SELINUX_TYPES = ("container_t", "container_init_t", "container_kvm_t", "container_engine_t")
 CONTAINER_FIELDS = ("containers", "initContainers", "ephemeralContainers")
+# Volume types a pod may use (Pod Security "restricted"'s list). Every other type of the Volume schema
+# reaches the node or storage outside the namespace: hostPath, awsElasticBlockStore (any EBS volume id,
+# attached by the CSI driver's role), nfs/iscsi/rbd/cephfs/glusterfs/fc (mounted by the kubelet as root),
+# flexVolume (a node binary), inline csi (whatever a driver's Ephemeral mode does), image, gitRepo ...
+# REFUSED_VOLUME_TYPES is the rest of the schema (tests/test_guardrails.py compares both with it): has()
+# on each named field is the only test Kubernetes' typed CEL allows on a Volume object.
+ALLOWED_VOLUME_TYPES = ("configMap", "secret", "emptyDir", "projected", "downwardAPI", "persistentVolumeClaim",
+                        "ephemeral")
+REFUSED_VOLUME_TYPES = ("awsElasticBlockStore", "azureDisk", "azureFile", "cephfs", "cinder", "csi", "fc",
+                        "flexVolume", "flocker", "gcePersistentDisk", "gitRepo", "glusterfs", "hostPath", "image",
+                        "iscsi", "nfs", "photonPersistentDisk", "portworxVolume", "quobyte", "rbd", "scaleIO",
+                        "storageos", "vsphereVolume")
+# A generic ephemeral volume's claim is provisioned from its StorageClass; these fields would instead bind
+# an existing PersistentVolume (another team's data) or clone a volume or snapshot.
+EPHEMERAL_CLAIM_SOURCES = ("volumeName", "dataSource", "dataSourceRef")
+# Taints that keep work off a node: HyperPod's (node-health-status=Unschedulable while a node fails its
+# checks) and Kubernetes' node.kubernetes.io/* (cordoned, out of service, under pressure ...).
+GUARDED_TAINT_PREFIXES = ("sagemaker.amazonaws.com/", "node.kubernetes.io/")
+# Except the two NoExecute tolerations the DefaultTolerationSeconds admission plugin adds to every pod.
+DEFAULT_TOLERATIONS = ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable")
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+DEFAULT_SCHEDULER = "default-scheduler"
+# The AppArmor annotation Kubernetes copies into securityContext.appArmorProfile on pod creation.
+APPARMOR_ANNOTATION = "container.apparmor.security.beta.kubernetes.io/"
 HOST_NAMESPACES = ("hostPID", "hostIPC", "hostNetwork")
 
 Role = Literal["pod", "queued", "unqueued"]
@@ -191,6 +236,17 @@ def _pods_of(kind: WorkloadKind) -> str:
     return " + ".join(parts)
 
 
+def _annotations_of(kind: WorkloadKind) -> str:
+    """CEL: [{'path', 'a': annotations}] of the object's pods or pod templates that have annotations."""
+    parts = []
+    for path, spec, guard in kind.pod_specs():
+        meta_path, meta = path.removesuffix("spec") + "metadata", spec.removesuffix("spec") + "metadata"
+        present = f"has({meta}.annotations)" if kind.role == "pod" else f"has({meta}) && has({meta}.annotations)"
+        present = present if guard is None else f"{guard} && {present}"
+        parts.append(f"({present} ? [{{'path': {_lit(meta_path + '.annotations')}, 'a': {meta}.annotations}}] : [])")
+    return " + ".join(parts)
+
+
 def _containers_of(kind: WorkloadKind) -> str:
     parts = []
     for path, spec, guard in kind.pod_specs():
@@ -250,13 +306,38 @@ def baseline_validations() -> list[dict[str, str]]:
                         "securityContext.procMount", "only Default is allowed"),
         *_pod_and_container_rules("seccomp", "seccompProfile", "x.type == 'Unconfined'", "Unconfined is not allowed"),
         *_pod_and_container_rules("apparmor", "appArmorProfile", "x.type == 'Unconfined'", "Unconfined is not allowed"),
+        # Kubernetes turns the annotation into appArmorProfile when it creates the pod: refused up front
+        # on templates too, with the values baseline allows, so a Job is not left failing to make pods.
+        _each("variables.annotations", "apparmor",
+              f"e.a.exists(k, k.startsWith({_lit(APPARMOR_ANNOTATION)}) && !(e.a[k] in ['', 'runtime/default']) "
+              "&& !e.a[k].startsWith('localhost/'))",
+              f"{APPARMOR_ANNOTATION}<container>", "only runtime/default or localhost/<profile> are allowed"),
         *_pod_and_container_rules("selinux", "seLinuxOptions",
-                                  f"(has(x.user) || has(x.role) || has(x.type) && x.type != '' && !(x.type in {types}))",
+                                  f"(has(x.user) && x.user != '' || has(x.role) && x.role != '' "
+                                  f"|| has(x.type) && x.type != '' && !(x.type in {types}))",
                                   f"user and role may not be set, type only to {', '.join(BASELINE_SELINUX_TYPES)}"),
         _pod_rule("sysctls", "has(e.spec.securityContext) && has(e.spec.securityContext.sysctls) && "
                   f"e.spec.securityContext.sysctls.exists(s, !(s.name in {_lit(BASELINE_SYSCTLS)}))",
                   "securityContext.sysctls", f"only {', '.join(BASELINE_SYSCTLS)} are allowed"),
     ]
+
+
+# A toleration (t) of every taint, or of a taint that keeps work off unhealthy or cordoned nodes; the
+# API server requires operator Exists with an empty key, so the key alone tells.
+_BAD_TOLERATION = (f"!has(t.key) || t.key == '' || {_lit(GUARDED_TAINT_PREFIXES)}.exists(p, t.key.startsWith(p)) "
+                   f"&& !(t.key in {_lit(DEFAULT_TOLERATIONS)} && has(t.effect) && t.effect == 'NoExecute')")
+_PICKS_TERM = f"has(x.matchFields) && size(x.matchFields) > 0 || has(x.matchExpressions) && " \
+              f"x.matchExpressions.exists(m, m.key == {_lit(HOSTNAME_LABEL)})"
+_NODE_AFFINITY = "e.spec.affinity.nodeAffinity"
+# A pod that names its node (kubernetes.io/hostname or matchFields on metadata.name), required or preferred.
+_PICKS_A_NODE = (
+    f"has(e.spec.nodeSelector) && {_lit(HOSTNAME_LABEL)} in e.spec.nodeSelector || "
+    f"has(e.spec.affinity) && has({_NODE_AFFINITY}) && ("
+    f"has({_NODE_AFFINITY}.requiredDuringSchedulingIgnoredDuringExecution) && "
+    f"{_NODE_AFFINITY}.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms.exists(x, {_PICKS_TERM}) || "
+    f"has({_NODE_AFFINITY}.preferredDuringSchedulingIgnoredDuringExecution) && "
+    f"{_NODE_AFFINITY}.preferredDuringSchedulingIgnoredDuringExecution.exists(w, "
+    f"{_PICKS_TERM.replace('x.', 'w.preference.')}))")
 
 
 def pod_security_validations() -> list[dict[str, str]]:
@@ -295,16 +376,22 @@ def pod_security_validations() -> list[dict[str, str]]:
                         "envFrom", f"each source needs a prefix that none of {', '.join(DEVICE_ENV_VARS)} starts with"),
     ]
     rules += baseline_validations()
+    claim = "v.ephemeral.volumeClaimTemplate.spec"
+    bad_volume = " || ".join([*(f"has(v.{t})" for t in REFUSED_VOLUME_TYPES),
+                              f"has(v.ephemeral) && has(v.ephemeral.volumeClaimTemplate) && ("
+                              + " || ".join(f"has({claim}.{f})" for f in EPHEMERAL_CLAIM_SOURCES) + ")"])
+    volume_message = (f"only {', '.join(ALLOWED_VOLUME_TYPES)} volumes are allowed, and an ephemeral claim may not "
+                      f"set {', '.join(EPHEMERAL_CLAIM_SOURCES)}")
     for field in HOST_NAMESPACES:
         rules.append(_pod_rule("host-namespaces", f"has(e.spec.{field}) && e.spec.{field} == true", field,
                                "sharing the node's namespaces is not allowed"))
     rules += [
-        _validation("host-path", "!variables.pods.exists(e, has(e.spec.volumes) && e.spec.volumes.exists(v, has(v.hostPath)))",
-                    "hostPath volumes are not allowed",
-                    _first("variables.pods", "has(e.spec.volumes) && e.spec.volumes.exists(v, has(v.hostPath))")
+        _validation("volumes", f"!variables.pods.exists(e, has(e.spec.volumes) && e.spec.volumes.exists(v, {bad_volume}))",
+                    volume_message,
+                    _first("variables.pods", f"has(e.spec.volumes) && e.spec.volumes.exists(v, {bad_volume})")
                     + ".path + '.volumes[' + "
-                    + _first("variables.pods", "has(e.spec.volumes) && e.spec.volumes.exists(v, has(v.hostPath))")
-                    + ".spec.volumes.filter(v, has(v.hostPath))[0].name + '].hostPath: hostPath volumes are not allowed'"),
+                    + _first("variables.pods", f"has(e.spec.volumes) && e.spec.volumes.exists(v, {bad_volume})")
+                    + f".spec.volumes.filter(v, {bad_volume})[0].name + ']: ' + {_lit(volume_message)}"),
         # A bound Pod has spec.nodeName from the scheduler (pods/binding); its later updates keep it.
         _validation("node-name",
                     "(request.kind.kind == 'Pod' && request.operation == 'UPDATE') || "
@@ -317,10 +404,32 @@ def pod_security_validations() -> list[dict[str, str]]:
                   "has(e.spec.priorityClassName) && e.spec.priorityClassName != '' "
                   "&& !(e.spec.priorityClassName in variables.priorityClasses)",
                   "priorityClassName", "only the team's priority classes (<class>-priority) are allowed"),
+        _pod_rule("tolerations", f"has(e.spec.tolerations) && e.spec.tolerations.exists(t, {_BAD_TOLERATION})",
+                  "tolerations", "a toleration of every taint (no key), or of "
+                  f"{' or '.join(p + '*' for p in GUARDED_TAINT_PREFIXES)} (unhealthy, cordoned nodes) is not allowed; "
+                  f"only {' and '.join(DEFAULT_TOLERATIONS)} with effect NoExecute"),
+        _pod_rule("node-selection", _PICKS_A_NODE, "nodeSelector/affinity",
+                  f"choosing a node ({HOSTNAME_LABEL} or matchFields) is not allowed; select by instance type "
+                  "or topology labels"),
+        _pod_rule("runtime-class", "has(e.spec.runtimeClassName) && e.spec.runtimeClassName != ''",
+                  "runtimeClassName", "must be unset (the node's default runtime)"),
+        _pod_rule("scheduler-name", "has(e.spec.schedulerName) && "
+                  f"!(e.spec.schedulerName in ['', {_lit(DEFAULT_SCHEDULER)}])",
+                  "schedulerName", f"only {DEFAULT_SCHEDULER} is allowed (Kueue and the quota rely on it)"),
+        _pod_rule("service-account", "has(e.spec.serviceAccountName) && !(e.spec.serviceAccountName in ['', 'default']) "
+                  "|| has(e.spec.serviceAccount) && !(e.spec.serviceAccount in ['', 'default'])",
+                  "serviceAccountName", "only the namespace's default service account is allowed"),
+        _pod_rule("resource-claims", "has(e.spec.resourceClaims) && size(e.spec.resourceClaims) > 0",
+                  "resourceClaims", "dynamic resource claims are not counted by the quota"),
+        _container_rule("resource-claims",
+                        "has(e.c.resources) && has(e.c.resources.claims) && size(e.c.resources.claims) > 0",
+                        "resources.claims", "dynamic resource claims are not counted by the quota"),
     ]
     unqueued = [k.ref for k in WORKLOAD_KINDS if k.role == "unqueued"]
-    asks_devices = (f"has(e.c.resources) && ['limits', 'requests'].exists(k, k in e.c.resources && "
-                    f"e.c.resources[k].exists(r, {_lit(DEVICE_RESOURCE_PREFIXES)}.exists(p, r.startsWith(p))))")
+    # has() per field: ResourceRequirements is an object in Kubernetes' typed CEL, where `in` and [] are map-only.
+    device = f"exists(r, {_lit(DEVICE_RESOURCE_PREFIXES)}.exists(p, r.startsWith(p)))"
+    asks_devices = " || ".join(f"has(e.c.resources) && has(e.c.resources.{k}) && e.c.resources.{k}.{device}"
+                               for k in ("limits", "requests"))
     rules.append(_validation(
         "unqueued-devices", f"!(variables.kind in {_lit(unqueued)}) || !variables.containers.exists(e, {asks_devices})",
         "only queued workloads (Job, PyTorchJob, MPIJob) may ask for accelerators or EFA",
@@ -328,10 +437,15 @@ def pod_security_validations() -> list[dict[str, str]]:
         + ".path + '.resources: only queued workloads (Job, PyTorchJob, MPIJob) may ask for accelerators or EFA'"))
     for kind in WORKLOAD_KINDS:
         if kind.replicas:
+            rules.append(_validation(
+                "replica-specs", f"variables.kind != {_lit(kind.ref)} || has(object.spec.{kind.replicas}) "
+                f"&& size(object.spec.{kind.replicas}) > 0", f"spec.{kind.replicas} needs at least one replica type",
+                f"'spec.{kind.replicas}: needs at least one replica type'"))
             types = _lit(kind.replica_types)
             rules.append(_validation(
                 "replica-types",
-                f"variables.kind != {_lit(kind.ref)} || object.spec.{kind.replicas}.all(t, t in {types})",
+                f"variables.kind != {_lit(kind.ref)} || !has(object.spec.{kind.replicas}) "
+                f"|| object.spec.{kind.replicas}.all(t, t in {types})",
                 f"{kind.kind} replica types are {', '.join(kind.replica_types)}",
                 f"'spec.{kind.replicas}.' + object.spec.{kind.replicas}.filter(t, !(t in {types}))[0] "
                 f"+ ': {kind.kind} replica types are {', '.join(kind.replica_types)}'"))
@@ -360,12 +474,17 @@ def pod_security_policy(config: KitConfig) -> dict[str, Any]:
         "spec": {
             "failurePolicy": "Fail",
             "matchConstraints": {"resourceRules": _match_rules(kinds, subresources=True)},
-            # Metadata-only updates (finalizers, labels) of objects made before the policy stay possible.
-            "matchConditions": [{"name": "created-or-spec-changed",
-                                 "expression": "request.operation == 'CREATE' || object.spec != oldObject.spec"}],
+            # Metadata-only updates (finalizers, labels) of objects made before the policy stay possible. So
+            # do the updates of Kueue and the operators: they suspend, start, inject flavors' node selectors
+            # and ungate what was admitted already (an object made before the guardrails, or before the
+            # config narrowed, included); what they write comes from admitted objects and admin config.
+            "matchConditions": [{"name": "created-or-spec-changed-by-a-team",
+                                 "expression": "request.operation == 'CREATE' || object.spec != oldObject.spec && "
+                                               f"!(request.userInfo.username in {_lit(updaters(config))})"}],
             "variables": [
                 {"name": "kind", "expression": "request.kind.group + '/' + request.kind.kind"},
                 {"name": "pods", "expression": _switch(kinds, _pods_of)},
+                {"name": "annotations", "expression": _switch(kinds, _annotations_of)},
                 {"name": "containers", "expression": _switch(kinds, _containers_of)},
                 _capability_variable(config),
                 _priority_variable(config),
@@ -383,37 +502,86 @@ def _label(var: str, name: str) -> str:
     return f"{present} ? {var}.metadata.labels[{_lit(name)}] : ''"
 
 
+def helm_fullname(release: str, chart: str) -> str:
+    """What a chart's usual `<chart>.fullname` helper renders with no fullnameOverride or nameOverride
+    (the kit sets neither): the release name when it holds the chart name, else <release>-<chart>, cut to
+    63 characters and then one trailing "-" removed (Helm's trunc 63 | trimSuffix "-")."""
+    name = release if chart in release else f"{release}-{chart}"
+    name = name[:63]
+    return name[:-1] if name.endswith("-") else name
+
+
 def controller_identities(config: KitConfig) -> list[str]:
     """Operators that create queued kinds for a team's workload: the MPI operator makes each MPIJob's
-    launcher a batch Job without the queue label (Kueue admits the MPIJob, not the Job)."""
+    launcher a batch Job without the queue label (Kueue admits the MPIJob, not the Job), owned by the MPIJob.
+    Its service account is named by the subchart's mpi-operator.fullname, in the release's namespace."""
     if not config.hyperpod.helm_chart.components.mpi_operator:
         return []
-    release = config.hyperpod.helm_chart.release_name
-    # The chart names the operator's service account <release>-mpi-operator, in the release namespace.
-    name = release if "mpi-operator" in release else f"{release}-mpi-operator"
-    return [f"system:serviceaccount:kube-system:{name}"]
+    name = helm_fullname(config.hyperpod.helm_chart.release_name, "mpi-operator")
+    return [f"system:serviceaccount:{HELM_RELEASE_NAMESPACE}:{name}"]
+
+
+def updaters(config: KitConfig) -> list[str]:
+    """Who may update a team's workloads without the checks: Kueue and the operators (see the policies)."""
+    return [KUEUE_CONTROLLER, *controller_identities(config)]
+
+
+def _managed_by(present: bool) -> str:
+    """CEL: (present) whether the object hands itself to a controller other than its kind's own, or
+    (not present) the field that does, for the message."""
+    branches = []
+    for ref, (field, default) in MANAGED_BY.items():
+        *parents, _ = field.split(".")
+        guards = [f"has(object.spec.{'.'.join(field.split('.')[:i + 1])})" for i in range(len(parents) + 1)]
+        test = " && ".join([*guards, f"object.spec.{field} != {_lit(default)}"])
+        branches.append((ref, f"({test})" if present else _lit(f"spec.{field}: must be unset or {default}")))
+    text = "false" if present else "'spec.managedBy'"
+    for ref, expression in reversed(branches):
+        text = f"(variables.kind == {_lit(ref)} ? {expression} : {text})"
+    return text
+
+
+def _kueue_keys(field: str, allowed: str) -> str:
+    """CEL: the Kueue keys of object.metadata.<field> a team may not set, except those an update leaves as they were."""
+    meta, old = f"object.metadata.{field}", f"oldObject.metadata.{field}"
+    kept = f"request.operation == 'UPDATE' && has({old}) && k in {old} && {old}[k] == {meta}[k]"
+    return (f"(has({meta}) ? {meta}.filter(k, k.contains({_lit(KUEUE_KEY)}) && !({allowed}) && !({kept})) : [])")
 
 
 def workload_queue_policy(config: KitConfig) -> dict[str, Any]:
     kinds = [k for k in WORKLOAD_KINDS if k.role == "queued"]
     own = "request.namespace + '-localqueue'"
-    unchanged = "request.operation == 'UPDATE' && variables.{0} == variables.old{1}"
+    # An update that changes nothing but metadata may keep a label as it was: objects made before the
+    # policy stay manageable. A spec change needs the labels right, and is refused on an object made
+    # without the queue label (an operator's launcher Job, or one older than the guardrails).
+    unchanged = "!variables.specChanged && variables.{0} == variables.old{1}"
     required = config.cluster_policy.require_priority_class
     priority_ok = "variables.priority in variables.priorityClasses"
     if not required:
         priority_ok = f"variables.priority == '' || {priority_ok}"
+    owners, old_owners = "object.metadata.ownerReferences", "oldObject.metadata.ownerReferences"
+    labels = _kueue_keys("labels", f"k in {_lit(TEAM_KUEUE_LABELS)}")
+    annotations = _kueue_keys("annotations", f"k in {_lit(TEAM_KUEUE_ANNOTATIONS)} || "
+                                             f"k == {_lit(QUEUE_LABEL)} && object.metadata.annotations[k] == {own}")
     spec: dict[str, Any] = {
         "failurePolicy": "Fail",
         "matchConstraints": {"resourceRules": _match_rules(kinds, subresources=False)},
+        # Kueue and the operators: the MPI operator creates launcher Jobs without the queue label, owned by
+        # their MPIJob; Kueue suspends and starts what it admitted.
+        "matchConditions": [{"name": "not-kueue-or-a-workload-operator",
+                             "expression": f"!(request.userInfo.username in {_lit(updaters(config))})"}],
         "variables": [
+            {"name": "kind", "expression": "request.kind.group + '/' + request.kind.kind"},
+            {"name": "specChanged", "expression": "request.operation == 'CREATE' || object.spec != oldObject.spec"},
             {"name": "queue", "expression": _label("object", QUEUE_LABEL)},
             {"name": "oldQueue", "expression": _label("oldObject", QUEUE_LABEL)},
             {"name": "priority", "expression": _label("object", PRIORITY_LABEL)},
             {"name": "oldPriority", "expression": _label("oldObject", PRIORITY_LABEL)},
+            {"name": "kueueLabels", "expression": labels},
+            {"name": "kueueAnnotations", "expression": annotations},
             _priority_variable(config),
         ],
         "validations": [
-            # An update that leaves the label as it was passes: objects made before the policy stay editable.
             _validation("queue", f"variables.queue == {own} || {unchanged.format('queue', 'Queue')}",
                         f"metadata.labels[{QUEUE_LABEL}] must be the namespace's own queue, <namespace>-localqueue",
                         f"'metadata.labels[{QUEUE_LABEL}]: ' + (variables.queue == '' ? 'missing' : "
@@ -424,12 +592,30 @@ def workload_queue_policy(config: KitConfig) -> dict[str, Any]:
                         f"'metadata.labels[{PRIORITY_LABEL}]: ' + (variables.priority == '' ? 'missing (the config "
                         f"requires a priority class)' : '\\'' + variables.priority + '\\' is not allowed') + "
                         f"'; allowed: ' + {_priority_text(config)}"),
+            _validation("unqueued-object", "!variables.specChanged || request.operation == 'CREATE' || variables.oldQueue != ''",
+                        "the object was made without the queue label (by an operator, or before the guardrails): "
+                        "its spec may not change",
+                        "'spec: this object was made without the queue label (by an operator, or before the "
+                        "guardrails); its spec may not change'"),
+            # Kueue treats an object with a controller owner it manages as that owner's child: no Workload of
+            # its own, so no quota. Only an update that keeps the spec may keep (or drop) owners it had.
+            _validation("owner-references",
+                        f"!has({owners}) || size({owners}) == 0 || !variables.specChanged && has({old_owners}) "
+                        f"&& {owners}.all(r, r in {old_owners})",
+                        "metadata.ownerReferences may not be set (Kueue would count the object as its owner's)",
+                        f"'metadata.ownerReferences: ' + {owners}[0].kind + '/' + {owners}[0].name + ' may not be "
+                        "set (Kueue would count the object as its owner\\'s)'"),
+            _validation("managed-by", f"!variables.specChanged || !{_managed_by(True)}",
+                        "a managedBy that hands the object to another controller is not allowed",
+                        f"{_managed_by(False)} + ' (another controller would run it outside the queue)'"),
+            _validation("kueue-keys", "size(variables.kueueLabels) == 0 && size(variables.kueueAnnotations) == 0",
+                        f"Kueue labels other than {', '.join(TEAM_KUEUE_LABELS)} and annotations other than "
+                        f"{', '.join(TEAM_KUEUE_ANNOTATIONS)} (and the own queue) are not allowed",
+                        "'metadata: ' + (size(variables.kueueLabels) > 0 ? 'label ' + variables.kueueLabels[0] : "
+                        "'annotation ' + variables.kueueAnnotations[0]) + ' changes how Kueue accounts the object; "
+                        f"allowed: {', '.join(TEAM_KUEUE_LABELS + TEAM_KUEUE_ANNOTATIONS)}'"),
         ],
     }
-    controllers = controller_identities(config)
-    if controllers:
-        spec["matchConditions"] = [{"name": "not-a-workload-operator",
-                                    "expression": f"!(request.userInfo.username in {_lit(controllers)})"}]
     return {"apiVersion": API_VERSION, "kind": "ValidatingAdmissionPolicy", "metadata": _metadata(WORKLOAD_QUEUE),
             "spec": spec}
 

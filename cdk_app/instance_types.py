@@ -118,3 +118,14 @@ def _build() -> dict[str, InstanceSpec]:
 
 
 CATALOGUE: dict[str, InstanceSpec] = _build()
+
+# Families whose vCPUs are whole cores (AWS Graviton): their threads per core cannot be changed, so
+# threads_per_core 2 is impossible. Source: Amazon EC2 User Guide, "CPU options for Amazon EC2 instances"
+# ("You can't modify the number of threads per core for ... instances based on the AWS Graviton processor").
+# Other families the catalogue holds (Intel, AMD, the GPU and Trainium types) run two threads per core.
+ONE_THREAD_PER_CORE_FAMILIES = frozenset(f for f in _RATIO_FAMILIES if f[1].isdigit() and f.endswith("g"))
+
+
+def family(instance_type: str) -> str:
+    """ml.p5.48xlarge -> p5; a name without two dots is returned whole."""
+    return instance_type.split(".")[1] if instance_type.count(".") >= 2 else instance_type

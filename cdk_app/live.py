@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cdk_app.config.model import KitConfig, QuotaEntry
+from cdk_app.network_zones import cluster_zone_ids
 from cdk_app.validator.capacity import Resources, capacity_of, reservations
 from cdk_app.validator.findings import Finding, Severity, format_path
 
@@ -87,14 +88,14 @@ def _call(client: Any, method: str, **params: Any) -> dict[str, Any]:
         raise
 
 
-def _pages(client: Any, operation: str, key: str, **params: Any) -> list[dict[str, Any]]:
-    """Every item of a paginated listing, following NextToken."""
+def _pages(client: Any, operation: str, key: str, token_key: str = "NextToken", **params: Any) -> list[dict[str, Any]]:
+    """Every item of a paginated listing, following the service's token (NextToken; Batch spells it nextToken)."""
     items: list[dict[str, Any]] = []
     token = None
     while True:
-        page = _call(client, operation, **params, **({"NextToken": token} if token else {}))
+        page = _call(client, operation, **params, **({token_key: token} if token else {}))
         items.extend(page.get(key, []))
-        token = page.get("NextToken")
+        token = page.get(token_key)
         if not token:
             return items
 
@@ -118,7 +119,10 @@ def _shape(cluster: dict[str, Any], from_stack: bool, eks_name: str, eks: Any, e
     zones: tuple[str, ...] = ()
     if subnets:
         described = _call(ec2, "describe_subnets", SubnetIds=subnets)["Subnets"]
-        zones = tuple(sorted({s["AvailabilityZoneId"] for s in described}))
+        # In the cluster's VpcConfig order: the template lists network.cluster_zone_ids in order, and a
+        # reorder changes that create-only list too.
+        zone_of = {s["SubnetId"]: s["AvailabilityZoneId"] for s in described}
+        zones = tuple(dict.fromkeys(zone_of[s] for s in subnets if s in zone_of))
         vpc_id = described[0]["VpcId"] if described else None
         if vpc_id:
             vpc_cidr = _call(ec2, "describe_vpcs", VpcIds=[vpc_id])["Vpcs"][0]["CidrBlock"]
@@ -191,11 +195,23 @@ def compare(config: KitConfig, source: Any, state: LiveState) -> LiveResult:
                                "unhealthy_nodes": state.unhealthy_nodes.get(group.name, 0)})
         if live is None:
             add(_finding(source, "HPK602", Severity.WARNING, ("hyperpod", "instance_groups", index, "name"),
-                         f"instance group '{group.name}' does not exist on the deployed cluster", "deploy the cluster stack"))
+                         f"instance group '{group.name}' does not exist on the deployed cluster: a deploy creates it "
+                         "empty, and its nodes must then get capacity",
+                         "if this is a renamed group, keep the deployed name (a rename deletes the old group's nodes)"))
         elif current != group.count:
             add(_finding(source, "HPK602", Severity.WARNING, ("hyperpod", "instance_groups", index, "count"),
                          f"instance group '{group.name}' has {current} instances live, the config says {group.count}",
                          "capacity checks below use the live count; deploy, or wait for node provisioning"))
+    wanted = {group.name for group in config.hyperpod.instance_groups}
+    for name, live in sorted(live_groups.items()):
+        if name not in wanted:
+            # UpdateCluster deletes a group left out of the desired state (InstanceGroupsToDelete).
+            add(_finding(source, "HPK602", Severity.ERROR, ("hyperpod", "instance_groups"),
+                         f"the deployed cluster's instance group '{name}' ({live.get('CurrentCount', 0)} x "
+                         f"{live.get('InstanceType', '?')} nodes) is not in the config: a deploy deletes it with its "
+                         "nodes and the jobs running on them",
+                         f"put '{name}' back in hyperpod.instance_groups, or drain it first and accept it with "
+                         f"hyperpod-kit plan --allow-replace <cluster logical id>/{name}"))
     capacity = capacity_of((live.get("InstanceType", ""), live.get("CurrentCount", 0)) for live in state.groups)
 
     managed = {f"{config.environment}-{team.name}" for team in config.teams}
@@ -297,13 +313,16 @@ def replacement_findings(config: KitConfig, source: Any, state: LiveState) -> li
                               f"the cluster's create-only VpcConfig, {replaces}; the EKS cluster cannot move to "
                               "the new VPC",
                               f"set network.vpc_cidr: {shape.vpc_cidr}"))
-    dropped = [zone for zone in shape.subnet_zones if zone not in config.availability_zone_ids]
-    if dropped and vpc_config:
-        found.append(_finding(source, "HPK609", Severity.ERROR, ("availability_zone_ids",),
-                              f"the deployed HyperPod cluster has subnets in {', '.join(shape.subnet_zones)}; "
-                              f"{', '.join(dropped)} is no longer listed, which removes its subnet from the "
-                              f"cluster's VpcConfig (create-only, AWS::SageMaker::Cluster), {replaces}",
-                              f"keep {', '.join(dropped)} in availability_zone_ids (zones are append-only)"))
+    wanted_zones = cluster_zone_ids(config)
+    if shape.subnet_zones and tuple(shape.subnet_zones) != tuple(wanted_zones) and vpc_config:
+        recorded = bool(network.cluster_zone_ids)
+        found.append(_finding(source, "HPK609", Severity.ERROR,
+                              ("network", "cluster_zone_ids") if recorded else ("availability_zone_ids",),
+                              f"the deployed HyperPod cluster's subnets are in {', '.join(shape.subnet_zones)}, "
+                              f"the config makes them {', '.join(wanted_zones)}"
+                              f"{'' if recorded else ' (network.cluster_zone_ids not recorded: the first two zones)'}"
+                              f": its VpcConfig is create-only (AWS::SageMaker::Cluster), {replaces}",
+                              f"record network.cluster_zone_ids: [{', '.join(shape.subnet_zones)}] (in this order)"))
     if shape.kubernetes_version:
         deployed, wanted = shape.kubernetes_version, config.eks.kubernetes_version
         if _minor(wanted) < _minor(deployed):

@@ -16,7 +16,7 @@ from typing import Any
 from cdk_app.batch_shares import quota_share_request, teams_on
 from cdk_app.config.model import KitConfig
 from cdk_app.config.yaml_source import SourceMap
-from cdk_app.live import LiveAccessError, LiveResult, _call, _finding
+from cdk_app.live import LiveAccessError, LiveResult, _call, _finding, _pages as live_pages
 from cdk_app.validator.findings import Severity
 
 # The IAM actions the Batch part of --live needs; the README prints them.
@@ -34,15 +34,7 @@ class BatchLiveState:
 
 
 def _pages(client: Any, operation: str, key: str, **params: Any) -> list[dict[str, Any]]:
-    """Every item of a Batch listing, following nextToken (Batch's spelling)."""
-    items: list[dict[str, Any]] = []
-    token = None
-    while True:
-        page = _call(client, operation, **params, **({"nextToken": token} if token else {}))
-        items.extend(page.get(key, []))
-        token = page.get("nextToken")
-        if not token:
-            return items
+    return live_pages(client, operation, key, token_key="nextToken", **params)
 
 
 def gather_batch(config: KitConfig, client: Any) -> BatchLiveState:

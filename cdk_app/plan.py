@@ -10,11 +10,20 @@ resource (Ref, GetAtt, or an import of another stack's export of it) is replaced
 
 Verdict: a replacement or removal of a stateful resource is refused unless named with --allow-replace
 <logical id>. Stateful: cfn-lint's list (buckets, keys, log groups, ...) plus what losing would lose the
-fleet: the HyperPod and EKS clusters, their add-ons, the VPC and its subnets.
+fleet: the HyperPod and EKS clusters, their add-ons, the VPC and its subnets, and the Batch queues and
+shares that hold submitted jobs. Refused the same way ("hazards"): in-place updates that destroy nodes
+(an instance group removed, or its type, threads, zone or training plan changed: <logical id>/<group>),
+a compute quota or the cluster policy replaced (running jobs lose their guarantee), a DeletionPolicy or
+UpdateReplacePolicy dropped from a stateful resource, termination protection turned off (<stack name>).
+Never allowed, because the deploy fails: a replacement that keeps a fixed name (CloudFormation creates the
+new resource before deleting the old one), a resource type changed under the same logical id, and a
+resource added under a new logical id with the name (or, for an access entry, the principal) of one the
+same stack deletes.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from dataclasses import dataclass, field
@@ -27,15 +36,24 @@ from cdk_app.validator.capacity import Resources, reservations
 
 # Losing one of these loses the running fleet or its network; cfn-lint's list covers data stores only.
 FLEET_TYPES = frozenset({"AWS::SageMaker::Cluster", "AWS::EKS::Cluster", "AWS::EKS::Addon", "AWS::EC2::VPC",
-                         "AWS::EC2::Subnet"})
+                         "AWS::EC2::Subnet", "AWS::Batch::JobQueue", "AWS::Batch::QuotaShare",
+                         "AWS::Batch::ServiceEnvironment"})
 # The API-backed governance resources keep the native type's properties under "Parameters".
 STAND_INS = {f"Custom::SageMaker{kind}": (f"AWS::SageMaker::{kind}", ("Parameters",))
              for kind in ("ClusterSchedulerConfig", "ComputeQuota")}
 QUOTA_TYPES = {"AWS::SageMaker::ComputeQuota": (), "Custom::SageMakerComputeQuota": ("Parameters",)}
 DIMENSIONS = (("Count", "instances"), ("Accelerators", "accelerators"), ("VCpu", "vCPU"),
               ("MemoryInGiB", "GiB memory"))
+# Replacing one of these drops the guarantee of every running job it admits; removing a quota is the
+# documented team removal (a warning), replacing it is not.
+ALLOCATION_TYPES = frozenset({*QUOTA_TYPES, "AWS::SageMaker::ClusterSchedulerConfig",
+                              "Custom::SageMakerClusterSchedulerConfig"})
+RETAIN = ("Retain", "RetainExceptOnCreate", "Snapshot")
+IGNORED_TYPES = frozenset({"AWS::CDK::Metadata"})  # `cdk synth` adds it, the in-process synth does not
 REMOVAL_DOC = "README.md, section 'Removing or disabling a team'"
 MOVE_DOC = "README.md, section 'Many teams: team stacks'"
+STACK_REMOVAL_DOC = "README.md, section 'Removing a stack'"
+DIGEST_KEY = "hyperpod-kit:config-sha256"
 MISSING = object()
 
 Action = Literal["add", "remove", "replace", "modify"]
@@ -54,16 +72,31 @@ class ResourceChange:
     action: Action
     reasons: tuple[str, ...] = ()
     stateful: bool = False
-    retained: bool = False
+    retained: str | None = None  # the policy that keeps the old resource: UpdateReplacePolicy or DeletionPolicy
+    fails: str | None = None     # why CloudFormation refuses this change (the deploy fails and rolls back)
 
     @property
     def dangerous(self) -> bool:
-        return self.stateful and self.action in ("remove", "replace")
+        return (self.stateful and self.action in ("remove", "replace")) or self.fails is not None
 
     def to_json(self) -> dict[str, Any]:
         return {"stack": self.stack, "logical_id": self.logical_id, "type": self.type, "path": self.path,
                 "action": self.action, "reasons": list(self.reasons), "stateful": self.stateful,
-                "retained": self.retained}
+                "retained": self.retained, "fails": self.fails}
+
+
+@dataclass(frozen=True)
+class Hazard:
+    """A destructive change that is not a whole-resource replacement or deletion, refused unless `name` is
+    given to --allow-replace; `refuse=False` is a call-out only (e.g. an instance group scaled down)."""
+    stack: str
+    name: str
+    text: str
+    refuse: bool = True
+    fails: bool = False  # the deploy fails: --allow-replace cannot accept it
+
+    def to_json(self) -> dict[str, Any]:
+        return {"stack": self.stack, "name": self.name, "text": self.text, "refuse": self.refuse, "fails": self.fails}
 
 
 @dataclass(frozen=True)
@@ -92,14 +125,29 @@ class Plan:
     baseline: str
     changes: list[ResourceChange] = field(default_factory=list)
     teams: list[TeamChange] = field(default_factory=list)
+    hazards: list[Hazard] = field(default_factory=list)
+    left_stacks: list[str] = field(default_factory=list)  # in the baseline, no longer in the app
 
     def refused(self, allowed: tuple[str, ...] | set[str] = ()) -> list[ResourceChange]:
-        return [c for c in self.changes if c.dangerous and c.logical_id not in set(allowed)]
+        """Dangerous resource changes not named; one that fails is refused even when named."""
+        return [c for c in self.changes if c.dangerous and (c.fails or c.logical_id not in set(allowed))]
+
+    def refused_hazards(self, allowed: tuple[str, ...] | set[str] = ()) -> list[Hazard]:
+        return [h for h in self.hazards if h.refuse and (h.fails or h.name not in set(allowed))]
+
+    def blocked(self, allowed: tuple[str, ...] | set[str] = ()) -> list[str]:
+        """Everything that makes the plan exit 1: logical ids, <logical id>/<group> and stack names."""
+        return sorted({c.logical_id for c in self.refused(allowed)} | {h.name for h in self.refused_hazards(allowed)})
+
+    def names(self) -> set[str]:
+        """What --allow-replace can name in this plan."""
+        return {c.logical_id for c in self.changes if c.dangerous} | {h.name for h in self.hazards if h.refuse}
 
     def to_json(self, allowed: tuple[str, ...] = ()) -> dict[str, Any]:
-        refused = self.refused(allowed)
-        return {"baseline": self.baseline, "ok": not refused, "refused": [c.logical_id for c in refused],
-                "changes": [c.to_json() for c in self.changes], "teams": [t.to_json() for t in self.teams]}
+        blocked = self.blocked(allowed)
+        return {"baseline": self.baseline, "ok": not blocked, "refused": blocked,
+                "changes": [c.to_json() for c in self.changes], "teams": [t.to_json() for t in self.teams],
+                "hazards": [h.to_json() for h in self.hazards], "stacks_left_in_account": self.left_stacks}
 
 
 # ---------------------------------------------------------------------------------------------- reading
@@ -124,14 +172,72 @@ def read_templates(folder: Path) -> dict[str, dict[str, Any]]:
     return {name: _json(path) for name, path in files.items()}
 
 
+def termination_protection(folder: Path) -> dict[str, bool]:
+    """Stack name -> termination protection, from a cloud assembly's manifest (empty without one)."""
+    manifest = folder / "manifest.json"
+    if not manifest.is_file():
+        return {}
+    return {artifact.get("properties", {}).get("stackName", artifact_id):
+            bool(artifact.get("properties", {}).get("terminationProtection", False))
+            for artifact_id, artifact in _json(manifest).get("artifacts", {}).items()
+            if artifact.get("type") == "aws:cloudformation:stack"}
+
+
+def config_digest(config: Any) -> str:
+    """A digest of the validated config's content, stamped into every template a synth writes."""
+    return hashlib.sha256(config.model_dump_json().encode()).hexdigest()
+
+
+def stamp(app: Any, config: Any) -> None:
+    """Write config_digest(config) into each stack's template Metadata, so `plan --current` can tell a synth
+    of this config from a stale one."""
+    from aws_cdk import Stack
+
+    for child in app.node.children:
+        if isinstance(child, Stack):
+            child.add_metadata(DIGEST_KEY, config_digest(config))
+
+
+def check_digest(templates: dict[str, dict[str, Any]], config: Any, where: str) -> None:
+    """Refuse a synth that is not of `config` as it is now (edited since, or of another file)."""
+    wanted = config_digest(config)
+    for stack, template in sorted(templates.items()):
+        found = template.get("Metadata", {}).get(DIGEST_KEY)
+        if found is None:
+            raise PlanInputError(f"{where}: stack {stack} carries no config digest (synthesized by an older kit or "
+                                 "not by `cdk synth`): synthesize again, or leave out --current")
+        if found != wanted:
+            raise PlanInputError(f"{where}: stack {stack} was synthesized from another version of the config "
+                                 "(the file changed since): synthesize again (make synth), or leave out --current")
+
+
+def check_account(sts: Any, account: str) -> None:
+    """The credentials must be of the config's account; in another one every stack 'does not exist' and the
+    plan would show everything as new."""
+    from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
+
+    try:
+        found = sts.get_caller_identity()["Account"]
+    except NoCredentialsError as err:
+        raise PlanInputError("no AWS credentials for --against-account: set AWS_PROFILE or pass --profile") from err
+    except (BotoCoreError, ClientError) as err:
+        raise PlanInputError(f"--against-account: sts:GetCallerIdentity failed: {err}") from err
+    if found != account:
+        raise PlanInputError(f"--against-account: the credentials are of account {found}, the config deploys to "
+                             f"{account}: choose that account's profile (--profile or AWS_PROFILE)")
+
+
 def environment_stacks(templates: dict[str, dict[str, Any]], environment: str, where: str) -> dict[str, dict[str, Any]]:
     """The stacks of `environment` (HyperPod-<environment>-*); an error when there are none, e.g. a synth
     of another environment."""
     prefix = f"HyperPod-{environment}-"
     mine = {name: template for name, template in templates.items() if name.startswith(prefix)}
     if not mine:
+        others = sorted({name.split("-")[1] for name in templates if name.startswith("HyperPod-") and "-" in name[9:]})
+        renamed = (f"; if the environment was renamed from {' or '.join(others)}: a rename deploys a second set of "
+                   f"stacks ({prefix}*) next to the old ones, which stay" if others else "")
         raise PlanInputError(f"{where} holds no stack of environment {environment} ({prefix}*), only: "
-                             f"{', '.join(sorted(templates))}")
+                             f"{', '.join(sorted(templates))}{renamed}")
     return mine
 
 
@@ -209,17 +315,21 @@ def _comparable(resource: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in resource.items() if k != "Metadata"}
 
 
-def compare(before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]], baseline: str) -> Plan:
-    """What deploying `after` over `before` does, stack by stack and team by team."""
+def compare(before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]], baseline: str,
+            protection: tuple[dict[str, bool], dict[str, bool]] = ({}, {})) -> Plan:
+    """What deploying `after` over `before` does, stack by stack and team by team. `protection` is each
+    side's termination protection per stack, where known."""
     stateful = stateful_types() | FLEET_TYPES
     exports = _exports(after)
     plan = Plan(baseline=baseline)
+    # `cdk deploy` only deploys the app's stacks: one that left the app stays in the account as it is.
+    plan.left_stacks = sorted(set(before) - set(after))
     direct: dict[tuple[str, str], tuple[str, ...]] = {}
     modified: set[tuple[str, str]] = set()
     pairs: dict[tuple[str, str], tuple[dict[str, Any], dict[str, Any]]] = {}
-    for stack in sorted(set(before) | set(after)):
-        old_resources = before.get(stack, {}).get("Resources", {})
-        new_resources = after.get(stack, {}).get("Resources", {})
+    for stack in sorted(after):
+        old_resources = _resources(before.get(stack, {}))
+        new_resources = _resources(after[stack])
         for logical_id in sorted(set(old_resources) | set(new_resources)):
             old, new = old_resources.get(logical_id), new_resources.get(logical_id)
             key = (stack, logical_id)
@@ -228,7 +338,8 @@ def compare(before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]],
                 action: Action = "add" if old is None else "remove"
                 plan.changes.append(ResourceChange(
                     stack, logical_id, resource["Type"], _path(resource, stack, logical_id), action,
-                    stateful=resource["Type"] in stateful, retained=_retained(resource)))
+                    stateful=_stateful(resource["Type"], action, stateful),
+                    retained=_retained(resource, "DeletionPolicy")))
                 continue
             pairs[key] = (old, new)
             if _comparable(old) == _comparable(new):
@@ -245,12 +356,158 @@ def compare(before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]],
     for key in sorted(modified | set(replaced)):
         old, new = pairs[key]
         reasons = replaced.get(key, ())
+        action = "replace" if reasons else "modify"
         plan.changes.append(ResourceChange(
-            key[0], key[1], new["Type"], _path(new, key[0], key[1]), "replace" if reasons else "modify", reasons,
-            stateful=new["Type"] in stateful or old["Type"] in stateful, retained=_retained(old)))
+            key[0], key[1], new["Type"], _path(new, key[0], key[1]), action, reasons,
+            stateful=_stateful(new["Type"], action, stateful) or _stateful(old["Type"], action, stateful),
+            retained=_retained(old, "UpdateReplacePolicy") if reasons else None,
+            fails=_fails(old, new) if reasons else None))
+        if not reasons and new["Type"] == "AWS::SageMaker::Cluster":
+            plan.hazards.extend(group_hazards(key[0], key[1], old.get("Properties", {}), new.get("Properties", {})))
+        if old["Type"] in stateful or old["Type"] in ALLOCATION_TYPES:
+            plan.hazards.extend(_policy_hazards(key[0], key[1], old, new))
     plan.changes.sort(key=lambda c: (c.stack, c.logical_id))
-    plan.teams = team_changes(before, after)
+    plan.hazards.extend(_name_collisions(plan.changes, before, after))
+    plan.hazards.extend(_protection_hazards(*protection, after))
+    plan.teams = team_changes({s: before[s] for s in before if s in after}, after)
+    plan.hazards.extend(_renamed_teams(plan))
     return plan
+
+
+def _resources(template: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {k: r for k, r in template.get("Resources", {}).items() if r.get("Type") not in IGNORED_TYPES}
+
+
+def _stateful(resource_type: str, action: Action, stateful: frozenset[str] | set[str]) -> bool:
+    """Stateful for this action: a quota or the cluster policy only when replaced (removing a team's quota
+    is the documented removal, called out per team)."""
+    return resource_type in stateful or (action == "replace" and resource_type in ALLOCATION_TYPES)
+
+
+def _fails(old: dict[str, Any], new: dict[str, Any]) -> str | None:
+    """Why CloudFormation refuses this replacement, if it does."""
+    if old["Type"] != new["Type"]:
+        return ("CloudFormation refuses a resource type change under the same logical id (keep the recorded "
+                "type; to move, see README.md 'Things to know before editing')")
+    props_old, props_new = old.get("Properties", {}), new.get("Properties", {})
+    schema_type, prefix = STAND_INS.get(new["Type"], (new["Type"], ()))
+    for path in create_only_properties(schema_type):
+        if len(path) != 1 or not path[0].endswith("Name"):
+            continue
+        values = [next(_at(props, prefix + path)) for props in (props_old, props_new)]
+        if isinstance(values[0], str) and values[0] == values[1]:
+            return (f"the name {values[0]} is taken: CloudFormation creates the replacement before deleting the "
+                    "old one and refuses to replace a resource with a fixed name")
+    return None
+
+
+def group_hazards(stack: str, logical_id: str, old: dict[str, Any], new: dict[str, Any]) -> list[Hazard]:
+    """What an in-place update of a HyperPod cluster does to its instance groups' nodes. UpdateCluster
+    deletes a group left out of the desired state (InstanceGroupsToDelete) with its nodes, and rebuilds
+    a group's nodes for a new instance type (AWS docs: 'you can change the instance type'); a zone move,
+    a threads-per-core change, a smaller volume or a dropped training plan cannot keep the nodes either."""
+    def groups(props: dict[str, Any]) -> dict[str, dict[str, Any]]:
+        return {g["InstanceGroupName"]: g for g in props.get("InstanceGroups", [])
+                if isinstance(g, dict) and isinstance(g.get("InstanceGroupName"), str)}
+
+    def nodes(group: dict[str, Any]) -> str:
+        return f"{group.get('InstanceCount', '?')} x {group.get('InstanceType', '?')} nodes"
+
+    def volume(group: dict[str, Any]) -> int:
+        return sum(int(c.get("EbsVolumeConfig", {}).get("VolumeSizeInGB", 0) or 0)
+                   for c in group.get("InstanceStorageConfigs", []) if isinstance(c, dict))
+
+    old_groups, new_groups = groups(old), groups(new)
+    hazards = []
+    for name, group in sorted(old_groups.items()):
+        where = f"{logical_id}/{name}"
+        if name not in new_groups:
+            added = sorted(set(new_groups) - set(old_groups))
+            hint = f" (a renamed group is a new, empty one: {', '.join(added)})" if added else ""
+            hazards.append(Hazard(stack, where, f"instance group {name} removed: its {nodes(group)} are terminated, "
+                                               f"with the jobs running on them{hint}"))
+            continue
+        now = new_groups[name]
+        why = []
+        if group.get("InstanceType") != now.get("InstanceType"):
+            why.append(f"instance type {group.get('InstanceType')} -> {now.get('InstanceType')}")
+        if group.get("ThreadsPerCore") != now.get("ThreadsPerCore"):
+            why.append(f"threads per core {group.get('ThreadsPerCore')} -> {now.get('ThreadsPerCore')}")
+        if volume(now) < volume(group):
+            why.append(f"EBS volume {volume(group)} -> {volume(now)} GiB (a volume cannot shrink)")
+        if group.get("TrainingPlanArn") and group.get("TrainingPlanArn") != now.get("TrainingPlanArn"):
+            why.append(f"training plan {str(group['TrainingPlanArn']).rsplit('/', 1)[-1]} "
+                       f"{'changed' if now.get('TrainingPlanArn') else 'dropped'} (its reserved capacity is left)")
+        if group.get("OverrideVpcConfig") != now.get("OverrideVpcConfig"):
+            why.append("subnet (zone) changed")
+        if why:
+            hazards.append(Hazard(stack, where, f"instance group {name}: {'; '.join(why)}: its {nodes(group)} are "
+                                               "terminated and re-created, with the jobs running on them"))
+        before_count, after_count = group.get("InstanceCount"), now.get("InstanceCount")
+        if isinstance(before_count, int) and isinstance(after_count, int) and after_count < before_count:
+            # An explicit scale-down the admin wrote: called out, not refused (capacity checks run in validate).
+            hazards.append(Hazard(stack, where, f"instance group {name}: {before_count} -> {after_count} nodes: "
+                                               f"{before_count - after_count} x {now.get('InstanceType')} nodes removed "
+                                               "(SageMaker picks which; jobs on them stop)", refuse=False))
+    return hazards
+
+
+def _policy_hazards(stack: str, logical_id: str, old: dict[str, Any], new: dict[str, Any]) -> list[Hazard]:
+    return [Hazard(stack, logical_id, f"{_path(new, stack, logical_id)} ({new['Type']}): {policy} "
+                                      f"{old[policy]} dropped (now {new.get(policy, 'Delete')}): a later "
+                                      f"{'replacement' if policy == 'UpdateReplacePolicy' else 'deletion'} "
+                                      "would delete it")
+            for policy in ("DeletionPolicy", "UpdateReplacePolicy")
+            if old.get(policy) in RETAIN and new.get(policy) not in RETAIN]
+
+
+def _protection_hazards(before: dict[str, bool], after: dict[str, bool],
+                        templates: dict[str, dict[str, Any]]) -> list[Hazard]:
+    return [Hazard(stack, stack, f"stack {stack}: termination protection turned off (`cdk destroy` would then "
+                                 "delete it)")
+            for stack in sorted(templates) if before.get(stack) and after.get(stack) is False]
+
+
+def _identity(resource: dict[str, Any]) -> str | None:
+    """What the service keeps unique for this resource: an access entry's principal (EKS allows one entry
+    per principal), else a fixed name (a top-level create-only '...Name' property given as a literal)."""
+    props = resource.get("Properties", {})
+    if resource["Type"] == "AWS::EKS::AccessEntry":
+        return json.dumps(props.get("PrincipalArn"), sort_keys=True) if "PrincipalArn" in props else None
+    schema_type, prefix = STAND_INS.get(resource["Type"], (resource["Type"], ()))
+    for path in create_only_properties(schema_type):
+        if len(path) == 1 and path[0].endswith("Name"):
+            value = next(_at(props, prefix + path))
+            if isinstance(value, str):
+                return value
+    return None
+
+
+def _name_collisions(changes: list[ResourceChange], before: dict[str, dict[str, Any]],
+                     after: dict[str, dict[str, Any]]) -> list[Hazard]:
+    """A resource added under a new logical id with the identity of one being removed (an admin moved in
+    a list, a team moved to another stack): CloudFormation creates the new one before deleting the old one,
+    and the service refuses a second one with that identity."""
+    def identity(templates: dict[str, dict[str, Any]], change: ResourceChange) -> tuple[str, str] | None:
+        resource = _resources(templates.get(change.stack, {})).get(change.logical_id)
+        key = _identity(resource) if resource else None
+        return (change.type, key) if key is not None else None
+
+    removed = {key: c for c in changes if c.action == "remove" and (key := identity(before, c))}
+    hazards = []
+    for change in changes:
+        if change.action != "add" or (key := identity(after, change)) not in removed:
+            continue
+        old = removed[key]
+        same_stack = old.stack == change.stack
+        hazards.append(Hazard(change.stack, change.logical_id,
+                              f"{change.path} ({change.type}) is created with the identity of {old.path}, which is "
+                              f"deleted ({key[1]}): the service allows one, and "
+                              + ("CloudFormation creates the new one first, so the deploy fails (deploy the removal "
+                                 "first)" if same_stack else
+                                 f"{change.stack} must not be deployed before {old.stack} has deleted it"),
+                              fails=same_stack))
+    return hazards
 
 
 def _propagate(direct: dict[tuple[str, str], tuple[str, ...]],
@@ -276,8 +533,11 @@ def _propagate(direct: dict[tuple[str, str], tuple[str, ...]],
     return replaced
 
 
-def _retained(resource: dict[str, Any]) -> bool:
-    return resource.get("DeletionPolicy") in ("Retain", "RetainExceptOnCreate")
+def _retained(resource: dict[str, Any], policy: str) -> str | None:
+    """'<policy> <value>' when `policy` keeps the old resource (UpdateReplacePolicy governs a replacement,
+    DeletionPolicy a removal)."""
+    value = resource.get(policy)
+    return f"{policy} {value}" if value in RETAIN else None
 
 
 # ----------------------------------------------------------------------------------------------- teams
@@ -332,6 +592,20 @@ def _lowered(before: dict[str, dict[str, float]], after: dict[str, dict[str, flo
     return tuple(lowered)
 
 
+def _renamed_teams(plan: Plan) -> list[Hazard]:
+    """A team removed while another is added looks like a rename, which replaces the quota: the old team's
+    jobs lose their guarantee and the add-on deletes its namespace. Refused unless named (team:<old name>);
+    removing and adding in separate deploys is the safer order anyway."""
+    removed = [t.team for t in plan.teams if t.change == "removed"]
+    added = [t.team for t in plan.teams if t.change == "added"]
+    if not (removed and added):
+        return []
+    return [Hazard("", f"team:{team}", f"team {team} removed while {', '.join(added)} is added (a rename?): its "
+                                       f"quota is deleted, its namespace hyperpod-ns-{team} with it, and its running "
+                                       f"jobs lose their guarantee (drain first: {REMOVAL_DOC})")
+            for team in removed]
+
+
 def team_changes(before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]]) -> list[TeamChange]:
     old, new = _located_quotas(before), _located_quotas(after)
     changes = []
@@ -367,6 +641,12 @@ def _quota_lines(change: TeamChange) -> list[str]:
 ACTION_WORDS = {"add": "create", "remove": "DELETE", "replace": "REPLACE", "modify": "update"}
 
 
+def _verdict(name: str, allowed: tuple[str, ...], fails: bool) -> str:
+    if fails:
+        return "will FAIL: refused"
+    return "allowed by --allow-replace" if name in allowed else f"REFUSED (name it with --allow-replace {name} if intended)"
+
+
 def render(plan: Plan, allowed: tuple[str, ...] = ()) -> str:
     lines = [f"plan against {plan.baseline}"]
     if plan.teams:
@@ -385,15 +665,24 @@ def render(plan: Plan, allowed: tuple[str, ...] = ()) -> str:
         if team.may_preempt:
             lines.append(f"    ! running jobs of team {team.team} may be preempted/stopped "
                          f"(drain first: {REMOVAL_DOC})")
+    if plan.hazards:
+        lines.append("nodes, allocations and protection:")
+    for hazard in plan.hazards:
+        verdict = _verdict(hazard.name, allowed, hazard.fails) if hazard.refuse else "called out, not refused"
+        lines.append(f"  {hazard.text} - {verdict}")
     dangerous = [c for c in plan.changes if c.dangerous]
     if dangerous:
         lines.append("stateful resources replaced or deleted:")
     for change in dangerous:
-        verdict = "allowed by --allow-replace" if change.logical_id in allowed else \
-            f"REFUSED (name it with --allow-replace {change.logical_id} if intended)"
-        kept = "; the old one stays in the account (DeletionPolicy Retain)" if change.retained else ""
+        if change.fails:
+            outcome = f"; will FAIL: {change.fails}"
+        elif change.retained:
+            outcome = f"; the old one stays in the account ({change.retained})"
+        else:
+            outcome = f"; the old one is DELETED" if change.action == "replace" else ""
         lines.append(f"  {ACTION_WORDS[change.action]} {change.path} ({change.type}, logical id {change.logical_id}): "
-                     f"{'; '.join(change.reasons) or 'removed from the template'}{kept} - {verdict}")
+                     f"{'; '.join(change.reasons) or 'removed from the template'}{outcome} - "
+                     f"{_verdict(change.logical_id, allowed, change.fails is not None)}")
     others = [c for c in plan.changes if not c.dangerous]
     if others:
         lines.append("other changes:")
@@ -404,11 +693,15 @@ def render(plan: Plan, allowed: tuple[str, ...] = ()) -> str:
             lines.append(f"  {stack}: " + ", ".join(f"{n} {word}" for word, n in sorted(counts.items())))
             lines.extend(f"    {ACTION_WORDS[c.action]} {c.path} ({c.type})" + (f": {'; '.join(c.reasons)}" if c.reasons else "")
                          for c in others if c.stack == stack and c.action in ("replace", "remove"))
-    if not plan.changes:
+    for stack in plan.left_stacks:
+        lines.append(f"stack {stack} is no longer in the app: `cdk deploy` does not delete it, its resources keep "
+                     f"running unmanaged (see {STACK_REMOVAL_DOC})")
+    if not plan.changes and not plan.left_stacks:
         lines.append("no changes")
-    refused = plan.refused(allowed)
-    lines.append(f"refused: {len(refused)} stateful replacement(s)/deletion(s) not named with --allow-replace"
-                 if refused else "ok: nothing stateful is replaced or deleted without --allow-replace")
+    blocked = plan.blocked(allowed)
+    lines.append(f"refused: {len(blocked)} change(s) that destroy or fail, not named with --allow-replace: "
+                 f"{', '.join(blocked)}" if blocked else
+                 "ok: nothing stateful is replaced, deleted or weakened without --allow-replace")
     return "\n".join(lines)
 
 
@@ -427,6 +720,11 @@ def cdk_context(root: Path) -> dict[str, Any]:
 def synthesize(config: Any, outdir: Path) -> Path:
     """The config's cloud assembly, synthesized in this process as `cdk synth` runs app.py (cdk.json's
     feature flags, cdk-nag included)."""
+    import os
+
+    node = KIT_ROOT / "node_modules" / ".bin" / "node"
+    if node.exists():  # the pinned Node 22, as `npx cdk` uses; read when jsii starts its runtime
+        os.environ.setdefault("JSII_NODE", str(node))
     from aws_cdk import App
 
     from cdk_app.app_builder import build_app
@@ -435,6 +733,7 @@ def synthesize(config: Any, outdir: Path) -> Path:
     app = App(outdir=str(outdir), context={**cdk_context(KIT_ROOT), "aws:cdk:enable-path-metadata": True},
               builtin_cloud_formation_validation=False)
     build_app(app, config)
+    stamp(app, config)
     try:
         app.synth()
     except RuntimeError as err:  # jsii's wrapper of the synth's own failure, e.g. cdk-nag's verdict
@@ -455,8 +754,9 @@ runpy.run_path(src + "/app.py", run_name="__main__")
 """
 
 
-def synthesize_ref(repo: Path, ref: str, config_path: str, environment: str, workdir: Path) -> Path:
-    """The cloud assembly of `config_path` as the repository was at `ref` (its code and its config)."""
+def synthesize_ref(repo: Path, ref: str, config_path: str, environment: str, workdir: Path) -> Path | None:
+    """The cloud assembly of `config_path` as the repository was at `ref` (its code and its config), or None
+    when the ref has no such file (an environment added since: nothing of it can be deployed yet)."""
     import os
     import subprocess
     import sys
@@ -468,7 +768,15 @@ def synthesize_ref(repo: Path, ref: str, config_path: str, environment: str, wor
         raise PlanInputError(f"git ref {ref!r}: {archive.stderr.decode(errors='replace').strip()}")
     subprocess.run(["tar", "-x", "-C", str(source)], input=archive.stdout, check=True)
     if not (source / config_path).is_file():
-        raise PlanInputError(f"{config_path} does not exist at {ref}: nothing deployed from it to compare against")
+        return None
+    declared = re.search(r"^environment:\s*[\"']?([\w-]+)", (source / config_path).read_text(errors="replace"), re.M)
+    if declared and declared.group(1) != environment:
+        old = declared.group(1)
+        raise PlanInputError(f"environment renamed: {config_path} says environment: {environment}, at {ref} it said "
+                             f"{old}. A rename deploys a second set of stacks (HyperPod-{environment}-*) next to "
+                             f"HyperPod-{old}-*, which stay, and their fixed names (cluster, quotas) collide; keep "
+                             f"environment: {old}, or create the new environment deliberately and retire the old one "
+                             f"({STACK_REMOVAL_DOC})")
     node = repo / "node_modules" / ".bin"
     env = {**os.environ, "CDK_OUTDIR": str(outdir),
            "CDK_CONTEXT_JSON": json.dumps({**cdk_context(source), "env": environment,
@@ -502,3 +810,17 @@ def deployed_templates(cloudformation: Any, stacks: list[str]) -> dict[str, dict
             raise PlanInputError(f"cloudformation:GetTemplate {stack} failed: {err}") from err
         templates[stack] = body if isinstance(body, dict) else json.loads(body)
     return templates
+
+
+def deployed_protection(cloudformation: Any, stacks: list[str]) -> dict[str, bool]:
+    """Termination protection of each deployed stack (cloudformation:DescribeStacks, read-only)."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    found = {}
+    for stack in stacks:
+        try:
+            described = cloudformation.describe_stacks(StackName=stack)["Stacks"]
+        except (BotoCoreError, ClientError) as err:
+            raise PlanInputError(f"cloudformation:DescribeStacks {stack} failed: {err}") from err
+        found[stack] = bool(described and described[0].get("EnableTerminationProtection", False))
+    return found

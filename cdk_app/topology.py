@@ -8,6 +8,7 @@ asks for that with kueue.x-k8s.io/podset-required-topology or podset-preferred-t
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,15 +44,37 @@ class NodeInfo:
         return self.instance_type.removeprefix("ml.") == instance_type.removeprefix("ml.")
 
 
+_KUBECTL = "give the output of `kubectl get nodes -o json`"
+_COUNT = re.compile(r"[0-9]{1,9}")
+
+
+def _mapping(value: Any, what: str, source: str) -> dict[str, Any]:
+    """A mapping of text to text (labels) or to anything (metadata, status); absent is empty."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise TopologyInputError(f"{source}: {what} is {type(value).__name__}, not a mapping; {_KUBECTL}")
+    return value
+
+
+def _text(value: Any, what: str, source: str) -> str:
+    if not isinstance(value, str):
+        raise TopologyInputError(f"{source}: {what} is {json.dumps(value)[:40]}, not text; {_KUBECTL}")
+    return value
+
+
 def _devices(item: dict[str, Any], name: str, source: str) -> dict[str, int]:
-    allocatable = (item.get("status") or {}).get("allocatable") or {}
+    status = _mapping(item.get("status"), f"node {name} status", source)
+    allocatable = _mapping(status.get("allocatable"), f"node {name} status.allocatable", source)
     devices = {}
     for resource in DEVICE_RESOURCES:
         value = allocatable.get(resource)
         if value is None:
             continue
-        if not str(value).isdigit():
-            raise TopologyInputError(f"{source}: node {name} has {resource} allocatable {value!r}; "
+        # Kubernetes writes quantities as text; device counts are plain ASCII digits ("²" is a digit to isdigit).
+        if not (isinstance(value, str) and _COUNT.fullmatch(value)) and not (
+                type(value) is int and 0 <= value < 10**9):
+            raise TopologyInputError(f"{source}: node {name} has {resource} allocatable {value!r:.40}; "
                                      "a device count must be a whole number")
         devices[resource] = int(value)
     return devices
@@ -61,18 +84,23 @@ def parse_nodes(text: str, source: str = "input") -> list[NodeInfo]:
     try:
         document = json.loads(text)
     except json.JSONDecodeError as err:
-        raise TopologyInputError(f"{source}: not JSON ({err.msg} at line {err.lineno}); "
-                                 "give the output of `kubectl get nodes -o json`") from err
+        raise TopologyInputError(f"{source}: not JSON ({err.msg} at line {err.lineno}); {_KUBECTL}") from err
+    except RecursionError:
+        raise TopologyInputError(f"{source}: JSON nested too deeply to be a node list; {_KUBECTL}") from None
+    except ValueError:  # a number longer than Python's int-string limit
+        raise TopologyInputError(f"{source}: not a node list (a number of more than 4300 digits); {_KUBECTL}") from None
     if not isinstance(document, dict) or not isinstance(document.get("items"), list):
-        raise TopologyInputError(f"{source}: not a Kubernetes list; give the output of `kubectl get nodes -o json`")
+        raise TopologyInputError(f"{source}: not a Kubernetes list; {_KUBECTL}")
     nodes = []
     for index, item in enumerate(document["items"]):
         if not isinstance(item, dict) or item.get("kind", "Node") != "Node":
             kind = item.get("kind") if isinstance(item, dict) else type(item).__name__
-            raise TopologyInputError(f"{source}: item {index} is a {kind}, not a Node; "
-                                     "give the output of `kubectl get nodes -o json`")
-        metadata = item.get("metadata") or {}
-        labels = metadata.get("labels") or {}
+            raise TopologyInputError(f"{source}: item {index} is a {str(kind)[:40]}, not a Node; {_KUBECTL}")
+        metadata = _mapping(item.get("metadata"), f"item {index} metadata", source)
+        name = _text(metadata.get("name", f"item-{index}"), f"item {index} metadata.name", source)
+        labels = _mapping(metadata.get("labels"), f"node {name} metadata.labels", source)
+        for key, value in labels.items():
+            _text(value, f"node {name} label {key}", source)
         layers: list[str] = []
         for layer in LAYERS:
             value = labels.get(LAYER_LABEL.format(layer))
@@ -80,7 +108,6 @@ def parse_nodes(text: str, source: str = "input") -> list[NodeInfo]:
                 break
             layers.append(value)
         instance_type = next((labels[k] for k in INSTANCE_TYPE_LABELS if k in labels), "unknown")
-        name = metadata.get("name", f"item-{index}")
         nodes.append(NodeInfo(name=name, instance_type=instance_type, health=labels.get(HEALTH_LABEL, "unknown"),
                               layers=tuple(layers), ultraserver=labels.get(ULTRASERVER_LABEL),
                               devices=_devices(item, name, source)))

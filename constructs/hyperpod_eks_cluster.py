@@ -91,8 +91,10 @@ class HyperPodEksCluster(Construct):
 
         admin = eks.AccessPolicy.from_access_policy_name("AmazonEKSClusterAdminPolicy",
                                                          access_scope_type=eks.AccessScopeType.CLUSTER)
-        for index, principal in enumerate(props.admin_principals):
-            eks.AccessEntry(self, f"Admin{index + 1}", cluster=self.cluster, principal=principal,
+        # Keyed by the principal, not its list position: removing one admin must not re-create another's
+        # entry (EKS allows one entry per principal, and CloudFormation creates the new one first).
+        for principal in props.admin_principals:
+            eks.AccessEntry(self, f"Admin-{admin_entry_key(principal)}", cluster=self.cluster, principal=principal,
                             access_policies=[admin])
         self.addons = {
             name: eks.Addon(self, f"Addon-{name}", cluster=self.cluster, addon_name=name,
@@ -125,3 +127,8 @@ def _endpoint_access(kind: EndpointAccessName, cidrs: tuple[str, ...]) -> eks.En
     base = eks.EndpointAccess.PUBLIC if kind == "public" else eks.EndpointAccess.PUBLIC_AND_PRIVATE
     return base.only_from(*cidrs) if cidrs else base
 
+
+def admin_entry_key(principal: str) -> str:
+    """A construct id part from an IAM ARN: account and resource ('444455556666-role-PlatformAdmin')."""
+    account, resource = principal.split(":")[4], principal.split(":", 5)[5]
+    return f"{account}-{resource}".replace("/", "-")

@@ -16,13 +16,17 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from aws_cdk import CustomResource, Duration, Stack, aws_ec2 as ec2, aws_eks_v2 as eks, aws_iam as iam
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
+from hyperpod_constructs.helm_release_handler.manifest_pins import pin
+from hyperpod_constructs.helm_release_handler.manifest_policy import manifest_refusal
 from hyperpod_constructs.imported_network import import_vpc_subnets
 from hyperpod_constructs.kubectl_layers import kubectl_layer
+from hyperpod_constructs.nag_acknowledgements import acknowledge, nag_text, wildcard_resource
 from hyperpod_constructs.python_handler_provider import PythonHandlerProvider, PythonHandlerProviderProps
 
 HANDLER_DIR = Path(__file__).resolve().parent / "helm_release_handler"
@@ -48,6 +52,16 @@ COMPONENT_VALUES: dict[str, tuple[str, ...]] = {
     "mlflow": ("mlflow", "enabled"),
 }
 
+# The device plugin's side of the nodes' GPU device isolation (lifecycle_scripts/steps/gpu_device_isolation.sh),
+# as the nvidia-device-plugin 0.16.1 chart the HyperPod chart depends on reads them: deviceListStrategy becomes
+# the plugin's DEVICE_LIST_STRATEGY, so it hands allocated GPUs over as mounts under
+# /var/run/nvidia-container-devices; a non-empty securityContext replaces the chart's unprivileged one. The
+# plugin finds the GPUs through the NVIDIA_VISIBLE_DEVICES=all of its own pod, which the toolkit then honours
+# for privileged containers only: unprivileged, it would see no GPU and the node would offer none.
+GPU_DEVICE_ISOLATION_VALUES: dict[str, object] = {
+    "nvidia-device-plugin": {"deviceListStrategy": "volume-mounts", "securityContext": {"privileged": True}},
+}
+
 
 @dataclass(frozen=True)
 class ChartDependencyPin:
@@ -65,6 +79,8 @@ class HyperPodHelmReleaseProps:
 
     cluster: the EKS cluster; its cluster security group gets an HTTPS rule for the installer - required.
     kubernetes_version: the cluster's "1.NN"; picks the kubectl/helm layer within one minor - required.
+    stack_name_prefix: the kit's stack names start with it (HyperPod-<env>-); the installer acts only on
+        requests CloudFormation makes for resources of those stacks in this account and region - required.
     vpc_id, subnet_ids: where the installer runs. The subnets need HTTPS egress to GitHub and the
         dependencies' repositories (NAT) - required.
     revision: full 40-hex commit id of the chart repository - required.
@@ -75,11 +91,18 @@ class HyperPodHelmReleaseProps:
     release_name: Helm release name; fixed once installed. Default hyperpod-dependencies.
     namespace: namespace of the release; fixed once installed. Default kube-system.
     components: component name -> installed, for names in COMPONENT_VALUES. Default: the chart's defaults.
+    gpu_device_isolation: the NVIDIA device plugin hands GPUs over as volume mounts (GPU_DEVICE_ISOLATION_VALUES);
+        the nodes' container toolkit must read them and ignore NVIDIA_VISIBLE_DEVICES from unprivileged
+        containers (the lifecycle step of the same name), or GPU pods get no GPU. Default False.
+    pinned_manifests: KubernetesManifests set name -> its exact objects (the admission guardrails); the
+        installer applies such a set only with this content and never deletes its objects for another set.
+        Default: none (the installer then refuses admission objects altogether).
     log_retention: retention of the installer's log group. Default one year.
     """
 
     cluster: eks.ICluster
     kubernetes_version: str
+    stack_name_prefix: str
     vpc_id: str
     subnet_ids: tuple[str, ...]
     revision: str
@@ -89,6 +112,8 @@ class HyperPodHelmReleaseProps:
     release_name: str = "hyperpod-dependencies"
     namespace: str = "kube-system"
     components: dict[str, bool] = field(default_factory=dict)
+    gpu_device_isolation: bool = False
+    pinned_manifests: dict[str, tuple[dict[str, Any], ...]] = field(default_factory=dict)
     log_retention: logs.RetentionDays = logs.RetentionDays.ONE_YEAR
 
 
@@ -102,6 +127,22 @@ def component_values(components: dict[str, bool]) -> dict[str, object]:
             node = node.setdefault(key, {})  # type: ignore[assignment]
         node[leaf] = enabled  # type: ignore[index]
     return values
+
+
+def release_values(components: dict[str, bool], gpu_device_isolation: bool) -> dict[str, object]:
+    """The chart values the kit sets: the component toggles and, with isolation, the device plugin's strategy."""
+    values = component_values(components)
+    if gpu_device_isolation:
+        _merge(values, GPU_DEVICE_ISOLATION_VALUES)
+    return values
+
+
+def _merge(target: dict[str, object], extra: dict[str, object]) -> None:
+    for key, value in extra.items():
+        if isinstance(value, dict) and isinstance(target.get(key), dict):
+            _merge(target[key], value)  # type: ignore[arg-type]
+        else:
+            target[key] = json.loads(json.dumps(value))  # a copy: the module's constant stays as it is
 
 
 class HyperPodHelmRelease(Construct):
@@ -128,7 +169,7 @@ class HyperPodHelmRelease(Construct):
             "Dependencies": json.dumps({d.name: {"url": d.url, "sha256": d.sha256} for d in props.dependencies},
                                        sort_keys=True),
             "ReleaseName": props.release_name, "Namespace": props.namespace,
-            "Values": json.dumps(component_values(props.components), sort_keys=True),
+            "Values": json.dumps(release_values(props.components, props.gpu_device_isolation), sort_keys=True),
         }
         installer = PythonHandlerProvider(self, "Installer", props=PythonHandlerProviderProps(
             handler_dir=str(HANDLER_DIR), description="Installs helm_chart/HyperPodHelmChart at a pinned revision",
@@ -137,10 +178,20 @@ class HyperPodHelmRelease(Construct):
             security_groups=(self.security_group,), log_retention=props.log_retention,
         ))
         # What the installer may act on, fixed at synth; the handler refuses events that differ.
+        stacks = {"Partition": stack.partition, "Account": stack.account, "StackPrefix": props.stack_name_prefix}
         installer.function.add_environment("INSTALLER_SCOPE", stack.to_json_string(
-            {"ClusterName": props.cluster.cluster_name, "Release": release}))
+            {"ClusterName": props.cluster.cluster_name, "Release": release, "Stacks": stacks,
+             "Manifests": {name: pin(list(objects)) for name, objects in sorted(props.pinned_manifests.items())}}))
         role = installer.role
         role.add_to_policy(iam.PolicyStatement(actions=["eks:DescribeCluster"], resources=[props.cluster.cluster_arn]))
+        # Every event is confirmed with CloudFormation (cfn_anchor.py), for the kit's own stacks only.
+        kit_stacks = stack.format_arn(service="cloudformation", resource="stack",
+                                      resource_name=f"{props.stack_name_prefix}*/*")
+        role.add_to_policy(iam.PolicyStatement(
+            actions=["cloudformation:DescribeStackResource", "cloudformation:DescribeStacks"], resources=[kit_stacks]))
+        acknowledge(role, {wildcard_resource(nag_text(self, kit_stacks)): (
+            "read-only calls on the kit's own stacks (HyperPod-<env>-*, every stack id): the installer asks "
+            "CloudFormation whether an event is a real request of those stacks before it acts")})
         self.function = installer.function
         self.access_entry = eks.AccessEntry(
             self, "InstallerAccess", cluster=props.cluster, principal=role.role_arn,
@@ -181,6 +232,12 @@ def _validate(props: HyperPodHelmReleaseProps) -> None:
         raise ValueError(f"release_name must be a Helm release name (lower-case DNS label, <= 53), got {props.release_name!r}")
     if not re.fullmatch(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?", props.namespace):
         raise ValueError(f"namespace must be a Kubernetes namespace name, got {props.namespace!r}")
+    if not re.fullmatch(r"[A-Za-z][-A-Za-z0-9]*-", props.stack_name_prefix):
+        raise ValueError(f"stack_name_prefix must be a stack name prefix ending in '-', got {props.stack_name_prefix!r}")
+    for name, objects in props.pinned_manifests.items():
+        refusals = [reason for reason in map(manifest_refusal, objects) if reason]
+        if refusals:
+            raise ValueError(f"pinned_manifests {name}: the installer would refuse " + "; ".join(refusals))
     if not props.subnet_ids:
         raise ValueError("subnet_ids must name at least one subnet for the installer")
     unknown = set(props.components) - set(COMPONENT_VALUES)

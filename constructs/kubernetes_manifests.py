@@ -3,7 +3,8 @@
 leaves out are deleted, all of them are deleted with the resource. The installer accepts only what the
 kit writes: Role and RoleBinding of a team in hyperpod-ns-<team>, and ValidatingAdmissionPolicy /
 ValidatingAdmissionPolicyBinding named hyperpod-kit-* (helm_release_handler/manifest_policy.py); this
-construct refuses anything else at synth, with the installer's reason."""
+construct refuses anything else at synth, with the installer's reason. A set whose content the installer
+pins (HyperPodHelmReleaseProps.pinned_manifests: the guardrails) must be given here with exactly that content."""
 
 from __future__ import annotations
 

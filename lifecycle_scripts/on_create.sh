@@ -12,6 +12,8 @@ source "$SCRIPT_DIR/lib/common.sh"
 main() {
   log "on_create.sh: start on $(hostname)"
   load_settings "$SCRIPT_DIR/provisioning.env"
+  # First: the toolkit reads its settings at each container start, and data_roots may restart containerd.
+  run_step "GPU device isolation" "$SCRIPT_DIR/steps/gpu_device_isolation.sh"
   run_step "data roots on the secondary volume" "$SCRIPT_DIR/steps/data_roots.sh"
   run_step "extra packages" "$SCRIPT_DIR/steps/extra_packages.sh"
   log "on_create.sh: done"

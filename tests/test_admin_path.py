@@ -19,6 +19,8 @@ from cdk_app.cli import main
 ROOT = Path(__file__).resolve().parent.parent
 SHELLCHECK = ROOT / ".tools" / "shellcheck" / "usr" / "bin" / "shellcheck"
 DEV = (ROOT / "config" / "dev.yaml").read_text()
+# Every config file is an environment the message must list (the files themselves are the source).
+ENVIRONMENTS = ", ".join(sorted(p.stem for p in (ROOT / "config").glob("*.yaml")))
 
 
 def run_app(context: dict, tmp_path: Path) -> subprocess.CompletedProcess:
@@ -33,14 +35,14 @@ def run_app(context: dict, tmp_path: Path) -> subprocess.CompletedProcess:
 def test_no_environment_is_refused_listing_the_config_files(tmp_path):
     result = run_app({}, tmp_path)
     assert result.returncode == 2
-    assert "no environment given: add -c env=<name> for config/<name>.yaml (environments: dev, prod)" in result.stderr
+    assert f"no environment given: add -c env=<name> for config/<name>.yaml (environments: {ENVIRONMENTS})" in result.stderr
     assert not (tmp_path / "out").exists() or not list((tmp_path / "out").glob("*.template.json"))
 
 
 def test_unknown_environment_is_refused(tmp_path):
     result = run_app({"env": "qa"}, tmp_path)
     assert result.returncode == 2
-    assert "config/qa.yaml does not exist: -c env=qa names no environment (environments: dev, prod)" in result.stderr
+    assert f"config/qa.yaml does not exist: -c env=qa names no environment (environments: {ENVIRONMENTS})" in result.stderr
 
 
 def test_copied_config_selected_under_another_name_is_refused(tmp_path):
@@ -53,6 +55,16 @@ def test_copied_config_selected_under_another_name_is_refused(tmp_path):
     assert f"qa.yaml:{line}:1 environment: selected with -c env=qa but the file says environment: dev" in result.stderr
     assert "[HPK020 error]" in result.stderr and "nothing synthesized" in result.stderr
     assert not list((tmp_path / "out").glob("*.template.json"))
+
+
+def test_a_config_file_without_an_environment_name_is_refused(tmp_path):
+    """-c config=<copy of dev.yaml> alone used to synthesize (and deploy over) the HyperPod-dev-* stacks."""
+    copy = tmp_path / "qa.yaml"
+    copy.write_text(DEV.replace("vpc_cidr: 10.192.0.0/16", "vpc_cidr: 10.200.0.0/16"))
+    result = run_app({"config": str(copy)}, tmp_path)
+    assert result.returncode == 2
+    assert f"-c config={copy} needs it too" in result.stderr
+    assert not (tmp_path / "out").exists() or not list((tmp_path / "out").glob("*.template.json"))
 
 
 def test_strict_makes_warnings_fail(tmp_path):
@@ -90,13 +102,36 @@ WORKFLOW = ROOT / ".github" / "workflows" / "hyperpod-kit.yml"
 
 
 def workflow_steps() -> list[dict]:
-    return yaml.safe_load(WORKFLOW.read_text())["jobs"]["environment"]["steps"]
+    jobs = yaml.safe_load(WORKFLOW.read_text())["jobs"]
+    return jobs["environments"]["steps"] + jobs["environment"]["steps"]
+
+
+def workflow_matrix(checkout: Path) -> dict:
+    """Run the first job's listing step (bash, as Actions runs it) in `checkout`."""
+    step, = [s for s in yaml.safe_load(WORKFLOW.read_text())["jobs"]["environments"]["steps"] if s.get("id") == "list"]
+    output = checkout / "github_output"
+    subprocess.run(["bash", "-e", "-c", step["run"]], cwd=checkout, env={**os.environ, "GITHUB_OUTPUT": str(output)},
+                   check=True, timeout=60)
+    line, = output.read_text().splitlines()
+    return json.loads(line.removeprefix("matrix="))
+
+
+def test_workflow_matrix_is_every_config_file_so_a_new_environment_is_checked(tmp_path):
+    import shutil
+
+    shutil.copytree(ROOT / "config", tmp_path / "config")
+    shutil.copytree(ROOT / ".github", tmp_path / ".github")
+    (tmp_path / "config" / "qa.yaml").write_text(DEV.replace("environment: dev", "environment: qa"))
+    matrix = workflow_matrix(tmp_path)["include"]
+    assert sorted(e["env"] for e in matrix) == sorted(p.stem for p in (tmp_path / "config").glob("*.yaml"))
+    assert {e["env"]: e["validate_flags"] for e in matrix}["prod"] == "--strict"
+    assert {e["env"]: e["validate_flags"] for e in matrix}["qa"] == ""
+    job = yaml.safe_load(WORKFLOW.read_text())["jobs"]["environment"]
+    assert job["needs"] == "environments"
+    assert job["strategy"]["matrix"] == "${{ fromJSON(needs.environments.outputs.matrix) }}"
 
 
 def test_workflow_runs_validate_synth_cfn_lint_and_plan_for_every_environment():
-    job = yaml.safe_load(WORKFLOW.read_text())["jobs"]["environment"]
-    assert sorted(e["env"] for e in job["strategy"]["matrix"]["include"]) == sorted(
-        p.stem for p in (ROOT / "config").glob("*.yaml"))
     runs = "\n".join(step.get("run", "") for step in workflow_steps())
     for command in ("hyperpod-kit validate", "cdk synth -c env=\"$ENV_NAME\"", "cfn-lint --regions",
                     "hyperpod-kit plan \"config/$ENV_NAME.yaml\" --against-ref"):
@@ -121,3 +156,28 @@ def test_readme_exit_code_table_covers_every_command():
     commands = set(re.findall(r"^\| `([^`]+)`", table, flags=re.M))
     cli = {f"hyperpod-kit {name}" for name in main.commands}
     assert cli | {"app.py (cdk synth / deploy)", "make <target>"} == commands
+
+
+def test_ci_plan_step_accepts_only_allow_replace_lines_the_change_adds(tmp_path):
+    """The step's own script in a scratch repository, with a stand-in for hyperpod-kit that prints its args:
+    a name approved in an earlier change must not pre-approve this one."""
+    step, = [s for s in workflow_steps() if s.get("name") == "Plan against the base commit"]
+    repo = tmp_path / "repo"
+    (repo / "config").mkdir(parents=True)
+    (repo / ".github").mkdir()
+    (repo / ".venv" / "bin").mkdir(parents=True)
+    (repo / "config" / "dev.yaml").write_text(DEV)
+    (repo / ".github" / "allow-replace-dev.txt").write_text("OldApproval\n")
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run([*git, "add", "config", ".github"], check=True)
+    subprocess.run([*git, "commit", "-qm", "base"], check=True)
+    (repo / ".github" / "allow-replace-dev.txt").write_text("OldApproval\nHyperPodED6AB1C4/h100-a\n")
+    kit = repo / ".venv" / "bin" / "hyperpod-kit"
+    kit.write_text("#!/usr/bin/env bash\necho \"$@\"\n")
+    kit.chmod(0o755)
+    result = subprocess.run(["bash", "-euo", "pipefail", "-c", step["run"]], cwd=repo, capture_output=True, text=True,
+                            env={**os.environ, "ENV_NAME": "dev", "PLAN_BASE": "HEAD"}, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == ("plan config/dev.yaml --against-ref HEAD --current cdk.out "
+                                     "--allow-replace HyperPodED6AB1C4/h100-a")

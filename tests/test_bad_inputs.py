@@ -15,6 +15,8 @@ environment: dev
 account: "111122223333"
 region: us-east-1
 availability_zone_ids: [use1-az4, use1-az6]
+network:
+  cluster_zone_ids: [use1-az4, use1-az6]
 eks:
   kubernetes_version: "1.33"
 hyperpod:
@@ -55,6 +57,10 @@ teams:
 """
 
 MARK = "#<"
+
+
+# The network block of BASE, for edits that put their own in its place (it must stay one block).
+NETWORK = "network:\n  cluster_zone_ids: [use1-az4, use1-az6]\neks:\n"
 
 
 def edit(old: str, new: str) -> str:
@@ -134,34 +140,34 @@ CASES: list[tuple[str, str, str, str, str]] = [
      "HPK102", "availability_zone_ids[1]", "error"),
     ("az-other-region", edit("availability_zone_ids: [use1-az4, use1-az6]", f"availability_zone_ids: [use1-az4,\n  usw2-az1]  {MARK}"),
      "HPK106", "availability_zone_ids[1]", "error"),
-    ("vpc-without-subnets", edit("eks:\n", f"network:\n  existing_vpc_id: vpc-0123456789abcdef0  {MARK}\neks:\n"), "HPK103",
+    ("vpc-without-subnets", edit(NETWORK, f"network:\n  existing_vpc_id: vpc-0123456789abcdef0  {MARK}\neks:\n"), "HPK103",
      "network.existing_vpc_id", "error"),
-    ("no-subnet-in-group-az", edit("eks:\n", "network:\n  existing_vpc_id: vpc-0123456789abcdef0\n  existing_subnets:\n"
+    ("no-subnet-in-group-az", edit(NETWORK, "network:\n  existing_vpc_id: vpc-0123456789abcdef0\n  existing_subnets:\n"
                                    "    - subnet_id: subnet-0123456789abcdef0\n      availability_zone_id: use1-az6\neks:\n")
      .replace("      availability_zone_id: use1-az4\n", f"      availability_zone_id: use1-az4  {MARK}\n"),
      "HPK104", "hyperpod.instance_groups[0].availability_zone_id", "error"),
-    ("subnet-in-unlisted-az", edit("eks:\n", "network:\n  existing_vpc_id: vpc-0123456789abcdef0\n  existing_subnets:\n"
+    ("subnet-in-unlisted-az", edit(NETWORK, "network:\n  existing_vpc_id: vpc-0123456789abcdef0\n  existing_subnets:\n"
                                    "    - subnet_id: subnet-0123456789abcdef0\n      availability_zone_id: use1-az4\n"
                                    f"    - subnet_id: subnet-0123456789abcdef1\n      availability_zone_id: use1-az1  {MARK}\neks:\n"),
      "HPK105", "network.existing_subnets[1].availability_zone_id", "error"),
     ("one-zone-only", edit("availability_zone_ids: [use1-az4, use1-az6]", f"availability_zone_ids: [use1-az4]  {MARK}")
      .replace("      availability_zone_id: use1-az4\n", ""), "HPK107", "availability_zone_ids", "error"),
-    ("existing-subnets-one-zone", edit("eks:\n", "network:\n  existing_vpc_id: vpc-0123456789abcdef0\n"
+    ("existing-subnets-one-zone", edit(NETWORK, "network:\n  existing_vpc_id: vpc-0123456789abcdef0\n"
                                        f"  existing_subnets:  {MARK}\n"
                                        "    - subnet_id: subnet-0123456789abcdef0\n      availability_zone_id: use1-az4\neks:\n"),
      "HPK107", "network.existing_subnets", "error"),
     ("zone-number-beyond-layout", edit("availability_zone_ids: [use1-az4, use1-az6]",
                                        f"availability_zone_ids: [use1-az4,\n  use1-az8]  {MARK}"),
      "HPK120", "availability_zone_ids[1]", "error"),
-    ("cluster-zone-unlisted", edit("eks:\n", f"network:\n  cluster_zone_ids: [use1-az4,\n    use1-az1]  {MARK}\neks:\n"),
+    ("cluster-zone-unlisted", edit(NETWORK, f"network:\n  cluster_zone_ids: [use1-az4,\n    use1-az1]  {MARK}\neks:\n"),
      "HPK121", "network.cluster_zone_ids[1]", "error"),
     ("default-cluster-zone-without-subnet",
-     edit("eks:\n", "network:\n  existing_vpc_id: vpc-0123456789abcdef0\n  existing_subnets:\n"
+     edit(NETWORK, "network:\n  existing_vpc_id: vpc-0123456789abcdef0\n  existing_subnets:\n"
           "    - subnet_id: subnet-0123456789abcdef0\n      availability_zone_id: use1-az4\n"
           "    - subnet_id: subnet-0123456789abcdef1\n      availability_zone_id: use1-az1\neks:\n")
      .replace("availability_zone_ids: [use1-az4, use1-az6]", f"availability_zone_ids: [use1-az4,\n  use1-az6, use1-az1]  {MARK}"),
      "HPK121", "availability_zone_ids[1]", "error"),
-    ("cluster-zones-one", edit("eks:\n", f"network:\n  cluster_zone_ids: [use1-az4]  {MARK}\neks:\n"),
+    ("cluster-zones-one", edit(NETWORK, f"network:\n  cluster_zone_ids: [use1-az4]  {MARK}\neks:\n"),
      "HPK122", "network.cluster_zone_ids", "error"),
     ("public-endpoint-with-cidrs", edit('  kubernetes_version: "1.33"\n',
                                         f'  kubernetes_version: "1.33"\n  endpoint_access: public  {MARK}\n'
@@ -268,7 +274,7 @@ CASES: list[tuple[str, str, str, str, str]] = [
     ("quota-on-absent-type", edit("      - instance_type: ml.m5.2xlarge\n        count: 1\n  - name: smith",
                                   f"      - instance_type: ml.m5.2xlarge\n        count: 1\n      - instance_type: ml.p5.48xlarge  {MARK}\n"
                                   "        count: 1\n  - name: smith"),
-     "HPK502", "teams[0].quota[2].instance_type", "warning"),
+     "HPK501", "teams[0].quota[2]", "error"),
     ("idle-capacity-unusable", edit("        count: 3\n", "        count: 2\n").replace(
         "cluster_policy:\n", f"cluster_policy:\n  idle_resource_sharing: Disabled  {MARK}\n"),
      "HPK503", "cluster_policy.idle_resource_sharing", "warning"),

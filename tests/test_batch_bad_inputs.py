@@ -16,13 +16,15 @@ environment: dev
 account: "111122223333"
 region: us-east-1
 availability_zone_ids: [use1-az4, use1-az6]
+network:
+  cluster_zone_ids: [use1-az4, use1-az6]
 hyperpod:
-  helm_chart:
-    sha256: abababababababababababababababababababababababababababababababab
   instance_groups:
     - name: gpu
       instance_type: ml.g5.12xlarge
       count: 4
+task_governance:
+  cloudformation_types: {cluster_policy: native, compute_quota: native}
 teams:
   - name: john
     quota:
@@ -189,8 +191,10 @@ CASES: list[tuple[str, str, str, str, str]] = [
      "HPK713", "batch.teams[0].queues", "error"),
     ("principals-without-execution-role", edit(P2_COUNT, f"{P2_COUNT}      principals: [arn:aws:iam::111122223333:role/P2]  {MARK}\n"),
      "HPK714", "batch.teams[1].principals", "error"),
-    ("quota-share-not-in-region", edit("region: us-east-1\navailability_zone_ids: [use1-az4, use1-az6]\n",
-                                       "region: me-central-1\navailability_zone_ids: [mec1-az1, mec1-az2]\n")
+    ("quota-share-not-in-region", edit("region: us-east-1\navailability_zone_ids: [use1-az4, use1-az6]\nnetwork:\n"
+                                       "  cluster_zone_ids: [use1-az4, use1-az6]\n",
+                                       "region: me-central-1\navailability_zone_ids: [mec1-az1, mec1-az2]\nnetwork:\n"
+                                       "  cluster_zone_ids: [mec1-az1, mec1-az2]\n")
      .replace("      scheduling: quota_share\n", f"      scheduling: quota_share  {MARK}\n"),
      "HPK715", "batch.queues[0].scheduling", "error"),
 ]

@@ -41,9 +41,9 @@ def test_policy_error_exits_1_and_json_has_the_documented_shape(tmp_path):
     assert result.returncode == 1
     doc = json.loads(result.stdout)
     assert set(doc) == {"ok", "errors", "warnings", "capacity", "reach"} and doc["ok"] is False
-    [error] = doc["errors"]
-    assert {"code", "path", "file", "line", "message"} <= set(error)
-    assert (error["code"], error["path"], error["file"]) == ("HPK501", "teams[1].quota[0]", str(bad))
+    assert [(e["code"], e["path"], e["file"]) for e in doc["errors"]] == [
+        ("HPK501", "teams[0].quota[0]", str(bad)), ("HPK501", "teams[1].quota[0]", str(bad))]
+    assert all({"code", "path", "file", "line", "message"} <= set(error) for error in doc["errors"])
     row = next(r for r in doc["capacity"] if r["instance_type"] == "ml.g5.12xlarge" and r["file"] == str(bad))
     assert row["capacity"] == {"count": 4, "accelerators": 16, "vcpu": 192, "memory_gib": 768}
     assert row["reserved"] == {"count": 5, "accelerators": 20, "vcpu": 240, "memory_gib": 960}

@@ -5,23 +5,34 @@ applied by the governance stack before any team is granted anything."""
 from __future__ import annotations
 
 import copy
+import json
+import subprocess
+import tarfile
 from pathlib import Path
 
 import kubernetes_validate
 import pytest
+import yaml
 from aws_cdk import App, Environment
 from aws_cdk.assertions import Template
 
 from cdk_app.config.loader import load_config
 from cdk_app.config.model import KitConfig
 from cdk_app.guardrails import (
+    ALLOWED_VOLUME_TYPES,
     BASELINE_CAPABILITIES,
     EXTRA_CAPABILITIES,
+    HELM_RELEASE_NAMESPACE,
     NAME_PREFIX,
+    REFUSED_VOLUME_TYPES,
     WORKLOAD_KINDS,
+    controller_identities,
     guardrail_manifests,
 )
 from cdk_app.stacks.governance_stack import GovernanceStack
+from handlers import layer_binary
+from hyperpod_constructs.hyperpod_helm_release import HyperPodHelmReleaseProps, component_values
+from hyperpod_constructs.kubectl_layers import layer_minor
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIGS = {env: load_config(ROOT / "config" / f"{env}.yaml").config for env in ("dev", "prod")}
@@ -126,3 +137,60 @@ def test_a_config_without_team_namespaces_has_no_guardrails():
     bare = CONFIGS["dev"].model_copy(update={"teams": (), "shared_pool": None})
     assert guardrail_manifests(bare) == []
     governance_template(bare).resource_count_is("Custom::KubernetesManifests", 0)
+
+
+def _volume_schema(version: str) -> set[str]:
+    schemas = Path(kubernetes_validate.__file__).parent / "kubernetes-json-schema"
+    return set(json.loads((schemas / f"v{version}.0-local-strict" / "volume-v1.json").read_text())["properties"])
+
+
+VERSIONS = [f"1.{minor}" for minor in range(30, 38)]  # 1.30 (the config's minimum) to kubernetes-validate's newest
+
+
+def test_the_volume_allow_list_and_the_refused_types_are_the_whole_volume_schema():
+    """Kubernetes' typed CEL cannot list a Volume's fields, so the policy refuses each other type by name:
+    a type a new Kubernetes version adds must be sorted into one of the two lists (this test fails then)."""
+    listed = {"name", *ALLOWED_VOLUME_TYPES, *REFUSED_VOLUME_TYPES}
+    assert not set(ALLOWED_VOLUME_TYPES) & set(REFUSED_VOLUME_TYPES)
+    schemas = {version: _volume_schema(version) for version in VERSIONS}
+    for version, fields in schemas.items():
+        assert fields <= listed, (version, fields - listed)
+    assert set().union(*schemas.values()) == listed
+
+
+MPI_SUBCHART = "HyperPodHelmChart/charts/mpi-operator"
+
+
+@pytest.fixture(scope="module")
+def mpi_chart(tmp_path_factory) -> tuple[Path, Path]:
+    """The pinned HyperPod chart's mpi-operator subchart and the helm of the layer the installer ships."""
+    target = tmp_path_factory.mktemp("chart")
+    with tarfile.open(ROOT / "tests" / "data" / "hyperpod-chart" / "HyperPodHelmChart-a00b22d.tar.gz") as tar:
+        tar.extractall(target, members=[m for m in tar.getmembers() if m.name.startswith("HyperPodHelmChart/")],
+                       filter="data")
+    helm = layer_binary("helm/helm", target / "layer", layer_minor(CONFIGS["prod"].eks.kubernetes_version))
+    return target, helm
+
+
+@pytest.mark.parametrize("release", ["hyperpod-dependencies", "a" * 50, "b" * 51, "c" * 53, "team-mpi-operator-deps",
+                                     "x" + "-y" * 26])
+def test_the_mpi_operator_exemption_is_the_service_account_helm_renders(mpi_chart, release):
+    """The chart's own helper names the account (trunc 63, trimSuffix, the release name when it holds the
+    chart's), rendered by the real helm with the values the kit passes; the 51-53 character release names
+    the config allows are cut."""
+    target, helm = mpi_chart
+    config = CONFIGS["prod"]
+    chart = config.hyperpod.helm_chart.model_copy(update={"release_name": release})
+    config = config.model_copy(update={"hyperpod": config.hyperpod.model_copy(update={"helm_chart": chart})})
+    parent_values = yaml.safe_load((target / "HyperPodHelmChart" / "values.yaml").read_text())
+    values = {**parent_values["mpi-operator"], **component_values(chart.components.model_dump()).get("mpi-operator", {})}
+    values_file = target / f"{release}.yaml"
+    values_file.write_text(json.dumps(values))
+    rendered = subprocess.run([str(helm), "template", release, str(target / MPI_SUBCHART), "--namespace",
+                               HyperPodHelmReleaseProps.__dataclass_fields__["namespace"].default,
+                               "--values", str(values_file), "--show-only", "templates/rbac.yaml"],
+                              capture_output=True, text=True, check=True, env={"HOME": str(target)}).stdout
+    accounts = [o for o in yaml.safe_load_all(rendered) if o and o["kind"] == "ServiceAccount"]
+    (account,) = accounts
+    assert controller_identities(config) == [f"system:serviceaccount:{HELM_RELEASE_NAMESPACE}:{account['metadata']['name']}"]
+    assert HELM_RELEASE_NAMESPACE == HyperPodHelmReleaseProps.__dataclass_fields__["namespace"].default

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import celpy
+import kubernetes_validate
 import pytest
 from cdk_app.config.loader import load_config
 from cdk_app.guardrails import WORKLOAD_KINDS, guardrail_manifests
@@ -175,6 +176,8 @@ def workload(kind: str, namespace: str, *specs: dict[str, Any], metadata_labels:
                        **spec_extra}
     else:
         obj["spec"] = {"template": {"metadata": {"labels": {"app": "w"}}, "spec": specs[0]}, **spec_extra}
+        if known.group == "apps":
+            obj["spec"]["selector"] = {"matchLabels": {"app": "w"}}
     return obj
 
 
@@ -224,6 +227,21 @@ LEGACY_PRIVILEGED = workload("Job", NLP, pod_spec(container(**sc(privileged=True
 BOUND_POD = workload("Pod", NLP, pod_spec(container(**GPU), nodeName="hyperpod-i-0abc"), metadata_labels={})
 DEBUGGER = {"name": "debugger", "image": "busybox", "targetContainerName": "main"}
 
+
+def owned_by(obj: dict[str, Any], kind: str = "PyTorchJob", controller: bool = True) -> dict[str, Any]:
+    out = copy.deepcopy(obj)
+    out["metadata"]["ownerReferences"] = [{"apiVersion": "kubeflow.org/v1" if kind == "PyTorchJob" else "batch/v1",
+                                           "kind": kind, "name": "tiny", "controller": controller,
+                                           "uid": "5f1c9a8e-0000-4000-8000-000000000001"}]
+    return out
+
+
+# What mpi-operator v0.5 writes: no queue label, owned by its MPIJob, GPUs hidden with empty variables.
+LAUNCHER = owned_by(workload("Job", NLP, pod_spec(container("launcher", env=[
+    {"name": "K_MPI_JOB_ROLE", "value": "launcher"}, {"name": "NVIDIA_VISIBLE_DEVICES"},
+    {"name": "NVIDIA_DRIVER_CAPABILITIES"}])), metadata_labels={}), kind="MPIJob")
+LAUNCHER["metadata"]["ownerReferences"][0]["apiVersion"] = "kubeflow.org/v2beta1"
+
 CASES = [
     # ---- allowed -----------------------------------------------------------------------------------
     Case("job-clean-own-queue", CLEAN_JOB, {}),
@@ -257,9 +275,7 @@ CASES = [
     Case("legacy-foreign-queue-left-as-it-was", with_label(CLEAN_JOB, queue="hyperpod-ns-inference-localqueue"), {},
          operation="UPDATE", old=with_label(CLEAN_JOB, queue="hyperpod-ns-inference-localqueue")),
     # What mpi-operator v0.5 writes: no queue label, and GPUs hidden from the launcher with empty variables.
-    Case("mpi-operator-creates-launcher-job", workload("Job", NLP, pod_spec(container("launcher", env=[
-        {"name": "K_MPI_JOB_ROLE", "value": "launcher"}, {"name": "NVIDIA_VISIBLE_DEVICES"},
-        {"name": "NVIDIA_DRIVER_CAPABILITIES"}])), metadata_labels={}), {}, user=MPI_OPERATOR),
+    Case("mpi-operator-creates-launcher-job", LAUNCHER, {}, user=MPI_OPERATOR),
     Case("device-variable-set-to-hide-devices", workload("Job", NLP, pod_spec(container(env=[
         {"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"}, {"name": "AWS_NEURON_VISIBLE_DEVICES", "value": ""}]))), {}),
     Case("dev-no-priority-label-not-required", workload("Job", "hyperpod-ns-john", pod_spec(container()),
@@ -294,7 +310,7 @@ CASES = [
          {"host-namespaces": "spec.mpiReplicaSpecs.Worker.template.spec.hostNetwork"}),
     Case("host-path-volume", workload("Job", NLP, pod_spec(container(), volumes=[
         {"name": "scratch", "emptyDir": {}}, {"name": "root", "hostPath": {"path": "/"}}])),
-         {"host-path": "spec.template.spec.volumes[root].hostPath"}),
+         {"volumes": "spec.template.spec.volumes[root]: only configMap"}),
     Case("node-name-in-a-job-template", workload("Job", NLP, pod_spec(container(), nodeName="hyperpod-i-0abc")),
          {"node-name": "spec.template.spec.nodeName"}),
     Case("node-name-on-pod-create", workload("Pod", NLP, pod_spec(container(), nodeName="hyperpod-i-0abc"), metadata_labels={}),
@@ -337,7 +353,7 @@ CASES = [
          {"priority-class": "allowed: none"}, env="dev"),
     Case("issue-12-attack-privileged-hostpid-hostpath", workload("Job", NLP, pod_spec(
         container(**sc(privileged=True)), hostPID=True, volumes=[{"name": "host", "hostPath": {"path": "/"}}])),
-         {"privileged": "securityContext.privileged", "host-namespaces": "hostPID", "host-path": "volumes[host]"}),
+         {"privileged": "securityContext.privileged", "host-namespaces": "hostPID", "volumes": "volumes[host]"}),
     Case("baseline-safe-settings", workload("Job", NLP, pod_spec(
         container(ports=[{"containerPort": 29500}], **sc(procMount="Default", seccompProfile={"type": "RuntimeDefault"},
                                                          seLinuxOptions={"type": "container_t", "level": "s0:c1,c2"})),
@@ -364,6 +380,209 @@ CASES = [
 ]
 
 
+# ---- the classes of the outside attack report (attack-reports/guardrails.md) and their siblings -------
+
+KUEUE = "system:serviceaccount:kueue-system:kueue-controller-manager"
+GC = "system:serviceaccount:kube-system:generic-garbage-collector"
+
+
+def spec_of(obj: dict[str, Any], **changes: Any) -> dict[str, Any]:
+    out = copy.deepcopy(obj)
+    out["spec"].update(changes)
+    return out
+
+
+def with_meta(obj: dict[str, Any], field_name: str, values: dict[str, str] | None = None) -> dict[str, Any]:
+    out = copy.deepcopy(obj)
+    out["metadata"].setdefault(field_name, {}).update(values or {})
+    return out
+
+
+def job(**pod_extra: Any) -> dict[str, Any]:
+    return workload("Job", NLP, pod_spec(container(**GPU), **pod_extra))
+
+
+def volume(name: str, **source: Any) -> dict[str, Any]:
+    return job(volumes=[{"name": "scratch", "emptyDir": {}}, {"name": name, **source}])
+
+
+# A minimal valid source of every volume type the guardrails refuse (the schema's required fields).
+REFUSED_SOURCES = {
+    "awsElasticBlockStore": {"volumeID": "vol-0123456789abcdef0"}, "azureDisk": {"diskName": "d", "diskURI": "u"},
+    "azureFile": {"secretName": "s", "shareName": "s"}, "cephfs": {"monitors": ["10.0.0.1:6789"]},
+    "cinder": {"volumeID": "v"}, "csi": {"driver": "efs.csi.aws.com", "volumeAttributes": {"fsid": "fs-1"}},
+    "fc": {"wwids": ["w"]}, "flexVolume": {"driver": "example/driver"}, "flocker": {"datasetName": "d"},
+    "gcePersistentDisk": {"pdName": "p"}, "gitRepo": {"repository": "https://example.com/r.git"},
+    "glusterfs": {"endpoints": "e", "path": "p"}, "hostPath": {"path": "/"}, "image": {"reference": "repo/data:1"},
+    "iscsi": {"targetPortal": "10.0.0.1:3260", "iqn": "iqn.2001-04.com.example:t", "lun": 0},
+    "nfs": {"server": "fs-123.efs.us-west-2.amazonaws.com", "path": "/"}, "photonPersistentDisk": {"pdID": "p"},
+    "portworxVolume": {"volumeID": "v"}, "quobyte": {"registry": "r", "volume": "v"},
+    "rbd": {"monitors": ["10.0.0.1:6789"], "image": "i"},
+    "scaleIO": {"gateway": "g", "system": "s", "secretRef": {"name": "s"}}, "storageos": {"volumeName": "v"},
+    "vsphereVolume": {"volumePath": "p"},
+}
+
+
+def claim(**spec: Any) -> dict[str, Any]:
+    return {"ephemeral": {"volumeClaimTemplate": {"spec": {"accessModes": ["ReadWriteOnce"],
+                                                           "resources": {"requests": {"storage": "1Gi"}}, **spec}}}}
+
+
+HEALTHY = {"sagemaker.amazonaws.com/node-health-status": "Schedulable", "node.kubernetes.io/instance-type": "ml.p5.48xlarge"}
+# What DefaultTolerationSeconds and ExtendedResourceToleration add to every GPU pod before validation.
+ADMITTED_TOLERATIONS = [
+    {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+    {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+    {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+HOSTNAME_AFFINITY = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+    {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": ["hyperpod-i-0abc"]}]}]}}}
+MATCH_FIELDS_AFFINITY = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+    {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["hyperpod-i-0abc"]}]}]}}}
+PREFERRED_HOSTNAME = {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 1, "preference": {
+    "matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": ["hyperpod-i-0abc"]}]}}]}}
+TOPOLOGY_AFFINITY = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+    {"matchExpressions": [{"key": "topology.k8s.aws/network-node-layer-3", "operator": "In", "values": ["nn-1"]},
+                          {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["ml.p5.48xlarge"]}]}]}}}
+# A Job made before the guardrails (or before the inference team lost a capability): Kueue must still stop it.
+LEGACY_INFERENCE = workload("Job", INF, pod_spec(container(**sc(capabilities={"add": ["IPC_LOCK"]}))),
+                            metadata_labels=labels(INF, priority="inference-priority"), suspend=False)
+GATED_POD = workload("Pod", NLP, pod_spec(container(**GPU), schedulingGates=[{"name": "kueue.x-k8s.io/topology"}]),
+                     metadata_labels={})
+UNGATED_POD = spec_of(GATED_POD, schedulingGates=[], nodeSelector={"kubernetes.io/hostname": "hyperpod-i-0abc"})
+
+CASES += [
+    # 1. ownership and management: how Kueue accounts the object
+    Case("attack-1-child-job-with-controller-owner-reference", owned_by(CLEAN_JOB),
+         {"owner-references": "metadata.ownerReferences: PyTorchJob/tiny may not be set"}),
+    Case("owner-reference-to-a-job-not-a-controller", owned_by(CLEAN_JOB, kind="Job", controller=False),
+         {"owner-references": "Job/tiny"}),
+    Case("pytorchjob-as-a-child", owned_by(workload("PyTorchJob", NLP, pod_spec(container("pytorch", **GPU)),
+                                                    pod_spec(container("pytorch", **GPU))), kind="Job"),
+         {"owner-references": "metadata.ownerReferences"}),
+    Case("owner-reference-added-by-update", owned_by(CLEAN_JOB), {"owner-references": "ownerReferences"},
+         operation="UPDATE", old=CLEAN_JOB),
+    Case("garbage-collector-orphans-a-launcher", {**LAUNCHER, "metadata": {**LAUNCHER["metadata"], "ownerReferences": []}},
+         {}, operation="UPDATE", old=LAUNCHER, user=GC),
+    Case("job-managed-by-multikueue", spec_of(CLEAN_JOB, managedBy="kueue.x-k8s.io/multikueue"),
+         {"managed-by": "spec.managedBy: must be unset or kubernetes.io/job-controller"}),
+    Case("job-managed-by-its-own-controller", spec_of(CLEAN_JOB, managedBy="kubernetes.io/job-controller"), {}),
+    Case("pytorchjob-managed-by-multikueue", spec_of(workload("PyTorchJob", NLP, pod_spec(container("pytorch")),
+                                                              pod_spec(container("pytorch"))),
+                                                     runPolicy={"managedBy": "kueue.x-k8s.io/multikueue"}),
+         {"managed-by": "spec.runPolicy.managedBy: must be unset or kubeflow.org/training-operator"}),
+    Case("prebuilt-workload-label", with_meta(CLEAN_JOB, "labels", {"kueue.x-k8s.io/prebuilt-workload-name": "w1"}),
+         {"kueue-keys": "label kueue.x-k8s.io/prebuilt-workload-name changes how Kueue accounts the object"}),
+    Case("pod-group-label-on-a-job", with_meta(CLEAN_JOB, "labels", {"kueue.x-k8s.io/pod-group-name": "g"}),
+         {"kueue-keys": "kueue.x-k8s.io/pod-group-name"}),
+    Case("multikueue-origin-label", with_meta(CLEAN_JOB, "labels", {"kueue.x-k8s.io/multikueue-origin": "c"}),
+         {"kueue-keys": "multikueue-origin"}),
+    Case("queue-annotation-of-another-team", with_meta(CLEAN_JOB, "annotations",
+                                                       {"kueue.x-k8s.io/queue-name": "hyperpod-ns-inference-localqueue"}),
+         {"kueue-keys": "annotation kueue.x-k8s.io/queue-name"}),
+    Case("provisioning-request-annotation", with_meta(CLEAN_JOB, "annotations",
+                                                      {"provreq.kueue.x-k8s.io/ValidUntilSeconds": "60"}),
+         {"kueue-keys": "provreq.kueue.x-k8s.io/"}),
+    Case("kueue-keys-a-team-may-set", with_meta(with_meta(CLEAN_JOB, "labels", {"kueue.x-k8s.io/max-exec-time-seconds": "3600"}),
+                                                "annotations", {"kueue.x-k8s.io/job-min-parallelism": "1",
+                                                                "kueue.x-k8s.io/queue-name": f"{NLP}-localqueue"}), {}),
+    Case("prebuilt-label-kept-by-a-metadata-update", with_meta(with_meta(CLEAN_JOB, "labels", {"kueue.x-k8s.io/prebuilt-workload-name": "w1"}), "labels", {"team": "a"}),
+         {}, operation="UPDATE", old=with_meta(CLEAN_JOB, "labels", {"kueue.x-k8s.io/prebuilt-workload-name": "w1"})),
+    Case("mpi-operator-updates-its-launcher", spec_of(LAUNCHER, suspend=True), {}, operation="UPDATE", old=LAUNCHER,
+         user=MPI_OPERATOR),
+    # Pods are not queued kinds: the operators' pods carry owner references and are checked as pods only.
+    Case("training-operator-creates-a-worker-pod", owned_by(workload("Pod", NLP, pod_spec(
+        container("pytorch", env=[{"name": "MASTER_ADDR", "value": "w-master-0"}], **GPU),
+        tolerations=ADMITTED_TOLERATIONS), metadata_labels={"training.kubeflow.org/replica-type": "worker"})), {},
+         user="system:serviceaccount:kubeflow:training-operator"),
+    Case("mpi-launcher-pod-with-its-hostfile-and-ssh-key", owned_by(workload("Pod", NLP, pod_spec(
+        container("launcher", volumeMounts=[{"name": "ssh-auth", "mountPath": "/root/.ssh"},
+                                            {"name": "mpi-job-config", "mountPath": "/etc/mpi"}]),
+        volumes=[{"name": "ssh-auth", "secret": {"secretName": "w-ssh", "defaultMode": 384}},
+                 {"name": "mpi-job-config", "configMap": {"name": "w-config"}}]), metadata_labels={}), kind="Job"), {},
+         user="system:serviceaccount:kube-system:job-controller"),
+    # 3. volumes: an allow-list
+    *[Case(f"volume-{kind}", volume("v", **{kind: source}), {"volumes": "spec.template.spec.volumes[v]"})
+      for kind, source in REFUSED_SOURCES.items()],
+    Case("ephemeral-claim-binding-another-teams-volume", volume("v", **claim(storageClassName="", volumeName="pv-x")),
+         {"volumes": "volumes[v]: only configMap, secret, emptyDir"}),
+    Case("ephemeral-claim-cloned-from-a-snapshot", volume("v", **claim(dataSource={"apiGroup": "snapshot.storage.k8s.io",
+                                                                                 "kind": "VolumeSnapshot", "name": "s"})),
+         {"volumes": "volumes[v]"}),
+    Case("ephemeral-claim-from-a-storage-class", volume("v", **claim(storageClassName="gp3")), {}),
+    Case("allowed-volume-types", job(volumes=[
+        {"name": "c", "configMap": {"name": "cfg"}}, {"name": "s", "secret": {"secretName": "s"}},
+        {"name": "d", "downwardAPI": {"items": [{"path": "labels", "fieldRef": {"fieldPath": "metadata.labels"}}]}},
+        {"name": "p", "projected": {"sources": [{"serviceAccountToken": {"path": "token"}}]}}]), {}),
+    # 4. node selection
+    Case("attack-4-tolerate-everything-on-a-chosen-node", job(nodeSelector={"kubernetes.io/hostname": "hyperpod-i-0abc"},
+                                                              tolerations=[{"operator": "Exists"}]),
+         {"tolerations": "spec.template.spec.tolerations", "node-selection": "spec.template.spec.nodeSelector/affinity"}),
+    Case("node-chosen-by-match-fields", job(affinity=MATCH_FIELDS_AFFINITY), {"node-selection": "kubernetes.io/hostname or matchFields"}),
+    Case("node-chosen-by-hostname-affinity", job(affinity=HOSTNAME_AFFINITY), {"node-selection": "nodeSelector/affinity"}),
+    Case("node-preferred-by-hostname", workload("PyTorchJob", NLP, pod_spec(container("pytorch")),
+                                                pod_spec(container("pytorch"), affinity=PREFERRED_HOSTNAME)),
+         {"node-selection": "spec.pytorchReplicaSpecs.Worker.template.spec"}),
+    Case("toleration-of-unhealthy-hyperpod-nodes", job(tolerations=[{"key": "sagemaker.amazonaws.com/node-health-status",
+                                                                     "operator": "Equal", "value": "Unschedulable",
+                                                                     "effect": "NoSchedule"}]),
+         {"tolerations": "tolerations"}),
+    Case("toleration-of-cordoned-nodes", job(tolerations=[{"key": "node.kubernetes.io/unschedulable", "operator": "Exists"}]),
+         {"tolerations": "tolerations"}),
+    Case("not-ready-toleration-for-scheduling", job(tolerations=[{"key": "node.kubernetes.io/not-ready",
+                                                                  "operator": "Exists", "effect": "NoSchedule"}]),
+         {"tolerations": "tolerations"}),
+    Case("tolerate-every-effect-of-a-key-less-toleration-in-an-mpi-worker",
+         workload("MPIJob", NLP, pod_spec(container("launcher")), pod_spec(container("worker"), tolerations=[
+             {"operator": "Exists", "effect": "NoExecute"}])), {"tolerations": "spec.mpiReplicaSpecs.Worker"}),
+    Case("what-legitimate-jobs-select", job(nodeSelector=HEALTHY, affinity=TOPOLOGY_AFFINITY,
+                                            topologySpreadConstraints=[{"maxSkew": 1, "topologyKey": "kubernetes.io/hostname",
+                                                                        "whenUnsatisfiable": "DoNotSchedule"}]), {}),
+    Case("pod-as-admission-plugins-leave-it", workload("Pod", NLP, pod_spec(container(**GPU), nodeSelector=HEALTHY,
+                                                                          tolerations=ADMITTED_TOLERATIONS),
+                                                       metadata_labels={}), {}),
+    # 4a. Kueue and the operators keep working on what pre-dates the guardrails or a narrowed config
+    Case("attack-6-kueue-suspends-a-legacy-job", spec_of(LEGACY_INFERENCE, suspend=True), {}, operation="UPDATE",
+         old=LEGACY_INFERENCE, user=KUEUE),
+    Case("kueue-starts-a-job-with-its-flavor-selector", job(nodeSelector={"node.kubernetes.io/instance-type": "ml.p5.48xlarge"}),
+         {}, operation="UPDATE", old=spec_of(CLEAN_JOB, suspend=True), user=KUEUE),
+    Case("kueue-topology-ungater-picks-the-node", UNGATED_POD, {}, operation="UPDATE", old=GATED_POD, user=KUEUE),
+    Case("member-changes-the-spec-of-a-legacy-job", spec_of(LEGACY_INFERENCE, suspend=True),
+         {"capabilities": "IPC_LOCK is not allowed"}, operation="UPDATE", old=LEGACY_INFERENCE),
+    # 4b. objects made without the queue label: a member may not change their spec
+    Case("attack-5-member-scales-an-operator-launcher", spec_of(LAUNCHER, parallelism=64, suspend=False),
+         {"queue": "missing", "unqueued-object": "spec: this object was made without the queue label",
+          "owner-references": "MPIJob/tiny", "priority-class": "missing"}, operation="UPDATE", old=LAUNCHER),
+    Case("member-labels-a-launcher-and-scales-it", with_label(spec_of(LAUNCHER, parallelism=64), queue=f"{NLP}-localqueue",
+                                                              priority="training-priority"),
+         {"unqueued-object": "its spec may not change", "owner-references": "ownerReferences"},
+         operation="UPDATE", old=LAUNCHER),
+    Case("member-labels-a-launcher-only", with_meta(LAUNCHER, "labels", {"team": "a"}), {}, operation="UPDATE", old=LAUNCHER),
+    # 6. fields whose effect depends on the cluster, and checks that must agree between templates and pods
+    Case("apparmor-annotation-on-a-template", with_meta(CLEAN_JOB, "labels") | {"spec": {"template": {
+        "metadata": {"annotations": {"container.apparmor.security.beta.kubernetes.io/main": "unconfined"}},
+        "spec": pod_spec(container())}}},
+         {"apparmor": "spec.template.metadata.annotations.container.apparmor.security.beta.kubernetes.io/<container>"}),
+    Case("apparmor-annotation-on-a-pod", with_meta(workload("Pod", NLP, pod_spec(container()), metadata_labels={}),
+                                                   "annotations", {"container.apparmor.security.beta.kubernetes.io/main": "unconfined"}),
+         {"apparmor": "metadata.annotations"}),
+    Case("apparmor-annotation-runtime-default", with_meta(workload("Pod", NLP, pod_spec(container()), metadata_labels={}),
+                                                          "annotations", {"container.apparmor.security.beta.kubernetes.io/main": "runtime/default"}),
+         {}),
+    Case("selinux-empty-user-and-role", job(securityContext={"seLinuxOptions": {"user": "", "role": "", "type": "container_t"}}), {}),
+    Case("empty-replica-specs", spec_of(workload("PyTorchJob", NLP, pod_spec(container("pytorch"))), pytorchReplicaSpecs={}),
+         {"replica-specs": "spec.pytorchReplicaSpecs: needs at least one replica type"}),
+    Case("runtime-class", job(runtimeClassName="nvidia"), {"runtime-class": "spec.template.spec.runtimeClassName"}),
+    Case("second-scheduler", job(schedulerName="my-scheduler"), {"scheduler-name": "spec.template.spec.schedulerName"}),
+    Case("default-scheduler-and-service-account", job(schedulerName="default-scheduler", serviceAccountName="default"), {}),
+    Case("another-service-account", job(serviceAccountName="s3-writer"), {"service-account": "serviceAccountName"}),
+    Case("dynamic-resource-claim", job(resourceClaims=[{"name": "gpu", "resourceClaimTemplateName": "all-gpus"}]),
+         {"resource-claims": "spec.template.spec.resourceClaims"}),
+    Case("neuron-requests-only-in-a-replicaset", workload("ReplicaSet", NLP, pod_spec(container(resources={
+        "requests": {"aws.amazon.com/neuroncore": 2}})), metadata_labels={}), {"unqueued-devices": "resources"}),
+    Case("container-resource-claim", job(containers=[container(resources={"claims": [{"name": "gpu"}]})]),
+         {"resource-claims": "containers[main].resources.claims"}),
+]
+
 def run(case: Case, manifests: list[dict[str, Any]]) -> Verdict:
     request = request_for(case.obj, case.operation, case.user, case.subresource)
     return admit(manifests, request, case.obj, case.old)
@@ -377,6 +596,16 @@ def test_matrix(synthesized, case):
     for rule, text in case.refused.items():
         messages = [m for m in verdict.denials if m.startswith(f"hyperpod-kit guardrail {rule}:")]
         assert any(text in m for m in messages), (text, messages)
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.obj["kind"] not in ("PyTorchJob", "MPIJob")],
+                         ids=lambda c: c.id)
+def test_every_built_in_object_of_the_matrix_is_one_the_api_server_accepts(case):
+    """The matrix tests real objects: each one of a built-in kind (and its old version) passes the
+    Kubernetes schema of the configs' version, so a refusal is the policy's, not a malformed object's.
+    (PyTorchJob and MPIJob are custom resources kubernetes-validate has no schema for.)"""
+    for obj in filter(None, (case.obj, case.old)):
+        kubernetes_validate.validate(copy.deepcopy(obj), "1.33", strict=True)
 
 
 def test_the_matrix_is_large_and_refuses_every_rule(synthesized):

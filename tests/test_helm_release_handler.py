@@ -11,9 +11,11 @@ import gzip
 import http.server
 import io
 import json
+import re
 import subprocess
 import tarfile
 import threading
+import time
 import urllib.parse
 from pathlib import Path
 from typing import Any
@@ -26,15 +28,17 @@ from botocore.stub import Stubber
 
 from cdk_app.config.loader import load_config
 from cdk_app.config.model import DEFAULT_HELM_CHART_CONTENT_SHA256, DEFAULT_HELM_CHART_REVISION
+from cdk_app.guardrails import guardrail_manifests
 from cdk_app.team_rbac import team_manifests
 from handlers import layer_binary, load_handler
-from hyperpod_constructs.hyperpod_helm_release import COMPONENT_VALUES, component_values
+from hyperpod_constructs.hyperpod_helm_release import COMPONENT_VALUES, release_values
 from hyperpod_constructs.kubectl_layers import layer_minor
 
 handler = load_handler("helm_release_handler")
 import chart_digest  # noqa: E402 (the handler's sibling modules, as Lambda imports them)
 import chart_source  # noqa: E402
 import installer_tools as tools  # noqa: E402
+from manifest_pins import pin  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data" / "hyperpod-chart"
@@ -213,10 +217,14 @@ def test_link_out_of_the_target_is_refused(tmp_path):
 
 # --- dependencies: pinned, verified, vendored; disabled ones dropped -------------------------------------------
 
-def kit_values_of(env: str) -> dict[str, Any]:
+def kit_values_of(env: str, **lifecycle: Any) -> dict[str, Any]:
+    """The values the installer gives helm for config/<env>.yaml (hyperpod.lifecycle changed by `lifecycle`),
+    built as cluster_stack.py builds them."""
     config = load_config(ROOT / "config" / f"{env}.yaml").config
-    props = {"Region": config.region, "Values": json.dumps(component_values(config.hyperpod.helm_chart.components.model_dump()))}
-    return handler.kit_values(props), config
+    config = config.model_copy(update={"hyperpod": config.hyperpod.model_copy(update={
+        "lifecycle": config.hyperpod.lifecycle.model_copy(update=lifecycle)})})
+    values = release_values(config.hyperpod.helm_chart.components.model_dump(), config.hyperpod.lifecycle.gpu_device_isolation)
+    return handler.kit_values({"Region": config.region, "Values": json.dumps(values)}), config
 
 
 def render(chart: Path, values_files: tuple[Path, ...], tmp_path: Path) -> list[dict[str, Any]]:
@@ -231,8 +239,9 @@ def render(chart: Path, values_files: tuple[Path, ...], tmp_path: Path) -> list[
 def test_the_pinned_chart_renders_offline_with_the_kit_values(tmp_path, env, served, tools_offline, monkeypatch):
     """The chart as the config pins it: the config's pins, its components and region, the dependencies
     verified and vendored, cert-manager dropped, rendered with no network by the helm of the layer the
-    construct picks for the config's Kubernetes version."""
-    values, config = kit_values_of(env)
+    construct picks for the config's Kubernetes version (node-level GPU isolation switched on, as an admin
+    opts in, so the device plugin's strategy is rendered too)."""
+    values, config = kit_values_of(env, gpu_device_isolation=True)
     minor = layer_minor(config.eks.kubernetes_version)
     monkeypatch.setattr(tools, "HELM", str(layer_binary("helm/helm", tmp_path / "layer", minor)))
     content, pins = config.hyperpod.helm_chart.pins()
@@ -253,6 +262,12 @@ def test_the_pinned_chart_renders_offline_with_the_kit_values(tmp_path, env, ser
             ("DaemonSet", "hyperpod-dependencies-aws-efa-k8s-device-plugin"),
             ("DaemonSet", "health-monitoring-agent"), ("Deployment", "hyperpod-dependencies-mpi-operator")} <= names
     assert not [o for o in objects if "cert-manager" in json.dumps(o)]
+    plugin = device_plugin_container(objects)
+    # GPU device isolation, on in every shipped config: the 0.16.1 templates turn the kit's values into the
+    # plugin's DEVICE_LIST_STRATEGY and a privileged container (its own NVIDIA_VISIBLE_DEVICES=all needs it).
+    assert {"name": "DEVICE_LIST_STRATEGY", "value": "volume-mounts"} in plugin["env"]
+    assert {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"} in plugin["env"]
+    assert plugin["securityContext"] == {"privileged": True}
     agent = next(o for o in objects if (o["kind"], o["metadata"]["name"]) == ("DaemonSet", "health-monitoring-agent"))
     image = agent["spec"]["template"]["spec"]["containers"][0]["image"]
     # The agent's image comes from the region's ECR; the chart's own values-<region>.yaml and helpers pick it.
@@ -263,6 +278,25 @@ def test_the_pinned_chart_renders_offline_with_the_kit_values(tmp_path, env, ser
     assert len(built_in) > 30
     for manifest in built_in:
         kubernetes_validate.validate(manifest, config.eks.kubernetes_version, strict=False)
+
+
+def device_plugin_container(objects: list[dict[str, Any]]) -> dict[str, Any]:
+    [daemonset] = [o for o in objects if (o["kind"], o["metadata"]["name"])
+                   == ("DaemonSet", "hyperpod-dependencies-nvidia-device-plugin")]
+    [container] = [c for c in daemonset["spec"]["template"]["spec"]["containers"] if c["name"] == "nvidia-device-plugin-ctr"]
+    return container
+
+
+def test_without_gpu_device_isolation_the_device_plugin_is_as_the_chart_has_it(tmp_path, served, tools_offline):
+    """Off: no strategy (the plugin's default, envvar) and the chart's own unprivileged security context."""
+    values, config = kit_values_of("dev", gpu_device_isolation=False)
+    _, pins = config.hyperpod.helm_chart.pins()
+    prepared = chart_source.prepare_chart(chart_tree(tmp_path / "src"), config.region, values,
+                                          {n: chart_source.DependencyPin(p.url, p.sha256) for n, p in pins.items()},
+                                          tmp_path, budget())
+    plugin = device_plugin_container(render(prepared.path, prepared.values_files, tmp_path))
+    assert "DEVICE_LIST_STRATEGY" not in {e["name"] for e in plugin["env"]}
+    assert plugin["securityContext"] == {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
 
 
 def test_a_tampered_dependency_is_refused(tmp_path, served, tools_offline):
@@ -386,7 +420,42 @@ def test_regional_values_of_a_sub_chart_reach_it_through_real_helm(tmp_path, too
 SCOPE = {"ClusterName": "hyperpod-eks", "Release": {
     "Repository": "aws/sagemaker-hyperpod-cli", "Revision": REVISION, "ContentSha256": DEFAULT_HELM_CHART_CONTENT_SHA256,
     "Dependencies": json.dumps({n: {"url": p.url, "sha256": p.sha256} for n, p in PINS.items()}, sort_keys=True),
-    "ReleaseName": "hyperpod-dependencies", "Namespace": "kube-system", "Values": "{}"}}
+    "ReleaseName": "hyperpod-dependencies", "Namespace": "kube-system", "Values": "{}"},
+    "Stacks": {"Partition": "aws", "Account": "111122223333", "StackPrefix": "HyperPod-dev-"}, "Manifests": {}}
+STACK_ID = "arn:aws:cloudformation:us-east-1:111122223333:stack/HyperPod-dev-cluster/5b6c8a70-a8f1-11ef-9f1c-0a1b2c3d4e5f"
+# The state CloudFormation shows for a custom resource while it waits for each request.
+WAITING = {"Create": "CREATE_IN_PROGRESS", "Update": "UPDATE_IN_PROGRESS", "Delete": "DELETE_IN_PROGRESS"}
+TYPES = {"Release": "Custom::HyperPodHelmRelease", "Manifests": "Custom::KubernetesManifests",
+         "WaitForDeployment": "Custom::DeploymentAvailable"}
+
+
+def invoke(event: dict[str, Any], status: str | None = None, physical_id: str | None = None,
+           resource_type: str | None = None, stack_status: str | None = None) -> dict[str, Any]:
+    """handler.on_event with CloudFormation's answer to DescribeStackResource (and DescribeStacks, when
+    stack_status is given) stubbed against the real CloudFormation model: by default the resource the
+    event names is of its Kind's type, in the state CloudFormation gives it for the request, under the
+    physical id the event names."""
+    client = boto3.client("cloudformation", region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="x")
+    stubber = Stubber(client)
+    kind = (event.get("ResourceProperties") or {}).get("Kind", "Release")
+    detail = {"StackId": str(event.get("StackId")), "LogicalResourceId": str(event.get("LogicalResourceId")),
+              "ResourceType": resource_type or TYPES.get(kind, kind),
+              "PhysicalResourceId": physical_id or event.get("PhysicalResourceId", "pending"),
+              "ResourceStatus": status or WAITING.get(event["RequestType"], "CREATE_COMPLETE"),
+              "LastUpdatedTimestamp": "2026-11-22T13:00:00Z"}
+    stubber.add_response("describe_stack_resource", {"StackResourceDetail": detail},
+                         {"StackName": event.get("StackId"), "LogicalResourceId": event.get("LogicalResourceId")})
+    if stack_status:
+        stubber.add_response("describe_stacks", {"Stacks": [{
+            "StackName": "HyperPod-dev-cluster", "StackId": STACK_ID, "CreationTime": "2026-11-01T00:00:00Z",
+            "StackStatus": stack_status}]}, {"StackName": event.get("StackId")})
+    original = handler.cloudformation
+    handler.cloudformation = lambda: client
+    try:
+        with stubber:
+            return handler.on_event(event)
+    finally:
+        handler.cloudformation = original
 
 
 @pytest.fixture
@@ -404,7 +473,10 @@ def scoped(monkeypatch):
 def release_event(request: str = "Create", **change: str) -> dict[str, Any]:
     props = {"ServiceToken": "arn:aws:lambda:us-east-1:111122223333:function:x", "ClusterName": "hyperpod-eks",
              "Region": "us-east-1", **SCOPE["Release"], **change}
-    return {"RequestType": request, "ResourceProperties": props}
+    event = {"RequestType": request, "ResourceProperties": props, "StackId": STACK_ID, "LogicalResourceId": "Release"}
+    if request != "Create":
+        event["PhysicalResourceId"] = "hyperpod-eks/kube-system/hyperpod-dependencies"
+    return event
 
 
 @pytest.mark.parametrize(("change", "message"), [
@@ -425,7 +497,7 @@ def release_event(request: str = "Create", **change: str) -> dict[str, Any]:
 ])
 def test_hostile_release_events_are_refused(scoped, change, message):
     with pytest.raises(tools.HelmReleaseError, match=message):
-        handler.on_event(release_event(**change))
+        invoke(release_event(**change))
 
 
 def test_a_rollback_before_the_function_is_rolled_back_changes_nothing_and_succeeds(scoped):
@@ -434,35 +506,39 @@ def test_a_rollback_before_the_function_is_rolled_back_changes_nothing_and_succe
     previous = release_event("Update", Revision="1" * 40)
     rollback = {**previous, "PhysicalResourceId": "hyperpod-eks/kube-system/hyperpod-dependencies",
                 "OldResourceProperties": release_event()["ResourceProperties"]}
-    result = handler.on_event(rollback)
+    result = invoke(rollback)
     assert result["PhysicalResourceId"] == "hyperpod-eks/kube-system/hyperpod-dependencies"
     assert result["Data"]["Skipped"] == "rollback acknowledged; nothing changed"
     # An update away from something else than the installer's own pins is no rollback: refused.
     forged = {**rollback, "OldResourceProperties": release_event(Repository="attacker/charts")["ResourceProperties"]}
     with pytest.raises(tools.HelmReleaseError, match="Revision of the event"):
-        handler.on_event(forged)
+        invoke(forged)
 
 
 def test_without_its_scope_the_installer_refuses_everything(scoped, monkeypatch):
     monkeypatch.delenv("INSTALLER_SCOPE")
     with pytest.raises(tools.HelmReleaseError, match="INSTALLER_SCOPE is not set"):
-        handler.on_event(release_event())
+        invoke(release_event())
 
 
-def rbac_event(manifests: list[Any], request: str = "Create", old: list[Any] | None = None) -> dict[str, Any]:
+def rbac_event(manifests: list[Any], request: str = "Create", old: list[Any] | None = None,
+               name: str = "team-a") -> dict[str, Any]:
     event = {"RequestType": request, "ResourceProperties": {
-        "Kind": "Manifests", "ClusterName": "hyperpod-eks", "Region": "us-east-1", "Name": "team-a",
-        "Manifests": json.dumps(manifests)}}
+        "Kind": "Manifests", "ClusterName": "hyperpod-eks", "Region": "us-east-1", "Name": name,
+        "Manifests": json.dumps(manifests)}, "StackId": STACK_ID, "LogicalResourceId": "Rbac"}
+    if request != "Create":
+        event["PhysicalResourceId"] = f"hyperpod-eks/manifests/{name}"
     if old is not None:
         event["OldResourceProperties"] = {**event["ResourceProperties"], "Manifests": json.dumps(old)}
     return event
 
 
-ROLE, BINDING = team_manifests("a")
+ROLE, BINDING, CLUSTER_ROLE, CLUSTER_BINDING = team_manifests("a")
 GUARDRAIL = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
-             "metadata": {"name": "hyperpod-kit-pods"}, "spec": {"validations": [{"expression": "true"}]}}
+             "metadata": {"name": "hyperpod-kit-pods"},
+             "spec": {"failurePolicy": "Fail", "validations": [{"expression": "true"}]}}
 GUARDRAIL_BINDING = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
-                     "metadata": {"name": "hyperpod-kit-pods-a"},
+                     "metadata": {"name": "hyperpod-kit-pods"},
                      "spec": {"policyName": "hyperpod-kit-pods", "validationActions": ["Deny"]}}
 ADMIN_TO_EVERYONE = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
                      "metadata": {"name": "pwn"},
@@ -495,27 +571,276 @@ def _with(manifest: dict[str, Any], **change: Any) -> dict[str, Any]:
     (_with(ROLE, rules=[{"apiGroups": ["*"], "resources": ["pods"], "verbs": ["get"]}]), "may not hold wildcards"),
     (_with(ROLE, rules=[{"apiGroups": [""], "resources": ["pods"], "verbs": ["*"]}]), "grants \\['\\*'\\]"),
     (_with(GUARDRAIL, metadata__name="deny-everything"), "the kit's guardrails are named hyperpod-kit-"),
-    (_with(GUARDRAIL_BINDING, spec__policyName="someone-elses"), "may only bind the kit's hyperpod-kit-"),
+    (_with(GUARDRAIL_BINDING, spec__policyName="someone-elses"), "binds the policy of its own name"),
     (_with(GUARDRAIL, metadata__namespace="kube-system"), "is cluster-scoped"),
     ({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "hyperpod-ns-a"}}, "v1 Namespace"),
     ({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x", "namespace": "hyperpod-ns-a"}}, "v1 ConfigMap"),
     (_with(ROLE, metadata__name="--all"), "metadata.name must be a lower-case DNS name"),
+    # The team's read-only ClusterRole and its binding: nothing more than its own objects, its own group.
+    (_with(CLUSTER_ROLE, metadata__name="hyperpod-kit-team-a-admin"), "ClusterRole 'hyperpod-kit-team-a-admin' is not an object the kit writes"),
+    (_with(CLUSTER_ROLE, rules=[{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]}]), "grants ''/'secrets'"),
+    (_with(CLUSTER_ROLE, rules=[{"apiGroups": ["kueue.x-k8s.io"], "resources": ["clusterqueues"], "verbs": ["update"],
+                                 "resourceNames": ["hyperpod-ns-a-clusterqueue"]}]), "may only get, list and watch"),
+    (_with(CLUSTER_ROLE, rules=[{"apiGroups": ["kueue.x-k8s.io"], "resources": ["clusterqueues"], "verbs": ["get"]}]),
+     "reads only its own hyperpod-ns-a-clusterqueue by name"),
+    (_with(CLUSTER_ROLE, rules=[{"apiGroups": ["kueue.x-k8s.io"], "resources": ["clusterqueues"], "verbs": ["get"],
+                                 "resourceNames": []}]), "reads only its own hyperpod-ns-a-clusterqueue by name"),
+    (_with(CLUSTER_ROLE, rules=[{"apiGroups": [""], "resources": ["namespaces"], "verbs": ["get"],
+                                 "resourceNames": ["hyperpod-ns-b"]}]), "reads only its own hyperpod-ns-a by name"),
+    (_with(CLUSTER_ROLE, rules=[{"apiGroups": ["*"], "resources": ["*"], "verbs": ["get"]}]), "grants '\\*'/'\\*'"),
+    (_with(CLUSTER_ROLE, rules=[{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}]), "may not grant non-resource URLs"),
+    (_with(CLUSTER_ROLE, aggregationRule={"clusterRoleSelectors": [{"matchLabels": {"x": "y"}}]}), "may not aggregate"),
+    (_with(CLUSTER_ROLE, metadata__namespace="hyperpod-ns-a"), "is cluster-scoped"),
+    (_with(CLUSTER_BINDING, subjects=[{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "hyperpod-team-b"}]),
+     "its only subject may be the team's group hyperpod-team-a"),
+    (_with(CLUSTER_BINDING, subjects=[{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "system:authenticated"}]),
+     "its only subject may be the team's group hyperpod-team-a"),
+    (_with(CLUSTER_BINDING, roleRef={"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"}),
+     "binds ClusterRole 'cluster-admin'; it may only bind the team's ClusterRole hyperpod-kit-team-a-read"),
+    (_with(CLUSTER_BINDING, roleRef={"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                                     "name": "hyperpod-kit-team-b-read"}), "may only bind the team's ClusterRole"),
     ("kubectl delete ns --all", "a manifest must be a Kubernetes object"),
 ])
 def test_hostile_manifests_are_refused(scoped, manifest, message):
     with pytest.raises(tools.HelmReleaseError, match="refusing Manifests: .*" + message):
-        handler.on_event(rbac_event([ROLE, BINDING, manifest]))
+        invoke(rbac_event([ROLE, BINDING, manifest]))
 
 
 def test_hostile_objects_smuggled_into_the_previous_manifests_are_not_deleted(scoped):
     kube_proxy = {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "kube-proxy", "namespace": "kube-system"}}
     with pytest.raises(tools.HelmReleaseError, match="refusing the previous Manifests: apps/v1 DaemonSet 'kube-proxy'"):
-        handler.on_event(rbac_event([ROLE, BINDING], request="Update", old=[ROLE, BINDING, kube_proxy]))
+        invoke(rbac_event([ROLE, BINDING], request="Update", old=[ROLE, BINDING, kube_proxy]))
 
 
 def test_what_the_kit_writes_is_accepted():
-    for manifest in [*team_manifests("research-1"), GUARDRAIL, GUARDRAIL_BINDING]:
-        assert handler.manifest_refusal(manifest) is None
+    for env in ("dev", "prod"):
+        for manifest in [*team_manifests("research-1"), *guardrail_manifests(load_config(ROOT / "config" / f"{env}.yaml").config)]:
+            assert handler.manifest_refusal(manifest) is None, manifest["metadata"]["name"]
+
+
+# --- every event is confirmed by CloudFormation (cfn_anchor.py; Stubber, the real CloudFormation model) -----
+
+OTHER_ACCOUNT = STACK_ID.replace("111122223333", "444455556666")
+
+
+@pytest.mark.parametrize(("change", "answer", "message"), [
+    ({"StackId": OTHER_ACCOUNT}, {}, "is in account '444455556666', not this installer's"),
+    ({"StackId": STACK_ID.replace("us-east-1", "eu-west-1")}, {}, "is in region 'eu-west-1'"),
+    ({"StackId": STACK_ID.replace("HyperPod-dev-cluster", "Attacker-stack")}, {}, "is not one of the kit's stacks \\(HyperPod-dev-\\*\\)"),
+    ({"StackId": STACK_ID.replace("HyperPod-dev-", "HyperPod-prod-")}, {}, "is not one of the kit's stacks"),
+    ({"StackId": None}, {}, "StackId None is not a CloudFormation stack id"),
+    ({"LogicalResourceId": None}, {}, "is no CloudFormation request"),
+    ({}, {"status": "CREATE_COMPLETE"}, "Release of .* is CREATE_COMPLETE .*; CloudFormation is not sending a Create"),
+    ({}, {"resource_type": "AWS::S3::Bucket"}, "is a AWS::S3::Bucket, not a Custom::HyperPodHelmRelease"),
+])
+def test_an_event_cloudformation_does_not_confirm_is_refused(scoped, change, answer, message):
+    event = {**release_event(), **change}
+    with pytest.raises(tools.HelmReleaseError, match="refusing the event: .*" + message):
+        invoke(event, **answer)
+
+
+@pytest.mark.parametrize(("request_type", "answer"), [
+    ("Update", {"status": "UPDATE_COMPLETE"}),
+    ("Update", {"physical_id": "hyperpod-eks/kube-system/another"}),
+    ("Delete", {"status": "UPDATE_COMPLETE"}),
+    ("Delete", {"status": "DELETE_IN_PROGRESS", "physical_id": "hyperpod-eks/manifests/team-b",
+                "stack_status": "DELETE_IN_PROGRESS"}),
+])
+def test_a_forged_update_or_delete_of_the_release_or_manifests_is_refused(scoped, request_type, answer):
+    """Report finding R1/A6: a Delete of the release or of manifests that CloudFormation is not deleting."""
+    for event in (release_event(request_type), rbac_event([ROLE, BINDING], request=request_type)):
+        with pytest.raises(tools.HelmReleaseError, match="refusing the event: .*CloudFormation is not sending"):
+            invoke(event, **answer)
+
+
+def test_describe_stack_resource_failing_refuses_the_event(scoped):
+    client = boto3.client("cloudformation", region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="x")
+    stubber = Stubber(client)
+    stubber.add_client_error("describe_stack_resource", service_error_code="ValidationError",
+                             service_message="Stack 'HyperPod-dev-x' does not exist", http_status_code=400)
+    with stubber:
+        with pytest.raises(handler.cfn_anchor.NotAnchored, match="CloudFormation does not confirm Release .* does not exist"):
+            handler.cfn_anchor.confirm(release_event(), SCOPE["Stacks"], "us-east-1", TYPES["Release"], client)
+
+
+def test_the_cleanup_delete_of_a_replaced_copy_is_confirmed_only_during_cleanup(monkeypatch, scoped):
+    """CloudFormation deletes an id it no longer holds only in *_CLEANUP_IN_PROGRESS (the old copy of a
+    replaced resource); anywhere else that shape is forged."""
+    deleted = []
+    monkeypatch.setattr(tools, "write_kubeconfig", lambda workdir, *_: workdir / "kc.json")
+    monkeypatch.setattr(handler, "delete_manifests", lambda manifests, *_: deleted.append(manifests))
+    event = rbac_event([ROLE, BINDING], request="Delete")
+    for stack_status in ("UPDATE_COMPLETE_CLEANUP_IN_PROGRESS", "UPDATE_ROLLBACK_COMPLETE_CLEANUP_IN_PROGRESS"):
+        invoke(event, status="UPDATE_COMPLETE", physical_id="hyperpod-eks/manifests/team-a-2", stack_status=stack_status)
+    assert deleted == [[ROLE, BINDING]] * 2
+    with pytest.raises(tools.HelmReleaseError, match="CloudFormation is not sending a Delete"):
+        invoke(event, status="UPDATE_COMPLETE", physical_id="hyperpod-eks/manifests/team-a-2",
+               stack_status="UPDATE_IN_PROGRESS")
+
+
+# --- manifests: the guardrails are pinned, team sets stay in their team's namespace ----------------------------
+
+DEV = load_config(ROOT / "config" / "dev.yaml").config
+GUARDRAILS = guardrail_manifests(DEV)
+
+
+@pytest.fixture
+def pinned(monkeypatch):
+    """The scope with the dev config's guardrails pinned as the construct writes them; kubectl's apply and
+    delete are recorded (the real kubectl runs in the stand-in API server tests below)."""
+    scope = {**SCOPE, "Manifests": {"guardrails": pin(GUARDRAILS)}}
+    monkeypatch.setenv("INSTALLER_SCOPE", json.dumps(scope))
+    monkeypatch.setenv("AWS_REGION", "us-east-1")
+    calls: dict[str, list[Any]] = {"apply": [], "delete": []}
+    monkeypatch.setattr(tools, "write_kubeconfig", lambda workdir, *_: workdir / "kc.json")
+    monkeypatch.setattr(handler, "wait_for_namespaces", lambda *_args: None)
+    monkeypatch.setattr(handler, "apply_manifests", lambda manifests, *_: calls["apply"].append(manifests))
+    monkeypatch.setattr(handler, "delete_manifests", lambda manifests, *_: calls["delete"].append(manifests))
+    return calls
+
+
+def _named(manifests: list[dict[str, Any]], name: str) -> dict[str, Any]:
+    return next(m for m in manifests if m["metadata"]["name"] == name)
+
+
+def neutered_guardrails() -> list[dict[str, Any]]:
+    """Report findings A1+A2: the kit's own guardrails, switched off."""
+    objects = json.loads(json.dumps(GUARDRAILS))
+    for manifest in objects:
+        if manifest["kind"] == "ValidatingAdmissionPolicyBinding":
+            manifest["spec"]["validationActions"] = ["Deny"]
+            manifest["spec"]["matchResources"]["namespaceSelector"]["matchExpressions"][0]["values"] = ["nowhere"]
+        else:
+            manifest["spec"]["matchConditions"] = [{"name": "never", "expression": "false"}]
+    return objects
+
+
+DENY_EVERYTHING = [  # report finding A3
+    {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+     "metadata": {"name": "hyperpod-kit-x"}, "spec": {"failurePolicy": "Fail", "matchConstraints": {"resourceRules": [
+         {"apiGroups": ["*"], "apiVersions": ["*"], "operations": ["*"], "resources": ["*"]}]},
+         "validations": [{"expression": "false"}]}},
+    {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
+     "metadata": {"name": "hyperpod-kit-x"}, "spec": {"policyName": "hyperpod-kit-x", "validationActions": ["Deny"]}}]
+
+
+@pytest.mark.parametrize(("name", "manifests", "message"), [
+    ("guardrails", "neutered", "the manifests of guardrails are not the ones this installer was built with"),
+    ("guardrails", [*GUARDRAILS, *DENY_EVERYTHING], "not the ones this installer was built with"),
+    ("team-a", [ROLE, BINDING, *DENY_EVERYTHING], "ValidatingAdmissionPolicy//hyperpod-kit-x does not belong to the set of team a"),
+    ("team-a", [ROLE, _with(BINDING, metadata__namespace="hyperpod-ns-b", subjects=[
+        {"kind": "Group", "apiGroup": "rbac.authorization.k8s.io", "name": "hyperpod-team-b"}])],
+     "hyperpod-ns-b/hyperpod-team-a does not belong to the set of team a"),
+    ("kueue", [ROLE, BINDING], "kueue is not a set this installer was built for"),
+])
+def test_manifests_the_installer_was_not_built_for_are_refused(pinned, name, manifests, message):
+    manifests = neutered_guardrails() if manifests == "neutered" else manifests
+    for event in (rbac_event(manifests, name=name), rbac_event(manifests, request="Update", old=manifests, name=name)):
+        with pytest.raises(tools.HelmReleaseError, match=message):
+            invoke(event)
+    assert pinned == {"apply": [], "delete": []}
+
+
+def test_the_pinned_guardrails_are_applied_and_never_deleted_for_anyone(pinned):
+    invoke(rbac_event(GUARDRAILS, name="guardrails"))
+    assert pinned["apply"] == [GUARDRAILS]
+    # Report findings A6/A7: a team set's Delete or Update naming the guardrails is refused ...
+    for event in (rbac_event([ROLE, BINDING, *GUARDRAILS], request="Delete"),
+                  rbac_event([ROLE, BINDING], request="Update", old=[ROLE, BINDING, *GUARDRAILS])):
+        with pytest.raises(tools.HelmReleaseError, match="does not belong to the set of team a"):
+            invoke(event)
+    # ... a Delete whose Name is not the one the confirmed physical id was made from is refused ...
+    forged = {**rbac_event(GUARDRAILS, request="Delete", name="guardrails"), "PhysicalResourceId": "hyperpod-eks/manifests/team-a"}
+    with pytest.raises(tools.HelmReleaseError, match="Name 'guardrails' does not belong to 'hyperpod-eks/manifests/team-a'"):
+        invoke(forged)
+    # ... and even the guardrails' own Delete keeps what the function's scope still wants.
+    result = invoke(rbac_event(GUARDRAILS, request="Delete", name="guardrails"))
+    assert result == {"PhysicalResourceId": "hyperpod-eks/manifests/guardrails"}
+    assert pinned["delete"] == []
+    # A team's own objects go with its set.
+    invoke(rbac_event([ROLE, BINDING], request="Delete"))
+    assert pinned["delete"] == [[ROLE, BINDING]]
+
+
+def test_a_rollback_of_the_pinned_guardrails_is_acknowledged_without_touching_the_cluster(scoped, monkeypatch):
+    monkeypatch.setenv("INSTALLER_SCOPE", json.dumps({**SCOPE, "Manifests": {"guardrails": pin(GUARDRAILS)}}))
+    older = [_with(m, metadata__labels={"old": "yes"}) for m in GUARDRAILS]
+    rollback = rbac_event(older, request="Update", old=GUARDRAILS, name="guardrails")
+    result = invoke(rollback)
+    assert result["PhysicalResourceId"] == "hyperpod-eks/manifests/guardrails"
+    assert "rollback of guardrails acknowledged" in result["Data"]["Skipped"]
+    # The other way round - away from content that is not the pinned one - is no rollback: refused.
+    with pytest.raises(tools.HelmReleaseError, match="not the ones this installer was built with"):
+        invoke(rbac_event(older, request="Update", old=neutered_guardrails(), name="guardrails"))
+
+
+# --- the EKS cluster was replaced: requests for the old one never strand the stack (report finding 4) ------------
+
+def test_requests_for_the_replaced_cluster_are_acknowledged_without_touching_it(scoped):
+    """A rollback Update back to the old cluster, and the cleanup Delete of the old physical id, succeed
+    without touching any cluster (the scoped fixture fails the test if one is reached)."""
+    for kind_event in (release_event("Update", ClusterName="hyperpod-eks-old"),
+                       {**rbac_event([ROLE, BINDING], request="Update", old=[ROLE, BINDING])}):
+        event = json.loads(json.dumps(kind_event))
+        event["ResourceProperties"]["ClusterName"] = "hyperpod-eks-old"
+        event["OldResourceProperties"] = {**event["ResourceProperties"], "ClusterName": "hyperpod-eks"}
+        result = invoke(event)
+        assert result["PhysicalResourceId"] == event["PhysicalResourceId"]
+        assert "is not this installer's (hyperpod-eks); nothing changed" in result["Data"]["Skipped"]
+    cleanup = release_event("Delete", ClusterName="hyperpod-eks-old")
+    cleanup["PhysicalResourceId"] = "hyperpod-eks-old/kube-system/hyperpod-dependencies"
+    assert "nothing changed" in invoke(cleanup, status="UPDATE_COMPLETE", physical_id="hyperpod-eks/kube-system/x",
+                                       stack_status="UPDATE_COMPLETE_CLEANUP_IN_PROGRESS")["Data"]["Skipped"]
+    # A Create, or an Update that does not come from this installer's cluster, is still refused.
+    with pytest.raises(tools.HelmReleaseError, match="ClusterName 'hyperpod-eks-old' is not the cluster"):
+        invoke(release_event("Create", ClusterName="hyperpod-eks-old"))
+    update = release_event("Update", ClusterName="hyperpod-eks-old")
+    update["OldResourceProperties"] = {**update["ResourceProperties"], "ClusterName": "third"}
+    with pytest.raises(tools.HelmReleaseError, match="ClusterName 'hyperpod-eks-old' is not the cluster"):
+        invoke(update)
+
+
+# --- team Role rules and guardrail content, field by field (report findings 3 and A4) --------------------------
+
+@pytest.mark.parametrize(("rule", "message"), [
+    ({"apiGroups": [""], "resources": ["*/exec"], "verbs": ["create"]}, "grants \\['\\*/exec'\\]"),
+    ({"apiGroups": [""], "resources": ["*/token"], "verbs": ["create"]}, "grants \\['\\*/token'\\]"),
+    ({"apiGroups": [""], "resources": ["pods/*"], "verbs": ["get"]}, "grants \\['pods/\\*'\\]"),
+    ({"apiGroups": ["rbac.*"], "resources": ["roles"], "verbs": ["get"]}, "rbac"),
+    ({"apiGroups": [""], "resources": ["pods"], "verbs": ["escalate"]}, "grants \\['escalate'\\]"),
+    ({"apiGroups": [""], "resources": ["pods"], "verbs": ["impersonate"]}, "grants \\['impersonate'\\]"),
+    ({"apiGroups": [""], "resources": ["pods"], "verbs": ["bind"]}, "grants \\['bind'\\]"),
+    ({"apiGroups": [""], "resources": ["pods"], "verbs": ["proxy"]}, "grants \\['proxy'\\]"),
+    ({"apiGroups": [""], "resources": ["pods/portforward"], "verbs": ["create"]}, "pods/portforward"),
+    ({"nonResourceURLs": ["/metrics"], "verbs": ["get"]}, "may hold only .* not \\['nonResourceURLs'\\]"),
+    ({"apiGroups": [""], "resources": "pods", "verbs": ["get"]}, "must be non-empty lists of strings"),
+    ({"apiGroups": [""], "resources": [], "verbs": ["get"]}, "must be non-empty lists of strings"),
+    ({"apiGroups": [""], "resources": ["pods"], "verbs": ["get"], "resourceNames": [1]}, "non-empty lists of strings"),
+])
+def test_team_role_rules_are_checked_field_by_field(rule, message):
+    refusal = handler.manifest_refusal(_with(ROLE, rules=[*ROLE["rules"], rule]))
+    assert refusal is not None and re.search(message, refusal), refusal
+
+
+def test_every_rbac_wildcard_form_kubernetes_matches_is_refused():
+    """ResourceMatches (k8s.io/kubernetes pkg/apis/rbac/v1/evaluation_helpers.go) matches "*" and "*/<sub>";
+    the policy refuses every resource holding a "*"."""
+    for resource in ("*", "*/exec", "*/attach", "*/token", "*/ephemeralcontainers", "pods/*", "*/*"):
+        assert handler.manifest_refusal(_with(ROLE, rules=[{"apiGroups": [""], "resources": [resource],
+                                                            "verbs": ["get"]}]))
+
+
+@pytest.mark.parametrize(("manifest", "message"), [
+    (_with(GUARDRAIL, spec__failurePolicy="Ignore"), "failurePolicy Fail and no paramKind"),
+    (_with(GUARDRAIL, spec__paramKind={"apiVersion": "v1", "kind": "Secret"}), "no paramKind"),
+    (_with(GUARDRAIL_BINDING, spec__validationActions=["Audit"]), "validationActions Deny"),
+    (_with(GUARDRAIL_BINDING, spec__validationActions=["Deny", "Warn"]), "validationActions Deny"),
+    (_with(GUARDRAIL_BINDING, spec__paramRef={"name": "some-secret", "namespace": "kube-system"}), "without paramRef"),
+    (_with(GUARDRAIL_BINDING, spec__policyName="hyperpod-kit-other"), "binds the policy of its own name"),
+])
+def test_guardrail_content_that_fails_open_or_reads_params_is_refused(manifest, message):
+    refusal = handler.manifest_refusal(manifest)
+    assert refusal is not None and message in refusal, refusal
 
 
 # --- the cluster is gone: Delete has nothing to do (botocore Stubber, the real EKS model) --------------------
@@ -537,17 +862,17 @@ def cluster_gone(monkeypatch):
 
 def test_deleting_the_release_of_a_deleted_cluster_succeeds(cluster_gone):
     event = {**release_event("Delete"), "PhysicalResourceId": "hyperpod-eks/kube-system/hyperpod-dependencies"}
-    assert handler.on_event(event) == {"PhysicalResourceId": "hyperpod-eks/kube-system/hyperpod-dependencies"}
+    assert invoke(event) == {"PhysicalResourceId": "hyperpod-eks/kube-system/hyperpod-dependencies"}
 
 
 def test_deleting_manifests_of_a_deleted_cluster_succeeds(cluster_gone):
     event = {**rbac_event([ROLE, BINDING], request="Delete"), "PhysicalResourceId": "hyperpod-eks/manifests/team-a"}
-    assert handler.on_event(event) == {"PhysicalResourceId": "hyperpod-eks/manifests/team-a"}
+    assert invoke(event) == {"PhysicalResourceId": "hyperpod-eks/manifests/team-a"}
 
 
 def test_creating_manifests_on_a_missing_cluster_fails_with_the_reason(cluster_gone):
     with pytest.raises(tools.ClusterGone, match="EKS cluster hyperpod-eks does not exist in us-east-1"):
-        handler.on_event(rbac_event([ROLE, BINDING]))
+        invoke(rbac_event([ROLE, BINDING]))
 
 
 # --- the real kubectl and helm against a local stand-in API server ---------------------------------------------
@@ -678,10 +1003,11 @@ def test_wait_for_deployment_event_is_a_bounded_wait_and_its_delete_does_nothing
     monkeypatch.setattr(tools, "write_kubeconfig", lambda workdir, *_: server.kubeconfig(workdir / "kc.json"))
     props = {"Kind": "WaitForDeployment", "ClusterName": "hyperpod-eks", "Region": "us-east-1",
              "Namespace": "kueue-system", "Name": "kueue-controller-manager", "TimeoutSeconds": "600"}
-    result = handler.on_event({"RequestType": "Create", "ResourceProperties": props})
+    cfn = {"StackId": STACK_ID, "LogicalResourceId": "KueueAvailable"}
+    result = invoke({"RequestType": "Create", "ResourceProperties": props, **cfn})
     assert result == {"PhysicalResourceId": "hyperpod-eks/wait/kueue-system/kueue-controller-manager"}
     server.routes.clear()
-    handler.on_event({"RequestType": "Delete", "ResourceProperties": props, "PhysicalResourceId": "x"})
+    invoke({"RequestType": "Delete", "ResourceProperties": props, "PhysicalResourceId": "x", **cfn})
     assert server.asked == {KUEUE_PATH: 1}
 
 
@@ -789,7 +1115,7 @@ def test_a_create_event_runs_the_whole_path_offline(tmp_path, tools_offline, ser
         return ""
 
     monkeypatch.setattr(tools, "run_tool", run)
-    result = handler.on_event(release_event("Create"))
+    result = invoke(release_event("Create"))
     assert result["PhysicalResourceId"] == "hyperpod-eks/kube-system/hyperpod-dependencies"
     assert result["Data"] == {"ContentSha256": DEFAULT_HELM_CHART_CONTENT_SHA256, "Revision": REVISION,
                               "Vendored": "nvidia-device-plugin,aws-efa-k8s-device-plugin", "Dropped": "cert-manager"}
@@ -900,3 +1226,96 @@ def test_the_handler_needs_nothing_but_the_lambda_runtime():
                 top = name.split(".")[0]
                 assert top in sys.stdlib_module_names or top in siblings | {"boto3", "botocore"}, f"{path.name}: {name}"
 
+
+
+# --- chart downloads end within the budget; the dependency's Chart.yaml is the one helm loads --------------------
+
+class DripServer:
+    """An HTTP server that promises a large body and then sends one byte every `interval` seconds."""
+
+    def __init__(self, interval: float) -> None:
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802 (http.server's name)
+                self.send_response(200)
+                self.send_header("Content-Length", "100000")
+                self.end_headers()
+                try:
+                    while not stop.is_set():
+                        self.wfile.write(b"x")
+                        self.wfile.flush()
+                        stop.wait(interval)
+                except OSError:
+                    pass
+
+            def log_message(self, *_args):
+                pass
+
+        stop = threading.Event()
+        self.stop = stop
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/chart.tgz"
+
+    def close(self) -> None:
+        self.stop.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_a_download_that_trickles_is_stopped_at_its_overall_deadline():
+    """Report finding 8: each read comes well within the socket timeout, so only an overall deadline ends it."""
+    server = DripServer(interval=0.5)
+    started = time.monotonic()
+    try:
+        with pytest.raises(tools.HelmReleaseError, match="download of .* did not finish within 7 s"):
+            chart_source.download(server.url, tools.Budget(12))
+    finally:
+        server.close()
+    assert time.monotonic() - started < 12
+
+
+def packaged(path: Path, entries: list[tuple[str, str]]) -> Path:
+    """A .tgz with the entries in order, as a packaged chart would hold them."""
+    with tarfile.open(path, "w:gz") as tar:
+        for name, text in entries:
+            data = text.encode()
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return path
+
+
+def chart_yaml(version: str) -> str:
+    return f"apiVersion: v2\nname: dep\nversion: {version}\n"
+
+
+@pytest.mark.parametrize("entries", [
+    [("aaa/Chart.yaml", chart_yaml("1.0.0")), ("zzz/Chart.yaml", chart_yaml("6.6.6"))],  # report finding 9
+    [("aaa/Chart.yaml", chart_yaml("1.0.0")), ("zzz/templates/crb.yaml", "kind: ClusterRoleBinding\n")],
+    [("dep/Chart.yaml", chart_yaml("1.0.0")), ("dep/x/../Chart.yaml", chart_yaml("6.6.6"))],
+    [("dep/Chart.yaml", chart_yaml("1.0.0")), ("dep\\Chart.yaml", chart_yaml("6.6.6"))],
+])
+def test_a_dependency_archive_helm_would_read_differently_is_refused(tmp_path, entries):
+    archive = packaged(tmp_path / "dep-1.0.0.tgz", entries)
+    with pytest.raises(tools.HelmReleaseError, match="a packaged chart has one of each"):
+        chart_source._packaged_chart_yaml(archive, "dep")
+
+
+@pytest.mark.parametrize("name", ["dep/Chart.yaml", "dep/sub/../Chart.yaml", "dep\\Chart.yaml"])
+def test_the_checked_chart_yaml_is_the_one_the_layer_s_helm_loads(tmp_path, tools_offline, name):
+    archive = packaged(tmp_path / "dep-6.6.6.tgz", [(name, chart_yaml("6.6.6")), ("dep/values.yaml", "a: 1\n")])
+    ours = yaml.safe_load(chart_source._packaged_chart_yaml(archive, "dep"))
+    shown = yaml.safe_load(subprocess.run([tools.HELM, "show", "chart", str(archive)], capture_output=True, text=True,
+                                          check=True, env=tools.tool_env(tmp_path)).stdout)
+    assert (ours["name"], ours["version"]) == (shown["name"], shown["version"]) == ("dep", "6.6.6")
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-1", "0", "soon"])
+def test_wait_for_deployment_refuses_poll_and_timeout_values_that_are_not_seconds(scoped, value):
+    props = {"Kind": "WaitForDeployment", "ClusterName": "hyperpod-eks", "Region": "us-east-1",
+             "Namespace": "kueue-system", "Name": "kueue-controller-manager"}
+    for key in ("PollSeconds", "TimeoutSeconds"):
+        event = {"RequestType": "Create", "ResourceProperties": {**props, key: value}, "StackId": STACK_ID,
+                 "LogicalResourceId": "KueueAvailable"}
+        with pytest.raises(tools.HelmReleaseError, match=f"{key} '{re.escape(value)}' must be a positive number|starts with '-'"):
+            invoke(event)

@@ -5,25 +5,33 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 
 import pytest
 from aws_cdk import App, Duration, Environment, Stack
 from aws_cdk import aws_eks_v2 as eks
 from aws_cdk.assertions import Match, Template
 
+from cdk_app.app_builder import build_app
+from cdk_app.config.loader import load_config
+from cdk_app.guardrails import guardrail_manifests
 from cdk_app.team_rbac import team_manifests
+from hyperpod_constructs.helm_release_handler.manifest_pins import manifests_sha256, pin
 from hyperpod_constructs.deployment_available import DeploymentAvailable, DeploymentAvailableProps
 from hyperpod_constructs.hyperpod_helm_release import (
     ChartDependencyPin,
     HyperPodHelmRelease,
     HyperPodHelmReleaseProps,
     component_values,
+    release_values,
 )
 from hyperpod_constructs.kubectl_layers import LAYER_MINORS, layer_minor
 from hyperpod_constructs.kubernetes_manifests import KubernetesManifests, KubernetesManifestsProps
 
 REVISION = "a00b22d17ea928a6e39a43bd2efdafe01b1005ea"
 CONTENT = "c23c8e64d6aa4531122dc13b9358b58067140ec36a6a4cad4d6592131bf00931"
+ROOT = Path(__file__).resolve().parent.parent
+GUARDRAILS = tuple(guardrail_manifests(load_config(ROOT / "config" / "dev.yaml").config))
 NVIDIA = ChartDependencyPin("nvidia-device-plugin",
                             "https://nvidia.github.io/k8s-device-plugin/stable/nvidia-device-plugin-0.16.1.tgz", "a7" * 32)
 
@@ -35,7 +43,9 @@ def build(**change) -> tuple[Template, HyperPodHelmRelease]:
     props = HyperPodHelmReleaseProps(cluster=cluster, kubernetes_version="1.33", vpc_id="vpc-0123456789abcdef0",
                                      subnet_ids=("subnet-0000000000000000a", "subnet-0000000000000000b"),
                                      revision=REVISION, content_sha256=CONTENT, dependencies=(NVIDIA,),
-                                     components={"mlflow": True, "nvidia_device_plugin": False})
+                                     components={"mlflow": True, "nvidia_device_plugin": False},
+                                     gpu_device_isolation=True,
+                                     stack_name_prefix="HyperPod-dev-", pinned_manifests={"guardrails": GUARDRAILS})
     release = HyperPodHelmRelease(stack, "Chart", props=dataclasses.replace(props, **change))
     return Template.from_stack(stack), release
 
@@ -49,8 +59,9 @@ RELEASE = {
     "Repository": "aws/sagemaker-hyperpod-cli", "Revision": REVISION, "ContentSha256": CONTENT,
     "Dependencies": json.dumps({NVIDIA.name: {"url": NVIDIA.url, "sha256": NVIDIA.sha256}}, sort_keys=True),
     "ReleaseName": "hyperpod-dependencies", "Namespace": "kube-system",
-    "Values": json.dumps({"mlflow": {"enabled": True}, "nvidia-device-plugin": {"devicePlugin": {"enabled": False}}},
-                         sort_keys=True),
+    "Values": json.dumps({"mlflow": {"enabled": True}, "nvidia-device-plugin": {
+        "devicePlugin": {"enabled": False}, "deviceListStrategy": "volume-mounts",
+        "securityContext": {"privileged": True}}}, sort_keys=True),
 }
 
 
@@ -64,8 +75,46 @@ def test_the_function_is_built_for_exactly_that_release(template):
     """The handler compares each event with INSTALLER_SCOPE; the construct writes the same values to both."""
     [function] = [f for f in template.find_resources("AWS::Lambda::Function").values()
                   if f["Properties"]["Handler"] == "index.on_event"]
-    scope = json.loads(function["Properties"]["Environment"]["Variables"]["INSTALLER_SCOPE"])
-    assert scope == {"ClusterName": "hyperpod-eks", "Release": RELEASE}
+    scope = json.loads(rendered(function["Properties"]["Environment"]["Variables"]["INSTALLER_SCOPE"]))
+    assert scope == {"ClusterName": "hyperpod-eks", "Release": RELEASE,
+                     "Stacks": {"Partition": "aws", "Account": "111122223333", "StackPrefix": "HyperPod-dev-"},
+                     "Manifests": {"guardrails": pin(list(GUARDRAILS))}}
+
+
+def rendered(value: object) -> str:
+    """A template string value as CloudFormation renders it in the aws partition."""
+    if isinstance(value, str):
+        return value
+    separator, parts = value["Fn::Join"]
+    return separator.join("aws" if part == {"Ref": "AWS::Partition"} else rendered(part) for part in parts)
+
+
+def test_installer_may_confirm_events_with_the_kit_s_stacks_only(template):
+    """cfn_anchor.py's calls, on HyperPod-dev-* stacks of this account and region; no wildcard action."""
+    statements = [statement for policy in template.find_resources("AWS::IAM::Policy").values()
+                  for statement in policy["Properties"]["PolicyDocument"]["Statement"]
+                  if "cloudformation:DescribeStackResource" in statement["Action"]]
+    assert [(s["Action"], s["Effect"], rendered(s["Resource"])) for s in statements] == [
+        (["cloudformation:DescribeStackResource", "cloudformation:DescribeStacks"], "Allow",
+         "arn:aws:cloudformation:eu-west-1:111122223333:stack/HyperPod-dev-*/*")]
+
+
+def test_the_pinned_guardrails_are_exactly_what_the_governance_stack_sends(tmp_path):
+    """The digest in the installer's environment (cluster stack) and the Manifests property of the
+    Guardrails resource (governance stack) of the synthesized app: what the handler compares."""
+    context = json.loads((ROOT / "cdk.json").read_text())["context"]
+    app = App(context=context, outdir=str(tmp_path))
+    build_app(app, load_config(ROOT / "config" / "dev.yaml").config)
+    stacks = {stack.stack_name: Template.from_stack(stack) for stack in app.node.children if isinstance(stack, Stack)}
+    [function] = [f for f in stacks["HyperPod-dev-cluster"].find_resources("AWS::Lambda::Function").values()
+                  if "INSTALLER_SCOPE" in f["Properties"].get("Environment", {}).get("Variables", {})]
+    raw = function["Properties"]["Environment"]["Variables"]["INSTALLER_SCOPE"]
+    # The cluster name and partition are references (Fn::Join); the pins are literal.
+    text = "".join(p if isinstance(p, str) else "" for p in raw["Fn::Join"][1])
+    pinned = json.loads(text)["Manifests"]["guardrails"]
+    [guardrails] = [r for r in stacks["HyperPod-dev-governance"].find_resources("Custom::KubernetesManifests").values()
+                    if r["Properties"]["Name"] == "guardrails"]
+    assert manifests_sha256(json.loads(guardrails["Properties"]["Manifests"])) == pinned["Sha256"]
 
 
 def test_installer_has_its_own_group_with_https_egress_only(template):
@@ -126,6 +175,18 @@ def test_component_values_nest_chart_keys():
         "aws-efa-k8s-device-plugin": {"devicePlugin": {"enabled": True}}, "job-auto-restart": {"enabled": False}}
 
 
+def test_gpu_device_isolation_sets_the_device_plugins_strategy_next_to_the_toggles():
+    """On (RELEASE above) adds the strategy; off, the default, leaves the device plugin as the chart has it."""
+    assert release_values({"nvidia_device_plugin": True}, gpu_device_isolation=True) == {"nvidia-device-plugin": {
+        "devicePlugin": {"enabled": True}, "deviceListStrategy": "volume-mounts", "securityContext": {"privileged": True}}}
+    assert release_values({"nvidia_device_plugin": True}, gpu_device_isolation=False) == {
+        "nvidia-device-plugin": {"devicePlugin": {"enabled": True}}}
+    off, _ = build(gpu_device_isolation=False)
+    assert HyperPodHelmReleaseProps.__dataclass_fields__["gpu_device_isolation"].default is False
+    off.has_resource_properties("Custom::HyperPodHelmRelease", {"Values": json.dumps(
+        {"mlflow": {"enabled": True}, "nvidia-device-plugin": {"devicePlugin": {"enabled": False}}}, sort_keys=True)})
+
+
 @pytest.mark.parametrize(("change", "message"), [
     ({"revision": "main"}, "revision must be a full 40-hex commit id, got 'main'"),
     ({"content_sha256": ""}, "content_sha256 must be 64 lower-case hex digits"),
@@ -138,6 +199,10 @@ def test_component_values_nest_chart_keys():
     ({"namespace": "--all-namespaces"}, "namespace must be a Kubernetes namespace name"),
     ({"subnet_ids": ()}, "at least one subnet"),
     ({"components": {"kuberay": True}}, "unknown components \\['kuberay'\\]"),
+    ({"stack_name_prefix": "HyperPod-dev"}, "stack_name_prefix must be a stack name prefix ending in '-'"),
+    ({"stack_name_prefix": "*-"}, "stack_name_prefix must be a stack name prefix"),
+    ({"pinned_manifests": {"guardrails": ({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "x"}},)}},
+     "pinned_manifests guardrails: the installer would refuse v1 Secret"),
 ])
 def test_bad_props_raise(change, message):
     with pytest.raises(ValueError, match=message):

@@ -22,14 +22,21 @@ from node_lists import CPU, M7I_ALLOCATABLE, P5_ALLOCATABLE, SEVEN, kubectl_list
 ROOT = Path(__file__).resolve().parent.parent
 CRD = yaml.safe_load((ROOT / "tests" / "data" / "kubeflow.org_pytorchjobs.yaml").read_text())
 PYTORCHJOB_SCHEMA = next(v for v in CRD["spec"]["versions"] if v["name"] == "v1")["schema"]["openAPIV3Schema"]
+# The MPIJob CRD the pinned chart's MPI operator installs (tests/data/README.md).
+MPI_CRD = yaml.safe_load((ROOT / "tests" / "data" / "kubeflow.org_mpijobs.yaml").read_text())
+MPIJOB_SCHEMA = next(v for v in MPI_CRD["spec"]["versions"] if v["name"] == "v2beta1")["schema"]["openAPIV3Schema"]
 PROD = load_config(ROOT / "config" / "prod.yaml").config
 BASE = JobRequest(team="research-nlp", priority="training", name="llama-ft", image="repo/train:1",
-                  command=("torchrun", "train.py"), nodes=4, efa_per_node=32, topology="required",
+                  command=("torchrun", "train.py"), nodes=3, efa_per_node=32, topology="required",
                   auto_resume=True, max_retries=5)
 
 
 def check_pytorchjob(manifest):
     jsonschema.validate(manifest, PYTORCHJOB_SCHEMA)
+
+
+def check_mpijob(manifest):
+    jsonschema.validate(manifest, MPIJOB_SCHEMA)
 
 
 def test_pytorchjob_carries_queue_priority_topology_and_auto_resume():
@@ -41,7 +48,7 @@ def test_pytorchjob_carries_queue_priority_topology_and_auto_resume():
     assert manifest["metadata"]["annotations"] == {"sagemaker.amazonaws.com/enable-job-auto-resume": "true",
                                                    "sagemaker.amazonaws.com/job-max-retry-count": "5"}
     specs = manifest["spec"]["pytorchReplicaSpecs"]
-    assert specs["Master"]["replicas"] + specs["Worker"]["replicas"] == 4
+    assert specs["Master"]["replicas"] + specs["Worker"]["replicas"] == 3
     for spec in specs.values():
         pod = spec["template"]
         assert pod["metadata"]["annotations"] == {
@@ -58,11 +65,11 @@ def test_schema_checks_catch_a_broken_pytorchjob():
 
 
 def test_batch_job_is_valid_for_the_cluster_kubernetes_version():
-    prod_job = render(PROD, dataclasses.replace(BASE, kind="job", topology="preferred", topology_layer=2))
+    prod_job = render(PROD, dataclasses.replace(BASE, kind="job", topology="preferred", topology_layer=2, auto_resume=False))
     kubernetes_validate.validate(copy.deepcopy(prod_job), PROD.eks.kubernetes_version, strict=True)
     assert prod_job["spec"]["template"]["metadata"]["annotations"] == {
         "kueue.x-k8s.io/podset-preferred-topology": "topology.k8s.aws/network-node-layer-2"}
-    assert prod_job["spec"]["parallelism"] == 4
+    assert prod_job["spec"]["parallelism"] == 3
 
 
 @pytest.mark.parametrize(("change", "message"), [
@@ -70,16 +77,22 @@ def test_batch_job_is_valid_for_the_cluster_kubernetes_version():
     ({"priority": "urgent"}, "--priority 'urgent' is not in the cluster policy"),
     ({"instance_type": "ml.g5.12xlarge"}, "--instance-type 'ml.g5.12xlarge' is not in the cluster"),
     ({"accelerators_per_node": 16}, "--accelerators 16 per node is more than one ml.p5.48xlarge has \\(8\\)"),
-    ({"instance_type": "ml.m7i.4xlarge", "accelerators_per_node": 0}, "--topology: ml.m7i.4xlarge nodes have no topology labels"),
+    ({"instance_type": "ml.m7i.4xlarge", "nodes": 2, "accelerators_per_node": 0}, "--topology: ml.m7i.4xlarge nodes have no topology labels"),
     ({"nodes": 0}, "--nodes must be at least 1"),
     ({"name": "Llama_FT"}, "--name 'Llama_FT' is not a DNS-1035 label"),
     ({"name": "9lives"}, "--name '9lives' is not a DNS-1035 label"),
     ({"name": "a" * 64}, "is not a DNS-1035 label: 1-63"),
     ({"max_retries": -1}, "--max-retries must be 0 or more"),
+    # Input checks of issue 15: more nodes than the config holds, an empty image, a Service name past 63.
+    ({"nodes": 11}, r"--nodes 11: the config's instance groups have 10 ml.p5.48xlarge node\(s\)"),
+    ({"image": ""}, "--image '': give a container image reference"),
+    ({"image": "repo/train:1 "}, r"give a container image reference \(not empty, no spaces\)"),
+    ({"name": "a" * 55}, "is too long: the training operator's master Service would be 'a{55}-master-0' "
+                         "\\(64 characters, at most 63\\)"),
     ({"efa_per_node": 33}, "--efa 33 per node is more than one ml.p5.48xlarge has \\(32\\)"),
     ({"efa_per_node": -1}, "--efa must be 0 or more"),
     ({"accelerators_per_node": -2}, "--accelerators must be 0 or more"),
-    ({"instance_type": "ml.m7i.4xlarge", "topology": None, "efa_per_node": "all"},
+    ({"instance_type": "ml.m7i.4xlarge", "nodes": 2, "topology": None, "efa_per_node": "all"},
      "--efa all: the kit has no documented EFA count for ml.m7i.4xlarge; pass --efa N, or --cluster-nodes"),
 ])
 def test_refusals_name_the_option(change, message):
@@ -122,13 +135,15 @@ def test_cluster_nodes_confirm_the_request_and_give_the_efa_count():
 
 def test_required_topology_must_fit_under_one_network_node():
     # Six healthy p5 nodes, but no layer-3 network node holds more than three of them (nn-3c).
+    # Four GPUs per pod: 4 and 6 pods stay within what research-nlp can reach (24 GPUs).
+    half = dataclasses.replace(BASE, nodes=4, accelerators_per_node=4)
     with pytest.raises(JobSpecError, match="--topology required on layer 3: at most 3 of the nodes in nodes.json that "
                                            "fit share one layer-3 network node \\(nn-3c\\), so --nodes 4 would wait "
                                            "forever; ask for fewer nodes, a lower layer number \\(layer 2 holds 3, "
                                            "layer 1 holds 6\\) or --topology preferred"):
-        render(PROD, BASE, CLUSTER, "nodes.json")
-    render(PROD, dataclasses.replace(BASE, topology_layer=1, nodes=6), CLUSTER, "nodes.json")
-    render(PROD, dataclasses.replace(BASE, topology="preferred", nodes=6), CLUSTER, "nodes.json")
+        render(PROD, half, CLUSTER, "nodes.json")
+    render(PROD, dataclasses.replace(half, topology_layer=1, nodes=6), CLUSTER, "nodes.json")
+    render(PROD, dataclasses.replace(half, topology="preferred", nodes=6), CLUSTER, "nodes.json")
 
 
 def test_efa_all_reads_the_nodes_not_the_table():
@@ -188,7 +203,7 @@ def test_cli_reads_cluster_nodes_and_refuses_bad_options(tmp_path):
     assert all("Traceback" not in r.stderr for r in (too_many, bad_efa, bad_nodes))
 
 
-@pytest.mark.parametrize("kind", ["pytorchjob", "job"])
+@pytest.mark.parametrize("kind", ["pytorchjob", "mpijob", "job"])
 @pytest.mark.parametrize(("instance_type", "topology", "efa"), [
     ("ml.p5.48xlarge", "required", "all"), ("ml.p5.48xlarge", "preferred", 8), ("ml.p5.48xlarge", None, 0),
     ("ml.m7i.4xlarge", None, 0),
@@ -196,12 +211,16 @@ def test_cli_reads_cluster_nodes_and_refuses_bad_options(tmp_path):
 @pytest.mark.parametrize("auto_resume", [True, False])
 def test_every_rendered_manifest_passes_its_schema(kind, instance_type, topology, efa, auto_resume):
     request = dataclasses.replace(BASE, kind=kind, instance_type=instance_type, topology=topology, efa_per_node=efa,
-                                  auto_resume=auto_resume, nodes=1 if instance_type == "ml.m7i.4xlarge" else 3)
+                                  auto_resume=auto_resume and kind == "pytorchjob",
+                                  nodes=1 if instance_type == "ml.m7i.4xlarge" else 3)
     manifest = render(PROD, request, CLUSTER, "nodes.json")
     version = PROD.eks.kubernetes_version
     if kind == "job":
         kubernetes_validate.validate(copy.deepcopy(manifest), version, strict=True)
         templates = [manifest["spec"]["template"]]
+    elif kind == "mpijob":
+        check_mpijob(manifest)
+        templates = [spec["template"] for spec in manifest["spec"]["mpiReplicaSpecs"].values()]
     else:
         check_pytorchjob(manifest)
         templates = [spec["template"] for spec in manifest["spec"]["pytorchReplicaSpecs"].values()]

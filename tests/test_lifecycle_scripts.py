@@ -52,6 +52,52 @@ NODEADM_CONFIG = AL2_TEMPLATE.replace('default_runtime_name = "runc"', 'default_
 OS_RELEASE = {"al2": 'NAME="Amazon Linux"\nVERSION="2"\nID="amzn"\nID_LIKE="centos rhel fedora"\nVERSION_ID="2"\n',
               "al2023": 'NAME="Amazon Linux"\nVERSION="2023"\nID="amzn"\nID_LIKE="fedora"\nVERSION_ID="2023"\n',
               "ubuntu": 'NAME="Ubuntu"\nID=ubuntu\nVERSION_ID="22.04"\n'}
+# /etc/nvidia-container-runtime/config.toml as the toolkit writes it by default (`nvidia-ctk config default`;
+# NVIDIA/nvidia-container-toolkit, internal/config/toml_test.go "defaultConfig"), on AL2 and AL2023 alike.
+TOOLKIT_DEFAULT = """#accept-nvidia-visible-devices-as-volume-mounts = false
+#accept-nvidia-visible-devices-envvar-when-unprivileged = true
+disable-require = false
+supported-driver-capabilities = "compat32,compute,display,graphics,ngx,utility,video"
+#swarm-resource = "DOCKER_RESOURCE_GPU"
+
+[nvidia-container-cli]
+#debug = "/var/log/nvidia-container-toolkit.log"
+environment = []
+#ldcache = "/etc/ld.so.cache"
+ldconfig = "@/sbin/ldconfig"
+load-kmods = true
+#no-cgroups = false
+#path = "/usr/bin/nvidia-container-cli"
+#root = "/run/nvidia/driver"
+#user = "root:video"
+
+[nvidia-container-runtime]
+#debug = "/var/log/nvidia-container-runtime.log"
+log-level = "info"
+mode = "auto"
+runtimes = ["docker-runc", "runc"]
+
+[nvidia-container-runtime.modes]
+
+[nvidia-container-runtime.modes.cdi]
+annotation-prefixes = ["cdi.k8s.io/"]
+default-kind = "nvidia.com/gpu"
+spec-dirs = ["/etc/cdi", "/var/run/cdi"]
+
+[nvidia-container-runtime.modes.csv]
+mount-spec-path = "/etc/nvidia-container-runtime/host-files-for-container.d"
+
+[nvidia-container-runtime-hook]
+path = "nvidia-container-runtime-hook"
+skip-mode-detection = false
+
+[nvidia-ctk]
+path = "nvidia-ctk"
+"""
+TOOLKIT_CONFIG = "etc/nvidia-container-runtime/config.toml"
+# The toolkit's names for the two settings (its Config struct's toml tags, as in the default above).
+VOLUME_MOUNTS = "accept-nvidia-visible-devices-as-volume-mounts"
+ENVVAR_UNPRIVILEGED = "accept-nvidia-visible-devices-envvar-when-unprivileged"
 DATA_ROOT = "/opt/sagemaker/containerd/data-root"
 DROP_IN = "etc/systemd/system/containerd.service.d/90-hyperpod-kit-data-root.conf"
 
@@ -74,7 +120,7 @@ def test_every_script_on_create_runs_is_uploaded():
     for step in list(called):
         called |= {str((Path(step).parent / m).as_posix()).replace("steps/../", "")
                    for m in re.findall(r'\$SCRIPT_DIR/([\w./-]+\.sh)', (SCRIPTS / step).read_text())}
-    assert {"lib/common.sh", "steps/data_roots.sh", "steps/extra_packages.sh"} <= called
+    assert {"lib/common.sh", "steps/gpu_device_isolation.sh", "steps/data_roots.sh", "steps/extra_packages.sh"} <= called
     sync = load_handler("scripts_sync_handler")
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
@@ -87,11 +133,15 @@ def test_every_script_on_create_runs_is_uploaded():
 
 
 def make_node(tmp_path: Path, layout: str = "al2023", running: tuple[str, ...] = (),
-              bootstrapped: bool = False) -> tuple[Path, Path, Path]:
+              bootstrapped: bool = False, toolkit: str | None = None) -> tuple[Path, Path, Path]:
     """A fake root with what an EKS node image of `layout` has, the stand-ins on PATH, /opt/sagemaker mounted.
-    bootstrapped (AL2): bootstrap.sh already rendered /etc/containerd/config.toml."""
+    bootstrapped (AL2): bootstrap.sh already rendered /etc/containerd/config.toml. toolkit: the NVIDIA
+    container toolkit's config.toml of a GPU node; None: a node without the toolkit (CPU, Trainium)."""
     root = tmp_path / "root"
     (root / "etc").mkdir(parents=True)
+    if toolkit is not None:
+        (root / TOOLKIT_CONFIG).parent.mkdir(parents=True)
+        (root / TOOLKIT_CONFIG).write_text(toolkit)
     (root / "etc/os-release").write_text(OS_RELEASE[layout])
     if layout == "al2":
         (root / "etc/eks/containerd").mkdir(parents=True)
@@ -123,6 +173,10 @@ def make_node(tmp_path: Path, layout: str = "al2023", running: tuple[str, ...] =
 @pytest.fixture
 def node(tmp_path):
     return make_node(tmp_path)
+
+
+# provisioning.env with the opt-in node-level GPU isolation switched on (the other settings at their defaults).
+ISOLATION_ON = "GPU_DEVICE_ISOLATION=true\n"
 
 
 def run(node, settings: str | None = None, **env: str) -> subprocess.CompletedProcess:
@@ -325,3 +379,105 @@ def test_move_data_roots_off_leaves_the_node_alone(node):
     assert result.returncode == 0, result.stdout
     assert calls(root) == []
     assert (root / "etc/containerd/config.toml").read_text() == NODEADM_CONFIG
+
+
+# --- GPU device isolation ---------------------------------------------------------------------------------
+
+def without_device_keys(text: str) -> dict:
+    data = tomllib.loads(text)
+    data.pop(VOLUME_MOUNTS, None)
+    data.pop(ENVVAR_UNPRIVILEGED, None)
+    return data
+
+
+# The default of older toolkits (1.x before nvidia-ctk: the keys after disable-require), the keys absent, and
+# the keys set to the permissive values outright.
+OLDER_TOOLKIT = """disable-require = false
+#swarm-resource = "DOCKER_RESOURCE_GPU"
+#accept-nvidia-visible-devices-envvar-when-unprivileged = true
+#accept-nvidia-visible-devices-as-volume-mounts = false
+
+[nvidia-container-cli]
+#root = "/run/nvidia/driver"
+environment = []
+load-kmods = true
+ldconfig = "@/sbin/ldconfig"
+
+[nvidia-container-runtime]
+#debug = "/var/log/nvidia-container-runtime.log"
+"""
+ABSENT = "\n".join(line for line in TOOLKIT_DEFAULT.splitlines() if "accept-nvidia" not in line) + "\n"
+PERMISSIVE = TOOLKIT_DEFAULT.replace(f"#{VOLUME_MOUNTS} = false", f"{VOLUME_MOUNTS} = false").replace(
+    f"#{ENVVAR_UNPRIVILEGED} = true", f"{ENVVAR_UNPRIVILEGED} = true")
+
+
+@pytest.mark.parametrize("layout", ["al2", "al2023"])
+@pytest.mark.parametrize("toolkit", [TOOLKIT_DEFAULT, OLDER_TOOLKIT, ABSENT, PERMISSIVE],
+                         ids=["default", "older-toolkit", "keys-absent", "keys-permissive"])
+def test_gpu_node_toolkit_takes_devices_from_the_plugins_mounts_only(tmp_path, layout, toolkit):
+    """Both settings land as top-level keys (tomllib's reading, not a text search), every other setting
+    stays, and nothing is restarted: the toolkit reads the file at each container start."""
+    node = make_node(tmp_path, layout, running=("containerd",), bootstrapped=layout == "al2", toolkit=toolkit)
+    root = node[0]
+    result = run(node, ISOLATION_ON)
+    assert result.returncode == 0, result.stdout + result.stderr
+    written = (root / TOOLKIT_CONFIG).read_text()
+    config = tomllib.loads(written)
+    assert config[VOLUME_MOUNTS] is True and config[ENVVAR_UNPRIVILEGED] is False
+    assert without_device_keys(written) == without_device_keys(toolkit), "every other setting stays"
+    assert [line for line in written.splitlines() if "accept-nvidia" in line] == [
+        line for line in written.splitlines() if line.startswith("accept-nvidia")], "no stale commented copy"
+    log = (root / "var/log/provision/provisioning.log").read_text()
+    assert "GPUs from the device plugin's mounts only" in log
+    assert log.index("step 'GPU device isolation': done") < log.index("step 'data roots on the secondary volume': start")
+    # Only data_roots' own calls: the step restarts nothing.
+    expected = {"al2": ["systemctl is-active --quiet containerd", "systemctl stop containerd",
+                        "systemctl start containerd", "systemctl is-active --quiet kubelet"],
+                "al2023": ["systemctl is-active --quiet containerd", "systemctl stop containerd",
+                           "systemctl daemon-reload", "systemctl start containerd",
+                           "systemctl is-active --quiet kubelet"]}[layout]
+    assert calls(root) == expected
+
+
+@pytest.mark.parametrize("layout", ["al2", "al2023"])
+def test_gpu_isolation_second_run_changes_nothing(tmp_path, layout):
+    node = make_node(tmp_path, layout, toolkit=TOOLKIT_DEFAULT)
+    root = node[0]
+    assert run(node, ISOLATION_ON).returncode == 0
+    before, calls_before = tree(root), calls(root)
+    second = run(node, ISOLATION_ON)
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert tree(root) == before and calls(root) == calls_before
+    assert "the NVIDIA container toolkit already takes GPUs from the device plugin's mounts only" in second.stdout
+
+
+def test_node_without_the_toolkit_is_left_alone(node):
+    """CPU and Trainium nodes: no toolkit config, nothing written, the run goes on."""
+    root = node[0]
+    result = run(node, ISOLATION_ON)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "no /etc/nvidia-container-runtime/config.toml: no NVIDIA container toolkit on this node" in result.stdout
+    assert not (root / "etc/nvidia-container-runtime").exists()
+
+
+@pytest.mark.parametrize("flag", [True, False])
+def test_gpu_device_isolation_follows_the_config(tmp_path, flag):
+    """The config's hyperpod.lifecycle.gpu_device_isolation, through the provisioning.env the kit writes."""
+    node = make_node(tmp_path, "al2023", toolkit=TOOLKIT_DEFAULT)
+    root = node[0]
+    config = tmp_path / "dev.yaml"
+    config.write_text((ROOT / "config" / "dev.yaml").read_text().replace(
+        "hyperpod:\n", f"hyperpod:\n  lifecycle:\n    gpu_device_isolation: {str(flag).lower()}\n", 1))
+    result = run(node, provisioning_env(load_config(config).config))
+    assert result.returncode == 0, result.stdout + result.stderr
+    if flag:
+        assert tomllib.loads((root / TOOLKIT_CONFIG).read_text())[ENVVAR_UNPRIVILEGED] is False
+    else:
+        assert (root / TOOLKIT_CONFIG).read_text() == TOOLKIT_DEFAULT
+        assert "GPU_DEVICE_ISOLATION=false: the NVIDIA container toolkit keeps the node image's settings" in result.stdout
+
+
+def test_gpu_device_isolation_is_off_by_default():
+    """Off until the health monitoring agent is known to keep its GPU access under it (README)."""
+    config = load_config(ROOT / "config" / "dev.yaml").config
+    assert "GPU_DEVICE_ISOLATION=false\n" in provisioning_env(config)

@@ -117,6 +117,20 @@ def test_drift_and_quotas_made_outside_the_kit():
     assert by_code["HPK605"].path == "task_governance.addon_version"
 
 
+def test_a_renamed_instance_group_is_an_error_naming_the_deployed_group_and_its_nodes():
+    """Before: only 'gpu-x does not exist on the deployed cluster (deploy the cluster stack)', a warning."""
+    loaded = load_config_text(DEV_TEXT.replace("- name: gpu-workers", "- name: gpu-x"))
+    sm, eks = clients()
+    stub_account(sm, eks, quotas_pages=IN_SYNC)
+    result = compare(loaded.config, loaded.source, gather(loaded.config, sm, eks))
+    found = [f for f in result.findings if f.code == "HPK602"]
+    deleted, = [f for f in found if f.severity.value == "error"]
+    assert "instance group 'gpu-workers' (4 x ml.g5.12xlarge nodes) is not in the config: a deploy deletes it" \
+        in deleted.message
+    created, = [f for f in found if f.severity.value == "warning"]
+    assert "a rename deletes the old group's nodes" in created.hint and "deploy the cluster stack" not in created.hint
+
+
 @pytest.mark.parametrize(("code", "operation", "message"), [
     ("AccessDeniedException", "describe_cluster", "not allowed to call sagemaker:DescribeCluster"),
     ("ThrottlingException", "describe_cluster", "sagemaker:DescribeCluster was throttled 6 times"),
@@ -228,12 +242,31 @@ def test_new_vpc_cidr_is_refused():
     assert "VpcConfig" in found["HPK608"].message
 
 
-def test_dropped_zone_is_refused_an_appended_one_is_not():
+def test_cluster_zones_are_compared_with_cluster_zone_ids_in_order():
+    """The HyperPod cluster's VpcConfig (create-only) is built from network.cluster_zone_ids, in order."""
     found = shape_findings(zones=("use1-az4", "use1-az2"))
+    assert list(found) == ["HPK609"] and found["HPK609"].path == "network.cluster_zone_ids"
+    assert "subnets are in use1-az4, use1-az2, the config makes them use1-az4, use1-az6" in found["HPK609"].message
+    assert found["HPK609"].hint == "record network.cluster_zone_ids: [use1-az4, use1-az2] (in this order)"
+    assert list(shape_findings(zones=("use1-az6", "use1-az4"))) == ["HPK609"]  # reordered
+
+
+def test_a_cluster_zone_dropped_but_still_listed_in_availability_zones_is_refused():
+    text = DEV_TEXT.replace("availability_zone_ids: [use1-az4, use1-az6]",
+                            "availability_zone_ids: [use1-az4, use1-az6, use1-az2]").replace(
+        "cluster_zone_ids: [use1-az4, use1-az6]", "cluster_zone_ids: [use1-az4, use1-az2]")
+    found = shape_findings(text)
     assert list(found) == ["HPK609"]
-    assert "use1-az2 is no longer listed" in found["HPK609"].message
-    assert found["HPK609"].path == "availability_zone_ids"
-    assert shape_findings(zones=("use1-az4", "use1-az4")) == {}
+    assert shape_findings(text.replace("cluster_zone_ids: [use1-az4, use1-az2]",
+                                       "cluster_zone_ids: [use1-az4, use1-az6]")) == {}  # zone appended
+
+
+def test_unrecorded_cluster_zones_follow_the_first_two_zones():
+    text = DEV_TEXT.replace("  cluster_zone_ids: [use1-az4, use1-az6]\n", "").replace(
+        "availability_zone_ids: [use1-az4, use1-az6]", "availability_zone_ids: [use1-az2, use1-az4, use1-az6]")
+    found = shape_findings(text)
+    assert list(found) == ["HPK609"] and found["HPK609"].path == "availability_zone_ids"
+    assert "not recorded" in found["HPK609"].message
 
 
 @pytest.mark.parametrize(("deployed", "message"), [

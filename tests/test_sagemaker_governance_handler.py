@@ -6,6 +6,9 @@ reach CloudFormation with the id on_event returned)."""
 
 from __future__ import annotations
 
+import socket
+import time
+
 import boto3
 import pytest
 from botocore.stub import ANY, Stubber
@@ -36,15 +39,21 @@ def sagemaker():
         stub.assert_no_pending_responses()
 
 
+STACK_ID = "arn:aws:cloudformation:us-west-2:111122223333:stack/HyperPod-prod-governance/5b6c8a70-a8f1-11ef-9f1c-0a1b2c3d4e5f"
+OWNED = [{"Key": "hyperpod-kit:cloudformation-stack-id", "Value": STACK_ID},
+         {"Key": "hyperpod-kit:cloudformation-logical-id", "Value": "ClusterPolicy"}]
+
+
 def event(request, params, kind="ClusterSchedulerConfig", **extra):
     return {"RequestType": request, "ResourceProperties": {"Kind": kind, "Region": "us-west-2", "Parameters": params},
-            **extra}
+            "StackId": STACK_ID, "LogicalResourceId": "ClusterPolicy", **extra}
 
 
 def describe_policy(status, version=1, reason=None):
     response = {"ClusterSchedulerConfigArn": f"arn:aws:sagemaker:us-west-2:111122223333:cluster-scheduler-config/{POLICY_ID}",
                 "ClusterSchedulerConfigId": POLICY_ID, "Name": "hyperpod-prod-policy",
-                "ClusterSchedulerConfigVersion": version, "Status": status, "CreationTime": "2026-11-21T00:00:00Z"}
+                "ClusterSchedulerConfigVersion": version, "Status": status, "CreationTime": "2026-11-21T00:00:00Z",
+                "ClusterArn": CLUSTER}
     if reason:
         response["FailureReason"] = reason
     return response
@@ -62,13 +71,13 @@ class Context:
 
 POLICY_ARN = f"arn:aws:sagemaker:us-west-2:111122223333:cluster-scheduler-config/{POLICY_ID}"
 QUOTA_ARN = f"arn:aws:sagemaker:us-west-2:111122223333:compute-quota/{QUOTA_ID}"
-ANY_POLICY = {"Name": ANY, "ClusterArn": ANY, "SchedulerConfig": ANY}
+ANY_POLICY = {"Name": ANY, "ClusterArn": ANY, "SchedulerConfig": ANY, "Tags": OWNED}
 
 
 def describe_quota(status, version=1, reason=None, team="team-a"):
     response = {"ComputeQuotaArn": QUOTA_ARN, "ComputeQuotaId": QUOTA_ID, "Name": f"hyperpod-prod-{team}",
                 "ComputeQuotaVersion": version, "Status": status, "ComputeQuotaTarget": {"TeamName": team},
-                "ActivationState": "Enabled", "CreationTime": "2026-11-21T00:00:00Z"}
+                "ActivationState": "Enabled", "CreationTime": "2026-11-21T00:00:00Z", "ClusterArn": CLUSTER}
     if reason:
         response["FailureReason"] = reason
     return response
@@ -103,7 +112,8 @@ def test_create_returns_the_id_at_once_and_completes_when_created(sagemaker):
         {"Name": "inference", "Weight": 90}, {"Name": "training", "Weight": 50}]}}
     no_namesake(stub)
     stub.add_response("create_cluster_scheduler_config",
-                      {"ClusterSchedulerConfigArn": POLICY_ARN, "ClusterSchedulerConfigId": POLICY_ID}, typed)
+                      {"ClusterSchedulerConfigArn": POLICY_ARN, "ClusterSchedulerConfigId": POLICY_ID},
+                      {**typed, "Tags": OWNED})
     result = handler.on_event(event("Create", POLICY_PARAMS), Context(300), client=client)
     assert result == {"PhysicalResourceId": POLICY_ID, "Data": {"Id": POLICY_ID, "Arn": POLICY_ARN}}
     answers = complete(client, stub, "Create", ["Creating", "Created"], data=result["Data"])
@@ -150,7 +160,7 @@ def test_timeout_mid_create_leaves_the_id_with_cloudformation_and_rollback_delet
 
 
 ANY_PARAMS_QUOTA_A = {"Name": ANY, "ClusterArn": ANY, "ActivationState": ANY, "ComputeQuotaConfig": ANY,
-                      "ComputeQuotaTarget": {"TeamName": "team-a", "FairShareWeight": 10}}
+                      "ComputeQuotaTarget": {"TeamName": "team-a", "FairShareWeight": 10}, "Tags": OWNED}
 
 
 def test_update_waits_for_the_new_version_not_the_old_created_status(sagemaker):
@@ -177,8 +187,11 @@ def test_failed_update_raises_with_the_reason(sagemaker):
 
 def test_team_rename_creates_a_new_quota(sagemaker):
     client, stub = sagemaker
-    renamed = {**QUOTA_PARAMS, "ComputeQuotaTarget": {"TeamName": "team-b", "FairShareWeight": "10"}}
-    no_namesake(stub, "ComputeQuota", "hyperpod-prod-team-a")
+    renamed = {**QUOTA_PARAMS, "Name": "hyperpod-prod-team-b",
+               "ComputeQuotaTarget": {"TeamName": "team-b", "FairShareWeight": "10"}}
+    stub.add_response("describe_compute_quota", {**describe_quota("Created"), "ComputeQuotaId": "oldquota0001"},
+                      {"ComputeQuotaId": "oldquota0001"})
+    no_namesake(stub, "ComputeQuota", "hyperpod-prod-team-b")
     stub.add_response("create_compute_quota", {"ComputeQuotaArn": QUOTA_ARN, "ComputeQuotaId": QUOTA_ID},
                       ANY_PARAMS_QUOTA)
     result = handler.on_event(event("Update", renamed, kind="ComputeQuota", PhysicalResourceId="oldquota0001",
@@ -188,7 +201,7 @@ def test_team_rename_creates_a_new_quota(sagemaker):
 
 
 ANY_PARAMS_QUOTA = {"Name": ANY, "ClusterArn": ANY, "ActivationState": ANY, "ComputeQuotaConfig": ANY,
-                    "ComputeQuotaTarget": {"TeamName": "team-b", "FairShareWeight": 10}}
+                    "ComputeQuotaTarget": {"TeamName": "team-b", "FairShareWeight": 10}, "Tags": OWNED}
 
 
 def test_resource_deleted_outside_cloudformation_fails_the_wait(sagemaker):
@@ -257,14 +270,16 @@ def summary(status, name="hyperpod-prod-policy", resource_id=POLICY_ID, version=
 
 
 def test_create_takes_over_a_stranded_namesake_instead_of_colliding(sagemaker):
-    """A policy an older handler created without reporting its id: same name on the same cluster (the
-    second page of the listing), settled. It is updated to the config and becomes the resource."""
+    """A policy this same resource created without its id reaching CloudFormation: same name on the same
+    cluster (the second page of the listing), settled, tagged with this stack and logical id. It is
+    updated to the config and becomes the resource."""
     client, stub = sagemaker
     stub.add_response("list_cluster_scheduler_configs", {
         "ClusterSchedulerConfigSummaries": [summary("Created", name="hyperpod-prod-policy-old", resource_id="other0000001")],
         "NextToken": "p2"}, {"ClusterArn": CLUSTER, "NameContains": "hyperpod-prod-policy"})
     stub.add_response("list_cluster_scheduler_configs", {"ClusterSchedulerConfigSummaries": [summary("Created")]},
                       {"ClusterArn": CLUSTER, "NameContains": "hyperpod-prod-policy", "NextToken": "p2"})
+    stub.add_response("list_tags", {"Tags": OWNED}, {"ResourceArn": POLICY_ARN})
     stub.add_response("describe_cluster_scheduler_config", describe_policy("Created", version=2),
                       {"ClusterSchedulerConfigId": POLICY_ID})
     stub.add_response("update_cluster_scheduler_config",
@@ -282,6 +297,7 @@ def test_create_with_a_failed_or_busy_namesake_fails_saying_what_to_do(sagemaker
     client, stub = sagemaker
     stub.add_response("list_cluster_scheduler_configs", {"ClusterSchedulerConfigSummaries": [summary(status)]},
                       {"ClusterArn": CLUSTER, "NameContains": "hyperpod-prod-policy"})
+    stub.add_response("list_tags", {"Tags": OWNED}, {"ResourceArn": POLICY_ARN})
     if status == "CreateFailed":
         stub.add_response("delete_cluster_scheduler_config", {}, {"ClusterSchedulerConfigId": POLICY_ID})
     with pytest.raises(handler.GovernanceError, match=message):
@@ -298,3 +314,167 @@ def test_update_with_unchanged_parameters_sends_nothing(sagemaker):
     assert result == {"PhysicalResourceId": POLICY_ID, "Data": {"Id": POLICY_ID, "Arn": POLICY_ARN}}
     assert complete(client, stub, "Update", [("Updated", 5)], data=result["Data"]) == [
         {"IsComplete": True, "Data": {"Version": "5"}}]
+
+
+# --- report findings 5, 6, 10, 11, 13 ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("tags", "owner"), [
+    ([{"Key": "hyperpod-kit:cloudformation-stack-id", "Value": STACK_ID.replace("HyperPod-prod", "HyperPod-dev")},
+      {"Key": "hyperpod-kit:cloudformation-logical-id", "Value": "ClusterPolicy"}],
+     "made by ClusterPolicy of arn:aws:cloudformation:us-west-2:111122223333:stack/HyperPod-dev-governance/"),
+    ([{"Key": "hyperpod-kit:cloudformation-stack-id", "Value": STACK_ID},
+      {"Key": "hyperpod-kit:cloudformation-logical-id", "Value": "QuotaTeamB"}], "made by QuotaTeamB of"),
+    ([{"Key": "team", "Value": "a"}], "made outside this kit \\(it has no hyperpod-kit tags\\)"),
+])
+def test_a_namesake_another_stack_or_resource_made_is_not_taken_over(sagemaker, tags, owner):
+    """Another environment on the same HyperPod cluster (or another resource of this stack, or a hand-made
+    policy) owns the name: the deploy fails naming it; nothing is updated or deleted."""
+    client, stub = sagemaker
+    stub.add_response("list_cluster_scheduler_configs", {"ClusterSchedulerConfigSummaries": [summary("Created")]},
+                      {"ClusterArn": CLUSTER, "NameContains": "hyperpod-prod-policy"})
+    stub.add_response("list_tags", {"Tags": tags}, {"ResourceArn": POLICY_ARN})
+    with pytest.raises(handler.GovernanceError, match=f"'hyperpod-prod-policy' already exists on the cluster "
+                                                      f"\\({POLICY_ID}, Created\\), {owner}.*not by ClusterPolicy of "
+                                                      "this stack; it is not taken over"):
+        handler.on_event(event("Create", POLICY_PARAMS), Context(300), client=client)
+
+
+def test_a_rollback_update_while_the_forward_update_is_still_running_waits_instead_of_conflicting(sagemaker):
+    """The forward update's wait failed while SageMaker was still Updating; CloudFormation's rollback Update
+    (back to the old parameters) comes at once. on_event sends nothing; the completion check sends the
+    update once the quota has settled and is done when the live quota holds the old parameters."""
+    client, stub = sagemaker
+    new = {**QUOTA_PARAMS, "ComputeQuotaTarget": {"TeamName": "team-a", "FairShareWeight": "20"}}
+    rollback = event("Update", QUOTA_PARAMS, kind="ComputeQuota", PhysicalResourceId=QUOTA_ID,
+                     OldResourceProperties={"Parameters": new})
+    stub.add_response("describe_compute_quota", describe_quota("Updating", version=2), {"ComputeQuotaId": QUOTA_ID})
+    result = handler.on_event(rollback, Context(300), client=client)
+    assert result == {"PhysicalResourceId": QUOTA_ID, "Data": {"Id": QUOTA_ID, "Arn": QUOTA_ARN, "Pending": "2"}}
+    polled = {**rollback, "Data": result["Data"]}
+    applied = {**describe_quota("Updated", version=2), "ComputeQuotaTarget": {"TeamName": "team-a", "FairShareWeight": 20}}
+    reverted = {**describe_quota("Updated", version=3), "ComputeQuotaTarget": {"TeamName": "team-a", "FairShareWeight": 10},
+                "ActivationState": "Enabled",
+                "ComputeQuotaConfig": {"ComputeQuotaResources": [{"InstanceType": "ml.p5.48xlarge", "Count": 2}],
+                                       "ResourceSharingConfig": {"Strategy": "LendAndBorrow", "BorrowLimit": 50},
+                                       "PreemptTeamTasks": "LowerPriority"}}
+    stub.add_response("describe_compute_quota", describe_quota("Updating", version=2), {"ComputeQuotaId": QUOTA_ID})
+    stub.add_response("describe_compute_quota", applied, {"ComputeQuotaId": QUOTA_ID})
+    stub.add_response("update_compute_quota", {"ComputeQuotaArn": QUOTA_ARN, "ComputeQuotaVersion": 3},
+                      {"ComputeQuotaId": QUOTA_ID, "TargetVersion": 2, "ActivationState": "Enabled",
+                       "ComputeQuotaConfig": ANY, "ComputeQuotaTarget": {"TeamName": "team-a", "FairShareWeight": 10}})
+    stub.add_response("describe_compute_quota", describe_quota("Updating", version=3), {"ComputeQuotaId": QUOTA_ID})
+    stub.add_response("describe_compute_quota", reverted, {"ComputeQuotaId": QUOTA_ID})
+    answers = [handler.is_complete(polled, Context(60), client=client) for _ in range(4)]
+    assert answers == [{"IsComplete": False}] * 3 + [{"IsComplete": True, "Data": {"Version": "3"}}]
+
+
+@pytest.mark.parametrize(("status", "version"), [("UpdateFailed", 3), ("Updated", 4)])
+def test_a_deferred_update_that_does_not_take_fails_instead_of_resending_until_the_timeout(sagemaker, status, version):
+    client, stub = sagemaker
+    pending = event("Update", QUOTA_PARAMS, kind="ComputeQuota", PhysicalResourceId=QUOTA_ID,
+                    OldResourceProperties={"Parameters": QUOTA_PARAMS}, Data={"Pending": "2"})
+    stub.add_response("describe_compute_quota", describe_quota(status, version=version, reason="quota too large"),
+                      {"ComputeQuotaId": QUOTA_ID})
+    with pytest.raises(handler.GovernanceError, match=f"is {status} at version {version} without the requested "
+                                                      "values: quota too large"):
+        handler.is_complete(pending, Context(60), client=client)
+
+
+def test_an_update_that_meets_a_conflict_is_left_to_the_completion_check(sagemaker):
+    client, stub = sagemaker
+    new = {**POLICY_PARAMS, "SchedulerConfig": {**POLICY_PARAMS["SchedulerConfig"], "FairShare": "Disabled"}}
+    stub.add_response("describe_cluster_scheduler_config", describe_policy("Updated", version=3),
+                      {"ClusterSchedulerConfigId": POLICY_ID})
+    stub.add_client_error("update_cluster_scheduler_config", service_error_code="ConflictException",
+                          service_message="The cluster policy is being updated", http_status_code=409)
+    result = handler.on_event(event("Update", new, PhysicalResourceId=POLICY_ID,
+                                    OldResourceProperties={"Parameters": POLICY_PARAMS}), Context(300), client=client)
+    assert result["Data"]["Pending"] == "3"
+
+
+@pytest.mark.parametrize(("code", "status"), [("ThrottlingException", 400), ("InternalFailure", 500),
+                                              ("ServiceUnavailable", 503)])
+def test_a_transient_error_makes_the_completion_check_ask_again(sagemaker, code, status):
+    client, stub = sagemaker
+    stub.add_client_error("describe_compute_quota", service_error_code=code, http_status_code=status,
+                          expected_params={"ComputeQuotaId": QUOTA_ID})
+    assert handler.is_complete(event("Update", QUOTA_PARAMS, kind="ComputeQuota", PhysicalResourceId=QUOTA_ID,
+                                     Data={"Version": "2"}), Context(60), client=client) == {"IsComplete": False}
+
+
+def test_a_lasting_error_still_fails_the_completion_check(sagemaker):
+    client, stub = sagemaker
+    stub.add_client_error("describe_compute_quota", service_error_code="AccessDeniedException", http_status_code=400,
+                          service_message="not authorized", expected_params={"ComputeQuotaId": QUOTA_ID})
+    with pytest.raises(handler.GovernanceError, match="DescribeComputeQuota abcdefghij02 failed: .*not authorized"):
+        handler.is_complete(event("Update", QUOTA_PARAMS, kind="ComputeQuota", PhysicalResourceId=QUOTA_ID),
+                            Context(60), client=client)
+
+
+@pytest.mark.parametrize("status", ["DeleteRollbackFailed", "DeleteFailed"])
+def test_a_deletion_that_ended_without_deleting_fails_with_the_reason(sagemaker, status):
+    client, stub = sagemaker
+    with pytest.raises(handler.GovernanceError, match=f"is {status}: workloads still admitted"):
+        complete(client, stub, "Delete", [(status, 2, "workloads still admitted")], kind="ComputeQuota")
+
+
+def test_a_team_change_under_the_same_name_is_refused_and_its_rollback_updates_in_place(sagemaker):
+    """TeamName is create-only (CloudFormation's schema): the quota cannot move to another team in place,
+    and a new one cannot have the old one's name while it exists. The rollback that follows finds the
+    live quota still on team-a and updates it in place."""
+    client, stub = sagemaker
+    moved = {**QUOTA_PARAMS, "ComputeQuotaTarget": {"TeamName": "team-b", "FairShareWeight": "10"}}
+    forward = event("Update", moved, kind="ComputeQuota", PhysicalResourceId=QUOTA_ID,
+                    OldResourceProperties={"Parameters": QUOTA_PARAMS})
+    stub.add_response("describe_compute_quota", describe_quota("Created"), {"ComputeQuotaId": QUOTA_ID})
+    stub.add_response("list_compute_quotas", {"ComputeQuotaSummaries": [{
+        "ComputeQuotaArn": QUOTA_ARN, "ComputeQuotaId": QUOTA_ID, "Name": "hyperpod-prod-team-a", "Status": "Created",
+        "ClusterArn": CLUSTER, "CreationTime": "2026-11-21T00:00:00Z", "ComputeQuotaTarget": {"TeamName": "team-a"}}]},
+        {"ClusterArn": CLUSTER, "NameContains": "hyperpod-prod-team-a"})
+    with pytest.raises(handler.GovernanceError, match="ComputeQuotaTarget.TeamName of ComputeQuota "
+                                                      "'hyperpod-prod-team-a' .* cannot change in place"):
+        handler.on_event(forward, Context(300), client=client)
+    rollback = event("Update", QUOTA_PARAMS, kind="ComputeQuota", PhysicalResourceId=QUOTA_ID,
+                     OldResourceProperties={"Parameters": moved})
+    stub.add_response("describe_compute_quota", describe_quota("Created", version=1), {"ComputeQuotaId": QUOTA_ID})
+    stub.add_response("update_compute_quota", {"ComputeQuotaArn": QUOTA_ARN, "ComputeQuotaVersion": 2},
+                      {"ComputeQuotaId": QUOTA_ID, "TargetVersion": 1, "ActivationState": "Enabled",
+                       "ComputeQuotaConfig": ANY, "ComputeQuotaTarget": {"TeamName": "team-a", "FairShareWeight": 10}})
+    assert handler.on_event(rollback, Context(300), client=client)["Data"]["Version"] == "2"
+
+
+def test_a_number_that_is_not_finite_is_refused_with_the_handler_s_reason(sagemaker):
+    client, _ = sagemaker
+    bad = {**QUOTA_PARAMS, "ComputeQuotaConfig": {"ComputeQuotaResources": [
+        {"InstanceType": "ml.p5.48xlarge", "VCpu": "nan"}]}}
+    with pytest.raises(handler.GovernanceError, match=r"ComputeQuotaResources\[0\].VCpu: 'nan' is not a valid float"):
+        handler.on_event(event("Create", bad, kind="ComputeQuota"), client=client)
+
+
+def test_every_call_fits_in_the_budget_left():
+    """Socket timeouts and attempts of the client: one call, all attempts, within the share of the budget."""
+    for seconds in (30, 60, 300, 900):
+        budget = handler.Budget(Context(seconds))
+        config = handler.client_config(budget)
+        attempts = config.retries["total_max_attempts"]
+        assert attempts * (config.connect_timeout + config.read_timeout) + 1 <= budget.call_seconds
+        assert budget.call_seconds * 3 <= seconds - handler.MARGIN_SECONDS + 0.01
+
+
+def test_is_complete_against_a_stalled_endpoint_ends_within_its_budget(monkeypatch):
+    """Report finding 11, with real botocore: an endpoint that accepts connections and never answers. The
+    completion check answers "not yet" (the waiter asks again) before its budget ends."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    monkeypatch.setenv("AWS_ENDPOINT_URL_SAGEMAKER", f"http://127.0.0.1:{server.getsockname()[1]}")
+    for name, value in (("AWS_ACCESS_KEY_ID", "x"), ("AWS_SECRET_ACCESS_KEY", "x")):
+        monkeypatch.setenv(name, value)
+    started = time.monotonic()
+    try:
+        answer = handler.is_complete(event("Update", QUOTA_PARAMS, kind="ComputeQuota", PhysicalResourceId=QUOTA_ID),
+                                     Context(29))
+    finally:
+        server.close()
+    assert answer == {"IsComplete": False}
+    assert time.monotonic() - started < 29 - handler.MARGIN_SECONDS

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import boto3
 import pytest
-from botocore.stub import Stubber
+from botocore.exceptions import ClientError
+from botocore.response import StreamingBody
+from botocore.stub import ANY, Stubber
 
 from handlers import load_handler
 
@@ -113,3 +115,90 @@ def test_generated_files_join_the_folder_and_may_not_replace_a_script():
     assert files == {"on_create.sh": b"x", "provisioning.env": b"A=1\n"}
     with pytest.raises(handler.ScriptsSyncError, match="on_create.sh is both in lifecycle_scripts/ and written by the kit"):
         handler.with_generated({"on_create.sh": b"x"}, {"on_create.sh": "y"})
+
+
+# --- Create and Update (report findings 7 and 12) ----------------------------------------------------------------
+
+SCRIPTS = zipped({"on_create.sh": "#!/bin/bash\n", "lib/a.sh": "a\n", "lib/b.sh": "b\n"})
+
+
+def sync_event(request: str) -> dict[str, object]:
+    return {"RequestType": request, "StackId": STACK_ID, "ResourceProperties": {
+        "DestinationBucket": "b", "DestinationPrefix": "p", "SourceBucket": "assets", "SourceKey": "scripts.zip"}}
+
+
+def source_and_listing(stub: Stubber, existing: list[str]) -> None:
+    stub.add_response("get_object", {"Body": StreamingBody(io.BytesIO(SCRIPTS), len(SCRIPTS))},
+                      {"Bucket": "assets", "Key": "scripts.zip"})
+    stub.add_response("list_objects_v2", {"Contents": [{"Key": key} for key in existing], "IsTruncated": False},
+                      {"Bucket": "b", "Prefix": "p/"})
+
+
+def put(stub: Stubber, key: str, version: str) -> None:
+    stub.add_response("put_object", {"VersionId": version},
+                      {"Bucket": "b", "Key": key, "Body": ANY, "ContentType": ANY})
+
+
+class Context:
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+
+    def get_remaining_time_in_millis(self) -> int:
+        return int(self.seconds * 1000)
+
+
+def test_a_first_create_that_fails_part_way_removes_what_it_wrote(monkeypatch):
+    """The provider framework answers the rollback's Delete of a failed Create itself, so the handler's
+    own Delete never runs: the Create removes the versions it wrote before it fails."""
+    s3, stub = stubbed("s3")
+    source_and_listing(stub, [])
+    put(stub, "p/lib/a.sh", "va")
+    put(stub, "p/lib/b.sh", "vb")
+    stub.add_client_error("put_object", service_error_code="SlowDown", http_status_code=503,
+                          service_message="Please reduce your request rate.")
+    stub.add_response("delete_objects", {}, {"Bucket": "b", "Delete": {"Quiet": True, "Objects": [
+        {"Key": "p/lib/a.sh", "VersionId": "va"}, {"Key": "p/lib/b.sh", "VersionId": "vb"}]}})
+    monkeypatch.setattr(boto3, "client", {"s3": s3}.__getitem__)
+    with stub, pytest.raises(ClientError, match="SlowDown"):
+        handler.on_event(sync_event("Create"), Context(300))
+    stub.assert_no_pending_responses()
+
+
+def test_a_create_out_of_time_stops_with_a_reason_and_removes_what_it_wrote(monkeypatch):
+    s3, stub = stubbed("s3")
+    source_and_listing(stub, [])
+    put(stub, "p/lib/a.sh", "va")
+    stub.add_response("delete_objects", {}, {"Bucket": "b", "Delete": {"Quiet": True, "Objects": [
+        {"Key": "p/lib/a.sh", "VersionId": "va"}]}})
+    monkeypatch.setattr(boto3, "client", {"s3": s3}.__getitem__)
+    remaining = iter([300, 30])
+    context = Context(0)
+    context.get_remaining_time_in_millis = lambda: next(remaining) * 1000
+    with stub, pytest.raises(handler.ScriptsSyncError, match="stopped before uploading p/lib/b.sh: less than 60 s"):
+        handler.on_event(sync_event("Create"), context)
+    stub.assert_no_pending_responses()
+
+
+def test_an_update_that_fails_part_way_keeps_what_nodes_may_already_use(monkeypatch):
+    s3, stub = stubbed("s3")
+    source_and_listing(stub, ["p/lib/a.sh"])
+    put(stub, "p/lib/a.sh", "va2")
+    stub.add_client_error("put_object", service_error_code="SlowDown", http_status_code=503)
+    monkeypatch.setattr(boto3, "client", {"s3": s3}.__getitem__)
+    with stub, pytest.raises(ClientError):
+        handler.on_event(sync_event("Update"), Context(300))
+    stub.assert_no_pending_responses()
+
+
+def test_a_stale_script_s3_would_not_delete_fails_with_its_key(monkeypatch):
+    s3, stub = stubbed("s3")
+    source_and_listing(stub, ["p/old_script.sh"])
+    for key in ("p/lib/a.sh", "p/lib/b.sh", "p/on_create.sh"):
+        put(stub, key, "v")
+    stub.add_response("delete_objects", {"Errors": [{"Key": "p/old_script.sh", "Code": "AccessDenied",
+                                                     "Message": "Access Denied"}]},
+                      {"Bucket": "b", "Delete": {"Quiet": True, "Objects": [{"Key": "p/old_script.sh"}]}})
+    monkeypatch.setattr(boto3, "client", {"s3": s3}.__getitem__)
+    with stub, pytest.raises(handler.ScriptsSyncError, match="could not remove stale scripts in s3://b/ \\(1 key\\(s\\)\\): "
+                                                             "p/old_script.sh: AccessDenied Access Denied"):
+        handler.on_event(sync_event("Update"), Context(300))

@@ -36,10 +36,11 @@ def test_1_capacity_rule_at_capacity_is_valid():
 
 def test_1_capacity_rule_one_over_names_type_sum_capacity_and_teams():
     report = check_file(SCENARIOS / "s1_capacity_21.yaml")
-    [error] = report.errors
-    assert error.code == "HPK501"
-    for text in ("ml.c5.2xlarge", "21 instances", "20 instances", "team-a 11", "team-b 10"):
-        assert text in error.message
+    # One finding at each team's entry, each naming every share.
+    assert [(e.code, e.path) for e in report.errors] == [("HPK501", "teams[0].quota[0]"), ("HPK501", "teams[1].quota[0]")]
+    for error in report.errors:
+        for text in ("ml.c5.2xlarge", "21 instances", "20 instances", "team-a 11", "team-b 10"):
+            assert text in error.message
 
 
 def test_2_lend_and_borrow_is_valid():

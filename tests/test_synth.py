@@ -54,7 +54,7 @@ def test_invalid_config_synthesizes_nothing(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text((ROOT / "config/dev.yaml").read_text().replace("count: 3", "count: 4"))
     out = tmp_path / "out"
-    result = cli_synth(out, f"config={bad}")
+    result = cli_synth(out, "env=dev", f"config={bad}")
     assert result.returncode != 0
     assert "HPK501" in result.stderr and "nothing synthesized" in result.stderr
     assert "Traceback" not in result.stderr

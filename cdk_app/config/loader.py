@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import difflib
 import re
 import types
@@ -26,10 +27,15 @@ class LoadedConfig:
 class ConfigInvalid(Exception):
     """The config could not be loaded. `unreadable` is true when the file is not even a YAML mapping."""
 
-    def __init__(self, findings: list[Finding], unreadable: bool) -> None:
+    def __init__(self, findings: list[Finding], unreadable: bool, partial: LoadedConfig | None = None,
+                 repaired: tuple[PathKey, ...] = ()) -> None:
         super().__init__("; ".join(f.render() for f in findings))
         self.findings = findings
         self.unreadable = unreadable
+        # The config without the keys that have shape errors, where leaving them out still makes a config:
+        # the policy rules can check the rest of the file. `repaired` lists the keys left out.
+        self.partial = partial
+        self.repaired = repaired
 
 
 # What a format-checked field must look like, in words, by field name.
@@ -52,7 +58,7 @@ _FORMATS = {
 
 _TYPE_WORDS = {
     "int": "a whole number", "float": "a number", "str": "text", "bool": "true or false",
-    "dict": "a mapping of keys", "list": "a list", "NoneType": "nothing (null)",
+    "dict": "a mapping of keys", "list": "a list", "NoneType": "nothing (null)", "ScalarFloat": "a number",
 }
 
 
@@ -74,20 +80,85 @@ def load_config(path: Path | str, display_name: str | None = None) -> LoadedConf
     try:
         config = KitConfig.model_validate(data)
     except ValidationError as err:
-        findings = [_finding(error, source) for error in err.errors(include_url=False)]
+        errors = err.errors(include_url=False)
+        findings = [_finding(error, source) for error in errors if not _hidden_by_items(error, errors)]
         findings.sort(key=lambda f: (f.line, f.column, f.path))
-        raise ConfigInvalid(findings, unreadable=False) from None
+        partial, repaired = _without_bad_keys(data, errors)
+        raise ConfigInvalid(findings, unreadable=False,
+                            partial=LoadedConfig(partial, source) if partial else None, repaired=repaired) from None
     return LoadedConfig(config, source)
+
+
+def _without_bad_keys(data: dict, errors: list[Any]) -> tuple[KitConfig | None, tuple[PathKey, ...]]:
+    """The config with every key that has a shape error left out, if each such key is unknown or optional;
+    else None. A few rounds, since leaving a key out can uncover an error behind it."""
+    data = copy.deepcopy(data)
+    removed: list[PathKey] = []
+    for _ in range(3):
+        for error in errors:
+            target = _removable(data, tuple(error["loc"]))
+            if target is None:
+                return None, ()
+            container, path = target
+            container.pop(path[-1], None)
+            removed.append(path)
+        try:
+            return KitConfig.model_validate(data), tuple(removed)
+        except ValidationError as err:
+            errors = err.errors(include_url=False)
+    return None, ()
+
+
+def _removable(data: Any, loc: PathKey) -> tuple[dict, PathKey] | None:
+    """The key to leave out for an error at `loc`: the deepest unknown or optional model field on the way, as
+    long as no required field lies below it (leaving out more than the broken key could make other rules
+    report what is not wrong, e.g. a removed priority class list). Keys of plain mappings (labels) count as
+    part of their field."""
+    found = None
+    node = data
+    for depth, part in enumerate(loc):
+        if isinstance(node, dict) and isinstance(part, str) and part in node:
+            model = _model_at(KitConfig, loc[:depth])
+            if model is not None:
+                field = model.model_fields.get(part)
+                found = (node, loc[: depth + 1]) if field is None or not field.is_required() else None
+            node = node[part]
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            node = node[part]
+        else:
+            break
+    return found
+
+
+def _hidden_by_items(error: Any, errors: list[Any]) -> bool:
+    """A list's length error counts only the items that passed; when items failed, their errors say it."""
+    if error["type"] not in ("too_short", "too_long"):
+        return False
+    loc = tuple(error["loc"])
+    return any(len(other["loc"]) > len(loc) and tuple(other["loc"][: len(loc)]) == loc for other in errors)
+
+
+_ZONE_NAME = re.compile(r"[a-z]{2}(-[a-z]+)+-[0-9][a-z]")
 
 
 def _describe_type(value: Any) -> str:
     return _TYPE_WORDS.get(type(value).__name__, type(value).__name__)
 
 
-def _describe(value: Any) -> str:
-    if isinstance(value, (dict, list)):
+def _describe(value: Any, written: str | None = None) -> str:
+    """What the admin wrote and what YAML made of it: `number 011122223333`, `true or false 'on'`."""
+    if isinstance(value, (dict, list, tuple)):
         return _describe_type(value)
-    text = repr(value)
+    if written is not None and isinstance(value, bool):
+        return f"{written[:60]} (YAML reads it as {str(value).lower()})"
+    if written is not None and isinstance(value, (int, float)):
+        return f"the number {written[:60]}{'...' if len(written) > 60 else ''}"
+    if written is not None:
+        text = written
+    elif isinstance(value, int) and value.bit_length() > 128:
+        text = "(a number of more than 38 digits)"  # repr of a huge int hits Python's int-string limit
+    else:
+        text = repr(value)
     return f"{_describe_type(value)} {text[:60] + '...' if len(text) > 60 else text}"
 
 
@@ -97,12 +168,13 @@ def _finding(error: Any, source: SourceMap) -> Finding:
     ctx: dict[str, Any] = error.get("ctx") or {}
     value = error.get("input")
     field = next((part for part in reversed(loc) if isinstance(part, str)), "")
-    code, message, hint = _explain(kind, ctx, value, loc, field)
+    code, message, hint = _explain(kind, ctx, value, loc, field, source.text(loc))
     where = source.locate(loc)
     return Finding(code, Severity.ERROR, source.file, where.line, where.column, format_path(loc), message, hint)
 
 
-def _explain(kind: str, ctx: dict[str, Any], value: Any, loc: PathKey, field: str) -> tuple[str, str, str]:
+def _explain(kind: str, ctx: dict[str, Any], value: Any, loc: PathKey, field: str,
+             written: str | None = None) -> tuple[str, str, str]:
     if kind == "extra_forbidden":
         allowed = sorted(_allowed_keys(loc[:-1]))
         near = difflib.get_close_matches(str(loc[-1]), allowed, n=1, cutoff=0.6)
@@ -113,12 +185,21 @@ def _explain(kind: str, ctx: dict[str, Any], value: Any, loc: PathKey, field: st
     if kind == "literal_error":
         expected = ctx.get("expected", "")
         choices = re.findall(r"'([^']*)'", expected)
-        near = difflib.get_close_matches(str(value), choices, n=1, cutoff=0.6) if choices else []
+        typed = value if isinstance(value, str) else (written or "")
+        near = difflib.get_close_matches(typed[:80], choices, n=1, cutoff=0.6) if choices else []
         lead = f"did you mean '{near[0]}'? " if near else ""
-        return "HPK014", f"{_describe(value)} is not allowed", f"{lead}allowed: {expected}"
+        if isinstance(value, bool) and written is not None:
+            lead = f"YAML reads {written} as a boolean, and {field} takes a word: "
+        return "HPK014", f"{_describe(value, written)} is not allowed", f"{lead}allowed: {expected}"
+    if kind == "string_pattern_mismatch" and field.startswith("availability_zone_id") and _ZONE_NAME.fullmatch(str(value)):
+        region = str(value)[:-1]
+        return ("HPK015", f"{value!r} is an availability zone name; the kit needs zone ids",
+                f"zone names map to different zones in each account; look up the id with `aws ec2 "
+                f"describe-availability-zones --region {region} --query 'AvailabilityZones[].[ZoneName,ZoneId]'` "
+                "(ids look like use1-az4)")
     if kind == "string_pattern_mismatch":
         wanted = _FORMATS.get(field, f"text matching {ctx.get('pattern')}")
-        return "HPK015", f"{value!r} has the wrong format", f"expected {wanted}"
+        return "HPK015", f"{value[:80]!r} has the wrong format", f"expected {wanted}"
     bounds = {
         "greater_than_equal": ("is below the minimum", "at least {ge}"),
         "less_than_equal": ("is above the maximum", "at most {le}"),
@@ -129,7 +210,7 @@ def _explain(kind: str, ctx: dict[str, Any], value: Any, loc: PathKey, field: st
     }
     if kind in bounds:
         problem, allowed = bounds[kind]
-        shown = _describe(value) if not isinstance(value, (list, tuple, dict)) else f"{len(value)} items"
+        shown = _describe(value, written) if not isinstance(value, (list, tuple, dict)) else f"{len(value)} items"
         return "HPK013", f"{shown} {problem}", f"allowed: {allowed.format(**ctx)}"
     expected = {
         "int_type": "a whole number", "float_type": "a number", "string_type": "text",
@@ -138,19 +219,20 @@ def _explain(kind: str, ctx: dict[str, Any], value: Any, loc: PathKey, field: st
     }.get(kind)
     if expected is not None:
         hint = f"expected {expected}"
-        if kind == "string_type" and isinstance(value, (int, float)) and not isinstance(value, bool):
-            hint += f"; YAML read this as a number: write it in quotes, e.g. {field}: \"{_as_written(value)}\""
+        shown = written if written is not None else _describe(value).split(" ", 1)[-1]
+        if kind == "string_type" and isinstance(value, bool):
+            hint += (f"; YAML reads {shown} as {str(value).lower()}: write {field} in quotes, "
+                     f"e.g. {field}: \"{shown}\"")
+        elif kind == "string_type" and isinstance(value, (int, float)):
+            hint += f"; YAML read this as a number: write it in quotes, e.g. {field}: \"{shown}\""
+        elif isinstance(value, bool) and written is not None:
+            hint += f"; YAML reads {written} as {str(value).lower()}"
         if kind == "int_type" and isinstance(value, str) and value.strip().isdigit():
             hint += f"; write it without quotes: {value.strip()}"
-        return "HPK012", f"{_describe(value)} has the wrong type", hint
-    return "HPK012", f"{_describe(value)} is not valid", "see the config reference in README.md"
-
-
-def _as_written(value: int | float) -> str:
-    # 1.30 arrives as 1.3: the admin almost certainly meant a two-digit minor version.
-    if isinstance(value, float) and re.fullmatch(r"1\.[1-9]", repr(value)):
-        return repr(value) + "0"
-    return repr(value)
+        return "HPK012", f"{_describe(value, written)} has the wrong type", hint
+    if kind == "finite_number":
+        return "HPK013", f"{_describe(value, written)} is not a finite number", "give a number (not .inf or .nan)"
+    return "HPK012", f"{_describe(value, written)} is not valid", "see the config reference in README.md"
 
 
 def _allowed_keys(loc: PathKey) -> set[str]:

@@ -10,12 +10,34 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, Strict
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, Strict, WrapValidator
+from pydantic_core import PydanticCustomError
+
+from cdk_app.config.scalars import ScalarFloat
 
 Int = Annotated[int, Strict()]
 Str = Annotated[str, Strict()]
 Float = Annotated[float, Strict()]
 Bool = Annotated[bool, Strict()]
+# Largest amount a ComputeQuota resource takes (AWS::SageMaker::ComputeQuota schema in cfn-lint).
+MAX_QUOTA_AMOUNT = 10_000_000
+
+
+def _keep_yaml_text(value: object, handler: object) -> object:
+    """Validate as a float but keep a ScalarFloat, whose YAML text gives exact decimal sums."""
+    checked = handler(value)  # type: ignore[operator]
+    return value if isinstance(value, ScalarFloat) else checked
+
+
+def _no_bool(value: object) -> object:
+    """A numeric choice refuses YAML booleans (`on` is True, which equals 1)."""
+    if isinstance(value, bool):
+        raise PydanticCustomError("int_type", "Input should be a valid integer")
+    return value
+
+
+# A finite amount of a quota, as the YAML text wrote it.
+QuotaAmount = Annotated[Float, Field(ge=0, le=MAX_QUOTA_AMOUNT, allow_inf_nan=False), WrapValidator(_keep_yaml_text)]
 
 AZ_ID_PATTERN = r"^[a-z]{2,5}[0-9]-az[0-9]{1,2}$"
 IAM_PRINCIPAL_PATTERN = r"^arn:aws[a-z-]*:(iam|sts)::[0-9]{12}:[A-Za-z0-9+=,.@_/-]+$"
@@ -97,7 +119,7 @@ class InstanceGroup(_Model):
     """SageMaker HyperPod instance type, e.g. ml.p5.48xlarge."""
     count: Annotated[Int, Field(ge=0, le=6758)]
     """Number of instances."""
-    threads_per_core: Literal[1, 2] = 1
+    threads_per_core: Annotated[Literal[1, 2], BeforeValidator(_no_bool)] = 1
     """1 turns hyper-threading off (recommended for training), 2 turns it on."""
     ebs_volume_gib: Annotated[Int, Field(ge=1, le=16384)] = 500
     """Secondary EBS volume per instance, mounted at /opt/sagemaker."""
@@ -182,6 +204,13 @@ class Lifecycle(_Model):
     """Keep containerd's and kubelet's data on the secondary EBS volume (/opt/sagemaker), not the root volume."""
     extra_packages: tuple[Annotated[Str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9+._-]{0,99}$")], ...] = ()
     """OS packages installed on every node (dnf or apt-get); only missing ones are installed."""
+    gpu_device_isolation: Bool = False
+    """Node-level GPU isolation: the chart's device plugin hands GPUs over as volume mounts and GPU nodes'
+    container toolkit ignores NVIDIA_VISIBLE_DEVICES in unprivileged containers (set in the image, as every
+    CUDA image does). Off by default: the HyperPod health monitoring agent runs unprivileged without a GPU
+    request and may read the GPUs through that variable (unverified; its image is private), and node recovery
+    depends on it. Without it, the admission guardrails refuse containers that request no GPU unless they
+    hide the devices. Changing it changes the chart at once but only nodes created afterwards."""
 
 
 class HyperPod(_Model):
@@ -248,13 +277,13 @@ class ClusterPolicy(_Model):
 class QuotaEntry(_Model):
     instance_type: Str
     """Instance type of the cluster this entry reserves."""
-    count: Annotated[Int, Field(ge=0)] | None = None
+    count: Annotated[Int, Field(ge=0, le=MAX_QUOTA_AMOUNT)] | None = None
     """Whole instances."""
-    accelerators: Annotated[Int, Field(ge=0)] | None = None
+    accelerators: Annotated[Int, Field(ge=0, le=MAX_QUOTA_AMOUNT)] | None = None
     """GPUs or Trainium devices; vCPU and memory are filled in the instance's ratio."""
-    vcpu: Annotated[Float, Field(ge=0)] | None = None
+    vcpu: QuotaAmount | None = None
     """vCPUs; memory is filled in the instance's ratio unless memory_gib is given."""
-    memory_gib: Annotated[Float, Field(ge=0)] | None = None
+    memory_gib: QuotaAmount | None = None
     """Memory in GiB."""
 
 
@@ -287,6 +316,8 @@ class Team(_Model):
     team_stack: Annotated[Int, Field(ge=0, le=99)] | None = None
     """Team stack (0 to task_governance.team_stacks - 1) for a new team whose hashed stack is full. Default:
     the stack its name hashes to. Set it only when adding the team: changing it moves the team's quota."""
+    allow_cross_account: Bool = False
+    """Allow principals of other AWS accounts to act as this team (they are refused by default)."""
 
 
 class SharedPool(_Model):

@@ -7,18 +7,23 @@ for alias expansion. Mapping keys stay the text the admin wrote (YAML 1.1 would 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from cdk_app.config.scalars import ScalarFloat
+from cdk_app.bounded_read import UnreadableInput, read_bounded
 from cdk_app.validator.findings import Finding, Severity
 
 MAX_FILE_BYTES = 5 * 1024 * 1024
 MAX_DEPTH = 64
 # Values an alias may expand to in total; stops "billion laughs" documents.
 MAX_EXPANDED_NODES = 1_000_000
+MERGE_KEY = "<<"
 
 PathKey = tuple[str | int, ...]
 
@@ -34,9 +39,14 @@ class Position:
 class SourceMap:
     """Where each field path of a config sits in its file."""
 
-    def __init__(self, file: str, positions: dict[PathKey, Position]) -> None:
+    def __init__(self, file: str, positions: dict[PathKey, Position], texts: dict[PathKey, str] | None = None) -> None:
         self.file = file
         self._positions = positions
+        self._texts = texts or {}
+
+    def text(self, path: PathKey) -> str | None:
+        """The text an unquoted scalar at `path` was written as, if YAML read it as something other than text."""
+        return self._texts.get(tuple(path))
 
     def locate(self, path: PathKey) -> Position:
         """Position of `path`, or of its nearest ancestor that the file has (a missing key)."""
@@ -63,19 +73,11 @@ def _fail(code: str, file: str, message: str, hint: str, line: int = 1, column: 
 
 
 def read_text(path: Path, display_name: str) -> str:
-    """The file's text, or a ConfigReadError saying why it cannot be read."""
+    """The file's text (at most MAX_FILE_BYTES, whatever the file is), or a ConfigReadError saying why not."""
     try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise _fail("HPK005", display_name, f"file is {size} bytes",
-                        f"a config file may hold at most {MAX_FILE_BYTES} bytes")
-        data = path.read_bytes()
-    except IsADirectoryError:
-        raise _fail("HPK001", display_name, "is a directory", "name a YAML file such as config/dev.yaml") from None
-    except FileNotFoundError:
-        raise _fail("HPK001", display_name, "file not found", "name an existing file such as config/dev.yaml") from None
-    except OSError as err:
-        raise _fail("HPK001", display_name, f"cannot read file: {err.strerror}", "check the path and its permissions") from None
+        data = read_bounded(str(path), MAX_FILE_BYTES)
+    except UnreadableInput as err:
+        raise _fail(err.code, display_name, err.message, err.hint) from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
@@ -85,7 +87,7 @@ def read_text(path: Path, display_name: str) -> str:
 
 
 class _Frame:
-    __slots__ = ("value", "path", "key", "anchor", "size", "key_positions")
+    __slots__ = ("value", "path", "key", "anchor", "size", "key_positions", "merges")
 
     def __init__(self, value: dict | list, path: PathKey, anchor: str | None) -> None:
         self.value = value
@@ -94,6 +96,7 @@ class _Frame:
         self.anchor = anchor
         self.size = 1
         self.key_positions: dict[str, Position] = {}
+        self.merges: list[Any] = []  # values of `<<` keys, merged when the mapping ends
 
 
 def _pos(mark: Any) -> Position:
@@ -103,6 +106,7 @@ def _pos(mark: Any) -> Position:
 def parse_yaml(text: str, file: str) -> tuple[Any, SourceMap]:
     """Data and source map of a single-document YAML text; ConfigReadError on anything else."""
     positions: dict[PathKey, Position] = {(): Position(1, 1)}
+    texts: dict[PathKey, str] = {}
     anchors: dict[str, tuple[Any, int]] = {}
     stack: list[_Frame] = []
     documents = 0
@@ -120,6 +124,8 @@ def parse_yaml(text: str, file: str) -> tuple[Any, SourceMap]:
                 continue
             if isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
                 done = stack.pop()
+                if done.merges:
+                    _merge(done, positions, file)
                 if done.anchor:
                     anchors[done.anchor] = (done.value, done.size)
                 if stack:
@@ -167,7 +173,9 @@ def parse_yaml(text: str, file: str) -> tuple[Any, SourceMap]:
                     root = value
                 continue
             if isinstance(event, yaml.ScalarEvent):
-                value = _scalar(loader, event)
+                value = _scalar(loader, event, file)
+                if not isinstance(value, str):
+                    texts[path] = event.value
                 if event.anchor:
                     anchors[event.anchor] = (value, 1)
                 if parent is None:
@@ -193,23 +201,76 @@ def parse_yaml(text: str, file: str) -> tuple[Any, SourceMap]:
                     line, column) from None
     except yaml.YAMLError as err:
         raise _fail("HPK002", file, f"not valid YAML: {err}", "fix the YAML syntax") from None
-    return root, SourceMap(file, positions)
+    return root, SourceMap(file, positions, texts)
 
 
 def _attach(parent: _Frame | None, path: PathKey, value: Any, size: int) -> None:
     if parent is None:
         return
     if isinstance(parent.value, dict):
-        parent.value[path[-1]] = value  # type: ignore[index]
+        if path[-1] == MERGE_KEY:
+            parent.merges.append(value)
+        else:
+            parent.value[path[-1]] = value  # type: ignore[index]
         parent.key = None
     else:
         parent.value.append(value)
     parent.size += size
 
 
-def _scalar(loader: Any, event: yaml.ScalarEvent) -> Any:
+def _merge(frame: _Frame, positions: dict[PathKey, Position], file: str) -> None:
+    """YAML merge keys: `<<: *base` (or a list of them) adds the keys the mapping does not set itself.
+    With a list, an earlier mapping wins over a later one. Merged keys are located at the `<<` line."""
+    where = frame.key_positions[MERGE_KEY]
+    target: dict = frame.value  # type: ignore[assignment]
+    for value in frame.merges:
+        sources = value if isinstance(value, list) else [value]
+        for source in sources:
+            if not isinstance(source, dict):
+                raise _fail("HPK002", file, "`<<` (a YAML merge key) must name a mapping or a list of mappings",
+                            "write `<<: *anchor` where &anchor marks a mapping", where.line, where.column)
+            for key, item in source.items():
+                if key not in target:
+                    target[key] = item
+                    positions.setdefault(frame.path + (key,), where)
+
+
+# Implicit YAML 1.1 types that would turn text into something else (and sometimes crash doing it):
+# dates stay the text the admin typed; `=` and a `<<` value are text too.
+_TEXT_TAGS = ("tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:value", "tag:yaml.org,2002:merge")
+_DECIMAL_DIGITS = re.compile(r"[-+]?[0-9][0-9_]*")
+
+
+def _scalar(loader: Any, event: yaml.ScalarEvent, file: str) -> Any:
     tag = event.tag
+    text = event.value
     if tag is None or tag == "!":
-        tag = loader.resolve(yaml.ScalarNode, event.value, event.implicit)
+        tag = loader.resolve(yaml.ScalarNode, text, event.implicit)
+        if tag in _TEXT_TAGS or tag == "tag:yaml.org,2002:str":
+            return text
+        if tag == "tag:yaml.org,2002:int":
+            return _integer(loader, event, tag)
+    node = yaml.ScalarNode(tag, text, event.start_mark, event.end_mark, event.style)
+    try:
+        value = loader.construct_object(node, deep=True)
+    except (ValueError, OverflowError, TypeError) as err:
+        where = _pos(event.start_mark)
+        raise _fail("HPK002", file, f"cannot read {text[:40]!r} as {tag.rsplit(':', 1)[-1]}: {err}",
+                    "quote the value to keep it as text", where.line, where.column) from None
+    if isinstance(value, float):
+        return ScalarFloat(value, text)
+    return value
+
+
+def _integer(loader: Any, event: yaml.ScalarEvent, tag: str) -> Any:
+    """A YAML 1.1 integer; longer than Python's int-string limit it is read through Decimal, and a form that
+    only looks like an integer (`0x_`) stays text."""
+    if event.value.isascii() and event.value.isdigit() and (event.value == "0" or event.value[0] != "0"):
+        return int(Decimal(event.value)) if len(event.value) > 4000 else int(event.value)  # plain decimal
     node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
-    return loader.construct_object(node, deep=True)
+    try:
+        return loader.construct_object(node, deep=True)
+    except ValueError:
+        if _DECIMAL_DIGITS.fullmatch(event.value):
+            return int(Decimal(event.value.replace("_", "")))
+        return event.value

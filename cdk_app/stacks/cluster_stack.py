@@ -10,6 +10,7 @@ from aws_cdk import CfnOutput, Fn, Stack
 from constructs import Construct
 
 from cdk_app.config.model import DEEP_HEALTH_CHECKS, InstanceGroup, KitConfig
+from cdk_app.guardrails import guardrail_manifests
 from cdk_app.instance_types import CATALOGUE
 from cdk_app.network_zones import cluster_zone_ids
 from hyperpod_constructs.hyperpod_cluster import HyperPodCluster, HyperPodClusterProps, InstanceGroupSpec, NodeTaint
@@ -37,7 +38,8 @@ def provisioning_env(config: KitConfig) -> str:
     lifecycle = config.hyperpod.lifecycle
     return (f"# Written by hyperpod-kit from the {config.environment} config (hyperpod.lifecycle).\n"
             f"MOVE_DATA_ROOTS={'true' if lifecycle.move_data_roots else 'false'}\n"
-            f"EXTRA_PACKAGES={shlex.quote(' '.join(lifecycle.extra_packages))}\n")
+            f"EXTRA_PACKAGES={shlex.quote(' '.join(lifecycle.extra_packages))}\n"
+            f"GPU_DEVICE_ISOLATION={'true' if lifecycle.gpu_device_isolation else 'false'}\n")
 
 
 def hyperpod_cluster_name(config: KitConfig) -> str:
@@ -89,6 +91,10 @@ class ClusterStack(Stack):
             dependencies=tuple(ChartDependencyPin(name=name, url=pin.url, sha256=pin.sha256)
                                for name, pin in sorted((pins or {}).items())),
             release_name=chart.release_name, components=chart.components.model_dump(),
+            gpu_device_isolation=config.hyperpod.lifecycle.gpu_device_isolation,
+            stack_name_prefix=f"HyperPod-{config.environment}-",
+            # The governance stack's admission guardrails, pinned: the installer applies exactly these.
+            pinned_manifests={"guardrails": guardrails} if (guardrails := tuple(guardrail_manifests(config))) else {},
         ))
         for addon in eks.addons.values():
             dependencies.node.add_dependency(addon)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from cdk_app.config.model import KitConfig, QuotaEntry, Team
+from cdk_app.config.scalars import exact
 from cdk_app.instance_types import CATALOGUE, InstanceSpec
 
 DIMENSIONS = ("count", "accelerators", "vcpu", "memory_gib")
@@ -69,28 +70,30 @@ def per_instances(spec: InstanceSpec, instances: Fraction) -> Resources:
         instances,
         instances * spec.accelerators,
         instances * spec.vcpu,
-        instances * Fraction(spec.memory_gib),
+        instances * exact(spec.memory_gib),
     )
 
 
 def quota_resources(entry: QuotaEntry, spec: InstanceSpec) -> Resources:
-    """A quota entry on the instance scale; amounts left out are filled in the instance's ratio."""
+    """A quota entry on the instance scale; amounts left out are filled in the instance's ratio. A count
+    stands for whole instances: other amounts next to it must agree (the validator's HPK408), so the count
+    alone is summed; accelerators on a type without any (HPK407) add nothing."""
     if entry.count is not None:
-        share = Fraction(entry.count)
-    elif entry.accelerators is not None and spec.accelerators:
+        return per_instances(spec, Fraction(entry.count))
+    if entry.accelerators is not None and spec.accelerators:
         share = Fraction(entry.accelerators, spec.accelerators)
     elif entry.vcpu is not None:
-        share = Fraction(entry.vcpu) / spec.vcpu
+        share = exact(entry.vcpu) / spec.vcpu
     elif entry.memory_gib is not None:
-        share = Fraction(entry.memory_gib) / Fraction(spec.memory_gib)
+        share = exact(entry.memory_gib) / exact(spec.memory_gib)
     else:
         share = Fraction(0)
     filled = per_instances(spec, share)
     return Resources(
         share,
-        Fraction(entry.accelerators) if entry.accelerators is not None else filled.accelerators,
-        Fraction(entry.vcpu) if entry.vcpu is not None else filled.vcpu,
-        Fraction(entry.memory_gib) if entry.memory_gib is not None else filled.memory_gib,
+        Fraction(entry.accelerators) if entry.accelerators is not None and spec.accelerators else filled.accelerators,
+        exact(entry.vcpu) if entry.vcpu is not None else filled.vcpu,
+        exact(entry.memory_gib) if entry.memory_gib is not None else filled.memory_gib,
     )
 
 
@@ -142,7 +145,8 @@ def shared_pool_quota(config: KitConfig) -> list[QuotaEntry]:
     """The shared pool's quota entries: whole instances where the gap is whole, else accelerators or vCPU."""
     entries: list[QuotaEntry] = []
     for itype, gap in shared_pool_gap(cluster_capacity(config), teams_total(config.teams)).items():
-        if gap.count <= 0:
+        # Nothing left, or the teams already over capacity in some dimension (the validator's HPK504).
+        if gap.count <= 0 or any(getattr(gap, d) < 0 for d in DIMENSIONS):
             continue
         spec = CATALOGUE[itype]
         if gap.count.denominator == 1:

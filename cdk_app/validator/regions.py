@@ -32,7 +32,33 @@ def hyperpod_instance_types(region: str) -> frozenset[str] | None:
 @lru_cache(maxsize=None)
 def cloudformation_types(region: str) -> frozenset[str]:
     """Resource types CloudFormation offers in `region` (cfn-lint's provider data); empty if unknown."""
-    path = _cfnlint_data() / "schemas" / "providers" / f"{region}.json"
-    if not path.is_file():
+    path = _provider_file(region)
+    if path is None:
         return frozenset()
     return frozenset(json.loads(path.read_text()))
+
+
+def _provider_file(region: str) -> Path | None:
+    # The region name comes from the config: only a plain name may become part of a path.
+    if not region.replace("-", "").isalnum() or not region.isascii():
+        return None
+    path = _cfnlint_data() / "schemas" / "providers" / f"{region}.json"
+    return path if path.is_file() else None
+
+
+def known_regions() -> list[str]:
+    """Regions cfn-lint has provider data for (names only; no file is read)."""
+    folder = _cfnlint_data() / "schemas" / "providers"
+    return sorted(p.stem for p in folder.glob("*.json") if "-" in p.stem)
+
+
+HYPERPOD_RESOURCE = "AWS::SageMaker::Cluster"
+
+
+def region_problem(region: str) -> str | None:
+    """Why `region` cannot hold the kit's HyperPod cluster according to cfn-lint's region data, or None."""
+    if _provider_file(region) is None:
+        return "unknown"
+    if HYPERPOD_RESOURCE not in cloudformation_types(region):
+        return "no-hyperpod"
+    return None

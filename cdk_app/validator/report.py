@@ -7,7 +7,7 @@ from pathlib import Path
 
 from cdk_app.config.loader import ConfigInvalid, LoadedConfig, load_config
 from cdk_app.validator.capacity import Resources, cluster_capacity, teams_total
-from cdk_app.validator.findings import Finding, Severity
+from cdk_app.validator.findings import Finding, Severity, format_path
 from cdk_app.validator.reach import TeamReach, team_reach
 from cdk_app.validator.rules import RULES, Reporter
 
@@ -75,5 +75,33 @@ def check_file(path: Path | str, display_name: str | None = None) -> Report:
     try:
         loaded = load_config(path, display_name)
     except ConfigInvalid as err:
-        return Report(display_name or str(path), err.findings, unreadable=err.unreadable)
+        findings = list(err.findings)
+        if err.partial is not None:
+            findings += _unaffected(validate(err.partial).findings, err.repaired)
+            findings.sort(key=lambda f: (f.line, f.column, f.code))
+        return Report(display_name or str(path), findings, unreadable=err.unreadable)
     return validate(loaded)
+
+
+# Keys whose absence changes what the capacity rules sum or whom they count as lending.
+_CAPACITY_INPUTS = frozenset({"instance_groups", "quota", "shared_pool", "enabled", "sharing_strategy",
+                              "idle_resource_sharing"})
+
+
+def _changes_capacity(path: tuple[str | int, ...]) -> bool:
+    if path in (("hyperpod",), ("teams",), ("cluster_policy",)) or (len(path) == 2 and path[0] == "teams"):
+        return True  # a whole section, or a whole team
+    return bool(_CAPACITY_INPUTS.intersection(p for p in path if isinstance(p, str)))
+
+
+def _unaffected(findings: list[Finding], repaired: tuple[tuple[str | int, ...], ...]) -> list[Finding]:
+    """Policy findings of a config checked without its broken keys that do not depend on those keys:
+    none at, above or below a left-out key, and no capacity finding if a capacity input was left out."""
+    left_out = [format_path(path) for path in repaired]
+    capacity_touched = any(_changes_capacity(path) for path in repaired)
+
+    def related(finding: Finding) -> bool:
+        return any(finding.path == p or finding.path.startswith((p + ".", p + "[")) or
+                   p.startswith((finding.path + ".", finding.path + "[")) for p in left_out)
+
+    return [f for f in findings if not related(f) and not (capacity_touched and f.code.startswith("HPK5"))]

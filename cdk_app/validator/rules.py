@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import ipaddress
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -14,13 +15,24 @@ from cdk_app.config.model import (
     DEFAULT_HELM_CHART_REVISION,
     HelmChart,
     KitConfig,
+    QuotaEntry,
 )
+from cdk_app.config.names import (
+    DNS1123_LABEL,
+    MAX_SAGEMAKER_NAME,
+    SAGEMAKER_NAME,
+    label_value_problem,
+    qualified_name_problem,
+    team_role_output_id,
+)
+from cdk_app.config.scalars import exact
 from cdk_app.config.yaml_source import PathKey, SourceMap
-from cdk_app.instance_types import CATALOGUE
 from cdk_app.governance_types import GOVERNANCE_TYPES, region_offers
+from cdk_app.instance_types import CATALOGUE, ONE_THREAD_PER_CORE_FAMILIES, family
 from cdk_app.network_zones import EKS_MIN_ZONES, cluster_zone_ids
 from cdk_app.validator.batch_rules import check_batch
 from cdk_app.validator.capacity import (
+    DIMENSIONS,
     Resources,
     cluster_capacity,
     describe,
@@ -29,16 +41,12 @@ from cdk_app.validator.capacity import (
     team_reservations,
 )
 from cdk_app.validator.findings import Finding, Severity, format_path
-from cdk_app.validator.regions import hyperpod_instance_types
+from cdk_app.validator.regions import hyperpod_instance_types, known_regions, region_problem
 from cdk_app.validator.stack_limits import check_stack_limits
 from hyperpod_constructs.subnet_layout import MAX_ZONE_NUMBER, zone_number
 # The installer's layer table, shared with the construct (that module imports no aws_cdk).
 from hyperpod_constructs.kubectl_layers import LAYER_MINORS, layer_minor
 
-# Kubernetes DNS label, as the task-governance API requires for team and priority-class names.
-DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-# SageMaker cluster and instance-group names.
-SAGEMAKER_NAME = re.compile(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")
 MAX_TEAM_NAME = 40  # hyperpod-ns-<team>-localqueue must fit a 63-character label value
 MAX_PRIORITY_CLASS_NAME = 54  # <name>-priority must fit 63 characters
 MAX_PRIORITY_CLASSES = 10
@@ -58,6 +66,7 @@ class Reporter:
     def __init__(self, source: SourceMap) -> None:
         self.source = source
         self.findings: list[Finding] = []
+        self.suggestions: dict[str, str | None] = {}  # did-you-mean per unknown instance type
 
     def add(self, severity: Severity, code: str, path: PathKey, message: str, hint: str) -> None:
         where = self.source.locate(path)
@@ -104,6 +113,69 @@ def version_tuple(text: str) -> tuple[int, ...]:
     return tuple(int(part) for part in re.findall(r"[0-9]+", text.split("-")[0]))
 
 
+def check_region(config: KitConfig, report: Reporter) -> None:
+    problem = region_problem(config.region)
+    if problem == "unknown":
+        near = difflib.get_close_matches(config.region, known_regions(), n=1, cutoff=0.8)
+        report.error("HPK110", ("region",), f"region {config.region!r} does not exist (cfn-lint knows no such region)",
+                     (f"did you mean {near[0]}? " if near else "") + "use an AWS region such as us-east-1")
+    elif problem == "no-hyperpod":
+        report.error("HPK110", ("region",), f"SageMaker HyperPod (AWS::SageMaker::Cluster) is not offered in {config.region}",
+                     "pick a region where CloudFormation has AWS::SageMaker::Cluster, e.g. us-east-1 or us-west-2")
+
+
+# The partition of a region's ARNs (a principal of another partition can never be in the account).
+_PARTITIONS = (("cn-", "aws-cn"), ("us-gov-", "aws-us-gov"), ("us-isob-", "aws-iso-b"), ("us-isof-", "aws-iso-f"),
+               ("eu-isoe-", "aws-iso-e"), ("us-iso-", "aws-iso"), ("eusc-", "aws-eusc"))
+_PRINCIPAL = re.compile(r"arn:(?P<partition>aws[a-z-]*):(?P<service>iam|sts)::(?P<account>[0-9]{12}):"
+                        r"(?P<kind>[a-z-]+)(?P<rest>/.*)?")
+MAX_IAM_NAME = 64
+
+
+def partition(region: str) -> str:
+    return next((p for prefix, p in _PARTITIONS if region.startswith(prefix)), "aws")
+
+
+def _principal_problem(arn: str, config: KitConfig, cross_account: bool) -> str | None:
+    """Why `arn` may not be a team or admin principal, or None. Only IAM roles and users can be access entries
+    and trust-policy principals that name one identity."""
+    match = _PRINCIPAL.fullmatch(arn)
+    if match is None:
+        return "not an IAM role or user ARN"
+    kind, rest = match["kind"], match["rest"] or ""
+    if match["service"] == "sts":
+        return ("an STS session (assumed-role), which ends when the session does; "
+                "name the role: arn:aws:iam::<account>:role/<name>")
+    if kind == "root":
+        return "the account root, which lets every IAM identity of the account in; name a role or user"
+    if kind == "group":
+        return "an IAM group, which cannot be a principal; name its users or a role"
+    if kind not in ("role", "user") or not rest.strip("/"):
+        return f"an IAM {kind}, not a role or user"
+    if len(rest.rsplit("/", 1)[-1]) > MAX_IAM_NAME:
+        return f"the {kind} name is longer than {MAX_IAM_NAME} characters"
+    if match["partition"] != partition(config.region):
+        return f"partition {match['partition']} is not the one of {config.region} ({partition(config.region)})"
+    if match["account"] != config.account and not cross_account:
+        return f"account {match['account']} is not the config's account {config.account}"
+    return None
+
+
+def check_principals(config: KitConfig, report: Reporter) -> None:
+    for j, arn in enumerate(config.eks.admin_principals):
+        why = _principal_problem(arn, config, cross_account=False)
+        if why:
+            report.error("HPK111", ("eks", "admin_principals", j), f"{arn[:120]!r} cannot be a cluster administrator: {why}",
+                         f"administrators are IAM roles or users of account {config.account} (same account only)")
+    for i, team in enumerate(config.teams):
+        for j, arn in enumerate(team.principals):
+            why = _principal_problem(arn, config, cross_account=team.allow_cross_account)
+            if why:
+                allow = " or set allow_cross_account: true on the team" if "not the config's account" in why else ""
+                report.error("HPK111", ("teams", i, "principals", j), f"{arn[:120]!r} cannot act as team "
+                             f"'{team.name}': {why}", f"name an IAM role or user of account {config.account}{allow}")
+
+
 def check_environment(config: KitConfig, report: Reporter) -> None:
     minor = int(config.eks.kubernetes_version.split(".")[1])
     if minor < MIN_KUBERNETES_MINOR:
@@ -114,6 +186,8 @@ def check_environment(config: KitConfig, report: Reporter) -> None:
     _report_repeats(report, "HPK102", [(("availability_zone_ids", i), z) for i, z in enumerate(zones)],
                     "availability zone id")
     prefix = _region_code(config.region)
+    if region_problem(config.region) == "unknown":
+        return  # HPK110 says so; zone ids cannot be matched against a region that does not exist
     for i, zone in enumerate(zones):
         if zone.split("-az")[0] != prefix:
             report.error("HPK106", ("availability_zone_ids", i),
@@ -132,6 +206,30 @@ def check_eks_endpoint(config: KitConfig, report: Reporter) -> None:
         report.warning("HPK109", ("eks", "public_access_cidrs"),
                        "public_access_cidrs has no effect on a private endpoint",
                        "remove it, or use endpoint_access: public_and_private")
+
+
+def _cidr_problem(text: str) -> str | None:
+    """Why `text` is not an IPv4 network in CIDR form, or None."""
+    try:
+        network = ipaddress.IPv4Network(text, strict=False)
+    except ValueError as err:
+        return str(err)
+    if str(network) != text:
+        return f"host bits are set: the network is {network}"
+    return None
+
+
+def check_cidrs(config: KitConfig, report: Reporter) -> None:
+    if config.network.existing_vpc_id is None:
+        why = _cidr_problem(config.network.vpc_cidr)
+        if why:
+            report.error("HPK015", ("network", "vpc_cidr"), f"vpc_cidr {config.network.vpc_cidr!r} is not a valid network: {why}",
+                         "expected an IPv4 CIDR from /16 to /20 with the host bits zero, e.g. 10.192.0.0/16")
+    for j, cidr in enumerate(config.eks.public_access_cidrs):
+        why = _cidr_problem(cidr)
+        if why:
+            report.error("HPK015", ("eks", "public_access_cidrs", j), f"{cidr!r} is not a valid network: {why}",
+                         "expected an IPv4 CIDR with the host bits zero, e.g. 203.0.113.0/24")
 
 
 def check_network(config: KitConfig, report: Reporter) -> None:
@@ -204,16 +302,27 @@ def check_zones(config: KitConfig, report: Reporter) -> None:
                      f"availability_zone_ids: {', '.join(config.availability_zone_ids[:EKS_MIN_ZONES])})")
 
 
+def check_cluster_zones_recorded(config: KitConfig, report: Reporter) -> None:
+    """HPK123: without network.cluster_zone_ids the clusters' subnets are the first two zones listed, so
+    prepending or reordering availability_zone_ids would replace the HyperPod cluster (create-only VpcConfig)."""
+    if not config.network.cluster_zone_ids:
+        zones = ", ".join(cluster_zone_ids(config))
+        report.warning("HPK123", ("availability_zone_ids",),
+                       f"network.cluster_zone_ids is not recorded: the clusters' subnets are the first two zones "
+                       f"listed ({zones}), so prepending or reordering zones would replace the HyperPod cluster",
+                       f"record network.cluster_zone_ids: [{zones}]")
+
+
 def check_instance_groups(config: KitConfig, report: Reporter) -> None:
     hyperpod = config.hyperpod
-    if hyperpod.cluster_name is not None and not SAGEMAKER_NAME.match(hyperpod.cluster_name):
+    if hyperpod.cluster_name is not None and not _sagemaker_name(hyperpod.cluster_name):
         report.error("HPK207", ("hyperpod", "cluster_name"), f"cluster name {hyperpod.cluster_name!r} is not allowed",
                      "letters, digits and single hyphens, 1-63 characters, no hyphen at either end")
     groups = hyperpod.instance_groups
     offered = hyperpod_instance_types(config.region)
     for i, group in enumerate(groups):
         base: PathKey = ("hyperpod", "instance_groups", i)
-        if not SAGEMAKER_NAME.match(group.name):
+        if not _sagemaker_name(group.name):
             report.error("HPK202", base + ("name",), f"instance group name {group.name!r} is not allowed",
                          "letters, digits and single hyphens, 1-63 characters, no hyphen at either end")
         spec = CATALOGUE.get(group.instance_type)
@@ -241,6 +350,41 @@ def check_instance_groups(config: KitConfig, report: Reporter) -> None:
                                        for i, g in enumerate(groups)], "instance group")
 
 
+def _sagemaker_name(name: str) -> bool:
+    return len(name) <= MAX_SAGEMAKER_NAME and SAGEMAKER_NAME.fullmatch(name) is not None
+
+
+def _check_threads(config: KitConfig, report: Reporter) -> None:
+    for i, group in enumerate(config.hyperpod.instance_groups):
+        if group.threads_per_core == 2 and family(group.instance_type) in ONE_THREAD_PER_CORE_FAMILIES:
+            report.error("HPK212", ("hyperpod", "instance_groups", i, "threads_per_core"),
+                         f"{group.instance_type} runs one thread per core (AWS Graviton); 2 is not possible",
+                         "remove threads_per_core or set it to 1")
+
+
+def _check_kubernetes_labels(config: KitConfig, report: Reporter) -> None:
+    for i, group in enumerate(config.hyperpod.instance_groups):
+        base: PathKey = ("hyperpod", "instance_groups", i)
+        for key, value in group.labels.items():
+            why = qualified_name_problem(key)
+            if why:
+                report.error("HPK211", base + ("labels", key), f"label key {key[:80]!r} is not allowed: {why}",
+                             "a Kubernetes label key is [prefix/]name, e.g. example.com/team or workload")
+            why = label_value_problem(value)
+            if why:
+                report.error("HPK211", base + ("labels", key), f"label value {value[:80]!r} of {key[:80]!r} is not allowed",
+                             f"a Kubernetes label value is {why}")
+        for j, taint in enumerate(group.taints):
+            why = qualified_name_problem(taint.key)
+            if why:
+                report.error("HPK211", base + ("taints", j, "key"), f"taint key {taint.key[:80]!r} is not allowed: {why}",
+                             "a Kubernetes taint key is [prefix/]name, e.g. nvidia.com/gpu")
+            why = label_value_problem(taint.value or "")
+            if why:
+                report.error("HPK211", base + ("taints", j, "value"), f"taint value {taint.value[:80]!r} is not allowed",
+                             f"a Kubernetes taint value is {why}")
+
+
 def check_helm_chart(config: KitConfig, report: Reporter) -> None:
     hyperpod = config.hyperpod
     chart = hyperpod.helm_chart
@@ -260,7 +404,8 @@ def check_helm_chart(config: KitConfig, report: Reporter) -> None:
                      f"the inference operator of chart {chart.revision[:12]} needs six remote charts of its own "
                      "that the kit cannot pin, so the installer refuses it",
                      "install the inference operator as its EKS add-on, and set inference_operator: false")
-    if layer_minor(config.eks.kubernetes_version) is None:
+    too_old = int(config.eks.kubernetes_version.split(".")[1]) < MIN_KUBERNETES_MINOR  # HPK101 says so already
+    if not too_old and layer_minor(config.eks.kubernetes_version) is None:
         report.error("HPK221", ("eks", "kubernetes_version"),
                      f"the kit ships no kubectl/helm layer within one minor version of {config.eks.kubernetes_version}",
                      f"use a version from 1.{LAYER_MINORS[0] - 1} to 1.{LAYER_MINORS[-1] + 1}")
@@ -283,13 +428,29 @@ def _check_known_pins(chart: HelmChart, report: Reporter) -> None:
             report.error("HPK223", base + ("dependencies", name),
                          f"revision {chart.revision[:12]} pins {name} as {known[0]} with SHA-256 {known[1]}",
                          "copy the pins hyperpod-kit chart-sha256 prints, or leave dependencies out for the default")
+_BY_LOWER_CASE = {name.lower(): name for name in CATALOGUE}
+# Distinct unknown types that get a fuzzy did-you-mean; beyond this, suggestions stop, so that a file of many
+# thousands of unknown types is still checked in linear time (each fuzzy match compares with the catalogue).
+MAX_FUZZY_SUGGESTIONS = 50
 
 
 def _unknown_type(report: Reporter, path: PathKey, instance_type: str) -> None:
-    near = difflib.get_close_matches(instance_type, CATALOGUE, n=1, cutoff=0.8)
-    lead = f"did you mean {near[0]}? " if near else ""
-    report.error("HPK201", path, f"{instance_type!r} is not a SageMaker HyperPod instance type",
+    near = _suggestions(report, instance_type)
+    lead = f"did you mean {near}? " if near else ""
+    report.error("HPK201", path, f"{instance_type[:80]!r} is not a SageMaker HyperPod instance type",
                  f"{lead}HyperPod types look like ml.p5.48xlarge (see the instance catalogue)")
+
+
+def _suggestions(report: Reporter, instance_type: str) -> str | None:
+    cache = report.suggestions
+    if instance_type not in cache:
+        exact_case = _BY_LOWER_CASE.get(instance_type.strip().lower())
+        if exact_case is not None or len(cache) >= MAX_FUZZY_SUGGESTIONS:
+            cache[instance_type] = exact_case
+        else:
+            near = difflib.get_close_matches(instance_type.lower()[:40], _BY_LOWER_CASE, n=1, cutoff=0.8)
+            cache[instance_type] = _BY_LOWER_CASE[near[0]] if near else None
+    return cache[instance_type]
 
 
 def check_cluster_policy(config: KitConfig, report: Reporter) -> None:
@@ -299,7 +460,7 @@ def check_cluster_policy(config: KitConfig, report: Reporter) -> None:
         report.error("HPK302", base + (MAX_PRIORITY_CLASSES,), f"{len(classes)} priority classes are defined",
                      f"at most {MAX_PRIORITY_CLASSES}")
     for i, cls in enumerate(classes):
-        if len(cls.name) > MAX_PRIORITY_CLASS_NAME or not DNS_LABEL.match(cls.name):
+        if len(cls.name) > MAX_PRIORITY_CLASS_NAME or not DNS1123_LABEL.fullmatch(cls.name):
             report.error("HPK301", base + (i, "name"), f"priority class name {cls.name!r} is not allowed",
                          f"lower-case letters, digits and inner hyphens, at most {MAX_PRIORITY_CLASS_NAME} characters")
     _report_repeats(report, "HPK303", [(base + (i, "name"), c.name) for i, c in enumerate(classes)],
@@ -331,6 +492,8 @@ def check_governance_types(config: KitConfig, report: Reporter) -> None:
     """The recorded type per governance resource, against what CloudFormation offers in the region
     (cfn-lint's provider data). Changing a recorded type of a deployed environment cannot be seen
     offline; CloudFormation refuses it (a new type under the same logical id)."""
+    if region_problem(config.region) is not None:
+        return  # HPK110 names the region; every type would be "not offered" there too
     recorded = config.task_governance.cloudformation_types
     for key, (_, cfn_type) in GOVERNANCE_TYPES.items():
         path: PathKey = ("task_governance", "cloudformation_types", key)
@@ -341,8 +504,9 @@ def check_governance_types(config: KitConfig, report: Reporter) -> None:
         elif choice == "api" and offered:
             report.warning("HPK311", path,
                            f"{config.region} now offers {cfn_type}, but this environment records api",
-                           "keep api for a deployed environment (CloudFormation refuses a new type under the same "
-                           "logical id); only a new environment may choose native")
+                           "for a deployed environment keep the value it was deployed with (CloudFormation refuses "
+                           "a type change under the same logical id; `hyperpod-kit plan` shows it); to move, see "
+                           "README 'Things to know before editing'")
         elif choice is None:
             default = "native" if offered else "api"
             report.warning("HPK312", ("task_governance",),
@@ -365,7 +529,7 @@ def check_teams(config: KitConfig, report: Reporter) -> None:
     for i, team in enumerate(config.teams):
         base: PathKey = ("teams", i)
         names.append((base + ("name",), team.name))
-        if len(team.name) > MAX_TEAM_NAME or not DNS_LABEL.match(team.name):
+        if len(team.name) > MAX_TEAM_NAME or not DNS1123_LABEL.fullmatch(team.name):
             report.error("HPK401", base + ("name",), f"team name {team.name!r} is not allowed",
                          f"lower-case letters, digits and inner hyphens, at most {MAX_TEAM_NAME} characters "
                          "(it becomes namespace hyperpod-ns-<team>)")
@@ -387,10 +551,32 @@ def check_teams(config: KitConfig, report: Reporter) -> None:
     if config.shared_pool is not None:
         pool_name = config.shared_pool.name
         names.append((("shared_pool", "name"), pool_name))
-        if len(pool_name) > MAX_TEAM_NAME or not DNS_LABEL.match(pool_name):
+        if len(pool_name) > MAX_TEAM_NAME or not DNS1123_LABEL.fullmatch(pool_name):
             report.error("HPK401", ("shared_pool", "name"), f"shared pool name {pool_name!r} is not allowed",
                          f"lower-case letters, digits and inner hyphens, at most {MAX_TEAM_NAME} characters")
     _report_repeats(report, "HPK402", names, "team")
+    _report_collisions(report, [(("teams", i, "name"), t.name) for i, t in enumerate(config.teams)],
+                       team_role_output_id, "stack output id")
+    for i, team in enumerate(config.teams):
+        if not team.quota:
+            borrows = team.sharing_strategy == "LendAndBorrow"
+            report.warning("HPK411", ("teams", i, "name"), f"team '{team.name}' has no quota",
+                           "its jobs run only on idle compute it borrows; give it a quota" if borrows else
+                           f"with sharing_strategy {team.sharing_strategy} it never borrows, so its jobs never run: "
+                           "give it a quota")
+
+
+def _report_collisions(report: Reporter, items: list[tuple[PathKey, str]], derive: Callable[[str], str],
+                       what: str) -> None:
+    """Different names that the kit turns into the same id (a deploy would fail on the duplicate)."""
+    first: dict[str, tuple[PathKey, str]] = {}
+    for path, name in items:
+        derived = derive(name)
+        if derived in first and first[derived][1] != name:
+            other_path, other = first[derived]
+            report.error("HPK410", path, f"team '{name}' and team '{other}' ({format_path(other_path)}) both "
+                         f"become {what} {derived}", "rename one of the two teams")
+        first.setdefault(derived, (path, name))
 
 
 def _check_team_admission(config: KitConfig, index: int, report: Reporter) -> None:
@@ -445,7 +631,7 @@ def _check_quota_entries(entries: tuple, base: PathKey, report: Reporter) -> Non
         if entry.count is not None and len(given) > 1:
             whole = per_instances(spec, Fraction(entry.count))
             for dim, value in given.items():
-                if dim != "count" and Fraction(value) != getattr(whole, dim):
+                if dim != "count" and exact(value) != getattr(whole, dim):
                     report.error("HPK408", path + (dim,),
                                  f"{dim} {value} disagrees with count {entry.count} "
                                  f"({describe(getattr(whole, dim), dim)} on {entry.instance_type})",
@@ -455,55 +641,66 @@ def _check_quota_entries(entries: tuple, base: PathKey, report: Reporter) -> Non
 def check_capacity(config: KitConfig, report: Reporter) -> None:
     capacity = cluster_capacity(config)
     totals: dict[str, Resources] = {}
-    contributors: dict[str, list[tuple[str, Resources, PathKey]]] = {}
+    contributors: dict[str, list[tuple[str, Resources, PathKey, QuotaEntry]]] = {}
     for i, team in enumerate(config.teams):
+        first: dict[str, int] = {}
+        for j, entry in enumerate(team.quota):
+            first.setdefault(entry.instance_type, j)
         for itype, reserved in team_reservations(team).items():
             totals[itype] = totals.get(itype, Resources()) + reserved
-            j = next(k for k, e in enumerate(team.quota) if e.instance_type == itype)
-            contributors.setdefault(itype, []).append((team.name, reserved, ("teams", i, "quota", j)))
+            j = first[itype]
+            contributors.setdefault(itype, []).append((team.name, reserved, ("teams", i, "quota", j), team.quota[j]))
     for itype, entries in contributors.items():
-        if itype not in capacity:
-            for _, _, path in entries:
+        cap = capacity.get(itype, Resources())
+        over = totals[itype].exceeding(cap)
+        if over:
+            _report_over(report, itype, over, totals[itype], cap, entries, present=itype in capacity)
+        elif itype not in capacity:  # quota entries of zero on a type the cluster lacks
+            for _, _, path, _ in entries:
                 report.warning("HPK502", path + ("instance_type",),
                                f"the cluster has no {itype} instances, so this quota can never be used",
                                f"add an instance group of {itype} or remove the entry "
                                f"(the cluster has {', '.join(sorted(capacity)) or 'no known types'})")
-            continue
-        over = totals[itype].exceeding(capacity[itype])
-        if over:
-            _report_over(report, itype, over, totals[itype], capacity[itype], entries)
     if config.shared_pool is not None:
         _check_shared_pool(config, capacity, totals, report)
     else:
         _check_idle(config, capacity, totals, report)
 
 
+def _unit(entry: QuotaEntry, over: list[str]) -> str:
+    """The dimension to talk about for an entry: the one the admin wrote it in, if that one is over."""
+    written = [d for d in ("count", "accelerators", "vcpu", "memory_gib") if getattr(entry, d) is not None]
+    return next((d for d in written if d in over), over[0])
+
+
 def _report_over(report: Reporter, itype: str, over: list[str], total: Resources, cap: Resources,
-                 entries: list[tuple[str, Resources, PathKey]]) -> None:
-    dim = over[0]
-    running = Fraction(0)
-    tipping = entries[-1][2]
-    for _, reserved, path in entries:  # point at the entry that tips the sum over
-        running += getattr(reserved, dim)
-        if running > getattr(cap, dim):
-            tipping = path
-            break
-    shares = ", ".join(f"{name} {describe(getattr(res, dim), dim).split(' ')[0]}" for name, res, _ in entries)
-    report.error("HPK501", tipping,
-                 f"teams reserve {describe(getattr(total, dim), dim)} of {itype} but the cluster has "
-                 f"{describe(getattr(cap, dim), dim)} ({shares})"
-                 + (f"; also over on {', '.join(over[1:])}" if len(over) > 1 else ""),
-                 f"lower the quotas by {describe(getattr(total, dim) - getattr(cap, dim), dim)} "
-                 f"or add {itype} capacity")
+                 entries: list[tuple[str, Resources, PathKey, QuotaEntry]], present: bool) -> None:
+    """One finding at each entry that reserves some of the type, naming every team's share in the entry's unit."""
+    for _, reserved, path, entry in entries:
+        if reserved.is_zero():
+            continue
+        dim = _unit(entry, over)
+        shares = ", ".join(f"{name} {_amount(getattr(res, dim))}" for name, res, _, _ in entries)
+        has = f"{describe(getattr(cap, dim), dim)}" if present else f"no {itype} instance group"
+        report.error("HPK501", path,
+                     f"teams reserve {describe(getattr(total, dim), dim)} of {itype} but the cluster has {has} "
+                     f"(shares: {shares}; this entry {describe(getattr(reserved, dim), dim)})",
+                     f"lower the quotas by {describe(getattr(total, dim) - getattr(cap, dim), dim)} "
+                     f"or add {itype} capacity")
+
+
+def _amount(value: Fraction) -> str:
+    return describe(value, "count").split(" ")[0]
 
 
 def _check_shared_pool(config: KitConfig, capacity: dict[str, Resources], totals: dict[str, Resources],
                        report: Reporter) -> None:
     gaps = shared_pool_gap(capacity, totals)
-    negative = sorted(t for t, gap in gaps.items() if any(getattr(gap, d) < 0 for d in ("count", "vcpu", "memory_gib")))
+    negative = sorted(t for t, gap in gaps.items() if any(getattr(gap, d) < 0 for d in DIMENSIONS))
     for itype in negative:
+        dim = next(d for d in DIMENSIONS if getattr(gaps[itype], d) < 0)
         report.error("HPK504", ("shared_pool",),
-                     f"the shared pool's {itype} quota would be {describe(gaps[itype].count, 'count')}",
+                     f"the shared pool's {itype} quota would be {describe(getattr(gaps[itype], dim), dim)}",
                      "the other teams reserve more than the cluster has: lower their quotas first")
     if not negative and all(gap.is_zero() for gap in gaps.values()):
         report.warning("HPK505", ("shared_pool",), "the shared pool would hold nothing",
@@ -512,6 +709,13 @@ def _check_shared_pool(config: KitConfig, capacity: dict[str, Resources], totals
 
 def _check_idle(config: KitConfig, capacity: dict[str, Resources], totals: dict[str, Resources],
                 report: Reporter) -> None:
+    unreserved = {t for t, cap in capacity.items() if cap.count > 0 and totals.get(t, Resources()).is_zero()}
+    for i, group in enumerate(config.hyperpod.instance_groups):
+        if group.instance_type in unreserved and group.count > 0:
+            report.warning("HPK503", ("hyperpod", "instance_groups", i, "instance_type"),
+                           f"no team has a quota on {group.instance_type} and there is no shared pool, so no "
+                           f"team's job can use the {group.count} instance(s) of group '{group.name}'",
+                           f"give a team a quota on {group.instance_type}, or add a shared_pool")
     borrowers = [t.name for t in config.teams if t.sharing_strategy == "LendAndBorrow" and t.enabled]
     sharing_off = config.cluster_policy.idle_resource_sharing == "Disabled"
     if not sharing_off and borrowers:
@@ -519,7 +723,7 @@ def _check_idle(config: KitConfig, capacity: dict[str, Resources], totals: dict[
     why = ("idle_resource_sharing is Disabled" if sharing_off else "no enabled team uses LendAndBorrow")
     for itype, cap in sorted(capacity.items()):
         free = cap.count - totals.get(itype, Resources()).count
-        if free > 0:
+        if free > 0 and itype not in unreserved:
             path: PathKey = ("cluster_policy", "idle_resource_sharing") if sharing_off else ("teams",)
             report.warning("HPK503", path,
                            f"{describe(free, 'count')} of {itype} are reserved by no team and {why}, "
@@ -528,10 +732,16 @@ def _check_idle(config: KitConfig, capacity: dict[str, Resources], totals: dict[
 
 
 RULES: tuple[Rule, ...] = (
+    check_region,
+    check_principals,
+    check_cidrs,
+    _check_threads,
+    _check_kubernetes_labels,
     check_environment,
     check_eks_endpoint,
     check_network,
     check_zones,
+    check_cluster_zones_recorded,
     check_instance_groups,
     check_helm_chart,
     check_cluster_policy,

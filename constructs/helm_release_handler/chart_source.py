@@ -23,6 +23,7 @@ import json
 import posixpath
 import re
 import tarfile
+import time
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +35,8 @@ from installer_tools import Budget, HelmReleaseError, read_yaml_files
 ARCHIVE_URL = "https://codeload.github.com/{repository}/tar.gz/{revision}"
 CHART_PATH = "helm_chart/HyperPodHelmChart"
 MAX_DOWNLOAD_BYTES = 512 * 1024 * 1024
+# A download may take this long in all (less when the request's budget is shorter); one read this long.
+DOWNLOAD_SECONDS, READ_SECONDS, CHUNK_BYTES = 300.0, 30.0, 1024 * 1024
 TGZ_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*\.tgz")
 
 
@@ -44,15 +47,24 @@ class DependencyPin:
 
 
 def download(url: str, budget: Budget) -> bytes:
-    seconds = min(120.0, budget.require(f"download {url}", 10))
+    """The body of `url`, within an overall deadline taken from the budget (a socket timeout alone bounds
+    each read, not a server that sends a byte now and then)."""
+    total = min(DOWNLOAD_SECONDS, budget.require(f"download {url}", 10) - 5)
+    deadline = time.monotonic() + total
+    chunks, size = [], 0
     try:
-        with urllib.request.urlopen(url, timeout=seconds) as response:  # noqa: S310 (https URLs fixed at synth)
-            data = response.read(MAX_DOWNLOAD_BYTES + 1)
+        with urllib.request.urlopen(url, timeout=min(READ_SECONDS, total)) as response:  # noqa: S310 (https URLs fixed at synth)
+            while chunk := response.read1(CHUNK_BYTES):
+                chunks.append(chunk)
+                size += len(chunk)
+                if size > MAX_DOWNLOAD_BYTES:
+                    raise HelmReleaseError(f"{url} is larger than {MAX_DOWNLOAD_BYTES} bytes")
+                if time.monotonic() > deadline:
+                    raise HelmReleaseError(f"download of {url} did not finish within {total:.0f} s ({size} bytes "
+                                           "so far); the egress to it is too slow - deploy again later")
     except OSError as err:
         raise HelmReleaseError(f"cannot download {url}: {err} (does the VPC have NAT egress to it?)") from err
-    if len(data) > MAX_DOWNLOAD_BYTES:
-        raise HelmReleaseError(f"{url} is larger than {MAX_DOWNLOAD_BYTES} bytes")
-    return data
+    return b"".join(chunks)
 
 
 def archive_commit(archive: bytes) -> str | None:
@@ -267,15 +279,30 @@ def _fetch_dependency(dependency: dict[str, Any], pin: DependencyPin, charts: Pa
     return path, _packaged_chart_yaml(path, name)
 
 
+def helm_archive_path(name: str) -> tuple[str, str]:
+    """The top-level folder of a tar entry and where helm's archive loader puts it in the chart: the first
+    path component dropped ("\\" is the separator when the name holds one), the rest cleaned
+    (pkg/chart/loader/archive.go)."""
+    top, *rest = name.split("\\" if "\\" in name else "/")
+    return top, posixpath.normpath("/".join(rest) or ".")
+
+
 def _packaged_chart_yaml(archive: Path, name: str) -> str:
-    """The packaged chart's own Chart.yaml (at <chart>/Chart.yaml in the archive)."""
+    """The packaged chart's own Chart.yaml, as helm finds it. helm merges every top-level folder of the
+    archive into one chart and keeps the last entry that lands on Chart.yaml; an archive with more than
+    one top-level folder or more than one such entry is refused, so that the Chart.yaml checked here is
+    the one helm loads."""
     try:
         with tarfile.open(archive, mode="r:gz") as tar:
-            tops = {m.name.split("/", 1)[0] for m in tar.getmembers()}
-            for top in sorted(tops):
-                member = tar.getmember(f"{top}/Chart.yaml") if f"{top}/Chart.yaml" in tar.getnames() else None
-                if member is not None and member.isfile():
-                    return tar.extractfile(member).read().decode()
+            members = [m for m in tar.getmembers() if not m.isdir()]
+            tops = {helm_archive_path(m.name)[0] for m in members}
+            candidates = [m for m in members if helm_archive_path(m.name)[1] == "Chart.yaml"]
+            if len(tops) > 1 or len(candidates) > 1:
+                raise HelmReleaseError(f"dependency {name}: {archive.name} has {len(tops)} top-level folders and "
+                                       f"{len(candidates)} entries helm would load as Chart.yaml; a packaged chart "
+                                       "has one of each")
+            if candidates and candidates[0].isfile():
+                return tar.extractfile(candidates[0]).read().decode("utf-8-sig")
     except (tarfile.TarError, OSError, UnicodeDecodeError) as err:
         raise HelmReleaseError(f"dependency {name}: {archive.name} is not a packaged chart: {err}") from err
     raise HelmReleaseError(f"dependency {name}: {archive.name} holds no Chart.yaml")

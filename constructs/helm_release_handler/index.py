@@ -8,11 +8,17 @@
 - WaitForDeployment: succeeds once a Deployment reports Available (Kueue before the cluster policy).
 
 The function is a standing cluster-admin that anyone allowed lambda:InvokeFunction can call, so it does
-only what it was built for: the cluster, region, chart source and pins, release name and namespace are
-fixed in its environment at synth (INSTALLER_SCOPE) and an event that differs is refused (an Update back
-from exactly those values, the shape of a rollback, is acknowledged without touching the cluster); values that
-start with "-" (helm and kubectl would read them as flags) are refused; manifests may only be the
-kinds the kit writes, in the namespaces it writes them to (manifest_policy.py).
+only what it was built for, fixed in its environment at synth (INSTALLER_SCOPE):
+- every event must be a request CloudFormation is making of a resource of the kit's own stacks right now
+  (cfn_anchor.py: DescribeStackResource shows it in the matching *_IN_PROGRESS state under the event's
+  physical id), so a forged Create, Update or Delete - including a Delete of the release - is refused;
+- the cluster, region, chart source and pins, release name and namespace must be the scope's (an Update
+  back from exactly those values, the shape of a rollback, is acknowledged without touching the cluster,
+  as are the rollback and clean-up requests for a cluster the EKS cluster's replacement left behind);
+- manifests may only be the kinds the kit writes, with the content it writes (manifest_policy.py); the
+  admission guardrails are applied only with the exact content pinned by digest (manifest_pins.py), a
+  team's set holds objects of its own namespace only, and no removal deletes a pinned object;
+- values that start with "-" (helm and kubectl would read them as flags) are refused.
 
 Every request budgets its time from the Lambda context and fails with a reason before Lambda's own
 timeout; Delete succeeds when the EKS cluster no longer exists. Any failure raises HelmReleaseError
@@ -22,6 +28,7 @@ and the custom resource framework turns its message into the CloudFormation fail
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import tempfile
@@ -29,10 +36,12 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+import cfn_anchor
 import installer_tools as tools
 from chart_source import DependencyPin, fetch_chart, prepare_chart
 from installer_tools import Budget, ClusterGone, HelmReleaseError
-from manifest_policy import DNS_SUBDOMAIN, manifest_refusal
+from manifest_pins import identity, manifests_sha256
+from manifest_policy import ADMISSION_API, DNS_SUBDOMAIN, manifest_refusal
 
 SCOPE_VARIABLE = "INSTALLER_SCOPE"
 # Properties of a Release event that must equal the scope's (Region is compared with AWS_REGION).
@@ -47,6 +56,10 @@ POLL_SECONDS = 5
 # WaitForDeployment's default bound when the event names none.
 DEPLOYMENT_WAIT_SECONDS = 600
 
+# The CloudFormation type of the custom resource each Kind belongs to (the constructs set them).
+RESOURCE_TYPES = {"Release": "Custom::HyperPodHelmRelease", "Manifests": "Custom::KubernetesManifests",
+                  "WaitForDeployment": "Custom::DeploymentAvailable"}
+
 DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 
 
@@ -57,8 +70,33 @@ def on_event(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
     handler = KINDS.get(kind)
     if handler is None:
         raise HelmReleaseError(f"unknown Kind {kind!r}; this installer handles {', '.join(sorted(KINDS))}")
-    check_scope(props)
+    check_scope(event)
+    try:
+        cfn_anchor.confirm(event, scope()["Stacks"], os.environ.get("AWS_REGION"), RESOURCE_TYPES[kind],
+                           cloudformation())
+    except cfn_anchor.NotAnchored as err:
+        raise HelmReleaseError(f"refusing the event: {err}") from err
+    if props.get("ClusterName") != scope()["ClusterName"]:
+        return left_alone(event, f"cluster {props.get('ClusterName')} is not this installer's "
+                                 f"({scope()['ClusterName']}); nothing changed")
     return handler(event, budget)
+
+
+def cloudformation() -> Any:
+    """The CloudFormation client that confirms each event; bounded, so that it never eats the budget."""
+    import boto3
+    from botocore.config import Config
+
+    return boto3.client("cloudformation", config=Config(connect_timeout=10, read_timeout=20,
+                                                          retries={"mode": "standard", "max_attempts": 3}))
+
+
+def left_alone(event: dict[str, Any], why: str) -> dict[str, Any]:
+    """Success without touching any cluster, keeping the physical id CloudFormation holds."""
+    props = event["ResourceProperties"]
+    return {"PhysicalResourceId": event["PhysicalResourceId"],
+            "Data": {"ContentSha256": props.get("ContentSha256", ""), "Revision": props.get("Revision", ""),
+                     "Vendored": "", "Dropped": "", "Skipped": why}}
 
 
 # --- what the installer was built for ------------------------------------------------------------------
@@ -70,19 +108,31 @@ def scope() -> dict[str, Any]:
     return json.loads(raw)
 
 
-def check_scope(props: dict[str, Any]) -> None:
-    """The event's cluster and region are the installer's own; no string property starts with '-'."""
-    built = scope()
+def check_scope(event: dict[str, Any]) -> None:
+    """The event's cluster and region are the installer's own (or the cluster it replaced, see
+    follows_a_cluster_replacement); no string property starts with '-'."""
+    props, built = event.get("ResourceProperties") or {}, scope()
     for key, value in props.items():
         if isinstance(value, str) and value.startswith("-"):
             raise HelmReleaseError(f"{key} {value!r} starts with '-', which helm and kubectl would read as a flag; "
                                    "refusing the event")
-    if props.get("ClusterName") != built["ClusterName"]:
+    if props.get("ClusterName") != built["ClusterName"] and not follows_a_cluster_replacement(event, built):
         raise HelmReleaseError(f"ClusterName {props.get('ClusterName')!r} is not the cluster this installer was "
                                "built for; refusing the event")
     region = os.environ.get("AWS_REGION")
     if props.get("Region") != region:
         raise HelmReleaseError(f"Region {props.get('Region')!r} is not this installer's region ({region})")
+
+
+def follows_a_cluster_replacement(event: dict[str, Any], built: dict[str, Any]) -> bool:
+    """After the EKS cluster was replaced, CloudFormation sends requests for the old cluster: the Update
+    back to it when a later failure rolls the stack back (before it rolls back this function), and the
+    cleanup Delete of the old physical id. The old cluster is retained and this installer may not reach
+    it, so both are acknowledged without touching anything (the stack neither strands in
+    UPDATE_ROLLBACK_FAILED nor deletes what the retained cluster runs); any other request is refused."""
+    old = event.get("OldResourceProperties") or {}
+    return (event.get("RequestType") == "Delete"
+            or (event.get("RequestType") == "Update" and old.get("ClusterName") == built["ClusterName"]))
 
 
 def release_scope_mismatch(props: dict[str, Any], keys: tuple[str, ...]) -> str | None:
@@ -239,19 +289,59 @@ def check_manifests(manifests: Any, where: str) -> list[dict[str, Any]]:
     return manifests
 
 
+def set_refusal(name: str, manifests: list[dict[str, Any]], pins: dict[str, Any]) -> str | None:
+    """Why the set `name` may not hold `manifests`: a pinned set (the guardrails) holds exactly its pinned
+    content; a team's set (team-<team>) holds no admission object and namespaced objects only in its
+    team's namespace; no other set exists."""
+    if name in pins:
+        if manifests_sha256(manifests) != pins[name]["Sha256"]:
+            return f"the manifests of {name} are not the ones this installer was built with (SHA-256 differs)"
+        return None
+    team = re.fullmatch(r"team-(.+)", name)
+    if team is None:
+        return f"{name} is not a set this installer was built for (pinned: {sorted(pins) or 'none'}; or team-<team>)"
+    for manifest in manifests:
+        namespace = (manifest.get("metadata") or {}).get("namespace")
+        if manifest["apiVersion"] == ADMISSION_API or (namespace and namespace != f"hyperpod-ns-{team.group(1)}"):
+            return f"{identity(manifest)} does not belong to the set of team {team.group(1)}"
+    return None
+
+
+def check_set(name: str, manifests: list[dict[str, Any]], pins: dict[str, Any], where: str) -> None:
+    refusal = set_refusal(name, manifests, pins)
+    if refusal:
+        raise HelmReleaseError(f"refusing {where}: {refusal}")
+
+
 def on_manifests(event: dict[str, Any], budget: Budget) -> dict[str, Any]:
-    """Apply the manifests (server-side), and delete those an update or a delete leaves out."""
+    """Apply the manifests (server-side), and delete those an update or a delete leaves out - except
+    objects of a pinned set, which the function's scope still wants."""
     props = event["ResourceProperties"]
+    request = event["RequestType"]
     name = str(props.get("Name", ""))
     if not DNS_LABEL.fullmatch(name):
         raise HelmReleaseError(f"Name {name!r} must be a DNS label")
     physical_id = f"{props['ClusterName']}/manifests/{name}"
+    if request == "Delete" and event.get("PhysicalResourceId") != physical_id:
+        # The anchor confirmed the physical id; the Name must be the one it was made from.
+        raise HelmReleaseError(f"refusing the event: Name {name!r} does not belong to {event.get('PhysicalResourceId')!r}")
+    pins = scope().get("Manifests", {})
     current = check_manifests(json.loads(props["Manifests"]), "Manifests")
-    previous = check_manifests(json.loads((event.get("OldResourceProperties") or {}).get("Manifests", "[]")),
-                               "the previous Manifests")
-    request = event["RequestType"]
+    old = event.get("OldResourceProperties") or {}
+    previous = check_manifests(json.loads(old.get("Manifests", "[]")), "the previous Manifests")
+    if request == "Update" and set_refusal(name, current, pins) and str(old.get("Name", "")) == name \
+            and name in pins and set_refusal(name, previous, pins) is None:
+        # A rollback of the pinned set that runs before the function's own rollback: the cluster keeps
+        # the content the function was built with, the next deploy converges.
+        return left_alone(event, f"rollback of {name} acknowledged; the installer keeps its pinned content")
+    check_set(name, current, pins, "Manifests")
+    if request == "Update" and str(old.get("Name", name)) == name:
+        check_set(name, previous, pins, "the previous Manifests")
     wanted = [] if request == "Delete" else current
-    gone = removed(current if request == "Delete" else previous, wanted)
+    # An Update to another Name is a replacement: CloudFormation deletes the old set by its own Delete.
+    before = current if request == "Delete" else previous if str(old.get("Name", name)) == name else []
+    pinned = {obj for entry in pins.values() for obj in entry["Objects"]}
+    gone = [m for m in removed(before, wanted) if identity(m) not in pinned]
     result = {"PhysicalResourceId": event.get("PhysicalResourceId", physical_id) if request == "Delete" else physical_id}
     with tempfile.TemporaryDirectory() as work:
         workdir = Path(work)
@@ -362,13 +452,25 @@ def on_wait_for_deployment(event: dict[str, Any], budget: Budget) -> dict[str, A
     physical_id = f"{props['ClusterName']}/wait/{namespace}/{name}"
     if event["RequestType"] == "Delete":
         return {"PhysicalResourceId": event.get("PhysicalResourceId", physical_id)}
-    limit = float(props.get("TimeoutSeconds") or DEPLOYMENT_WAIT_SECONDS)
+    limit = seconds(props, "TimeoutSeconds", DEPLOYMENT_WAIT_SECONDS)
+    poll_seconds = seconds(props, "PollSeconds", POLL_SECONDS)
     with tempfile.TemporaryDirectory() as work:
         workdir = Path(work)
         kubeconfig = tools.write_kubeconfig(workdir, props["ClusterName"], props["Region"])
-        wait_for_deployment(namespace, name, kubeconfig, workdir, budget, limit,
-                            float(props.get("PollSeconds") or POLL_SECONDS))
+        wait_for_deployment(namespace, name, kubeconfig, workdir, budget, limit, poll_seconds)
     return {"PhysicalResourceId": physical_id}
+
+
+def seconds(props: dict[str, Any], key: str, default: float) -> float:
+    """A positive, finite number of seconds from the event (CloudFormation passes it as a string)."""
+    raw = props.get(key) or default
+    try:
+        value = float(raw)
+    except (TypeError, ValueError):
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise HelmReleaseError(f"{key} {raw!r} must be a positive number of seconds")
+    return value
 
 
 def wait_for_deployment(namespace: str, name: str, kubeconfig: Path, workdir: Path, budget: Budget, limit: float,

@@ -1,8 +1,11 @@
 """Which Kubernetes objects the kit's cluster-admin installer applies (and deletes): only what the kit
 writes - a Role or RoleBinding of a team in hyperpod-ns-<team>, bound to that team's group only and
-granting no wildcard or escalating right, and admission guardrails (ValidatingAdmissionPolicy and
-ValidatingAdmissionPolicyBinding) named hyperpod-kit-*. Anything else - a ClusterRoleBinding, an object
-in kube-system, a Namespace (whose delete would remove a team's jobs) - is refused.
+granting no wildcard or escalating right; the team's read-only ClusterRole and ClusterRoleBinding named
+hyperpod-kit-team-<team>-read (get/list/watch of its own namespace and ClusterQueue by name, and of the
+cluster's WorkloadPriorityClasses), bound to that team's group only; and admission guardrails
+(ValidatingAdmissionPolicy and ValidatingAdmissionPolicyBinding) named hyperpod-kit-*. Anything else - any
+other ClusterRole or ClusterRoleBinding, an object in kube-system, a Namespace (whose delete would remove a
+team's jobs) - is refused.
 
 Standard library only: the installer Lambda ships this file, and the KubernetesManifests construct
 imports it to refuse the same objects at synth.
@@ -19,14 +22,35 @@ GUARDRAIL_PREFIX = "hyperpod-kit-"
 RBAC_API = "rbac.authorization.k8s.io"
 ADMISSION_API = "admissionregistration.k8s.io/v1"
 # What a team Role may never hold: wildcards and the resources and verbs that hand out more rights.
+# pods/exec and pods/portforward are not among them: a shell in a team's own pod holds nothing a Job the team may create
+# does not (same image, service account and volumes), and debugging needs it.
 ESCALATING_RESOURCES = {"*", "roles", "rolebindings", "secrets", "serviceaccounts", "serviceaccounts/token",
-                        "pods/exec", "pods/attach", "pods/ephemeralcontainers"}
+                        "pods/attach", "pods/ephemeralcontainers", "pods/proxy", "services/proxy", "nodes",
+                        "nodes/proxy"}
 ESCALATING_VERBS = {"*", "escalate", "bind", "impersonate"}
+# The verbs a team Role may hold (escalate, bind, impersonate and "*" are not among them), and a rule's fields.
+ALLOWED_VERBS = {"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"}
+RULE_FIELDS = {"apiGroups", "resources", "verbs", "resourceNames"}
+# A guardrail binding must deny; Audit may be added. Params would let a policy read other objects.
+BINDING_ACTIONS = {"Deny", "Audit"}
+# The team's cluster-scoped read access: its name, and what each of its rules may read.
+TEAM_CLUSTER_ROLE = re.compile(r"hyperpod-kit-team-([a-z0-9]([-a-z0-9]*[a-z0-9])?)-read")
+READ_VERBS = {"get", "list", "watch"}
+KUEUE_API = "kueue.x-k8s.io"
+
+
+def _team_cluster_objects(team: str) -> dict[tuple[str, str], set[str] | None]:
+    """(apiGroup, resource) -> the names a team's ClusterRole may read; None: every name (cluster-wide,
+    the same for every team)."""
+    return {("", "namespaces"): {f"hyperpod-ns-{team}"},
+            (KUEUE_API, "clusterqueues"): {f"hyperpod-ns-{team}-clusterqueue"},
+            (KUEUE_API, "workloadpriorityclasses"): None}
 
 
 def manifest_refusal(manifest: Any) -> str | None:
     """Why the installer will not apply (or delete) `manifest`, or None for an object the kit writes:
-    a Role or RoleBinding of a team in hyperpod-ns-<team>, or an admission guardrail named hyperpod-kit-*."""
+    a Role or RoleBinding of a team in hyperpod-ns-<team>, a team's read-only ClusterRole or
+    ClusterRoleBinding hyperpod-kit-team-<team>-read, or an admission guardrail named hyperpod-kit-*."""
     if not isinstance(manifest, dict):
         return "a manifest must be a Kubernetes object"
     api, kind = manifest.get("apiVersion"), manifest.get("kind")
@@ -44,30 +68,100 @@ def manifest_refusal(manifest: Any) -> str | None:
         ref = manifest.get("roleRef") or {}
         if ref.get("kind") != "Role" or ref.get("apiGroup") != RBAC_API:
             return f"{what} binds {ref.get('kind')} {ref.get('name')!r}; a team binding may only bind a Role of its namespace"
-        group = {"kind": "Group", "apiGroup": RBAC_API, "name": f"hyperpod-team-{team.group(1)}"}
-        subjects = manifest.get("subjects")
-        if not isinstance(subjects, list) or not subjects or any(s != group for s in subjects):
-            return f"{what}: its only subject may be the team's group {group['name']}"
-        return None
+        return _subject_refusal(what, team.group(1), manifest.get("subjects"))
+    cluster_team = TEAM_CLUSTER_ROLE.fullmatch(name)
+    if api == f"{RBAC_API}/v1" and kind in ("ClusterRole", "ClusterRoleBinding") and cluster_team:
+        team = cluster_team.group(1)
+        if namespace:
+            return f"{what} is cluster-scoped; it has no namespace"
+        if kind == "ClusterRole":
+            return _cluster_role_refusal(what, team, manifest)
+        ref = manifest.get("roleRef") or {}
+        if ref != {"apiGroup": RBAC_API, "kind": "ClusterRole", "name": name}:
+            return f"{what} binds {ref.get('kind')} {ref.get('name')!r}; it may only bind the team's ClusterRole {name}"
+        return _subject_refusal(what, team, manifest.get("subjects"))
     if api == ADMISSION_API and kind in ("ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"):
         if namespace:
             return f"{what} is cluster-scoped; it has no namespace"
         if not name.startswith(GUARDRAIL_PREFIX):
             return f"{what}: the kit's guardrails are named {GUARDRAIL_PREFIX}*"
-        policy = (manifest.get("spec") or {}).get("policyName", GUARDRAIL_PREFIX)
-        if kind == "ValidatingAdmissionPolicyBinding" and not str(policy).startswith(GUARDRAIL_PREFIX):
-            return f"{what} binds policy {policy!r}; it may only bind the kit's {GUARDRAIL_PREFIX}* policies"
-        return None
+        return _admission_refusal(what, kind, name, manifest.get("spec"))
     return (f"{api} {kind} {name!r} is not an object the kit writes (only Role and RoleBinding in hyperpod-ns-<team>, "
-            f"ValidatingAdmissionPolicy and ValidatingAdmissionPolicyBinding named {GUARDRAIL_PREFIX}*)")
+            "ClusterRole and ClusterRoleBinding hyperpod-kit-team-<team>-read, ValidatingAdmissionPolicy and "
+            f"ValidatingAdmissionPolicyBinding named {GUARDRAIL_PREFIX}*)")
+
+
+def _admission_refusal(what: str, kind: str, name: str, spec: Any) -> str | None:
+    """A guardrail that fails closed and reads nothing but the request: a policy with failurePolicy Fail and
+    no paramKind, a binding of the policy of its own name that denies, without paramRef."""
+    spec = spec if isinstance(spec, dict) else {}
+    if kind == "ValidatingAdmissionPolicy":
+        if spec.get("failurePolicy") != "Fail" or "paramKind" in spec:
+            return f"{what}: a guardrail policy has failurePolicy Fail and no paramKind"
+        return None
+    actions = spec.get("validationActions")
+    if (spec.get("policyName") != name or "paramRef" in spec or not isinstance(actions, list)
+            or "Deny" not in actions or not set(actions) <= BINDING_ACTIONS):
+        return (f"{what} binds policy {spec.get('policyName')!r} with {actions!r}; a guardrail binding binds the "
+                f"policy of its own name with validationActions Deny (and Audit), without paramRef")
+    return None
 
 
 def _role_refusal(what: str, rules: Any) -> str | None:
+    """Every field of every rule against what a team Role may hold. RBAC matches a rule resource "*" against
+    everything and "*/<sub>" against every resource's <sub> (ResourceMatches in Kubernetes'
+    pkg/apis/rbac/v1/evaluation_helpers.go), so any "*" in a resource is refused, as are the escalating
+    rights named with their subresource."""
     for rule in rules if isinstance(rules, list) else [None]:
         if not isinstance(rule, dict):
             return f"{what}: rules must be a list of rules"
-        resources = set(rule.get("resources") or ()) & ESCALATING_RESOURCES
-        verbs = set(rule.get("verbs") or ()) & ESCALATING_VERBS
-        if resources or verbs or "*" in (rule.get("apiGroups") or ()):
-            return f"{what} grants {sorted(resources | verbs) or ['*']}; a team Role may not hold wildcards or rights that grant more rights"
+        unknown = set(rule) - RULE_FIELDS
+        if unknown:
+            return f"{what}: a team Role rule may hold only {sorted(RULE_FIELDS)}, not {sorted(unknown)}"
+        lists = {key: rule.get(key, [""] if key == "resourceNames" else None) for key in RULE_FIELDS}
+        if not all(isinstance(v, list) and v and all(isinstance(i, str) for i in v) for v in lists.values()):
+            return f"{what}: apiGroups, resources, verbs (and resourceNames) must be non-empty lists of strings"
+        resources, verbs = set(lists["resources"]), set(lists["verbs"])
+        wild = {r for r in resources if "*" in r} | {g for g in lists["apiGroups"] if "*" in g}
+        bad_verbs = verbs - ALLOWED_VERBS
+        escalating = resources & ESCALATING_RESOURCES
+        if wild or bad_verbs or escalating:
+            return (f"{what} grants {sorted(wild | bad_verbs | escalating) or ['nothing']}; a team Role may not hold "
+                    f"wildcards or rights that grant more rights (verbs only {sorted(ALLOWED_VERBS)})")
+    return None
+
+
+def _subject_refusal(what: str, team: str, subjects: Any) -> str | None:
+    group = {"kind": "Group", "apiGroup": RBAC_API, "name": f"hyperpod-team-{team}"}
+    if not isinstance(subjects, list) or not subjects or any(s != group for s in subjects):
+        return f"{what}: its only subject may be the team's group {group['name']}"
+    return None
+
+
+def _cluster_role_refusal(what: str, team: str, manifest: dict[str, Any]) -> str | None:
+    """A team's ClusterRole reads its own namespace and ClusterQueue by name, and the priority classes:
+    get/list/watch only, no aggregation (which would pull in other roles' rules), no non-resource URLs."""
+    if "aggregationRule" in manifest:
+        return f"{what}: a team ClusterRole may not aggregate other roles"
+    rules = manifest.get("rules")
+    allowed = _team_cluster_objects(team)
+    for rule in rules if isinstance(rules, list) and rules else [None]:
+        if not isinstance(rule, dict):
+            return f"{what}: rules must be a non-empty list of rules"
+        if "nonResourceURLs" in rule:
+            return f"{what}: a team ClusterRole may not grant non-resource URLs"
+        verbs = rule.get("verbs")
+        if not isinstance(verbs, list) or not verbs or not set(verbs) <= READ_VERBS:
+            return f"{what} grants verbs {verbs!r}; a team ClusterRole may only get, list and watch"
+        names = rule.get("resourceNames")
+        for group in rule.get("apiGroups") or [None]:
+            for resource in rule.get("resources") or [None]:
+                if (group, resource) not in allowed:
+                    return (f"{what} grants {group!r}/{resource!r}; a team ClusterRole reads only namespaces, "
+                            "clusterqueues and workloadpriorityclasses")
+                own = allowed[(group, resource)]
+                # An empty or missing resourceNames means every name.
+                if own is not None and (not isinstance(names, list) or not names or not set(names) <= own):
+                    return (f"{what} grants {resource} {names!r}; a team ClusterRole reads only its own "
+                            f"{', '.join(sorted(own))} by name")
     return None

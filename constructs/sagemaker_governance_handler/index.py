@@ -8,17 +8,23 @@ so a Create that SageMaker accepted and that then fails (CreateFailed, or still 
 deleted by the stack's rollback - the framework skips that Delete only when on_event itself failed, i.e.
 before anything was made.
 
-- Create: Create*; done when Describe says Created. A namesake on the cluster that CloudFormation does not
-  know (an older handler's stranded create, or one made by hand) is taken over and updated instead of
-  colliding; a failed namesake is deleted and the deploy asks to be run again.
+- Create: Create*, tagged with the stack id and logical id of the resource; done when Describe says Created.
+  A namesake on the cluster is taken over only when its tags say this same stack and logical id created it
+  (a create whose answer was lost): it is updated instead of colliding, or deleted when it failed and the
+  deploy asks to be run again. Any other namesake fails the deploy, naming it - it belongs to someone else.
 - Update: Describe for the current version, Update* with it as TargetVersion; done only when Describe shows a
-  version newer than that target and a settled status (the old version's "Created" does not count). A change
-  to a create-only field (name, cluster, team name) creates a new one instead; CloudFormation deletes the old
-  one afterwards. Unchanged parameters (only the custom resource's own settings changed) send nothing.
+  version newer than that target and a settled status (the old version's "Created" does not count). A
+  resource still Creating or Updating (a rollback that follows a failed update at once) is updated by the
+  completion check once it has settled. A create-only field (name, cluster, team name) that differs from the
+  live resource creates a new one; CloudFormation deletes the old one afterwards - unless the new one would
+  have the old one's name, which is refused (a replacement needs a new Name). Unchanged parameters (only the
+  custom resource's own settings changed) send nothing.
 - Delete: Delete* (already gone counts as deleted, one still being created is deleted once it settles); done
-  when Describe finds nothing or Deleted.
-Any failed call or *Failed status raises with the API's reason. Each invocation budgets its time from the
-Lambda's remaining time and stops with a reason well before the Lambda would be killed.
+  when Describe finds nothing or Deleted; DeleteFailed or DeleteRollbackFailed ends it with the reason.
+Any failed call or *Failed status raises with the API's reason; throttling, server errors and lost
+connections only make the completion check answer "not yet". Each invocation budgets its time from the
+Lambda's remaining time: every call's socket timeouts and retries fit in what is left, and the handler stops
+with a reason well before the Lambda would be killed.
 
 CloudFormation passes every scalar of a custom resource as a string; the handler converts each value
 to the type the SageMaker API model gives it, so requests are valid against the real model.
@@ -26,19 +32,37 @@ to the type the SageMaker API model gives it, so requests are valid against the 
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Any
+
+from botocore.exceptions import ClientError, ConnectionError as EndpointConnectionFailure, HTTPClientError
 
 # Stop this long before Lambda's own limit, so the failure carries a reason instead of "Task timed out".
 MARGIN_SECONDS = 20.0
 # Without a Lambda context (tests, local runs): the budget of one invocation.
 DEFAULT_BUDGET_SECONDS = 60.0
+# One API call (every attempt, connect and read) may take at most this share of the budget, and never more
+# than CALL_SECONDS; with ATTEMPTS attempts each gets half of it for connecting and half for reading.
+CALL_SHARE, CALL_SECONDS, ATTEMPTS = 1 / 3, 60.0, 2
 SETTLED = ("Created", "Updated")
 IN_PROGRESS = ("Creating", "Updating", "Deleting")
+# Where a deletion ends without the resource gone: nothing more this handler can do.
+DELETE_STUCK = ("DeleteFailed", "DeleteRollbackFailed")
+# Errors worth another poll rather than a failed deployment.
+TRANSIENT_CODES = {"ThrottlingException", "Throttling", "ThrottledException", "TooManyRequestsException",
+                   "RequestLimitExceeded", "ServiceUnavailable", "InternalFailure", "InternalServerError",
+                   "InternalServerException"}
+# The tags a Create writes, so that a namesake can be told apart: made by this resource, or someone else's.
+STACK_TAG, LOGICAL_TAG = "hyperpod-kit:cloudformation-stack-id", "hyperpod-kit:cloudformation-logical-id"
 
 
 class GovernanceError(Exception):
     """A failure the deployment must stop on; the message is what CloudFormation shows."""
+
+
+class Transient(GovernanceError):
+    """A call that failed for a reason that may pass (throttling, a server error, a lost connection)."""
 
 
 KINDS: dict[str, dict[str, Any]] = {
@@ -58,20 +82,33 @@ KINDS: dict[str, dict[str, Any]] = {
 
 
 class Budget:
-    """The time one invocation may still spend: Lambda's remaining time minus a margin."""
+    """The time one invocation may still spend: Lambda's remaining time minus a margin. Each call may take
+    at most `call_seconds` (the client's timeouts and retries are set from it), and starts only while at
+    least that much is left, so the last call ends before the budget does."""
 
     def __init__(self, context: Any) -> None:
         remaining = (context.get_remaining_time_in_millis() / 1000 if context is not None
                      else DEFAULT_BUDGET_SECONDS + MARGIN_SECONDS)
         self.deadline = time.monotonic() + remaining - MARGIN_SECONDS
+        self.call_seconds = max(1.0, min(CALL_SECONDS, (remaining - MARGIN_SECONDS) * CALL_SHARE))
 
     def left(self) -> float:
         return self.deadline - time.monotonic()
 
     def check(self, step: str) -> None:
-        if self.left() <= 0:
-            raise GovernanceError(f"stopped {MARGIN_SECONDS:.0f} s before the Lambda time limit, before {step}; "
-                                  "the SageMaker API is slow or throttling - deploy again later")
+        if self.left() < self.call_seconds:
+            raise Transient(f"stopped {MARGIN_SECONDS:.0f} s before the Lambda time limit, before {step}; "
+                            "the SageMaker API is slow or throttling - deploy again later")
+
+
+def client_config(budget: Budget) -> Any:
+    """Socket timeouts and retries that keep one call (all its attempts) within budget.call_seconds."""
+    from botocore.config import Config
+
+    # Standard mode sleeps at most about a second before the second attempt.
+    per_socket = max(0.5, (budget.call_seconds - 1) / ATTEMPTS / 2)
+    return Config(connect_timeout=per_socket, read_timeout=per_socket,
+                  retries={"mode": "standard", "total_max_attempts": ATTEMPTS})
 
 
 def _setup(event: dict[str, Any], context: Any, client: Any) -> tuple[dict[str, Any], Any, Budget]:
@@ -82,13 +119,14 @@ def _setup(event: dict[str, Any], context: Any, client: Any) -> tuple[dict[str, 
     budget = Budget(context)
     if client is None:
         import boto3
-        from botocore.config import Config
 
-        # One slow call must not eat the whole budget: bounded socket timeouts and few retries.
-        timeout = max(1, min(30, int(budget.left() / 3)))
-        client = boto3.client("sagemaker", region_name=props["Region"], config=Config(
-            connect_timeout=timeout, read_timeout=timeout, retries={"mode": "standard", "max_attempts": 3}))
+        client = boto3.client("sagemaker", region_name=props["Region"], config=client_config(budget))
     return kind, client, budget
+
+
+def ownership(event: dict[str, Any]) -> dict[str, str]:
+    """The tags that say which CloudFormation resource made a policy or quota."""
+    return {STACK_TAG: str(event.get("StackId", "")), LOGICAL_TAG: str(event.get("LogicalResourceId", ""))}
 
 
 def on_event(event: dict[str, Any], context: Any = None, client: Any = None) -> dict[str, Any]:
@@ -100,26 +138,38 @@ def on_event(event: dict[str, Any], context: Any = None, client: Any = None) -> 
         delete(client, kind, event["PhysicalResourceId"], budget)
         return {"PhysicalResourceId": event["PhysicalResourceId"]}
     params = typed(client, f"Create{kind['operation']}", props["Parameters"])
-    if request == "Update" and event["OldResourceProperties"]["Parameters"] == props["Parameters"]:
-        # Only the custom resource's own settings changed (e.g. ServiceTimeout): nothing to send.
+    live = None
+    if request == "Update":
         resource_id = event["PhysicalResourceId"]
-        arn = current(client, kind, resource_id, budget)[kind["arn"]]
-        return {"PhysicalResourceId": resource_id, "Data": {"Id": resource_id, "Arn": arn}}
-    if request == "Update" and not replaced(kind, event["OldResourceProperties"]["Parameters"], props["Parameters"]):
-        resource_id = event["PhysicalResourceId"]
-        arn, version = update(client, kind, resource_id, params, budget)
-        return {"PhysicalResourceId": resource_id, "Data": {"Id": resource_id, "Arn": arn, "Version": version}}
+        live = current(client, kind, resource_id, budget)
+        data = {"Id": resource_id, "Arn": live[kind["arn"]]}
+        if event["OldResourceProperties"]["Parameters"] == props["Parameters"]:
+            # Only the custom resource's own settings changed (e.g. ServiceTimeout): nothing to send.
+            return {"PhysicalResourceId": resource_id, "Data": data}
+        if not replaced(kind, live, params):
+            try:
+                if live["Status"] in IN_PROGRESS:
+                    raise Busy(f"{kind['operation']} {resource_id} is {live['Status']}")
+                arn, version = update(client, kind, resource_id, params, budget, live)
+            except Busy:  # still changing (a rollback right after a failed update): is_complete updates it
+                return {"PhysicalResourceId": resource_id,
+                        "Data": {**data, "Pending": str(live[kind["version"]])}}
+            return {"PhysicalResourceId": resource_id, "Data": {**data, "Arn": arn, "Version": version}}
     namesake = find_namesake(client, kind, params, budget)
+    if namesake is not None and live is not None and namesake[kind["id"]] == live[kind["id"]]:
+        changed = [".".join(path) for path in kind["create_only"] if _get(live, path) != _get(params, path)]
+        raise GovernanceError(f"{', '.join(changed)} of {kind['operation']} '{params['Name']}' ({live[kind['id']]}) "
+                              "cannot change in place, and its replacement cannot have the same Name while it "
+                              "exists; give the replacement a new Name")
     if namesake is not None:
-        return adopt(client, kind, namesake, params, budget)
-    resource_id, arn = create(client, kind, params, budget)
+        return adopt(client, kind, namesake, params, event, budget)
+    resource_id, arn = create(client, kind, params, event, budget)
     return {"PhysicalResourceId": resource_id, "Data": {"Id": resource_id, "Arn": arn}}
 
 
 def find_namesake(client: Any, kind: dict[str, Any], params: dict[str, Any], budget: Budget) -> dict[str, Any] | None:
-    """A policy or quota of this name on this cluster that CloudFormation does not know: one whose create
-    never reported its id (an older handler failed after SageMaker accepted it), or one made by hand.
-    Creating another of the same name would fail on every deploy."""
+    """A policy or quota of this name on this cluster (not Deleted): a second one of the same name cannot
+    be created."""
     name, token = kind["operation"], None
     while True:
         budget.check(f"List{name}s")
@@ -133,11 +183,31 @@ def find_namesake(client: Any, kind: dict[str, Any], params: dict[str, Any], bud
             return None
 
 
+def tags_of(client: Any, arn: str, budget: Budget) -> dict[str, str]:
+    tags, token = {}, None
+    while True:
+        budget.check("ListTags")
+        page = _call(client, "list_tags", "ListTags", ResourceArn=arn, **({"NextToken": token} if token else {}))
+        tags.update({tag["Key"]: tag.get("Value", "") for tag in page.get("Tags", [])})
+        token = page.get("NextToken")
+        if not token:
+            return tags
+
+
 def adopt(client: Any, kind: dict[str, Any], namesake: dict[str, Any], params: dict[str, Any],
-          budget: Budget) -> dict[str, Any]:
-    """Take over a settled namesake (updated to the config); a failed one is deleted and the deploy fails
-    with what to do; one still changing fails the deploy until it settles."""
+          event: dict[str, Any], budget: Budget) -> dict[str, Any]:
+    """Take over a namesake this same stack and logical id created (its create's answer was lost): a settled
+    one is updated to the config, a failed one is deleted and the deploy fails with what to do, one still
+    changing fails the deploy until it settles. A namesake of anyone else fails the deploy, naming it."""
     name, resource_id, status = kind["operation"], namesake[kind["id"]], namesake["Status"]
+    tags = tags_of(client, namesake[kind["arn"]], budget)
+    mine = ownership(event)
+    if any(tags.get(key) != value for key, value in mine.items()):
+        owner = (f"by {tags.get(LOGICAL_TAG)} of {tags.get(STACK_TAG)}" if STACK_TAG in tags
+                 else "outside this kit (it has no hyperpod-kit tags)")
+        raise GovernanceError(f"{name} '{params['Name']}' already exists on the cluster ({resource_id}, {status}), "
+                              f"made {owner}, not by {mine[LOGICAL_TAG]} of this stack; it is not taken over - "
+                              "delete it, or give this one another name")
     if status.endswith("Failed"):
         delete(client, kind, resource_id, budget, conflict_ok=False)
         raise GovernanceError(f"{name} '{params['Name']}' ({resource_id}), left {status} by an earlier deployment, "
@@ -158,28 +228,73 @@ def current(client: Any, kind: dict[str, Any], resource_id: str, budget: Budget)
 
 
 def is_complete(event: dict[str, Any], context: Any = None, client: Any = None) -> dict[str, Any]:
-    """Whether the change on_event started has been applied; raises when it failed."""
+    """Whether the change on_event started has been applied; raises when it failed. A transient error
+    (throttling, a server error, a lost connection, the budget spent) answers "not yet": the waiter
+    asks again, bounded by its total timeout."""
     kind, client, budget = _setup(event, context, client)
+    try:
+        return _is_complete(event, kind, client, budget)
+    except Transient:
+        return {"IsComplete": False}
+
+
+def _is_complete(event: dict[str, Any], kind: dict[str, Any], client: Any, budget: Budget) -> dict[str, Any]:
     name, resource_id = kind["operation"], event["PhysicalResourceId"]
     if event["RequestType"] == "Delete":
         described = describe(client, kind, resource_id, budget)
         status = described["Status"] if described else "Deleted"
         if status == "Deleted":
             return {"IsComplete": True}
-        if status == "DeleteFailed":
-            raise GovernanceError(f"{name} {resource_id} is DeleteFailed: {_reason(described)}")
+        if status in DELETE_STUCK:
+            raise GovernanceError(f"{name} {resource_id} is {status}: {_reason(described)}")
         if status not in IN_PROGRESS:  # it settled after a create or update: now it can be deleted
-            delete(client, kind, resource_id, budget, conflict_ok=False)
+            try:
+                delete(client, kind, resource_id, budget, conflict_ok=False)
+            except Busy:
+                pass  # it started changing again: ask once it has settled
         return {"IsComplete": False}
     described = current(client, kind, resource_id, budget)
     status = described["Status"]
+    data = event.get("Data", {})
+    if data.get("Pending") and status in (*SETTLED, "UpdateFailed"):
+        return _update_when_settled(event, kind, client, budget, described)
     if status.endswith("Failed"):
         raise GovernanceError(f"{name} {resource_id} is {status}: {_reason(described)}")
     version = described[kind["version"]]
-    wanted = event.get("Data", {}).get("Version")
-    if status in SETTLED and (wanted is None or int(version) >= int(wanted)):
+    wanted = data.get("Version")
+    if status in SETTLED and not data.get("Pending") and (wanted is None or int(version) >= int(wanted)):
         return {"IsComplete": True, "Data": {"Version": str(version)}}
     return {"IsComplete": False}
+
+
+def _update_when_settled(event: dict[str, Any], kind: dict[str, Any], client: Any, budget: Budget,
+                         described: dict[str, Any]) -> dict[str, Any]:
+    """The update on_event deferred because the resource was still changing (Data.Pending: the version it
+    saw): done once the live resource holds what the event asks for; until then, send it. Whatever was
+    changing may add one version; a failure or a second version that still differs is this update's own,
+    and fails with the reason instead of sending it again until the waiter's timeout."""
+    params = typed(client, f"Create{kind['operation']}", event["ResourceProperties"]["Parameters"])
+    wanted = {key: value for key, value in params.items() if key in kind["updatable"]}
+    status, version, seen = described["Status"], int(described[kind["version"]]), int(event["Data"]["Pending"])
+    if status in SETTLED and _holds(described, wanted):
+        return {"IsComplete": True, "Data": {"Version": str(version)}}
+    if version > seen + (0 if status == "UpdateFailed" else 1):
+        raise GovernanceError(f"{kind['operation']} {event['PhysicalResourceId']} is {status} at version {version} "
+                              f"without the requested values: {_reason(described)}")
+    try:
+        update(client, kind, event["PhysicalResourceId"], params, budget, described)
+    except Busy:
+        pass
+    return {"IsComplete": False}
+
+
+def _holds(live: Any, wanted: Any) -> bool:
+    """Whether `live` has every value of `wanted` (lists item by item; fields the service adds are ignored)."""
+    if isinstance(wanted, dict):
+        return isinstance(live, dict) and all(_holds(live.get(k), v) for k, v in wanted.items())
+    if isinstance(wanted, list):
+        return isinstance(live, list) and len(live) == len(wanted) and all(map(_holds, live, wanted))
+    return live == wanted
 
 
 def _reason(described: dict[str, Any] | None) -> str:
@@ -205,7 +320,10 @@ def _convert(shape: Any, value: Any, where: str) -> Any:
         if kind in ("integer", "long"):
             return int(value)
         if kind in ("float", "double"):
-            return float(value)
+            number = float(value)
+            if not math.isfinite(number):
+                raise ValueError(value)
+            return number
         if kind == "boolean":
             return value if isinstance(value, bool) else str(value).lower() == "true"
     except (TypeError, ValueError) as err:
@@ -213,31 +331,48 @@ def _convert(shape: Any, value: Any, where: str) -> Any:
     return value
 
 
-def replaced(kind: dict[str, Any], old: dict[str, Any], new: dict[str, Any]) -> bool:
-    """True when a create-only field changed, which needs a new resource."""
-    def get(params: dict[str, Any], path: tuple[str, ...]) -> Any:
-        for key in path:
-            params = params.get(key, {}) if isinstance(params, dict) else {}
-        return params
-    return any(get(old, path) != get(new, path) for path in kind["create_only"])
+def _get(params: Any, path: tuple[str, ...]) -> Any:
+    for key in path:
+        params = params.get(key) if isinstance(params, dict) else None
+    return params
 
 
-def create(client: Any, kind: dict[str, Any], params: dict[str, Any], budget: Budget) -> tuple[str, str]:
+def replaced(kind: dict[str, Any], live: dict[str, Any], new: dict[str, Any]) -> bool:
+    """True when a create-only field of the live resource differs from the new parameters: that needs a
+    new resource. (Compared with the live resource, not the old properties, so that a rollback after a
+    refused replacement finds nothing to replace.)"""
+    return any(_get(live, path) != _get(new, path) for path in kind["create_only"])
+
+
+def create(client: Any, kind: dict[str, Any], params: dict[str, Any], event: dict[str, Any],
+           budget: Budget) -> tuple[str, str]:
     name = kind["operation"]
     budget.check(f"Create{name}")
-    response = _call(client, f"create_{_snake(name)}", f"Create{name}", **params)
+    owned = ownership(event)
+    tags = [tag for tag in params.get("Tags", []) if tag.get("Key") not in owned]
+    tags += [{"Key": key, "Value": value} for key, value in owned.items()]
+    response = _call(client, f"create_{_snake(name)}", f"Create{name}", **{**params, "Tags": tags})
     return response[kind["id"]], response[kind["arn"]]
 
 
-def update(client: Any, kind: dict[str, Any], resource_id: str, params: dict[str, Any],
-           budget: Budget) -> tuple[str, str]:
+class Busy(GovernanceError):
+    """The resource is changing (ConflictException): the completion check tries again once it has settled."""
+
+
+def update(client: Any, kind: dict[str, Any], resource_id: str, params: dict[str, Any], budget: Budget,
+           live: dict[str, Any] | None = None) -> tuple[str, str]:
     """Update to the next version; returns the ARN and the version is_complete must see applied."""
     name = kind["operation"]
-    target = int(current(client, kind, resource_id, budget)[kind["version"]])
+    target = int((live or current(client, kind, resource_id, budget))[kind["version"]])
     changes = {k: v for k, v in params.items() if k in kind["updatable"]}
     budget.check(f"Update{name}")
-    response = _call(client, f"update_{_snake(name)}", f"Update{name}",
-                     **{kind["id"]: resource_id, "TargetVersion": target, **changes})
+    try:
+        response = getattr(client, f"update_{_snake(name)}")(**{kind["id"]: resource_id, "TargetVersion": target,
+                                                                 **changes})
+    except client.exceptions.ConflictException as err:
+        raise Busy(f"Update{name} {resource_id}: {err}") from err
+    except Exception as err:  # botocore ClientError, ParamValidationError, endpoint errors
+        raise _failure(f"Update{name} failed", err) from err
     # The new version is the one Update reports; never less than one past the version it replaced.
     return response[kind["arn"]], str(max(int(response[kind["version"]]), target + 1))
 
@@ -251,7 +386,7 @@ def describe(client: Any, kind: dict[str, Any], resource_id: str, budget: Budget
     except client.exceptions.ResourceNotFound:
         return None
     except Exception as err:  # botocore ClientError and friends
-        raise GovernanceError(f"Describe{name} {resource_id} failed: {err}") from err
+        raise _failure(f"Describe{name} {resource_id} failed", err) from err
 
 
 def delete(client: Any, kind: dict[str, Any], resource_id: str, budget: Budget, conflict_ok: bool = True) -> None:
@@ -266,9 +401,17 @@ def delete(client: Any, kind: dict[str, Any], resource_id: str, budget: Budget, 
     except client.exceptions.ConflictException as err:
         if conflict_ok:
             return
-        raise GovernanceError(f"Delete{name} {resource_id} failed: {err}") from err
+        raise Busy(f"Delete{name} {resource_id} failed: {err}") from err
     except Exception as err:  # botocore ClientError and friends: the deletion did not happen
-        raise GovernanceError(f"Delete{name} {resource_id} failed: {err}") from err
+        raise _failure(f"Delete{name} {resource_id} failed", err) from err
+
+
+def _failure(what: str, err: Exception) -> GovernanceError:
+    """A GovernanceError for a failed call: Transient when it may pass on its own."""
+    transient = isinstance(err, (EndpointConnectionFailure, HTTPClientError)) or (
+        isinstance(err, ClientError) and (err.response.get("Error", {}).get("Code") in TRANSIENT_CODES
+                                          or err.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) >= 500))
+    return (Transient if transient else GovernanceError)(f"{what}: {err}")
 
 
 def _call(client: Any, method: str, label: str, **params: Any) -> dict[str, Any]:
@@ -277,7 +420,7 @@ def _call(client: Any, method: str, label: str, **params: Any) -> dict[str, Any]
     except GovernanceError:
         raise
     except Exception as err:  # botocore ClientError, ParamValidationError, endpoint errors
-        raise GovernanceError(f"{label} failed: {err}") from err
+        raise _failure(f"{label} failed", err) from err
 
 
 def _snake(name: str) -> str:

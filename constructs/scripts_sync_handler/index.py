@@ -6,7 +6,8 @@ Nodes then run exactly the repository's set of scripts. On stack deletion the sc
 bucket is retained, and a cluster that outlives the stack still needs them to replace nodes. Only when
 the stack rolls back a failed first create (ROLLBACK_IN_PROGRESS) does Delete remove every version
 under the prefix, so that CloudFormation can delete the then empty bucket (its RetainExceptOnCreate
-policy) and the next deploy can create it again under its fixed name.
+policy) and the next deploy can create it again under its fixed name; a Create that itself fails part-way
+removes what it wrote before failing, since the rollback sends it no Delete.
 Standard library and boto3 only (both are in the Lambda runtime).
 """
 
@@ -18,13 +19,15 @@ import zipfile
 from typing import Any
 
 MAX_FILES = 1000
+# Uploads stop with this much of the Lambda's time left, enough to remove what a failed first create wrote.
+MARGIN_SECONDS = 60
 
 
 class ScriptsSyncError(Exception):
     """A failure the deployment must stop on; the message is what CloudFormation shows."""
 
 
-def on_event(event: dict[str, Any], _context: Any = None) -> dict[str, Any]:
+def on_event(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
     props = event["ResourceProperties"]
     bucket, prefix = props["DestinationBucket"], props["DestinationPrefix"]
     physical_id = f"s3://{bucket}/{prefix}/"
@@ -33,20 +36,56 @@ def on_event(event: dict[str, Any], _context: Any = None) -> dict[str, Any]:
     if event["RequestType"] == "Delete":
         on_delete(event, boto3.client("cloudformation"), boto3.client("s3"))
         return {"PhysicalResourceId": event.get("PhysicalResourceId", physical_id)}
+    uploaded, deleted = sync(event, boto3.client("s3"), Deadline(context))
+    return {"PhysicalResourceId": physical_id,
+            "Data": {"Uploaded": uploaded, "Deleted": deleted, "SourceS3Uri": physical_id}}
 
-    s3 = boto3.client("s3")
+
+class Deadline:
+    """Stops the uploads with a reason (and time left to clean up) before Lambda would kill the function."""
+
+    def __init__(self, context: Any) -> None:
+        self.context = context
+
+    def check(self, key: str) -> None:
+        if self.context is not None and self.context.get_remaining_time_in_millis() < MARGIN_SECONDS * 1000:
+            raise ScriptsSyncError(f"stopped before uploading {key}: less than {MARGIN_SECONDS} s of the Lambda's "
+                                   "time left; deploy again")
+
+
+def sync(event: dict[str, Any], s3: Any, deadline: Deadline) -> tuple[int, int]:
+    """Make the prefix hold exactly the scripts; returns how many keys were written and deleted. A Create
+    that fails part-way removes the versions it wrote before it fails: CloudFormation's rollback sends
+    no Delete after a failed Create (the provider framework answers it), so nothing else would, and
+    the bucket could then be neither deleted nor created again under its fixed name."""
+    props = event["ResourceProperties"]
+    bucket, prefix = props["DestinationBucket"], props["DestinationPrefix"]
     archive = s3.get_object(Bucket=props["SourceBucket"], Key=props["SourceKey"])["Body"].read()
     files = with_generated(read_archive(archive), props.get("GeneratedFiles") or {})
-    existing = list_keys(s3, bucket, prefix)
-    uploads, deletes = plan(files, existing, prefix)
-    for key, body in uploads.items():
-        content_type = mimetypes.guess_type(key)[0] or ("text/x-shellscript" if key.endswith(".sh") else "text/plain")
-        s3.put_object(Bucket=bucket, Key=key, Body=body, ContentType=content_type)
-    for start in range(0, len(deletes), 1000):
-        batch = deletes[start:start + 1000]
-        s3.delete_objects(Bucket=bucket, Delete={"Objects": [{"Key": k} for k in batch], "Quiet": True})
-    return {"PhysicalResourceId": physical_id,
-            "Data": {"Uploaded": len(uploads), "Deleted": len(deletes), "SourceS3Uri": physical_id}}
+    uploads, deletes = plan(files, list_keys(s3, bucket, prefix), prefix)
+    written: list[dict[str, str]] = []
+    try:
+        for key, body in uploads.items():
+            deadline.check(key)
+            content_type = mimetypes.guess_type(key)[0] or ("text/x-shellscript" if key.endswith(".sh") else "text/plain")
+            response = s3.put_object(Bucket=bucket, Key=key, Body=body, ContentType=content_type)
+            written.append({"Key": key, **({"VersionId": response["VersionId"]} if response.get("VersionId") else {})})
+        delete_versions(s3, bucket, [{"Key": key} for key in deletes], "could not remove stale scripts")
+    except Exception:
+        if event["RequestType"] == "Create":
+            delete_versions(s3, bucket, written, "could not remove what the failed create wrote")
+        raise
+    return len(uploads), len(deletes)
+
+
+def delete_versions(s3: Any, bucket: str, objects: list[dict[str, str]], what: str) -> None:
+    """DeleteObjects in batches of 1000; any key S3 could not delete fails with the keys."""
+    for start in range(0, len(objects), 1000):
+        result = s3.delete_objects(Bucket=bucket, Delete={"Objects": objects[start:start + 1000], "Quiet": True})
+        errors = result.get("Errors") or []
+        if errors:
+            listed = "; ".join(f"{e['Key']}: {e.get('Code')} {e.get('Message')}" for e in errors[:10])
+            raise ScriptsSyncError(f"{what} in s3://{bucket}/ ({len(errors)} key(s)): {listed}")
 
 
 def read_archive(archive: bytes) -> dict[str, bytes]:
@@ -99,10 +138,5 @@ def on_delete(event: dict[str, Any], cloudformation: Any, s3: Any) -> int:
     for page in s3.get_paginator("list_object_versions").paginate(Bucket=bucket, Prefix=f"{prefix}/"):
         for item in page.get("Versions", []) + page.get("DeleteMarkers", []):
             versions.append({"Key": item["Key"], "VersionId": item["VersionId"]})
-    for start in range(0, len(versions), 1000):
-        result = s3.delete_objects(Bucket=bucket, Delete={"Objects": versions[start:start + 1000], "Quiet": True})
-        if result.get("Errors"):
-            first = result["Errors"][0]
-            raise ScriptsSyncError(f"could not empty s3://{bucket}/{prefix}/ after the failed create: "
-                                   f"{first['Key']}: {first.get('Code')} {first.get('Message')}")
+    delete_versions(s3, bucket, versions, f"could not empty s3://{bucket}/{prefix}/ after the failed create")
     return len(versions)

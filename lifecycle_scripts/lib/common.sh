@@ -22,14 +22,30 @@ load_settings() {
   local file="$1"
   MOVE_DATA_ROOTS=true
   EXTRA_PACKAGES=""
+  GPU_DEVICE_ISOLATION=false
   if [[ -f "$file" ]]; then
     # shellcheck source=/dev/null
     source "$file" || die "cannot read settings from $file"
-    log "settings from $(basename "$file"): MOVE_DATA_ROOTS=$MOVE_DATA_ROOTS EXTRA_PACKAGES='$EXTRA_PACKAGES'"
+    log "settings from $(basename "$file"): MOVE_DATA_ROOTS=$MOVE_DATA_ROOTS EXTRA_PACKAGES='$EXTRA_PACKAGES'" \
+      "GPU_DEVICE_ISOLATION=$GPU_DEVICE_ISOLATION"
   else
     log "no $(basename "$file"): default settings"
   fi
-  export MOVE_DATA_ROOTS EXTRA_PACKAGES
+  export MOVE_DATA_ROOTS EXTRA_PACKAGES GPU_DEVICE_ISOLATION
+}
+
+# Print a TOML file ("-": standard input) with its top-level `key` (a bare key: letters, digits, - and _)
+# set to `value` (TOML, written as given).
+# The line setting it before the first [table], commented out or not, is replaced; without one, the line
+# goes before the first table (after it, TOML would read the key as the table's). Keys in tables stay.
+toml_with_top_level_key() {
+  local file="$1" key="$2" value="$3"
+  awk -v key="$key" -v line="$key = $value" '
+    !in_tables && /^[[:space:]]*\[/ { if (!done) print line; done = 1; in_tables = 1 }
+    !in_tables && $0 ~ ("^[#[:space:]]*" key "[[:space:]]*=") { if (!done) print line; done = 1; next }
+    { print }
+    END { if (!done) print line }
+  ' "$file"
 }
 
 run_step() {

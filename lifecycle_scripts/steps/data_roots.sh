@@ -51,23 +51,12 @@ wait_for_volume() {
   done
 }
 
-# Print `file` with its top-level root (the line before the first [table], commented out or not) set to
-# CONTAINERD_ROOT; nested keys such as a runtime's Root are left alone.
-with_root() {
-  awk -v root="root = \"$CONTAINERD_ROOT\"" '
-    !in_tables && /^[[:space:]]*\[/ { if (!done) print root; done = 1; in_tables = 1 }
-    !in_tables && /^[#[:space:]]*root[[:space:]]*=/ { if (!done) print root; done = 1; next }
-    { print }
-    END { if (!done) print root }
-  ' "$1"
-}
-
 # Set the root in a containerd config file; CHANGED=true when the file changed. (Functions here are never
 # called as conditions: that would switch off `set -e` inside them.)
 CHANGED=false
 set_root_in() {
   local file="$1" updated
-  updated="$(with_root "$file")"
+  updated="$(toml_with_top_level_key "$file" root "\"$CONTAINERD_ROOT\"")"
   [[ -n "$updated" ]] || die "could not set the root in $file"
   if [[ "$updated" == "$(cat "$file")" ]]; then
     return

@@ -1,0 +1,79 @@
+"""Capacity paths no test reached before issue 15: memory-only partial quotas, shared-pool gaps that are not
+whole instances, exact decimals, and teams over capacity in one dimension only. Expected amounts are worked
+out by hand from the public EC2 figures (ml.g5.12xlarge: 4 GPUs, 48 vCPU, 192 GiB; ml.m5.2xlarge: 8 vCPU,
+32 GiB)."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from pathlib import Path
+
+from cdk_app.config.loader import load_config
+from cdk_app.config.model import QuotaEntry
+from cdk_app.instance_types import CATALOGUE
+from cdk_app.validator.capacity import Resources, quota_resources, shared_pool_quota
+from cdk_app.validator.report import check_file
+
+BASE = (Path(__file__).resolve().parent / "adversarial" / "base.yaml").read_text()
+M5 = CATALOGUE["ml.m5.2xlarge"]
+
+
+def config_with(tmp_path, john_g5: str, john_m5: str, pool: bool = True):
+    text = BASE.replace("teams:\n", "shared_pool:\n  name: pool\nteams:\n" if pool else "teams:\n")
+    text = text.replace("      - instance_type: ml.g5.12xlarge\n        count: 3\n",
+                        f"      - instance_type: ml.g5.12xlarge\n        {john_g5}\n")
+    text = text.replace("      - instance_type: ml.m5.2xlarge\n        count: 1\n    principals:",
+                        f"      - instance_type: ml.m5.2xlarge\n        {john_m5}\n    principals:")
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_memory_only_quota_fills_vcpu_in_the_instance_ratio():
+    entry = QuotaEntry(instance_type="ml.m5.2xlarge", memory_gib=8.0)
+    assert quota_resources(entry, M5) == Resources(Fraction(1, 4), Fraction(0), Fraction(2), Fraction(8))
+
+
+def test_shared_pool_gaps_that_are_not_whole_instances(tmp_path):
+    # g5: 4 - 9/4 (john) - 1 (smith) = 3/4 of an instance = 3 whole GPUs -> an accelerators entry.
+    # m5: 2 - 3/8 (john, 3 vCPU) - 1 (smith) = 5/8 of an instance -> 5 vCPU and 20 GiB.
+    loaded = load_config(config_with(tmp_path, "accelerators: 9", "vcpu: 3"))
+    entries = {e.instance_type: e for e in shared_pool_quota(loaded.config)}
+    assert entries["ml.g5.12xlarge"].model_dump(exclude_none=True) == {"instance_type": "ml.g5.12xlarge",
+                                                                       "accelerators": 3}
+    assert entries["ml.m5.2xlarge"].model_dump(exclude_none=True) == {"instance_type": "ml.m5.2xlarge",
+                                                                      "vcpu": 5.0, "memory_gib": 20.0}
+    assert check_file(config_with(tmp_path, "accelerators: 9", "vcpu: 3")).errors == []
+
+
+def test_a_gap_of_a_fraction_of_a_gpu_is_given_in_vcpu_and_memory(tmp_path):
+    # g5: john 2.5 instances by vCPU (120 vCPU) + smith 1 -> gap 1/2 instance = 2 GPUs (whole) -> accelerators 2;
+    # with 118 vCPU the gap is 26 vCPU = 13/24 of an instance: 13/6 GPUs, not whole -> vCPU and memory.
+    loaded = load_config(config_with(tmp_path, "vcpu: 118", "count: 1"))
+    entry = next(e for e in shared_pool_quota(loaded.config) if e.instance_type == "ml.g5.12xlarge")
+    assert (entry.accelerators, entry.vcpu, entry.memory_gib) == (None, 26.0, 104.0)
+
+
+def test_over_capacity_in_memory_only_gives_no_negative_pool_entry(tmp_path):
+    # john asks 1 vCPU but 60 GiB of m5 memory: the count and vCPU gaps stay positive, memory goes negative.
+    path = config_with(tmp_path, "count: 3", "vcpu: 1\n        memory_gib: 60")
+    report = check_file(path)
+    assert sorted((f.code, f.path) for f in report.errors) == [
+        ("HPK501", "teams[0].quota[1]"), ("HPK501", "teams[1].quota[1]"), ("HPK504", "shared_pool")]
+    assert "GiB memory" in next(f for f in report.errors if f.code == "HPK504").message
+    assert all(e.instance_type != "ml.m5.2xlarge" for e in shared_pool_quota(report.loaded.config))
+
+
+def test_decimals_are_summed_as_written(tmp_path):
+    # 0.1 + 0.2 != 0.3 in binary floats; as decimals 15.7 + 0.3 = 16 = 2 x 8 vCPU exactly.
+    text = config_with(tmp_path, "count: 3", "vcpu: 15.7", pool=False).read_text().replace(
+        "  - name: smith\n    quota:\n      - instance_type: ml.g5.12xlarge\n        count: 1\n"
+        "      - instance_type: ml.m5.2xlarge\n        count: 1\n",
+        "  - name: smith\n    quota:\n      - instance_type: ml.g5.12xlarge\n        count: 1\n"
+        "      - instance_type: ml.m5.2xlarge\n        vcpu: 0.1\n  - name: jones\n    quota:\n"
+        "      - instance_type: ml.m5.2xlarge\n        vcpu: 0.2\n")
+    path = tmp_path / "d.yaml"
+    path.write_text(text)
+    assert check_file(path).errors == []
+    path.write_text(text.replace("vcpu: 0.2", "vcpu: 0.2000000000000000001"))
+    assert [f.code for f in check_file(path).errors] == ["HPK501"] * 3

@@ -1,0 +1,71 @@
+"""Every name the kit derives from the longest names validate accepts fits the CloudFormation resource
+schemas cfn-lint ships (pattern and maxLength), in every region cfn-lint says has HyperPod."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from cdk_app.config.names import local_queue, team_role_output_id
+from cdk_app.stacks.cluster_stack import hyperpod_cluster_name, lifecycle_bucket_name
+from cdk_app.stacks.governance_stack import policy_parameters, quota_parameters
+from cdk_app.validator.regions import HYPERPOD_RESOURCE, _cfnlint_data, cloudformation_types, known_regions
+from cdk_app.validator.report import check_file
+
+BASE = (Path(__file__).resolve().parent / "adversarial" / "base.yaml").read_text()
+PROVIDERS = _cfnlint_data() / "schemas"
+ENV = "e" * 20
+TEAM = "t" * 39 + "1"
+HYPERPOD_REGIONS = [r for r in known_regions() if HYPERPOD_RESOURCE in cloudformation_types(r)]
+
+
+def schema(region: str, resource: str) -> dict:
+    digest = json.loads((PROVIDERS / "providers" / f"{region}.json").read_text())[resource]
+    return json.loads((PROVIDERS / "resources" / f"{digest}.json").read_text())
+
+
+def fits(value: str, rule: dict) -> bool:
+    return len(value) <= rule.get("maxLength", 10**9) and re.search(rule["pattern"], value) is not None
+
+
+@pytest.fixture(scope="module")
+def longest(tmp_path_factory):
+    text = BASE.replace("environment: dev", f"environment: {ENV}").replace("name: smith", f"name: {TEAM}")
+    path = tmp_path_factory.mktemp("names") / "longest.yaml"
+    path.write_text(text)
+    report = check_file(path)
+    assert report.errors == [], [f.render() for f in report.errors]
+    return report.loaded.config
+
+
+@pytest.mark.parametrize("region", HYPERPOD_REGIONS)
+def test_bucket_name_fits_in_every_hyperpod_region(longest, region):
+    config = longest.model_copy(update={"region": region})
+    bucket = schema("us-east-1", "AWS::S3::Bucket")["properties"]["BucketName"]
+    assert fits(lifecycle_bucket_name(config), bucket), lifecycle_bucket_name(config)
+
+
+def test_governance_and_cluster_names_fit_their_schemas(longest):
+    quota = schema("us-east-1", "AWS::SageMaker::ComputeQuota")
+    team = next(t for t in longest.teams if t.name == TEAM)
+    params = quota_parameters(longest, "arn:aws:sagemaker:us-east-1:111122223333:cluster/x", team, team.quota)
+    assert fits(params["Name"], quota["properties"]["Name"])
+    assert fits(params["ComputeQuotaTarget"]["TeamName"], quota["definitions"]["ComputeQuotaTarget"]["properties"]["TeamName"])
+    policy = schema("us-east-1", "AWS::SageMaker::ClusterSchedulerConfig")
+    assert fits(policy_parameters(longest, "arn")["Name"], policy["properties"]["Name"])
+    cluster = schema("us-east-1", HYPERPOD_RESOURCE)
+    assert fits(hyperpod_cluster_name(longest), cluster["properties"]["ClusterName"])
+    # Kubernetes: the local queue name is a label value (at most 63); output ids are CloudFormation logical ids.
+    assert len(local_queue(TEAM)) == 63
+    assert re.fullmatch(r"[A-Za-z0-9]{1,255}", team_role_output_id(TEAM))
+
+
+def test_one_character_more_is_refused(tmp_path):
+    for old, new, code in (("environment: dev", f"environment: {ENV}x", "HPK015"),
+                           ("name: smith", f"name: {TEAM}x", "HPK401")):
+        path = tmp_path / "over.yaml"
+        path.write_text(BASE.replace(old, new))
+        assert [f.code for f in check_file(path).errors] == [code]

@@ -1,0 +1,223 @@
+"""Hostile input to the reader and the CLI: odd YAML scalars, files that never end, malformed node lists and
+internal errors all end in a located finding or a documented exit code - never a traceback or a hang."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cdk_app import cli
+from cdk_app.validator.report import check_file
+
+ROOT = Path(__file__).resolve().parent.parent
+DEV = (ROOT / "config" / "dev.yaml").read_text()
+
+
+def run(*args: str, stdin: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "cdk_app", *args], cwd=ROOT, capture_output=True, text=True,
+                          input=stdin, timeout=timeout)
+
+
+def codes(report) -> list[tuple[str, str]]:
+    return [(f.code, f.path) for f in report.findings if f.severity.value == "error"]
+
+
+@pytest.mark.parametrize("scalar, code", [
+    ("0x_", "HPK211"),  # looks like hex to YAML 1.1, is not: text, and '_' may not end a label value
+    ("9" * 5000, "HPK012"),  # past Python's int-string limit: still a number, of the wrong type
+    (".inf", "HPK012"),
+    (".nan", "HPK012"),
+])
+def test_odd_scalars_as_a_label_value_are_findings(write_config, scalar, code):
+    text = DEV.replace("        workload: cpu", f"        workload: {scalar}")
+    report = check_file(write_config(text))
+    assert report.exit_code == 1
+    assert codes(report) == [(code, "hyperpod.instance_groups[1].labels.workload")]
+
+
+@pytest.mark.parametrize("date", ["2025-02-28", "2025-02-29", "2001-12-14t21:59:43.10-05:00"])
+def test_a_date_is_the_text_the_admin_typed(write_config, date):
+    """YAML 1.1 reads dates as timestamps (and crashes on impossible ones); a label value is text."""
+    report = check_file(write_config(DEV.replace("        workload: cpu", f"        workload: {date.replace(':', '-')}")))
+    assert report.exit_code == 0, [f.render() for f in report.findings]
+    assert report.loaded.config.hyperpod.instance_groups[1].labels == {"workload": date.replace(":", "-")}
+
+
+@pytest.mark.parametrize("amount, code", [
+    (".inf", "HPK013"), (".nan", "HPK013"), ("-.inf", "HPK013"), ("1.0e+400", "HPK013"),
+    ("9" * 5000, "HPK012"), ("1.0e+300", "HPK013"), ("0x_", "HPK012"),
+])
+def test_odd_quota_amounts_are_findings(write_config, amount, code):
+    text = DEV.replace("      - instance_type: ml.m5.2xlarge\n        count: 1\n    principals:\n"
+                       "      - arn:aws:iam::111122223333:role/TeamJohn",
+                       f"      - instance_type: ml.m5.2xlarge\n        vcpu: {amount}\n    principals:\n"
+                       "      - arn:aws:iam::111122223333:role/TeamJohn")
+    assert text != DEV
+    report = check_file(write_config(text))
+    assert codes(report) == [(code, "teams[0].quota[1].vcpu")]
+
+
+def test_a_huge_instance_count_is_out_of_range_not_a_crash(write_config):
+    report = check_file(write_config(DEV.replace("count: 3", "count: " + "7" * 5000)))
+    [finding] = report.errors
+    assert (finding.code, finding.path) == ("HPK013", "teams[0].quota[0].count")
+    assert "more than 38 digits" not in finding.message and "777" in finding.message  # the text as typed
+
+
+def test_a_fifo_without_a_writer_is_refused_at_once(tmp_path):
+    fifo = tmp_path / "config.yaml"
+    os.mkfifo(fifo)
+    result = run("validate", str(fifo), "config/dev.yaml", "--format", "json", timeout=30)
+    assert result.returncode == 2
+    [error] = json.loads(result.stdout)["errors"]
+    assert error["code"] == "HPK001" and "pipe" in error["message"]
+
+
+def test_dev_zero_is_refused_without_reading_it():
+    result = run("validate", "/dev/zero", timeout=30)
+    assert result.returncode == 2 and "HPK001" in result.stdout and "device" in result.stdout
+
+
+def test_standard_input_is_read_with_the_same_cap():
+    assert run("validate", "-", stdin=DEV).returncode == 0
+    huge = run("validate", "-", stdin="a: b\n" * 1_200_000)
+    assert huge.returncode == 2 and "HPK005" in huge.stdout
+
+
+def test_permission_denied_is_hpk001_and_other_files_are_still_checked(monkeypatch, tmp_path):
+    locked = tmp_path / "locked.yaml"
+    locked.write_text(DEV)
+    real_open = os.open
+
+    def deny(path, *args, **kwargs):
+        if str(path) == str(locked):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", deny)
+    result = CliRunner().invoke(cli.main, ["validate", str(locked), "config/dev.yaml", "--format", "json"])
+    assert result.exit_code == 2
+    doc = json.loads(result.stdout)
+    assert [(e["code"], e["file"], e["message"]) for e in doc["errors"]] == [
+        ("HPK001", str(locked), "permission denied")]
+    assert {r["file"] for r in doc["capacity"]} == {"config/dev.yaml"}
+
+
+def test_an_internal_error_exits_3_with_one_line(monkeypatch):
+    def broken(*_args, **_kwargs):
+        raise KeyError("boom")
+
+    monkeypatch.setattr(cli, "check_file", broken)
+    result = CliRunner().invoke(cli.main, ["validate", "config/dev.yaml"])
+    assert result.exit_code == 3
+    assert result.output.count("\n") == 1 and "internal error (KeyError" in result.output
+    assert "report" in result.output and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("document, reason", [
+    ({"items": [{"kind": "Node", "metadata": {"name": "n1", "labels": ["a", "b"]}}]}, "not a mapping"),
+    ({"items": [{"kind": "Node", "metadata": {"name": 17, "labels": {}}}]}, "not text"),
+    ({"items": [{"kind": "Node", "metadata": {"name": "n1"}, "status": {"allocatable": {"nvidia.com/gpu": "²"}}}]},
+     "whole number"),
+    ({"items": [{"kind": "Node", "metadata": {"name": "n1", "labels": {"a": 5}}}]}, "not text"),
+    ({"items": [{"kind": "Node", "metadata": "n1"}]}, "not a mapping"),
+    ({"items": [{"kind": "Node", "metadata": {"name": "n1"}, "status": {"allocatable": {"nvidia.com/gpu": True}}}]},
+     "whole number"),
+    ({"items": [{"kind": "Node", "metadata": {"name": "n1"}, "status": []}]}, "not a mapping"),
+])
+def test_malformed_node_lists_exit_2_with_a_reason(tmp_path, document, reason):
+    path = tmp_path / "nodes.json"
+    path.write_text(json.dumps(document))
+    for args in (["topology", str(path)],
+                 ["job", "--config", "config/dev.yaml", "--team", "john", "--priority", "x", "--name", "j",
+                  "--image", "i", "--cluster-nodes", str(path), "--", "true"]):
+        result = CliRunner().invoke(cli.main, args)
+        assert result.exit_code == 2, result.output
+        assert reason in result.output and "Traceback" not in result.output
+
+
+def test_deeply_nested_and_huge_number_node_lists_exit_2(tmp_path):
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    huge = tmp_path / "huge.json"
+    huge.write_text('{"items": [' + "9" * 5000 + "]}")
+    for path in (deep, huge):
+        result = CliRunner().invoke(cli.main, ["topology", str(path)])
+        assert result.exit_code == 2 and "kubectl get nodes -o json" in result.output
+
+
+def test_topology_refuses_a_fifo_at_once(tmp_path):
+    fifo = tmp_path / "nodes.json"
+    os.mkfifo(fifo)
+    result = run("topology", str(fifo), timeout=30)
+    assert result.returncode == 2 and "pipe" in result.stderr
+
+
+def test_yaml_merge_keys_share_team_settings(write_config):
+    text = DEV.replace("  - name: john\n    fair_share_weight: 0\n    sharing_strategy: LendAndBorrow\n",
+                       "  - &base\n    name: john\n    fair_share_weight: 0\n    sharing_strategy: LendAndBorrow\n")
+    text = text.replace("  - name: smith\n    fair_share_weight: 100\n    sharing_strategy: LendAndBorrow\n"
+                        "    borrow_limit: 100\n    preempt_team_tasks: LowerPriority\n",
+                        "  - <<: *base\n    name: smith\n    fair_share_weight: 100\n")
+    assert text.count("<<: *base") == 1
+    report = check_file(write_config(text))
+    assert report.exit_code == 0, [f.render() for f in report.findings]
+    smith = report.loaded.config.teams[1]
+    assert (smith.name, smith.fair_share_weight, smith.borrow_limit) == ("smith", 100, 50)  # own keys win
+
+
+def test_a_merge_key_on_a_scalar_is_a_clear_finding(write_config):
+    report = check_file(write_config(DEV.replace("  - name: smith\n", "  - <<: 5\n    name: smith\n")))
+    [finding] = report.findings
+    assert finding.code == "HPK002" and "merge key" in finding.message
+
+
+def test_a_shape_error_does_not_hide_policy_errors(write_config):
+    text = DEV.replace("    borrow_limit: 50\n", "    borow_limit: 50\n").replace("count: 3", "count: 9")
+    report = check_file(write_config(text))
+    assert codes(report) == [("HPK010", "teams[0].borow_limit"), ("HPK501", "teams[0].quota[0]"),
+                             ("HPK501", "teams[1].quota[0]")]
+
+
+def test_many_unknown_instance_types_stay_linear(write_config, monkeypatch):
+    """A did-you-mean is a fuzzy match against the catalogue; only the first few distinct unknown types get
+    one (case-insensitive exact matches are free), so 20,000 unknown types cost 20,000 cheap lookups."""
+    import difflib
+
+    from cdk_app.validator import rules
+
+    calls = []
+    real = difflib.get_close_matches
+    monkeypatch.setattr(rules.difflib, "get_close_matches", lambda *a, **k: calls.append(a[0]) or real(*a, **k))
+    entries = "".join(f"      - instance_type: ml.zz{i}.xlarge\n        count: 1\n" for i in range(20_000))
+    text = DEV.replace("    quota:\n      - instance_type: ml.g5.12xlarge\n        count: 3\n",
+                       "    quota:\n" + entries + "      - instance_type: ml.g5.12xlarge\n        count: 3\n", 1)
+    report = check_file(write_config(text))
+    unknown = [f for f in report.errors if f.code == "HPK201"]
+    assert len(unknown) == 20_000
+    assert len(calls) == rules.MAX_FUZZY_SUGGESTIONS
+
+
+def test_job_for_a_team_without_quota_on_a_cluster_type_says_so(tmp_path):
+    config = tmp_path / "dev.yaml"
+    base = (ROOT / "tests" / "adversarial" / "base.yaml").read_text()
+    config.write_text(base.replace("  - name: smith\n", "  - name: empty\n    quota: []\n  - name: smith\n"))
+    result = CliRunner().invoke(cli.main, ["job", "--config", str(config), "--team", "empty", "--priority", "high",
+                                           "--name", "j", "--image", "i", "--", "true"])
+    assert result.exit_code == 1
+    assert "None" not in result.output and "no quota on an instance type of the cluster" in result.output
+
+
+def test_a_merge_key_on_a_scalar_is_located_and_explained(write_config):
+    text = DEV.replace("  - name: smith\n", "  - name: smith\n    <<: 5\n")
+    [finding] = check_file(write_config(text), "c.yaml").findings
+    line = text.splitlines().index("    <<: 5") + 1
+    assert (finding.file, finding.line, finding.column) == ("c.yaml", line, 5)
+    assert finding.message == "`<<` (a YAML merge key) must name a mapping or a list of mappings"
+    assert finding.hint == "write `<<: *anchor` where &anchor marks a mapping"
