@@ -27,10 +27,10 @@ def local_queue(team: str) -> str:
     return f"{team_namespace(team)}-localqueue"
 
 
-def team_role_output_id(team: str) -> str:
-    """CloudFormation output id of a team's role: TeamRole + the name's hyphen-separated parts in title case.
-    Title case capitalizes after digits too, so a1-b and a1b both give TeamRoleA1B."""
-    return "TeamRole" + "".join(part.title() for part in team.split("-"))
+def output_id(prefix: str, name: str) -> str:
+    """CloudFormation output id the Batch stack derives from a name: prefix + the name's '-'/'_'-separated
+    parts, each with its first letter upper-cased, so ProdExp1 and prod-exp1 give the same id."""
+    return prefix + "".join(part[:1].upper() + part[1:] for part in name.replace("_", "-").split("-"))
 
 
 def qualified_name_problem(key: str) -> str | None:

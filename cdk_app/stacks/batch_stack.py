@@ -15,12 +15,9 @@ from cdk_app.config.model import KitConfig
 from hyperpod_constructs.batch_job_queue import BatchJobQueue, BatchJobQueueProps
 from hyperpod_constructs.batch_quota_share import BatchQuotaShare, BatchQuotaShareProps
 from hyperpod_constructs.batch_scheduling_policy import BatchSchedulingPolicy, BatchSchedulingPolicyProps
+from cdk_app.config.names import output_id
 from hyperpod_constructs.batch_service_environment import BatchServiceEnvironment, BatchServiceEnvironmentProps
 from hyperpod_constructs.batch_team_access import BatchTeamAccess, BatchTeamAccessProps
-
-
-def output_id(prefix: str, name: str) -> str:
-    return prefix + "".join(part[:1].upper() + part[1:] for part in name.replace("_", "-").split("-"))
 
 
 class BatchStack(Stack):

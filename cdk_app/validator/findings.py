@@ -84,7 +84,7 @@ CODES: dict[str, str] = {
     "HPK407": "accelerator quota on an instance type without accelerators",
     "HPK408": "quota amounts of one entry disagree with each other",
     "HPK409": "a team's default priority class is not in the cluster policy",
-    "HPK410": "two team names give the same derived id (e.g. stack output TeamRole<Name>)",
+    "HPK410": "two team names give the same derived id (e.g. the Batch stack's output BatchTeamRole<Name>)",
     "HPK411": "a team has no compute quota",
     "HPK420": "a team's allowed priority class is not in the cluster policy",
     "HPK421": "a team lists the same priority class or capability twice",

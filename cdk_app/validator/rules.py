@@ -23,7 +23,7 @@ from cdk_app.config.names import (
     SAGEMAKER_NAME,
     label_value_problem,
     qualified_name_problem,
-    team_role_output_id,
+    output_id,
 )
 from cdk_app.config.scalars import exact
 from cdk_app.config.yaml_source import PathKey, SourceMap
@@ -555,8 +555,11 @@ def check_teams(config: KitConfig, report: Reporter) -> None:
             report.error("HPK401", ("shared_pool", "name"), f"shared pool name {pool_name!r} is not allowed",
                          f"lower-case letters, digits and inner hyphens, at most {MAX_TEAM_NAME} characters")
     _report_repeats(report, "HPK402", names, "team")
-    _report_collisions(report, [(("teams", i, "name"), t.name) for i, t in enumerate(config.teams)],
-                       team_role_output_id, "stack output id")
+    # HyperPod teams share one TeamRoleArns output (a JSON object), so only the Batch stack's per-team
+    # outputs can collide after the kit's own transformation of the name.
+    if config.batch is not None:
+        _report_collisions(report, [(("batch", "teams", i, "name"), t.name) for i, t in enumerate(config.batch.teams)],
+                           lambda name: output_id("BatchTeamRole", name), "stack output id")
     for i, team in enumerate(config.teams):
         if not team.quota:
             borrows = team.sharing_strategy == "LendAndBorrow"
