@@ -811,7 +811,7 @@ def test_requests_for_the_replaced_cluster_are_acknowledged_without_touching_it(
     ({"apiGroups": [""], "resources": ["pods"], "verbs": ["impersonate"]}, "grants \\['impersonate'\\]"),
     ({"apiGroups": [""], "resources": ["pods"], "verbs": ["bind"]}, "grants \\['bind'\\]"),
     ({"apiGroups": [""], "resources": ["pods"], "verbs": ["proxy"]}, "grants \\['proxy'\\]"),
-    ({"apiGroups": [""], "resources": ["pods/portforward"], "verbs": ["create"]}, "pods/portforward"),
+    ({"apiGroups": [""], "resources": ["pods/proxy"], "verbs": ["create"]}, "pods/proxy"),
     ({"nonResourceURLs": ["/metrics"], "verbs": ["get"]}, "may hold only .* not \\['nonResourceURLs'\\]"),
     ({"apiGroups": [""], "resources": "pods", "verbs": ["get"]}, "must be non-empty lists of strings"),
     ({"apiGroups": [""], "resources": [], "verbs": ["get"]}, "must be non-empty lists of strings"),

@@ -105,7 +105,7 @@ def test_the_walkthrough_hostpath_volumes_would_be_refused(team_job):
     spec["volumes"] = [{"name": "shmem", "hostPath": {"path": "/dev/shm"}},
                        {"name": "local", "hostPath": {"path": "/mnt/k8s-disks/0"}}]
     verdict = admit(guardrail_manifests(DEV), _request(job), job, None)
-    assert verdict.rules == {"host-path"}
+    assert verdict.rules == {"volumes"}  # hostPath is outside the volume allow-list
 
 
 def _rbac_request(obj: dict, verb: str = "create") -> Request:
