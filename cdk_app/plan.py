@@ -54,6 +54,7 @@ REMOVAL_DOC = "README.md, section 'Removing or disabling a team'"
 MOVE_DOC = "README.md, section 'Many teams: team stacks'"
 STACK_REMOVAL_DOC = "README.md, section 'Removing a stack'"
 DIGEST_KEY = "hyperpod-kit:config-sha256"
+DIGEST_STACK_SUFFIX = "-governance"
 MISSING = object()
 
 Action = Literal["add", "remove", "replace", "modify"]
@@ -189,20 +190,24 @@ def config_digest(config: Any) -> str:
 
 
 def stamp(app: Any, config: Any) -> None:
-    """Write config_digest(config) into each stack's template Metadata, so `plan --current` can tell a synth
-    of this config from a stale one."""
+    """Write config_digest(config) into the governance stack's template Metadata, so `plan --current` can
+    tell a synth of this config from a stale one. Only there: a digest in the network and cluster templates
+    would change them on every quota edit, which must leave them byte-identical."""
     from aws_cdk import Stack
 
     for child in app.node.children:
-        if isinstance(child, Stack):
+        if isinstance(child, Stack) and child.stack_name.endswith(DIGEST_STACK_SUFFIX):
             child.add_metadata(DIGEST_KEY, config_digest(config))
 
 
 def check_digest(templates: dict[str, dict[str, Any]], config: Any, where: str) -> None:
     """Refuse a synth that is not of `config` as it is now (edited since, or of another file)."""
     wanted = config_digest(config)
-    for stack, template in sorted(templates.items()):
-        found = template.get("Metadata", {}).get(DIGEST_KEY)
+    stamped = [name for name in templates if name.endswith(DIGEST_STACK_SUFFIX)]
+    if not stamped:
+        raise PlanInputError(f"{where}: no governance stack in it to read the config digest from: synthesize again")
+    for stack in stamped:
+        found = templates[stack].get("Metadata", {}).get(DIGEST_KEY)
         if found is None:
             raise PlanInputError(f"{where}: stack {stack} carries no config digest (synthesized by an older kit or "
                                  "not by `cdk synth`): synthesize again, or leave out --current")

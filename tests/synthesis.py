@@ -70,13 +70,21 @@ def env_assembly(tmp_path_factory, env: str) -> Path:
     return cached(tmp_path_factory, f"cli-{env}", text, make) / "cdk.out"
 
 
+def environment_of(text: str) -> str:
+    """The `environment:` of a config text: app.py checks that -c env names it."""
+    import yaml
+
+    return str(yaml.safe_load(text)["environment"])
+
+
 def config_assembly(tmp_path_factory, text: str, name: str = "env.yaml", version_reporting: bool = False) -> Path:
     """Any config text synthesized by the real CLI (`cdk synth -c config=<file>`): the cloud assembly."""
 
     def make(folder: Path) -> None:
         path = folder / name
         path.write_text(text)
-        result = cli_synth(folder / "cdk.out", f"config={path}", version_reporting=version_reporting)
+        result = cli_synth(folder / "cdk.out", f"env={environment_of(text)}", f"config={path}",
+                           version_reporting=version_reporting)
         assert result.returncode == 0, result.stderr[-3000:]
 
     return cached(tmp_path_factory, f"cli-config-{version_reporting}", text, make) / "cdk.out"

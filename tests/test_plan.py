@@ -69,8 +69,9 @@ def logical_ids(synths, stack, resource_type) -> list[str]:
 
 
 def config_of(synths, edit) -> str:
-    """The edited config file a synth was made from (`plan --current` checks the synth is of it)."""
-    return str(synths[edit].parent / "prod.yaml")
+    """The config file a synth was made from (`plan --current` checks the synth is of it): the base is the
+    shared synth of config/prod.yaml, each edit a file beside its synth."""
+    return str(ROOT / "config" / "prod.yaml") if edit == "base" else str(synths[edit].parent / "prod.yaml")
 
 
 def refused(plan, allowed=()) -> dict[str, tuple[str, ...]]:
