@@ -1,6 +1,7 @@
 """What a team's people may do on the cluster: an IAM role their principals assume, and an EKS access
 entry that maps it to the team's Kubernetes group and nothing else - no access policy, no cluster-wide
-rights. What the group may do is the namespaced Role bound to it (cdk_app/team_rbac.py)."""
+rights. What the group may do is what cdk_app/team_rbac.py binds to it: the Role in the team namespace and a
+read-only ClusterRole limited by resourceNames to the team's namespace and ClusterQueue."""
 
 from __future__ import annotations
 
