@@ -18,6 +18,7 @@ from typing import Any
 
 from cdk_app.config.model import KitConfig, QuotaEntry
 from cdk_app.network_zones import cluster_zone_ids
+from cdk_app.stack_layout import stack_name
 from cdk_app.validator.capacity import Resources, capacity_of, reservations
 from cdk_app.validator.findings import Finding, Severity, format_path
 
@@ -135,7 +136,7 @@ def gather(config: KitConfig, sagemaker: Any, eks: Any, cloudformation: Any = No
     (for the create-only checks); the cluster is then found by the cluster stack's output."""
     from botocore.exceptions import ClientError
 
-    outputs = _stack_outputs(cloudformation, f"HyperPod-{config.environment}-cluster") if cloudformation else {}
+    outputs = _stack_outputs(cloudformation, stack_name(config, "cluster")) if cloudformation else {}
     name = outputs.get("HyperPodClusterName") or cluster_name(config)
     try:
         cluster = _call(sagemaker, "describe_cluster", ClusterName=name)

@@ -13,6 +13,7 @@ from cdk_app.config.model import DEEP_HEALTH_CHECKS, InstanceGroup, KitConfig
 from cdk_app.guardrails import guardrail_manifests
 from cdk_app.instance_types import CATALOGUE
 from cdk_app.network_zones import cluster_zone_ids
+from cdk_app.stack_layout import stack_name
 from hyperpod_constructs.hyperpod_cluster import HyperPodCluster, HyperPodClusterProps, InstanceGroupSpec, NodeTaint
 from hyperpod_constructs.hyperpod_eks_cluster import HyperPodEksCluster, HyperPodEksClusterProps
 from hyperpod_constructs.hyperpod_execution_role import HyperPodExecutionRole, HyperPodExecutionRoleProps
@@ -92,7 +93,7 @@ class ClusterStack(Stack):
                                for name, pin in sorted((pins or {}).items())),
             release_name=chart.release_name, components=chart.components.model_dump(),
             gpu_device_isolation=config.hyperpod.lifecycle.gpu_device_isolation,
-            stack_name_prefix=f"HyperPod-{config.environment}-",
+            stack_name_prefix=stack_name(config, ""),
             # The governance stack's admission guardrails, pinned: the installer applies exactly these.
             pinned_manifests={"guardrails": guardrails} if (guardrails := tuple(guardrail_manifests(config))) else {},
         ))
