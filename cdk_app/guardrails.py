@@ -7,7 +7,7 @@ API server itself sets on every namespace), so a team added to the config is cov
 - hyperpod-kit-pod-security: the pods and pod templates of every kind in WORKLOAD_KINDS - no privileged
   containers, privilege escalation, host namespaces, volume types outside an allow-list, capabilities beyond
   the allowed set, spec.nodeName or a chosen node, tolerations of unhealthy or cordoned nodes,
-  device-selecting environment variables, unallowed priorityClassName, another runtime, scheduler or
+  device-selecting environment variables, a container without GPUs that leaves its image's GPUs visible, unallowed priorityClassName, another runtime, scheduler or
   service account, dynamic resource claims; kinds Kueue does not queue (Deployment, StatefulSet ...) may
   not ask for accelerators or EFA.
 - hyperpod-kit-workload-queue: workloads Kueue admits (Job, PyTorchJob, MPIJob) carry the namespace's own
@@ -69,7 +69,10 @@ EXTRA_CAPABILITIES = get_args(ExtraCapability)
 # only narrow or describe the devices the container already has.
 # Values that hide devices stay allowed: the MPI operator sets NVIDIA_VISIBLE_DEVICES empty on launchers.
 HIDING_VALUES = ("", "void", "none")
-DEVICE_ENV_VARS = ("NVIDIA_VISIBLE_DEVICES", "NVIDIA_MIG_CONFIG_DEVICES", "NVIDIA_MIG_MONITOR_DEVICES",
+GPU_ENV_VAR = "NVIDIA_VISIBLE_DEVICES"
+# What a container that asks for no GPU sets (the rule gpu-visibility); `job` writes it.
+HIDE_GPUS_ENV = {"name": GPU_ENV_VAR, "value": "void"}
+DEVICE_ENV_VARS = (GPU_ENV_VAR, "NVIDIA_MIG_CONFIG_DEVICES", "NVIDIA_MIG_MONITOR_DEVICES",
                    "AWS_NEURON_VISIBLE_DEVICES", "NEURON_RT_VISIBLE_CORES")
 # Extended resources that only a queued workload may ask for (Kueue counts them against the quota).
 DEVICE_RESOURCE_PREFIXES = ("nvidia.com/", "aws.amazon.com/neuron", "vpc.amazonaws.com/efa")
@@ -340,6 +343,15 @@ _PICKS_A_NODE = (
     f"{_PICKS_TERM.replace('x.', 'w.preference.')}))")
 
 
+# A container the NVIDIA device plugin gives GPUs: a nonzero nvidia.com/ request (the API server stores
+# quantities in canonical form, so zero is "0").
+_ASKS_GPU = " || ".join(f"has(e.c.resources) && has(e.c.resources.{k}) && e.c.resources.{k}.exists(r, "
+                        f"r.startsWith('nvidia.com/') && string(e.c.resources.{k}[r]) != '0')"
+                        for k in ("limits", "requests"))
+# The variable set in the pod's env; device-env refuses every value of it but those that hide the GPUs.
+_HIDES_GPUS = f"has(e.c.env) && e.c.env.exists(v, v.name == {_lit(GPU_ENV_VAR)})"
+
+
 def pod_security_validations() -> list[dict[str, str]]:
     devices = _lit(DEVICE_ENV_VARS)
     exposes = (f"v.name in {devices} && (has(v.valueFrom) || has(v.value) && !(v.value in {_lit(HIDING_VALUES)}))")
@@ -374,6 +386,13 @@ def pod_security_validations() -> list[dict[str, str]]:
         _container_rule("device-env",
                         f"has(e.c.envFrom) && e.c.envFrom.exists(s, !has(s.prefix) || {devices}.exists(n, n.startsWith(s.prefix)))",
                         "envFrom", f"each source needs a prefix that none of {', '.join(DEVICE_ENV_VARS)} starts with"),
+        # The toolkit reads the image's environment too (every CUDA image sets NVIDIA_VISIBLE_DEVICES=all, and one
+        # with CUDA_VERSION and no such variable counts as "legacy" and gets every GPU): a container that asks for
+        # no GPU must hide them itself. The pod's env overrides the image's; device-env keeps it a hiding value.
+        _container_rule("gpu-visibility", f"!({_ASKS_GPU}) && !({_HIDES_GPUS})", "env",
+                        "a container that requests no nvidia.com GPU must set NVIDIA_VISIBLE_DEVICES=void (its "
+                        "image may expose every GPU of the node otherwise; kubectl debug: --env "
+                        "NVIDIA_VISIBLE_DEVICES=void)"),
     ]
     rules += baseline_validations()
     claim = "v.ephemeral.volumeClaimTemplate.spec"

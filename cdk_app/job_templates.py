@@ -23,8 +23,8 @@ from typing import Any, Literal
 from fractions import Fraction
 
 from cdk_app.config.model import KitConfig
-from cdk_app.guardrails import (DEVICE_ENV_VARS, HIDING_VALUES, PRIORITY_LABEL, QUEUE_LABEL, allowed_priority_classes,
-                                priority_label)
+from cdk_app.guardrails import (DEVICE_ENV_VARS, GPU_ENV_VAR, HIDE_GPUS_ENV, HIDING_VALUES, PRIORITY_LABEL, QUEUE_LABEL,
+                                allowed_priority_classes, priority_label)
 from cdk_app.instance_types import CATALOGUE, family
 from cdk_app.quantity import GIB, parse_quantity
 from cdk_app.team_rbac import team_namespace
@@ -431,8 +431,11 @@ def _container(request: JobRequest, placement: Placement, name: str, *, devices:
     container: dict[str, Any] = {"name": name, "image": request.image}
     if command:
         container["command"] = list(request.command)
-    if request.env:
-        container["env"] = [{"name": key, "value": value} for key, value in request.env]
+    env = [{"name": key, "value": value} for key, value in request.env]
+    if ACCELERATOR_RESOURCES["nvidia-gpu"] not in limits and GPU_ENV_VAR not in dict(request.env):
+        env.append(dict(HIDE_GPUS_ENV))  # the guardrail gpu-visibility: hide the image's GPUs
+    if env:
+        container["env"] = env
     if requests:
         container["resources"] = {"requests": requests, **({"limits": limits} if limits else {})}
     mounts = [{"name": f"pvc-{i}", "mountPath": v.mount_path, **({"readOnly": True} if v.read_only else {})}
@@ -541,7 +544,7 @@ def etcd_manifests(request: JobRequest) -> list[dict[str, Any]]:
                  "args": ["--data-dir", "/var/lib/etcd", "--enable-v2", "--listen-client-urls", url,
                           "--advertise-client-urls", url, "--initial-cluster-state", "new"],
                  "ports": [{"containerPort": ETCD_PORT, "name": "client", "protocol": "TCP"}],
-                 "resources": {"requests": {"cpu": "250m", "memory": "256Mi"}}}
+                 "env": [dict(HIDE_GPUS_ENV)], "resources": {"requests": {"cpu": "250m", "memory": "256Mi"}}}
     service = {"apiVersion": "v1", "kind": "Service", "metadata": meta,
                "spec": {"selector": selector, "ports": [{"name": "client", "port": ETCD_PORT, "targetPort": ETCD_PORT,
                                                          "protocol": "TCP"}]}}

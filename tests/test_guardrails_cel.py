@@ -142,8 +142,17 @@ def admit(manifests: list[dict[str, Any]], request: dict[str, Any], obj: dict[st
 GROUPS = {k.kind: k for k in WORKLOAD_KINDS}
 
 
-def container(name: str = "main", **extra: Any) -> dict[str, Any]:
-    return {"name": name, "image": "repo/train:1", **extra}
+HIDE_GPUS = {"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"}
+
+
+def container(name: str = "main", hide_gpus: bool = True, **extra: Any) -> dict[str, Any]:
+    """A container; one that asks for no GPU hides the image's (the rule gpu-visibility) unless hide_gpus=False."""
+    out = {"name": name, "image": "repo/train:1", **extra}
+    resources = out.get("resources", {})
+    gpus = any(k.startswith("nvidia.com/") for part in ("limits", "requests") for k in resources.get(part, {}))
+    if hide_gpus and not gpus and not any(v["name"] == HIDE_GPUS["name"] for v in out.get("env", [])):
+        out["env"] = [*out.get("env", []), HIDE_GPUS]
+    return out
 
 
 def pod_spec(*containers: dict[str, Any], **extra: Any) -> dict[str, Any]:
@@ -225,7 +234,7 @@ def with_label(obj: dict[str, Any], **changes: str | None) -> dict[str, Any]:
 CLEAN_JOB = workload("Job", NLP, pod_spec(container(**GPU)))
 LEGACY_PRIVILEGED = workload("Job", NLP, pod_spec(container(**sc(privileged=True))), metadata_labels={})
 BOUND_POD = workload("Pod", NLP, pod_spec(container(**GPU), nodeName="hyperpod-i-0abc"), metadata_labels={})
-DEBUGGER = {"name": "debugger", "image": "busybox", "targetContainerName": "main"}
+DEBUGGER = {"name": "debugger", "image": "busybox", "targetContainerName": "main", "env": [HIDE_GPUS]}
 
 
 def owned_by(obj: dict[str, Any], kind: str = "PyTorchJob", controller: bool = True) -> dict[str, Any]:
@@ -284,7 +293,32 @@ CASES = [
                                                  metadata_labels={}), {}),
     Case("shared-pool-namespace-own-queue", workload("Job", "hyperpod-ns-shared", pod_spec(container()),
                                                      metadata_labels=labels("hyperpod-ns-shared")), {}),
+    Case("mig-slice-without-hiding", workload("Job", NLP, pod_spec(container(resources={
+        "limits": {"nvidia.com/mig-1g.10gb": 1}, "requests": {"nvidia.com/mig-1g.10gb": 1}}))), {}),
+    Case("empty-value-hides-gpus", workload("Job", NLP, pod_spec(container(hide_gpus=False, env=[
+        {"name": "NVIDIA_VISIBLE_DEVICES"}]))), {}),
     # ---- refused -----------------------------------------------------------------------------------
+    # A CUDA image sets NVIDIA_VISIBLE_DEVICES=all: without its own value the container would see every GPU.
+    Case("gpu-less-container-keeps-the-image-gpus", workload("Job", NLP, pod_spec(container(hide_gpus=False))),
+         {"gpu-visibility": "spec.template.spec.containers[main].env"}),
+    Case("zero-gpu-request-is-no-gpu", workload("Job", NLP, pod_spec(container(hide_gpus=False, resources={
+        "limits": {"nvidia.com/gpu": 0}, "requests": {"nvidia.com/gpu": 0}}))),
+         {"gpu-visibility": "containers[main].env"}),
+    Case("efa-only-container-keeps-the-image-gpus", workload("Job", NLP, pod_spec(container(hide_gpus=False, resources={
+        "limits": {"vpc.amazonaws.com/efa": 1}, "requests": {"vpc.amazonaws.com/efa": 1}}))),
+         {"gpu-visibility": "containers[main].env"}),
+    Case("init-container-of-a-gpu-worker-keeps-the-image-gpus", workload("PyTorchJob", NLP, pod_spec(container("pytorch", **GPU)),
+                                                                       pod_spec(container("pytorch", **GPU), initContainers=[
+                                                                           container("init", hide_gpus=False)])),
+         {"gpu-visibility": "spec.pytorchReplicaSpecs.Worker.template.spec.initContainers[init].env"}),
+    Case("debug-container-keeps-the-image-gpus", workload("Pod", NLP, pod_spec(container(**GPU), nodeName="hyperpod-i-0abc",
+                                                                              ephemeralContainers=[{**DEBUGGER, "env": []}]),
+                                                          metadata_labels={}),
+         {"gpu-visibility": "spec.ephemeralContainers[debugger].env"}, operation="UPDATE", old=BOUND_POD,
+         subresource="ephemeralcontainers"),
+    Case("deployment-keeps-the-image-gpus", workload("Deployment", NLP, pod_spec(container("etcd", hide_gpus=False)),
+                                                     metadata_labels={}, replicas=1),
+         {"gpu-visibility": "spec.template.spec.containers[etcd].env"}),
     Case("only-the-last-of-three-containers-privileged", workload("Job", NLP, pod_spec(
         container("a"), container("b"), container("c", **sc(privileged=True)))),
          {"privileged": "spec.template.spec.containers[c].securityContext.privileged"}),

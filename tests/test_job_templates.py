@@ -228,3 +228,33 @@ def test_every_rendered_manifest_passes_its_schema(kind, instance_type, topology
         # The pod template inside a PyTorchJob against the core schema too (strict: no unknown fields).
         kubernetes_validate.validate({"apiVersion": "v1", "kind": "PodTemplate", "metadata": {"name": "t"},
                                       "template": copy.deepcopy(template)}, version, strict=True)
+
+
+@pytest.mark.parametrize("kind", ["pytorchjob", "mpijob", "job"])
+@pytest.mark.parametrize("instance_type", ["ml.p5.48xlarge", "ml.m7i.4xlarge"])
+def test_every_container_without_gpus_hides_them_and_the_guardrails_admit_the_job(kind, instance_type):
+    """A container that gets no GPU from the device plugin sets NVIDIA_VISIBLE_DEVICES=void (else its CUDA
+    image's `all` gives it every GPU of the node); the synthesized admission policies, run by a CEL evaluator,
+    admit what `job` writes (gpu-visibility and every other rule)."""
+    from test_guardrails_cel import admit
+
+    from cdk_app.guardrails import guardrail_manifests
+    request = dataclasses.replace(BASE, kind=kind, instance_type=instance_type, topology=None, efa_per_node=0,
+                                  auto_resume=False, nodes=1)
+    manifest = render(PROD, request)
+    specs = {"job": lambda m: [m["spec"]["template"]],
+             "mpijob": lambda m: [s["template"] for s in m["spec"]["mpiReplicaSpecs"].values()],
+             "pytorchjob": lambda m: [s["template"] for s in m["spec"]["pytorchReplicaSpecs"].values()]}[kind](manifest)
+    containers = [c for t in specs for c in t["spec"]["containers"]]
+    for container in containers:
+        gpus = container.get("resources", {}).get("limits", {}).get("nvidia.com/gpu", 0)
+        hidden = [e for e in container.get("env", []) if e["name"] == "NVIDIA_VISIBLE_DEVICES"]
+        assert hidden == ([] if gpus else [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"}]), container
+    group_version, _, version = manifest["apiVersion"].rpartition("/")
+    resource = {"Job": "jobs", "MPIJob": "mpijobs", "PyTorchJob": "pytorchjobs"}[manifest["kind"]]
+    review = {"kind": {"group": group_version, "version": version, "kind": manifest["kind"]},
+              "resource": {"group": group_version, "version": version, "resource": resource}, "subResource": "",
+              "name": manifest["metadata"]["name"], "namespace": manifest["metadata"]["namespace"],
+              "operation": "CREATE", "userInfo": {"username": "alice", "groups": []}, "dryRun": False}
+    verdict = admit(guardrail_manifests(PROD), review, manifest, None)
+    assert verdict.allowed and not verdict.errors, verdict
