@@ -27,6 +27,7 @@ from hyperpod_constructs.helm_release_handler.manifest_policy import manifest_re
 from hyperpod_constructs.imported_network import import_vpc_subnets
 from hyperpod_constructs.kubectl_layers import kubectl_layer
 from hyperpod_constructs.nag_acknowledgements import acknowledge, nag_text, wildcard_resource
+from hyperpod_constructs.protection import retain
 from hyperpod_constructs.python_handler_provider import PythonHandlerProvider, PythonHandlerProviderProps
 
 HANDLER_DIR = Path(__file__).resolve().parent / "helm_release_handler"
@@ -205,6 +206,9 @@ class HyperPodHelmRelease(Construct):
             service_timeout=SERVICE_TIMEOUT,
             properties={"ClusterName": props.cluster.cluster_name, "Region": stack.region, **release},
         )
+        # Like the EKS add-ons (PreserveOnDelete): deleting the stack leaves the release on the retained cluster,
+        # whose health checks, node recovery and device plugins run from it; a failed create still uninstalls.
+        retain(self.resource.node.default_child)
         # helm authenticates through the access entry and reaches the endpoint through the ingress rule,
         # so both must exist before the first call.
         self.resource.node.add_dependency(self.access_entry, api_ingress)

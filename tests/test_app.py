@@ -381,6 +381,11 @@ def test_add_ons_the_cluster_runs_on_are_preserved_on_delete(apps, env):
               for a in template.find_resources("AWS::EKS::Addon").values()}
     for name in ("amazon-sagemaker-hyperpod-taskgovernance", "vpc-cni", "kube-proxy", "coredns", "eks-pod-identity-agent"):
         assert addons[name].get("PreserveOnDelete") is True, name
+    # The HyperPod dependency chart likewise: no `helm uninstall` when the cluster stack is deleted (the cluster
+    # stays); only the rollback of the create that installed it (RetainExceptOnCreate) uninstalls.
+    [release] = [r for template in apps[env].values()
+                 for r in template.find_resources("Custom::HyperPodHelmRelease").values()]
+    assert (release.get("DeletionPolicy"), release.get("UpdateReplacePolicy")) == ("RetainExceptOnCreate", "Retain")
 
 
 def test_network_and_cluster_stacks_have_termination_protection(outdirs, apps):

@@ -2,7 +2,8 @@
 
 - Release (the default): the HyperPod dependency Helm chart at a pinned revision. Create and Update
   build the chart from pinned bytes only (chart_source.py), roll back or remove a release that an
-  interrupted run left pending, and run `helm upgrade --install`; Delete uninstalls the release.
+  interrupted run left pending, and run `helm upgrade --install`; Delete uninstalls the release (the
+  resource is RetainExceptOnCreate, so only a failed create's rollback sends one).
 - Manifests: Kubernetes objects (team RBAC, admission guardrails) applied server-side after their
   namespaces exist; objects an update leaves out, or a delete, are deleted.
 - WaitForDeployment: succeeds once a Deployment reports Available (Kueue before the cluster policy).
