@@ -132,6 +132,10 @@ def reports_json(reports: list[Report]) -> dict[str, object]:
         "capacity": [{**row.to_json(), "file": r.file, "environment": r.environment}
                      for r in reports for row in r.capacity],
         "reach": [{**row.to_json(), "file": r.file, "environment": r.environment} for r in reports for row in r.reach],
+        "batch_capacity": [{**row.to_json(), "file": r.file, "environment": r.environment}
+                           for r in reports for row in r.batch_capacity],
+        "batch_queues": [{**row.to_json(), "file": r.file, "environment": r.environment}
+                         for r in reports for row in r.batch_queues],
     }
 
 
@@ -165,11 +169,36 @@ def render_table(report: Report) -> str:
         rows = [(row.team, row.instance_type, row.strategy, _amount(row.quota), _amount(row.reach), _limited_by(row))
                 for row in report.reach]
         lines.extend(aligned([header, *rows], indent="  "))
+    lines.extend(_batch_lines(report))
     for finding in report.findings:
         lines.append(finding.render())
     verdict = "unreadable" if report.unreadable else ("invalid" if report.errors else "valid")
     lines.append(f"{verdict}: {len(report.errors)} error(s), {len(report.warnings)} warning(s)")
     return "\n".join(lines)
+
+
+def _batch_lines(report: Report) -> list[str]:
+    """AWS Batch: quota shares held / capacity per service environment and unit, then each queue's shares."""
+    lines = []
+    if report.batch_capacity:
+        lines.append("  AWS Batch: quota shares held/capacity per service environment (- = no quota-share queue, ! = over)")
+        rows = [(row.service_environment, row.unit,
+                 f"{'-' if row.quota_shares is None else row.quota_shares}/{row.capacity}"
+                 + (" !" if (row.quota_shares or 0) > row.capacity else ""))
+                for row in report.batch_capacity]
+        lines.extend(aligned([("service environment", "unit", "held/capacity"), *rows], indent="  "))
+    if report.batch_queues:
+        lines.append("  AWS Batch queues: shares (fair share: weight factor, lower = larger share; quota share: "
+                     "quota and reach by borrowing)")
+        rows = []
+        for queue in report.batch_queues:
+            shares = [f"{s.team} {s.share_identifier} weight {s.weight_factor if s.weight_factor is not None else '1.0 (default)'}"
+                      if s.unit is None else f"{s.team} {s.quota} -> {s.reach} {s.unit} ({s.strategy})"
+                      for s in queue.shares]
+            rows.append((queue.queue, queue.scheduling, str(queue.priority), queue.service_environment,
+                         "; ".join(shares) or "-"))
+        lines.extend(aligned([("queue", "scheduling", "priority", "service environment", "shares"), *rows], indent="  "))
+    return lines
 
 
 def _input_name(path: str) -> str:

@@ -29,6 +29,7 @@ from cdk_app.governance_types import uses_native
 from cdk_app.team_rbac import team_manifests
 
 GOVERNANCE = "governance"
+NETWORK, CLUSTER, BATCH = "network", "cluster", "batch"
 # CloudFormation's quotas per template (the body CDK uploads to S3 when it is over 51,200 bytes: 1 MB).
 LIMITS = {"resources": 500, "outputs": 200, "parameters": 200, "template bytes": 1_000_000}
 MAX_TEAM_STACKS = 100
@@ -66,6 +67,16 @@ BYTES_ACCESS_ENTRY = 565
 BYTES_ROLE_ARN_ENTRY = 125  # the team's part of the TeamRoleArns output, plus 2 per name character
 BYTES_PLACEHOLDER = 200
 NAME_USES = 4
+# The Batch stack's pieces, measured the same way on the synth of config/batch-example.yaml (environment
+# names of any length cost nothing there: the Batch stack imports nothing).
+BYTES_BATCH_ENVIRONMENT = 0
+BYTES_BATCH_LIMIT = 0
+BYTES_BATCH_QUEUE = 0
+BYTES_BATCH_POLICY = 0
+BYTES_BATCH_SHARE = 0
+BYTES_BATCH_QUOTA_SHARE = 0
+BYTES_BATCH_ROLE = 0
+BYTES_ROLE_ARNS_OUTPUT = 0
 STACK_NAME_REFERENCE = 20  # len("HyperPod-dev-teams-0"), the measured pieces' stack name
 ENV_REFERENCE = 3  # len("dev")
 IMPORTS = {"quota": 1, "rbac": 2, "role": 0, "access": 1}
@@ -203,10 +214,57 @@ def governance_cost(config: KitConfig, teams: tuple[Team, ...]) -> Cost:
     return cost
 
 
+def stack_suffixes(config: KitConfig, layout: TeamLayout | None = None) -> tuple[str, ...]:
+    """Every stack the app builds for the environment (suffixes of HyperPod-<env>-*): the HyperPod stacks when
+    it has a cluster, the Batch stack when it has a batch section. A Batch-only environment has the Batch
+    stack alone - no VPC, EKS, HyperPod or task governance."""
+    hyperpod: tuple[str, ...] = ()
+    if config.hyperpod is not None:
+        hyperpod = (NETWORK, CLUSTER, *(layout or team_layout(config)).stacks)
+    return hyperpod + ((BATCH,) if config.batch is not None else ())
+
+
+def batch_cost(config: KitConfig) -> Cost:
+    """The Batch stack (cdk_app.stacks.batch_stack): a service environment per entry, a job queue per queue
+    with a scheduling policy unless FIFO, a quota share per team on a quota-share queue, a role and policy per
+    team with principals and an execution role, and one output (BatchTeamRoleArns) when any team has a role."""
+    from cdk_app.batch_shares import roles_of, quota_share_teams  # keeps this module's import light
+
+    spec = config.batch
+    assert spec is not None
+    cost = Cost(resources=CDK_METADATA, parameters=PARAMETERS, bytes=BYTES_STACK)
+    for env in spec.service_environments:
+        cost += Cost(resources=1, bytes=BYTES_BATCH_ENVIRONMENT + 2 * len(env.name) + sum(
+            BYTES_BATCH_LIMIT + len(c.unit) + len(str(c.max_capacity)) for c in env.capacity_limits))
+    for queue in spec.queues:
+        cost += Cost(resources=1, bytes=BYTES_BATCH_QUEUE + 3 * len(queue.name) + 2 * len(queue.service_environment))
+        if queue.scheduling != "fifo":
+            shares = [t for t in spec.teams if queue.name in t.queues and t.share_identifier is not None]
+            cost += Cost(resources=1, bytes=BYTES_BATCH_POLICY + 3 * len(queue.name) + (sum(
+                BYTES_BATCH_SHARE + len(t.share_identifier or "") + len(str(t.weight_factor or ""))
+                for t in shares) if queue.scheduling == "fair_share" else 0))
+    for team, queue in quota_share_teams(spec):
+        cost += Cost(resources=1, bytes=BYTES_BATCH_QUOTA_SHARE + 3 * len(team.name) + 2 * len(queue) + sum(
+            BYTES_BATCH_LIMIT + len(q.instance_type) + len(str(q.count)) for q in team.quota))
+    roles = roles_of(spec)
+    for team in roles:
+        queues = sum(len(name) for name in team.queues)
+        cost += Cost(resources=2, bytes=BYTES_BATCH_ROLE + 6 * len(team.name) + 3 * queues
+                     + sum(len(p) for p in team.principals) + len(team.execution_role_arn or ""))
+    if roles:
+        cost += Cost(outputs=1, bytes=BYTES_ROLE_ARNS_OUTPUT + sum(BYTES_ROLE_ARN_ENTRY + 2 * len(t.name) for t in roles))
+    return cost
+
+
 def stack_costs(config: KitConfig, layout: TeamLayout | None = None) -> dict[str, Cost]:
-    """Stack suffix -> its estimated cost, for the governance stack and every team stack."""
-    layout = layout or team_layout(config)
+    """Stack suffix -> its estimated cost, for the governance stack, every team stack and the Batch stack
+    (the network and cluster stacks hold a fixed set of resources, far below every limit)."""
     costs: dict[str, Cost] = {}
+    if config.batch is not None:
+        costs[BATCH] = batch_cost(config)
+    if config.hyperpod is None:
+        return costs
+    layout = layout or team_layout(config)
     for stack, teams in layout.stacks.items():
         cost = governance_cost(config, teams) if stack == GOVERNANCE else _base(config, teams)
         if stack != GOVERNANCE and not teams:
