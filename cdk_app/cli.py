@@ -91,8 +91,8 @@ def validate(configs: tuple[Path, ...], output_format: str, live: bool, profile:
     if strict and warned:
         click.echo(f"--strict: {warned} warning(s) fail the check", err=True)
         codes.append(1)
-    if any(s.get("error") for s in sections):
-        codes.append(2)
+    if any(s.get("error") or (s.get("batch") or {}).get("error") for s in sections):
+        codes.append(2)  # the account could not be read (HyperPod or Batch part): unreadable, not findings
     sys.exit(max(codes))
 
 
@@ -102,7 +102,7 @@ def live_check(report: Report, profile: str | None) -> dict[str, object]:
     from botocore.config import Config
     from botocore.exceptions import BotoCoreError, ClientError
 
-    from cdk_app.live import RETRIES, LiveAccessError, compare, gather
+    from cdk_app.live import RETRIES, LiveAccessError, LiveResult, compare, gather
     from cdk_app.live_batch import with_batch
     from cdk_app.validator.findings import Finding, Severity
 
@@ -111,14 +111,21 @@ def live_check(report: Report, profile: str | None) -> dict[str, object]:
     try:
         session = boto3.session.Session(profile_name=profile, region_name=config.region)
         retry = Config(retries=RETRIES)
-        state = gather(config, session.client("sagemaker", config=retry), session.client("eks", config=retry),
-                       session.client("cloudformation", config=retry), session.client("ec2", config=retry))
+        state = None if config.hyperpod is None else gather(
+            config, session.client("sagemaker", config=retry), session.client("eks", config=retry),
+            session.client("cloudformation", config=retry), session.client("ec2", config=retry))
     except (LiveAccessError, BotoCoreError, ClientError) as err:  # a finding, never a traceback
         message = str(err) if isinstance(err, LiveAccessError) else f"{type(err).__name__}: {err}"
         report.findings.append(Finding("HPK606", Severity.ERROR, report.file, 1, 1, "", f"live check: {message}",
                                        "fix access and run again; the offline findings above still hold"))
         return {"file": report.file, "environment": report.environment, "error": message}
-    result = with_batch(compare(config, loaded.source, state), config, loaded.source, session, retry)
+    if state is None:  # Batch only: there is no cluster, quota or add-on to read
+        click.echo(f"{report.file}: no HyperPod cluster in this environment (no hyperpod section): "
+                   "--live checks AWS Batch only", err=True)
+        result = LiveResult(section={"hyperpod": None})
+    else:
+        result = compare(config, loaded.source, state)
+    result = with_batch(result, config, loaded.source, session, retry)
     report.findings.extend(result.findings)
     return {"file": report.file, "environment": report.environment, **result.section}
 
@@ -323,6 +330,11 @@ def job(config_path: Path, team: str, priority: str | None, name: str, image: st
         click.echo(render_table(report), err=True)
         sys.exit(report.exit_code)
     config = report.loaded.config
+    if config.hyperpod is None:
+        click.echo(f"{config_path}: environment {config.environment} has no HyperPod cluster (no hyperpod section), "
+                   "so there is no queue for `job`; submit SageMaker Training jobs with `hyperpod-kit batch-job`",
+                   err=True)
+        sys.exit(2)
     fleet = _read_nodes(cluster_nodes) if cluster_nodes is not None else None
     request = JobRequest(team=team, priority=priority, name=name, image=image, command=command, kind=kind,
                          instance_type=instance_type, nodes=nodes, accelerators_per_node=accelerators,
@@ -354,7 +366,12 @@ def chart_sha256(revision: str | None, config_path: Path | None, archive: Path |
 
     if revision is None and config_path is not None:
         try:
-            revision = load_config(config_path, str(config_path)).config.hyperpod.helm_chart.revision
+            hyperpod = load_config(config_path, str(config_path)).config.hyperpod
+            if hyperpod is None:
+                click.echo(f"{config_path}: no HyperPod cluster in this environment (no hyperpod section), so no "
+                           "chart to pin; pass --revision", err=True)
+                sys.exit(2)
+            revision = hyperpod.helm_chart.revision
         except ConfigInvalid as err:
             click.echo("\n".join(f.render() for f in err.findings), err=True)
             sys.exit(2)
