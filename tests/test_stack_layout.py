@@ -192,3 +192,24 @@ def test_cdk_itself_refuses_what_the_validator_refuses(tmp_path):
     build_app(app, load_config(path).config)
     with pytest.raises(RuntimeError, match="greater than allowed maximum of 500"):
         app.synth()
+
+
+def batch_only_with(queues: int) -> str:
+    """A Batch-only config with `queues` FIFO queues, each on its own service environment (2 resources each)."""
+    return ("environment: many\naccount: \"111122223333\"\nregion: us-east-1\nbatch:\n  service_environments:\n"
+            + "".join(f"    - {{name: e{i}, capacity_limits: [{{unit: NUM_INSTANCES, max_capacity: 1}}]}}\n"
+                      for i in range(queues))
+            + "  queues:\n" + "".join(f"    - {{name: q{i}, service_environment: e{i}}}\n" for i in range(queues)))
+
+
+def test_a_batch_stack_over_the_resource_limit_is_refused(tmp_path):
+    """The Batch stack is costed by the same layout code (its resource count is held to real synths by
+    test_the_estimate_matches_the_synthesized_templates): 260 queues and environments (+ CDK's metadata) are
+    521 resources - HPK510 at the batch section; 200 of each are above 80 %, a warning."""
+    path = tmp_path / "many.yaml"
+    path.write_text(batch_only_with(260))
+    by_code = {f.code: f for f in check_file(path).findings}
+    assert set(by_code) == {"HPK510"}
+    assert by_code["HPK510"].path == "batch" and "HyperPod-many-batch would have 521 resources" in by_code["HPK510"].message
+    path.write_text(batch_only_with(200))  # 401 resources: above 80 %, a warning
+    assert {f.code for f in check_file(path).findings} == {"HPK514"}
