@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from cdk_app.config.batch_model import Batch, BatchTeam, JobQueue, ServiceEnvironment
+from cdk_app.config.batch_model import Batch, BatchQuota, BatchTeam, JobQueue, ServiceEnvironment
 
 # The kit's (HyperPod) vocabulary -> AWS Batch's enums (botocore batch QuotaShareResourceSharingStrategy,
 # QuotaShareInSharePreemptionState).
@@ -76,6 +76,36 @@ def quota_share_request(team: BatchTeam, queue: str) -> dict[str, object]:
 
 def teams_on(batch: Batch, queue: str) -> list[BatchTeam]:
     return [t for t in batch.teams if queue in t.queues]
+
+
+def quota_share_teams(batch: Batch) -> list[tuple[BatchTeam, str]]:
+    """(team, queue) for each quota share the Batch stack creates: a team's on its quota_share queue (the
+    validator refuses a team on two, HPK713; the first counts)."""
+    kinds = {q.name: q.scheduling for q in batch.queues}
+    pairs = []
+    for team in batch.teams:
+        queue = next((name for name in team.queues if kinds.get(name) == "quota_share"), None)
+        if queue is not None:
+            pairs.append((team, queue))
+    return pairs
+
+
+def environment_quota_entries(batch: Batch, environment: str) -> list[tuple[int, BatchTeam, str, int, BatchQuota]]:
+    """(team index, team, queue, entry index, entry) for every quota entry of the teams on the quota_share
+    queues of service environment `environment`; disabled shares count too (they keep their capacity).
+    The validator's HPK710 and validate's Batch table sum these."""
+    queues = [q.name for q in batch.queues if q.scheduling == "quota_share" and q.service_environment == environment]
+    found = []
+    for i, team in enumerate(batch.teams):
+        queue = next((name for name in team.queues if name in queues), None)
+        if queue is not None:
+            found.extend((i, team, queue, j, entry) for j, entry in enumerate(team.quota))
+    return found
+
+
+def roles_of(batch: Batch) -> list[BatchTeam]:
+    """Teams that get a role in the Batch stack: principals to trust and an execution role to pass."""
+    return [t for t in batch.teams if t.principals and t.execution_role_arn is not None]
 
 
 @dataclass(frozen=True, slots=True)

@@ -91,8 +91,8 @@ def validate(configs: tuple[Path, ...], output_format: str, live: bool, profile:
     if strict and warned:
         click.echo(f"--strict: {warned} warning(s) fail the check", err=True)
         codes.append(1)
-    if any(s.get("error") for s in sections):
-        codes.append(2)
+    if any(s.get("error") or (s.get("batch") or {}).get("error") for s in sections):
+        codes.append(2)  # the account could not be read (HyperPod or Batch part): unreadable, not findings
     sys.exit(max(codes))
 
 
@@ -102,7 +102,7 @@ def live_check(report: Report, profile: str | None) -> dict[str, object]:
     from botocore.config import Config
     from botocore.exceptions import BotoCoreError, ClientError
 
-    from cdk_app.live import RETRIES, LiveAccessError, compare, gather
+    from cdk_app.live import RETRIES, LiveAccessError, LiveResult, compare, gather
     from cdk_app.live_batch import with_batch
     from cdk_app.validator.findings import Finding, Severity
 
@@ -111,14 +111,21 @@ def live_check(report: Report, profile: str | None) -> dict[str, object]:
     try:
         session = boto3.session.Session(profile_name=profile, region_name=config.region)
         retry = Config(retries=RETRIES)
-        state = gather(config, session.client("sagemaker", config=retry), session.client("eks", config=retry),
-                       session.client("cloudformation", config=retry), session.client("ec2", config=retry))
+        state = None if config.hyperpod is None else gather(
+            config, session.client("sagemaker", config=retry), session.client("eks", config=retry),
+            session.client("cloudformation", config=retry), session.client("ec2", config=retry))
     except (LiveAccessError, BotoCoreError, ClientError) as err:  # a finding, never a traceback
         message = str(err) if isinstance(err, LiveAccessError) else f"{type(err).__name__}: {err}"
         report.findings.append(Finding("HPK606", Severity.ERROR, report.file, 1, 1, "", f"live check: {message}",
                                        "fix access and run again; the offline findings above still hold"))
         return {"file": report.file, "environment": report.environment, "error": message}
-    result = with_batch(compare(config, loaded.source, state), config, loaded.source, session, retry)
+    if state is None:  # Batch only: there is no cluster, quota or add-on to read
+        click.echo(f"{report.file}: no HyperPod cluster in this environment (no hyperpod section): "
+                   "--live checks AWS Batch only", err=True)
+        result = LiveResult(section={"hyperpod": None})
+    else:
+        result = compare(config, loaded.source, state)
+    result = with_batch(result, config, loaded.source, session, retry)
     report.findings.extend(result.findings)
     return {"file": report.file, "environment": report.environment, **result.section}
 
@@ -132,6 +139,10 @@ def reports_json(reports: list[Report]) -> dict[str, object]:
         "capacity": [{**row.to_json(), "file": r.file, "environment": r.environment}
                      for r in reports for row in r.capacity],
         "reach": [{**row.to_json(), "file": r.file, "environment": r.environment} for r in reports for row in r.reach],
+        "batch_capacity": [{**row.to_json(), "file": r.file, "environment": r.environment}
+                           for r in reports for row in r.batch_capacity],
+        "batch_queues": [{**row.to_json(), "file": r.file, "environment": r.environment}
+                         for r in reports for row in r.batch_queues],
     }
 
 
@@ -165,11 +176,36 @@ def render_table(report: Report) -> str:
         rows = [(row.team, row.instance_type, row.strategy, _amount(row.quota), _amount(row.reach), _limited_by(row))
                 for row in report.reach]
         lines.extend(aligned([header, *rows], indent="  "))
+    lines.extend(_batch_lines(report))
     for finding in report.findings:
         lines.append(finding.render())
     verdict = "unreadable" if report.unreadable else ("invalid" if report.errors else "valid")
     lines.append(f"{verdict}: {len(report.errors)} error(s), {len(report.warnings)} warning(s)")
     return "\n".join(lines)
+
+
+def _batch_lines(report: Report) -> list[str]:
+    """AWS Batch: quota shares held / capacity per service environment and unit, then each queue's shares."""
+    lines = []
+    if report.batch_capacity:
+        lines.append("  AWS Batch: quota shares held/capacity per service environment (- = no quota-share queue, ! = over)")
+        rows = [(row.service_environment, row.unit,
+                 f"{'-' if row.quota_shares is None else row.quota_shares}/{row.capacity}"
+                 + (" !" if (row.quota_shares or 0) > row.capacity else ""))
+                for row in report.batch_capacity]
+        lines.extend(aligned([("service environment", "unit", "held/capacity"), *rows], indent="  "))
+    if report.batch_queues:
+        lines.append("  AWS Batch queues: shares (fair share: weight factor, lower = larger share; quota share: "
+                     "quota and reach by borrowing)")
+        rows = []
+        for queue in report.batch_queues:
+            shares = [f"{s.team} {s.share_identifier} weight {s.weight_factor if s.weight_factor is not None else '1.0 (default)'}"
+                      if s.unit is None else f"{s.team} {s.quota} -> {s.reach} {s.unit} ({s.strategy})"
+                      for s in queue.shares]
+            rows.append((queue.queue, queue.scheduling, str(queue.priority), queue.service_environment,
+                         "; ".join(shares) or "-"))
+        lines.extend(aligned([("queue", "scheduling", "priority", "service environment", "shares"), *rows], indent="  "))
+    return lines
 
 
 def _input_name(path: str) -> str:
@@ -294,6 +330,11 @@ def job(config_path: Path, team: str, priority: str | None, name: str, image: st
         click.echo(render_table(report), err=True)
         sys.exit(report.exit_code)
     config = report.loaded.config
+    if config.hyperpod is None:
+        click.echo(f"{config_path}: environment {config.environment} has no HyperPod cluster (no hyperpod section), "
+                   "so there is no queue for `job`; submit SageMaker Training jobs with `hyperpod-kit batch-job`",
+                   err=True)
+        sys.exit(2)
     fleet = _read_nodes(cluster_nodes) if cluster_nodes is not None else None
     request = JobRequest(team=team, priority=priority, name=name, image=image, command=command, kind=kind,
                          instance_type=instance_type, nodes=nodes, accelerators_per_node=accelerators,
@@ -325,7 +366,12 @@ def chart_sha256(revision: str | None, config_path: Path | None, archive: Path |
 
     if revision is None and config_path is not None:
         try:
-            revision = load_config(config_path, str(config_path)).config.hyperpod.helm_chart.revision
+            hyperpod = load_config(config_path, str(config_path)).config.hyperpod
+            if hyperpod is None:
+                click.echo(f"{config_path}: no HyperPod cluster in this environment (no hyperpod section), so no "
+                           "chart to pin; pass --revision", err=True)
+                sys.exit(2)
+            revision = hyperpod.helm_chart.revision
         except ConfigInvalid as err:
             click.echo("\n".join(f.render() for f in err.findings), err=True)
             sys.exit(2)

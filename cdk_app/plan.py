@@ -54,7 +54,9 @@ REMOVAL_DOC = "README.md, section 'Removing or disabling a team'"
 MOVE_DOC = "README.md, section 'Many teams: team stacks'"
 STACK_REMOVAL_DOC = "README.md, section 'Removing a stack'"
 DIGEST_KEY = "hyperpod-kit:config-sha256"
-DIGEST_STACK_SUFFIX = "-governance"
+# The stack whose template carries the config digest: the governance stack, or in a Batch-only environment
+# (no governance stack) the Batch stack.
+DIGEST_STACK_SUFFIXES = ("-governance", "-batch")
 MISSING = object()
 
 Action = Literal["add", "remove", "replace", "modify"]
@@ -195,17 +197,27 @@ def stamp(app: Any, config: Any) -> None:
     would change them on every quota edit, which must leave them byte-identical."""
     from aws_cdk import Stack
 
-    for child in app.node.children:
-        if isinstance(child, Stack) and child.stack_name.endswith(DIGEST_STACK_SUFFIX):
-            child.add_metadata(DIGEST_KEY, config_digest(config))
+    stacks = [child for child in app.node.children if isinstance(child, Stack)]
+    for child in _digest_stacks(stacks, lambda stack: stack.stack_name):
+        child.add_metadata(DIGEST_KEY, config_digest(config))
+
+
+def _digest_stacks(stacks: list[Any], name: Any) -> list[Any]:
+    """The stacks that carry the digest: those of the first suffix of DIGEST_STACK_SUFFIXES any stack has."""
+    for suffix in DIGEST_STACK_SUFFIXES:
+        found = [stack for stack in stacks if name(stack).endswith(suffix)]
+        if found:
+            return found
+    return []
 
 
 def check_digest(templates: dict[str, dict[str, Any]], config: Any, where: str) -> None:
     """Refuse a synth that is not of `config` as it is now (edited since, or of another file)."""
     wanted = config_digest(config)
-    stamped = [name for name in templates if name.endswith(DIGEST_STACK_SUFFIX)]
+    stamped = _digest_stacks(list(templates), str)
     if not stamped:
-        raise PlanInputError(f"{where}: no governance stack in it to read the config digest from: synthesize again")
+        raise PlanInputError(f"{where}: no governance or Batch stack in it to read the config digest from: "
+                             "synthesize again")
     for stack in stamped:
         found = templates[stack].get("Metadata", {}).get(DIGEST_KEY)
         if found is None:

@@ -29,6 +29,7 @@ from cdk_app.governance_types import uses_native
 from cdk_app.team_rbac import team_manifests
 
 GOVERNANCE = "governance"
+NETWORK, CLUSTER, BATCH = "network", "cluster", "batch"
 # CloudFormation's quotas per template (the body CDK uploads to S3 when it is over 51,200 bytes: 1 MB).
 LIMITS = {"resources": 500, "outputs": 200, "parameters": 200, "template bytes": 1_000_000}
 MAX_TEAM_STACKS = 100
@@ -66,6 +67,24 @@ BYTES_ACCESS_ENTRY = 565
 BYTES_ROLE_ARN_ENTRY = 125  # the team's part of the TeamRoleArns output, plus 2 per name character
 BYTES_PLACEHOLDER = 200
 NAME_USES = 4
+# The Batch stack's pieces, measured the same way on synths of config/batch-only-example.yaml and of a varied
+# Batch section (tests/test_stack_layout.py), without the names they carry (counted per use) and without the
+# environment name, which every resource carries twice (its tag and its stack's name in its path).
+BYTES_BATCH_STACK = 1_900  # description, config digest, Parameters, Rules, CDK metadata
+BYTES_BATCH_ENVIRONMENT = 370  # plus 3 per name character and each capacity limit
+BYTES_BATCH_LIMIT = 90  # plus the unit and the number
+BYTES_BATCH_QUEUE = 540  # plus 3 per name character and its service environment's name
+BYTES_BATCH_QUEUE_POLICY = 110  # the queue's reference to its scheduling policy, plus the queue name
+BYTES_BATCH_QUEUE_TIMEOUT = 215  # a RUNNABLE time limit, plus the queue name
+BYTES_BATCH_POLICY = 380  # plus 3 per queue-name character and each share
+BYTES_BATCH_SHARE = 85  # plus the share identifier and the weight factor
+BYTES_BATCH_QUOTA_SHARE = 550  # plus 3 per team-name character, the queue name and each capacity limit
+BYTES_BATCH_ROLE = 570  # plus 3 per team-name character and each principal (60 more for each further one)
+BYTES_BATCH_ACCESS = 1_010  # the team's IAM policy: plus 5 per team-name character and the execution role ARN
+BYTES_BATCH_QUEUE_GRANT = 135  # per queue the team may use, plus twice the queue name
+BYTES_BATCH_STATEMENT = {"fair_share": 340, "quota_share": 390, "fifo": 320}  # one statement per kind it uses
+BYTES_BATCH_MAX_PRIORITY = 95  # the priority condition, on each submit statement
+BYTES_BATCH_OUTPUT = 220  # BatchTeamRoleArns, plus BYTES_ROLE_ARN_ENTRY and 2 per name character per team
 STACK_NAME_REFERENCE = 20  # len("HyperPod-dev-teams-0"), the measured pieces' stack name
 ENV_REFERENCE = 3  # len("dev")
 IMPORTS = {"quota": 1, "rbac": 2, "role": 0, "access": 1}
@@ -203,10 +222,67 @@ def governance_cost(config: KitConfig, teams: tuple[Team, ...]) -> Cost:
     return cost
 
 
+def stack_suffixes(config: KitConfig, layout: TeamLayout | None = None) -> tuple[str, ...]:
+    """Every stack the app builds for the environment (suffixes of HyperPod-<env>-*): the HyperPod stacks when
+    it has a cluster, the Batch stack when it has a batch section. A Batch-only environment has the Batch
+    stack alone - no VPC, EKS, HyperPod or task governance."""
+    hyperpod: tuple[str, ...] = ()
+    if config.hyperpod is not None:
+        hyperpod = (NETWORK, CLUSTER, *(layout or team_layout(config)).stacks)
+    return hyperpod + ((BATCH,) if config.batch is not None else ())
+
+
+def batch_cost(config: KitConfig) -> Cost:
+    """The Batch stack (cdk_app.stacks.batch_stack): a service environment per entry, a job queue per queue
+    with a scheduling policy unless FIFO, a quota share per team on a quota-share queue, a role and policy per
+    team with principals and an execution role, and one output (BatchTeamRoleArns) when any team has a role."""
+    from cdk_app.batch_shares import roles_of, quota_share_teams  # keeps this module's import light
+
+    spec = config.batch
+    assert spec is not None
+    per_resource = 2 * len(config.environment)
+    cost = Cost(resources=CDK_METADATA, parameters=PARAMETERS, bytes=BYTES_BATCH_STACK + per_resource)
+    kinds = {q.name: q.scheduling for q in spec.queues}
+    for env in spec.service_environments:
+        cost += Cost(resources=1, bytes=BYTES_BATCH_ENVIRONMENT + 3 * len(env.name) + per_resource + sum(
+            BYTES_BATCH_LIMIT + len(c.unit) + len(str(c.max_capacity)) for c in env.capacity_limits))
+    for queue in spec.queues:
+        size = BYTES_BATCH_QUEUE + 3 * len(queue.name) + len(queue.service_environment) + per_resource
+        if queue.runnable_timeout_seconds is not None:
+            size += BYTES_BATCH_QUEUE_TIMEOUT + len(queue.name)
+        if queue.scheduling != "fifo":
+            size += BYTES_BATCH_QUEUE_POLICY + len(queue.name)
+            shares = [t for t in spec.teams if queue.name in t.queues and t.share_identifier is not None]
+            size += BYTES_BATCH_POLICY + 3 * len(queue.name) + per_resource + (sum(
+                BYTES_BATCH_SHARE + len(t.share_identifier or "") + len(str(t.weight_factor or ""))
+                for t in shares) if queue.scheduling == "fair_share" else 0)
+        cost += Cost(resources=1 + (queue.scheduling != "fifo"), bytes=size)
+    for team, queue in quota_share_teams(spec):
+        cost += Cost(resources=1, bytes=BYTES_BATCH_QUOTA_SHARE + 3 * len(team.name) + len(queue) + per_resource + sum(
+            BYTES_BATCH_LIMIT + len(q.instance_type) + len(str(q.count)) for q in team.quota))
+    roles = roles_of(spec)
+    for team in roles:
+        used = {kinds[name] for name in team.queues if name in kinds}
+        several = 60 * (len(team.principals) - 1)
+        cost += Cost(resources=2, bytes=BYTES_BATCH_ROLE + 3 * len(team.name) + several + sum(map(len, team.principals))
+                     + BYTES_BATCH_ACCESS + 5 * len(team.name) + len(team.execution_role_arn or "") + 2 * per_resource
+                     + sum(BYTES_BATCH_QUEUE_GRANT + 2 * len(name) for name in team.queues)
+                     + sum(BYTES_BATCH_STATEMENT[kind] + (BYTES_BATCH_MAX_PRIORITY if team.max_priority is not None else 0)
+                           for kind in used) + len(team.share_identifier or ""))
+    if roles:
+        cost += Cost(outputs=1, bytes=BYTES_BATCH_OUTPUT + sum(BYTES_ROLE_ARN_ENTRY + 2 * len(t.name) for t in roles))
+    return cost
+
+
 def stack_costs(config: KitConfig, layout: TeamLayout | None = None) -> dict[str, Cost]:
-    """Stack suffix -> its estimated cost, for the governance stack and every team stack."""
-    layout = layout or team_layout(config)
+    """Stack suffix -> its estimated cost, for the governance stack, every team stack and the Batch stack
+    (the network and cluster stacks hold a fixed set of resources, far below every limit)."""
     costs: dict[str, Cost] = {}
+    if config.batch is not None:
+        costs[BATCH] = batch_cost(config)
+    if config.hyperpod is None:
+        return costs
+    layout = layout or team_layout(config)
     for stack, teams in layout.stacks.items():
         cost = governance_cost(config, teams) if stack == GOVERNANCE else _base(config, teams)
         if stack != GOVERNANCE and not teams:

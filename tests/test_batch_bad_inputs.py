@@ -125,9 +125,6 @@ CASES: list[tuple[str, str, str, str, str]] = [
     ("environment-twice", edit("    - name: g6\n", f"    - name: p4d  {MARK}\n"), "HPK701",
      "batch.service_environments[1].name", "error"),
     ("team-twice", edit("    - name: ProdExp2\n", f"    - name: ProdExp1  {MARK}\n"), "HPK701", "batch.teams[1].name", "error"),
-    # Both become the Batch stack's output BatchTeamRoleProdExp1: synth would die on the duplicate id.
-    ("team-output-ids-collide", edit("    - name: ProdExp2\n", f"    - name: prod-exp1  {MARK}\n"), "HPK410",
-     "batch.teams[1].name", "error"),
     ("queue-environment-unknown", edit("      service_environment: g6\n", f"      service_environment: g5  {MARK}\n"),
      "HPK702", "batch.queues[1].service_environment", "error"),
     ("queues-share-environment", edit("      service_environment: g6\n", f"      service_environment: p4d  {MARK}\n")

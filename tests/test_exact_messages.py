@@ -214,7 +214,8 @@ LONG = "1" * 70
      "did you mean 'admin_principals'? allowed keys: admin_principals, endpoint_access, kubernetes_version, "
      "public_access_cidrs"),
     ("availability_zone_ids: [use1-az4, use1-az6]", "availability_zone_ids: []",
-     "0 items has too few items", "allowed: at least 1"),
+     "0 items has too few items", "allowed: at least 1 (the HyperPod cluster, EKS and their network need "
+     "availability zones; a Batch-only environment lists none)"),
 ])
 def test_loader_messages_word_for_word(tmp_path, old, new, message, hint):
     path = tmp_path / "c.yaml"

@@ -97,23 +97,76 @@ VARIED = generated_config(40, team_stacks=3).replace("  instance_groups:\n", "  
     for name, roles in EXTRA_TEAMS)
 
 
+# A Batch-only environment with a long name and varied pieces: several capacity limits, queues with and
+# without timeouts, default and explicit weights, teams on one to three queues of every kind, several
+# principals, a priority cap or none, a team without a role.
+BATCH_VARIED = """\
+environment: batch-varied-names-x
+account: "111122223333"
+region: ap-southeast-2
+batch:
+  service_environments:
+    - name: a
+      capacity_limits:
+        - {unit: ml.p4d.24xlarge, max_capacity: 100}
+        - {unit: ml.p5.48xlarge, max_capacity: 7}
+        - {unit: ml.g5.12xlarge, max_capacity: 12345}
+    - name: fair-environment-with-a-rather-long-name
+      capacity_limits: [{unit: NUM_INSTANCES, max_capacity: 8}]
+    - name: f
+      capacity_limits: [{unit: NUM_INSTANCES, max_capacity: 1}]
+  queues:
+    - {name: q, service_environment: a, scheduling: quota_share}
+    - {name: fair-queue-with-a-long-name_and_underscores, service_environment: fair-environment-with-a-rather-long-name,
+       scheduling: fair_share, runnable_timeout_seconds: 600}
+    - {name: fifo, service_environment: f, runnable_timeout_seconds: 86400}
+  teams:
+""" + "".join(
+    f"""    - name: {name}
+      queues: [{queues}]
+{extra}"""
+    for name, queues, extra in (
+        ("t", "q", "      quota: [{instance_type: ml.p4d.24xlarge, count: 1}]\n"
+                   "      principals: [arn:aws:iam::111122223333:role/a]\n"
+                   "      execution_role_arn: arn:aws:iam::111122223333:role/b\n"),
+        ("team_with-a-long-name-" + "x" * 80, "q, fair-queue-with-a-long-name_and_underscores, fifo",
+         "      quota: [{instance_type: ml.p4d.24xlarge, count: 50}, {instance_type: ml.p5.48xlarge, count: 7},"
+         " {instance_type: ml.g5.12xlarge, count: 12000}]\n"
+         "      sharing_strategy: DontLend\n      preempt_team_tasks: Never\n      enabled: false\n"
+         "      share_identifier: S" + "s" * 200 + "\n      weight_factor: 0.0001\n      max_priority: 9999\n"
+         "      principals: [arn:aws:iam::111122223333:role/p1, arn:aws:iam::111122223333:user/some/path/p2,"
+         " arn:aws:iam::111122223333:role/" + "r" * 60 + "]\n"
+         "      execution_role_arn: arn:aws:iam::111122223333:role/path/to/" + "e" * 60 + "\n"),
+        ("fair-only", "fair-queue-with-a-long-name_and_underscores",
+         "      share_identifier: F\n      principals: [arn:aws:iam::111122223333:role/f]\n"
+         "      execution_role_arn: arn:aws:iam::111122223333:role/f\n      max_priority: 0\n"),
+        ("no-role", "fifo, fair-queue-with-a-long-name_and_underscores", "      share_identifier: N\n"),
+        ("fifo-only", "fifo", "      principals: [arn:aws:iam::111122223333:role/x]\n"
+                              "      execution_role_arn: arn:aws:iam::111122223333:role/y\n"),
+    ))
+
+
 def real(assembly: Path) -> dict[str, dict]:
     return {p.name.removesuffix(".template.json"): {"template": json.loads(p.read_text()), "bytes": p.stat().st_size}
             for p in assembly.glob("*.template.json")}
 
 
 @pytest.mark.synth
-@pytest.mark.parametrize("case", ["dev", "prod", "varied"])
+@pytest.mark.parametrize("case", ["dev", "prod", "varied", "batch-example", "batch-only-example", "batch-varied"])
 def test_the_estimate_matches_the_synthesized_templates(tmp_path_factory, case):
-    if case == "varied":
+    if case in ("varied", "batch-varied", "batch-only-example"):
         # Synthesized with version reporting on, as `cdk synth` and `cdk deploy` run by default.
-        assembly = config_assembly(tmp_path_factory, VARIED, version_reporting=True)
+        text = {"varied": VARIED, "batch-varied": BATCH_VARIED}.get(case) or (ROOT / "config" / f"{case}.yaml").read_text()
+        assembly = config_assembly(tmp_path_factory, text, version_reporting=True)
         config = load_config(assembly.parent / "env.yaml").config
     else:  # the shared synths of test_synth (--no-version-reporting)
         assembly, config = env_assembly(tmp_path_factory, case), load_config(ROOT / "config" / f"{case}.yaml").config
     templates = real(assembly)
     costs = stack_costs(config)
-    assert len(costs) == (4 if case == "varied" else 1)
+    # Every stack is costed except network and cluster (fixed, far below the limits): a Batch-only synth
+    # writes the Batch stack alone.
+    assert set(costs) == {name.removeprefix(f"HyperPod-{config.environment}-") for name in templates} - {"network", "cluster"}
+    assert len(costs) == {"varied": 4, "batch-example": 2}.get(case, 1)
     for suffix, cost in costs.items():
         found = templates[stack_name(config, suffix)]
         template = found["template"]
@@ -139,3 +192,24 @@ def test_cdk_itself_refuses_what_the_validator_refuses(tmp_path):
     build_app(app, load_config(path).config)
     with pytest.raises(RuntimeError, match="greater than allowed maximum of 500"):
         app.synth()
+
+
+def batch_only_with(queues: int) -> str:
+    """A Batch-only config with `queues` FIFO queues, each on its own service environment (2 resources each)."""
+    return ("environment: many\naccount: \"111122223333\"\nregion: us-east-1\nbatch:\n  service_environments:\n"
+            + "".join(f"    - {{name: e{i}, capacity_limits: [{{unit: NUM_INSTANCES, max_capacity: 1}}]}}\n"
+                      for i in range(queues))
+            + "  queues:\n" + "".join(f"    - {{name: q{i}, service_environment: e{i}}}\n" for i in range(queues)))
+
+
+def test_a_batch_stack_over_the_resource_limit_is_refused(tmp_path):
+    """The Batch stack is costed by the same layout code (its resource count is held to real synths by
+    test_the_estimate_matches_the_synthesized_templates): 260 queues and environments (+ CDK's metadata) are
+    521 resources - HPK510 at the batch section; 200 of each are above 80 %, a warning."""
+    path = tmp_path / "many.yaml"
+    path.write_text(batch_only_with(260))
+    by_code = {f.code: f for f in check_file(path).findings}
+    assert set(by_code) == {"HPK510"}
+    assert by_code["HPK510"].path == "batch" and "HyperPod-many-batch would have 521 resources" in by_code["HPK510"].message
+    path.write_text(batch_only_with(200))  # 401 resources: above 80 %, a warning
+    assert {f.code for f in check_file(path).findings} == {"HPK514"}

@@ -348,14 +348,15 @@ class KitConfig(_Model):
     """AWS account id, quoted."""
     region: Annotated[Str, Field(pattern=r"^[a-z]{2}(-[a-z]+)+-[0-9]$")]
     """AWS region, e.g. us-east-1."""
-    availability_zone_ids: Annotated[tuple[Annotated[Str, Field(pattern=AZ_ID_PATTERN)], ...], Field(min_length=1, max_length=6)]
-    """Availability zone ids (not names) of the environment, e.g. [use1-az4, use1-az6]."""
+    availability_zone_ids: Annotated[tuple[Annotated[Str, Field(pattern=AZ_ID_PATTERN)], ...], Field(max_length=6)] = ()
+    """Availability zone ids (not names) of the environment, e.g. [use1-az4, use1-az6]. Required with hyperpod;
+    a Batch-only environment has no VPC and lists none."""
     network: Network = Network()
     """New VPC (default) or existing VPC and subnets."""
     eks: Eks = Eks()
     """EKS cluster settings."""
-    hyperpod: HyperPod
-    """The HyperPod cluster."""
+    hyperpod: HyperPod | None = None
+    """The HyperPod cluster (with EKS and its network). Leave it out for a Batch-only environment."""
     task_governance: TaskGovernance = TaskGovernance()
     """The task-governance EKS add-on."""
     cluster_policy: ClusterPolicy = ClusterPolicy()
@@ -367,7 +368,8 @@ class KitConfig(_Model):
     observability: Observability = Observability()
     """CloudWatch Container Insights with Kueue metrics."""
     batch: batch_model.Batch | None = None
-    """AWS Batch queues and team shares for SageMaker Training jobs (README: Teams on AWS Batch)."""
+    """AWS Batch queues and team shares for SageMaker Training jobs (README: Teams on AWS Batch). An environment
+    has hyperpod, batch or both."""
 
 
 # Last: batch_model builds on the classes above. When batch_model is imported first it is not complete

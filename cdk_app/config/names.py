@@ -27,12 +27,6 @@ def local_queue(team: str) -> str:
     return f"{team_namespace(team)}-localqueue"
 
 
-def output_id(prefix: str, name: str) -> str:
-    """CloudFormation output id the Batch stack derives from a name: prefix + the name's '-'/'_'-separated
-    parts, each with its first letter upper-cased, so ProdExp1 and prod-exp1 give the same id."""
-    return prefix + "".join(part[:1].upper() + part[1:] for part in name.replace("_", "-").split("-"))
-
-
 def qualified_name_problem(key: str) -> str | None:
     """Why `key` is not a Kubernetes qualified name ([prefix/]name), or None."""
     prefix, slash, name = key.rpartition("/")

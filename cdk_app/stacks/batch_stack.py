@@ -7,17 +7,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import CfnOutput, Stack
+from aws_cdk import Stack
 from constructs import Construct
 
-from cdk_app.batch_shares import quota_share_request, teams_on
+from cdk_app.batch_shares import quota_share_request, quota_share_teams, roles_of, teams_on
 from cdk_app.config.model import KitConfig
+from cdk_app.stacks.team_stack import role_arns_output
 from hyperpod_constructs.batch_job_queue import BatchJobQueue, BatchJobQueueProps
 from hyperpod_constructs.batch_quota_share import BatchQuotaShare, BatchQuotaShareProps
 from hyperpod_constructs.batch_scheduling_policy import BatchSchedulingPolicy, BatchSchedulingPolicyProps
-from cdk_app.config.names import output_id
 from hyperpod_constructs.batch_service_environment import BatchServiceEnvironment, BatchServiceEnvironmentProps
 from hyperpod_constructs.batch_team_access import BatchTeamAccess, BatchTeamAccessProps
+
+# The stack's one output: a JSON object team -> the role its principals assume (README: Teams on AWS Batch).
+ROLE_ARNS_OUTPUT = "BatchTeamRoleArns"
 
 
 class BatchStack(Stack):
@@ -48,31 +51,29 @@ class BatchStack(Stack):
                 priority=queue.priority, scheduling_policy_arn=policy_arn, enabled=queue.enabled,
                 runnable_timeout_seconds=queue.runnable_timeout_seconds))
             queues[queue.name] = (queue.scheduling, created)
-            CfnOutput(self, output_id("Queue", queue.name), value=created.name,
-                      description=f"{queue.scheduling} job queue on service environment {queue.service_environment}")
 
-        for team in spec.teams:
-            quota_shares: list[tuple[str, str]] = []
-            for name in team.queues:
-                scheduling, queue = queues[name]
-                if scheduling != "quota_share":
-                    continue
-                request: dict[str, Any] = quota_share_request(team, queue.arn)
-                sharing = request["resourceSharingConfiguration"]
-                share = BatchQuotaShare(self, f"QuotaShare-{team.name}", props=BatchQuotaShareProps(
-                    name=request["quotaShareName"], job_queue=request["jobQueue"],
-                    capacity_limits=tuple((c["capacityUnit"], c["maxCapacity"]) for c in request["capacityLimits"]),
-                    strategy=sharing["strategy"], borrow_limit=sharing.get("borrowLimit"),
-                    in_share_preemption=request["preemptionConfiguration"]["inSharePreemption"],
-                    enabled=request["state"] == "ENABLED"))
-                quota_shares.append((queue.arn, share.arn))
-            if not team.principals or team.execution_role_arn is None:
-                continue
+        quota_shares: dict[str, tuple[str, str]] = {}  # team -> (queue ARN, quota share ARN)
+        for team, name in quota_share_teams(spec):
+            queue = queues[name][1]
+            request: dict[str, Any] = quota_share_request(team, queue.arn)
+            sharing = request["resourceSharingConfiguration"]
+            share = BatchQuotaShare(self, f"QuotaShare-{team.name}", props=BatchQuotaShareProps(
+                name=request["quotaShareName"], job_queue=request["jobQueue"],
+                capacity_limits=tuple((c["capacityUnit"], c["maxCapacity"]) for c in request["capacityLimits"]),
+                strategy=sharing["strategy"], borrow_limit=sharing.get("borrowLimit"),
+                in_share_preemption=request["preemptionConfiguration"]["inSharePreemption"],
+                enabled=request["state"] == "ENABLED"))
+            quota_shares[team.name] = (queue.arn, share.arn)
+        arns: dict[str, str] = {}
+        for team in roles_of(spec):
+            assert team.execution_role_arn is not None  # roles_of keeps only teams with one
             access = BatchTeamAccess(self, f"Team-{team.name}", props=BatchTeamAccessProps(
                 team=team.name, principals=team.principals, execution_role_arn=team.execution_role_arn,
                 fair_share_queues=tuple(queues[n][1].arn for n in team.queues if queues[n][0] == "fair_share"),
-                share_identifier=team.share_identifier, quota_shares=tuple(quota_shares),
+                share_identifier=team.share_identifier,
+                quota_shares=(quota_shares[team.name],) if team.name in quota_shares else (),
                 fifo_queues=tuple(queues[n][1].arn for n in team.queues if queues[n][0] == "fifo"),
                 max_priority=team.max_priority))
-            CfnOutput(self, output_id("BatchTeamRole", team.name), value=access.role_arn,
-                      description=f"Role team {team.name} assumes to submit SageMaker Training jobs to AWS Batch")
+            arns[team.name] = access.role_arn
+        role_arns_output(self, arns, ROLE_ARNS_OUTPUT,
+                         "JSON: Batch team name -> the IAM role its principals assume to submit SageMaker Training jobs")

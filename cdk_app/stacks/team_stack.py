@@ -87,12 +87,12 @@ def add_team(scope: Construct, config: KitConfig, refs: ClusterRefs, team: Team,
     return access.role.role_arn
 
 
-def role_arns_output(stack: Stack, arns: dict[str, str]) -> None:
+def role_arns_output(stack: Stack, arns: dict[str, str], key: str = ROLE_ARNS_OUTPUT,
+                     description: str = "JSON: team name -> the IAM role its principals assume") -> None:
     """One output for all the stack's teams: a JSON object team -> role ARN (per-team outputs would hit
     CloudFormation's 200-output limit)."""
     if arns:
-        CfnOutput(stack, ROLE_ARNS_OUTPUT, value=stack.to_json_string(arns),
-                  description="JSON: team name -> the IAM role its principals assume")
+        CfnOutput(stack, key, value=stack.to_json_string(arns), description=description)
 
 
 class TeamStack(Stack):

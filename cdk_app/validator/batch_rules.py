@@ -14,7 +14,7 @@ from fractions import Fraction
 from itertools import accumulate
 from typing import TYPE_CHECKING
 
-from cdk_app.batch_shares import environment_named, queue_named, teams_on, training_instance_types
+from cdk_app.batch_shares import environment_named, environment_quota_entries, queue_named, teams_on, training_instance_types
 from cdk_app.config.batch_model import NUM_INSTANCES, Batch
 from cdk_app.config.model import KitConfig
 from cdk_app.config.yaml_source import PathKey
@@ -179,24 +179,18 @@ def _check_quota_capacity(batch: Batch, report: Reporter) -> None:
     environment's limit, with capacity.py's Resources arithmetic (the one HPK501 uses)."""
     for env in batch.service_environments:
         queues = [q.name for q in batch.queues if q.scheduling == "quota_share" and q.service_environment == env.name]
-        if not queues:
-            continue
         capacity = {limit.unit: Resources(count=Fraction(limit.max_capacity)) for limit in env.capacity_limits}
         totals: dict[str, Resources] = {}
         entries: dict[str, list[tuple[str, int, PathKey]]] = {}
-        for i, team in enumerate(batch.teams):
-            queue = next((name for name in team.queues if name in queues), None)
-            if queue is None:  # disabled shares count too: they keep their capacity
+        for i, team, queue, j, entry in environment_quota_entries(batch, env.name):
+            path = BASE + ("teams", i, "quota", j)
+            if entry.instance_type not in capacity:
+                report.error("HPK709", path + ("instance_type",),
+                             f"service environment '{env.name}' of queue '{queue}' has no {entry.instance_type} capacity",
+                             f"use one of its units: {', '.join(capacity)}")
                 continue
-            for j, entry in enumerate(team.quota):
-                path = BASE + ("teams", i, "quota", j)
-                if entry.instance_type not in capacity:
-                    report.error("HPK709", path + ("instance_type",),
-                                 f"service environment '{env.name}' of queue '{queue}' has no {entry.instance_type} capacity",
-                                 f"use one of its units: {', '.join(capacity)}")
-                    continue
-                totals[entry.instance_type] = totals.get(entry.instance_type, Resources()) + Resources(count=Fraction(entry.count))
-                entries.setdefault(entry.instance_type, []).append((team.name, entry.count, path))
+            totals[entry.instance_type] = totals.get(entry.instance_type, Resources()) + Resources(count=Fraction(entry.count))
+            entries.setdefault(entry.instance_type, []).append((team.name, entry.count, path))
         for unit, total in totals.items():
             if not total.exceeding(capacity[unit]):
                 continue

@@ -84,7 +84,7 @@ CODES: dict[str, str] = {
     "HPK407": "accelerator quota on an instance type without accelerators",
     "HPK408": "quota amounts of one entry disagree with each other",
     "HPK409": "a team's default priority class is not in the cluster policy",
-    "HPK410": "two team names give the same derived id (e.g. the Batch stack's output BatchTeamRole<Name>)",
+    "HPK410": "two team names give the same derived id (no longer reported: the Batch stack's team roles share one JSON output)",
     "HPK411": "a team has no compute quota",
     "HPK420": "a team's allowed priority class is not in the cluster policy",
     "HPK421": "a team lists the same priority class or capability twice",
@@ -133,6 +133,8 @@ CODES: dict[str, str] = {
     "HPK716": "a deployed job queue's scheduling type differs from the config: Batch cannot change it in place",
     "HPK717": "a deployed Batch queue, environment or quota share differs from the config",
     "HPK718": "a quota share or share identifier on a deployed queue was made outside the kit",
+    "HPK719": "the environment has neither a hyperpod nor a batch section (it would deploy nothing)",
+    "HPK720": "a HyperPod, EKS or network setting in a Batch-only environment (no hyperpod section), where it has no effect",
 }
 
 

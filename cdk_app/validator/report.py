@@ -6,8 +6,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cdk_app.config.loader import ConfigInvalid, LoadedConfig, load_config
+from cdk_app.validator.batch_summary import BatchCapacityRow, BatchQueueRow, batch_capacity, batch_queues
 from cdk_app.validator.capacity import Resources, cluster_capacity, teams_total
 from cdk_app.validator.findings import Finding, Severity, format_path
+from cdk_app.validator.kinds import depends_on_kinds, has_cluster
 from cdk_app.validator.reach import TeamReach, team_reach
 from cdk_app.validator.rules import RULES, Reporter
 
@@ -29,6 +31,8 @@ class Report:
     findings: list[Finding]
     capacity: list[CapacityRow] = field(default_factory=list)
     reach: list[TeamReach] = field(default_factory=list)
+    batch_capacity: list[BatchCapacityRow] = field(default_factory=list)
+    batch_queues: list[BatchQueueRow] = field(default_factory=list)
     environment: str | None = None
     unreadable: bool = False
     # The loaded config, for commands that go on from the findings (job, validate --live); None if unreadable.
@@ -59,6 +63,10 @@ def validate(loaded: LoadedConfig) -> Report:
     for rule in RULES:
         rule(config, reporter)
     findings = sorted(reporter.findings, key=lambda f: (f.line, f.column, f.code))
+    batch = (batch_capacity(config.batch), batch_queues(config.batch)) if config.batch is not None else ([], [])
+    if not has_cluster(config):
+        return Report(loaded.source.file, findings, batch_capacity=batch[0], batch_queues=batch[1],
+                      environment=config.environment, loaded=loaded)
     reserved = teams_total(config.teams)
     capacity = cluster_capacity(config)
     if config.shared_pool is not None:
@@ -67,7 +75,7 @@ def validate(loaded: LoadedConfig) -> Report:
             t: r for t, r in reserved.items() if t not in capacity}
     rows = [CapacityRow(t, capacity.get(t, Resources()), reserved.get(t, Resources()))
             for t in sorted(set(capacity) | set(reserved))]
-    return Report(loaded.source.file, findings, rows, team_reach(config), config.environment, loaded=loaded)
+    return Report(loaded.source.file, findings, rows, team_reach(config), *batch, config.environment, loaded=loaded)
 
 
 def check_file(path: Path | str, display_name: str | None = None) -> Report:
@@ -98,10 +106,13 @@ def _unaffected(findings: list[Finding], repaired: tuple[tuple[str | int, ...], 
     """Policy findings of a config checked without its broken keys that do not depend on those keys:
     none at, above or below a left-out key, and no capacity finding if a capacity input was left out."""
     left_out = [format_path(path) for path in repaired]
+    # Left out, a broken hyperpod or batch section would look absent: which kinds the environment has is unknown.
+    kinds_unknown = any(path[:1] in (("hyperpod",), ("batch",)) for path in repaired)
     capacity_touched = any(_changes_capacity(path) for path in repaired)
 
     def related(finding: Finding) -> bool:
         return any(finding.path == p or finding.path.startswith((p + ".", p + "[")) or
                    p.startswith((finding.path + ".", finding.path + "[")) for p in left_out)
 
-    return [f for f in findings if not related(f) and not (capacity_touched and f.code.startswith("HPK5"))]
+    return [f for f in findings if not related(f) and not (capacity_touched and f.code.startswith("HPK5"))
+            and not (kinds_unknown and depends_on_kinds(f.code, f.path))]

@@ -23,7 +23,6 @@ from cdk_app.config.names import (
     SAGEMAKER_NAME,
     label_value_problem,
     qualified_name_problem,
-    output_id,
 )
 from cdk_app.config.scalars import exact
 from cdk_app.config.yaml_source import PathKey, SourceMap
@@ -41,6 +40,7 @@ from cdk_app.validator.capacity import (
     team_reservations,
 )
 from cdk_app.validator.findings import Finding, Severity, format_path
+from cdk_app.validator.kinds import check_kinds, has_cluster
 from cdk_app.validator.regions import hyperpod_instance_types, known_regions, region_problem
 from cdk_app.validator.stack_limits import check_stack_limits
 from hyperpod_constructs.subnet_layout import MAX_ZONE_NUMBER, zone_number
@@ -119,7 +119,7 @@ def check_region(config: KitConfig, report: Reporter) -> None:
         near = difflib.get_close_matches(config.region, known_regions(), n=1, cutoff=0.8)
         report.error("HPK110", ("region",), f"region {config.region!r} does not exist (cfn-lint knows no such region)",
                      (f"did you mean {near[0]}? " if near else "") + "use an AWS region such as us-east-1")
-    elif problem == "no-hyperpod":
+    elif problem == "no-hyperpod" and config.hyperpod is not None:
         report.error("HPK110", ("region",), f"SageMaker HyperPod (AWS::SageMaker::Cluster) is not offered in {config.region}",
                      "pick a region where CloudFormation has AWS::SageMaker::Cluster, e.g. us-east-1 or us-west-2")
 
@@ -162,6 +162,15 @@ def _principal_problem(arn: str, config: KitConfig, cross_account: bool) -> str 
 
 
 def check_principals(config: KitConfig, report: Reporter) -> None:
+    """Admins and HyperPod teams (with a cluster), and Batch teams: the same rule for every principal."""
+    for i, team in enumerate(config.batch.teams if config.batch is not None else ()):
+        for j, arn in enumerate(team.principals):
+            why = _principal_problem(arn, config, cross_account=False)
+            if why:
+                report.error("HPK111", ("batch", "teams", i, "principals", j), f"{arn[:120]!r} cannot act as "
+                             f"Batch team '{team.name}': {why}", f"name an IAM role or user of account {config.account}")
+    if not has_cluster(config):
+        return
     for j, arn in enumerate(config.eks.admin_principals):
         why = _principal_problem(arn, config, cross_account=False)
         if why:
@@ -555,11 +564,6 @@ def check_teams(config: KitConfig, report: Reporter) -> None:
             report.error("HPK401", ("shared_pool", "name"), f"shared pool name {pool_name!r} is not allowed",
                          f"lower-case letters, digits and inner hyphens, at most {MAX_TEAM_NAME} characters")
     _report_repeats(report, "HPK402", names, "team")
-    # HyperPod teams share one TeamRoleArns output (a JSON object), so only the Batch stack's per-team
-    # outputs can collide after the kit's own transformation of the name.
-    if config.batch is not None:
-        _report_collisions(report, [(("batch", "teams", i, "name"), t.name) for i, t in enumerate(config.batch.teams)],
-                           lambda name: output_id("BatchTeamRole", name), "stack output id")
     for i, team in enumerate(config.teams):
         if not team.quota:
             borrows = team.sharing_strategy == "LendAndBorrow"
@@ -567,19 +571,6 @@ def check_teams(config: KitConfig, report: Reporter) -> None:
                            "its jobs run only on idle compute it borrows; give it a quota" if borrows else
                            f"with sharing_strategy {team.sharing_strategy} it never borrows, so its jobs never run: "
                            "give it a quota")
-
-
-def _report_collisions(report: Reporter, items: list[tuple[PathKey, str]], derive: Callable[[str], str],
-                       what: str) -> None:
-    """Different names that the kit turns into the same id (a deploy would fail on the duplicate)."""
-    first: dict[str, tuple[PathKey, str]] = {}
-    for path, name in items:
-        derived = derive(name)
-        if derived in first and first[derived][1] != name:
-            other_path, other = first[derived]
-            report.error("HPK410", path, f"team '{name}' and team '{other}' ({format_path(other_path)}) both "
-                         f"become {what} {derived}", "rename one of the two teams")
-        first.setdefault(derived, (path, name))
 
 
 def _check_team_admission(config: KitConfig, index: int, report: Reporter) -> None:
@@ -734,9 +725,9 @@ def _check_idle(config: KitConfig, capacity: dict[str, Resources], totals: dict[
                            "give the capacity to teams, add a shared_pool, or let teams borrow")
 
 
-RULES: tuple[Rule, ...] = (
-    check_region,
-    check_principals,
+# The HyperPod cluster and what runs on it (EKS, network, task governance, HyperPod teams): only when the
+# environment has one (cdk_app.validator.kinds); a Batch-only environment skips them.
+HYPERPOD_RULES: tuple[Rule, ...] = (
     check_cidrs,
     _check_threads,
     _check_kubernetes_labels,
@@ -752,6 +743,20 @@ RULES: tuple[Rule, ...] = (
     check_observability,
     check_teams,
     check_capacity,
+)
+
+
+def check_hyperpod(config: KitConfig, report: Reporter) -> None:
+    if has_cluster(config):
+        for rule in HYPERPOD_RULES:
+            rule(config, report)
+
+
+RULES: tuple[Rule, ...] = (
+    check_kinds,
+    check_region,
+    check_principals,
+    check_hyperpod,
     check_batch,
     check_stack_limits,
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from cdk_app.config.model import KitConfig
 from cdk_app.config.yaml_source import PathKey
-from cdk_app.stack_layout import GOVERNANCE, Cost, TeamLayout, stack_costs, stack_name, suggested_team_stacks, team_layout
+from cdk_app.stack_layout import BATCH, GOVERNANCE, Cost, TeamLayout, stack_costs, stack_name, suggested_team_stacks, team_layout
 
 # Above this share of a limit, say so while there is room to plan (growing needs team stacks or pins).
 NEAR = 0.8
@@ -23,7 +23,7 @@ def _index(config: KitConfig, team: str) -> int:
 
 def check_stack_limits(config: KitConfig, report) -> None:
     count = config.task_governance.team_stacks
-    for i, team in enumerate(config.teams):
+    for i, team in enumerate(config.teams if config.hyperpod is not None else ()):
         if team.team_stack is not None and team.team_stack >= count:
             allowed = f"0 to {count - 1}" if count else "none: task_governance.team_stacks is 0"
             report.error("HPK515", ("teams", i, "team_stack"),
@@ -49,6 +49,9 @@ def check_stack_limits(config: KitConfig, report) -> None:
 def _where(config: KitConfig, layout: TeamLayout, costs: dict[str, Cost], stack: str) -> tuple[PathKey, str]:
     """The field to point at and what to do: the team stacks setting for the governance stack, else the last
     team the full stack received (most likely the one just added) and the team stack with the most room."""
+    if stack == BATCH:
+        return ("batch",), ("the Batch stack holds every service environment, queue, quota share and team role of "
+                            "the environment: split the Batch teams and queues over two environments")
     teams = layout.stacks[stack]
     if stack == GOVERNANCE and not config.task_governance.team_stacks:
         return ("teams",), (f"set task_governance.team_stacks: {suggested_team_stacks(costs[GOVERNANCE])} (a new "
@@ -57,7 +60,7 @@ def _where(config: KitConfig, layout: TeamLayout, costs: dict[str, Cost], stack:
         return ("teams",), f"the guardrails name every team's namespace: split the teams over two environments ({DOC})"
     if not teams:
         return ("task_governance", "team_stacks"), DOC
-    roomiest = min((s for s in costs if s != GOVERNANCE), key=lambda s: costs[s].resources)
+    roomiest = min((s for s in layout.team_stacks), key=lambda s: costs[s].resources)
     path = ("teams", _index(config, teams[-1].name), "name")
     return path, (f"pin new teams of this stack elsewhere, e.g. team_stack: {roomiest.removeprefix('teams-')} "
                   f"({stack_name(config, roomiest)} has {costs[roomiest].resources} resources); never move a "
