@@ -149,10 +149,13 @@ def shared_pool_quota(config: KitConfig) -> list[QuotaEntry]:
         if gap.count <= 0 or any(getattr(gap, d) < 0 for d in DIMENSIONS):
             continue
         spec = CATALOGUE[itype]
+        # Amounts computed here from a validated config are not validated again (model_construct): `validate`
+        # would otherwise build QuotaEntry's own validator for these alone.
         if gap.count.denominator == 1:
-            entries.append(QuotaEntry(instance_type=itype, count=int(gap.count)))
+            entries.append(QuotaEntry.model_construct(instance_type=itype, count=int(gap.count)))
         elif spec.accelerators and gap.accelerators.denominator == 1:
-            entries.append(QuotaEntry(instance_type=itype, accelerators=int(gap.accelerators)))
+            entries.append(QuotaEntry.model_construct(instance_type=itype, accelerators=int(gap.accelerators)))
         else:
-            entries.append(QuotaEntry(instance_type=itype, vcpu=float(gap.vcpu), memory_gib=float(gap.memory_gib)))
+            entries.append(QuotaEntry.model_construct(instance_type=itype, vcpu=float(gap.vcpu),
+                                                      memory_gib=float(gap.memory_gib)))
     return entries
