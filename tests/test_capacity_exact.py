@@ -47,3 +47,9 @@ def test_whole_quotas_of_many_teams_are_summed_as_ints():
     assert type(g5.accelerators) is int and type(g5.count) is int
     assert p5.to_json() == {"count": 600, "accelerators": 600 * spec.accelerators, "vcpu": 600 * spec.vcpu,
                             "memory_gib": int(600 * spec.memory_gib)}
+
+
+def test_scaling_by_a_percent_is_exact_and_whole_where_it_can_be():
+    half = Resources(3, 4, Fraction(1, 3), 10).scaled(Fraction(50, 100))
+    assert half == Resources(Fraction(3, 2), 2, Fraction(1, 6), 5)
+    assert type(half.accelerators) is int and type(half.memory_gib) is int and type(half.count) is Fraction

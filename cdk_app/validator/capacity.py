@@ -30,6 +30,15 @@ def _exact(value: Amount) -> Amount:
     return int(value) if value.denominator == 1 else value
 
 
+def _times(value: Amount, factor: Amount) -> Amount:
+    """value x factor; a whole value times a fraction (a borrow limit's percent) without building Fractions
+    when the product is whole."""
+    if value.__class__ is int and factor.__class__ is Fraction:
+        product, denominator = value * factor.numerator, factor.denominator
+        return product // denominator if product % denominator == 0 else Fraction(product, denominator)
+    return _exact(value * factor)
+
+
 @dataclass(frozen=True, slots=True)
 class Resources:
     count: Amount = 0
@@ -56,8 +65,8 @@ class Resources:
                          _exact(max(self.vcpu, other.vcpu)), _exact(max(self.memory_gib, other.memory_gib)))
 
     def scaled(self, factor: Amount) -> Resources:
-        return Resources(_exact(self.count * factor), _exact(self.accelerators * factor),
-                         _exact(self.vcpu * factor), _exact(self.memory_gib * factor))
+        return Resources(_times(self.count, factor), _times(self.accelerators, factor),
+                         _times(self.vcpu, factor), _times(self.memory_gib, factor))
 
     def exceeding(self, limit: Resources) -> list[str]:
         """Dimensions in which self is above limit."""
