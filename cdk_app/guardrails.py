@@ -188,6 +188,15 @@ def allowed_priority_classes(config: KitConfig, team: str) -> list[str]:
     return list(chosen)
 
 
+def _allowed_by_team(config: KitConfig) -> dict[str, list[str]]:
+    """allowed_priority_classes of every bound team, in one pass over the teams (not one per team)."""
+    chosen: dict[str, tuple[str, ...] | None] = {}
+    for team in config.teams:
+        chosen.setdefault(team.name, team.priority_classes)  # the first team of a name, as next() finds it
+    default = tuple(c.name for c in config.cluster_policy.priority_classes)
+    return {name: list(default if chosen.get(name) is None else chosen[name]) for name in _bound_teams(config)}
+
+
 def priority_label(priority_class: str) -> str:
     """The label value (and WorkloadPriorityClass name) task governance gives a class."""
     return f"{priority_class}-priority"
@@ -201,14 +210,14 @@ def _per_namespace(values: dict[str, str | Iterable[str]]) -> str:
 
 
 def _priority_variable(config: KitConfig) -> dict[str, str]:
-    values = {team: [priority_label(c) for c in allowed_priority_classes(config, team)] for team in _bound_teams(config)}
+    values = {team: [priority_label(c) for c in allowed] for team, allowed in _allowed_by_team(config).items()}
     return {"name": "priorityClasses", "expression": _per_namespace(values)}
 
 
 def _priority_text(config: KitConfig) -> str:
     """CEL: the request namespace's allowed classes as one string, for messages (CEL has no join here)."""
-    return _per_namespace({team: ", ".join(priority_label(c) for c in allowed_priority_classes(config, team)) or "none"
-                           for team in _bound_teams(config)})
+    return _per_namespace({team: ", ".join(priority_label(c) for c in allowed) or "none"
+                           for team, allowed in _allowed_by_team(config).items()})
 
 
 def _capability_variable(config: KitConfig) -> dict[str, str]:

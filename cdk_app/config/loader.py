@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from cdk_app.config.model import KitConfig
+from cdk_app.config.validator_cache import kit_config_validator
 from cdk_app.config.yaml_source import ConfigReadError, PathKey, SourceMap, parse_yaml, read_text
 from cdk_app.validator.findings import Finding, Severity, format_path
 
@@ -78,7 +79,7 @@ def load_config(path: Path | str, display_name: str | None = None) -> LoadedConf
             unreadable=True,
         )
     try:
-        config = KitConfig.model_validate(data)
+        config = kit_config_validator().validate_python(data)
     except ValidationError as err:
         errors = err.errors(include_url=False)
         findings = [_finding(error, source) for error in errors if not _hidden_by_items(error, errors)]
@@ -103,7 +104,7 @@ def _without_bad_keys(data: dict, errors: list[Any]) -> tuple[KitConfig | None, 
             container.pop(path[-1], None)
             removed.append(path)
         try:
-            return KitConfig.model_validate(data), tuple(removed)
+            return kit_config_validator().validate_python(data), tuple(removed)
         except ValidationError as err:
             errors = err.errors(include_url=False)
     return None, ()

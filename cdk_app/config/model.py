@@ -2,7 +2,8 @@
 
 The models hold shape, types, formats and ranges; rules that involve more than one field (capacity,
 names that must be unique, references between sections) live in cdk_app.validator so that each has
-a stable code. Field descriptions end up in config/schema.json for editors and in the README.
+a stable code. Field descriptions (the docstring under each field) end up in config/schema.json for editors
+and in the README, read by cdk_app.config.field_docs only when those are written.
 Scalars are strict: YAML `count: "3"` or `kubernetes_version: 1.30` (a float) are errors, not guesses.
 """
 
@@ -68,7 +69,9 @@ DEFAULT_BORROW_LIMIT = 50
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    # `validate` runs after every edit: its validator is built on first use (defer_build), for the classes
+    # a command uses, and defaults below are made with model_construct so that defining a class builds none.
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class ExistingSubnet(_Model):
@@ -183,7 +186,7 @@ class HelmChart(_Model):
     release_name: Annotated[Str, Field(pattern=r"^[a-z0-9]([-a-z0-9]{0,51}[a-z0-9])?$")] = "hyperpod-dependencies"
     """Helm release name in kube-system. Fixed once installed: the installer refuses a change (a second
     release would collide with the first); the validator cannot see the installed name (not even with --live)."""
-    components: HelmComponents = HelmComponents()
+    components: HelmComponents = HelmComponents.model_construct()
     """Which components of the chart are installed."""
 
     def pins(self) -> tuple[str | None, dict[str, ChartDependencyPin] | None]:
@@ -192,7 +195,8 @@ class HelmChart(_Model):
         content = self.content_sha256 or (DEFAULT_HELM_CHART_CONTENT_SHA256 if default else None)
         dependencies = self.dependencies
         if dependencies is None and default:
-            dependencies = {name: ChartDependencyPin(url=url, sha256=digest)
+            # The kit's own pins (tests check them), not validated again on every `validate`.
+            dependencies = {name: ChartDependencyPin.model_construct(url=url, sha256=digest)
                             for name, (url, digest) in DEFAULT_HELM_CHART_DEPENDENCIES.items()}
         return content, dependencies
 
@@ -220,9 +224,9 @@ class HyperPod(_Model):
     """Automatic replaces or reboots nodes that fail health checks."""
     instance_groups: Annotated[tuple[InstanceGroup, ...], Field(min_length=1, max_length=100)]
     """Instance groups of the cluster (1-100)."""
-    helm_chart: HelmChart = HelmChart()
+    helm_chart: HelmChart = HelmChart.model_construct()
     """The HyperPod dependency Helm chart, installed into kube-system before the cluster is created."""
-    lifecycle: Lifecycle = Lifecycle()
+    lifecycle: Lifecycle = Lifecycle.model_construct()
     """Optional steps of the lifecycle scripts every node runs when it is created or replaced."""
 
 
@@ -245,7 +249,7 @@ class GovernanceTypes(_Model):
 class TaskGovernance(_Model):
     addon_version: Annotated[Str, Field(pattern=r"^v[0-9]+\.[0-9]+\.[0-9]+-eksbuild\.[0-9]+$")] = DEFAULT_TASK_GOVERNANCE_VERSION
     """Version of the amazon-sagemaker-hyperpod-taskgovernance EKS add-on."""
-    cloudformation_types: GovernanceTypes = GovernanceTypes()
+    cloudformation_types: GovernanceTypes = GovernanceTypes.model_construct()
     """Native CloudFormation type or SageMaker API custom resource, per governance resource. Never change
     it for a deployed environment (CloudFormation refuses a new type under the same logical id)."""
     team_stacks: Annotated[Int, Field(ge=0, le=100)] = 0
@@ -351,30 +355,27 @@ class KitConfig(_Model):
     availability_zone_ids: Annotated[tuple[Annotated[Str, Field(pattern=AZ_ID_PATTERN)], ...], Field(max_length=6)] = ()
     """Availability zone ids (not names) of the environment, e.g. [use1-az4, use1-az6]. Required with hyperpod;
     a Batch-only environment has no VPC and lists none."""
-    network: Network = Network()
+    network: Network = Network.model_construct()
     """New VPC (default) or existing VPC and subnets."""
-    eks: Eks = Eks()
+    eks: Eks = Eks.model_construct()
     """EKS cluster settings."""
     hyperpod: HyperPod | None = None
     """The HyperPod cluster (with EKS and its network). Leave it out for a Batch-only environment."""
-    task_governance: TaskGovernance = TaskGovernance()
+    task_governance: TaskGovernance = TaskGovernance.model_construct()
     """The task-governance EKS add-on."""
-    cluster_policy: ClusterPolicy = ClusterPolicy()
+    cluster_policy: ClusterPolicy = ClusterPolicy.model_construct()
     """Priority classes, fair share and idle resource sharing."""
     teams: tuple[Team, ...] = ()
     """Teams and their compute allocations."""
     shared_pool: SharedPool | None = None
     """A team that holds the capacity the other teams leave unreserved and lends it to all."""
-    observability: Observability = Observability()
+    observability: Observability = Observability.model_construct()
     """CloudWatch Container Insights with Kueue metrics."""
     batch: batch_model.Batch | None = None
     """AWS Batch queues and team shares for SageMaker Training jobs (README: Teams on AWS Batch). An environment
     has hyperpod, batch or both."""
 
 
-# Last: batch_model builds on the classes above. When batch_model is imported first it is not complete
-# yet here, and pydantic completes KitConfig on first use instead.
+# Last: batch_model builds on the classes above; pydantic resolves KitConfig.batch when it builds KitConfig
+# (first use), by which time both modules are complete.
 import cdk_app.config.batch_model as batch_model  # noqa: E402
-
-if hasattr(batch_model, "Batch"):
-    KitConfig.model_rebuild()

@@ -9,6 +9,7 @@ import typing
 
 from pydantic import BaseModel
 
+from cdk_app.config.field_docs import field_docs
 from cdk_app.config.loader import inner_model
 from cdk_app.config.model import KitConfig
 from cdk_app.validator.findings import CODES
@@ -16,6 +17,7 @@ from cdk_app.validator.findings import CODES
 
 def _rows(model: type[BaseModel], prefix: str) -> list[str]:
     rows = []
+    docs = field_docs(model)
     for name, field in model.model_fields.items():
         path = prefix + name
         if field.is_required():
@@ -24,7 +26,7 @@ def _rows(model: type[BaseModel], prefix: str) -> list[str]:
             default = "see below"
         else:
             default = f"`{field.default!r}`"
-        text = " ".join((field.description or '').split()).replace('|', '/')
+        text = " ".join(docs.get(name, '').split()).replace('|', '/')
         rows.append(f"| `{path}` | {default} | {text} |")
         inner = inner_model(field.annotation)
         if isinstance(inner, type) and issubclass(inner, BaseModel):
@@ -34,6 +36,7 @@ def _rows(model: type[BaseModel], prefix: str) -> list[str]:
 
 
 def config_reference_markdown() -> str:
+    KitConfig.model_rebuild()  # resolves fields that refer to later modules (KitConfig.batch)
     return "\n".join(["| key | default | meaning |", "| --- | --- | --- |", *_rows(KitConfig, "")])
 
 

@@ -39,9 +39,10 @@ class Position:
 class SourceMap:
     """Where each field path of a config sits in its file."""
 
-    def __init__(self, file: str, positions: dict[PathKey, Position], texts: dict[PathKey, str] | None = None) -> None:
+    def __init__(self, file: str, positions: dict[PathKey, tuple[int, int]],
+                 texts: dict[PathKey, str] | None = None) -> None:
         self.file = file
-        self._positions = positions
+        self._positions = positions  # (line, column), 1-based; a Position is made only for what is asked
         self._texts = texts or {}
 
     def text(self, path: PathKey) -> str | None:
@@ -53,7 +54,7 @@ class SourceMap:
         for end in range(len(path), -1, -1):
             found = self._positions.get(tuple(path[:end]))
             if found is not None:
-                return found
+                return Position(*found)
         return Position(1, 1)
 
 
@@ -95,34 +96,41 @@ class _Frame:
         self.key: str | None = None
         self.anchor = anchor
         self.size = 1
-        self.key_positions: dict[str, Position] = {}
+        self.key_positions: dict[str, tuple[int, int]] = {}
         self.merges: list[Any] = []  # values of `<<` keys, merged when the mapping ends
 
 
-def _pos(mark: Any) -> Position:
-    return Position(mark.line + 1, mark.column + 1)
+def _pos(mark: Any) -> tuple[int, int]:
+    return mark.line + 1, mark.column + 1
 
 
 def parse_yaml(text: str, file: str) -> tuple[Any, SourceMap]:
-    """Data and source map of a single-document YAML text; ConfigReadError on anything else."""
-    positions: dict[PathKey, Position] = {(): Position(1, 1)}
+    """Data and source map of a single-document YAML text; ConfigReadError on anything else.
+
+    One pass over the events, dispatched on their exact class; a position is taken only where the source
+    map or a message needs one (keys, list items), and plain scalars are resolved once per distinct text."""
+    positions: dict[PathKey, tuple[int, int]] = {(): (1, 1)}
     texts: dict[PathKey, str] = {}
     anchors: dict[str, tuple[Any, int]] = {}
+    resolved: dict[str, str] = {}  # plain scalar text -> its implicit tag
     stack: list[_Frame] = []
     documents = 0
     root: Any = None
     expanded = 0
     loader = _Loader("")  # used only to resolve and construct plain scalars
+    events = _Loader(text)
     try:
-        for event in yaml.parse(text, Loader=_Loader):
-            if isinstance(event, yaml.DocumentStartEvent):
+        while events.check_event():
+            event = events.get_event()
+            kind = event.__class__
+            if kind is _DOCUMENT_START:
                 documents += 1
                 if documents > 1:
-                    where = _pos(event.start_mark)
+                    line, column = _pos(event.start_mark)
                     raise _fail("HPK002", file, "more than one YAML document (a second '---')",
-                                "one config per file", where.line, where.column)
+                                "one config per file", line, column)
                 continue
-            if isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            if kind is _MAPPING_END or kind is _SEQUENCE_END:
                 done = stack.pop()
                 if done.merges:
                     _merge(done, positions, file)
@@ -131,49 +139,39 @@ def parse_yaml(text: str, file: str) -> tuple[Any, SourceMap]:
                 if stack:
                     stack[-1].size += done.size
                 continue
-            if not isinstance(event, (yaml.ScalarEvent, yaml.MappingStartEvent,
-                                      yaml.SequenceStartEvent, yaml.AliasEvent)):
+            if kind not in _NODE_EVENTS:
                 continue
-            here = _pos(event.start_mark)
             parent = stack[-1] if stack else None
-            # A scalar in key position of a mapping is a key, not a value.
-            if parent is not None and isinstance(parent.value, dict) and parent.key is None:
-                if not isinstance(event, yaml.ScalarEvent):
-                    raise _fail("HPK002", file, "a mapping key must be plain text", "write `name: value`",
-                                here.line, here.column)
-                key = event.value
-                if key in parent.key_positions:
-                    first = parent.key_positions[key]
-                    raise _fail("HPK004", file, f"duplicate key '{key}' (first at line {first.line})",
-                                "each key appears once per mapping", here.line, here.column)
-                parent.key_positions[key] = here
-                parent.key = key
-                positions[parent.path + (key,)] = here
-                continue
             if parent is None:
                 path: PathKey = ()
-            elif isinstance(parent.value, dict):
-                path = parent.path + (parent.key,)  # type: ignore[operator]
             else:
-                path = parent.path + (len(parent.value),)
-                positions[path] = here
+                container = parent.value
+                if container.__class__ is dict:
+                    if parent.key is None:
+                        # A scalar in key position of a mapping is a key, not a value.
+                        here = _pos(event.start_mark)
+                        if kind is not _SCALAR:
+                            raise _fail("HPK002", file, "a mapping key must be plain text", "write `name: value`",
+                                        *here)
+                        key = event.value
+                        if key in parent.key_positions:
+                            first = parent.key_positions[key]
+                            raise _fail("HPK004", file, f"duplicate key '{key}' (first at line {first[0]})",
+                                        "each key appears once per mapping", *here)
+                        parent.key_positions[key] = here
+                        parent.key = key
+                        positions[parent.path + (key,)] = here
+                        continue
+                    path = parent.path + (parent.key,)  # type: ignore[operator]
+                else:
+                    path = parent.path + (len(container),)
+                    positions[path] = _pos(event.start_mark)
 
-            if isinstance(event, yaml.AliasEvent):
-                if event.anchor not in anchors:
-                    raise _fail("HPK002", file, f"alias *{event.anchor} refers to no finished anchor",
-                                "define `&name` before using `*name`", here.line, here.column)
-                value, size = anchors[event.anchor]
-                expanded += size
-                if expanded > MAX_EXPANDED_NODES:
-                    raise _fail("HPK005", file, "aliases expand to too many values",
-                                f"at most {MAX_EXPANDED_NODES} values after expanding aliases",
-                                here.line, here.column)
-                _attach(parent, path, value, size)
-                if parent is None:
-                    root = value
-                continue
-            if isinstance(event, yaml.ScalarEvent):
-                value = _scalar(loader, event, file)
+            if kind is _SCALAR:
+                if event.tag is None or event.tag == "!":
+                    value = _plain_or_quoted(loader, event, file, resolved)
+                else:
+                    value = _scalar(loader, event, file, event.tag)
                 if not isinstance(value, str):
                     texts[path] = event.value
                 if event.anchor:
@@ -183,11 +181,25 @@ def parse_yaml(text: str, file: str) -> tuple[Any, SourceMap]:
                 else:
                     _attach(parent, path, value, 1)
                 continue
+            if kind is _ALIAS:
+                if event.anchor not in anchors:
+                    raise _fail("HPK002", file, f"alias *{event.anchor} refers to no finished anchor",
+                                "define `&name` before using `*name`", *_pos(event.start_mark))
+                value, size = anchors[event.anchor]
+                expanded += size
+                if expanded > MAX_EXPANDED_NODES:
+                    raise _fail("HPK005", file, "aliases expand to too many values",
+                                f"at most {MAX_EXPANDED_NODES} values after expanding aliases",
+                                *_pos(event.start_mark))
+                _attach(parent, path, value, size)
+                if parent is None:
+                    root = value
+                continue
             # Start of a mapping or a sequence.
             if len(stack) >= MAX_DEPTH:
                 raise _fail("HPK005", file, f"nesting deeper than {MAX_DEPTH} levels",
-                            "a config nests a few levels at most", here.line, here.column)
-            container: dict | list = {} if isinstance(event, yaml.MappingStartEvent) else []
+                            "a config nests a few levels at most", *_pos(event.start_mark))
+            container = {} if kind is _MAPPING_START else []
             if parent is None:
                 root = container
             else:
@@ -201,7 +213,16 @@ def parse_yaml(text: str, file: str) -> tuple[Any, SourceMap]:
                     line, column) from None
     except yaml.YAMLError as err:
         raise _fail("HPK002", file, f"not valid YAML: {err}", "fix the YAML syntax") from None
+    finally:
+        events.dispose()
     return root, SourceMap(file, positions, texts)
+
+
+_DOCUMENT_START = yaml.DocumentStartEvent
+_MAPPING_START, _MAPPING_END = yaml.MappingStartEvent, yaml.MappingEndEvent
+_SEQUENCE_START, _SEQUENCE_END = yaml.SequenceStartEvent, yaml.SequenceEndEvent
+_SCALAR, _ALIAS = yaml.ScalarEvent, yaml.AliasEvent
+_NODE_EVENTS = frozenset({_SCALAR, _MAPPING_START, _SEQUENCE_START, _ALIAS})
 
 
 def _attach(parent: _Frame | None, path: PathKey, value: Any, size: int) -> None:
@@ -218,7 +239,7 @@ def _attach(parent: _Frame | None, path: PathKey, value: Any, size: int) -> None
     parent.size += size
 
 
-def _merge(frame: _Frame, positions: dict[PathKey, Position], file: str) -> None:
+def _merge(frame: _Frame, positions: dict[PathKey, tuple[int, int]], file: str) -> None:
     """YAML merge keys: `<<: *base` (or a list of them) adds the keys the mapping does not set itself.
     With a list, an earlier mapping wins over a later one. Merged keys are located at the `<<` line."""
     where = frame.key_positions[MERGE_KEY]
@@ -228,7 +249,7 @@ def _merge(frame: _Frame, positions: dict[PathKey, Position], file: str) -> None
         for source in sources:
             if not isinstance(source, dict):
                 raise _fail("HPK002", file, "`<<` (a YAML merge key) must name a mapping or a list of mappings",
-                            "write `<<: *anchor` where &anchor marks a mapping", where.line, where.column)
+                            "write `<<: *anchor` where &anchor marks a mapping", *where)
             for key, item in source.items():
                 if key not in target:
                     target[key] = item
@@ -238,25 +259,34 @@ def _merge(frame: _Frame, positions: dict[PathKey, Position], file: str) -> None
 # Implicit YAML 1.1 types that would turn text into something else (and sometimes crash doing it):
 # dates stay the text the admin typed; `=` and a `<<` value are text too.
 _TEXT_TAGS = ("tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:value", "tag:yaml.org,2002:merge")
+_STR_TAG = "tag:yaml.org,2002:str"
 _DECIMAL_DIGITS = re.compile(r"[-+]?[0-9][0-9_]*")
 
 
-def _scalar(loader: Any, event: yaml.ScalarEvent, file: str) -> Any:
-    tag = event.tag
+def _plain_or_quoted(loader: Any, event: yaml.ScalarEvent, file: str, resolved: dict[str, str]) -> Any:
+    """An untagged scalar: quoted and block scalars are text; a plain one gets its implicit type."""
     text = event.value
-    if tag is None or tag == "!":
-        tag = loader.resolve(yaml.ScalarNode, text, event.implicit)
-        if tag in _TEXT_TAGS or tag == "tag:yaml.org,2002:str":
-            return text
-        if tag == "tag:yaml.org,2002:int":
-            return _integer(loader, event, tag)
+    if not event.implicit[0]:
+        return text  # what loader.resolve gives every scalar that is not plain: text
+    tag = resolved.get(text)
+    if tag is None:
+        tag = resolved[text] = loader.resolve(yaml.ScalarNode, text, event.implicit)
+    if tag == _STR_TAG or tag in _TEXT_TAGS:
+        return text
+    if tag == "tag:yaml.org,2002:int":
+        return _integer(loader, event, tag)
+    return _scalar(loader, event, file, tag)
+
+
+def _scalar(loader: Any, event: yaml.ScalarEvent, file: str, tag: str) -> Any:
+    text = event.value
     node = yaml.ScalarNode(tag, text, event.start_mark, event.end_mark, event.style)
     try:
         value = loader.construct_object(node, deep=True)
     except (ValueError, OverflowError, TypeError) as err:
-        where = _pos(event.start_mark)
+        line, column = _pos(event.start_mark)
         raise _fail("HPK002", file, f"cannot read {text[:40]!r} as {tag.rsplit(':', 1)[-1]}: {err}",
-                    "quote the value to keep it as text", where.line, where.column) from None
+                    "quote the value to keep it as text", line, column) from None
     if isinstance(value, float):
         return ScalarFloat(value, text)
     return value

@@ -1,15 +1,17 @@
 """Capacity arithmetic: what the cluster has and what the teams reserve, per instance type.
 
-Amounts are Fractions so that 3 x 1/3 of an instance sums to exactly 1 and a quota equal to the
-capacity never reads as 0.0000001 over it.
+Amounts are exact: whole amounts are ints and the others Fractions, so that 3 x 1/3 of an instance sums to
+exactly 1, `vcpu: 1.1` plus `vcpu: 14.9` is 16 (the YAML text, not the nearest binary fraction), and a quota
+equal to the capacity never reads as 0.0000001 over it. A result that comes out whole is an int again, so
+that summing thousands of teams' whole quotas is integer arithmetic, not Fraction arithmetic.
 """
 
 from __future__ import annotations
 
-import operator
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import cache
 
 from cdk_app.config.model import KitConfig, QuotaEntry, Team
 from cdk_app.config.scalars import exact
@@ -18,59 +20,85 @@ from cdk_app.instance_types import CATALOGUE, InstanceSpec
 DIMENSIONS = ("count", "accelerators", "vcpu", "memory_gib")
 _UNITS = {"count": "instances", "accelerators": "accelerators", "vcpu": "vCPU", "memory_gib": "GiB memory"}
 
+Amount = int | Fraction
+
+
+def _exact(value: Amount) -> Amount:
+    """An exact amount, whole ones as ints."""
+    if value.__class__ is int:
+        return value
+    return int(value) if value.denominator == 1 else value
+
+
+def _times(value: Amount, factor: Amount) -> Amount:
+    """value x factor; a whole value times a fraction (a borrow limit's percent) without building Fractions
+    when the product is whole."""
+    if value.__class__ is int and factor.__class__ is Fraction:
+        product, denominator = value * factor.numerator, factor.denominator
+        return product // denominator if product % denominator == 0 else Fraction(product, denominator)
+    return _exact(value * factor)
+
 
 @dataclass(frozen=True, slots=True)
 class Resources:
-    count: Fraction = Fraction(0)
-    accelerators: Fraction = Fraction(0)
-    vcpu: Fraction = Fraction(0)
-    memory_gib: Fraction = Fraction(0)
-
-    def _pairwise(self, other: Resources, op: Callable[[Fraction, Fraction], Fraction]) -> Resources:
-        return Resources(*(op(getattr(self, d), getattr(other, d)) for d in DIMENSIONS))
+    count: Amount = 0
+    accelerators: Amount = 0
+    vcpu: Amount = 0
+    memory_gib: Amount = 0
 
     def __add__(self, other: Resources) -> Resources:
-        return self._pairwise(other, operator.add)
+        return Resources(_exact(self.count + other.count), _exact(self.accelerators + other.accelerators),
+                         _exact(self.vcpu + other.vcpu), _exact(self.memory_gib + other.memory_gib))
 
     def __sub__(self, other: Resources) -> Resources:
-        return self._pairwise(other, operator.sub)
+        return Resources(_exact(self.count - other.count), _exact(self.accelerators - other.accelerators),
+                         _exact(self.vcpu - other.vcpu), _exact(self.memory_gib - other.memory_gib))
 
     def smaller(self, other: Resources) -> Resources:
         """Per dimension, the smaller of the two."""
-        return self._pairwise(other, min)
+        return Resources(_exact(min(self.count, other.count)), _exact(min(self.accelerators, other.accelerators)),
+                         _exact(min(self.vcpu, other.vcpu)), _exact(min(self.memory_gib, other.memory_gib)))
 
     def larger(self, other: Resources) -> Resources:
         """Per dimension, the larger of the two."""
-        return self._pairwise(other, max)
+        return Resources(_exact(max(self.count, other.count)), _exact(max(self.accelerators, other.accelerators)),
+                         _exact(max(self.vcpu, other.vcpu)), _exact(max(self.memory_gib, other.memory_gib)))
 
-    def scaled(self, factor: Fraction) -> Resources:
-        return Resources(*(getattr(self, d) * factor for d in DIMENSIONS))
+    def scaled(self, factor: Amount) -> Resources:
+        return Resources(_times(self.count, factor), _times(self.accelerators, factor),
+                         _times(self.vcpu, factor), _times(self.memory_gib, factor))
 
     def exceeding(self, limit: Resources) -> list[str]:
         """Dimensions in which self is above limit."""
         return [d for d in DIMENSIONS if getattr(self, d) > getattr(limit, d)]
 
     def is_zero(self) -> bool:
-        return all(getattr(self, d) == 0 for d in DIMENSIONS)
+        return self.count == 0 and self.accelerators == 0 and self.vcpu == 0 and self.memory_gib == 0
 
     def to_json(self) -> dict[str, float]:
         return {d: _number(getattr(self, d)) for d in DIMENSIONS}
 
 
-def _number(value: Fraction) -> float | int:
+def _number(value: Amount) -> float | int:
     return int(value) if value.denominator == 1 else round(float(value), 3)
 
 
-def describe(value: Fraction, dimension: str) -> str:
+def describe(value: Amount, dimension: str) -> str:
     return f"{_number(value)} {_UNITS[dimension]}"
 
 
-def per_instances(spec: InstanceSpec, instances: Fraction) -> Resources:
+@cache
+def _memory_gib(spec: InstanceSpec) -> Amount:
+    return _exact(exact(spec.memory_gib))
+
+
+def per_instances(spec: InstanceSpec, instances: Amount) -> Resources:
+    instances = _exact(instances)
     return Resources(
         instances,
-        instances * spec.accelerators,
-        instances * spec.vcpu,
-        instances * exact(spec.memory_gib),
+        _exact(instances * spec.accelerators),
+        _exact(instances * spec.vcpu),
+        _exact(instances * _memory_gib(spec)),
     )
 
 
@@ -79,21 +107,21 @@ def quota_resources(entry: QuotaEntry, spec: InstanceSpec) -> Resources:
     stands for whole instances: other amounts next to it must agree (the validator's HPK408), so the count
     alone is summed; accelerators on a type without any (HPK407) add nothing."""
     if entry.count is not None:
-        return per_instances(spec, Fraction(entry.count))
+        return per_instances(spec, entry.count)
     if entry.accelerators is not None and spec.accelerators:
         share = Fraction(entry.accelerators, spec.accelerators)
     elif entry.vcpu is not None:
         share = exact(entry.vcpu) / spec.vcpu
     elif entry.memory_gib is not None:
-        share = exact(entry.memory_gib) / exact(spec.memory_gib)
+        share = exact(entry.memory_gib) / _memory_gib(spec)
     else:
-        share = Fraction(0)
+        share = 0
     filled = per_instances(spec, share)
     return Resources(
-        share,
-        Fraction(entry.accelerators) if entry.accelerators is not None and spec.accelerators else filled.accelerators,
-        exact(entry.vcpu) if entry.vcpu is not None else filled.vcpu,
-        exact(entry.memory_gib) if entry.memory_gib is not None else filled.memory_gib,
+        _exact(share),
+        entry.accelerators if entry.accelerators is not None and spec.accelerators else filled.accelerators,
+        _exact(exact(entry.vcpu)) if entry.vcpu is not None else filled.vcpu,
+        _exact(exact(entry.memory_gib)) if entry.memory_gib is not None else filled.memory_gib,
     )
 
 
@@ -103,7 +131,7 @@ def capacity_of(groups: Iterable[tuple[str, int]]) -> dict[str, Resources]:
     for instance_type, count in groups:
         spec = CATALOGUE.get(instance_type)
         if spec is not None:
-            capacity[instance_type] = capacity.get(instance_type, Resources()) + per_instances(spec, Fraction(count))
+            capacity[instance_type] = capacity.get(instance_type, Resources()) + per_instances(spec, count)
     return capacity
 
 
@@ -149,10 +177,13 @@ def shared_pool_quota(config: KitConfig) -> list[QuotaEntry]:
         if gap.count <= 0 or any(getattr(gap, d) < 0 for d in DIMENSIONS):
             continue
         spec = CATALOGUE[itype]
+        # Amounts computed here from a validated config are not validated again (model_construct): `validate`
+        # would otherwise build QuotaEntry's own validator for these alone.
         if gap.count.denominator == 1:
-            entries.append(QuotaEntry(instance_type=itype, count=int(gap.count)))
+            entries.append(QuotaEntry.model_construct(instance_type=itype, count=int(gap.count)))
         elif spec.accelerators and gap.accelerators.denominator == 1:
-            entries.append(QuotaEntry(instance_type=itype, accelerators=int(gap.accelerators)))
+            entries.append(QuotaEntry.model_construct(instance_type=itype, accelerators=int(gap.accelerators)))
         else:
-            entries.append(QuotaEntry(instance_type=itype, vcpu=float(gap.vcpu), memory_gib=float(gap.memory_gib)))
+            entries.append(QuotaEntry.model_construct(instance_type=itype, vcpu=float(gap.vcpu),
+                                                      memory_gib=float(gap.memory_gib)))
     return entries
