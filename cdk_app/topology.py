@@ -80,7 +80,7 @@ def _devices(item: dict[str, Any], name: str, source: str) -> dict[str, int]:
     return devices
 
 
-def parse_nodes(text: str, source: str = "input") -> list[NodeInfo]:
+def parse_nodes(text: str, source: str) -> list[NodeInfo]:
     try:
         document = json.loads(text)
     except json.JSONDecodeError as err:

@@ -148,7 +148,7 @@ def test_required_topology_must_fit_under_one_network_node():
 
 def test_efa_all_reads_the_nodes_not_the_table():
     sixteen = parse_nodes(kubectl_list([node(f"n{i}", ABC, allocatable={**P5_ALLOCATABLE, "vpc.amazonaws.com/efa": "16"})
-                                        for i in range(4)]))
+                                        for i in range(4)]), "nodes.json")
     manifest = render(PROD, dataclasses.replace(BASE, efa_per_node="all"), sixteen)
     assert manifest["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]["containers"][0]["resources"][
         "limits"]["vpc.amazonaws.com/efa"] == 16
@@ -158,7 +158,7 @@ def test_efa_all_reads_the_nodes_not_the_table():
 
 
 def test_plain_ec2_instance_type_labels_are_matched():
-    plain = parse_nodes(kubectl_list([node(f"n{i}", ABC, instance_type="p5.48xlarge") for i in range(4)]))
+    plain = parse_nodes(kubectl_list([node(f"n{i}", ABC, instance_type="p5.48xlarge") for i in range(4)]), "nodes.json")
     render(PROD, BASE, plain)
 
 
@@ -180,7 +180,7 @@ def test_plain_ec2_instance_type_labels_are_matched():
 ])
 def test_cluster_nodes_refuse_what_they_cannot_run(cluster, change, message):
     with pytest.raises(JobSpecError, match=message):
-        render(PROD, dataclasses.replace(BASE, **change), parse_nodes(kubectl_list(cluster)), "nodes.json")
+        render(PROD, dataclasses.replace(BASE, **change), parse_nodes(kubectl_list(cluster), "nodes.json"), "nodes.json")
 
 
 def test_cli_reads_cluster_nodes_and_refuses_bad_options(tmp_path):

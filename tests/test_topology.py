@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_groups_by_deepest_network_node():
-    nodes = parse_nodes(kubectl_list(SEVEN + [CPU]))
+    nodes = parse_nodes(kubectl_list(SEVEN + [CPU]), "nodes.json")
     grouped = {g["network_node"]: [n["name"] for n in g["nodes"]] for g in as_json(nodes)["groups"]}
     assert grouped == {"nn-3a": ["hyperpod-i-01", "hyperpod-i-02"], "nn-3b": ["hyperpod-i-03"],
                        "nn-3c": ["hyperpod-i-04", "hyperpod-i-05", "hyperpod-i-06"], "nn-3d": ["hyperpod-i-07"],
@@ -25,7 +25,7 @@ def test_groups_by_deepest_network_node():
 
 
 def test_mermaid_is_a_tree_layer_by_layer():
-    text = mermaid(parse_nodes(kubectl_list(SEVEN + [CPU])))
+    text = mermaid(parse_nodes(kubectl_list(SEVEN + [CPU]), "nodes.json"))
     lines = text.splitlines()
     assert lines[0] == "flowchart TD"
     edges = [tuple(re.fullmatch(r"\s+(\S+) --> (\S+)", line).groups()) for line in lines if "-->" in line]
@@ -44,7 +44,7 @@ def test_mermaid_is_a_tree_layer_by_layer():
 
 
 def test_table_names_shared_network_nodes_and_unlabelled_nodes():
-    text = table(parse_nodes(kubectl_list(SEVEN + [CPU])))
+    text = table(parse_nodes(kubectl_list(SEVEN + [CPU]), "nodes.json"))
     assert "3 nodes share layer-3 network node nn-3c: hyperpod-i-04, hyperpod-i-05, hyperpod-i-06" in text
     assert "without topology labels (type not supported, or labels not yet set): hyperpod-i-cpu" in text
     assert "ml.m7i.4xlarge" in text
@@ -52,7 +52,7 @@ def test_table_names_shared_network_nodes_and_unlabelled_nodes():
 
 def test_fourth_layer_is_shown_where_present():
     nodes = parse_nodes(kubectl_list([node("a", ["x1", "x2", "x3", "x4"], "ml.p6e-gb200.36xlarge"),
-                                      node("b", ["x1", "x2", "x3", "x4"], "ml.p6e-gb200.36xlarge")]))
+                                      node("b", ["x1", "x2", "x3", "x4"], "ml.p6e-gb200.36xlarge")]), "nodes.json")
     assert as_json(nodes)["groups"][0]["deepest_layer"] == 4
     assert "L4_x4 --> node_a" in mermaid(nodes)
 
@@ -86,7 +86,7 @@ def test_cli_reads_stdin_and_reports_bad_input_without_traceback(tmp_path):
 
 
 def test_table_and_json_show_what_each_node_advertises():
-    nodes = parse_nodes(kubectl_list(SEVEN + [CPU]))
+    nodes = parse_nodes(kubectl_list(SEVEN + [CPU]), "nodes.json")
     rows = {line.split()[4]: line.split() for line in table(nodes).splitlines()[1:9]}
     assert rows["hyperpod-i-01"][-2:] == ["8", "32"]
     assert rows["hyperpod-i-cpu"][-2:] == ["-", "-"]
