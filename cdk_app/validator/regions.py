@@ -39,9 +39,8 @@ def cloudformation_types(region: str) -> frozenset[str]:
 
 
 def _provider_file(region: str) -> Path | None:
-    # The region name comes from the config: only a plain name may become part of a path.
-    if not region.replace("-", "").isalnum() or not region.isascii():
-        return None
+    # The region comes from the config model, whose pattern (^[a-z]{2}(-[a-z]+)+-[0-9]$) admits only a
+    # plain name, so it can become part of a path as it is.
     path = _cfnlint_data() / "schemas" / "providers" / f"{region}.json"
     return path if path.is_file() else None
 
