@@ -66,14 +66,24 @@ EXTRA_CAPABILITIES = get_args(ExtraCapability)
 # Variables that make the NVIDIA container toolkit or the Neuron runtime hook hand devices to a container:
 # set by hand they give devices no resource request, and so no quota, counts. The device plugins set them
 # themselves for what a pod asks. CUDA_VISIBLE_DEVICES and NVIDIA_DRIVER_CAPABILITIES stay allowed: they
-# only narrow or describe the devices the container already has.
-# Values that hide devices stay allowed: the MPI operator sets NVIDIA_VISIBLE_DEVICES empty on launchers.
-HIDING_VALUES = ("", "void", "none")
+# only narrow or describe the devices the container already has. Each maps to the values that give no device:
+# "" and "void" select none (the MPI operator sets NVIDIA_VISIBLE_DEVICES empty on launchers); "none" is not
+# one of them, it is a device list of one empty name to the toolkit, which then applies the feature variables.
 GPU_ENV_VAR = "NVIDIA_VISIBLE_DEVICES"
 # What a container that asks for no GPU sets (the rule gpu-visibility); `job` writes it.
 HIDE_GPUS_ENV = {"name": GPU_ENV_VAR, "value": "void"}
-DEVICE_ENV_VARS = (GPU_ENV_VAR, "NVIDIA_MIG_CONFIG_DEVICES", "NVIDIA_MIG_MONITOR_DEVICES",
-                   "AWS_NEURON_VISIBLE_DEVICES", "NEURON_RT_VISIBLE_CORES")
+# Once a container has any GPU, the toolkit adds every host device node of each feature its env (the image's
+# included) sets to "enabled" - all EFAs (/dev/infiniband, MOFED), NVSwitch, GDRCopy, GDS - and the IMEX
+# channels NVIDIA_IMEX_CHANNELS lists (nvidia-container-toolkit internal/modifier/gated.go and cdi.go); no
+# device plugin counts them. A container with GPUs switches each off itself (gpu-features); `job` writes these.
+GPU_FEATURES_OFF_ENV = ({"name": "NVIDIA_MOFED", "value": "disabled"}, {"name": "NVIDIA_NVSWITCH", "value": "disabled"},
+                        {"name": "NVIDIA_GDRCOPY", "value": "disabled"}, {"name": "NVIDIA_GDS", "value": "disabled"},
+                        {"name": "NVIDIA_IMEX_CHANNELS", "value": "void"})
+DEVICE_ENV_OFF: dict[str, tuple[str, ...]] = {
+    **{name: ("", "void") for name in (GPU_ENV_VAR, "NVIDIA_MIG_CONFIG_DEVICES", "NVIDIA_MIG_MONITOR_DEVICES",
+                                       "AWS_NEURON_VISIBLE_DEVICES", "NEURON_RT_VISIBLE_CORES")},
+    **{v["name"]: ("", v["value"]) for v in GPU_FEATURES_OFF_ENV}}
+DEVICE_ENV_VARS = tuple(DEVICE_ENV_OFF)
 # Extended resources that only a queued workload may ask for (Kueue counts them against the quota).
 DEVICE_RESOURCE_PREFIXES = ("nvidia.com/", "aws.amazon.com/neuron", "vpc.amazonaws.com/efa")
 # The rest of Pod Security "baseline": the sysctls it calls safe and the SELinux types it allows.
@@ -360,10 +370,14 @@ _ASKS_GPU = " || ".join(f"has(e.c.resources) && has(e.c.resources.{k}) && e.c.re
 # The variable set in the pod's env; device-env refuses every value of it but those that hide the GPUs.
 _HIDES_GPUS = f"has(e.c.env) && e.c.env.exists(v, v.name == {_lit(GPU_ENV_VAR)})"
 
+# Each feature variable set in the pod's env; device-env keeps them off.
+_SWITCHES_FEATURES_OFF = (f"has(e.c.env) && {_lit([v['name'] for v in GPU_FEATURES_OFF_ENV])}"
+                          ".all(n, e.c.env.exists(v, v.name == n))")
+
 
 def pod_security_validations() -> list[dict[str, str]]:
     devices = _lit(DEVICE_ENV_VARS)
-    exposes = (f"v.name in {devices} && (has(v.valueFrom) || has(v.value) && !(v.value in {_lit(HIDING_VALUES)}))")
+    exposes = (f"v.name in {devices} && (has(v.valueFrom) || has(v.value) && !(v.value in {json.dumps(DEVICE_ENV_OFF)}[v.name]))")
     bad_capability = "!(a in variables.capabilities)"
     has_added = f"{_security_context('capabilities')} && has(e.c.securityContext.capabilities.add)"
     rules = [
@@ -402,6 +416,10 @@ def pod_security_validations() -> list[dict[str, str]]:
                         "a container that requests no nvidia.com GPU must set NVIDIA_VISIBLE_DEVICES=void (its "
                         "image may expose every GPU of the node otherwise; kubectl debug: --env "
                         "NVIDIA_VISIBLE_DEVICES=void)"),
+        _container_rule("gpu-features", f"({_ASKS_GPU}) && !({_SWITCHES_FEATURES_OFF})", "env",
+                        "a container that requests nvidia.com GPUs must set "
+                        + ", ".join(f"{v['name']}={v['value']}" for v in GPU_FEATURES_OFF_ENV)
+                        + " (its image may give it every EFA, NVSwitch, GDRCopy or GDS device of the node otherwise)"),
     ]
     rules += baseline_validations()
     claim = "v.ephemeral.volumeClaimTemplate.spec"

@@ -23,7 +23,7 @@ from typing import Any, Literal
 from fractions import Fraction
 
 from cdk_app.config.model import KitConfig
-from cdk_app.guardrails import (DEVICE_ENV_VARS, GPU_ENV_VAR, HIDE_GPUS_ENV, HIDING_VALUES, PRIORITY_LABEL, QUEUE_LABEL,
+from cdk_app.guardrails import (DEVICE_ENV_OFF, GPU_FEATURES_OFF_ENV, HIDE_GPUS_ENV, PRIORITY_LABEL, QUEUE_LABEL,
                                 allowed_priority_classes, priority_label)
 from cdk_app.instance_types import CATALOGUE, family
 from cdk_app.quantity import GIB, parse_quantity
@@ -296,9 +296,11 @@ def _check_env_and_volumes(request: JobRequest) -> None:
         if name in seen:
             raise JobSpecError(f"--env {name}: given twice")
         seen.add(name)
-        if name in DEVICE_ENV_VARS and value not in HIDING_VALUES:
+        if name in DEVICE_ENV_OFF and value not in DEVICE_ENV_OFF[name]:
+            allowed = " or ".join(repr(v) for v in DEVICE_ENV_OFF[name])
             raise JobSpecError(f"--env {name}: selects devices no resource request counts, so the team namespace's "
-                               "guardrail (device-env) refuses it; ask for devices with --accelerators")
+                               f"guardrail (device-env) refuses it (it may only be {allowed}); ask for devices with "
+                               "--accelerators and --efa")
     paths = {SHM_MOUNT} if request.shm is not None else set()
     for volume in request.volumes:
         if not PVC_NAME.fullmatch(volume.claim):
@@ -432,8 +434,12 @@ def _container(request: JobRequest, placement: Placement, name: str, *, devices:
     if command:
         container["command"] = list(request.command)
     env = [{"name": key, "value": value} for key, value in request.env]
-    if ACCELERATOR_RESOURCES["nvidia-gpu"] not in limits and GPU_ENV_VAR not in dict(request.env):
-        env.append(dict(HIDE_GPUS_ENV))  # the guardrail gpu-visibility: hide the image's GPUs
+    given = dict(request.env)
+    if ACCELERATOR_RESOURCES["nvidia-gpu"] not in limits:
+        hide = [HIDE_GPUS_ENV]  # the guardrail gpu-visibility: hide the image's GPUs
+    else:
+        hide = list(GPU_FEATURES_OFF_ENV)  # gpu-features: no host-wide EFA/NVSwitch device nodes from the image
+    env += [dict(v) for v in hide if v["name"] not in given]
     if env:
         container["env"] = env
     if requests:

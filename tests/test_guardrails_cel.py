@@ -145,13 +145,23 @@ GROUPS = {k.kind: k for k in WORKLOAD_KINDS}
 HIDE_GPUS = {"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"}
 
 
+# The NVIDIA container toolkit's feature variables (internal/modifier/gated.go, cdi.go): with any GPU, "enabled"
+# adds every such device node of the host; NVIDIA_IMEX_CHANNELS lists channels.
+FEATURES_OFF = [{"name": "NVIDIA_MOFED", "value": "disabled"}, {"name": "NVIDIA_NVSWITCH", "value": "disabled"},
+                {"name": "NVIDIA_GDRCOPY", "value": "disabled"}, {"name": "NVIDIA_GDS", "value": "disabled"},
+                {"name": "NVIDIA_IMEX_CHANNELS", "value": "void"}]
+
+
 def container(name: str = "main", hide_gpus: bool = True, **extra: Any) -> dict[str, Any]:
-    """A container; one that asks for no GPU hides the image's (the rule gpu-visibility) unless hide_gpus=False."""
+    """A container that sets what the rules ask of it unless hide_gpus=False: without a GPU it hides the image's
+    GPUs (gpu-visibility), with GPUs it switches the toolkit's features off (gpu-features)."""
     out = {"name": name, "image": "repo/train:1", **extra}
     resources = out.get("resources", {})
-    gpus = any(k.startswith("nvidia.com/") for part in ("limits", "requests") for k in resources.get(part, {}))
-    if hide_gpus and not gpus and not any(v["name"] == HIDE_GPUS["name"] for v in out.get("env", [])):
-        out["env"] = [*out.get("env", []), HIDE_GPUS]
+    gpus = any(k.startswith("nvidia.com/") and str(q) != "0"
+               for part in ("limits", "requests") for k, q in resources.get(part, {}).items())
+    if hide_gpus:
+        given = {v["name"] for v in out.get("env", [])}
+        out["env"] = [*out.get("env", []), *(v for v in (FEATURES_OFF if gpus else [HIDE_GPUS]) if v["name"] not in given)]
     return out
 
 
@@ -297,7 +307,36 @@ CASES = [
         "limits": {"nvidia.com/mig-1g.10gb": 1}, "requests": {"nvidia.com/mig-1g.10gb": 1}}))), {}),
     Case("empty-value-hides-gpus", workload("Job", NLP, pod_spec(container(hide_gpus=False, env=[
         {"name": "NVIDIA_VISIBLE_DEVICES"}]))), {}),
+    Case("gpu-container-switches-features-off-with-empty-values", workload("Job", NLP, pod_spec(container(
+        hide_gpus=False, **GPU, env=[{"name": v["name"]} for v in FEATURES_OFF]))), {}),
     # ---- refused -----------------------------------------------------------------------------------
+    # "none" is a device list of one empty name to the toolkit: no GPU, but the feature variables then apply.
+    Case("none-does-not-hide-gpus", workload("Job", NLP, pod_spec(container(env=[
+        {"name": "NVIDIA_VISIBLE_DEVICES", "value": "none"}]))), {"device-env": "containers[main].env: NVIDIA_VISIBLE_DEVICES"}),
+    # Every EFA and NVSwitch device of a shared node from a Deployment with no device request (the attack of 2026-11-22).
+    Case("deployment-takes-every-efa-through-mofed", workload("Deployment", NLP, pod_spec(container("efa", env=[
+        {"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"}, {"name": "NVIDIA_MOFED", "value": "enabled"},
+        {"name": "NVIDIA_NVSWITCH", "value": "enabled"}])), metadata_labels={}, replicas=1),
+         {"device-env": "spec.template.spec.containers[efa].env: NVIDIA_MOFED"}),
+    Case("gpu-worker-enables-mofed", workload("Job", NLP, pod_spec(container(**GPU, env=[
+        {"name": "NVIDIA_MOFED", "value": "enabled"}]))), {"device-env": "env: NVIDIA_MOFED"}),
+    Case("gpu-worker-asks-imex-channels", workload("Job", NLP, pod_spec(container(**GPU, env=[
+        {"name": "NVIDIA_IMEX_CHANNELS", "value": "0"}]))), {"device-env": "env: NVIDIA_IMEX_CHANNELS"}),
+    Case("gpu-worker-gds-from-a-configmap", workload("Job", NLP, pod_spec(container(**GPU, env=[
+        {"name": "NVIDIA_GDS", "valueFrom": {"configMapKeyRef": {"name": "cfg", "key": "gds"}}}]))),
+         {"device-env": "env: NVIDIA_GDS"}),
+    Case("envfrom-prefix-of-a-feature-variable", workload("Job", NLP, pod_spec(container(
+        envFrom=[{"configMapRef": {"name": "c"}, "prefix": "NVIDIA_G"}]))), {"device-env": "envFrom"}),
+    # The image's env may switch a feature on: a container with GPUs must switch each off itself.
+    Case("gpu-worker-keeps-the-image-features", workload("Job", NLP, pod_spec(container(hide_gpus=False, **GPU))),
+         {"gpu-features": "spec.template.spec.containers[main].env"}),
+    Case("gpu-worker-switches-off-all-but-gdrcopy", workload("PyTorchJob", NLP, pod_spec(container("pytorch", **GPU)),
+                                                            pod_spec(container("pytorch", hide_gpus=False, **GPU, env=[
+                                                                v for v in FEATURES_OFF if v["name"] != "NVIDIA_GDRCOPY"]))),
+         {"gpu-features": "spec.pytorchReplicaSpecs.Worker.template.spec.containers[pytorch].env"}),
+    Case("mig-slice-keeps-the-image-features", workload("Job", NLP, pod_spec(container(hide_gpus=False, resources={
+        "limits": {"nvidia.com/mig-1g.10gb": 1}, "requests": {"nvidia.com/mig-1g.10gb": 1}}))),
+         {"gpu-features": "containers[main].env"}),
     # A CUDA image sets NVIDIA_VISIBLE_DEVICES=all: without its own value the container would see every GPU.
     Case("gpu-less-container-keeps-the-image-gpus", workload("Job", NLP, pod_spec(container(hide_gpus=False))),
          {"gpu-visibility": "spec.template.spec.containers[main].env"}),

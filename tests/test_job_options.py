@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from cdk_app.config.loader import load_config
-from cdk_app.guardrails import DEVICE_ENV_VARS, HIDING_VALUES
+from cdk_app.guardrails import DEVICE_ENV_OFF, DEVICE_ENV_VARS, GPU_FEATURES_OFF_ENV
 from cdk_app.job_templates import JobRequest, JobSpecError, Volume, manifests, parse_env, parse_volume, render
 from cdk_app.quantity import parse_quantity
 
@@ -155,7 +155,9 @@ def test_env_volumes_shm_cpu_and_memory_reach_every_container(kind):
                                    {"name": "pvc-1", "persistentVolumeClaim": {"claimName": "datasets", "readOnly": True}},
                                    {"name": "shm", "emptyDir": {"medium": "Memory", "sizeLimit": "64Gi"}}]
         [container] = spec["containers"]
-        assert container["env"] == [{"name": "NCCL_DEBUG", "value": "INFO"}, {"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"}]
+        has_gpus = "nvidia.com/gpu" in container["resources"].get("limits", {})
+        assert container["env"] == [{"name": "NCCL_DEBUG", "value": "INFO"}, {"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"},
+                                    *(map(dict, GPU_FEATURES_OFF_ENV) if has_gpus else [])]
         assert container["volumeMounts"] == [{"name": "pvc-0", "mountPath": "/fsx"},
                                              {"name": "pvc-1", "mountPath": "/data", "readOnly": True},
                                              {"name": "shm", "mountPath": "/dev/shm"}]
@@ -164,9 +166,10 @@ def test_env_volumes_shm_cpu_and_memory_reach_every_container(kind):
 
 @pytest.mark.parametrize("variable", DEVICE_ENV_VARS)
 def test_env_refuses_the_device_variables_the_guardrail_refuses(variable):
-    with pytest.raises(JobSpecError, match=f"--env {variable}: selects devices .* guardrail \\(device-env\\)"):
-        render(DEV, dataclasses.replace(JOHN, env=((variable, "all"),)))
-    for hiding in HIDING_VALUES:  # what the guardrail lets through passes here too
+    for exposing in ("all", "enabled", "none", "0"):  # "none" is a device list of one empty name to the toolkit
+        with pytest.raises(JobSpecError, match=f"--env {variable}: selects devices .* guardrail \\(device-env\\)"):
+            render(DEV, dataclasses.replace(JOHN, env=((variable, exposing),)))
+    for hiding in DEVICE_ENV_OFF[variable]:  # what the guardrail lets through passes here too
         render(DEV, dataclasses.replace(JOHN, env=((variable, hiding),)))
 
 
