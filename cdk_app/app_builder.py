@@ -28,7 +28,8 @@ def build_app(app: App, config: KitConfig) -> None:
     if NETWORK in suffixes:
         _hyperpod_stacks(app, config, env, layout)
     if BATCH in suffixes:
-        BatchStack(app, stack_name(config, BATCH), config=config, env=env,
+        # Termination protection too: deleting a job queue ends the queued and running training jobs in it.
+        BatchStack(app, stack_name(config, BATCH), config=config, env=env, termination_protection=True,
                    description=f"hyperpod-kit {config.environment}: AWS Batch queues and team shares for SageMaker Training jobs")
     Tags.of(app).add("hyperpod-kit:environment", config.environment)
     Validations.of(app).add_plugins(AwsSolutionsChecks(app))

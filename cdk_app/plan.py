@@ -32,6 +32,7 @@ from typing import Any, Iterator, Literal
 
 from cdk_app.config.model import QuotaEntry
 from cdk_app.resource_schemas import create_only_properties, stateful_types
+from cdk_app.stack_layout import environment_of, stack_prefix
 from cdk_app.validator.capacity import Resources, reservations
 
 # Losing one of these loses the running fleet or its network; cfn-lint's list covers data stores only.
@@ -247,10 +248,11 @@ def check_account(sts: Any, account: str) -> None:
 def environment_stacks(templates: dict[str, dict[str, Any]], environment: str, where: str) -> dict[str, dict[str, Any]]:
     """The stacks of `environment` (HyperPod-<environment>-*); an error when there are none, e.g. a synth
     of another environment."""
-    prefix = f"HyperPod-{environment}-"
-    mine = {name: template for name, template in templates.items() if name.startswith(prefix)}
+    prefix = stack_prefix(environment)
+    # Exact: prod's prefix is also the start of prod-eu's stack names.
+    mine = {name: template for name, template in templates.items() if environment_of(name) == environment}
     if not mine:
-        others = sorted({name.split("-")[1] for name in templates if name.startswith("HyperPod-") and "-" in name[9:]})
+        others = sorted({environment_of(name) for name in templates} - {None})
         renamed = (f"; if the environment was renamed from {' or '.join(others)}: a rename deploys a second set of "
                    f"stacks ({prefix}*) next to the old ones, which stay" if others else "")
         raise PlanInputError(f"{where} holds no stack of environment {environment} ({prefix}*), only: "
@@ -790,8 +792,8 @@ def synthesize_ref(repo: Path, ref: str, config_path: str, environment: str, wor
     if declared and declared.group(1) != environment:
         old = declared.group(1)
         raise PlanInputError(f"environment renamed: {config_path} says environment: {environment}, at {ref} it said "
-                             f"{old}. A rename deploys a second set of stacks (HyperPod-{environment}-*) next to "
-                             f"HyperPod-{old}-*, which stay, and their fixed names (cluster, quotas) collide; keep "
+                             f"{old}. A rename deploys a second set of stacks ({stack_prefix(environment)}*) next to "
+                             f"{stack_prefix(old)}*, which stay, and their fixed names (cluster, quotas) collide; keep "
                              f"environment: {old}, or create the new environment deliberately and retire the old one "
                              f"({STACK_REMOVAL_DOC})")
     node = repo / "node_modules" / ".bin"

@@ -20,6 +20,7 @@ the estimate drifts from the synthesized templates by more than its stated margi
 from __future__ import annotations
 
 import json
+import re
 import zlib
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -293,8 +294,27 @@ def stack_costs(config: KitConfig, layout: TeamLayout | None = None) -> dict[str
     return costs
 
 
+STACK_FAMILY = "HyperPod-"
+
+
+def stack_prefix(environment: str) -> str:
+    """What every stack name of an environment starts with."""
+    return f"{STACK_FAMILY}{environment}-"
+
+
 def stack_name(config: KitConfig, suffix: str) -> str:
-    return f"HyperPod-{config.environment}-{suffix}"
+    return stack_prefix(config.environment) + suffix
+
+
+# Environments may hold '-' (prod-eu): the environment of a stack name is what precedes a known suffix.
+_STACK_NAME = re.compile(rf"{STACK_FAMILY}([a-z][a-z0-9-]*)-(?:{NETWORK}|{CLUSTER}|{GOVERNANCE}|{BATCH}|"
+                         rf"{team_stack_name(0).removesuffix('0')}[0-9]+)")
+
+
+def environment_of(stack: str) -> str | None:
+    """The environment of one of the kit's stack names; None for any other name."""
+    match = _STACK_NAME.fullmatch(stack)
+    return match.group(1) if match else None
 
 
 def suggested_team_stacks(governance: Cost) -> int:

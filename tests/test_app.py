@@ -388,10 +388,9 @@ def test_add_ons_the_cluster_runs_on_are_preserved_on_delete(apps, env):
     assert (release.get("DeletionPolicy"), release.get("UpdateReplacePolicy")) == ("RetainExceptOnCreate", "Retain")
 
 
-def test_network_and_cluster_stacks_have_termination_protection(outdirs, apps):
+def test_network_cluster_and_batch_stacks_have_termination_protection(outdirs, apps):
     for env in ENVIRONMENTS:
         manifest = json.loads((outdirs[env] / "manifest.json").read_text())["artifacts"]
-        protected = {name for name, artifact in manifest.items()
-                     if artifact.get("type") == "aws:cloudformation:stack"
-                     and artifact["properties"].get("terminationProtection")}
-        assert protected == {f"HyperPod-{env}-network", f"HyperPod-{env}-cluster"}
+        stacks = {name: artifact for name, artifact in manifest.items() if artifact.get("type") == "aws:cloudformation:stack"}
+        protected = {name for name, artifact in stacks.items() if artifact["properties"].get("terminationProtection")}
+        assert protected == {f"HyperPod-{env}-{s}" for s in ("network", "cluster", "batch")} & set(stacks)

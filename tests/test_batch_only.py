@@ -98,7 +98,7 @@ def test_team_names_that_once_collided_as_output_ids_now_synthesize(tmp_path):
     assert '"prod-exp1":"' in "".join(p for p in output["Value"]["Fn::Join"][1] if isinstance(p, str))
 
 
-def test_validate_shows_the_batch_verdict_like_the_hyperpod_one():
+def test_validate_shows_the_batch_verdict_like_the_hyperpod_one(tmp_path):
     result = CliRunner().invoke(cli.main, ["validate", str(scenario("s10_batch_quota_shares.yaml"))])
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
@@ -106,9 +106,8 @@ def test_validate_shows_the_batch_verdict_like_the_hyperpod_one():
     # The seed's split and the most each share reaches while the other is idle (unlimited borrow).
     assert "ProdExp1 60 -> 100 ml.p4d.24xlarge (LendAndBorrow); ProdExp2 40 -> 100 ml.p4d.24xlarge" in result.output
     over = scenario("s10_batch_quota_shares.yaml").read_text().replace("count: 40", "count: 41")
-    with CliRunner().isolated_filesystem():
-        Path("over.yaml").write_text(over)
-        result = CliRunner().invoke(cli.main, ["validate", "over.yaml"])
+    (tmp_path / "over.yaml").write_text(over)
+    result = CliRunner().invoke(cli.main, ["validate", str(tmp_path / "over.yaml")])
     assert result.exit_code == 1 and any(line.split() == ["p4d", "ml.p4d.24xlarge", "101/100", "!"]
                                          for line in result.output.splitlines())
 

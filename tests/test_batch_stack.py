@@ -15,7 +15,7 @@ from syrupy.extensions.json import JSONSnapshotExtension
 from cdk_app.config.loader import load_config
 
 from test_app import build, templates as stacks  # the in-process app with cdk.json's feature flags
-from synthesis import cli_synth as synth  # the CLI runner shared by the synth tests
+from synthesis import env_assembly  # the real CLI's synths, shared by the synth tests
 from test_synth import normalised  # snapshot masking of test_synth
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -25,15 +25,15 @@ STACK = "HyperPod-batch-example-batch"
 
 @pytest.fixture(scope="module")
 def assembly(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("cdk-batch-example")
-    result = synth(out, "env=batch-example")
-    assert result.returncode == 0, result.stderr
-    return out
+    return env_assembly(tmp_path_factory, "batch-example")
 
 
 def test_synth_writes_the_batch_stack_next_to_the_hyperpod_ones(assembly):
     names = {p.name.removesuffix(".template.json") for p in assembly.glob("*.template.json")}
     assert names == {f"HyperPod-batch-example-{s}" for s in ("network", "cluster", "governance", "batch")}
+    # Deleting a job queue ends the jobs in it: the Batch stack is protected like network and cluster.
+    artifacts = json.loads((assembly / "manifest.json").read_text())["artifacts"]
+    assert artifacts[STACK]["properties"].get("terminationProtection") is True
     template = json.loads((assembly / f"{STACK}.template.json").read_text())
     counts: dict[str, int] = {}
     for resource in template["Resources"].values():

@@ -250,6 +250,19 @@ def test_cli_refuses_a_synth_of_another_environment(synths):
     assert "holds no stack of environment dev (HyperPod-dev-*), only: HyperPod-prod-cluster" in result.stderr
 
 
+def test_an_environment_is_not_the_start_of_another_ones_stack_names():
+    # prod-eu's stacks start with prod's prefix; CloudFormation stack names allow '-' (and so do environments).
+    templates = {name: {"Resources": {}} for name in (
+        "HyperPod-prod-eu-network", "HyperPod-prod-eu-teams-3", "HyperPod-prod-eu-batch", "HyperPod-prod-cluster",
+        "HyperPod-prod-teams-12", "CDKToolkit", "HyperPod-prod-extra")}
+    assert set(planning.environment_stacks(templates, "prod", "x")) == {"HyperPod-prod-cluster", "HyperPod-prod-teams-12"}
+    assert set(planning.environment_stacks(templates, "prod-eu", "x")) == {
+        "HyperPod-prod-eu-network", "HyperPod-prod-eu-teams-3", "HyperPod-prod-eu-batch"}
+    with pytest.raises(planning.PlanInputError, match=r"no stack of environment prod-e \(HyperPod-prod-e-\*\).*"
+                                                      r"renamed from prod or prod-eu"):
+        planning.environment_stacks(templates, "prod-e", "x")
+
+
 def quota_template(kind, team="a", count=2, state="Enabled", retain=False):
     props = {"Name": f"dev-{team}", "ClusterArn": "arn:aws:sagemaker:us-west-2:111122223333:cluster/abcdefghijkl",
              "ActivationState": state,

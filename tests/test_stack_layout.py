@@ -13,7 +13,7 @@ from cfnlint.helpers import LIMITS as CFN_LINT_LIMITS
 from hypothesis import given, settings, strategies as st
 
 from cdk_app.config.loader import load_config
-from cdk_app.stack_layout import LIMITS, hashed_team_stack, stack_costs, stack_name, team_layout
+from cdk_app.stack_layout import LIMITS, environment_of, hashed_team_stack, stack_costs, stack_name, team_layout
 from cdk_app.validator.report import check_file
 from generated_config import generated_config
 from synthesis import config_assembly, env_assembly
@@ -167,6 +167,7 @@ def test_the_estimate_matches_the_synthesized_templates(tmp_path_factory, case):
     # writes the Batch stack alone.
     assert set(costs) == {name.removeprefix(f"HyperPod-{config.environment}-") for name in templates} - {"network", "cluster"}
     assert len(costs) == {"varied": 4, "batch-example": 2}.get(case, 1)
+    assert {environment_of(name) for name in templates} == {config.environment}  # what plan reads them by
     for suffix, cost in costs.items():
         found = templates[stack_name(config, suffix)]
         template = found["template"]
