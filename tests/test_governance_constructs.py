@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 from aws_cdk import App, Environment, Stack
@@ -153,6 +154,25 @@ def test_team_access_role_and_group_entry():
     template = Template.from_stack(s)
     template.has_resource_properties("AWS::EKS::AccessEntry", {"ClusterName": "eks", "Type": "STANDARD",
                                                                "KubernetesGroups": ["hyperpod-team-team-a"]})
+
+
+@pytest.mark.parametrize("principals", [("arn:aws:iam::111122223333:role/A",),
+                                        ("arn:aws:iam::444455556666:role/C", "arn:aws:iam::111122223333:role/A",
+                                         "arn:aws:iam::111122223333:user/b")])
+def test_team_role_is_what_the_l2_role_writes_under_the_same_logical_id(principals):
+    """TeamAccess writes its role as an L1 (one jsii call); CDK's own iam.Role at the same path is the truth,
+    so a deployed team role keeps its logical id and properties (no replacement)."""
+    from aws_cdk import aws_iam as iam
+    from constructs import Construct
+
+    flags = json.loads((Path(__file__).resolve().parent.parent / "cdk.json").read_text())["context"]
+    ours, theirs = (Stack(App(context=flags), "Test", env=Environment(account="111122223333", region="us-west-2"))
+                    for _ in range(2))
+    TeamAccess(ours, "Team-x", props=TeamAccessProps(cluster_name="eks", team="x", principals=principals))
+    iam.Role(Construct(theirs, "Team-x"), "Role", assumed_by=iam.CompositePrincipal(*map(iam.ArnPrincipal, principals)),
+             description="Submits jobs as team x in hyperpod-ns-x")
+    roles = [Template.from_stack(s).find_resources("AWS::IAM::Role") for s in (ours, theirs)]
+    assert roles[0] == roles[1] and len(roles[0]) == 1
 
 
 @pytest.mark.parametrize(("team", "principals", "message"), [

@@ -84,7 +84,7 @@ def add_team(scope: Construct, config: KitConfig, refs: ClusterRefs, team: Team,
         cluster_name=refs.eks_cluster_name, team=team.name, principals=team.principals,
         kubernetes_group=team_group(team.name)))
     access.node.add_dependency(*after_guardrails)
-    return access.role.role_arn
+    return access.role_arn
 
 
 def role_arns_output(stack: Stack, arns: dict[str, str], key: str = ROLE_ARNS_OUTPUT,
