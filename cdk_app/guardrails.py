@@ -82,7 +82,23 @@ GPU_FEATURES_OFF_ENV = ({"name": "NVIDIA_MOFED", "value": "disabled"}, {"name": 
 DEVICE_ENV_OFF: dict[str, tuple[str, ...]] = {
     **{name: ("", "void") for name in (GPU_ENV_VAR, "NVIDIA_MIG_CONFIG_DEVICES", "NVIDIA_MIG_MONITOR_DEVICES",
                                        "AWS_NEURON_VISIBLE_DEVICES", "NEURON_RT_VISIBLE_CORES")},
-    **{v["name"]: ("", v["value"]) for v in GPU_FEATURES_OFF_ENV}}
+    **{v["name"]: ("", v["value"]) for v in GPU_FEATURES_OFF_ENV},
+    # Read instead of NVIDIA_VISIBLE_DEVICES when a node's toolkit sets swarm-resource (config.toml).
+    "DOCKER_RESOURCE_GPU": ("",)}
+# The toolkit also takes devices from CDI annotations (when containerd passes pod annotations on) and, in
+# its volume-mounts mode before v1.15, from any mount under /var/run/nvidia-container-devices: refused on
+# pods and templates (any mount path naming that folder, so no spelling of the path gets around it).
+CDI_ANNOTATION_PREFIX = "cdi.k8s.io/"
+DEVICE_LIST_FOLDER = "nvidia-container-devices"
+# The chart's training operator (kubeflow/training-operator v1-855e096, tests/test_guardrails.py reads the pin)
+# adds an init container of this image to every Worker of a PyTorchJob with a Master (it waits for the
+# Master's DNS name) and sets no NVIDIA variable on it. The image sets none either (no CUDA), and device-env
+# keeps the pod's env from adding one, so a container of exactly this image gets no GPU whatever runs in it:
+# gpu-visibility exempts it by image, never by name (a team names its containers as it likes).
+OPERATOR_INIT_IMAGES = ("alpine:3.10",)
+# Pods keep their devices until they end, Kueue frees the quota when their job stops: a long grace period
+# with SIGTERM ignored would hold GPUs past an eviction or delete, outside the quota.
+MAX_GRACE_SECONDS = 300
 DEVICE_ENV_VARS = tuple(DEVICE_ENV_OFF)
 # Extended resources that only a queued workload may ask for (Kueue counts them against the quota).
 DEVICE_RESOURCE_PREFIXES = ("nvidia.com/", "aws.amazon.com/neuron", "vpc.amazonaws.com/efa")
@@ -139,6 +155,7 @@ class WorkloadKind:
     role: Role
     replicas: str | None = None
     replica_types: tuple[str, ...] = ()
+    suspend: str | None = None  # queued kinds: the field under spec that suspends the object (Kueue's switch)
 
     @property
     def ref(self) -> str:
@@ -159,11 +176,11 @@ class WorkloadKind:
 # One entry adds a kind: its pods are checked and, when queued, its queue label and priority class.
 WORKLOAD_KINDS: tuple[WorkloadKind, ...] = (
     WorkloadKind("", "v1", "pods", "Pod", "pod"),
-    WorkloadKind("batch", "v1", "jobs", "Job", "queued"),
+    WorkloadKind("batch", "v1", "jobs", "Job", "queued", suspend="suspend"),
     WorkloadKind("kubeflow.org", "v1", "pytorchjobs", "PyTorchJob", "queued",
-                 replicas="pytorchReplicaSpecs", replica_types=("Master", "Worker")),
+                 replicas="pytorchReplicaSpecs", replica_types=("Master", "Worker"), suspend="runPolicy.suspend"),
     WorkloadKind("kubeflow.org", "v2beta1", "mpijobs", "MPIJob", "queued",
-                 replicas="mpiReplicaSpecs", replica_types=("Launcher", "Worker")),
+                 replicas="mpiReplicaSpecs", replica_types=("Launcher", "Worker"), suspend="runPolicy.suspend"),
     WorkloadKind("apps", "v1", "deployments", "Deployment", "unqueued"),
     WorkloadKind("apps", "v1", "statefulsets", "StatefulSet", "unqueued"),
     WorkloadKind("apps", "v1", "replicasets", "ReplicaSet", "unqueued"),
@@ -412,7 +429,8 @@ def pod_security_validations() -> list[dict[str, str]]:
         # The toolkit reads the image's environment too (every CUDA image sets NVIDIA_VISIBLE_DEVICES=all, and one
         # with CUDA_VERSION and no such variable counts as "legacy" and gets every GPU): a container that asks for
         # no GPU must hide them itself. The pod's env overrides the image's; device-env keeps it a hiding value.
-        _container_rule("gpu-visibility", f"!({_ASKS_GPU}) && !({_HIDES_GPUS})", "env",
+        _container_rule("gpu-visibility",
+                        f"!({_ASKS_GPU}) && !({_HIDES_GPUS}) && !(e.c.image in {_lit(OPERATOR_INIT_IMAGES)})", "env",
                         "a container that requests no nvidia.com GPU must set NVIDIA_VISIBLE_DEVICES=void (its "
                         "image may expose every GPU of the node otherwise; kubectl debug: --env "
                         "NVIDIA_VISIBLE_DEVICES=void)"),
@@ -457,6 +475,16 @@ def pod_security_validations() -> list[dict[str, str]]:
         _pod_rule("node-selection", _PICKS_A_NODE, "nodeSelector/affinity",
                   f"choosing a node ({HOSTNAME_LABEL} or matchFields) is not allowed; select by instance type "
                   "or topology labels"),
+        _pod_rule("grace-period", f"has(e.spec.terminationGracePeriodSeconds) && e.spec.terminationGracePeriodSeconds > {MAX_GRACE_SECONDS}",
+                  "terminationGracePeriodSeconds", f"at most {MAX_GRACE_SECONDS} (a pod that outlives its job's "
+                  "eviction keeps its devices outside the quota)"),
+        _each("variables.annotations", "device-annotations",
+              f"e.a.exists(k, k.startsWith({_lit(CDI_ANNOTATION_PREFIX)}))", f"{CDI_ANNOTATION_PREFIX}*",
+              "CDI annotations select devices no resource request counts; ask for them in resources"),
+        _container_rule("device-annotations",
+                        f"has(e.c.volumeMounts) && e.c.volumeMounts.exists(m, m.mountPath.contains({_lit(DEVICE_LIST_FOLDER)}))",
+                        "volumeMounts", f"a mount path naming {DEVICE_LIST_FOLDER} selects devices no resource "
+                        "request counts"),
         _pod_rule("runtime-class", "has(e.spec.runtimeClassName) && e.spec.runtimeClassName != ''",
                   "runtimeClassName", "must be unset (the node's default runtime)"),
         _pod_rule("scheduler-name", "has(e.spec.schedulerName) && "
@@ -498,14 +526,14 @@ def pod_security_validations() -> list[dict[str, str]]:
     return rules
 
 
-def _match_rules(kinds: Iterable[WorkloadKind], subresources: bool) -> list[dict[str, Any]]:
+def _match_rules(kinds: Iterable[WorkloadKind], subresources: bool, delete: bool = False) -> list[dict[str, Any]]:
     rules = []
     for kind in kinds:
         resources = [kind.resource]
         if subresources and kind.role == "pod":
             resources.append("pods/ephemeralcontainers")  # kubectl debug adds containers through it
         rules.append({"apiGroups": [kind.group], "apiVersions": [kind.version], "resources": resources,
-                      "operations": ["CREATE", "UPDATE"]})
+                      "operations": ["CREATE", "UPDATE", *(["DELETE"] if delete else [])]})
     return rules
 
 
@@ -594,6 +622,25 @@ def _kueue_keys(field: str, allowed: str) -> str:
     return (f"(has({meta}) ? {meta}.filter(k, k.contains({_lit(KUEUE_KEY)}) && !({allowed}) && !({kept})) : [])")
 
 
+def _suspended(var: str, kind: WorkloadKind) -> str:
+    """CEL: whether object or oldObject (var) of a queued kind is suspended."""
+    assert kind.suspend is not None, kind
+    parts = kind.suspend.split(".")
+    guards = [f"has({var}.spec.{'.'.join(parts[:i + 1])})" for i in range(len(parts))]
+    return "(" + " && ".join([*guards, f"{var}.spec.{kind.suspend} == true"]) + ")"
+
+
+# What a delete may leave behind: orphan propagation (batch/v1 Jobs' default when a client names none) keeps the
+# pods running on their devices after Kueue has freed the job's quota. Kubernetes' own controllers (system:
+# users: garbage collector, namespace deletion, TTL) always name a policy and are not checked.
+_DELETES_PODS = ("request.userInfo.username.startsWith('system:') || has(request.options) "
+                 "&& has(request.options.propagationPolicy) "
+                 "&& request.options.propagationPolicy in ['Background', 'Foreground']")
+# Removing owners detaches an object from the one Kueue admitted (an MPI launcher from its MPIJob): only the
+# garbage collector does that, when it orphans dependents.
+GARBAGE_COLLECTORS = ("system:serviceaccount:kube-system:generic-garbage-collector", "system:kube-controller-manager")
+
+
 def workload_queue_policy(config: KitConfig) -> dict[str, Any]:
     kinds = [k for k in WORKLOAD_KINDS if k.role == "queued"]
     own = "request.namespace + '-localqueue'"
@@ -605,13 +652,13 @@ def workload_queue_policy(config: KitConfig) -> dict[str, Any]:
     priority_ok = "variables.priority in variables.priorityClasses"
     if not required:
         priority_ok = f"variables.priority == '' || {priority_ok}"
-    owners, old_owners = "object.metadata.ownerReferences", "oldObject.metadata.ownerReferences"
+    owners, old_owners = "variables.owners", "variables.oldOwners"
     labels = _kueue_keys("labels", f"k in {_lit(TEAM_KUEUE_LABELS)}")
     annotations = _kueue_keys("annotations", f"k in {_lit(TEAM_KUEUE_ANNOTATIONS)} || "
                                              f"k == {_lit(QUEUE_LABEL)} && object.metadata.annotations[k] == {own}")
     spec: dict[str, Any] = {
         "failurePolicy": "Fail",
-        "matchConstraints": {"resourceRules": _match_rules(kinds, subresources=False)},
+        "matchConstraints": {"resourceRules": _match_rules(kinds, subresources=False, delete=True)},
         # Kueue and the operators: the MPI operator creates launcher Jobs without the queue label, owned by
         # their MPIJob; Kueue suspends and starts what it admitted.
         "matchConditions": [{"name": "not-kueue-or-a-workload-operator",
@@ -625,6 +672,11 @@ def workload_queue_policy(config: KitConfig) -> dict[str, Any]:
             {"name": "oldPriority", "expression": _label("oldObject", PRIORITY_LABEL)},
             {"name": "kueueLabels", "expression": labels},
             {"name": "kueueAnnotations", "expression": annotations},
+            {"name": "owners", "expression": "has(object.metadata.ownerReferences) ? object.metadata.ownerReferences : []"},
+            {"name": "oldOwners", "expression": "request.operation == 'UPDATE' && has(oldObject.metadata.ownerReferences) "
+                                                "? oldObject.metadata.ownerReferences : []"},
+            {"name": "resumed", "expression": "request.operation == 'UPDATE' && "
+                                              + _switch(kinds, lambda k: f"{_suspended('oldObject', k)} && !{_suspended('object', k)}")},
             _priority_variable(config),
         ],
         "validations": [
@@ -644,13 +696,21 @@ def workload_queue_policy(config: KitConfig) -> dict[str, Any]:
                         "'spec: this object was made without the queue label (by an operator, or before the "
                         "guardrails); its spec may not change'"),
             # Kueue treats an object with a controller owner it manages as that owner's child: no Workload of
-            # its own, so no quota. Only an update that keeps the spec may keep (or drop) owners it had.
+            # its own, so no quota. Only an update that keeps the spec may keep the owners it had; only the
+            # garbage collector removes them.
             _validation("owner-references",
-                        f"!has({owners}) || size({owners}) == 0 || !variables.specChanged && has({old_owners}) "
-                        f"&& {owners}.all(r, r in {old_owners})",
-                        "metadata.ownerReferences may not be set (Kueue would count the object as its owner's)",
-                        f"'metadata.ownerReferences: ' + {owners}[0].kind + '/' + {owners}[0].name + ' may not be "
-                        "set (Kueue would count the object as its owner\\'s)'"),
+                        f"size({owners}) == 0 && size({old_owners}) == 0 || !variables.specChanged "
+                        f"&& {owners}.all(r, r in {old_owners}) && (size({owners}) == size({old_owners}) "
+                        f"|| request.userInfo.username in {_lit(GARBAGE_COLLECTORS)})",
+                        "metadata.ownerReferences may not be set, and only the garbage collector removes them (Kueue "
+                        "would count the object as its owner's, or lose track of it)",
+                        f"'metadata.ownerReferences: ' + (size({owners}) > 0 ? {owners}[0].kind + '/' + {owners}[0].name "
+                        "+ ' may not be set (Kueue would count the object as its owner\\'s)' : 'only the garbage "
+                        "collector removes owners (Kueue would lose track of the object)')"),
+            _validation("resume", "!variables.resumed",
+                        "a suspended job may not be resumed by hand: Kueue starts it when it admits it",
+                        "'spec: a suspended job may not be resumed by hand (" + ", ".join(
+                            sorted({f"{k.kind} spec.{k.suspend}" for k in kinds})) + "); Kueue starts it when it admits it'"),
             _validation("managed-by", f"!variables.specChanged || !{_managed_by(True)}",
                         "a managedBy that hands the object to another controller is not allowed",
                         f"{_managed_by(False)} + ' (another controller would run it outside the queue)'"),
@@ -662,6 +722,15 @@ def workload_queue_policy(config: KitConfig) -> dict[str, Any]:
                         f"allowed: {', '.join(TEAM_KUEUE_LABELS + TEAM_KUEUE_ANNOTATIONS)}'"),
         ],
     }
+    # A delete has no object: the checks above are for creates and updates; it gets its own.
+    spec["validations"] = [{**v, "expression": f"request.operation == 'DELETE' || ({v['expression']})"}
+                           for v in spec["validations"]]
+    spec["validations"].append(_validation(
+        "delete-propagation", f"request.operation != 'DELETE' || {_DELETES_PODS}",
+        "a delete must name propagationPolicy Background or Foreground (an orphaning delete leaves the pods "
+        "running on their devices after the quota is freed; kubectl delete sends Background)",
+        "'DeleteOptions.propagationPolicy: must be Background or Foreground (an orphaning delete leaves the pods "
+        "running after Kueue frees the quota; kubectl delete sends Background unless --cascade=orphan)'"))
     return {"apiVersion": API_VERSION, "kind": "ValidatingAdmissionPolicy", "metadata": _metadata(WORKLOAD_QUEUE),
             "spec": spec}
 

@@ -435,6 +435,9 @@ def _container(request: JobRequest, placement: Placement, name: str, *, devices:
         container["command"] = list(request.command)
     env = [{"name": key, "value": value} for key, value in request.env]
     given = dict(request.env)
+    if ACCELERATOR_RESOURCES["nvidia-gpu"] in limits and HIDE_GPUS_ENV["name"] in given:
+        raise JobSpecError(f"--env {HIDE_GPUS_ENV['name']}: the containers ask for GPUs, which the device plugin "
+                           "selects; hiding them would leave the job charged for GPUs it cannot see")
     if ACCELERATOR_RESOURCES["nvidia-gpu"] not in limits:
         hide = [HIDE_GPUS_ENV]  # the guardrail gpu-visibility: hide the image's GPUs
     else:

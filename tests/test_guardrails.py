@@ -19,6 +19,7 @@ from aws_cdk.assertions import Template
 from cdk_app.config.loader import load_config
 from cdk_app.config.model import KitConfig
 from cdk_app.guardrails import (
+    OPERATOR_INIT_IMAGES,
     ALLOWED_VOLUME_TYPES,
     BASELINE_CAPABILITIES,
     EXTRA_CAPABILITIES,
@@ -194,3 +195,23 @@ def test_the_mpi_operator_exemption_is_the_service_account_helm_renders(mpi_char
     (account,) = accounts
     assert controller_identities(config) == [f"system:serviceaccount:{HELM_RELEASE_NAMESPACE}:{account['metadata']['name']}"]
     assert HELM_RELEASE_NAMESPACE == HyperPodHelmReleaseProps.__dataclass_fields__["namespace"].default
+
+
+def test_the_init_container_exemption_is_the_training_operator_the_chart_runs(mpi_chart):
+    """gpu-visibility exempts OPERATOR_INIT_IMAGES: the image kubeflow/training-operator v1-855e096 gives the
+    init container it adds to PyTorchJob Workers when nothing overrides it (its default, pkg/config:
+    PyTorchInitContainerImageDefault "alpine:3.10"; flag --pytorch-init-container-image, env
+    PYTORCH_INIT_CONTAINER_IMAGE, template file /etc/config/initContainer.yaml). The real helm renders the
+    pinned chart's training operator: that version, and none of the overrides."""
+    target, helm = mpi_chart
+    rendered = subprocess.run([str(helm), "template", "hyperpod-dependencies",
+                               str(target / "HyperPodHelmChart" / "charts" / "training-operators")],
+                              capture_output=True, text=True, check=True, env={"HOME": str(target)}).stdout
+    (deployment,) = [o for o in yaml.safe_load_all(rendered) if o and o["kind"] == "Deployment"]
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    assert container["image"] == "kubeflow/training-operator:v1-855e096"
+    arguments = [*container.get("command", []), *container.get("args", [])]
+    assert not [a for a in arguments if a.startswith("--pytorch-init-container")]
+    assert "PYTORCH_INIT_CONTAINER_IMAGE" not in {e["name"] for e in container.get("env", [])}
+    assert not deployment["spec"]["template"]["spec"].get("volumes")  # no /etc/config/initContainer.yaml
+    assert OPERATOR_INIT_IMAGES == ("alpine:3.10",)

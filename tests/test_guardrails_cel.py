@@ -224,6 +224,7 @@ class Case:
     old: dict[str, Any] | None = None
     user: str = MEMBER
     subresource: str = ""
+    options: dict[str, Any] | None = None  # DELETE: the request's DeleteOptions
 
 
 def sc(**fields: Any) -> dict[str, Any]:
@@ -471,6 +472,15 @@ def with_meta(obj: dict[str, Any], field_name: str, values: dict[str, str] | Non
     return out
 
 
+def with_template_annotations(obj: dict[str, Any], values: dict[str, str]) -> dict[str, Any]:
+    out = copy.deepcopy(obj)
+    out["spec"]["template"].setdefault("metadata", {}).setdefault("annotations", {}).update(values)
+    return out
+
+
+PYTORCH_JOB = workload("PyTorchJob", NLP, pod_spec(container("pytorch", **GPU)), pod_spec(container("pytorch", **GPU)))
+
+
 def job(**pod_extra: Any) -> dict[str, Any]:
     return workload("Job", NLP, pod_spec(container(**GPU), **pod_extra))
 
@@ -562,6 +572,58 @@ CASES += [
          {}, operation="UPDATE", old=with_meta(CLEAN_JOB, "labels", {"kueue.x-k8s.io/prebuilt-workload-name": "w1"})),
     Case("mpi-operator-updates-its-launcher", spec_of(LAUNCHER, suspend=True), {}, operation="UPDATE", old=LAUNCHER,
          user=MPI_OPERATOR),
+    # Detaching the MPI launcher from its MPIJob (metadata only) would leave it outside Kueue (attack of 2026-11-22).
+    Case("team-detaches-a-launcher-from-its-mpijob", {**LAUNCHER, "metadata": {**LAUNCHER["metadata"], "ownerReferences": []}},
+         {"owner-references": "only the garbage collector removes owners"}, operation="UPDATE", old=LAUNCHER),
+    Case("team-drops-one-of-two-owners", owned_by(CLEAN_JOB), {"owner-references": "PyTorchJob/tiny may not be set"},
+         operation="UPDATE", old={**owned_by(CLEAN_JOB), "metadata": {**owned_by(CLEAN_JOB)["metadata"], "ownerReferences": [
+             *owned_by(CLEAN_JOB)["metadata"]["ownerReferences"],
+             {**owned_by(CLEAN_JOB)["metadata"]["ownerReferences"][0], "name": "other", "controller": False}]}}),
+    # Only Kueue starts a suspended job (it admits it against the quota first).
+    Case("team-suspends-its-job", spec_of(CLEAN_JOB, suspend=True), {}, operation="UPDATE", old=CLEAN_JOB),
+    Case("team-resumes-a-suspended-job", spec_of(CLEAN_JOB, suspend=False), {"resume": "Job spec.suspend"},
+         operation="UPDATE", old=spec_of(CLEAN_JOB, suspend=True)),
+    Case("team-drops-suspend-from-a-suspended-job", CLEAN_JOB, {"resume": "may not be resumed by hand"},
+         operation="UPDATE", old=spec_of(CLEAN_JOB, suspend=True)),
+    Case("team-resumes-a-pytorchjob", spec_of(PYTORCH_JOB, runPolicy={"suspend": False}),
+         {"resume": "PyTorchJob spec.runPolicy.suspend"}, operation="UPDATE",
+         old=spec_of(PYTORCH_JOB, runPolicy={"suspend": True})),
+    Case("kueue-resumes-what-it-admitted", spec_of(CLEAN_JOB, suspend=False), {}, operation="UPDATE",
+         old=spec_of(CLEAN_JOB, suspend=True), user=KUEUE),
+    # Deletes: an orphaning delete leaves the pods on their devices after Kueue frees the quota.
+    Case("kubectl-delete-a-job", CLEAN_JOB, {}, operation="DELETE", options={"propagationPolicy": "Background"}),
+    Case("foreground-delete-of-a-pytorchjob", PYTORCH_JOB, {}, operation="DELETE", options={"propagationPolicy": "Foreground"}),
+    Case("orphaning-delete-of-a-job", CLEAN_JOB, {"delete-propagation": "propagationPolicy: must be Background"},
+         operation="DELETE", options={"propagationPolicy": "Orphan"}),
+    Case("api-delete-of-a-job-naming-no-policy", CLEAN_JOB, {"delete-propagation": "propagationPolicy"},
+         operation="DELETE", options={}),
+    Case("orphan-dependents-delete-of-an-mpijob", workload("MPIJob", NLP, pod_spec(container("launcher")),
+                                                           pod_spec(container("worker", **GPU))),
+         {"delete-propagation": "propagationPolicy"}, operation="DELETE", options={"orphanDependents": True}),
+    Case("garbage-collector-deletes-a-launcher", LAUNCHER, {}, operation="DELETE", options={}, user=GC),
+    Case("delete-of-an-object-made-before-the-guardrails", LEGACY_PRIVILEGED, {}, operation="DELETE",
+         options={"propagationPolicy": "Background"}),
+    # The training operator's init container on every Worker of a PyTorchJob with a Master: its image has no
+    # NVIDIA variable, so it is exempt by image; any other image is not, whatever the container's name.
+    Case("training-operator-worker-pod-with-its-init-container", owned_by(workload("Pod", NLP, pod_spec(
+        container("pytorch", **GPU), initContainers=[{"name": "init-pytorch", "image": "alpine:3.10",
+                                                      "command": ["sh", "-c", "until nslookup w-master-0; do sleep 2; done"]}]),
+        metadata_labels={})), {}, user="system:serviceaccount:kubeflow:training-operator"),
+    Case("init-container-named-like-the-operators-of-another-image", owned_by(workload("Pod", NLP, pod_spec(
+        container("pytorch", **GPU), initContainers=[{"name": "init-pytorch", "image": "repo/cuda:12"}]),
+        metadata_labels={})), {"gpu-visibility": "initContainers[init-pytorch].env"}),
+    # Pods hold their devices until they end: a long grace period outlives an eviction.
+    Case("grace-period-of-ten-years", workload("Job", NLP, pod_spec(container(**GPU), terminationGracePeriodSeconds=315360000)),
+         {"grace-period": "spec.template.spec.terminationGracePeriodSeconds: at most 300"}),
+    Case("grace-period-of-five-minutes", workload("Job", NLP, pod_spec(container(**GPU), terminationGracePeriodSeconds=300)), {}),
+    # Other ways the NVIDIA toolkit selects devices: CDI annotations, the device-list mount folder, swarm's variable.
+    Case("cdi-annotation-on-a-template", with_template_annotations(CLEAN_JOB, {"cdi.k8s.io/gpu": "nvidia.com/gpu=all"}),
+         {"device-annotations": "spec.template.metadata.annotations.cdi.k8s.io/*: CDI annotations"}),
+    Case("mount-naming-the-device-list-folder", workload("Job", NLP, pod_spec(container(
+        volumeMounts=[{"name": "x", "mountPath": "/var/run/../run/nvidia-container-devices/all"}]),
+        volumes=[{"name": "x", "emptyDir": {}}])), {"device-annotations": "volumeMounts"}),
+    Case("swarm-gpu-variable", workload("Job", NLP, pod_spec(container(env=[{"name": "DOCKER_RESOURCE_GPU", "value": "0,1"}]))),
+         {"device-env": "env: DOCKER_RESOURCE_GPU"}),
     # Pods are not queued kinds: the operators' pods carry owner references and are checked as pods only.
     Case("training-operator-creates-a-worker-pod", owned_by(workload("Pod", NLP, pod_spec(
         container("pytorch", env=[{"name": "MASTER_ADDR", "value": "w-master-0"}], **GPU),
@@ -658,6 +720,9 @@ CASES += [
 
 def run(case: Case, manifests: list[dict[str, Any]]) -> Verdict:
     request = request_for(case.obj, case.operation, case.user, case.subresource)
+    if case.operation == "DELETE":  # the API server sends the deleted object as oldObject, and the options
+        request["options"] = {"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1", **(case.options or {})}
+        return admit(manifests, request, None, case.obj)
     return admit(manifests, request, case.obj, case.old)
 
 

@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from cdk_app.config.loader import load_config
-from cdk_app.guardrails import DEVICE_ENV_OFF, DEVICE_ENV_VARS, GPU_FEATURES_OFF_ENV
+from cdk_app.guardrails import DEVICE_ENV_OFF, DEVICE_ENV_VARS, GPU_FEATURES_OFF_ENV, HIDE_GPUS_ENV
 from cdk_app.job_templates import JobRequest, JobSpecError, Volume, manifests, parse_env, parse_volume, render
 from cdk_app.quantity import parse_quantity
 
@@ -145,7 +145,7 @@ def test_auto_resume_on_an_elastic_pytorchjob():
 
 @pytest.mark.parametrize("kind", ["pytorchjob", "mpijob", "job"])
 def test_env_volumes_shm_cpu_and_memory_reach_every_container(kind):
-    request = dataclasses.replace(JOHN, kind=kind, env=(("NCCL_DEBUG", "INFO"), ("NVIDIA_VISIBLE_DEVICES", "void")),
+    request = dataclasses.replace(JOHN, kind=kind, env=(("NCCL_DEBUG", "INFO"),),
                                   volumes=(Volume("fsx-claim", "/fsx"), Volume("datasets", "/data", True)),
                                   shm="64Gi", cpu="40", memory="160Gi")
     job = render(DEV, request)
@@ -156,8 +156,8 @@ def test_env_volumes_shm_cpu_and_memory_reach_every_container(kind):
                                    {"name": "shm", "emptyDir": {"medium": "Memory", "sizeLimit": "64Gi"}}]
         [container] = spec["containers"]
         has_gpus = "nvidia.com/gpu" in container["resources"].get("limits", {})
-        assert container["env"] == [{"name": "NCCL_DEBUG", "value": "INFO"}, {"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"},
-                                    *(map(dict, GPU_FEATURES_OFF_ENV) if has_gpus else [])]
+        assert container["env"] == [{"name": "NCCL_DEBUG", "value": "INFO"},
+                                    *(map(dict, GPU_FEATURES_OFF_ENV) if has_gpus else [HIDE_GPUS_ENV])]
         assert container["volumeMounts"] == [{"name": "pvc-0", "mountPath": "/fsx"},
                                              {"name": "pvc-1", "mountPath": "/data", "readOnly": True},
                                              {"name": "shm", "mountPath": "/dev/shm"}]
@@ -170,7 +170,13 @@ def test_env_refuses_the_device_variables_the_guardrail_refuses(variable):
         with pytest.raises(JobSpecError, match=f"--env {variable}: selects devices .* guardrail \\(device-env\\)"):
             render(DEV, dataclasses.replace(JOHN, env=((variable, exposing),)))
     for hiding in DEVICE_ENV_OFF[variable]:  # what the guardrail lets through passes here too
-        render(DEV, dataclasses.replace(JOHN, env=((variable, hiding),)))
+        if variable != HIDE_GPUS_ENV["name"]:  # on GPU containers that one is refused (below)
+            render(DEV, dataclasses.replace(JOHN, env=((variable, hiding),)))
+
+
+def test_env_may_not_hide_the_gpus_a_job_asks_for():
+    with pytest.raises(JobSpecError, match="--env NVIDIA_VISIBLE_DEVICES: the containers ask for GPUs"):
+        render(DEV, dataclasses.replace(JOHN, env=(("NVIDIA_VISIBLE_DEVICES", "void"),)))
 
 
 @pytest.mark.parametrize(("change", "message"), [
