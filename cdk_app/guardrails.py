@@ -37,6 +37,7 @@ API_VERSION = "admissionregistration.k8s.io/v1"
 NAME_PREFIX = "hyperpod-kit-"
 POD_SECURITY = f"{NAME_PREFIX}pod-security"
 WORKLOAD_QUEUE = f"{NAME_PREFIX}workload-queue"
+SERVICES = f"{NAME_PREFIX}services"
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 # Kueue's keys on a queued object that only shape how its own quota is used (max run time, partial
@@ -735,6 +736,32 @@ def workload_queue_policy(config: KitConfig) -> dict[str, Any]:
             "spec": spec}
 
 
+def service_policy() -> dict[str, Any]:
+    """Services reach past the namespace: NodePort opens a port on every node, LoadBalancer an AWS load balancer,
+    ExternalName aliases any DNS name, and externalIPs make every node's kube-proxy hand that IP's traffic to
+    the team's pods (CVE-2020-8554). A team's Services are ClusterIP (headless too), as the operators make them."""
+    spec = "object.spec"
+    return {
+        "apiVersion": API_VERSION, "kind": "ValidatingAdmissionPolicy", "metadata": _metadata(SERVICES),
+        "spec": {
+            "failurePolicy": "Fail",
+            "matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"], "resources": ["services"],
+                                                    "operations": ["CREATE", "UPDATE"]}]},
+            # Metadata-only updates (a finalizer removed while an old load balancer is deleted) stay possible.
+            "matchConditions": [{"name": "created-or-spec-changed",
+                                 "expression": "request.operation == 'CREATE' || object.spec != oldObject.spec"}],
+            "validations": [
+                _validation("service-type", f"!has({spec}.type) || {spec}.type == 'ClusterIP'",
+                            "only ClusterIP Services (headless too) are allowed",
+                            f"'spec.type: ' + {spec}.type + ' reaches past the namespace; only ClusterIP is allowed'"),
+                _validation("service-type", f"!has({spec}.externalIPs) || size({spec}.externalIPs) == 0",
+                            "spec.externalIPs is not allowed (every node would send that IP's traffic to the pods)",
+                            "'spec.externalIPs: not allowed (every node would send that IP\\'s traffic to the pods)'"),
+            ],
+        },
+    }
+
+
 def binding(policy: dict[str, Any], namespaces: list[str]) -> dict[str, Any]:
     name = policy["metadata"]["name"]
     return {
@@ -755,5 +782,5 @@ def guardrail_manifests(config: KitConfig) -> list[dict[str, Any]]:
     namespaces = team_namespaces(config)
     if not namespaces:
         return []
-    policies = [pod_security_policy(config), workload_queue_policy(config)]
+    policies = [pod_security_policy(config), workload_queue_policy(config), service_policy()]
     return [*policies, *(binding(p, namespaces) for p in policies)]

@@ -56,9 +56,9 @@ BYTES_STACK = 1_400  # description, Parameters, Rules, CDK metadata
 BYTES_GOVERNANCE = 2_400  # add-on, Kueue wait, native cluster policy, ClusterPolicyArn output
 BYTES_API_POLICY = 500  # the API-backed cluster policy is that much larger than the native one
 BYTES_API_PROVIDER = 25_000
-BYTES_GUARDRAILS = 60_300  # the two admission policies and bindings, without the per-namespace entries
+BYTES_GUARDRAILS = 62_100  # the admission policies and bindings, without the per-namespace entries
 BYTES_GUARDRAILS_CLASS = 250  # per priority class of the cluster policy
-BYTES_GUARDED_TEAM = 196  # plus 5 per name character and per allowed priority class 2 x its name + 30
+BYTES_GUARDED_TEAM = 214  # plus 6 per name character and per allowed priority class 2 x its name + 30
 BYTES_OBSERVABILITY = 1_900
 BYTES_QUOTA = 660  # plus its entries
 BYTES_QUOTA_ENTRY = 40  # plus the instance type, and per amount given 14 + the field's name and value
@@ -182,7 +182,7 @@ def team_cost(config: KitConfig, team: Team, stack: str) -> Cost:
 
 def _guarded_team(config: KitConfig, name: str, classes: tuple[str, ...] | None, capabilities: tuple[str, ...]) -> int:
     allowed = config_classes(config) if classes is None else classes
-    return (BYTES_GUARDED_TEAM + 5 * len(name) + sum(2 * len(c) + 30 for c in allowed)
+    return (BYTES_GUARDED_TEAM + 6 * len(name) + sum(2 * len(c) + 30 for c in allowed)
             + sum(2 * len(c) + 20 for c in capabilities))
 
 

@@ -21,7 +21,7 @@ import celpy
 import kubernetes_validate
 import pytest
 from cdk_app.config.loader import load_config
-from cdk_app.guardrails import WORKLOAD_KINDS, guardrail_manifests
+from cdk_app.guardrails import WORKLOAD_KINDS, WorkloadKind, guardrail_manifests
 from test_guardrails import governance_template
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -140,6 +140,8 @@ def admit(manifests: list[dict[str, Any]], request: dict[str, Any], obj: dict[st
 # ---- the objects of the matrix ------------------------------------------------------------------------
 
 GROUPS = {k.kind: k for k in WORKLOAD_KINDS}
+# Kinds a team may create that hold no pods (the Role's other objects).
+OTHER_KINDS = {"Service": WorkloadKind("", "v1", "services", "Service", "unqueued")}
 
 
 HIDE_GPUS = {"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"}
@@ -202,7 +204,7 @@ def workload(kind: str, namespace: str, *specs: dict[str, Any], metadata_labels:
 
 def request_for(obj: dict[str, Any], operation: str = "CREATE", user: str = MEMBER,
                 subresource: str = "") -> dict[str, Any]:
-    known = GROUPS[obj["kind"]]
+    known = GROUPS.get(obj["kind"]) or OTHER_KINDS[obj["kind"]]
     return {"kind": {"group": known.group, "version": known.version, "kind": known.kind},
             "resource": {"group": known.group, "version": known.version, "resource": known.resource},
             "subResource": subresource, "name": obj["metadata"]["name"], "namespace": obj["metadata"]["namespace"],
@@ -478,6 +480,12 @@ def with_template_annotations(obj: dict[str, Any], values: dict[str, str]) -> di
     return out
 
 
+def service(**spec: Any) -> dict[str, Any]:
+    body = {"selector": {"app": "w"}, "ports": [{"port": 29500}], **spec}
+    return {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "w", "namespace": NLP},
+            "spec": {k: v for k, v in body.items() if v is not None}}
+
+
 PYTORCH_JOB = workload("PyTorchJob", NLP, pod_spec(container("pytorch", **GPU)), pod_spec(container("pytorch", **GPU)))
 
 
@@ -624,6 +632,18 @@ CASES += [
         volumes=[{"name": "x", "emptyDir": {}}])), {"device-annotations": "volumeMounts"}),
     Case("swarm-gpu-variable", workload("Job", NLP, pod_spec(container(env=[{"name": "DOCKER_RESOURCE_GPU", "value": "0,1"}]))),
          {"device-env": "env: DOCKER_RESOURCE_GPU"}),
+    # Services: ClusterIP only, no externalIPs (a NodePort, load balancer or external IP reaches past the namespace).
+    Case("headless-service-of-a-job", service(clusterIP="None"), {}),
+    Case("cluster-ip-service", service(type="ClusterIP"), {}),
+    Case("node-port-service", service(type="NodePort"), {"service-type": "spec.type: NodePort"}),
+    Case("load-balancer-service", service(type="LoadBalancer"), {"service-type": "spec.type: LoadBalancer"}),
+    Case("external-name-service", service(type="ExternalName", externalName="db.example.com", ports=None),
+         {"service-type": "spec.type: ExternalName"}),
+    Case("external-ips-intercept-traffic", service(externalIPs=["10.0.0.10"]), {"service-type": "spec.externalIPs"}),
+    Case("node-port-made-by-an-update", service(type="NodePort"), {"service-type": "NodePort"}, operation="UPDATE",
+         old=service()),
+    Case("finalizer-removed-from-an-old-load-balancer", with_meta(service(type="LoadBalancer"), "labels", {"a": "b"}), {},
+         operation="UPDATE", old=service(type="LoadBalancer"), user="system:serviceaccount:kube-system:service-controller"),
     # Pods are not queued kinds: the operators' pods carry owner references and are checked as pods only.
     Case("training-operator-creates-a-worker-pod", owned_by(workload("Pod", NLP, pod_spec(
         container("pytorch", env=[{"name": "MASTER_ADDR", "value": "w-master-0"}], **GPU),
