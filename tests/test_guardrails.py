@@ -43,7 +43,9 @@ CONFIGS = {env: load_config(ROOT / "config" / f"{env}.yaml").config for env in (
 def test_every_object_is_valid_for_the_cluster_version(env):
     config = CONFIGS[env]
     manifests = guardrail_manifests(config)
-    assert [m["kind"] for m in manifests].count("ValidatingAdmissionPolicy") == 2
+    kinds = [m["kind"] for m in manifests]
+    # pods, queued workloads, Services: one policy each, each with its binding
+    assert kinds.count("ValidatingAdmissionPolicy") == kinds.count("ValidatingAdmissionPolicyBinding") == 3
     for manifest in manifests:
         kubernetes_validate.validate(copy.deepcopy(manifest), config.eks.kubernetes_version, strict=True)
 
