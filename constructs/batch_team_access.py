@@ -56,10 +56,10 @@ class BatchTeamAccess(Construct):
         super().__init__(scope, construct_id)
         if not props.principals:
             raise ValueError(f"team {props.team!r} needs at least one principal to assume its role")
-        if not ROLE_ARN.match(props.execution_role_arn):
+        if not ROLE_ARN.fullmatch(props.execution_role_arn):
             raise ValueError(f"execution_role_arn must be an IAM role ARN, got {props.execution_role_arn!r}")
         if props.fair_share_queues and (props.share_identifier is None
-                                        or not SHARE_IDENTIFIER.match(props.share_identifier)):
+                                        or not SHARE_IDENTIFIER.fullmatch(props.share_identifier)):
             raise ValueError(f"team {props.team!r} needs a share identifier (1-255 letters and digits) "
                              "for its fair-share queues")
         if not (props.fair_share_queues or props.quota_shares or props.fifo_queues):

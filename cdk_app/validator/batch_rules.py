@@ -14,8 +14,9 @@ from fractions import Fraction
 from itertools import accumulate
 from typing import TYPE_CHECKING
 
-from cdk_app.batch_shares import environment_named, environment_quota_entries, queue_named, teams_on, training_instance_types
-from cdk_app.config.batch_model import NUM_INSTANCES, Batch
+from cdk_app.batch_shares import (environment_named, environment_quota_entries, queue_named, quota_share_teams, teams_on,
+                                  training_instance_types)
+from cdk_app.config.batch_model import NUM_INSTANCES, Batch, ServiceEnvironment
 from cdk_app.config.model import KitConfig
 from cdk_app.config.yaml_source import PathKey
 from cdk_app.validator.capacity import Resources, describe
@@ -25,8 +26,20 @@ from cdk_app.validator.regions import cloudformation_types
 if TYPE_CHECKING:
     from cdk_app.validator.rules import Reporter
 
-SHARE_IDENTIFIER = re.compile(r"^[A-Za-z0-9]{1,255}$")
+# Used with fullmatch: a Python `$` also accepts a trailing newline ("AAA\n").
+SHARE_IDENTIFIER = re.compile(r"[A-Za-z0-9]{1,255}")
 MAX_SHARE_IDENTIFIERS = 500
+# AWS Batch service quotas that cannot be raised, per account and Region ("Resource: AWS Batch service quotas",
+# https://docs.aws.amazon.com/batch/latest/userguide/service_limits.html): 50 job queues, 50 service
+# environments, 1 job queue per quota-management service environment, 20 quota shares per quota-management
+# job queue. A quota share has at most 5 capacity limits ("Quota shares",
+# https://docs.aws.amazon.com/batch/latest/userguide/quota-shares.html). Neither the cfn-lint schemas nor
+# botocore's batch model state these (no maxItems), so only the validator can refuse them before a deploy.
+MAX_JOB_QUEUES = 50
+MAX_SERVICE_ENVIRONMENTS = 50
+MAX_QUEUES_PER_QUOTA_ENVIRONMENT = 1
+MAX_QUOTA_SHARES_PER_QUEUE = 20
+MAX_CAPACITY_LIMITS_PER_SHARE = 5
 BASE: PathKey = ("batch",)
 
 
@@ -40,6 +53,9 @@ def check_batch(config: KitConfig, report: Reporter) -> None:
     _check_queues(batch, report)
     _check_teams(batch, report)
     _check_quota_capacity(batch, report)
+    _check_service_quotas(batch, report)
+    _check_execution_roles(config, batch, report)
+    _check_disabled_teams(batch, report)
 
 
 def _check_names(batch: Batch, report: Reporter) -> None:
@@ -101,7 +117,13 @@ def _check_queues(batch: Batch, report: Reporter) -> None:
                          f"service environment '{queue.service_environment}' is not defined",
                          f"use one of: {', '.join(names)}")
         else:
-            if env.name in users:
+            if env.name in users and quota_managed(env):
+                report.error("HPK721", base + ("service_environment",),
+                             f"queues '{users[env.name]}' and '{queue.name}' share service environment '{env.name}', "
+                             "which has instance-type capacity units (quota management)",
+                             f"AWS Batch associates at most {MAX_QUEUES_PER_QUOTA_ENVIRONMENT} job queue with a "
+                             "quota-management service environment (not adjustable): give each queue its own")
+            elif env.name in users:
                 report.warning("HPK703", base + ("service_environment",),
                                f"queues '{users[env.name]}' and '{queue.name}' share service environment '{env.name}'",
                                "give each queue its own service environment (AWS recommends 1:1)")
@@ -144,7 +166,7 @@ def _check_teams(batch: Batch, report: Reporter) -> None:
             if team.share_identifier is None:
                 report.error("HPK707", base, f"team '{team.name}' is on fair-share queue '{kinds['fair_share'][0]}' "
                              "without a share_identifier", "add share_identifier: 1-255 letters and digits")
-            elif not SHARE_IDENTIFIER.match(team.share_identifier):
+            elif not SHARE_IDENTIFIER.fullmatch(team.share_identifier):
                 report.error("HPK707", base + ("share_identifier",),
                              f"share identifier {team.share_identifier!r} is not allowed",
                              "1-255 letters and digits (Batch allows no other characters)")
@@ -204,3 +226,90 @@ def _check_quota_capacity(batch: Batch, report: Reporter) -> None:
                          f"service environment '{env.name}' has {describe(capacity[unit].count, 'count')} ({split})",
                          f"lower the quotas by {describe(total.count - capacity[unit].count, 'count')} "
                          f"or raise the environment's max_capacity")
+
+
+def quota_managed(env: ServiceEnvironment) -> bool:
+    """A service environment whose capacity is counted per instance type: Batch's quota management."""
+    return all(limit.unit != NUM_INSTANCES for limit in env.capacity_limits)
+
+
+def _check_service_quotas(batch: Batch, report: Reporter) -> None:
+    """Batch's fixed quotas: queues and service environments per Region, quota shares per queue, capacity limits
+    per quota share; and each instance type once in a quota share (its capacity limits are one per unit)."""
+    for field, count, limit, what in (("queues", len(batch.queues), MAX_JOB_QUEUES, "job queues"),
+                                      ("service_environments", len(batch.service_environments),
+                                       MAX_SERVICE_ENVIRONMENTS, "service environments")):
+        if count > limit:
+            report.error("HPK723", BASE + (field, limit), f"{count} {what}: the one at index {limit} is over AWS Batch's "
+                         f"limit of {limit} {what} per account and Region",
+                         f"keep at most {limit} (a Batch service quota that cannot be raised; other stacks and "
+                         "consoles in the account count too)")
+    sharing: dict[str, list[int]] = {}
+    for team, queue in quota_share_teams(batch):
+        sharing.setdefault(queue, []).append(next(i for i, t in enumerate(batch.teams) if t is team))
+    for queue, indexes in sharing.items():
+        if len(indexes) > MAX_QUOTA_SHARES_PER_QUEUE:
+            i = indexes[MAX_QUOTA_SHARES_PER_QUEUE]
+            team = batch.teams[i]
+            report.error("HPK722", BASE + ("teams", i, "queues", team.queues.index(queue)),
+                         f"queue '{queue}' would get {len(indexes)} quota shares; team '{team.name}' is share "
+                         f"{MAX_QUOTA_SHARES_PER_QUEUE + 1}",
+                         f"AWS Batch attaches at most {MAX_QUOTA_SHARES_PER_QUEUE} quota shares to a job queue (not "
+                         "adjustable): move teams to another quota_share queue on its own service environment")
+    for i, team in enumerate(batch.teams):
+        seen: dict[str, int] = {}
+        for j, entry in enumerate(team.quota):
+            if entry.instance_type in seen:
+                report.error("HPK724", BASE + ("teams", i, "quota", j, "instance_type"),
+                             f"team '{team.name}' lists {entry.instance_type} twice in its quota "
+                             f"(first at quota[{seen[entry.instance_type]}])",
+                             "give each instance type one entry: its quota share has one capacity limit per unit")
+            seen.setdefault(entry.instance_type, j)
+        if len(team.quota) > MAX_CAPACITY_LIMITS_PER_SHARE:
+            report.error("HPK722", BASE + ("teams", i, "quota", MAX_CAPACITY_LIMITS_PER_SHARE),
+                         f"team '{team.name}' has {len(team.quota)} quota entries: its quota share would get "
+                         f"{len(team.quota)} capacity limits",
+                         f"a quota share supports at most {MAX_CAPACITY_LIMITS_PER_SHARE} capacity limits (AWS Batch): "
+                         "keep at most 5 instance types per team")
+
+
+def _check_execution_roles(config: KitConfig, batch: Batch, report: Reporter) -> None:
+    """The role a team passes to SageMaker: the principal rule of HPK111 (form, IAM name length, partition of the
+    region, the config's account - Batch teams have no cross-account setting), and one role per team."""
+    from cdk_app.validator.rules import _principal_problem, partition  # rules imports this module: at call time
+
+    first: dict[str, str] = {}
+    for i, team in enumerate(batch.teams):
+        arn = team.execution_role_arn
+        if arn is None:
+            continue
+        path = BASE + ("teams", i, "execution_role_arn")
+        why = _principal_problem(arn, config, cross_account=False)
+        if why:
+            report.error("HPK725", path, f"{arn[:120]!r} cannot be team '{team.name}''s training execution role: {why}",
+                         f"name an IAM role of account {config.account} in partition {partition(config.region)}: "
+                         "SageMaker runs the team's jobs as it, and a role of another account or partition cannot "
+                         "be passed")
+        elif arn in first:
+            report.warning("HPK726", path, f"teams '{first[arn]}' and '{team.name}' pass the same execution role "
+                           f"{arn}", "give each team its own training execution role: jobs of one team can read "
+                           "and write whatever the other's role may")
+        first.setdefault(arn, team.name)
+
+
+def _check_disabled_teams(batch: Batch, report: Reporter) -> None:
+    """enabled: false disables a team's quota share; Batch has no such switch for a share identifier or a FIFO
+    queue, so a disabled team on those queues would still submit there. Refused rather than half applied."""
+    for i, team in enumerate(batch.teams):
+        if team.enabled:
+            continue
+        open_queues = [(j, name) for j, name in enumerate(team.queues)
+                       if (queue := queue_named(batch, name)) is not None and queue.scheduling != "quota_share"]
+        if open_queues:
+            j, name = open_queues[0]
+            report.error("HPK727", BASE + ("teams", i, "enabled"),
+                         f"team '{team.name}' is disabled but is on {queue_named(batch, name).scheduling} queue "
+                         f"'{name}'" + (f" (and {len(open_queues) - 1} more)" if len(open_queues) > 1 else "")
+                         + ": enabled: false only disables a quota share, so its role could still submit there",
+                         "remove the fifo and fair_share queues from the team's queues (its role then cannot submit "
+                         "to them), or set enabled: true")
