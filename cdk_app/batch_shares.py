@@ -103,6 +103,23 @@ def environment_quota_entries(batch: Batch, environment: str) -> list[tuple[int,
     return found
 
 
+@dataclass(frozen=True, slots=True)
+class TeamQueues:
+    """The queues a team's role may submit to, by kind (names): what the Batch stack puts in its policy and the
+    validator measures (HPK728). quota_share is the team's quota-share queue (its quota share's), or None."""
+
+    fair_share: tuple[str, ...]
+    quota_share: str | None
+    fifo: tuple[str, ...]
+
+
+def team_queues(batch: Batch, team: BatchTeam) -> TeamQueues:
+    kinds = {q.name: q.scheduling for q in batch.queues}
+    share = next((queue for t, queue in quota_share_teams(batch) if t is team), None)
+    return TeamQueues(fair_share=tuple(n for n in team.queues if kinds.get(n) == "fair_share"), quota_share=share,
+                      fifo=tuple(n for n in team.queues if kinds.get(n) == "fifo"))
+
+
 def roles_of(batch: Batch) -> list[BatchTeam]:
     """Teams that get a role in the Batch stack: principals to trust and an execution role to pass."""
     return [t for t in batch.teams if t.principals and t.execution_role_arn is not None]

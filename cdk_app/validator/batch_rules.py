@@ -12,16 +12,18 @@ import difflib
 import re
 from fractions import Fraction
 from itertools import accumulate
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from cdk_app.batch_shares import (environment_named, environment_quota_entries, queue_named, quota_share_teams, teams_on,
-                                  training_instance_types)
-from cdk_app.config.batch_model import NUM_INSTANCES, Batch, ServiceEnvironment
+from cdk_app.batch_shares import (environment_named, environment_quota_entries, queue_named, quota_share_name,
+                                  quota_share_teams, roles_of, team_queues, teams_on, training_instance_types)
+from cdk_app.config.batch_model import NUM_INSTANCES, Batch, BatchTeam, ServiceEnvironment
 from cdk_app.config.model import KitConfig
 from cdk_app.config.yaml_source import PathKey
 from cdk_app.validator.capacity import Resources, describe
 from cdk_app.validator.findings import format_path
 from cdk_app.validator.regions import cloudformation_types
+from hyperpod_constructs.batch_team_policy import (INLINE_POLICY_LIMIT, TRUST_POLICY_LIMIT, batch_arn, job_queue_arn,
+                                                   policy_size, quota_share_arn, team_policy, trust_policy)
 
 if TYPE_CHECKING:
     from cdk_app.validator.rules import Reporter
@@ -56,6 +58,7 @@ def check_batch(config: KitConfig, report: Reporter) -> None:
     _check_service_quotas(batch, report)
     _check_execution_roles(config, batch, report)
     _check_disabled_teams(batch, report)
+    _check_team_role_sizes(config, batch, report)
 
 
 def _check_names(batch: Batch, report: Reporter) -> None:
@@ -313,3 +316,44 @@ def _check_disabled_teams(batch: Batch, report: Reporter) -> None:
                          + ": enabled: false only disables a quota share, so its role could still submit there",
                          "remove the fifo and fair_share queues from the team's queues (its role then cannot submit "
                          "to them), or set enabled: true")
+
+
+def team_role_documents(config: KitConfig, team: BatchTeam) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The trust and inline policy the Batch stack writes for `team`, with every ARN resolved as CloudFormation
+    will resolve it (the account, Region and partition are the config's; queue and quota-share ARNs are Batch's
+    formats), from the same functions BatchTeamAccess calls."""
+    from cdk_app.validator.rules import partition  # rules imports this module: import at call time
+
+    assert config.batch is not None and team.execution_role_arn is not None
+    where = (partition(config.region), config.region, config.account)
+    queues = team_queues(config.batch, team)
+    shares = (((job_queue_arn(*where, queues.quota_share),
+                quota_share_arn(*where, queues.quota_share, quota_share_name(team))),)
+              if queues.quota_share is not None else ())
+    document = team_policy(execution_role_arn=team.execution_role_arn,
+                           service_jobs=batch_arn(*where, "service-job/*"),
+                           fair_share_queues=tuple(job_queue_arn(*where, q) for q in queues.fair_share),
+                           share_identifier=team.share_identifier, quota_shares=shares,
+                           fifo_queues=tuple(job_queue_arn(*where, q) for q in queues.fifo),
+                           max_priority=team.max_priority)
+    return trust_policy(team.principals), document
+
+
+def _check_team_role_sizes(config: KitConfig, batch: Batch, report: Reporter) -> None:
+    """IAM refuses a role whose trust policy, or whose inline policies together, exceed its size quotas; CloudFormation
+    and cfn-lint cannot tell before the deploy, since the template holds tokens where IAM gets ARNs."""
+    roles = {id(team) for team in roles_of(batch)}
+    for i, team in enumerate(batch.teams):
+        if id(team) not in roles:
+            continue
+        trust, document = team_role_documents(config, team)
+        for size, limit, field, what, hint in (
+                (policy_size(trust), TRUST_POLICY_LIMIT, "principals", "trust policy",
+                 "trust fewer principals, e.g. one IAM role the team's people assume (IAM's default quota; each "
+                 "principal ARN counts with its quotes and comma)"),
+                (policy_size(document), INLINE_POLICY_LIMIT, "queues", "inline policy",
+                 "put the team on fewer queues or shorten the queue names (each queue ARN is listed twice)")):
+            if size > limit:
+                report.error("HPK728", BASE + ("teams", i, field),
+                             f"team '{team.name}''s Batch role would have a {size:,}-character {what}, over IAM's "
+                             f"limit of {limit:,} characters", hint)
