@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from cdk_app.config.batch_model import Batch, BatchQuota, BatchTeam, JobQueue, ServiceEnvironment
+from cdk_app.config.batch_model import Batch, BatchQuota, BatchTeam, JobQueue, Scheduling, ServiceEnvironment
 
 # The kit's (HyperPod) vocabulary -> AWS Batch's enums (botocore batch QuotaShareResourceSharingStrategy,
 # QuotaShareInSharePreemptionState).
@@ -36,6 +36,15 @@ def training_instance_types() -> frozenset[str]:
     packed = latest / "service-2.json.gz"
     text = gzip.decompress(packed.read_bytes()) if packed.is_file() else (latest / "service-2.json").read_bytes()
     return frozenset(json.loads(text)["shapes"]["TrainingInstanceType"]["enum"])
+
+
+def queue_scheduling(policy_arn: object, policy: Mapping[str, object] | None) -> Scheduling:
+    """A queue's scheduling type from its scheduling policy ARN and that policy, as Batch describes it
+    (quotaSharePolicy) or as a template holds it (QuotaSharePolicy): `validate --live` (HPK716) and `plan` read
+    deployed queues with it. No policy is FIFO; a policy with a quota-share part is quota share, else fair share."""
+    if not policy_arn:
+        return "fifo"
+    return "quota_share" if {"quotaSharePolicy", "QuotaSharePolicy"} & set(policy or {}) else "fair_share"
 
 
 def queue_named(batch: Batch, name: str) -> JobQueue | None:
