@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from cdk_app.config.batch_model import Batch, BatchQuota, BatchTeam, JobQueue, ServiceEnvironment
+from cdk_app.config.batch_model import Batch, BatchQuota, BatchTeam, JobQueue, Scheduling, ServiceEnvironment
 
 # The kit's (HyperPod) vocabulary -> AWS Batch's enums (botocore batch QuotaShareResourceSharingStrategy,
 # QuotaShareInSharePreemptionState).
@@ -36,6 +36,15 @@ def training_instance_types() -> frozenset[str]:
     packed = latest / "service-2.json.gz"
     text = gzip.decompress(packed.read_bytes()) if packed.is_file() else (latest / "service-2.json").read_bytes()
     return frozenset(json.loads(text)["shapes"]["TrainingInstanceType"]["enum"])
+
+
+def queue_scheduling(policy_arn: object, policy: Mapping[str, object] | None) -> Scheduling:
+    """A queue's scheduling type from its scheduling policy ARN and that policy, as Batch describes it
+    (quotaSharePolicy) or as a template holds it (QuotaSharePolicy): `validate --live` (HPK716) and `plan` read
+    deployed queues with it. No policy is FIFO; a policy with a quota-share part is quota share, else fair share."""
+    if not policy_arn:
+        return "fifo"
+    return "quota_share" if {"quotaSharePolicy", "QuotaSharePolicy"} & set(policy or {}) else "fair_share"
 
 
 def queue_named(batch: Batch, name: str) -> JobQueue | None:
@@ -101,6 +110,23 @@ def environment_quota_entries(batch: Batch, environment: str) -> list[tuple[int,
         if queue is not None:
             found.extend((i, team, queue, j, entry) for j, entry in enumerate(team.quota))
     return found
+
+
+@dataclass(frozen=True, slots=True)
+class TeamQueues:
+    """The queues a team's role may submit to, by kind (names): what the Batch stack puts in its policy and the
+    validator measures (HPK728). quota_share is the team's quota-share queue (its quota share's), or None."""
+
+    fair_share: tuple[str, ...]
+    quota_share: str | None
+    fifo: tuple[str, ...]
+
+
+def team_queues(batch: Batch, team: BatchTeam) -> TeamQueues:
+    kinds = {q.name: q.scheduling for q in batch.queues}
+    share = next((queue for t, queue in quota_share_teams(batch) if t is team), None)
+    return TeamQueues(fair_share=tuple(n for n in team.queues if kinds.get(n) == "fair_share"), quota_share=share,
+                      fifo=tuple(n for n in team.queues if kinds.get(n) == "fifo"))
 
 
 def roles_of(batch: Batch) -> list[BatchTeam]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from cdk_app.batch_shares import quota_share_request, teams_on
+from cdk_app.batch_shares import queue_scheduling, quota_share_request, teams_on
 from cdk_app.config.model import KitConfig
 from cdk_app.config.yaml_source import SourceMap
 from cdk_app.live import LiveAccessError, LiveResult, _call, _finding, _pages as live_pages
@@ -56,10 +56,7 @@ def gather_batch(config: KitConfig, client: Any) -> BatchLiveState:
 
 def _deployed_kind(queue: dict[str, Any], policies: dict[str, dict[str, Any]]) -> str:
     arn = queue.get("schedulingPolicyArn")
-    if not arn:
-        return "fifo"
-    policy = policies.get(arn, {})
-    return "quota_share" if "quotaSharePolicy" in policy else "fair_share"
+    return queue_scheduling(arn, policies.get(arn) if arn else None)
 
 
 def compare_batch(config: KitConfig, source: SourceMap, state: BatchLiveState) -> LiveResult:

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Literal
 
+from cdk_app.batch_shares import queue_scheduling
 from cdk_app.config.model import QuotaEntry
 from cdk_app.resource_schemas import create_only_properties, stateful_types
 from cdk_app.stack_layout import environment_of, stack_prefix
@@ -388,6 +389,7 @@ def compare(before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]],
     plan.changes.sort(key=lambda c: (c.stack, c.logical_id))
     plan.hazards.extend(_name_collisions(plan.changes, before, after))
     plan.hazards.extend(_protection_hazards(*protection, after))
+    plan.hazards.extend(_scheduling_changes(before, after))
     plan.teams = team_changes({s: before[s] for s in before if s in after}, after)
     plan.hazards.extend(_renamed_teams(plan))
     return plan
@@ -485,6 +487,34 @@ def _protection_hazards(before: dict[str, bool], after: dict[str, bool],
     return [Hazard(stack, stack, f"stack {stack}: termination protection turned off (`cdk destroy` would then "
                                  "delete it)")
             for stack in sorted(templates) if before.get(stack) and after.get(stack) is False]
+
+
+def _template_scheduling(queue: dict[str, Any], resources: dict[str, dict[str, Any]]) -> str:
+    """The scheduling type of a job queue in a template: its SchedulingPolicyArn is the GetAtt of the policy."""
+    arn = queue.get("Properties", {}).get("SchedulingPolicyArn")
+    target = arn.get("Fn::GetAtt", [None])[0] if isinstance(arn, dict) else None
+    return queue_scheduling(arn, resources.get(target, {}).get("Properties") if target else None)
+
+
+def _scheduling_changes(before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]]) -> list[Hazard]:
+    """A job queue kept under its logical id whose scheduling type changes. Batch never adds a scheduling policy
+    to a FIFO queue, never removes one, and never changes it between fair share and quota share (botocore
+    CreateJobQueue/UpdateJobQueue schedulingPolicyArn), so the update fails; `validate --live` says the same
+    against the deployed queue (HPK716)."""
+    hazards = []
+    for stack in sorted(after):
+        old_resources, new_resources = _resources(before.get(stack, {})), _resources(after[stack])
+        for logical_id, new in sorted(new_resources.items()):
+            old = old_resources.get(logical_id)
+            if new["Type"] != "AWS::Batch::JobQueue" or old is None or old["Type"] != new["Type"]:
+                continue
+            kinds = _template_scheduling(old, old_resources), _template_scheduling(new, new_resources)
+            if kinds[0] != kinds[1]:
+                hazards.append(Hazard(stack, logical_id, f"{_path(new, stack, logical_id)} (AWS::Batch::JobQueue): "
+                                      f"scheduling {kinds[0]} -> {kinds[1]}: Batch cannot change a queue's scheduling "
+                                      "type (give the queue a new name - a new queue is created, the old one "
+                                      f"removed - and move its teams, or keep scheduling: {kinds[0]})", fails=True))
+    return hazards
 
 
 def _identity(resource: dict[str, Any]) -> str | None:

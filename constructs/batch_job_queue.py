@@ -38,7 +38,7 @@ class BatchJobQueue(Construct):
 
     def __init__(self, scope: Construct, construct_id: str, *, props: BatchJobQueueProps) -> None:
         super().__init__(scope, construct_id)
-        if not BATCH_NAME.match(props.name):
+        if not BATCH_NAME.fullmatch(props.name):
             raise ValueError(f"job queue name must be 1-128 letters, digits, - or _, got {props.name!r}")
         if not 0 <= props.priority <= 1000:
             raise ValueError(f"job queue priority must be 0-1000, got {props.priority}")

@@ -39,7 +39,7 @@ class BatchQuotaShare(Construct):
 
     def __init__(self, scope: Construct, construct_id: str, *, props: BatchQuotaShareProps) -> None:
         super().__init__(scope, construct_id)
-        if not BATCH_NAME.match(props.name):
+        if not BATCH_NAME.fullmatch(props.name):
             raise ValueError(f"quota share name must be 1-128 letters, digits, - or _, got {props.name!r}")
         if not props.capacity_limits or any(count < 1 for _, count in props.capacity_limits):
             raise ValueError(f"quota share {props.name!r} needs capacity limits of at least 1 instance")

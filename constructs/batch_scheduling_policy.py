@@ -43,13 +43,13 @@ class BatchSchedulingPolicy(Construct):
         super().__init__(scope, construct_id)
         if props.kind not in SUFFIX:
             raise ValueError(f"kind must be fair_share or quota_share, got {props.kind!r}")
-        if not POLICY_NAME.match(props.name):
+        if not POLICY_NAME.fullmatch(props.name):
             raise ValueError(f"policy base name must be 1-116 letters, digits, - or _, got {props.name!r}")
         if props.kind == "quota_share" and (props.shares or props.share_decay_seconds is not None
                                             or props.compute_reservation is not None):
             raise ValueError("shares, share_decay_seconds and compute_reservation apply to fair_share policies only")
         for identifier, weight in props.shares:
-            if not SHARE_IDENTIFIER.match(identifier):
+            if not SHARE_IDENTIFIER.fullmatch(identifier):
                 raise ValueError(f"share identifier must be 1-255 letters and digits, got {identifier!r}")
             if weight is not None and not 0.0001 <= weight <= 999.9999:
                 raise ValueError(f"weight factor of {identifier} must be 0.0001-999.9999, got {weight}")

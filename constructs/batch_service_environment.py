@@ -32,7 +32,7 @@ class BatchServiceEnvironment(Construct):
 
     def __init__(self, scope: Construct, construct_id: str, *, props: BatchServiceEnvironmentProps) -> None:
         super().__init__(scope, construct_id)
-        if not BATCH_NAME.match(props.name):
+        if not BATCH_NAME.fullmatch(props.name):
             raise ValueError(f"service environment name must be 1-128 letters, digits, - or _, got {props.name!r}")
         if not props.capacity_limits:
             raise ValueError(f"service environment {props.name!r} needs at least one capacity limit")

@@ -1,12 +1,7 @@
 """What a team may do on AWS Batch: an IAM role its principals assume that may submit SageMaker Training
 service jobs to the team's queues only, with the team's own share, and pass only the team's training
-execution role to SageMaker.
-
-IAM for batch:SubmitServiceJob (Service Authorization Reference, AWS Batch): resource types job-queue
-(required), quota-share and service-job (required); condition keys aws:RequestTag, aws:ResourceTag,
-aws:TagKeys and batch:SchedulingPriority, plus batch:ShareIdentifier on the service job; dependent action
-iam:PassRole with iam:PassedToService sagemaker.amazonaws.com. There is no condition key for the quota
-share's name: the quota-share ARN in the Resource element confines it instead.
+execution role to SageMaker. The role's two documents are built by hyperpod_constructs.batch_team_policy, the
+same functions the validator measures against IAM's size quotas (HPK728).
 """
 
 from __future__ import annotations
@@ -18,11 +13,10 @@ from aws_cdk import Stack, aws_iam as iam
 from constructs import Construct
 
 from hyperpod_constructs.batch_scheduling_policy import SHARE_IDENTIFIER
+from hyperpod_constructs.batch_team_policy import batch_arn, team_policy, trust_policy
 from hyperpod_constructs.nag_acknowledgements import acknowledge, nag_text, wildcard_resource
 
 ROLE_ARN = re.compile(r"^arn:aws[a-z-]*:iam::[0-9]{12}:role/[A-Za-z0-9+=,.@_/-]{1,512}$")
-SUBMIT = "batch:SubmitServiceJob"
-READ_ACTIONS = ("batch:DescribeServiceJob", "batch:ListServiceJobs")
 
 
 @dataclass(frozen=True)
@@ -56,49 +50,28 @@ class BatchTeamAccess(Construct):
         super().__init__(scope, construct_id)
         if not props.principals:
             raise ValueError(f"team {props.team!r} needs at least one principal to assume its role")
-        if not ROLE_ARN.match(props.execution_role_arn):
+        if not ROLE_ARN.fullmatch(props.execution_role_arn):
             raise ValueError(f"execution_role_arn must be an IAM role ARN, got {props.execution_role_arn!r}")
         if props.fair_share_queues and (props.share_identifier is None
-                                        or not SHARE_IDENTIFIER.match(props.share_identifier)):
+                                        or not SHARE_IDENTIFIER.fullmatch(props.share_identifier)):
             raise ValueError(f"team {props.team!r} needs a share identifier (1-255 letters and digits) "
                              "for its fair-share queues")
         if not (props.fair_share_queues or props.quota_shares or props.fifo_queues):
             raise ValueError(f"team {props.team!r} has no queue to submit to")
         stack = Stack.of(self)
         # Service job ids are made by Batch at submission: only a pattern can name them.
-        service_jobs = f"arn:{stack.partition}:batch:{stack.region}:{stack.account}:service-job/*"
-        # IfExists: a job that gives no priority (Batch then uses its default) is not refused for lacking the key.
-        priority = ({"NumericLessThanEqualsIfExists": {"batch:SchedulingPriority": props.max_priority}}
-                    if props.max_priority is not None else {})
-        statements = []
-        if props.fair_share_queues:
-            statements.append(iam.PolicyStatement(
-                sid="SubmitWithOwnShareIdentifier", actions=[SUBMIT],
-                resources=[*props.fair_share_queues, service_jobs],
-                conditions={"StringEquals": {"batch:ShareIdentifier": props.share_identifier}, **priority}))
-        if props.quota_shares:
-            statements.append(iam.PolicyStatement(
-                sid="SubmitToOwnQuotaShare", actions=[SUBMIT],
-                resources=[arn for pair in props.quota_shares for arn in pair] + [service_jobs],
-                conditions=priority or None))
-        if props.fifo_queues:
-            statements.append(iam.PolicyStatement(
-                sid="SubmitToFifoQueues", actions=[SUBMIT], resources=[*props.fifo_queues, service_jobs],
-                conditions=priority or None))
-        queues = [*props.fair_share_queues, *(queue for queue, _ in props.quota_shares), *props.fifo_queues]
-        statements += [
-            iam.PolicyStatement(sid="PassOwnTrainingRole", actions=["iam:PassRole"],
-                                resources=[props.execution_role_arn],
-                                conditions={"StringEquals": {"iam:PassedToService": "sagemaker.amazonaws.com"}}),
-            iam.PolicyStatement(sid="SeeOwnQueues", actions=["batch:GetJobQueueSnapshot"], resources=queues),
-            # DescribeServiceJob and ListServiceJobs have no resource-level permissions.
-            iam.PolicyStatement(sid="SeeServiceJobs", actions=list(READ_ACTIONS), resources=["*"]),
-        ]
-        self.role = iam.Role(self, "Role",
-                             assumed_by=iam.CompositePrincipal(*(iam.ArnPrincipal(p) for p in props.principals)),
-                             description=f"Submits SageMaker Training jobs to AWS Batch as team {props.team}")
-        self.policy = iam.Policy(self, "Policy", statements=statements)
-        self.policy.attach_to_role(self.role)
+        service_jobs = batch_arn(stack.partition, stack.region, stack.account, "service-job/*")
+        # The role as the L2 iam.Role writes it (same path Role/Resource, so the same logical id), with the trust
+        # policy the validator measures; the policy is the L2 iam.Policy with the document the validator measures.
+        role = iam.CfnRole(Construct(self, "Role"), "Resource",
+                           assume_role_policy_document=trust_policy(props.principals),
+                           description=f"Submits SageMaker Training jobs to AWS Batch as team {props.team}")
+        document = team_policy(execution_role_arn=props.execution_role_arn, service_jobs=service_jobs,
+                               fair_share_queues=props.fair_share_queues, share_identifier=props.share_identifier,
+                               quota_shares=props.quota_shares, fifo_queues=props.fifo_queues,
+                               max_priority=props.max_priority)
+        self.policy = iam.Policy(self, "Policy", document=iam.PolicyDocument.from_json(document),
+                                 roles=[iam.Role.from_role_name(self, "Attached", role.ref)])
         acknowledge(self.policy, {
             wildcard_resource(nag_text(self, service_jobs)):
                 "Batch names a service job by an id it makes at submission; the queue, quota-share and share "
@@ -106,4 +79,4 @@ class BatchTeamAccess(Construct):
             wildcard_resource("*"): "batch:DescribeServiceJob and batch:ListServiceJobs have no resource-level "
                                     "permissions; they only read job status",
         })
-        self.role_arn = self.role.role_arn
+        self.role_arn = role.attr_arn

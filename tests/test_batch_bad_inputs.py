@@ -127,11 +127,15 @@ CASES: list[tuple[str, str, str, str, str]] = [
     ("team-twice", edit("    - name: ProdExp2\n", f"    - name: ProdExp1  {MARK}\n"), "HPK701", "batch.teams[1].name", "error"),
     ("queue-environment-unknown", edit("      service_environment: g6\n", f"      service_environment: g5  {MARK}\n"),
      "HPK702", "batch.queues[1].service_environment", "error"),
-    ("queues-share-environment", edit("      service_environment: g6\n", f"      service_environment: p4d  {MARK}\n")
+    # A NUM_INSTANCES environment may back two queues (AWS recommends not to); a quota-management one may not.
+    ("queues-share-environment", edit("      share_decay_seconds: 3600\n", "      share_decay_seconds: 3600\n"
+                                      f"    - name: fifo-q\n      service_environment: g6  {MARK}\n"),
+     "HPK703", "batch.queues[2].service_environment", "warning"),
+    ("queues-share-quota-environment", edit("      service_environment: g6\n", f"      service_environment: p4d  {MARK}\n")
      .replace("      scheduling: fair_share\n      share_decay_seconds: 3600\n", "      scheduling: fifo\n")
      .replace("      share_identifier: HIGHPRI\n      weight_factor: 1\n", "")
      .replace("      share_identifier: LOWPRI\n      weight_factor: 5\n", ""),
-     "HPK703", "batch.queues[1].service_environment", "warning"),
+     "HPK721", "batch.queues[1].service_environment", "error"),
     # Capacity units.
     ("unit-unknown", edit("        - unit: ml.p4d.24xlarge\n", f"        - unit: ml.p4d.25xlarge  {MARK}\n"),
      "HPK704", "batch.service_environments[0].capacity_limits[0].unit", "error"),

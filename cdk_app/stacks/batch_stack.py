@@ -10,7 +10,7 @@ from typing import Any
 from aws_cdk import Stack
 from constructs import Construct
 
-from cdk_app.batch_shares import quota_share_request, quota_share_teams, roles_of, teams_on
+from cdk_app.batch_shares import quota_share_request, quota_share_teams, roles_of, team_queues, teams_on
 from cdk_app.config.model import KitConfig
 from cdk_app.stacks.team_stack import role_arns_output
 from hyperpod_constructs.batch_job_queue import BatchJobQueue, BatchJobQueueProps
@@ -67,13 +67,13 @@ class BatchStack(Stack):
         arns: dict[str, str] = {}
         for team in roles_of(spec):
             assert team.execution_role_arn is not None  # roles_of keeps only teams with one
+            kinds = team_queues(spec, team)
             access = BatchTeamAccess(self, f"Team-{team.name}", props=BatchTeamAccessProps(
                 team=team.name, principals=team.principals, execution_role_arn=team.execution_role_arn,
-                fair_share_queues=tuple(queues[n][1].arn for n in team.queues if queues[n][0] == "fair_share"),
+                fair_share_queues=tuple(queues[n][1].arn for n in kinds.fair_share),
                 share_identifier=team.share_identifier,
-                quota_shares=(quota_shares[team.name],) if team.name in quota_shares else (),
-                fifo_queues=tuple(queues[n][1].arn for n in team.queues if queues[n][0] == "fifo"),
-                max_priority=team.max_priority))
+                quota_shares=(quota_shares[team.name],) if kinds.quota_share is not None else (),
+                fifo_queues=tuple(queues[n][1].arn for n in kinds.fifo), max_priority=team.max_priority))
             arns[team.name] = access.role_arn
         role_arns_output(self, arns, ROLE_ARNS_OUTPUT,
                          "JSON: Batch team name -> the IAM role its principals assume to submit SageMaker Training jobs")

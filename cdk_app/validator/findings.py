@@ -135,6 +135,14 @@ CODES: dict[str, str] = {
     "HPK718": "a quota share or share identifier on a deployed queue was made outside the kit",
     "HPK719": "the environment has neither a hyperpod nor a batch section (it would deploy nothing)",
     "HPK720": "a HyperPod, EKS or network setting in a Batch-only environment (no hyperpod section), where it has no effect",
+    "HPK721": "two job queues on one quota-management (instance-type) service environment: AWS Batch allows one",
+    "HPK722": "a job queue with more than 20 quota shares, or a quota share with more than 5 capacity limits (AWS Batch)",
+    "HPK723": "more than 50 job queues or 50 service environments (AWS Batch's limit per account and Region)",
+    "HPK724": "a Batch team's quota lists one instance type twice",
+    "HPK725": "a Batch team's execution role is not an IAM role of the config's account and partition",
+    "HPK726": "two Batch teams pass the same training execution role",
+    "HPK727": "a disabled Batch team (enabled: false) is on a FIFO or fair-share queue, where Batch cannot disable it",
+    "HPK728": "a Batch team role's trust policy (2,048) or inline policy (10,240 characters) is over IAM's size quota",
 }
 
 
