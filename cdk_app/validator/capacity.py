@@ -118,8 +118,8 @@ def quota_resources(entry: QuotaEntry, spec: InstanceSpec) -> Resources:
         share = 0
     filled = per_instances(spec, share)
     return Resources(
-        _exact(share),
-        entry.accelerators if entry.accelerators is not None and spec.accelerators else filled.accelerators,
+        filled.count,
+        filled.accelerators,  # the entry's own accelerators when it gives them: the share came from them
         _exact(exact(entry.vcpu)) if entry.vcpu is not None else filled.vcpu,
         _exact(exact(entry.memory_gib)) if entry.memory_gib is not None else filled.memory_gib,
     )
