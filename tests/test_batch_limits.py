@@ -82,6 +82,11 @@ CASES: list[tuple[str, str, set[tuple[str, str, str]]]] = [
      config(G6, "    - {name: f, service_environment: g6}\n",
             f'    - {{name: A, queues: [f], principals: ["{ROLE}A"], execution_role_arn: "{ROLE}ATrain\\n"}}\n'),
      {("HPK015", "batch.teams[0].execution_role_arn", "error")}),
+    # A broken key is reported once: no finding of a rule that reads it (its sibling looks absent otherwise).
+    ("misspelt-sharing-strategy-alone",
+     config(P4D, QUOTA_QUEUE, "    - {name: A, queues: [q], sharing_strategy: LendAndBorow, borrow_limit: 5, "
+                              "quota: [{instance_type: ml.p4d.24xlarge, count: 1}]}\n"),
+     {("HPK014", "batch.teams[0].sharing_strategy", "error")}),
     # M5 (c02): one instance type twice in a team's quota.
     ("c02-same-instance-type-twice",
      config(P4D, QUOTA_QUEUE, "    - name: A\n      queues: [q]\n      quota:\n"

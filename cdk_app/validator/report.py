@@ -102,6 +102,10 @@ def _changes_capacity(path: tuple[str | int, ...]) -> bool:
     return bool(_CAPACITY_INPUTS.intersection(p for p in path if isinstance(p, str)))
 
 
+# Findings at one key whose rule reads a sibling key: left out as broken, the sibling would look absent.
+_SIBLING_INPUTS = {"HPK711": ("queues",), "HPK712": ("sharing_strategy",), "HPK714": ("execution_role_arn",)}
+
+
 def _unaffected(findings: list[Finding], repaired: tuple[tuple[str | int, ...], ...]) -> list[Finding]:
     """Policy findings of a config checked without its broken keys that do not depend on those keys:
     none at, above or below a left-out key, and no capacity finding if a capacity input was left out."""
@@ -111,6 +115,9 @@ def _unaffected(findings: list[Finding], repaired: tuple[tuple[str | int, ...], 
     capacity_touched = any(_changes_capacity(path) for path in repaired)
 
     def related(finding: Finding) -> bool:
+        parent = finding.path.rpartition(".")[0]
+        if any(f"{parent}.{key}" in left_out for key in _SIBLING_INPUTS.get(finding.code, ())):
+            return True
         return any(finding.path == p or finding.path.startswith((p + ".", p + "[")) or
                    p.startswith((finding.path + ".", finding.path + "[")) for p in left_out)
 
