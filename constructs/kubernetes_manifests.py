@@ -27,12 +27,15 @@ class KubernetesManifestsProps:
     cluster_name: EKS cluster to apply to (the installer's own) - required.
     name: name of this set, unique in the cluster - required.
     manifests: Kubernetes objects, each with apiVersion, kind and metadata.name - required, at least one.
+    region: the cluster's Region - default: the stack's (a caller making hundreds of sets passes it, which
+        saves a jsii call per set).
     """
 
     service_token: str
     cluster_name: str
     name: str
     manifests: tuple[dict[str, Any], ...]
+    region: str | None = None
 
 
 class KubernetesManifests(Construct):
@@ -49,7 +52,7 @@ class KubernetesManifests(Construct):
         self.resource = CustomResource(
             self, "Resource", service_token=props.service_token, resource_type="Custom::KubernetesManifests",
             service_timeout=SERVICE_TIMEOUT,
-            properties={"Kind": "Manifests", "ClusterName": props.cluster_name, "Region": Stack.of(self).region,
+            properties={"Kind": "Manifests", "ClusterName": props.cluster_name, "Region": props.region or Stack.of(self).region,
                         "Name": props.name,
                         # Compact: at hundreds of teams these strings are most of the template bytes.
                         "Manifests": json.dumps(list(props.manifests), sort_keys=True, separators=(",", ":"))},

@@ -13,6 +13,7 @@ Create reaches CloudFormation with the new id and rollback deletes it; ServiceTi
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -26,6 +27,8 @@ from hyperpod_constructs.sagemaker_governance_permissions import HANDLER_PERMISS
 
 HANDLER_DIR = Path(__file__).resolve().parent / "sagemaker_governance_handler"
 Kind = Literal["ClusterSchedulerConfig", "ComputeQuota"]
+# Scopes whose F3006 (unknown resource type) acknowledgement is made.
+_ACKNOWLEDGED: weakref.WeakSet[Construct] = weakref.WeakSet()
 ARN_ATTRIBUTE = {"ClusterSchedulerConfig": "ClusterSchedulerConfigArn", "ComputeQuota": "ComputeQuotaArn"}
 ARN_TYPE = {"ClusterSchedulerConfig": "cluster-scheduler-config", "ComputeQuota": "compute-quota"}
 REQUIRED = {"ClusterSchedulerConfig": ("Name", "ClusterArn", "SchedulerConfig"),
@@ -60,6 +63,7 @@ class SageMakerGovernanceResource(Construct):
 
     def __init__(self, scope: Construct, construct_id: str, *, props: SageMakerGovernanceResourceProps) -> None:
         super().__init__(scope, construct_id)
+        self._kind = props.kind
         if props.kind not in REQUIRED:
             raise ValueError(f"kind must be one of {sorted(REQUIRED)}, got {props.kind!r}")
         missing = [key for key in REQUIRED[props.kind] if key not in props.parameters]
@@ -70,18 +74,26 @@ class SageMakerGovernanceResource(Construct):
         if props.native:
             self.resource: CfnResource | CustomResource = CfnResource(
                 self, "Resource", type=f"AWS::SageMaker::{props.kind}", properties=props.parameters)
-            self.arn = self.resource.get_att(ARN_ATTRIBUTE[props.kind]).to_string()
-            if props.kind == "ComputeQuota":
-                acknowledge(self.resource, {"CloudFormation-Validate::F3006": (
+            if props.kind == "ComputeQuota" and scope not in _ACKNOWLEDGED:
+                # Once per scope, which covers its children: at hundreds of teams a call per quota is seconds.
+                _ACKNOWLEDGED.add(scope)
+                acknowledge(scope, {"CloudFormation-Validate::F3006": (
                     "aws-cdk-lib 2.275's built-in schemas predate AWS::SageMaker::ComputeQuota (CfnComputeQuota "
                     "arrives in 2.276); cfn-lint 1.58, which has the type, lints every template in CI")})
         else:
-            provider = _api_provider(Stack.of(self), props)
+            stack = Stack.of(self)
+            provider = _api_provider(stack, props)
             self.resource = CustomResource(
                 self, "Resource", service_token=provider.service_token, service_timeout=SERVICE_TIMEOUT,
                 resource_type=f"Custom::SageMaker{props.kind}",
-                properties={"Kind": props.kind, "Region": Stack.of(self).region, "Parameters": props.parameters})
-            self.arn = self.resource.get_att_string("Arn")
+                properties={"Kind": props.kind, "Region": stack.region, "Parameters": props.parameters})
+
+    @property
+    def arn(self) -> str:
+        """The policy's or quota's ARN (a token); made when asked for, since most quotas' ARNs are not used."""
+        if isinstance(self.resource, CustomResource):
+            return self.resource.get_att_string("Arn")
+        return self.resource.get_att(ARN_ATTRIBUTE[self._kind]).to_string()
 
 
 def _api_provider(stack: Stack, props: SageMakerGovernanceResourceProps) -> PythonHandlerProvider:

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
-from aws_cdk import App, Environment, Stack
+from aws_cdk import App, CfnResource, Environment, Stack
 from aws_cdk.assertions import Template
 
 from cdk_app.resource_schemas import action_resource_types, handler_permissions, resource_type_arn_formats
@@ -185,6 +185,47 @@ def test_team_access_bad_props(team, principals, message):
         TeamAccess(stack(), "Team", props=TeamAccessProps(cluster_name="eks", team=team, principals=principals))
 
 
+def test_manifests_region_given_is_written_as_given():
+    s = stack()
+    manifest = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+                "metadata": {"name": "x", "namespace": "hyperpod-ns-a"}, "rules": []}
+    KubernetesManifests(s, "M", props=KubernetesManifestsProps(service_token="t", cluster_name="eks", name="set",
+                                                               manifests=(manifest,), region="eu-west-1"))
+    Template.from_stack(s).has_resource_properties("Custom::KubernetesManifests", {"Region": "eu-west-1"})
+
+
+@pytest.mark.parametrize("scopes", [1, 2])
+def test_quota_type_unknown_to_cdks_builtin_check_is_acknowledged_for_every_quota(tmp_path, scopes):
+    """CDK's own template check (on by default in App) reports AWS::SageMaker::ComputeQuota as an unknown type
+    (F3006); the construct acknowledges it once per scope, which must cover every quota in it, in each scope."""
+    app = App(outdir=str(tmp_path))
+    for i in range(scopes):
+        s = Stack(app, f"S{i}", env=Environment(account="111122223333", region="us-west-2"))
+        for team in ("a", "b"):
+            SageMakerGovernanceResource(s, f"Quota-{team}", props=SageMakerGovernanceResourceProps(
+                kind="ComputeQuota", native=True, parameters={
+                    "Name": team, "ClusterArn": "arn", "ComputeQuotaConfig": {}, "ComputeQuotaTarget": {}}))
+    app.synth()
+    violations, suppressed = cdk_check_report(tmp_path)
+    assert violations == [] and suppressed == [f"S{i}/Quota-{t}/Resource" for i in range(scopes) for t in "ab"]
+    # The control: an unacknowledged quota-typed resource is reported by the same check.
+    control = App(outdir=str(tmp_path / "control"))
+    CfnResource(Stack(control, "C"), "Q", type="AWS::SageMaker::ComputeQuota", properties={"Name": "q"})
+    control.synth()
+    assert cdk_check_report(tmp_path / "control") == (["C/Q"], [])
+
+
+def cdk_check_report(outdir: Path) -> tuple[list[str], list[str]]:
+    """Construct paths of CDK's CloudFormation check's F3006 violations and acknowledged (suppressed) ones."""
+    [report] = [r for r in json.loads((outdir / "validation-report.json").read_text())["pluginReports"]
+                if r["pluginName"] == "CloudFormation Validate"]
+
+    def paths(kind: str) -> list[str]:
+        return sorted(c["constructPath"] for v in report.get(kind, []) if v["ruleName"] == "F3006"
+                      for c in v["violatingConstructs"])
+    return paths("violations"), paths("suppressedViolations")
+
+
 def test_manifests_resource_and_bad_props():
     s = stack()
     manifest = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
@@ -192,7 +233,8 @@ def test_manifests_resource_and_bad_props():
     KubernetesManifests(s, "M", props=KubernetesManifestsProps(service_token="arn:aws:lambda:us-west-2:111122223333:function:f",
                                                                cluster_name="eks", name="set", manifests=(manifest,)))
     template = Template.from_stack(s)
-    template.has_resource_properties("Custom::KubernetesManifests", {"Kind": "Manifests", "ClusterName": "eks", "Name": "set"})
+    template.has_resource_properties("Custom::KubernetesManifests", {"Kind": "Manifests", "ClusterName": "eks",
+                                                                     "Name": "set", "Region": "us-west-2"})
     [resource] = template.find_resources("Custom::KubernetesManifests").values()
     # The installer reads the objects back with json.loads; the string itself is compact (template bytes).
     text = resource["Properties"]["Manifests"]

@@ -76,14 +76,15 @@ def add_team(scope: Construct, config: KitConfig, refs: ClusterRefs, team: Team,
     # The task-governance add-on creates hyperpod-ns-<team> with the team's quota; RBAC goes in after.
     rbac = KubernetesManifests(scope, f"Rbac-{team.name}", props=KubernetesManifestsProps(
         service_token=refs.installer_service_token, cluster_name=refs.eks_cluster_name, name=f"team-{team.name}",
-        manifests=tuple(team_manifests(team.name))))
+        manifests=tuple(team_manifests(team.name)), region=config.region))
     rbac.node.add_dependency(quota, *after_guardrails)
     if not team.principals:
         return None
     access = TeamAccess(scope, f"Team-{team.name}", props=TeamAccessProps(
         cluster_name=refs.eks_cluster_name, team=team.name, principals=team.principals,
         kubernetes_group=team_group(team.name)))
-    access.node.add_dependency(*after_guardrails)
+    if after_guardrails:
+        access.node.add_dependency(*after_guardrails)
     return access.role_arn
 
 
