@@ -54,6 +54,11 @@ KUEUE_CONTROLLER = "system:serviceaccount:kueue-system:kueue-controller-manager"
 MANAGED_BY = {"batch/Job": ("managedBy", "kubernetes.io/job-controller"),
               "kubeflow.org/PyTorchJob": ("runPolicy.managedBy", "kubeflow.org/training-operator"),
               "kubeflow.org/MPIJob": ("runPolicy.managedBy", "kubeflow.org/mpi-operator")}
+# When a PyTorchJob's Master or an MPIJob's launcher succeeds the job is done and Kueue frees its whole quota;
+# with the operators' default cleanPodPolicy None its other pods (Workers) keep running on their GPUs. A team's
+# job must name a policy that deletes them (job writes Running).
+CLEAN_POD_POLICIES = ("Running", "All")
+CLEAN_POD_KINDS = ("kubeflow.org/PyTorchJob", "kubeflow.org/MPIJob")
 # Set by the API server on every namespace and not editable: binding by it cannot be dodged by relabelling.
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 # Namespace of the HyperPod chart's release (HyperPodHelmReleaseProps' default, which the cluster stack keeps).
@@ -89,13 +94,15 @@ DEVICE_ENV_OFF: dict[str, tuple[str, ...]] = {
 # The toolkit also takes devices from CDI annotations (when containerd passes pod annotations on) and, in
 # its volume-mounts mode before v1.15, from any mount under /var/run/nvidia-container-devices: refused on
 # pods and templates (any mount path naming that folder, so no spelling of the path gets around it).
+# Any key holding it: runtimes also read vendor prefixes (the NVIDIA device plugin's nvidia.cdi.k8s.io/).
 CDI_ANNOTATION_PREFIX = "cdi.k8s.io/"
 DEVICE_LIST_FOLDER = "nvidia-container-devices"
 # The chart's training operator (kubeflow/training-operator v1-855e096, tests/test_guardrails.py reads the pin)
 # adds an init container of this image to every Worker of a PyTorchJob with a Master (it waits for the
-# Master's DNS name) and sets no NVIDIA variable on it. The image sets none either (no CUDA), and device-env
-# keeps the pod's env from adding one, so a container of exactly this image gets no GPU whatever runs in it:
-# gpu-visibility exempts it by image, never by name (a team names its containers as it likes).
+# Master's DNS name), with no env at all. gpu-visibility exempts exactly that: an init container of this image
+# with no env and no envFrom - never by name (a team names its containers as it likes), and never with env:
+# CUDA_VERSION alone makes the toolkit treat a container as a "legacy" CUDA image and give it every GPU of the
+# node (attack of 2026-11-22). The image itself sets no NVIDIA or CUDA variable.
 OPERATOR_INIT_IMAGES = ("alpine:3.10",)
 # Pods keep their devices until they end, Kueue frees the quota when their job stops: a long grace period
 # with SIGTERM ignored would hold GPUs past an eviction or delete, outside the quota.
@@ -123,8 +130,10 @@ REFUSED_VOLUME_TYPES = ("awsElasticBlockStore", "azureDisk", "azureFile", "cephf
                         "iscsi", "nfs", "photonPersistentDisk", "portworxVolume", "quobyte", "rbd", "scaleIO",
                         "storageos", "vsphereVolume")
 # A generic ephemeral volume's claim is provisioned from its StorageClass; these fields would instead bind
-# an existing PersistentVolume (another team's data) or clone a volume or snapshot.
-EPHEMERAL_CLAIM_SOURCES = ("volumeName", "dataSource", "dataSourceRef")
+# an existing PersistentVolume (another team's data) or clone a volume or snapshot. Without a StorageClass
+# name (or with "") the PV controller binds the claim to any Available PersistentVolume that fits, and a
+# selector picks one by its labels: a claim must name a StorageClass and no selector.
+EPHEMERAL_CLAIM_SOURCES = ("volumeName", "dataSource", "dataSourceRef", "selector")
 # Taints that keep work off a node: HyperPod's (node-health-status=Unschedulable while a node fails its
 # checks) and Kubernetes' node.kubernetes.io/* (cordoned, out of service, under pressure ...).
 GUARDED_TAINT_PREFIXES = ("sagemaker.amazonaws.com/", "node.kubernetes.io/")
@@ -292,7 +301,7 @@ def _containers_of(kind: WorkloadKind) -> str:
     for path, spec, guard in kind.pod_specs():
         for field in CONTAINER_FIELDS:
             present = f"has({spec}.{field})" if guard is None else f"{guard} && has({spec}.{field})"
-            entry = f"{{'path': {_lit(f'{path}.{field}[')} + c.name + ']', 'c': c}}"
+            entry = f"{{'path': {_lit(f'{path}.{field}[')} + c.name + ']', 'c': c, 'init': {str(field == 'initContainers').lower()}}}"
             parts.append(f"({present} ? {spec}.{field}.map(c, {entry}) : [])")
     return " + ".join(parts)
 
@@ -366,8 +375,33 @@ def baseline_validations() -> list[dict[str, str]]:
 # API server requires operator Exists with an empty key, so the key alone tells.
 _BAD_TOLERATION = (f"!has(t.key) || t.key == '' || {_lit(GUARDED_TAINT_PREFIXES)}.exists(p, t.key.startsWith(p)) "
                    f"&& !(t.key in {_lit(DEFAULT_TOLERATIONS)} && has(t.effect) && t.effect == 'NoExecute')")
+# A pod (anti-)affinity term (t) that looks at pods of other namespaces: the scheduler keeps an incoming pod
+# away from (or next to) existing pods whatever their namespace, so one small unqueued pod with a required
+# anti-affinity term on namespaceSelector {} would hold every other team's pods out of its zone.
+def _other_namespaces(term: str) -> str:
+    return f"has({term}.namespaceSelector) || has({term}.namespaces) && {term}.namespaces.exists(n, n != request.namespace)"
+
+
+_AFFINITY_ELSEWHERE = "has(e.spec.affinity) && (" + " || ".join(
+    f"has(e.spec.affinity.{kind}) && (has(e.spec.affinity.{kind}.requiredDuringSchedulingIgnoredDuringExecution) && "
+    f"e.spec.affinity.{kind}.requiredDuringSchedulingIgnoredDuringExecution.exists(t, {_other_namespaces('t')}) || "
+    f"has(e.spec.affinity.{kind}.preferredDuringSchedulingIgnoredDuringExecution) && "
+    f"e.spec.affinity.{kind}.preferredDuringSchedulingIgnoredDuringExecution.exists(w, "
+    f"{_other_namespaces('w.podAffinityTerm')}))"
+    for kind in ("podAffinity", "podAntiAffinity")) + ")"
+# Probes and lifecycle handlers are run by the kubelet from the node's network: a host would make it
+# connect anywhere (Pod Security baseline forbids it from Kubernetes 1.34). gRPC probes have no host.
+PROBES = ("livenessProbe", "readinessProbe", "startupProbe")
+_PROBE_HOST = " || ".join(
+    [f"has(e.c.{probe}) && has(e.c.{probe}.{action}) && has(e.c.{probe}.{action}.host) && e.c.{probe}.{action}.host != ''"
+     for probe in PROBES for action in ("httpGet", "tcpSocket")]
+    + [f"has(e.c.lifecycle) && has(e.c.lifecycle.{hook}) && has(e.c.lifecycle.{hook}.{action}) && "
+       f"has(e.c.lifecycle.{hook}.{action}.host) && e.c.lifecycle.{hook}.{action}.host != ''"
+       for hook in ("postStart", "preStop") for action in ("httpGet", "tcpSocket")])
+# A term that picks nodes by name: matchFields (metadata.name), or the hostname label with In (NotIn and
+# DoesNotExist keep a job off nodes, e.g. a flaky one; Exists matches every node).
 _PICKS_TERM = f"has(x.matchFields) && size(x.matchFields) > 0 || has(x.matchExpressions) && " \
-              f"x.matchExpressions.exists(m, m.key == {_lit(HOSTNAME_LABEL)})"
+              f"x.matchExpressions.exists(m, m.key == {_lit(HOSTNAME_LABEL)} && m.operator == 'In')"
 _NODE_AFFINITY = "e.spec.affinity.nodeAffinity"
 # A pod that names its node (kubernetes.io/hostname or matchFields on metadata.name), required or preferred.
 _PICKS_A_NODE = (
@@ -388,6 +422,9 @@ _ASKS_GPU = " || ".join(f"has(e.c.resources) && has(e.c.resources.{k}) && e.c.re
 # The variable set in the pod's env; device-env refuses every value of it but those that hide the GPUs.
 _HIDES_GPUS = f"has(e.c.env) && e.c.env.exists(v, v.name == {_lit(GPU_ENV_VAR)})"
 
+# The training operator's init container as the operator writes it (OPERATOR_INIT_IMAGES).
+_OPERATOR_INIT = (f"e.init && e.c.image in {_lit(OPERATOR_INIT_IMAGES)} "
+                  "&& (!has(e.c.env) || size(e.c.env) == 0) && (!has(e.c.envFrom) || size(e.c.envFrom) == 0)")
 # Each feature variable set in the pod's env; device-env keeps them off.
 _SWITCHES_FEATURES_OFF = (f"has(e.c.env) && {_lit([v['name'] for v in GPU_FEATURES_OFF_ENV])}"
                           ".all(n, e.c.env.exists(v, v.name == n))")
@@ -431,7 +468,7 @@ def pod_security_validations() -> list[dict[str, str]]:
         # with CUDA_VERSION and no such variable counts as "legacy" and gets every GPU): a container that asks for
         # no GPU must hide them itself. The pod's env overrides the image's; device-env keeps it a hiding value.
         _container_rule("gpu-visibility",
-                        f"!({_ASKS_GPU}) && !({_HIDES_GPUS}) && !(e.c.image in {_lit(OPERATOR_INIT_IMAGES)})", "env",
+                        f"!({_ASKS_GPU}) && !({_HIDES_GPUS}) && !({_OPERATOR_INIT})", "env",
                         "a container that requests no nvidia.com GPU must set NVIDIA_VISIBLE_DEVICES=void (its "
                         "image may expose every GPU of the node otherwise; kubectl debug: --env "
                         "NVIDIA_VISIBLE_DEVICES=void)"),
@@ -444,9 +481,10 @@ def pod_security_validations() -> list[dict[str, str]]:
     claim = "v.ephemeral.volumeClaimTemplate.spec"
     bad_volume = " || ".join([*(f"has(v.{t})" for t in REFUSED_VOLUME_TYPES),
                               f"has(v.ephemeral) && has(v.ephemeral.volumeClaimTemplate) && ("
-                              + " || ".join(f"has({claim}.{f})" for f in EPHEMERAL_CLAIM_SOURCES) + ")"])
-    volume_message = (f"only {', '.join(ALLOWED_VOLUME_TYPES)} volumes are allowed, and an ephemeral claim may not "
-                      f"set {', '.join(EPHEMERAL_CLAIM_SOURCES)}")
+                              + " || ".join(f"has({claim}.{f})" for f in EPHEMERAL_CLAIM_SOURCES)
+                              + f" || !has({claim}.storageClassName) || {claim}.storageClassName == '')"])
+    volume_message = (f"only {', '.join(ALLOWED_VOLUME_TYPES)} volumes are allowed, and an ephemeral claim must "
+                      f"name a storageClassName and may not set {', '.join(EPHEMERAL_CLAIM_SOURCES)}")
     for field in HOST_NAMESPACES:
         rules.append(_pod_rule("host-namespaces", f"has(e.spec.{field}) && e.spec.{field} == true", field,
                                "sharing the node's namespaces is not allowed"))
@@ -476,11 +514,17 @@ def pod_security_validations() -> list[dict[str, str]]:
         _pod_rule("node-selection", _PICKS_A_NODE, "nodeSelector/affinity",
                   f"choosing a node ({HOSTNAME_LABEL} or matchFields) is not allowed; select by instance type "
                   "or topology labels"),
+        _pod_rule("pod-affinity-namespaces", _AFFINITY_ELSEWHERE, "affinity",
+                  "pod affinity and anti-affinity terms apply to the pod's own namespace only (namespaces and "
+                  "namespaceSelector would let a pod keep other teams' pods off nodes, or follow them)"),
+        _container_rule("probe-host", _PROBE_HOST, "probes/lifecycle",
+                        "a probe or lifecycle handler may not set host (the kubelet would connect from the node "
+                        "to any address); it checks the pod's own IP"),
         _pod_rule("grace-period", f"has(e.spec.terminationGracePeriodSeconds) && e.spec.terminationGracePeriodSeconds > {MAX_GRACE_SECONDS}",
                   "terminationGracePeriodSeconds", f"at most {MAX_GRACE_SECONDS} (a pod that outlives its job's "
                   "eviction keeps its devices outside the quota)"),
         _each("variables.annotations", "device-annotations",
-              f"e.a.exists(k, k.startsWith({_lit(CDI_ANNOTATION_PREFIX)}))", f"{CDI_ANNOTATION_PREFIX}*",
+              f"e.a.exists(k, k.contains({_lit(CDI_ANNOTATION_PREFIX)}))", f"*{CDI_ANNOTATION_PREFIX}*",
               "CDI annotations select devices no resource request counts; ask for them in resources"),
         _container_rule("device-annotations",
                         f"has(e.c.volumeMounts) && e.c.volumeMounts.exists(m, m.mountPath.contains({_lit(DEVICE_LIST_FOLDER)}))",
@@ -631,12 +675,21 @@ def _suspended(var: str, kind: WorkloadKind) -> str:
     return "(" + " && ".join([*guards, f"{var}.spec.{kind.suspend} == true"]) + ")"
 
 
-# What a delete may leave behind: orphan propagation (batch/v1 Jobs' default when a client names none) keeps the
-# pods running on their devices after Kueue has freed the job's quota. Kubernetes' own controllers (system:
-# users: garbage collector, namespace deletion, TTL) always name a policy and are not checked.
-_DELETES_PODS = ("request.userInfo.username.startsWith('system:') || has(request.options) "
-                 "&& has(request.options.propagationPolicy) "
-                 "&& request.options.propagationPolicy in ['Background', 'Foreground']")
+# What a delete may leave behind: orphaned pods keep running on their devices after Kueue has freed the job's
+# quota. A batch/v1 Job orphans when the client names no policy (its legacy default), so a team's delete of one
+# must name Background or Foreground (kubectl does). A custom resource (PyTorchJob, MPIJob) deletes its
+# dependents by default and orphans them only when asked: Orphan, orphanDependents, or, with no policy named,
+# the "orphan" finalizer on the object (which orphan-finalizer keeps teams from adding). Kubernetes' own
+# controllers (system: users: garbage collector, namespace deletion, TTL) are not checked.
+ORPHAN_FINALIZER = "orphan"
+_OPTIONS = "has(request.options)"
+_NAMES_CASCADE = (f"{_OPTIONS} && has(request.options.propagationPolicy) "
+                  "&& request.options.propagationPolicy in ['Background', 'Foreground']")
+_ORPHANS = (f"{_OPTIONS} && (has(request.options.propagationPolicy) && request.options.propagationPolicy == 'Orphan' "
+            "|| has(request.options.orphanDependents) && request.options.orphanDependents == true)")
+_HAS_ORPHAN_FINALIZER = f"has(oldObject.metadata.finalizers) && {_lit(ORPHAN_FINALIZER)} in oldObject.metadata.finalizers"
+_DELETES_PODS = (f"request.userInfo.username.startsWith('system:') || (request.kind.group == 'batch' ? {_NAMES_CASCADE} "
+                 f": !({_ORPHANS}) && ({_NAMES_CASCADE} || !({_HAS_ORPHAN_FINALIZER})))")
 # Removing owners detaches an object from the one Kueue admitted (an MPI launcher from its MPIJob): only the
 # garbage collector does that, when it orphans dependents.
 GARBAGE_COLLECTORS = ("system:serviceaccount:kube-system:generic-garbage-collector", "system:kube-controller-manager")
@@ -708,6 +761,13 @@ def workload_queue_policy(config: KitConfig) -> dict[str, Any]:
                         f"'metadata.ownerReferences: ' + (size({owners}) > 0 ? {owners}[0].kind + '/' + {owners}[0].name "
                         "+ ' may not be set (Kueue would count the object as its owner\\'s)' : 'only the garbage "
                         "collector removes owners (Kueue would lose track of the object)')"),
+            _validation("orphan-finalizer",
+                        f"!has(object.metadata.finalizers) || !({_lit(ORPHAN_FINALIZER)} in object.metadata.finalizers) "
+                        f"|| request.operation == 'UPDATE' && {_HAS_ORPHAN_FINALIZER}",
+                        "metadata.finalizers may not hold orphan (a delete would leave the pods running after the "
+                        "quota is freed)",
+                        "'metadata.finalizers: orphan is not allowed (a delete would leave the pods running after "
+                        "Kueue frees the quota)'"),
             _validation("resume", "!variables.resumed",
                         "a suspended job may not be resumed by hand: Kueue starts it when it admits it",
                         "'spec: a suspended job may not be resumed by hand (" + ", ".join(
@@ -715,6 +775,14 @@ def workload_queue_policy(config: KitConfig) -> dict[str, Any]:
             _validation("managed-by", f"!variables.specChanged || !{_managed_by(True)}",
                         "a managedBy that hands the object to another controller is not allowed",
                         f"{_managed_by(False)} + ' (another controller would run it outside the queue)'"),
+            _validation("clean-pod-policy",
+                        f"!variables.specChanged || !(variables.kind in {_lit(CLEAN_POD_KINDS)}) || "
+                        "has(object.spec.runPolicy) && has(object.spec.runPolicy.cleanPodPolicy) && "
+                        f"object.spec.runPolicy.cleanPodPolicy in {_lit(CLEAN_POD_POLICIES)}",
+                        f"a PyTorchJob or MPIJob must set spec.runPolicy.cleanPodPolicy to {' or '.join(CLEAN_POD_POLICIES)}",
+                        f"'spec.runPolicy.cleanPodPolicy: must be {' or '.join(CLEAN_POD_POLICIES)} (with None, the "
+                        "operators\\' default, Workers keep running on their GPUs after the job succeeds and Kueue "
+                        "frees its quota)'"),
             _validation("kueue-keys", "size(variables.kueueLabels) == 0 && size(variables.kueueAnnotations) == 0",
                         f"Kueue labels other than {', '.join(TEAM_KUEUE_LABELS)} and annotations other than "
                         f"{', '.join(TEAM_KUEUE_ANNOTATIONS)} (and the own queue) are not allowed",
@@ -728,10 +796,13 @@ def workload_queue_policy(config: KitConfig) -> dict[str, Any]:
                            for v in spec["validations"]]
     spec["validations"].append(_validation(
         "delete-propagation", f"request.operation != 'DELETE' || {_DELETES_PODS}",
-        "a delete must name propagationPolicy Background or Foreground (an orphaning delete leaves the pods "
-        "running on their devices after the quota is freed; kubectl delete sends Background)",
-        "'DeleteOptions.propagationPolicy: must be Background or Foreground (an orphaning delete leaves the pods "
-        "running after Kueue frees the quota; kubectl delete sends Background unless --cascade=orphan)'"))
+        "a delete may not orphan the pods: a Job's must name propagationPolicy Background or Foreground, a "
+        "PyTorchJob's or MPIJob's may not name Orphan (orphaned pods keep running on their devices after the "
+        "quota is freed; kubectl delete sends Background)",
+        "'DeleteOptions.propagationPolicy: ' + (request.kind.group == 'batch' ? 'a Job\\'s delete must name "
+        "Background or Foreground' : 'may not be Orphan (nor orphanDependents, nor a delete naming none of an object "
+        "with the orphan finalizer)') + ' - orphaned pods keep running after Kueue frees the quota; kubectl delete "
+        "sends Background unless --cascade=orphan'"))
     return {"apiVersion": API_VERSION, "kind": "ValidatingAdmissionPolicy", "metadata": _metadata(WORKLOAD_QUEUE),
             "spec": spec}
 

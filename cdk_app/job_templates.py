@@ -493,17 +493,20 @@ def _pytorchjob_spec(request: JobRequest, placement: Placement) -> dict[str, Any
         pod = _pod_template(request, placement, _container(request, placement, "pytorch"), "OnFailure")
         return {"replicas": count, "restartPolicy": "OnFailure", "template": pod}
 
+    # Running: when the job succeeds (its Master, or every elastic Worker) the operator deletes the pods still
+    # running, so none holds GPUs after Kueue has freed the quota (the guardrail clean-pod-policy requires it).
+    run_policy = {"cleanPodPolicy": "Running"}
     if not request.elastic:
         replicas = {"Master": replica(1)}
         if request.nodes > 1:
             replicas["Worker"] = replica(request.nodes - 1)
-        return {"pytorchReplicaSpecs": replicas}
+        return {"runPolicy": run_policy, "pytorchReplicaSpecs": replicas}
     low, high = elastic_bounds(request)
     # c10d: torchrun's own rendezvous, hosted by the agent on worker 0 (its operator-made Service resolves to
     # the pod). etcd: a separate store that outlives any worker (the Service and Deployment etcd_manifests writes).
     backend = request.rdzv_backend or "c10d"
     host, port = (f"{request.name}-etcd", ETCD_PORT) if backend == "etcd" else (f"{request.name}-worker-0", C10D_PORT)
-    spec: dict[str, Any] = {"elasticPolicy": {"rdzvBackend": backend, "rdzvHost": host, "rdzvPort": port,
+    spec: dict[str, Any] = {"runPolicy": run_policy, "elasticPolicy": {"rdzvBackend": backend, "rdzvHost": host, "rdzvPort": port,
                                               "minReplicas": low, "maxReplicas": high},
                             "pytorchReplicaSpecs": {"Worker": replica(request.nodes)}}
     if placement.accelerators:

@@ -193,7 +193,9 @@ def workload(kind: str, namespace: str, *specs: dict[str, Any], metadata_labels:
         obj["spec"] = specs[0]
     elif known.replicas:
         types = replica_types or known.replica_types
-        obj["spec"] = {known.replicas: {t: {"replicas": 1, "template": {"spec": s}} for t, s in zip(types, specs)},
+        # As `hyperpod-kit job` writes them: the pods still running are deleted when the job succeeds.
+        obj["spec"] = {"runPolicy": {"cleanPodPolicy": "Running"},
+                       known.replicas: {t: {"replicas": 1, "template": {"spec": s}} for t, s in zip(types, specs)},
                        **spec_extra}
     else:
         obj["spec"] = {"template": {"metadata": {"labels": {"app": "w"}}, "spec": specs[0]}, **spec_extra}
@@ -474,6 +476,13 @@ def with_meta(obj: dict[str, Any], field_name: str, values: dict[str, str] | Non
     return out
 
 
+ORPHAN = "orphan"
+
+
+def with_finalizers(obj: dict[str, Any], *names: str) -> dict[str, Any]:
+    return {**obj, "metadata": {**obj["metadata"], "finalizers": list(names)}}
+
+
 def with_template_annotations(obj: dict[str, Any], values: dict[str, str]) -> dict[str, Any]:
     out = copy.deepcopy(obj)
     out["spec"]["template"].setdefault("metadata", {}).setdefault("annotations", {}).update(values)
@@ -559,7 +568,7 @@ CASES += [
     Case("job-managed-by-its-own-controller", spec_of(CLEAN_JOB, managedBy="kubernetes.io/job-controller"), {}),
     Case("pytorchjob-managed-by-multikueue", spec_of(workload("PyTorchJob", NLP, pod_spec(container("pytorch")),
                                                               pod_spec(container("pytorch"))),
-                                                     runPolicy={"managedBy": "kueue.x-k8s.io/multikueue"}),
+                                                     runPolicy={"cleanPodPolicy": "Running", "managedBy": "kueue.x-k8s.io/multikueue"}),
          {"managed-by": "spec.runPolicy.managedBy: must be unset or kubeflow.org/training-operator"}),
     Case("prebuilt-workload-label", with_meta(CLEAN_JOB, "labels", {"kueue.x-k8s.io/prebuilt-workload-name": "w1"}),
          {"kueue-keys": "label kueue.x-k8s.io/prebuilt-workload-name changes how Kueue accounts the object"}),
@@ -593,15 +602,15 @@ CASES += [
          operation="UPDATE", old=spec_of(CLEAN_JOB, suspend=True)),
     Case("team-drops-suspend-from-a-suspended-job", CLEAN_JOB, {"resume": "may not be resumed by hand"},
          operation="UPDATE", old=spec_of(CLEAN_JOB, suspend=True)),
-    Case("team-resumes-a-pytorchjob", spec_of(PYTORCH_JOB, runPolicy={"suspend": False}),
+    Case("team-resumes-a-pytorchjob", spec_of(PYTORCH_JOB, runPolicy={"cleanPodPolicy": "Running", "suspend": False}),
          {"resume": "PyTorchJob spec.runPolicy.suspend"}, operation="UPDATE",
-         old=spec_of(PYTORCH_JOB, runPolicy={"suspend": True})),
+         old=spec_of(PYTORCH_JOB, runPolicy={"cleanPodPolicy": "Running", "suspend": True})),
     Case("kueue-resumes-what-it-admitted", spec_of(CLEAN_JOB, suspend=False), {}, operation="UPDATE",
          old=spec_of(CLEAN_JOB, suspend=True), user=KUEUE),
     # Deletes: an orphaning delete leaves the pods on their devices after Kueue frees the quota.
     Case("kubectl-delete-a-job", CLEAN_JOB, {}, operation="DELETE", options={"propagationPolicy": "Background"}),
     Case("foreground-delete-of-a-pytorchjob", PYTORCH_JOB, {}, operation="DELETE", options={"propagationPolicy": "Foreground"}),
-    Case("orphaning-delete-of-a-job", CLEAN_JOB, {"delete-propagation": "propagationPolicy: must be Background"},
+    Case("orphaning-delete-of-a-job", CLEAN_JOB, {"delete-propagation": "propagationPolicy: a Job's delete must name Background or Foreground"},
          operation="DELETE", options={"propagationPolicy": "Orphan"}),
     Case("api-delete-of-a-job-naming-no-policy", CLEAN_JOB, {"delete-propagation": "propagationPolicy"},
          operation="DELETE", options={}),
@@ -620,13 +629,78 @@ CASES += [
     Case("init-container-named-like-the-operators-of-another-image", owned_by(workload("Pod", NLP, pod_spec(
         container("pytorch", **GPU), initContainers=[{"name": "init-pytorch", "image": "repo/cuda:12"}]),
         metadata_labels={})), {"gpu-visibility": "initContainers[init-pytorch].env"}),
+    # Only the operator's init container as the operator writes it (no env): CUDA_VERSION alone makes the NVIDIA
+    # toolkit treat a container as a legacy CUDA image and give it every GPU (attack of 2026-11-22, F1).
+    Case("operator-init-image-with-cuda-version", workload("Deployment", NLP, pod_spec(
+        container(), initContainers=[{"name": "w", "image": "alpine:3.10", "env": [{"name": "CUDA_VERSION", "value": "12.4.1"}]}]),
+        metadata_labels={}, replicas=1), {"gpu-visibility": "initContainers[w].env"}),
+    Case("operator-init-image-with-env-from", job(initContainers=[{"name": "w", "image": "alpine:3.10",
+                                                                   "envFrom": [{"configMapRef": {"name": "c"}, "prefix": "X_"}]}]),
+         {"gpu-visibility": "initContainers[w].env"}),
+    Case("operator-init-image-as-a-main-container", workload("Deployment", NLP, pod_spec(
+        container(), {"name": "miner", "image": "alpine:3.10", "command": ["sh"]}), metadata_labels={}, replicas=1),
+         {"gpu-visibility": "containers[miner].env"}),
+    # Pod (anti-)affinity reaches other namespaces' pods: one small pod could hold another team out of a zone (F2).
+    *[Case(f"pod-{kind.lower()}-{how}", workload("Deployment", NLP, pod_spec(container(), affinity={kind: terms}),
+                                                 metadata_labels={}, replicas=1),
+           {"pod-affinity-namespaces": "spec.template.spec.affinity"})
+      for kind in ("podAntiAffinity", "podAffinity") for how, terms in (
+          ("required-namespace-selector", {"requiredDuringSchedulingIgnoredDuringExecution": [
+              {"topologyKey": "topology.kubernetes.io/zone", "namespaceSelector": {},
+               "labelSelector": {"matchExpressions": [{"key": "x", "operator": "DoesNotExist"}]}}]}),
+          ("preferred-other-namespace", {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 100, "podAffinityTerm": {
+              "topologyKey": "kubernetes.io/hostname", "namespaces": [INF], "labelSelector": {"matchLabels": {"a": "b"}}}}]}))],
+    Case("pod-anti-affinity-within-the-namespace", job(affinity={"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"topologyKey": "kubernetes.io/hostname", "namespaces": [NLP], "labelSelector": {"matchLabels": {"app": "w"}}},
+        {"topologyKey": "kubernetes.io/hostname", "labelSelector": {"matchLabels": {"app": "w"}}}]}}), {}),
+    # The kubelet runs probes and hooks from the node: a host would let it connect anywhere (F7).
+    *[Case(f"{where}-{action}-host", job(containers=[container(**GPU, **body)]), {"probe-host": "containers[main].probes/lifecycle"})
+      for where, action, body in (
+          ("liveness", "tcp", {"livenessProbe": {"tcpSocket": {"port": 2379, "host": "10.64.12.34"}}}),
+          ("readiness", "http", {"readinessProbe": {"httpGet": {"port": 80, "host": "169.254.169.254", "path": "/"}}}),
+          ("startup", "http", {"startupProbe": {"httpGet": {"port": 80, "host": "etcd.hyperpod-ns-inference"}}}),
+          ("post-start", "http", {"lifecycle": {"postStart": {"httpGet": {"port": 2379, "host": "10.0.0.1"}}}}),
+          ("pre-stop", "tcp", {"lifecycle": {"preStop": {"tcpSocket": {"port": 22, "host": "10.0.0.1"}}}}))],
+    Case("probes-of-the-pods-own-ip", job(containers=[container(**GPU, livenessProbe={"httpGet": {"port": 8080, "path": "/health"}},
+                                                                readinessProbe={"tcpSocket": {"port": 29500}},
+                                                                startupProbe={"grpc": {"port": 9000}},
+                                                                lifecycle={"preStop": {"exec": {"command": ["sleep", "5"]}}})]), {}),
+    # Keeping a job off a bad node is not choosing one (F6).
+    Case("hostname-not-in-keeps-a-job-off-a-node", job(affinity={"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "NotIn",
+                                                     "values": ["hyperpod-i-0bad"]}]}]}}}), {}),
+    # Deletes of custom resources default to deleting their pods; only an explicit orphaning is refused (F5).
+    Case("client-delete-of-a-pytorchjob-naming-no-policy", PYTORCH_JOB, {}, operation="DELETE", options={}),
+    Case("orphaning-delete-of-a-pytorchjob", PYTORCH_JOB, {"delete-propagation": "may not be Orphan"},
+         operation="DELETE", options={"propagationPolicy": "Orphan"}),
+    Case("option-less-delete-of-a-pytorchjob-with-the-orphan-finalizer", with_finalizers(PYTORCH_JOB, ORPHAN),
+         {"delete-propagation": "may not be Orphan"}, operation="DELETE", options={}),
+    Case("background-delete-of-a-pytorchjob-with-the-orphan-finalizer", with_finalizers(PYTORCH_JOB, ORPHAN), {},
+         operation="DELETE", options={"propagationPolicy": "Background"}),
+    Case("team-adds-the-orphan-finalizer", with_finalizers(PYTORCH_JOB, ORPHAN),
+         {"orphan-finalizer": "metadata.finalizers: orphan"}, operation="UPDATE", old=PYTORCH_JOB),
+    Case("job-created-with-the-orphan-finalizer", with_finalizers(CLEAN_JOB, ORPHAN), {"orphan-finalizer": "orphan"}),
+    Case("team-keeps-its-own-finalizer", with_finalizers(CLEAN_JOB, "example.com/cleanup"), {}),
+    # With cleanPodPolicy None (the operators' default) Workers outlive a succeeded job and its freed quota (F11).
+    Case("pytorchjob-keeping-its-workers", spec_of(PYTORCH_JOB, runPolicy={"cleanPodPolicy": "None"}),
+         {"clean-pod-policy": "spec.runPolicy.cleanPodPolicy: must be Running or All"}),
+    Case("pytorchjob-with-the-default-clean-pod-policy", spec_of(PYTORCH_JOB, runPolicy={}), {"clean-pod-policy": "cleanPodPolicy"}),
+    Case("mpijob-without-run-policy", {**(m := workload("MPIJob", NLP, pod_spec(container("launcher")), pod_spec(container("worker", **GPU)))),
+                                       "spec": {k: v for k, v in m["spec"].items() if k != "runPolicy"}},
+         {"clean-pod-policy": "cleanPodPolicy"}),
+    Case("pytorchjob-cleaning-all-pods", spec_of(PYTORCH_JOB, runPolicy={"cleanPodPolicy": "All"}), {}),
+    Case("legacy-pytorchjob-relabelled", with_meta(spec_of(PYTORCH_JOB, runPolicy={}), "labels", {"a": "b"}), {},
+         operation="UPDATE", old=spec_of(PYTORCH_JOB, runPolicy={})),
     # Pods hold their devices until they end: a long grace period outlives an eviction.
     Case("grace-period-of-ten-years", workload("Job", NLP, pod_spec(container(**GPU), terminationGracePeriodSeconds=315360000)),
          {"grace-period": "spec.template.spec.terminationGracePeriodSeconds: at most 300"}),
     Case("grace-period-of-five-minutes", workload("Job", NLP, pod_spec(container(**GPU), terminationGracePeriodSeconds=300)), {}),
     # Other ways the NVIDIA toolkit selects devices: CDI annotations, the device-list mount folder, swarm's variable.
     Case("cdi-annotation-on-a-template", with_template_annotations(CLEAN_JOB, {"cdi.k8s.io/gpu": "nvidia.com/gpu=all"}),
-         {"device-annotations": "spec.template.metadata.annotations.cdi.k8s.io/*: CDI annotations"}),
+         {"device-annotations": "spec.template.metadata.annotations.*cdi.k8s.io/*: CDI annotations"}),
+    Case("vendor-cdi-annotation-on-a-pod", with_meta(workload("Pod", NLP, pod_spec(container()), metadata_labels={}), "annotations",
+                                                     {"nvidia.cdi.k8s.io/gpu": "nvidia.com/gpu=all"}),
+         {"device-annotations": "metadata.annotations.*cdi.k8s.io/*"}),
     Case("mount-naming-the-device-list-folder", workload("Job", NLP, pod_spec(container(
         volumeMounts=[{"name": "x", "mountPath": "/var/run/../run/nvidia-container-devices/all"}]),
         volumes=[{"name": "x", "emptyDir": {}}])), {"device-annotations": "volumeMounts"}),
@@ -664,6 +738,13 @@ CASES += [
                                                                                  "kind": "VolumeSnapshot", "name": "s"})),
          {"volumes": "volumes[v]"}),
     Case("ephemeral-claim-from-a-storage-class", volume("v", **claim(storageClassName="gp3")), {}),
+    # Without a StorageClass the claim binds any Available PersistentVolume that fits, a selector picks one (F3).
+    Case("ephemeral-claim-of-no-class-and-a-selector", volume("v", **claim(storageClassName="", selector={
+        "matchLabels": {"team": "production-training"}})), {"volumes": "must name a storageClassName"}),
+    Case("ephemeral-claim-of-no-class", volume("v", **claim(storageClassName="")), {"volumes": "volumes[v]"}),
+    Case("ephemeral-claim-without-a-class-name", volume("v", **claim()), {"volumes": "volumes[v]"}),
+    Case("ephemeral-claim-of-a-class-with-a-selector", volume("v", **claim(storageClassName="gp3", selector={
+        "matchLabels": {"a": "b"}})), {"volumes": "volumes[v]"}),
     Case("allowed-volume-types", job(volumes=[
         {"name": "c", "configMap": {"name": "cfg"}}, {"name": "s", "secret": {"secretName": "s"}},
         {"name": "d", "downwardAPI": {"items": [{"path": "labels", "fieldRef": {"fieldPath": "metadata.labels"}}]}},
