@@ -20,6 +20,7 @@ from cdk_app.validator.report import check_file
 BASE = (Path(__file__).resolve().parent / "adversarial" / "base.yaml").read_text()
 SAGEMAKER = botocore.session.get_session().get_service_model("sagemaker")
 IAM = botocore.session.get_session().get_service_model("iam")
+JOHN_M5 = "      - instance_type: ml.m5.2xlarge\n        count: 1\n    principals:"  # john's second quota entry
 K8S_LABEL = 63  # Kubernetes: a label value and a DNS-1123 label are at most 63 characters
 
 
@@ -95,8 +96,7 @@ def test_quota_entry_count_is_the_api_limit(write_config, extra):
              "ml.c5.12xlarge", "ml.c5.18xlarge", "ml.c5.24xlarge", "ml.t3.medium"]
     # john has two entries (g5, m5) already.
     entries = "".join(f"      - instance_type: {t}\n        count: 0\n" for t in types[:most - 2 + extra])
-    report = run(write_config, ("      - instance_type: ml.m5.2xlarge\n        count: 1\n    principals:",
-                                f"      - instance_type: ml.m5.2xlarge\n        count: 1\n{entries}    principals:"))
+    report = run(write_config, (JOHN_M5, JOHN_M5.replace("    principals:", f"{entries}    principals:")))
     assert [(f.code, f.path) for f in report.errors] == ([("HPK404", f"teams[0].quota[{most}]")] if extra else [])
     if extra:
         assert report.errors[0].message == f"team 'john' has {most + 1} quota entries"
@@ -176,8 +176,7 @@ def test_case_only_typo_is_suggested_after_the_fuzzy_budget(write_config):
     # botocore's ClusterInstanceType values.
     assert "ml.g5.12xlarge" in SAGEMAKER.shape_for("ClusterInstanceType").enum
     unknown = "".join(f"      - instance_type: ml.zz{i}.large\n        count: 1\n" for i in range(50))
-    report = run(write_config, ("      - instance_type: ml.m5.2xlarge\n        count: 1\n    principals:",
-                                f"{unknown}      - instance_type: ml.zz0.lage\n        count: 1\n"
+    report = run(write_config, (JOHN_M5, f"{unknown}      - instance_type: ml.zz0.lage\n        count: 1\n"
                                 "      - instance_type: ' ML.G5.12XLARGE'\n        count: 1\n    principals:"))
     hints = {f.path: f.hint for f in report.findings if f.code == "HPK201"}
     assert hints["teams[0].quota[52].instance_type"].startswith("did you mean ml.g5.12xlarge? ")
@@ -241,6 +240,23 @@ WORD_FOR_WORD = [
      [("HPK320", "error", "cluster_policy.require_priority_class",
        "require_priority_class would refuse every workload: the cluster policy has no priority classes",
        "define priority_classes, or set require_priority_class: false")]),
+    # ml.m5.2xlarge: no accelerator, 8 vCPU, 32 GiB (EC2's published figures).
+    ("accelerators-on-a-cpu-type", [(JOHN_M5, JOHN_M5.replace("count: 1", "accelerators: 1"))],
+     [("HPK407", "error", "teams[0].quota[1].accelerators", "ml.m5.2xlarge has no accelerators",
+       "give count or vcpu/memory_gib for CPU instance types")]),
+    ("entry-without-amount", [(JOHN_M5, JOHN_M5.replace("        count: 1\n", ""))],
+     [("HPK406", "error", "teams[0].quota[1]", "quota entry for ml.m5.2xlarge gives no amount",
+       "give count, accelerators, or vcpu/memory_gib")]),
+    ("vcpu-disagrees-with-count", [(JOHN_M5, JOHN_M5.replace("count: 1", "count: 1\n        vcpu: 9\n        memory_gib: 32"))],
+     [("HPK408", "error", "teams[0].quota[1].vcpu", "vcpu 9.0 disagrees with count 1 (8 vCPU on ml.m5.2xlarge)",
+       "give count alone, or leave count out")]),
+    ("type-twice-in-a-quota", [(JOHN_M5, JOHN_M5.replace("    principals:", "      - instance_type: ml.m5.2xlarge\n"
+                                                                          "        count: 0\n    principals:"))],
+     [("HPK405", "error", "teams[0].quota[2].instance_type",
+       "ml.m5.2xlarge already has a quota entry (teams[0].quota[1])", "merge the two entries into one")]),
+    ("misspelt-type", [(JOHN_M5, JOHN_M5.replace("2xlarge", "2xlarg"))],
+     [("HPK201", "error", "teams[0].quota[1].instance_type", "'ml.m5.2xlarg' is not a SageMaker HyperPod instance type",
+       "did you mean ml.m5.2xlarge? HyperPod types look like ml.p5.48xlarge (see the instance catalogue)")]),
     ("wrong-dependency-digest-at-the-default-revision",
      [(CONTENT, CONTENT + f"    dependencies:\n      nvidia-device-plugin: {{url: {NVIDIA_URL}, sha256: '{'b' * 64}'}}\n")],
      [("HPK223", "error", "hyperpod.helm_chart.dependencies.nvidia-device-plugin",
