@@ -9,10 +9,12 @@ PriorityClass <name>-priority). Codes and wording are the README's finding table
 
 from __future__ import annotations
 
+import hashlib
+import json
 from pathlib import Path
 
 import botocore.session
-import hashlib
+import cfnlint
 import pytest
 
 from cdk_app.validator.report import check_file
@@ -292,3 +294,41 @@ def test_task_governance_add_on_edges(write_config, version, expected):
 def test_observability_add_on_edges(write_config, settings, refused):
     report = run(write_config, ("task_governance:\n", f"observability:\n{settings}task_governance:\n"))
     assert codes(report) == ([("HPK307", "observability.addon_version")] if refused else [])
+
+
+# --- HPK310-HPK312: governance resource types against cfn-lint's region data ----------------------------------
+PROVIDERS = Path(cfnlint.__file__).parent / "data" / "schemas" / "providers"
+GOVERNANCE = {"cluster_policy": "AWS::SageMaker::ClusterSchedulerConfig", "compute_quota": "AWS::SageMaker::ComputeQuota"}
+
+
+def offered_in(region: str) -> set[str]:
+    return set(json.loads((PROVIDERS / f"{region}.json").read_text()))
+
+
+# Regions with HyperPod where CloudFormation offers both, only one, or neither governance type.
+MIXED = sorted({frozenset(k for k, t in GOVERNANCE.items() if t in offered_in(p.stem)): p.stem
+                for p in sorted(PROVIDERS.glob("*-*-[0-9].json"))
+                if "AWS::SageMaker::Cluster" in offered_in(p.stem)}.values())
+
+
+@pytest.mark.parametrize("region", MIXED)
+@pytest.mark.parametrize("recorded", [None, "native", "api"])
+def test_governance_types_follow_the_region_data(write_config, region, recorded):
+    types = "" if recorded is None else f"  cloudformation_types: {{cluster_policy: {recorded}, compute_quota: {recorded}}}\n"
+    report = run(write_config, ("region: us-east-1\n", f"region: {region}\n"),
+                 ("  cloudformation_types: {cluster_policy: native, compute_quota: native}\n", types))
+    expected = []
+    for key, cfn_type in GOVERNANCE.items():
+        offered = cfn_type in offered_in(region)
+        if recorded is None:
+            default = "native" if offered else "api"
+            expected.append(("HPK312", "task_governance", f"task_governance.cloudformation_types.{key} is not "
+                             f"recorded; the kit uses {default} from the region data of the installed cfn-lint, "
+                             "which an upgrade may change"))
+        elif recorded == "native" and not offered:
+            expected.append(("HPK310", f"task_governance.cloudformation_types.{key}",
+                             f"{cfn_type} is not a CloudFormation type in {region}"))
+        elif recorded == "api" and offered:
+            expected.append(("HPK311", f"task_governance.cloudformation_types.{key}",
+                             f"{region} now offers {cfn_type}, but this environment records api"))
+    assert [(f.code, f.path, f.message) for f in report.findings if f.code.startswith("HPK31")] == expected
