@@ -58,8 +58,12 @@ def test_team_name_fits_the_localqueue_label(write_config, extra):
 @pytest.mark.parametrize("extra", [0, 1])
 def test_shared_pool_name_has_the_team_limit(write_config, extra):
     longest = K8S_LABEL - len("hyperpod-ns-") - len("-localqueue")
-    report = run(write_config, ("teams:\n", f"shared_pool:\n  name: {'p' * (longest + extra)}\nteams:\n"))
-    assert [c for c in codes(report) if c[0] == "HPK401"] == ([("HPK401", "shared_pool.name")] if extra else [])
+    name = "p" * (longest + extra)
+    report = run(write_config, ("teams:\n", f"shared_pool:\n  name: {name}\nteams:\n"))
+    refused = [(f.code, f.path, f.message, f.hint) for f in report.findings if f.code == "HPK401"]
+    assert refused == ([("HPK401", "shared_pool.name", f"shared pool name {name!r} is not allowed",
+                         f"lower-case letters, digits and inner hyphens, at most {longest} characters")]
+                       if extra else [])
 
 
 @pytest.mark.parametrize("name, allowed", [("a1-b", True), ("Team", False), ("-team", False), ("team-", False),
@@ -188,6 +192,11 @@ def test_case_only_typo_is_suggested_after_the_fuzzy_budget(write_config):
 
 # --- Findings word for word (messages are part of the contract, issue 15) -----------------------------------------
 JOHN = "  - name: john\n"
+ZONES = "availability_zone_ids: [use1-az4, use1-az6]\n"
+CLUSTER_ZONES = "  cluster_zone_ids: [use1-az4, use1-az6]\n"
+EXISTING_VPC = ("  existing_vpc_id: vpc-0123456789abcdef0\n  existing_subnets:\n"
+                "    - {{subnet_id: subnet-0123456789abcdef0, availability_zone_id: use1-az4}}\n"
+                "    - {{subnet_id: subnet-0123456789abcdef1, availability_zone_id: {}}}\n")
 CONTENT = "    content_sha256: c23c8e64d6aa4531122dc13b9358b58067140ec36a6a4cad4d6592131bf00931\n"
 
 
@@ -259,6 +268,25 @@ WORD_FOR_WORD = [
     ("misspelt-type", [(JOHN_M5, JOHN_M5.replace("2xlarge", "2xlarg"))],
      [("HPK201", "error", "teams[0].quota[1].instance_type", "'ml.m5.2xlarg' is not a SageMaker HyperPod instance type",
        "did you mean ml.m5.2xlarge? HyperPod types look like ml.p5.48xlarge (see the instance catalogue)")]),
+    ("recorded-cluster-zone-not-listed", [(CLUSTER_ZONES, "  cluster_zone_ids: [use1-az4, use1-az1]\n")],
+     [("HPK121", "error", "network.cluster_zone_ids[1]", "cluster zone use1-az1: availability_zone_ids does not list it",
+       "name zones of use1-az4, use1-az6 in network.cluster_zone_ids")]),
+    ("recorded-cluster-zone-without-existing-subnet",
+     [(ZONES, "availability_zone_ids: [use1-az4, use1-az6, use1-az1]\n"),
+      ("  vpc_cidr: 10.192.0.0/16\n" + CLUSTER_ZONES, EXISTING_VPC.format("use1-az6") + "  cluster_zone_ids: [use1-az4, use1-az1]\n")],
+     [("HPK121", "error", "network.cluster_zone_ids[1]",
+       "cluster zone use1-az1: network.existing_subnets has no subnet in it",
+       "name zones of use1-az4, use1-az6 in network.cluster_zone_ids")]),
+    ("default-cluster-zone-without-existing-subnet",
+     [(ZONES, "availability_zone_ids: [use1-az4, use1-az6, use1-az1]\n"),
+      ("  vpc_cidr: 10.192.0.0/16\n" + CLUSTER_ZONES, EXISTING_VPC.format("use1-az1"))],
+     [("HPK123", "warning", "availability_zone_ids",
+       "network.cluster_zone_ids is not recorded: the clusters' subnets are the first two zones listed "
+       "(use1-az4, use1-az6), so prepending or reordering zones would replace the HyperPod cluster",
+       "record network.cluster_zone_ids: [use1-az4, use1-az6]"),
+      ("HPK121", "error", "availability_zone_ids[1]",
+       "cluster zone (by default the first two zones) use1-az6: network.existing_subnets has no subnet in it",
+       "name zones of use1-az1, use1-az4 in network.cluster_zone_ids")]),
     ("wrong-dependency-digest-at-the-default-revision",
      [(CONTENT, CONTENT + f"    dependencies:\n      nvidia-device-plugin: {{url: {NVIDIA_URL}, sha256: '{'b' * 64}'}}\n")],
      [("HPK223", "error", "hyperpod.helm_chart.dependencies.nvidia-device-plugin",
@@ -332,3 +360,15 @@ def test_governance_types_follow_the_region_data(write_config, region, recorded)
             expected.append(("HPK311", f"task_governance.cloudformation_types.{key}",
                              f"{region} now offers {cfn_type}, but this environment records api"))
     assert [(f.code, f.path, f.message) for f in report.findings if f.code.startswith("HPK31")] == expected
+
+
+@pytest.mark.parametrize("region, hint", [
+    ("eu-westt-1", "did you mean eu-west-1? use an AWS region such as us-east-1"),
+    # Nearest is ap-east-1 at a similarity of 0.78: too far to guess (mx-central-1 is Mexico's region).
+    ("mx-east-1", "use an AWS region such as us-east-1"),
+])
+def test_unknown_region_suggests_only_a_near_name(write_config, region, hint):
+    assert {"eu-west-1", "ap-east-1", "mx-central-1"} <= {p.stem for p in PROVIDERS.glob("*.json")}
+    report = run(write_config, ("region: us-east-1\n", f"region: {region}\n"))
+    assert [(f.code, f.message, f.hint) for f in report.findings if f.code == "HPK110"] == [
+        ("HPK110", f"region {region!r} does not exist (cfn-lint knows no such region)", hint)]
