@@ -102,3 +102,40 @@ def test_share_identifiers_repeat_only_on_fair_share_queues(write_config):
     report = check_file(write_config(text))
     assert [(f.code, f.path) for f in report.findings] == [("HPK711", "batch.teams[3].share_identifier"),
                                                           ("HPK711", "batch.teams[3].weight_factor")]
+
+
+# --- HPK727: a disabled team keeps no queue its role could still submit to --------------------------------------
+FAIR_QUEUE = "    - name: fair-q\n      service_environment: g6\n      scheduling: fair_share\n      share_decay_seconds: 3600\n"
+HIGH_ON_FAIR = "    - name: high\n      queues: [fair-q]\n"
+DISABLED_HINT = ("remove the fifo and fair_share queues from the team's queues (its role then cannot submit to them), "
+                 "or set enabled: true")
+
+
+@pytest.mark.parametrize("queues, more", [("[fair-q]", ""), ("[fair-q, fifo-q]", " (and 1 more)")])
+def test_disabled_team_on_open_queues(write_config, queues, more):
+    text = BASE.replace(FAIR_QUEUE, FAIR_QUEUE + "    - name: fifo-q\n      service_environment: fifo-env\n").replace(
+        "  queues:\n", "    - name: fifo-env\n      capacity_limits: [{unit: NUM_INSTANCES, max_capacity: 2}]\n  queues:\n")
+    text = text.replace(HIGH_ON_FAIR, f"    - name: high\n      enabled: false\n      queues: {queues}\n")
+    report = check_file(write_config(text))
+    assert [(f.code, f.path, f.message, f.hint) for f in report.findings] == [
+        ("HPK727", "batch.teams[2].enabled", f"team 'high' is disabled but is on fair_share queue 'fair-q'{more}: "
+         "enabled: false only disables a quota share, so its role could still submit there", DISABLED_HINT)]
+
+
+def test_disabled_team_on_a_quota_queue_and_an_undefined_one(write_config):
+    # A quota share has the switch; an undefined queue is HPK706's, not a crash.
+    text = BASE.replace("    - name: ProdExp2\n      queues: [quota-q]\n",
+                        "    - name: ProdExp2\n      enabled: false\n      queues: [quota-q, nowhere]\n")
+    assert codes(write_config, text) == [("HPK706", "batch.teams[1].queues[1]")]
+
+
+def test_two_teams_passing_one_execution_role(write_config):
+    role = "arn:aws:iam::111122223333:role/P1Training"
+    text = edit("          count: 40\n", f"          count: 40\n      execution_role_arn: {role}\n"
+                                          "      principals: [arn:aws:iam::111122223333:role/P2]\n")
+    report = check_file(write_config(text))
+    assert [(f.code, f.path, f.message, f.hint) for f in report.findings] == [
+        ("HPK726", "batch.teams[1].execution_role_arn",
+         f"teams 'ProdExp1' and 'ProdExp2' pass the same execution role {role}",
+         "give each team its own training execution role: jobs of one team can read and write whatever the other's "
+         "role may")]

@@ -1,4 +1,4 @@
-"""Every finding's text, word for word, over the three bad-input corpora (issue 15: messages are part of the
+"""Every finding's text, word for word, over the bad-input corpora (issue 15: messages are part of the
 contract, and mutation testing found most of the validator's wording unpinned: a message or hint could lose a
 word, change case or vanish with every test still passing).
 
@@ -14,6 +14,7 @@ from syrupy.extensions.json import JSONSnapshotExtension
 
 import test_bad_inputs
 import test_batch_bad_inputs
+import test_batch_limits
 from cdk_app.validator.report import check_file
 from test_adversarial import CASES as ADVERSARIAL, case_text
 
@@ -21,6 +22,7 @@ CORPORA = {
     "adversarial": {case["id"]: case_text(case) for case in ADVERSARIAL},
     "bad_inputs": {case[0]: case[1] for case in test_bad_inputs.CASES},
     "batch_bad_inputs": {case[0]: case[1] for case in test_batch_bad_inputs.CASES},
+    "batch_limits": {case[0]: case[1] for case in test_batch_limits.CASES},
 }
 
 
