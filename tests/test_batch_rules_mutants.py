@@ -139,3 +139,50 @@ def test_two_teams_passing_one_execution_role(write_config):
          f"teams 'ProdExp1' and 'ProdExp2' pass the same execution role {role}",
          "give each team its own training execution role: jobs of one team can read and write whatever the other's "
          "role may")]
+
+
+@pytest.mark.parametrize("count", [40, 41])
+def test_quota_shares_against_their_environment_only(write_config, count):
+    # ProdExp1 60 + ProdExp2 on p4d's 100 instances: at the limit, then one over. Queue q5, quota_share on
+    # another environment, is no part of p4d's sum or message.
+    text = edit("  queues:\n", "    - name: p5\n      capacity_limits:\n        - unit: ml.p5.48xlarge\n"
+                               "          max_capacity: 4\n  queues:\n    - name: q5\n      service_environment: p5\n"
+                               "      scheduling: quota_share\n").replace("          count: 40\n", f"          count: {count}\n")
+    report = check_file(write_config(text))
+    assert [(f.code, f.path, f.message) for f in report.findings] == ([] if count == 40 else [
+        ("HPK710", "batch.teams[1].quota[0]", "quota shares on quota-q hold 101 instances of ml.p4d.24xlarge but "
+                                             "service environment 'p4d' has 100 instances (ProdExp1 60, ProdExp2 41)")])
+
+
+# --- HPK728: IAM's 2,048-character quota on a role trust policy (IAM and STS quotas, "Role trust policy length";
+# IAM counts the policy without white space) -----------------------------------------------------------------------
+TRUST_QUOTA = 2048
+ROLE_ARN = "arn:aws:iam::111122223333:role/"
+
+
+def trust_length(principals: list[str]) -> int:
+    """The trust policy the team's role gets (CDK's one sts:AssumeRole statement naming the ARNs), minified."""
+    listed = ",".join(f'"{arn}"' for arn in sorted(principals))
+    return len('{"Statement":[{"Action":"sts:AssumeRole","Effect":"Allow","Principal":{"AWS":[' + listed
+               + ']}}],"Version":"2012-10-17"}')
+
+
+def principals_of_length(target: int) -> list[str]:
+    """Role ARNs whose trust policy is exactly `target` characters (the last name takes up the rest)."""
+    principals = [f"{ROLE_ARN}member{i:03}" for i in range(44)]
+    short = trust_length(principals)
+    principals[-1] += "x" * (target - short)
+    assert trust_length(principals) == target and len(principals[-1].rsplit("/", 1)[1]) <= 64
+    return principals
+
+
+@pytest.mark.parametrize("size", [TRUST_QUOTA, TRUST_QUOTA + 1])
+def test_trust_policy_at_the_iam_quota(write_config, size):
+    # low (teams[3]) gets the principals; ProdExp2 before it has no role, which must not end the check.
+    principals = ", ".join(principals_of_length(size))
+    text = edit("      share_identifier: LOWPRI\n", f"      share_identifier: LOWPRI\n      principals: [{principals}]\n"
+                f"      execution_role_arn: {ROLE_ARN}LowTraining\n")
+    report = check_file(write_config(text))
+    assert [(f.code, f.path, f.message) for f in report.findings] == ([] if size == TRUST_QUOTA else [
+        ("HPK728", "batch.teams[3].principals",
+         f"team 'low''s Batch role would have a {size:,}-character trust policy, over IAM's limit of 2,048 characters")])
