@@ -1,0 +1,44 @@
+"""Behaviour of the validator's smaller modules (kinds, report, reach, regions, stack_limits, batch_summary) that
+mutation testing found untested (issue 15). The base config (tests/adversarial/base.yaml) is valid and gives no
+finding; codes are the README's finding table.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from cdk_app.validator.report import check_file
+from test_rules_mutants import BASE, run
+
+ZONES = "availability_zone_ids: [use1-az4, use1-az6]\n"
+
+
+# --- A broken hyperpod or batch section is left out; findings about which kinds the environment has are then
+# unknown and dropped (HPK719, HPK720, and HPK011/HPK013 at availability_zone_ids), all others kept. --------------
+@pytest.mark.parametrize("zones, kept", [
+    ("availability_zone_ids: []\n", []),  # HPK013 of check_kinds, dropped
+    ("", []),  # HPK011 of check_kinds, dropped
+    # One zone: HPK107 (EKS needs two) and HPK121 stand whatever batch holds.
+    ("availability_zone_ids: [use1-az4]\n", [("HPK107", "availability_zone_ids"),
+                                              ("HPK121", "network.cluster_zone_ids[1]")]),
+])
+def test_broken_batch_section_drops_only_the_kind_findings(write_config, zones, kept):
+    report = run(write_config, ("environment: dev\n", "environment: dev\nbatch: 5\n"), (ZONES, zones))
+    assert [(f.code, f.path) for f in report.findings] == [("HPK012", "batch")] + kept
+
+
+def test_broken_hyperpod_section_drops_the_batch_only_findings(write_config):
+    # Left out, `hyperpod: 5` would make this a Batch-only environment whose HyperPod keys HPK720 names. The old
+    # hyperpod body hangs under an unknown key (HPK010).
+    batch = ("batch:\n  service_environments:\n    - {name: g6, capacity_limits: [{unit: NUM_INSTANCES, max_capacity: 8}]}\n"
+             "  queues:\n    - {name: f, service_environment: g6}\n")
+    report = run(write_config, ("environment: dev\n", f"environment: dev\n{batch}"), ("hyperpod:\n", "hyperpod: 5\nold:\n"))
+    assert [(f.code, f.path) for f in report.findings] == [("HPK012", "hyperpod"), ("HPK010", "old")]
+
+
+def test_environment_with_neither_kind(write_config):
+    report = check_file(write_config('environment: dev\naccount: "111122223333"\nregion: us-east-1\n'))
+    assert [(f.code, f.path, f.message, f.hint) for f in report.findings] == [
+        ("HPK719", "", "the environment has neither a hyperpod nor a batch section, so it deploys nothing",
+         "add hyperpod: (a HyperPod cluster on EKS), batch: (AWS Batch queues for SageMaker Training jobs), or both "
+         "(README: Teams on AWS Batch)")]
