@@ -42,3 +42,32 @@ def test_environment_with_neither_kind(write_config):
         ("HPK719", "", "the environment has neither a hyperpod nor a batch section, so it deploys nothing",
          "add hyperpod: (a HyperPod cluster on EKS), batch: (AWS Batch queues for SageMaker Training jobs), or both "
          "(README: Teams on AWS Batch)")]
+
+
+ZONES_NEEDED = "the HyperPod cluster, EKS and their network need availability zones"
+
+
+@pytest.mark.parametrize("zones, expected", [
+    ("", ("HPK011", f"required key 'availability_zone_ids' is missing: {ZONES_NEEDED}",
+          "add `availability_zone_ids: [<zone id>, <zone id>]` (ids such as use1-az4, not names)")),
+    ("availability_zone_ids: []\n", ("HPK013", "0 items has too few items",
+                                     f"allowed: at least 1 ({ZONES_NEEDED}; a Batch-only environment lists none)")),
+])
+def test_a_cluster_needs_zones(write_config, zones, expected):
+    report = run(write_config, (ZONES, zones))
+    assert [(f.code, f.path, f.message, f.hint) for f in report.findings] == [
+        (expected[0], "availability_zone_ids", *expected[1:])]
+
+
+def test_batch_only_environment_names_each_hyperpod_key(write_config):
+    report = check_file(write_config(
+        'environment: dev\naccount: "111122223333"\nregion: us-east-1\nshared_pool: {name: pool}\n'
+        "observability: {enabled: false}\nbatch:\n  service_environments:\n"
+        "    - {name: g6, capacity_limits: [{unit: NUM_INSTANCES, max_capacity: 8}]}\n"
+        "  queues:\n    - {name: f, service_environment: g6}\n"))
+    ignored = "configures the HyperPod cluster, EKS or their network, but this environment has no hyperpod section " \
+              "(Batch only): it would be ignored"
+    assert [(f.code, f.path, f.message, f.hint) for f in report.findings] == [
+        ("HPK720", "shared_pool", f"shared_pool {ignored} (Batch teams and their shares go under batch.teams)",
+         "remove shared_pool, or add a hyperpod section"),
+        ("HPK720", "observability", f"observability {ignored}", "remove observability, or add a hyperpod section")]
