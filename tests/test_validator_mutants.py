@@ -5,6 +5,8 @@ finding; codes are the README's finding table.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from cdk_app.validator.report import check_file
@@ -71,3 +73,32 @@ def test_batch_only_environment_names_each_hyperpod_key(write_config):
         ("HPK720", "shared_pool", f"shared_pool {ignored} (Batch teams and their shares go under batch.teams)",
          "remove shared_pool, or add a hyperpod section"),
         ("HPK720", "observability", f"observability {ignored}", "remove observability, or add a hyperpod section")]
+
+
+# --- The Batch tables of `validate --format json`: keys as README ("Teams on AWS Batch") documents them, values
+# from the seed scenarios (README's example: ProdExp1 60 -> 100, ProdExp2 40 -> 100 of 100 p4d). -----------------
+SCENARIOS = Path(__file__).resolve().parent / "scenarios"
+
+
+def test_quota_share_tables_as_documented():
+    report = check_file(SCENARIOS / "s10_batch_quota_shares.yaml")
+    assert [row.to_json() for row in report.batch_capacity] == [
+        {"service_environment": "p4d", "unit": "ml.p4d.24xlarge", "capacity": 100, "quota_shares": 100}]
+    share = {"unit": "ml.p4d.24xlarge", "reach": 100, "strategy": "LendAndBorrow"}
+    assert [row.to_json() for row in report.batch_queues] == [
+        {"queue": "prod-p4d", "service_environment": "p4d", "scheduling": "quota_share", "priority": 1,
+         "shares": [{"team": "ProdExp1", "quota": 60, **share}, {"team": "ProdExp2", "quota": 40, **share}]}]
+
+
+def test_fifo_and_fair_share_tables_as_documented():
+    # No quota-share queue uses either environment: quota_shares is null; a FIFO queue has no shares.
+    report = check_file(SCENARIOS / "s10_batch_fifo_and_fair_share.yaml")
+    assert [row.to_json() for row in report.batch_capacity] == [
+        {"service_environment": "cpu", "unit": "NUM_INSTANCES", "capacity": 10, "quota_shares": None},
+        {"service_environment": "g6", "unit": "NUM_INSTANCES", "capacity": 4, "quota_shares": None}]
+    assert [row.to_json() for row in report.batch_queues] == [
+        {"queue": "ml-c5-xlarge-queue", "service_environment": "cpu", "scheduling": "fifo", "priority": 2, "shares": []},
+        {"queue": "ml-g6-12xlarge-queue", "service_environment": "g6", "scheduling": "fair_share", "priority": 1,
+         "shares": [{"team": "production", "share_identifier": "HIGHPRI", "weight_factor": 1.0},
+                    {"team": "exploration", "share_identifier": "MIDPRI", "weight_factor": 3.0},
+                    {"team": "sweeps", "share_identifier": "LOWPRI", "weight_factor": 5.0}]}]
