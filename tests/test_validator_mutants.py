@@ -8,9 +8,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from cfnlint.helpers import LIMITS as CFN_LINT_LIMITS
 
+from cdk_app.stack_layout import Cost
+from cdk_app.validator import stack_limits
 from cdk_app.validator.report import check_file
-from test_rules_mutants import BASE, run
+from test_rules_mutants import run
 
 ZONES = "availability_zone_ids: [use1-az4, use1-az6]\n"
 
@@ -102,3 +105,31 @@ def test_fifo_and_fair_share_tables_as_documented():
          "shares": [{"team": "production", "share_identifier": "HIGHPRI", "weight_factor": 1.0},
                     {"team": "exploration", "share_identifier": "MIDPRI", "weight_factor": 3.0},
                     {"team": "sweeps", "share_identifier": "LOWPRI", "weight_factor": 5.0}]}]
+
+
+# --- HPK510-HPK514: each CloudFormation per-stack limit (cfn-lint's LIMITS) at its edge, and the 80 % warning ---
+CFN = {"resources": ("HPK510", CFN_LINT_LIMITS["Resources"]["number"]),
+       "outputs": ("HPK511", CFN_LINT_LIMITS["Outputs"]["number"]),
+       "parameters": ("HPK513", CFN_LINT_LIMITS["Parameters"]["number"]),
+       "template bytes": ("HPK512", CFN_LINT_LIMITS["template"]["body"])}
+FIELD = {"resources": "resources", "outputs": "outputs", "parameters": "parameters", "template bytes": "bytes"}
+
+
+@pytest.mark.parametrize("what", CFN)
+@pytest.mark.parametrize("share, extra, expected", [(0.8, 0, None), (0.8, 1, "HPK514"), (1.0, 0, "HPK514"),
+                                                   (1.0, 1, "error")])
+def test_stack_limit_edges(write_config, monkeypatch, what, share, extra, expected):
+    # The governance stack's estimate replaced by one amount: exactly 80 % or the limit, or one more.
+    code, limit = CFN[what]
+    amount = int(limit * share) + extra
+    monkeypatch.setattr(stack_limits, "stack_costs", lambda config, layout: {"governance": Cost(**{FIELD[what]: amount})})
+    report = run(write_config)
+    found = [(f.code, f.severity.value, f.path, f.message) for f in report.findings]
+    if expected is None:
+        assert found == []
+    elif expected == "HPK514":
+        assert found == [("HPK514", "warning", "teams", f"stack HyperPod-dev-governance would have {amount:,} {what}, "
+                          f"{amount / limit:.0%} of CloudFormation's {limit:,} per stack")]
+    else:
+        assert found == [(code, "error", "teams", f"stack HyperPod-dev-governance would have {amount:,} {what}; "
+                          f"CloudFormation allows {limit:,} per stack")]
