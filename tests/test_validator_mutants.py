@@ -13,7 +13,7 @@ from cfnlint.helpers import LIMITS as CFN_LINT_LIMITS
 from cdk_app.stack_layout import Cost
 from cdk_app.validator import stack_limits
 from cdk_app.validator.report import check_file
-from test_rules_mutants import run
+from test_rules_mutants import PROVIDERS, offered_in, run
 
 ZONES = "availability_zone_ids: [use1-az4, use1-az6]\n"
 
@@ -133,3 +133,16 @@ def test_stack_limit_edges(write_config, monkeypatch, what, share, extra, expect
     else:
         assert found == [(code, "error", "teams", f"stack HyperPod-dev-governance would have {amount:,} {what}; "
                           f"CloudFormation allows {limit:,} per stack")]
+
+
+# --- HPK110 in every region cfn-lint has data for: refused exactly where AWS::SageMaker::Cluster is missing ----
+REGIONS = sorted(p.stem for p in PROVIDERS.glob("*-*-[0-9].json"))
+
+
+@pytest.mark.parametrize("region", REGIONS)
+def test_hyperpod_only_where_cloudformation_has_the_cluster_type(write_config, region):
+    offered = "AWS::SageMaker::Cluster" in offered_in(region)
+    report = run(write_config, ("region: us-east-1\n", f"region: {region}\n"))
+    assert [(f.code, f.message, f.hint) for f in report.findings if f.code == "HPK110"] == ([] if offered else [
+        ("HPK110", f"SageMaker HyperPod (AWS::SageMaker::Cluster) is not offered in {region}",
+         "pick a region where CloudFormation has AWS::SageMaker::Cluster, e.g. us-east-1 or us-west-2")])
