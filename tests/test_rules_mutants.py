@@ -219,7 +219,7 @@ WORD_FOR_WORD = [
        "each capability needs a unique name"),
       ("HPK422", "error", "teams[0].default_priority_class",
        "default priority class 'low' is not one of the team's priority_classes",
-       "use one of: high, mid, high, or add it to priority_classes")]),
+       "use one of: high, or add it to priority_classes")]),
     ("team-without-classes-under-a-required-class",
      [(JOHN, JOHN + "    priority_classes: []\n"), ("cluster_policy:\n", "cluster_policy:\n  require_priority_class: true\n")],
      [("HPK423", "error", "teams[0].priority_classes",
