@@ -146,3 +146,32 @@ def test_hyperpod_only_where_cloudformation_has_the_cluster_type(write_config, r
     assert [(f.code, f.message, f.hint) for f in report.findings if f.code == "HPK110"] == ([] if offered else [
         ("HPK110", f"SageMaker HyperPod (AWS::SageMaker::Cluster) is not offered in {region}",
          "pick a region where CloudFormation has AWS::SageMaker::Cluster, e.g. us-east-1 or us-west-2")])
+
+
+# --- A key left out as broken: capacity findings go when it is a capacity input, stay when it is not -----------
+JOHN_FIVE_G5 = ("      - instance_type: ml.g5.12xlarge\n        count: 3\n",
+                "      - instance_type: ml.g5.12xlarge\n        count: 5\n")  # 5 + smith's 1 of 4: HPK501
+SMITH = "  - name: smith\n"
+
+
+@pytest.mark.parametrize("edit, broken", [
+    (("        count: 1\n    principals:", "        count: 1\n        extra: 1\n    principals:"),
+     ("HPK010", "teams[0].quota[1].extra")),
+    (("      threads_per_core: 1\n", "      threads_per_core: 1\n      bogus: 1\n"),
+     ("HPK010", "hyperpod.instance_groups[0].bogus")),
+    ((SMITH, SMITH + "    enabled: nope\n"), ("HPK012", "teams[1].enabled")),
+    ((SMITH, SMITH + "    sharing_strategy: Lnd\n"), ("HPK014", "teams[1].sharing_strategy")),
+    (("cluster_policy:\n", "cluster_policy:\n  idle_resource_sharing: Of\n"), ("HPK014", "cluster_policy.idle_resource_sharing")),
+    (("teams:\n", "shared_pool: 5\nteams:\n"), ("HPK012", "shared_pool")),
+])
+def test_capacity_findings_go_with_a_broken_capacity_input(write_config, edit, broken):
+    assert [(f.code, f.path) for f in run(write_config, JOHN_FIVE_G5, edit).findings] == [broken]
+
+
+@pytest.mark.parametrize("edit, broken", [
+    ((SMITH, SMITH + "    bogus: 1\n"), ("HPK010", "teams[1].bogus")),
+    ((SMITH, SMITH + "    team_stack: x\n"), ("HPK012", "teams[1].team_stack")),
+])
+def test_capacity_findings_stay_with_another_broken_key(write_config, edit, broken):
+    found = sorted((f.code, f.path) for f in run(write_config, JOHN_FIVE_G5, edit).findings)
+    assert found == sorted([broken, ("HPK501", "teams[0].quota[0]"), ("HPK501", "teams[1].quota[0]")])
