@@ -17,6 +17,7 @@ import test_batch_bad_inputs
 import test_batch_limits
 from cdk_app.validator.report import check_file
 from test_adversarial import CASES as ADVERSARIAL, case_text
+from test_cli import run as cli
 
 CORPORA = {
     "adversarial": {case["id"]: case_text(case) for case in ADVERSARIAL},
@@ -34,3 +35,18 @@ def test_finding_texts_match_the_reviewed_ones(write_config, corpus, snapshot):
         texts[case_id] = [f"{f.code} {f.severity.value} {f.path} line {f.line}: {f.message} | {f.hint}"
                           for f in report.findings]
     assert texts == snapshot(extension_class=JSONSnapshotExtension)
+
+
+def test_texts_are_the_same_with_the_validator_read_from_its_cache(tmp_path):
+    # The first run builds the validator and writes its cache file; the second reads it, and pydantic then
+    # had not resolved KitConfig.batch: a Batch team's unknown key listed no allowed keys ("allowed keys: ").
+    config = tmp_path / "batch.yaml"
+    config.write_text(
+        'environment: dev\naccount: "111122223333"\nregion: us-east-1\nbatch:\n  service_environments:\n'
+        "    - {name: g6, capacity_limits: [{unit: NUM_INSTANCES, max_capacity: 8}]}\n"
+        "  queues:\n    - {name: f, service_environment: g6}\n  teams:\n    - {name: a, queues: [f], fair_share_weight: 1}\n")
+    first, second = (cli("validate", str(config), env={"XDG_CACHE_HOME": str(tmp_path / "cache")}) for _ in range(2))
+    assert list((tmp_path / "cache").rglob("kitconfig-*.pickle"))
+    assert first.returncode == second.returncode == 1
+    assert second.stdout == first.stdout
+    assert "unknown key 'fair_share_weight' (allowed keys: borrow_limit, enabled, execution_role_arn," in second.stdout

@@ -175,3 +175,13 @@ def test_capacity_findings_go_with_a_broken_capacity_input(write_config, edit, b
 def test_capacity_findings_stay_with_another_broken_key(write_config, edit, broken):
     found = sorted((f.code, f.path) for f in run(write_config, JOHN_FIVE_G5, edit).findings)
     assert found == sorted([broken, ("HPK501", "teams[0].quota[0]"), ("HPK501", "teams[1].quota[0]")])
+
+
+def test_a_misspelt_batch_scheduling_gives_no_finding_about_a_fifo_queue(write_config):
+    # Left out, scheduling: fairshare would read as fifo, and the fair-share settings of the queue and of its
+    # teams would look useless (HPK711). With the validator read from its cache file this was hidden: the
+    # batch key could not be left out at all (see test_finding_texts).
+    from test_batch_bad_inputs import BASE as BATCH_BASE, edit
+
+    report = check_file(write_config(edit("      scheduling: fair_share\n", "      scheduling: fairshare\n", BATCH_BASE)))
+    assert [(f.code, f.path) for f in report.findings] == [("HPK014", "batch.queues[1].scheduling")]
