@@ -294,7 +294,8 @@ def check_zones(config: KitConfig, report: Reporter) -> None:
     with_subnet = ({s.availability_zone_id for s in network.existing_subnets} if network.existing_vpc_id
                    else set(config.availability_zone_ids))
     recorded = bool(network.cluster_zone_ids)
-    for i, zone in enumerate(cluster_zone_ids(config)):
+    # An existing VPC without subnets is HPK103's: no zone has a subnet, and there is none to name.
+    for i, zone in enumerate(cluster_zone_ids(config) if with_subnet else ()):
         if zone not in with_subnet:
             where = "network.existing_subnets has no subnet in it" if network.existing_vpc_id else \
                 "availability_zone_ids does not list it"
