@@ -20,6 +20,7 @@ SHARE_DOC = botocore.session.get_session().get_service_model("batch").shape_for(
 MAX_SHARE_CHARS = int(re.search(r"limited to (\d+) alphanumeric characters", SHARE_DOC)[1])
 MAX_ACTIVE_SHARES = int(re.search(r"no more than (\d+) share identifiers active", SHARE_DOC)[1])
 HIGH_SHARE = "      share_identifier: HIGHPRI\n"
+HIGH_ON_FAIR = "    - name: high\n      queues: [fair-q]\n"
 
 
 def codes(write_config, text: str) -> list[tuple[str, str]]:
@@ -92,11 +93,13 @@ def test_borrow_limit_only_with_lend_and_borrow(write_config, strategy, refused)
 
 
 def test_share_identifiers_repeat_only_on_fair_share_queues(write_config):
-    # low names high's identifier, but on a FIFO queue, where identifiers mean nothing (HPK711, not HPK708).
+    # high (on fair-q and fifo-q) and low (on fifo-q only) name one identifier; on a FIFO queue identifiers
+    # mean nothing, so low's is useless (HPK711) but not a repeat (HPK708).
     fifo = "    - name: fifo-q\n      service_environment: p4d-fifo\n"
     text = (BASE.replace("  queues:\n", "    - name: p4d-fifo\n      capacity_limits:\n        - unit: NUM_INSTANCES\n"
                                         "          max_capacity: 4\n  queues:\n")
             .replace("  teams:\n", f"{fifo}  teams:\n")
+            .replace(HIGH_ON_FAIR, "    - name: high\n      queues: [fair-q, fifo-q]\n")
             .replace("      queues: [fair-q]\n      share_identifier: LOWPRI\n",
                      "      queues: [fifo-q]\n      share_identifier: HIGHPRI\n"))
     report = check_file(write_config(text))
@@ -106,7 +109,6 @@ def test_share_identifiers_repeat_only_on_fair_share_queues(write_config):
 
 # --- HPK727: a disabled team keeps no queue its role could still submit to --------------------------------------
 FAIR_QUEUE = "    - name: fair-q\n      service_environment: g6\n      scheduling: fair_share\n      share_decay_seconds: 3600\n"
-HIGH_ON_FAIR = "    - name: high\n      queues: [fair-q]\n"
 DISABLED_HINT = ("remove the fifo and fair_share queues from the team's queues (its role then cannot submit to them), "
                  "or set enabled: true")
 
