@@ -185,3 +185,12 @@ def test_a_misspelt_batch_scheduling_gives_no_finding_about_a_fifo_queue(write_c
 
     report = check_file(write_config(edit("      scheduling: fair_share\n", "      scheduling: fairshare\n", BATCH_BASE)))
     assert [(f.code, f.path) for f in report.findings] == [("HPK014", "batch.queues[1].scheduling")]
+
+
+# --- Reach: one row per enabled team and instance type of its quota (reach.py) -----------------------------------
+@pytest.mark.parametrize("strategy", ["Lend", "DontLend"])
+def test_a_team_that_does_not_borrow_reaches_its_quota_on_every_type(write_config, strategy):
+    report = run(write_config, ("    borrow_limit: 50\n", f"    sharing_strategy: {strategy}\n"))
+    john = [(r.instance_type, r.strategy, r.borrow_limit, r.quota.count, r.reach.count, r.capped_by)
+            for r in report.reach if r.team == "john"]
+    assert john == [("ml.g5.12xlarge", strategy, None, 3, 3, None), ("ml.m5.2xlarge", strategy, None, 1, 1, None)]
