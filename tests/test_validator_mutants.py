@@ -194,3 +194,13 @@ def test_a_team_that_does_not_borrow_reaches_its_quota_on_every_type(write_confi
     john = [(r.instance_type, r.strategy, r.borrow_limit, r.quota.count, r.reach.count, r.capped_by)
             for r in report.reach if r.team == "john"]
     assert john == [("ml.g5.12xlarge", strategy, None, 3, 3, None), ("ml.m5.2xlarge", strategy, None, 1, 1, None)]
+
+
+def test_an_over_full_batch_stack_names_the_batch_section(write_config, monkeypatch):
+    limit = CFN["resources"][1]
+    monkeypatch.setattr(stack_limits, "stack_costs", lambda config, layout: {"batch": Cost(resources=limit + 1)})
+    report = run(write_config)
+    assert [(f.code, f.path, f.message, f.hint) for f in report.findings] == [
+        ("HPK510", "batch", f"stack HyperPod-dev-batch would have {limit + 1:,} resources; CloudFormation allows "
+         f"{limit:,} per stack", "the Batch stack holds every service environment, queue, quota share and team role "
+         "of the environment: split the Batch teams and queues over two environments")]
