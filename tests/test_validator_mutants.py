@@ -204,3 +204,26 @@ def test_an_over_full_batch_stack_names_the_batch_section(write_config, monkeypa
         ("HPK510", "batch", f"stack HyperPod-dev-batch would have {limit + 1:,} resources; CloudFormation allows "
          f"{limit:,} per stack", "the Batch stack holds every service environment, queue, quota share and team role "
          "of the environment: split the Batch teams and queues over two environments")]
+
+
+# With three team stacks, john and smith hash to teams-2 (stack_layout.team_layout); teams-0 and teams-1 are empty.
+THREE_STACKS = ("  addon_version: v1.6.0-eksbuild.1\n", "  addon_version: v1.6.0-eksbuild.1\n  team_stacks: 3\n")
+MANY_TEAMS = "README: Many teams"
+
+
+@pytest.mark.parametrize("costs, expected", [
+    ({"governance": 501}, ("HyperPod-dev-governance", "teams", "the guardrails name every team's namespace: split "
+                                                              f"the teams over two environments ({MANY_TEAMS})")),
+    # The roomiest other team stack is teams-1 (fewest resources), not the first by name.
+    ({"teams-0": 300, "teams-1": 100, "teams-2": 501},
+     ("HyperPod-dev-teams-2", "teams[1].name", "pin new teams of this stack elsewhere, e.g. team_stack: 1 "
+                                               f"(HyperPod-dev-teams-1 has 100 resources); never move a deployed team ({MANY_TEAMS})")),
+    ({"teams-0": 501}, ("HyperPod-dev-teams-0", "task_governance.team_stacks", MANY_TEAMS)),
+])
+def test_a_full_stack_of_a_layout_with_team_stacks(write_config, monkeypatch, costs, expected):
+    monkeypatch.setattr(stack_limits, "stack_costs",
+                        lambda config, layout: {stack: Cost(resources=n) for stack, n in costs.items()})
+    stack, path, hint = expected
+    report = run(write_config, THREE_STACKS)
+    assert [(f.code, f.path, f.message, f.hint) for f in report.findings] == [
+        ("HPK510", path, f"stack {stack} would have 501 resources; CloudFormation allows 500 per stack", hint)]
