@@ -227,3 +227,21 @@ def test_a_full_stack_of_a_layout_with_team_stacks(write_config, monkeypatch, co
     report = run(write_config, THREE_STACKS)
     assert [(f.code, f.path, f.message, f.hint) for f in report.findings] == [
         ("HPK510", path, f"stack {stack} would have 501 resources; CloudFormation allows 500 per stack", hint)]
+
+
+@pytest.mark.parametrize("stacks, allowed", [(0, "none: task_governance.team_stacks is 0"), (2, "0 to 1")])
+def test_a_pin_to_a_team_stack_that_does_not_exist(write_config, stacks, allowed):
+    report = run(write_config, ("  addon_version: v1.6.0-eksbuild.1\n", f"  addon_version: v1.6.0-eksbuild.1\n  team_stacks: {stacks}\n"),
+                 (SMITH, SMITH + f"    team_stack: {stacks}\n"))
+    assert [(f.code, f.path, f.message, f.hint) for f in report.findings] == [
+        ("HPK515", "teams[1].team_stack", f"team stack {stacks} does not exist (team stacks: {allowed})",
+         "remove team_stack, or pin the team to an existing team stack")]
+
+
+def test_team_stacks_of_a_batch_only_environment_are_not_checked(write_config):
+    # Without hyperpod the teams section is ignored (HPK720 says so); its pins are not HPK515's.
+    report = check_file(write_config(
+        'environment: dev\naccount: "111122223333"\nregion: us-east-1\nteams:\n  - {name: a, team_stack: 7}\n'
+        "batch:\n  service_environments:\n    - {name: g6, capacity_limits: [{unit: NUM_INSTANCES, max_capacity: 8}]}\n"
+        "  queues:\n    - {name: f, service_environment: g6}\n"))
+    assert [(f.code, f.path) for f in report.findings] == [("HPK720", "teams")]
