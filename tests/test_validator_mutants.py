@@ -10,12 +10,13 @@ from pathlib import Path
 import pytest
 from cfnlint.helpers import LIMITS as CFN_LINT_LIMITS
 
-from cdk_app.stack_layout import Cost
+from cdk_app.stack_layout import Cost, suggested_team_stacks
 from cdk_app.validator import stack_limits
 from cdk_app.validator.report import check_file
 from test_rules_mutants import PROVIDERS, offered_in, run
 
 ZONES = "availability_zone_ids: [use1-az4, use1-az6]\n"
+MANY_TEAMS = "README: Many teams"
 
 
 # --- A broken hyperpod or batch section is left out; findings about which kinds the environment has are then
@@ -124,15 +125,18 @@ def test_stack_limit_edges(write_config, monkeypatch, what, share, extra, expect
     amount = int(limit * share) + extra
     monkeypatch.setattr(stack_limits, "stack_costs", lambda config, layout: {"governance": Cost(**{FIELD[what]: amount})})
     report = run(write_config)
-    found = [(f.code, f.severity.value, f.path, f.message) for f in report.findings]
+    found = [(f.code, f.severity.value, f.path, f.message, f.hint) for f in report.findings]
+    # All teams are in the governance stack (team_stacks 0): the way out is team stacks.
+    hint = (f"set task_governance.team_stacks: {suggested_team_stacks(Cost(**{FIELD[what]: amount}))} (a new "
+            f"environment; on a deployed one this moves every team's quota - delete and create: {MANY_TEAMS})")
     if expected is None:
         assert found == []
     elif expected == "HPK514":
         assert found == [("HPK514", "warning", "teams", f"stack HyperPod-dev-governance would have {amount:,} {what}, "
-                          f"{amount / limit:.0%} of CloudFormation's {limit:,} per stack")]
+                          f"{amount / limit:.0%} of CloudFormation's {limit:,} per stack", hint)]
     else:
         assert found == [(code, "error", "teams", f"stack HyperPod-dev-governance would have {amount:,} {what}; "
-                          f"CloudFormation allows {limit:,} per stack")]
+                          f"CloudFormation allows {limit:,} per stack", hint)]
 
 
 # --- HPK110 in every region cfn-lint has data for: refused exactly where AWS::SageMaker::Cluster is missing ----
@@ -208,7 +212,6 @@ def test_an_over_full_batch_stack_names_the_batch_section(write_config, monkeypa
 
 # With three team stacks, john and smith hash to teams-2 (stack_layout.team_layout); teams-0 and teams-1 are empty.
 THREE_STACKS = ("  addon_version: v1.6.0-eksbuild.1\n", "  addon_version: v1.6.0-eksbuild.1\n  team_stacks: 3\n")
-MANY_TEAMS = "README: Many teams"
 
 
 @pytest.mark.parametrize("costs, expected", [
