@@ -248,3 +248,18 @@ def test_team_stacks_of_a_batch_only_environment_are_not_checked(write_config):
         "batch:\n  service_environments:\n    - {name: g6, capacity_limits: [{unit: NUM_INSTANCES, max_capacity: 8}]}\n"
         "  queues:\n    - {name: f, service_environment: g6}\n"))
     assert [(f.code, f.path) for f in report.findings] == [("HPK720", "teams")]
+
+
+def test_capacity_findings_go_with_the_cluster_policy_left_out(write_config):
+    report = run(write_config, JOHN_FIVE_G5, ("cluster_policy:\n", "cluster_policy: 5\nold_policy:\n"))
+    assert [(f.code, f.path) for f in report.findings] == [("HPK012", "cluster_policy"), ("HPK010", "old_policy")]
+
+
+def test_stack_findings_go_with_the_hyperpod_section_left_out(write_config, monkeypatch):
+    # A Batch stack over CloudFormation's limit is an HPK5 finding like the capacity ones; with hyperpod left
+    # out as broken it is dropped, as every HPK5 finding is.
+    monkeypatch.setattr(stack_limits, "stack_costs", lambda config, layout: {"batch": Cost(resources=501)})
+    batch = ("batch:\n  service_environments:\n    - {name: g6, capacity_limits: [{unit: NUM_INSTANCES, max_capacity: 8}]}\n"
+             "  queues:\n    - {name: f, service_environment: g6}\n")
+    report = run(write_config, ("environment: dev\n", f"environment: dev\n{batch}"), ("hyperpod:\n", "hyperpod: 5\nold:\n"))
+    assert [(f.code, f.path) for f in report.findings] == [("HPK012", "hyperpod"), ("HPK010", "old")]

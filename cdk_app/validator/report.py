@@ -97,8 +97,8 @@ _CAPACITY_INPUTS = frozenset({"instance_groups", "quota", "shared_pool", "enable
 
 
 def _changes_capacity(path: tuple[str | int, ...]) -> bool:
-    if path in (("hyperpod",), ("teams",), ("cluster_policy",)) or (len(path) == 2 and path[0] == "teams"):
-        return True  # a whole section, or a whole team
+    if path in (("hyperpod",), ("teams",), ("cluster_policy",)):
+        return True  # a whole section (the loader leaves out keys, never a list item such as one team)
     return bool(_CAPACITY_INPUTS.intersection(p for p in path if isinstance(p, str)))
 
 
