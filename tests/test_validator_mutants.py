@@ -263,3 +263,28 @@ def test_stack_findings_go_with_the_hyperpod_section_left_out(write_config, monk
              "  queues:\n    - {name: f, service_environment: g6}\n")
     report = run(write_config, ("environment: dev\n", f"environment: dev\n{batch}"), ("hyperpod:\n", "hyperpod: 5\nold:\n"))
     assert [(f.code, f.path) for f in report.findings] == [("HPK012", "hyperpod"), ("HPK010", "old")]
+
+
+# --- The report itself: file, environment and loaded config on every path; capacity rows of both sides ------------
+def test_report_of_a_batch_only_environment():
+    path = SCENARIOS / "s10_batch_quota_shares.yaml"
+    report = check_file(path)
+    assert (report.file, report.environment, report.loaded.config.environment) == (str(path), "s10", "s10")
+    assert check_file(path, "shown.yaml").file == "shown.yaml"
+
+
+def test_report_of_an_unreadable_file(write_config):
+    path = write_config("environment: [\n")
+    assert (check_file(path).file, check_file(path, "shown.yaml").file) == (str(path), "shown.yaml")
+    assert check_file(path).exit_code == 2 and check_file(path).loaded is None
+
+
+def test_capacity_rows_of_types_on_one_side_only(write_config):
+    # A c5 group nobody reserves, and a zero quota on a p5 the cluster lacks: one row each, zero on the other side.
+    report = run(write_config, ("    - name: cpu\n", "    - name: c5\n      instance_type: ml.c5.xlarge\n      count: 1\n"
+                                                   "    - name: cpu\n"),
+                 (SMITH + "    quota:\n", SMITH + "    quota:\n      - instance_type: ml.p5.48xlarge\n        count: 0\n"))
+    assert (report.environment, report.loaded.config.environment) == ("dev", "dev")
+    rows = {r.instance_type: (r.capacity.count, r.reserved.count) for r in report.capacity}
+    assert rows == {"ml.c5.xlarge": (1, 0), "ml.g5.12xlarge": (4, 4), "ml.m5.2xlarge": (2, 2), "ml.p5.48xlarge": (0, 0)}
+    assert [r.instance_type for r in report.capacity] == sorted(rows)
