@@ -243,6 +243,9 @@ def _allowed_keys(loc: PathKey) -> set[str]:
 
 def _model_at(model: type[BaseModel], loc: PathKey) -> type[BaseModel] | None:
     """The model class describing the mapping at `loc` (list indexes are skipped)."""
+    # With the validator read from its cache file, pydantic has not resolved KitConfig.batch (a forward
+    # reference to batch_model); resolve it here, on the error path only, so batch keys are found too.
+    model.model_rebuild()
     current: Any = model
     for part in loc:
         if isinstance(part, int):

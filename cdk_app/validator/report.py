@@ -97,8 +97,8 @@ _CAPACITY_INPUTS = frozenset({"instance_groups", "quota", "shared_pool", "enable
 
 
 def _changes_capacity(path: tuple[str | int, ...]) -> bool:
-    if path in (("hyperpod",), ("teams",), ("cluster_policy",)) or (len(path) == 2 and path[0] == "teams"):
-        return True  # a whole section, or a whole team
+    if path in (("hyperpod",), ("teams",), ("cluster_policy",)):
+        return True  # a whole section (the loader leaves out keys, never a list item such as one team)
     return bool(_CAPACITY_INPUTS.intersection(p for p in path if isinstance(p, str)))
 
 
@@ -113,6 +113,8 @@ def _unaffected(findings: list[Finding], repaired: tuple[tuple[str | int, ...], 
     # Left out, a broken hyperpod or batch section would look absent: which kinds the environment has is unknown.
     kinds_unknown = any(path[:1] in (("hyperpod",), ("batch",)) for path in repaired)
     capacity_touched = any(_changes_capacity(path) for path in repaired)
+    # Left out, a Batch queue's scheduling would read as fifo, and nearly every Batch rule reads the scheduling.
+    scheduling_unknown = any(path[:2] == ("batch", "queues") and path[-1] == "scheduling" for path in repaired)
 
     def related(finding: Finding) -> bool:
         parent = finding.path.rpartition(".")[0]
@@ -122,4 +124,5 @@ def _unaffected(findings: list[Finding], repaired: tuple[tuple[str | int, ...], 
                    p.startswith((finding.path + ".", finding.path + "[")) for p in left_out)
 
     return [f for f in findings if not related(f) and not (capacity_touched and f.code.startswith("HPK5"))
+            and not (scheduling_unknown and f.code.startswith("HPK7"))
             and not (kinds_unknown and depends_on_kinds(f.code, f.path))]

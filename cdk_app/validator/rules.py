@@ -294,7 +294,8 @@ def check_zones(config: KitConfig, report: Reporter) -> None:
     with_subnet = ({s.availability_zone_id for s in network.existing_subnets} if network.existing_vpc_id
                    else set(config.availability_zone_ids))
     recorded = bool(network.cluster_zone_ids)
-    for i, zone in enumerate(cluster_zone_ids(config)):
+    # An existing VPC without subnets is HPK103's: no zone has a subnet, and there is none to name.
+    for i, zone in enumerate(cluster_zone_ids(config) if with_subnet else ()):
         if zone not in with_subnet:
             where = "network.existing_subnets has no subnet in it" if network.existing_vpc_id else \
                 "availability_zone_ids does not list it"
@@ -588,9 +589,11 @@ def _check_team_admission(config: KitConfig, index: int, report: Reporter) -> No
                         what)
     default = team.default_priority_class
     if default is not None and default in class_names and default not in allowed:
+        # Suggest only classes that exist (an undefined one is HPK420's), each once (a repeat is HPK421's).
+        usable = [name for name in dict.fromkeys(allowed) if name in class_names]
         report.error("HPK422", base + ("default_priority_class",),
                      f"default priority class '{default}' is not one of the team's priority_classes",
-                     f"use one of: {', '.join(allowed) or 'none'}, or add it to priority_classes")
+                     f"use one of: {', '.join(usable) or 'none'}, or add it to priority_classes")
     if config.cluster_policy.require_priority_class and class_names and not allowed:
         report.error("HPK423", base + ("priority_classes",),
                      f"team '{team.name}' may use no priority class, but cluster_policy.require_priority_class "
