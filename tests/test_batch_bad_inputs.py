@@ -233,7 +233,7 @@ def test_over_capacity_message_names_unit_sum_limit_and_shares(write_config):
     text = edit(P2_COUNT, "          count: 41\n")
     [error] = [f for f in check_file(write_config(text)).errors if f.code == "HPK710"]
     for part in ("101 instances of ml.p4d.24xlarge", "'p4d' has 100 instances", "ProdExp1 60, ProdExp2 41",
-                 "lower the quotas by 1 instances"):
+                 "lower the quotas by 1 instance "):
         assert part in error.message + error.hint
 
 

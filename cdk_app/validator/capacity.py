@@ -84,7 +84,9 @@ def _number(value: Amount) -> float | int:
 
 
 def describe(value: Amount, dimension: str) -> str:
-    return f"{_number(value)} {_UNITS[dimension]}"
+    unit = _UNITS[dimension]
+    # "1 instance", "1 accelerator" (vCPU and GiB memory read the same for one)
+    return f"{_number(value)} {unit[:-1] if value == 1 and unit.endswith('s') else unit}"
 
 
 @cache
