@@ -259,7 +259,7 @@ WORD_FOR_WORD = [
      [("HPK406", "error", "teams[0].quota[1]", "quota entry for ml.m5.2xlarge gives no amount",
        "give count, accelerators, or vcpu/memory_gib")]),
     ("vcpu-disagrees-with-count", [(JOHN_M5, JOHN_M5.replace("count: 1", "count: 1\n        vcpu: 9\n        memory_gib: 32"))],
-     [("HPK408", "error", "teams[0].quota[1].vcpu", "vcpu 9.0 disagrees with count 1 (8 vCPU on ml.m5.2xlarge)",
+     [("HPK408", "error", "teams[0].quota[1].vcpu", "vcpu 9 disagrees with count 1 (8 vCPU on ml.m5.2xlarge)",
        "give count alone, or leave count out")]),
     ("type-twice-in-a-quota", [(JOHN_M5, JOHN_M5.replace("    principals:", "      - instance_type: ml.m5.2xlarge\n"
                                                                           "        count: 0\n    principals:"))],

@@ -76,17 +76,18 @@ class Resources:
         return self.count == 0 and self.accelerators == 0 and self.vcpu == 0 and self.memory_gib == 0
 
     def to_json(self) -> dict[str, float]:
-        return {d: _number(getattr(self, d)) for d in DIMENSIONS}
+        return {d: plain_number(getattr(self, d)) for d in DIMENSIONS}
 
 
-def _number(value: Amount) -> float | int:
+def plain_number(value: Amount) -> float | int:
+    """An amount as written in YAML: 9 rather than 9.0 or 9/1, three decimals at most."""
     return int(value) if value.denominator == 1 else round(float(value), 3)
 
 
 def describe(value: Amount, dimension: str) -> str:
     unit = _UNITS[dimension]
     # "1 instance", "1 accelerator" (vCPU and GiB memory read the same for one)
-    return f"{_number(value)} {unit[:-1] if value == 1 and unit.endswith('s') else unit}"
+    return f"{plain_number(value)} {unit[:-1] if value == 1 and unit.endswith('s') else unit}"
 
 
 @cache

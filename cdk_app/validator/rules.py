@@ -36,6 +36,7 @@ from cdk_app.validator.capacity import (
     cluster_capacity,
     describe,
     per_instances,
+    plain_number,
     shared_pool_gap,
     team_reservations,
 )
@@ -630,7 +631,7 @@ def _check_quota_entries(entries: tuple, base: PathKey, report: Reporter) -> Non
             for dim, value in given.items():
                 if dim != "count" and exact(value) != getattr(whole, dim):
                     report.error("HPK408", path + (dim,),
-                                 f"{dim} {value} disagrees with count {entry.count} "
+                                 f"{dim} {plain_number(exact(value))} disagrees with count {entry.count} "
                                  f"({describe(getattr(whole, dim), dim)} on {entry.instance_type})",
                                  "give count alone, or leave count out")
 
