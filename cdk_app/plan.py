@@ -675,7 +675,9 @@ def team_changes(before: dict[str, dict[str, Any]], after: dict[str, dict[str, A
 
 
 def _amounts(amounts: dict[str, float]) -> str:
-    return ", ".join(f"{value:g} {word}" for dim, word in DIMENSIONS if (value := amounts.get(dim)) is not None) or "none"
+    # "1 instance", "1 accelerator"; vCPU and GiB memory read the same for one
+    return ", ".join(f"{value:g} {word[:-1] if value == 1 and word.endswith('s') else word}"
+                     for dim, word in DIMENSIONS if (value := amounts.get(dim)) is not None) or "none"
 
 
 def _quota_lines(change: TeamChange) -> list[str]:
