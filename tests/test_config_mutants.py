@@ -9,13 +9,17 @@ strict float validation.
 
 from __future__ import annotations
 
+import pickle
+import shutil
+import tempfile
 from typing import Annotated
 
 import pytest
 from pydantic import BaseModel, ConfigDict, Strict, TypeAdapter
 from pydantic._internal._docs_extraction import extract_docstrings_from_cls
+from pydantic_core import SchemaValidator
 
-from cdk_app.config import field_docs as field_docs_module
+from cdk_app.config import field_docs as field_docs_module, validator_cache
 from cdk_app.config.field_docs import field_docs, models_under
 from cdk_app.config.model import KitConfig, QuotaEntry
 from cdk_app.config.names import MAX_LABEL, MAX_SUBDOMAIN, label_value_problem, qualified_name_problem
@@ -106,3 +110,64 @@ def test_a_whole_number_in_a_float_field_is_a_float():
     assert type(strict_float.validate_python(2)) is float
     entry = QuotaEntry.model_validate({"instance_type": "ml.m5.2xlarge", "vcpu": 2})
     assert type(entry.vcpu) is float and entry.vcpu == 2.0
+
+
+# The validator's cache file (cdk_app/config/validator_cache.py). The folder follows the XDG Base Directory
+# specification: $XDG_CACHE_HOME, or $HOME/.cache when that is unset or empty.
+
+@pytest.mark.parametrize("xdg", [None, ""])
+def test_the_cache_folder_defaults_to_home_dot_cache(tmp_path, monkeypatch, xdg):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    if xdg is None:
+        monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    else:
+        monkeypatch.setenv("XDG_CACHE_HOME", xdg)
+    assert validator_cache.cache_folder() == tmp_path / ".cache" / "hyperpod-kit"
+
+
+def test_two_checkouts_of_the_same_sources_have_their_own_files(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    copies = []
+    for name in ("one", "two"):
+        copies.append(tmp_path / name / "config")
+        shutil.copytree(validator_cache.CONFIG_PACKAGE, copies[-1], ignore=shutil.ignore_patterns("__pycache__"))
+    first, second = (validator_cache.cache_file(copy) for copy in copies)
+    assert first != second and first.name.rsplit("-", 1)[1] == second.name.rsplit("-", 1)[1]
+
+
+def _built():
+    KitConfig.model_rebuild()
+    return KitConfig.__pydantic_validator__
+
+
+def test_the_cache_folder_and_its_parents_are_made(tmp_path):
+    path = tmp_path / "a" / "b" / "hyperpod-kit" / "kitconfig-x-y.pickle"
+    validator_cache._write(path, _built())
+    assert [p.name for p in path.parent.iterdir()] == [path.name]
+
+
+def test_an_unwritable_cache_folder_means_no_file(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    validator_cache._write(blocker / "hyperpod-kit" / "kitconfig-x-y.pickle", _built())  # no exception
+    assert blocker.read_text() == "not a folder"
+
+
+def test_a_failed_rename_leaves_no_temporary_file(tmp_path, monkeypatch):
+    path = tmp_path / "hyperpod-kit" / "kitconfig-x-y.pickle"
+    path.mkdir(parents=True)  # a folder where the file should go: the rename fails
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "elsewhere"))
+    (tmp_path / "elsewhere").mkdir()
+    validator_cache._write(path, _built())
+    assert [p.name for p in path.parent.iterdir()] == [path.name] and path.is_dir()
+
+
+def test_a_folder_named_like_an_old_file_does_not_stop_the_write(tmp_path, monkeypatch):
+    path = tmp_path / "hyperpod-kit" / "kitconfig-x-y.pickle"
+    (path.parent / "kitconfig-x-old.pickle").mkdir(parents=True)
+    scratch = tmp_path / "elsewhere"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    validator_cache._write(path, _built())
+    assert isinstance(pickle.loads(path.read_bytes()), SchemaValidator)
+    assert list(scratch.iterdir()) == []  # the temporary file was made next to the target, not elsewhere
