@@ -102,7 +102,7 @@ def test_unknown_keys_name_the_schema_s_keys_and_the_nearest(tmp_path):
     allowed = ", ".join(sorted(DEFS["InstanceGroup"]["properties"]))
     assert only(tmp_path, text)[3:] == ("hyperpod.instance_groups[0].zzzzzz", "unknown key 'zzzzzz'",
                                         f"allowed keys: {allowed}")
-    # Under a plain mapping (labels take any key) nothing is a model: no list of keys to offer.
+    # A near miss inside a nested section is matched against that section's keys.
     text = edit("cluster_policy:\n", "cluster_policy:\n  priority_classes_x: 1\n")
     assert only(tmp_path, text)[4:] == ("unknown key 'priority_classes_x'", "did you mean 'priority_classes'? "
                                         f"allowed keys: {', '.join(sorted(DEFS['ClusterPolicy']['properties']))}")
@@ -207,6 +207,23 @@ def test_a_number_past_sixty_digits_is_cut(tmp_path):
     assert only(tmp_path, text)[4] == f"the number {'9' * 60}... is above the maximum"
     text = edit("      count: 4\n", "      count: " + "9" * 60 + "\n")
     assert only(tmp_path, text)[4] == f"the number {'9' * 60} is above the maximum"
+    text = edit("      count: 4\n", "      count: " + "9" * 61 + "\n")
+    assert only(tmp_path, text)[4] == f"the number {'9' * 60}... is above the maximum"
+
+
+@pytest.mark.parametrize("length, shown", [(58, "'" + "x" * 58 + "'"), (59, "'" + "x" * 59 + "..."),
+                                           (60, "'" + "x" * 59 + "...")])
+def test_a_long_value_without_yaml_text_is_cut_past_sixty_characters(length, shown):
+    # repr of 58 x's is 60 characters: shown whole; one more and the message cuts it.
+    assert _explain("int_type", {}, "x" * length, ("a",), "a")[1] == f"text {shown} has the wrong type"
+
+
+@pytest.mark.parametrize("written, python_type", [("!!binary aGVsbG8=", "bytes")])
+def test_explicitly_tagged_yaml_types_are_named(tmp_path, written, python_type):
+    assert type(yaml.safe_load(f"x: {written}")["x"]).__name__ == python_type
+    text = edit("environment: dev", f"environment: {written}")
+    code, _, _, _, message, hint = only(tmp_path, text)
+    assert (code, message.split(" ", 1)[0], hint) == ("HPK012", python_type, "expected text")
 
 
 def test_list_lengths_name_the_schema_bound(tmp_path):
@@ -341,6 +358,7 @@ def test_model_at_walks_fields_and_skips_indexes():
     assert _model_at(KitConfig, ("teams", 0, "quota", 0, "count")) is None
     assert _model_at(KitConfig, ("nope",)) is None
     assert _model_at(KitConfig, ()) is KitConfig
+    assert _model_at(KitConfig, ("region", "x")) is None  # below a text field there is no model
     assert inner_model(tuple[Team, ...] | None) is Team and inner_model(int) is int
 
 
