@@ -430,3 +430,33 @@ def test_format_words_give_an_example_the_schema_accepts(tmp_path, field, old, n
         assert example is None and "training plan ARN" in hint
         return
     assert re.fullmatch(pattern, example.group(1).strip('"').rstrip(",")), (hint, pattern)
+
+
+def test_two_broken_labels_leave_out_the_labels_once(tmp_path):
+    # As with one broken label (above): the rest of the file is still checked (README, "Validating a config").
+    text = edit("        workload: gpu\n", "        workload: [gpu]\n        other: [x]\n")
+    err = refused(tmp_path, text)
+    assert [f.code for f in err.findings] == ["HPK012", "HPK012"]
+    assert err.repaired == (("hyperpod", "instance_groups", 0, "labels"),)
+    assert err.partial.config.hyperpod.instance_groups[0].labels == {}
+
+
+def test_a_missing_key_leaves_out_its_optional_section(tmp_path):
+    text = edit("        - key: nvidia.com/gpu\n          value", "        - value")
+    err = refused(tmp_path, text)
+    assert [(f.code, f.path) for f in err.findings] == [("HPK011", "hyperpod.instance_groups[0].taints[0].key")]
+    assert err.repaired == (("hyperpod", "instance_groups", 0, "taints"),)
+    assert err.partial.config.hyperpod.instance_groups[0].taints == ()
+
+
+def test_a_length_error_is_hidden_only_when_items_failed(tmp_path):
+    # pydantic counts only the items that passed: one bad group gives "at least 1 item, not 0" too.
+    text = edit("    - name: cpu\n      instance_type: ml.m5.2xlarge\n      count: 2\n", "")
+    text = edit("      count: 4\n", "      count: x\n", text)
+    with pytest.raises(ValidationError) as caught:
+        kit_config_validator().validate_python(yaml.safe_load(text))
+    assert sorted(e["type"] for e in caught.value.errors()) == ["int_type", "too_short"]
+    assert [(f.code, f.path) for f in refused(tmp_path, text).findings] == [
+        ("HPK012", "hyperpod.instance_groups[0].count")]
+    empty = edit("  instance_groups:\n", "  instance_groups: []\n  x_groups:\n")
+    assert ("HPK013", "hyperpod.instance_groups") in [(f.code, f.path) for f in refused(tmp_path, empty).findings]
