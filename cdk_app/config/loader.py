@@ -96,13 +96,15 @@ def _without_bad_keys(data: dict, errors: list[Any]) -> tuple[KitConfig | None, 
     data = copy.deepcopy(data)
     removed: list[PathKey] = []
     for _ in range(3):
-        for error in errors:
-            target = _removable(data, tuple(error["loc"]))
-            if target is None:
-                return None, ()
-            container, path = target
-            container.pop(path[-1], None)
-            removed.append(path)
+        # Every target is found before any is removed: two bad labels both lead to `labels`, which the
+        # first removal would take away from under the second.
+        targets = [_removable(data, tuple(error["loc"])) for error in errors]
+        if None in targets:
+            return None, ()
+        for container, path in targets:  # type: ignore[misc]
+            if path not in removed:
+                container.pop(path[-1])
+                removed.append(path)
         try:
             return kit_config_validator().validate_python(data), tuple(removed)
         except ValidationError as err:
