@@ -34,7 +34,7 @@ from cdk_app.batch_shares import queue_scheduling
 from cdk_app.config.model import QuotaEntry
 from cdk_app.resource_schemas import create_only_properties, stateful_types
 from cdk_app.stack_layout import environment_of, stack_prefix
-from cdk_app.validator.capacity import Resources, reservations
+from cdk_app.validator.capacity import Resources, reservations, unit_for
 
 # Losing one of these loses the running fleet or its network; cfn-lint's list covers data stores only.
 FLEET_TYPES = frozenset({"AWS::SageMaker::Cluster", "AWS::EKS::Cluster", "AWS::EKS::Addon", "AWS::EC2::VPC",
@@ -675,8 +675,7 @@ def team_changes(before: dict[str, dict[str, Any]], after: dict[str, dict[str, A
 
 
 def _amounts(amounts: dict[str, float]) -> str:
-    # "1 instance", "1 accelerator"; vCPU and GiB memory read the same for one
-    return ", ".join(f"{value:g} {word[:-1] if value == 1 and word.endswith('s') else word}"
+    return ", ".join(f"{value:g} {unit_for(value, word)}"
                      for dim, word in DIMENSIONS if (value := amounts.get(dim)) is not None) or "none"
 
 

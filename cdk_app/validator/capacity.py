@@ -84,10 +84,13 @@ def plain_number(value: Amount) -> float | int:
     return int(value) if value.denominator == 1 else round(float(value), 3)
 
 
+def unit_for(value: float | Amount, unit: str) -> str:
+    """`unit` as it reads after `value`: "1 instance", "1 accelerator" (vCPU and GiB memory read the same)."""
+    return unit[:-1] if value == 1 and unit.endswith("s") else unit
+
+
 def describe(value: Amount, dimension: str) -> str:
-    unit = _UNITS[dimension]
-    # "1 instance", "1 accelerator" (vCPU and GiB memory read the same for one)
-    return f"{plain_number(value)} {unit[:-1] if value == 1 and unit.endswith('s') else unit}"
+    return f"{plain_number(value)} {unit_for(value, _UNITS[dimension])}"
 
 
 @cache
