@@ -11,6 +11,7 @@ comprehensions); the policies use none of them, so nothing is left untested here
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import re
 from dataclasses import dataclass, field
@@ -64,10 +65,17 @@ class LazyVariables(celpy.celtypes.MapType):
         return self._cache[key]
 
 
+@functools.cache
+def program(expression: str) -> Any:
+    """The compiled program of one expression: parsing is most of cel-python's time, and the matrix evaluates
+    the same few hundred expressions thousands of times (a program keeps no state between evaluations)."""
+    return CEL.program(CEL.compile(expression))
+
+
 def evaluate(expression: str, activation: dict[str, Any]) -> Any:
     """A CEL result, or the CELEvalError the evaluation ended with."""
     try:
-        return CEL.program(CEL.compile(expression)).evaluate(activation)
+        return program(expression).evaluate(activation)
     except celpy.CELEvalError as err:
         return err
 
@@ -119,7 +127,7 @@ def admit(manifests: list[dict[str, Any]], request: dict[str, Any], obj: dict[st
                                       "request": celpy.json_to_cel(request), "params": None,
                                       "namespaceObject": celpy.json_to_cel(namespace)}
         activation["variables"] = LazyVariables(
-            {v["name"]: CEL.program(CEL.compile(v["expression"])) for v in policy.get("variables", [])}, activation)
+            {v["name"]: program(v["expression"]) for v in policy.get("variables", [])}, activation)
         conditions = [evaluate(c["expression"], activation) for c in policy.get("matchConditions", [])]
         if not all(isinstance(c, celpy.celtypes.BoolType) for c in conditions):
             verdict.errors.append(f"matchConditions: {conditions}")  # failurePolicy Fail: refused
