@@ -106,12 +106,13 @@ def test_with_a_shared_pool_the_table_reserves_the_whole_cluster(tmp_path):
 
 def test_with_a_shared_pool_a_dimension_over_capacity_shows_the_teams_sum(tmp_path):
     # m5: john 1 vCPU and 60 GiB (1/8 of an instance by vCPU), smith 1 instance (8 vCPU, 32 GiB). Memory
-    # 60 + 32 = 92 GiB is over the 64 GiB of 2 x m5; the other dimensions show the capacity the pool fills.
+    # 60 + 32 = 92 GiB is over the 64 GiB of 2 x m5, so the pool gets no m5 entry and the table shows the
+    # teams' sum alone (9/8 instances, 9 vCPU): what the stacks write, not the capacity the pool could not fill.
     text = with_pool(edit(BASE, JOHN_M5, "      - instance_type: ml.m5.2xlarge\n        vcpu: 1\n"
                                          "        memory_gib: 60\n    principals:"))
     rows = capacity_rows(write(tmp_path, text))
     assert rows["ml.m5.2xlarge"] == {"capacity": {"count": 2, "accelerators": 0, "vcpu": 16, "memory_gib": 64},
-                                     "reserved": {"count": 2, "accelerators": 0, "vcpu": 16, "memory_gib": 92}}
+                                     "reserved": {"count": 1.125, "accelerators": 0, "vcpu": 9, "memory_gib": 92}}
 
 
 @pytest.mark.parametrize("amounts", [(1, 0, 0, 0), (0, 1, 0, 0), (0, 0, 1, 0), (0, 0, 0, 1), (0, 0, 1, 1),

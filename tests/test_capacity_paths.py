@@ -48,10 +48,12 @@ def test_shared_pool_gaps_that_are_not_whole_instances(tmp_path):
 
 def test_a_gap_of_a_fraction_of_a_gpu_is_given_in_vcpu_and_memory(tmp_path):
     # g5: john 2.5 instances by vCPU (120 vCPU) + smith 1 -> gap 1/2 instance = 2 GPUs (whole) -> accelerators 2;
-    # with 118 vCPU the gap is 26 vCPU = 13/24 of an instance: 13/6 GPUs, not whole -> vCPU and memory.
+    # with 118 vCPU the gap is 26 vCPU = 13/24 of an instance: 13/6 GPUs, not whole -> vCPU and memory, and
+    # the 2 whole GPUs written beside them (for vCPU and memory alone SageMaker sets accelerators to 0:
+    # CreateComputeQuota's ComputeQuotaResourceConfig.VCpu documentation in botocore).
     loaded = load_config(config_with(tmp_path, "vcpu: 118", "count: 1"))
     entry = next(e for e in shared_pool_quota(loaded.config) if e.instance_type == "ml.g5.12xlarge")
-    assert (entry.accelerators, entry.vcpu, entry.memory_gib) == (None, 26.0, 104.0)
+    assert (entry.accelerators, entry.vcpu, entry.memory_gib) == (2, 26, 104)
 
 
 def test_over_capacity_in_memory_only_gives_no_negative_pool_entry(tmp_path):
@@ -77,3 +79,29 @@ def test_decimals_are_summed_as_written(tmp_path):
     assert check_file(path).errors == []
     path.write_text(text.replace("vcpu: 0.2", "vcpu: 0.2000000000000000001"))
     assert [f.code for f in check_file(path).errors] == ["HPK501"] * 3
+
+
+def test_the_pool_never_gets_whole_instances_a_team_entry_has_taken_memory_or_vcpu_of(tmp_path):
+    # Hostile review 4 F6, by hand from ml.g5.12xlarge (4 GPUs, 48 vCPU, 192 GiB) x 4 = 16, 192, 768:
+    # john vcpu 48 + memory 300 (1 instance by vCPU) and smith 1 instance leave 2 instances by count, but
+    # 768 - 300 - 192 = 276 GiB: 2 whole instances (384 GiB) would overrun memory. The pool gets
+    # 8 GPUs, 96 vCPU, 276 GiB written out.
+    loaded = load_config(config_with(tmp_path, "vcpu: 48\n        memory_gib: 300", "count: 1", pool=True))
+    entry = next(e for e in shared_pool_quota(loaded.config) if e.instance_type == "ml.g5.12xlarge")
+    assert (entry.count, entry.accelerators, entry.vcpu, entry.memory_gib) == (None, 8, 96, 276)
+    # john accelerators 1 + vcpu 40 (memory filled: 48 GiB) and smith 1 instance: 11 GPUs left, which
+    # SageMaker would fill to 132 vCPU but only 192 - 40 - 48 = 104 are left: all three are written.
+    loaded = load_config(config_with(tmp_path, "accelerators: 1\n        vcpu: 40", "count: 1", pool=True))
+    entry = next(e for e in shared_pool_quota(loaded.config) if e.instance_type == "ml.g5.12xlarge")
+    assert (entry.count, entry.accelerators, entry.vcpu, entry.memory_gib) == (None, 11, 104, 768 - 48 - 192)
+    row = next(r for r in check_file(config_with(tmp_path, "accelerators: 1\n        vcpu: 40", "count: 1")).capacity
+               if r.instance_type == "ml.g5.12xlarge")
+    assert row.to_json()["reserved"] == {"count": 4, "accelerators": 16, "vcpu": 192, "memory_gib": 768}
+
+
+def test_a_pool_gap_that_is_not_whole_is_written_as_decimals(tmp_path):
+    # m5 (8 vCPU, 32 GiB) x 2: john 0.333 vCPU (memory filled: 1.332 GiB), smith 1 instance:
+    # 16 - 0.333 - 8 = 7.667 vCPU and 64 - 32 - 1.332 = 30.668 GiB are left, written as those decimals.
+    loaded = load_config(config_with(tmp_path, "count: 3", "vcpu: 0.333"))
+    entry = next(e for e in shared_pool_quota(loaded.config) if e.instance_type == "ml.m5.2xlarge")
+    assert (entry.vcpu, entry.memory_gib) == (7.667, 30.668)

@@ -194,3 +194,119 @@ def test_the_cli_never_prints_a_traceback_for_hostile_node_lists(tmp_path):
         result = CliRunner().invoke(cli.main, ["topology", str(path), "--format", "json"])
         assert result.exit_code == 2 and "Traceback" not in result.output, result.output
         assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+# --- The shared pool's quota, as the stack writes it, against an independent integer computation ----------
+# Issue 15 / hostile review 4 F6: the pool was given whole instances (or accelerators, which SageMaker fills
+# to the instance's vCPU and memory) whenever the *count* gap was whole, overrunning memory or vCPU that a
+# team's entry of several amounts had taken. The fill rule (README "How capacity is summed", hyperpod-facts
+# "Partial quotas", CreateComputeQuota's model): Count is whole instances; Accelerators alone fill vCPU and
+# memory in the instance's ratio; an amount written out is taken as written.
+COMBOS = [("count",), ("accelerators",), ("accelerators", "vcpu"), ("accelerators", "memory_gib"), ("vcpu",),
+          ("vcpu", "memory_gib"), ("memory_gib",)]
+DIMS = ("count", "accelerators", "vcpu", "memory_gib")
+
+
+def instance_units(spec) -> int:
+    """Units per instance in which every amount of the test is a whole number: accelerators, thousandths of
+    a vCPU (the pool's vCPU is written to 1/1000) and thousandths of a GiB over a quarter-GiB catalogue."""
+    return 1000 * 100 * spec.vcpu * max(1, spec.accelerators) * int(spec.memory_gib * 4)
+
+
+def thousandths(value) -> int:
+    text = repr(value) if isinstance(value, float) else str(value)
+    whole, _, frac = text.partition(".")
+    assert len(frac) <= 3, text  # what the kit writes must be read back exactly at 1/1000
+    return int(whole) * 1000 + int((frac + "000")[:3])
+
+
+def filled_units(spec, amounts: dict[str, object]) -> dict[str, int]:
+    """Per dimension, what SageMaker gives an entry, in instance_units of the type (an instance = S units)."""
+    s = instance_units(spec)
+    per = {"accelerators": spec.accelerators, "vcpu": spec.vcpu, "memory_gib": spec.memory_gib}
+    if "count" in amounts:
+        return {d: int(amounts["count"]) * s for d in DIMS}
+    written = {d: thousandths(amounts[d]) * s // int(per[d] * 1000) for d in ("accelerators", "vcpu", "memory_gib")
+               if d in amounts and (d != "accelerators" or spec.accelerators)}
+    share_from = next(d for d in ("accelerators", "vcpu", "memory_gib") if d in written)
+    assert thousandths(amounts[share_from]) * s % int(per[share_from] * 1000) == 0
+    share = written[share_from]
+    return {"count": share, **{d: written.get(d, share) for d in ("accelerators", "vcpu", "memory_gib")}}
+
+
+@st.composite
+def pool_configs(draw):
+    groups = draw(st.lists(st.tuples(st.sampled_from(TYPES), st.integers(1, 4)), min_size=1, max_size=3))
+    teams = []
+    for t in range(draw(st.integers(1, 3))):
+        entries = []
+        for itype in draw(st.lists(st.sampled_from(TYPES), min_size=1, max_size=2, unique=True)):
+            spec = CATALOGUE[itype]
+            combos = [c for c in COMBOS if spec.accelerators or "accelerators" not in c]
+            amounts = {}
+            for kind in draw(st.sampled_from(combos)):
+                if kind == "count":
+                    amounts[kind] = str(draw(st.integers(0, 2)))
+                elif kind == "accelerators":
+                    amounts[kind] = str(draw(st.integers(0, 2 * spec.accelerators)))
+                else:  # hundredths of up to one and a half instances' vCPU or memory
+                    top = int((spec.vcpu if kind == "vcpu" else spec.memory_gib) * 150)
+                    hundredths = draw(st.integers(0, top))
+                    amounts[kind] = f"{hundredths // 100}.{hundredths % 100:02d}"
+            entries.append((itype, amounts))
+        teams.append((f"team{t}", entries))
+    return groups, teams
+
+
+def render_pool(groups, teams) -> str:
+    out = render(groups, []).replace("teams: []\n", "shared_pool:\n  name: pool\nteams:\n").splitlines()
+    for name, entries in teams:
+        out += [f"  - name: {name}", "    quota:"]
+        for itype, amounts in entries:
+            out.append(f"      - instance_type: {itype}")
+            out += [f"        {kind}: {text}" for kind, text in amounts.items()]
+    return "\n".join(out) + "\n"
+
+
+SP001 = ([("ml.g5.12xlarge", 4)], [("john", [("ml.g5.12xlarge", {"vcpu": "48", "memory_gib": "300"})])])
+SP002 = ([("ml.g5.12xlarge", 4)], [("john", [("ml.g5.12xlarge", {"accelerators": "1", "vcpu": "40"})])])
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                   HealthCheck.filter_too_much])
+@given(pool_configs())
+@example(SP001)
+@example(SP002)
+def test_the_shared_pool_as_written_fits_what_the_teams_leave_in_every_dimension(write_config, generated):
+    from hypothesis import assume
+
+    from cdk_app.stacks.team_stack import quota_resource
+    from cdk_app.validator.capacity import shared_pool_quota
+
+    groups, teams = generated
+    report = check_file(write_config(render_pool(groups, teams)))
+    assume(not report.errors)
+    written = [quota_resource(entry) for entry in shared_pool_quota(report.loaded.config)]
+    keys = {"Count": "count", "Accelerators": "accelerators", "VCpu": "vcpu", "MemoryInGiB": "memory_gib"}
+    pool = {w["InstanceType"]: {keys[k]: v for k, v in w.items() if k in keys} for w in written}
+    rows = {row.to_json()["instance_type"]: row.to_json()["reserved"] for row in report.capacity}
+    for itype in {t for t, _ in groups}:
+        spec, s = CATALOGUE[itype], instance_units(CATALOGUE[itype])
+        capacity = sum(c for t, c in groups if t == itype) * s
+        taken = {d: 0 for d in DIMS}
+        for _, entries in teams:
+            for etype, amounts in entries:
+                if etype == itype:
+                    taken = {d: taken[d] + v for d, v in filled_units(spec, amounts).items()}
+        gets = filled_units(spec, pool[itype]) if itype in pool else {d: 0 for d in DIMS}
+        per = {"count": 1, "accelerators": spec.accelerators, "vcpu": spec.vcpu, "memory_gib": spec.memory_gib}
+        for d in DIMS:
+            assert taken[d] + gets[d] <= capacity, (itype, d, pool.get(itype))  # F6: never over capacity
+            left = capacity - taken[d] - gets[d]
+            # ... and the pool takes what is left, to a whole accelerator and 1/1000 of a vCPU or GiB.
+            if d in ("vcpu", "memory_gib") or (d == "accelerators" and spec.accelerators):
+                step = s // spec.accelerators if d == "accelerators" else -(-s // int(per[d] * 1000))
+                assert left < step or itype not in pool and any(taken[x] >= capacity for x in DIMS), (itype, d)
+            # validate's capacity table shows exactly what is reserved: the teams and the pool as written.
+            if per[d]:
+                assert abs(rows[itype][d] - (taken[d] + gets[d]) * per[d] / s) < 0.0006, (itype, d, rows[itype])

@@ -59,11 +59,6 @@ class Resources:
         return Resources(_exact(min(self.count, other.count)), _exact(min(self.accelerators, other.accelerators)),
                          _exact(min(self.vcpu, other.vcpu)), _exact(min(self.memory_gib, other.memory_gib)))
 
-    def larger(self, other: Resources) -> Resources:
-        """Per dimension, the larger of the two."""
-        return Resources(_exact(max(self.count, other.count)), _exact(max(self.accelerators, other.accelerators)),
-                         _exact(max(self.vcpu, other.vcpu)), _exact(max(self.memory_gib, other.memory_gib)))
-
     def scaled(self, factor: Amount) -> Resources:
         return Resources(_times(self.count, factor), _times(self.accelerators, factor),
                          _times(self.vcpu, factor), _times(self.memory_gib, factor))
@@ -175,21 +170,42 @@ def shared_pool_gap(capacity: dict[str, Resources], reserved: dict[str, Resource
     return {itype: cap - reserved.get(itype, Resources()) for itype, cap in capacity.items()}
 
 
+def _floor_thousandths(value: Amount) -> int | float:
+    """value rounded down to 1/1000, as an int when whole: the float's shortest repr is then the decimal
+    itself (at most 11 significant digits below MAX_QUOTA_AMOUNT), so exact() reads back no more than value."""
+    thousandths = value.numerator * 1000 // value.denominator
+    return thousandths // 1000 if thousandths % 1000 == 0 else thousandths / 1000
+
+
+def pool_entry(itype: str, gap: Resources) -> QuotaEntry:
+    """The shared pool's entry for one instance type. Whole instances, or accelerators (vCPU and memory filled
+    in the instance's ratio), when that is exactly the gap in every dimension; else every amount written out,
+    rounded down (accelerators to whole ones, vCPU and memory to 1/1000), so that what SageMaker gives the
+    pool never exceeds what the teams leave in any dimension. Accelerators are written even beside vCPU and
+    memory: for an entry of only vCPU and memory SageMaker sets them to 0 (CreateComputeQuota's model)."""
+    spec = CATALOGUE[itype]
+    # Amounts computed here from a validated config are not validated again (model_construct): `validate`
+    # would otherwise build QuotaEntry's own validator for these alone.
+    candidates = []
+    if gap.count.denominator == 1:
+        candidates.append(QuotaEntry.model_construct(instance_type=itype, count=int(gap.count)))
+    if spec.accelerators and gap.accelerators.denominator == 1:
+        candidates.append(QuotaEntry.model_construct(instance_type=itype, accelerators=int(gap.accelerators)))
+    written = QuotaEntry.model_construct(
+        instance_type=itype, accelerators=int(gap.accelerators) if spec.accelerators else None,
+        vcpu=_floor_thousandths(gap.vcpu), memory_gib=_floor_thousandths(gap.memory_gib))
+    # `written` fits: its instance share (accelerators, or vCPU on a type without them, over the instance's)
+    # is at most the count gap, as every team entry's share is its accelerators (or vCPU) over the instance's.
+    return next((entry for entry in candidates if quota_resources(entry, spec) == gap), written)
+
+
 def shared_pool_quota(config: KitConfig) -> list[QuotaEntry]:
-    """The shared pool's quota entries: whole instances where the gap is whole, else accelerators or vCPU."""
+    """The shared pool's quota entries: per cluster instance type with capacity left, the entry of
+    `pool_entry` (what it gets fits what the teams leave in every dimension)."""
     entries: list[QuotaEntry] = []
     for itype, gap in shared_pool_gap(cluster_capacity(config), teams_total(config.teams)).items():
         # Nothing left, or the teams already over capacity in some dimension (the validator's HPK504).
         if gap.count <= 0 or any(getattr(gap, d) < 0 for d in DIMENSIONS):
             continue
-        spec = CATALOGUE[itype]
-        # Amounts computed here from a validated config are not validated again (model_construct): `validate`
-        # would otherwise build QuotaEntry's own validator for these alone.
-        if gap.count.denominator == 1:
-            entries.append(QuotaEntry.model_construct(instance_type=itype, count=int(gap.count)))
-        elif spec.accelerators and gap.accelerators.denominator == 1:
-            entries.append(QuotaEntry.model_construct(instance_type=itype, accelerators=int(gap.accelerators)))
-        else:
-            entries.append(QuotaEntry.model_construct(instance_type=itype, vcpu=float(gap.vcpu),
-                                                      memory_gib=float(gap.memory_gib)))
+        entries.append(pool_entry(itype, gap))
     return entries

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from cdk_app.config.loader import ConfigInvalid, LoadedConfig, load_config
 from cdk_app.validator.batch_summary import BatchCapacityRow, BatchQueueRow, batch_capacity, batch_queues
-from cdk_app.validator.capacity import Resources, cluster_capacity, teams_total
+from cdk_app.validator.capacity import Resources, cluster_capacity, reservations, shared_pool_quota, teams_total
 from cdk_app.validator.findings import Finding, Severity, format_path
 from cdk_app.validator.kinds import depends_on_kinds, has_cluster
 from cdk_app.validator.reach import TeamReach, team_reach
@@ -70,9 +70,9 @@ def validate(loaded: LoadedConfig) -> Report:
     reserved = teams_total(config.teams)
     capacity = cluster_capacity(config)
     if config.shared_pool is not None:
-        # With a shared pool, everything up to capacity is reserved: the pool takes the gap.
-        reserved = {t: reserved.get(t, Resources()).larger(cap) for t, cap in capacity.items()} | {
-            t: r for t, r in reserved.items() if t not in capacity}
+        # The pool's entries exactly as the governance stack writes them, filled as SageMaker fills them.
+        for itype, pool in reservations(shared_pool_quota(config)).items():
+            reserved[itype] = reserved.get(itype, Resources()) + pool
     rows = [CapacityRow(t, capacity.get(t, Resources()), reserved.get(t, Resources()))
             for t in sorted(set(capacity) | set(reserved))]
     return Report(loaded.source.file, findings, rows, team_reach(config), *batch, config.environment, loaded=loaded)
