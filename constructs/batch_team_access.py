@@ -13,7 +13,8 @@ from aws_cdk import Stack, aws_iam as iam
 from constructs import Construct
 
 from hyperpod_constructs.batch_scheduling_policy import SHARE_IDENTIFIER
-from hyperpod_constructs.batch_team_policy import batch_arn, team_policy, trust_policy
+from hyperpod_constructs.batch_team_policy import batch_arn, team_policy
+from hyperpod_constructs.role_trust import trust_policy
 from hyperpod_constructs.nag_acknowledgements import acknowledge, nag_text, wildcard_resource
 
 ROLE_ARN = re.compile(r"^arn:aws[a-z-]*:iam::[0-9]{12}:role/[A-Za-z0-9+=,.@_/-]{1,512}$")

@@ -12,16 +12,12 @@ quota-share ARN in the Resource element confines it instead. ARN formats are tha
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 SUBMIT = "batch:SubmitServiceJob"
 READ_ACTIONS = ("batch:DescribeServiceJob", "batch:ListServiceJobs")
-# IAM and AWS STS quotas (https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_iam-quotas.html): a role
-# trust policy is at most 2,048 characters by default (a quota increase goes to 4,096), all inline policies of a
-# role together at most 10,240; IAM does not count white space (GetAccountSummary: AssumeRolePolicySizeQuota and
-# RolePolicySizeQuota are "in non-whitespace characters").
-TRUST_POLICY_LIMIT = 2048
+# IAM's quota on all inline policies of a role together (reference_iam-quotas, as role_trust.py's): 10,240
+# non-whitespace characters. The trust policy, its limit and the measure are role_trust.py's.
 INLINE_POLICY_LIMIT = 10240
 
 
@@ -35,15 +31,6 @@ def job_queue_arn(partition: str, region: str, account: str, queue: str) -> str:
 
 def quota_share_arn(partition: str, region: str, account: str, queue: str, share: str) -> str:
     return batch_arn(partition, region, account, f"job-queue/{queue}/quota-share/{share}")
-
-
-def trust_policy(principals: tuple[str, ...]) -> dict[str, Any]:
-    """What the L2 iam.Role writes for ArnPrincipals under the app's @aws-cdk/aws-iam:minimizePolicies: one
-    statement, principals sorted and unique, a single one as a string."""
-    unique = sorted(set(principals))
-    return {"Statement": [{"Action": "sts:AssumeRole", "Effect": "Allow",
-                           "Principal": {"AWS": unique[0] if len(unique) == 1 else unique}}],
-            "Version": "2012-10-17"}
 
 
 def _statement(sid: str, actions: list[str], resources: list[Any], conditions: dict[str, Any] | None = None
@@ -84,7 +71,3 @@ def team_policy(*, execution_role_arn: str, service_jobs: str, fair_share_queues
     return {"Statement": statements, "Version": "2012-10-17"}
 
 
-def policy_size(document: dict[str, Any]) -> int:
-    """Characters IAM counts against its size quotas: the JSON without white space (ARNs, actions and condition
-    values hold none, so minified JSON is exactly that)."""
-    return len(json.dumps(document, separators=(",", ":")))

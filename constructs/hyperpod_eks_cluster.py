@@ -15,6 +15,7 @@ from typing import Literal
 from aws_cdk import aws_ec2 as ec2, aws_eks_v2 as eks, aws_kms as kms
 from constructs import Construct
 
+from hyperpod_constructs.access_entry_keys import admin_entry_key
 from hyperpod_constructs.imported_network import import_vpc_subnets
 from hyperpod_constructs.nag_acknowledgements import acknowledge, managed_policy
 from hyperpod_constructs.protection import retain
@@ -126,9 +127,3 @@ def _endpoint_access(kind: EndpointAccessName, cidrs: tuple[str, ...]) -> eks.En
         return eks.EndpointAccess.PRIVATE
     base = eks.EndpointAccess.PUBLIC if kind == "public" else eks.EndpointAccess.PUBLIC_AND_PRIVATE
     return base.only_from(*cidrs) if cidrs else base
-
-
-def admin_entry_key(principal: str) -> str:
-    """A construct id part from an IAM ARN: account and resource ('444455556666-role-PlatformAdmin')."""
-    account, resource = principal.split(":")[4], principal.split(":", 5)[5]
-    return f"{account}-{resource}".replace("/", "-")

@@ -22,8 +22,8 @@ from constructs import Construct
 from hyperpod_constructs.nag_acknowledgements import acknowledge, nag_text, wildcard_resource
 from hyperpod_constructs.protection import retain
 from hyperpod_constructs.python_handler_provider import PythonHandlerProvider, PythonHandlerProviderProps
+from hyperpod_constructs.sagemaker_bucket_name import RULE, bucket_name_problem
 
-BUCKET_NAME = re.compile(r"^sagemaker-[a-z0-9][a-z0-9-]{0,51}[a-z0-9]$")
 HANDLER_DIR = Path(__file__).resolve().parent / "scripts_sync_handler"
 WRITE_ACTIONS = ("s3:PutObject", "s3:DeleteObject", "s3:DeleteObjectVersion")
 
@@ -52,10 +52,9 @@ class LifecycleScriptsBucket(Construct):
 
     def __init__(self, scope: Construct, construct_id: str, *, props: LifecycleScriptsBucketProps) -> None:
         super().__init__(scope, construct_id)
-        if not BUCKET_NAME.match(props.bucket_name) or "--" in props.bucket_name:
-            raise ValueError(f"bucket_name must start with sagemaker- and be 3-63 lower-case letters, digits and "
-                             f"single hyphens (the HyperPod instance policy only reaches sagemaker-* buckets), "
-                             f"got {props.bucket_name!r}")
+        if bucket_name_problem(props.bucket_name):
+            raise ValueError(f"bucket_name must {RULE} (the HyperPod instance policy only reaches sagemaker-* "
+                             f"buckets), got {props.bucket_name!r}")
         if not props.key_prefix or props.key_prefix.startswith("/") or props.key_prefix.endswith("/"):
             raise ValueError(f"key_prefix must be a folder name without leading or trailing '/', got {props.key_prefix!r}")
         for name in props.generated_files:

@@ -20,7 +20,7 @@ import pytest
 from cdk_app.config.loader import load_config
 from cdk_app.validator.batch_rules import team_role_documents
 from cdk_app.validator.report import check_file
-from hyperpod_constructs.batch_team_policy import policy_size
+from hyperpod_constructs.role_trust import policy_size
 
 from test_app import build, templates
 

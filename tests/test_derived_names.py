@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from cdk_app.config.names import local_queue
-from cdk_app.stacks.cluster_stack import hyperpod_cluster_name, lifecycle_bucket_name
+from cdk_app.config.names import hyperpod_cluster_name, lifecycle_bucket_name
 from cdk_app.stacks.governance_stack import policy_parameters
 from cdk_app.stacks.team_stack import quota_parameters
 from cdk_app.validator.regions import HYPERPOD_RESOURCE, _cfnlint_data, cloudformation_types, known_regions
@@ -69,3 +69,43 @@ def test_one_character_more_is_refused(tmp_path):
         path = tmp_path / "over.yaml"
         path.write_text(BASE.replace(old, new))
         assert [f.code for f in check_file(path).errors] == [code]
+
+
+# Hostile review 4 F4(a): an environment validate accepted gave names AWS (or the bucket construct) refuses, and
+# `cdk synth` died with a traceback. Oracles: cfn-lint's AWS::SageMaker::Cluster ClusterName and AWS::S3::Bucket
+# BucketName schemas, and the LifecycleScriptsBucket construct itself (it refuses a name at synth).
+@pytest.mark.parametrize("environment", ["dev-", "a--b", "a-", "ab--", "a-b-c", "a1", "e" * 19 + "-", "dev"])
+def test_an_environment_is_accepted_exactly_when_its_derived_names_are(tmp_path, environment):
+    from aws_cdk import App, Stack
+
+    from hyperpod_constructs.lifecycle_scripts_bucket import LifecycleScriptsBucket, LifecycleScriptsBucketProps
+
+    path = tmp_path / "env.yaml"
+    path.write_text(BASE.replace("environment: dev", f"environment: {environment}"))
+    report = check_file(path)
+    config = report.loaded.config
+    cluster = schema("us-east-1", HYPERPOD_RESOURCE)["properties"]["ClusterName"]
+    bucket_schema = schema("us-east-1", "AWS::S3::Bucket")["properties"]["BucketName"]
+    try:
+        LifecycleScriptsBucket(Stack(App(), "S"), "B", props=LifecycleScriptsBucketProps(
+            bucket_name=lifecycle_bucket_name(config), scripts_dir=str(Path(__file__).parent)))
+        construct_takes_it = True
+    except ValueError:
+        construct_takes_it = False
+    names_ok = (fits(hyperpod_cluster_name(config), cluster) and fits(lifecycle_bucket_name(config), bucket_schema)
+                and construct_takes_it)
+    derived = [f for f in report.errors if f.code == "HPK160"]
+    assert [f.code for f in report.errors if f.code != "HPK160"] == []
+    assert (not derived) == names_ok, [f.render() for f in report.errors]
+    for finding in derived:  # the message names the field, what was typed and the name it gives
+        assert finding.path == "environment" and f"'{environment}'" in finding.message
+        assert hyperpod_cluster_name(config) in finding.message or lifecycle_bucket_name(config) in finding.message
+
+
+def test_an_explicit_cluster_name_keeps_its_own_finding(tmp_path):
+    # With hyperpod.cluster_name set, the default name is not built: 'dev-' then only breaks the bucket.
+    text = BASE.replace("environment: dev", "environment: dev-").replace("hyperpod:\n", "hyperpod:\n  cluster_name: hp\n", 1)
+    path = tmp_path / "env.yaml"
+    path.write_text(text)
+    messages = [f.message for f in check_file(path).errors]
+    assert len(messages) == 1 and "bucket name 'sagemaker-hpk-dev--" in messages[0]

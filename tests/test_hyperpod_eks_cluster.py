@@ -99,3 +99,53 @@ def test_private_endpoint():
 def test_bad_props_raise(change, message):
     with pytest.raises(ValueError, match=message):
         HyperPodEksCluster(Stack(App(), "Test"), "Eks", props=dataclasses.replace(PROPS, **change))
+
+
+# Hostile review 4 F4(b, c): admins that validate accepted and the construct could not build. The construct is
+# the oracle: validate refuses (HPK161) exactly the lists whose entries it cannot create side by side.
+ADMIN_LISTS = [
+    (("arn:aws:iam::111122223333:role/PlatformAdmin",) * 2, True),
+    (("arn:aws:iam::111122223333:role/ops-admin", "arn:aws:iam::111122223333:role/ops/admin"), True),
+    (("arn:aws:iam::111122223333:user/a-b/c", "arn:aws:iam::111122223333:user/a/b-c"), True),
+    (("arn:aws:iam::111122223333:role/ops-admin", "arn:aws:iam::111122223333:role/ops-admin2"), False),
+    (("arn:aws:iam::111122223333:role/Admin", "arn:aws:iam::111122223333:user/Admin"), False),
+]
+
+
+@pytest.mark.parametrize("admins,collide", ADMIN_LISTS)
+def test_validate_refuses_exactly_the_admins_the_construct_cannot_build(write_config, admins, collide):
+    from pathlib import Path
+
+    from cdk_app.validator.report import check_file
+
+    try:
+        template_for(dataclasses.replace(PROPS, admin_principals=admins))
+        built = True
+    except RuntimeError as err:
+        assert "There is already a Construct with name 'Admin-" in str(err)
+        built = False
+    assert built is not collide
+    base = (Path(__file__).resolve().parent / "adversarial" / "base.yaml").read_text()
+    listed = "".join(f"    - {arn}\n" for arn in admins)
+    report = check_file(write_config(base.replace("    - arn:aws:iam::111122223333:role/PlatformAdmin\n", listed)))
+    found = [(f.code, f.path) for f in report.errors]
+    assert found == ([("HPK161", "eks.admin_principals[1]")] if collide else []), [f.render() for f in report.errors]
+
+
+def test_two_arns_of_one_iam_name_in_other_cases_are_refused(write_config):
+    # IAM CreateRole/CreateUser (botocore's iam model, RoleName/UserName): "Names are not distinguished by case"
+    # and names are unique per account whatever the path: these two ARNs cannot both name an existing role.
+    import botocore.session
+
+    from pathlib import Path
+
+    from cdk_app.validator.report import check_file
+
+    iam = botocore.session.get_session().get_service_model("iam")
+    assert "Names are not distinguished by case" in iam.operation_model("CreateRole").input_shape.members[
+        "RoleName"].documentation
+    base = (Path(__file__).resolve().parent / "adversarial" / "base.yaml").read_text()
+    listed = "    - arn:aws:iam::111122223333:role/PlatformAdmin\n    - arn:aws:iam::111122223333:role/team/platformadmin\n"
+    report = check_file(write_config(base.replace("    - arn:aws:iam::111122223333:role/PlatformAdmin\n", listed)))
+    assert [(f.code, f.path) for f in report.errors] == [("HPK161", "eks.admin_principals[1]")]
+    assert "regardless of case and path" in report.errors[0].message

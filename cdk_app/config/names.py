@@ -7,8 +7,12 @@ collide) and by the stacks (which create them), so the two cannot drift apart.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from cdk_app.team_rbac import team_namespace
+
+if TYPE_CHECKING:
+    from cdk_app.config.model import KitConfig
 
 # Kubernetes (apimachinery validation): a DNS-1123 label is at most 63 characters, a subdomain at most 253.
 DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
@@ -20,6 +24,18 @@ _QUALIFIED_NAME = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
 # SageMaker cluster and instance-group names (AWS::SageMaker::Cluster schema in cfn-lint), 1-63 characters.
 SAGEMAKER_NAME = re.compile(r"[a-zA-Z0-9](-*[a-zA-Z0-9])*")
 MAX_SAGEMAKER_NAME = 63
+# Taints of one instance group (AWS::SageMaker::Cluster ClusterKubernetesTaints maxItems in cfn-lint's schema).
+MAX_TAINTS = 50
+
+
+def hyperpod_cluster_name(config: KitConfig) -> str:
+    """The HyperPod cluster's name: hyperpod.cluster_name, else hyperpod-<environment>."""
+    return config.hyperpod.cluster_name or f"hyperpod-{config.environment}"
+
+
+def lifecycle_bucket_name(config: KitConfig) -> str:
+    """Unique per account, region and environment; sagemaker- so the managed instance policy reaches it."""
+    return f"sagemaker-hpk-{config.environment}-{config.account}-{config.region}"
 
 
 def local_queue(team: str) -> str:

@@ -10,6 +10,7 @@ from aws_cdk import CfnOutput, Fn, Stack
 from constructs import Construct
 
 from cdk_app.config.model import DEEP_HEALTH_CHECKS, InstanceGroup, KitConfig
+from cdk_app.config.names import hyperpod_cluster_name, lifecycle_bucket_name
 from cdk_app.guardrails import guardrail_manifests
 from cdk_app.instance_types import CATALOGUE
 from cdk_app.network_zones import cluster_zone_ids
@@ -29,11 +30,6 @@ from hyperpod_constructs.lifecycle_scripts_bucket import LifecycleScriptsBucket,
 PROVISIONING_ENV = "provisioning.env"
 
 
-def lifecycle_bucket_name(config: KitConfig) -> str:
-    """Unique per account, region and environment; sagemaker- so the managed instance policy reaches it."""
-    return f"sagemaker-hpk-{config.environment}-{config.account}-{config.region}"
-
-
 def provisioning_env(config: KitConfig) -> str:
     """lifecycle_scripts/lib/common.sh reads this file (shell assignments, values quoted)."""
     lifecycle = config.hyperpod.lifecycle
@@ -41,10 +37,6 @@ def provisioning_env(config: KitConfig) -> str:
             f"MOVE_DATA_ROOTS={'true' if lifecycle.move_data_roots else 'false'}\n"
             f"EXTRA_PACKAGES={shlex.quote(' '.join(lifecycle.extra_packages))}\n"
             f"GPU_DEVICE_ISOLATION={'true' if lifecycle.gpu_device_isolation else 'false'}\n")
-
-
-def hyperpod_cluster_name(config: KitConfig) -> str:
-    return config.hyperpod.cluster_name or f"hyperpod-{config.environment}"
 
 
 def instance_group_spec(config: KitConfig, group: InstanceGroup) -> InstanceGroupSpec:

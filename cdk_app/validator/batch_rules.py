@@ -22,8 +22,9 @@ from cdk_app.config.yaml_source import PathKey
 from cdk_app.validator.capacity import Resources, describe
 from cdk_app.validator.findings import format_path
 from cdk_app.validator.regions import cloudformation_types
-from hyperpod_constructs.batch_team_policy import (INLINE_POLICY_LIMIT, TRUST_POLICY_LIMIT, batch_arn, job_queue_arn,
-                                                   policy_size, quota_share_arn, team_policy, trust_policy)
+from hyperpod_constructs.batch_team_policy import (INLINE_POLICY_LIMIT, batch_arn, job_queue_arn, quota_share_arn,
+                                                   team_policy)
+from hyperpod_constructs.role_trust import TRUST_POLICY_LIMIT, policy_size, trust_policy
 
 if TYPE_CHECKING:
     from cdk_app.validator.rules import Reporter

@@ -45,6 +45,13 @@ CODES: dict[str, str] = {
     "HPK121": "a cluster zone (network.cluster_zone_ids) has no subnet in the environment",
     "HPK122": "network.cluster_zone_ids names fewer than two distinct zones",
     "HPK123": "network.cluster_zone_ids is not recorded (the cluster zones then follow availability_zone_ids' order)",
+    # Derived names, administrators, taints and team roles (issue 15, hostile review 4).
+    "HPK160": "a name the kit derives from the environment (HyperPod cluster, lifecycle-scripts bucket) is not allowed",
+    "HPK161": "a cluster administrator is listed twice, or two administrators would get the same access entry",
+    "HPK162": "a taint value is empty (AWS::SageMaker::Cluster takes a value of at least 1 character, or none)",
+    "HPK163": "more than 50 taints on one instance group (AWS::SageMaker::Cluster's limit)",
+    "HPK164": "two taints of an instance group have the same key and effect (Kubernetes refuses the node)",
+    "HPK170": "a HyperPod team role's trust policy is over IAM's 2,048-character limit (too many principals)",
     # HyperPod instance groups.
     "HPK201": "instance type is not a SageMaker HyperPod instance type",
     "HPK202": "instance group name is not allowed",

@@ -20,8 +20,11 @@ from cdk_app.config.model import (
 from cdk_app.config.names import (
     DNS1123_LABEL,
     MAX_SAGEMAKER_NAME,
+    MAX_TAINTS,
     SAGEMAKER_NAME,
+    hyperpod_cluster_name,
     label_value_problem,
+    lifecycle_bucket_name,
     qualified_name_problem,
 )
 from cdk_app.config.scalars import exact
@@ -44,6 +47,9 @@ from cdk_app.validator.findings import Finding, Severity, format_path
 from cdk_app.validator.kinds import check_kinds, has_cluster
 from cdk_app.validator.regions import hyperpod_instance_types, known_regions, region_problem
 from cdk_app.validator.stack_limits import check_stack_limits
+from hyperpod_constructs.access_entry_keys import admin_entry_key
+from hyperpod_constructs.role_trust import TRUST_POLICY_LIMIT, policy_size, trust_policy
+from hyperpod_constructs.sagemaker_bucket_name import bucket_name_problem
 from hyperpod_constructs.subnet_layout import MAX_ZONE_NUMBER, zone_number
 # The installer's layer table, shared with the construct (that module imports no aws_cdk).
 from hyperpod_constructs.kubectl_layers import LAYER_MINORS, layer_minor
@@ -177,6 +183,7 @@ def check_principals(config: KitConfig, report: Reporter) -> None:
         if why:
             report.error("HPK111", ("eks", "admin_principals", j), f"{arn[:120]!r} cannot be a cluster administrator: {why}",
                          f"administrators are IAM roles or users of account {config.account} (same account only)")
+    _check_admin_entries(config.eks.admin_principals, report)
     for i, team in enumerate(config.teams):
         for j, arn in enumerate(team.principals):
             why = _principal_problem(arn, config, cross_account=team.allow_cross_account)
@@ -184,6 +191,44 @@ def check_principals(config: KitConfig, report: Reporter) -> None:
                 allow = " or set allow_cross_account: true on the team" if "not the config's account" in why else ""
                 report.error("HPK111", ("teams", i, "principals", j), f"{arn[:120]!r} cannot act as team "
                              f"'{team.name}': {why}", f"name an IAM role or user of account {config.account}{allow}")
+        size = policy_size(trust_policy(team.principals)) if team.principals else 0
+        if size > TRUST_POLICY_LIMIT:
+            report.error("HPK170", ("teams", i, "principals"),
+                         f"team '{team.name}''s role would have a {size:,}-character trust policy "
+                         f"({len(set(team.principals))} principals), over IAM's limit of {TRUST_POLICY_LIMIT:,} characters",
+                         "trust fewer principals, e.g. one IAM role the team's people assume (IAM's default quota; each "
+                         "principal ARN counts with its quotes and comma)")
+
+
+def _check_admin_entries(admins: tuple[str, ...], report: Reporter) -> None:
+    """Each administrator gets an access entry whose construct id comes from its ARN (admin_entry_key, kept as
+    deployed: '/' becomes '-'); two admins with one id cannot both be synthesized. IAM names are unique in an
+    account regardless of case and path (IAM CreateRole: "Names are not distinguished by case"), so two ARNs
+    naming one role or user name cannot both exist."""
+    by_arn: dict[str, int] = {}
+    by_key: dict[str, int] = {}
+    by_name: dict[tuple[str, str, str], int] = {}
+    for j, arn in enumerate(admins):
+        path: PathKey = ("eks", "admin_principals", j)
+        parts = arn.split(":", 5)
+        key, name = admin_entry_key(arn), (parts[4], parts[5].split("/", 1)[0], parts[5].rsplit("/", 1)[-1].lower())
+        if arn in by_arn:
+            report.error("HPK161", path, f"administrator {arn[:120]!r} is listed twice (first at "
+                         f"{format_path(('eks', 'admin_principals', by_arn[arn]))})", "list each administrator once")
+        elif key in by_key:
+            other = admins[by_key[key]]
+            report.error("HPK161", path, f"administrators {other[:120]!r} and {arn[:120]!r} would both get the "
+                         f"access entry Admin-{key[:120]} ('/' of a path reads as '-'), which cannot be created twice",
+                         "give one of the two an IAM name or path that differs in more than '/' and '-' "
+                         "(the entry ids stay as deployed, so no administrator's entry is replaced)")
+        elif name in by_name:
+            other = admins[by_name[name]]
+            report.error("HPK161", path, f"administrators {other[:120]!r} and {arn[:120]!r} name one IAM {name[1]} "
+                         f"({name[2]!r}): IAM names are unique in an account regardless of case and path, so at "
+                         "most one of these ARNs exists", "keep the ARN that IAM shows for the role or user")
+        by_arn.setdefault(arn, j)
+        by_key.setdefault(key, j)
+        by_name.setdefault(name, j)
 
 
 def check_environment(config: KitConfig, report: Reporter) -> None:
@@ -361,6 +406,27 @@ def check_instance_groups(config: KitConfig, report: Reporter) -> None:
                                        for i, g in enumerate(groups)], "instance group")
 
 
+def check_derived_names(config: KitConfig, report: Reporter) -> None:
+    """Names the stacks build from the environment, held to the rules of the resources that carry them (an
+    explicit hyperpod.cluster_name is HPK207's). The quota and cluster policy names (<environment>-<team>,
+    <environment>-policy) always fit when the environment and team names do (tests/test_derived_names.py)."""
+    derived = []
+    if config.hyperpod.cluster_name is None:
+        name = hyperpod_cluster_name(config)
+        if not _sagemaker_name(name):
+            derived.append(("HyperPod cluster name (AWS::SageMaker::Cluster ClusterName)", name,
+                            "a cluster name is 1-63 letters, digits and hyphens, a letter or digit at both ends"))
+    bucket = lifecycle_bucket_name(config)
+    why = bucket_name_problem(bucket)
+    if why:
+        derived.append(("lifecycle-scripts bucket name", bucket, why))
+    for what, name, why in derived:
+        report.error("HPK160", ("environment",), f"environment {config.environment!r} gives the {what} {name!r}, "
+                     f"which is not allowed: {why}",
+                     "use an environment name that ends with a letter or digit and has no '--'"
+                     + (" (or set hyperpod.cluster_name)" if what.startswith("HyperPod") else ""))
+
+
 def _sagemaker_name(name: str) -> bool:
     return len(name) <= MAX_SAGEMAKER_NAME and SAGEMAKER_NAME.fullmatch(name) is not None
 
@@ -385,15 +451,37 @@ def _check_kubernetes_labels(config: KitConfig, report: Reporter) -> None:
             if why:
                 report.error("HPK211", base + ("labels", key), f"label value {value[:80]!r} of {key[:80]!r} is not allowed",
                              f"a Kubernetes label value is {why}")
-        for j, taint in enumerate(group.taints):
-            why = qualified_name_problem(taint.key)
-            if why:
-                report.error("HPK211", base + ("taints", j, "key"), f"taint key {taint.key[:80]!r} is not allowed: {why}",
-                             "a Kubernetes taint key is [prefix/]name, e.g. nvidia.com/gpu")
-            why = label_value_problem(taint.value or "")
-            if why:
-                report.error("HPK211", base + ("taints", j, "value"), f"taint value {taint.value[:80]!r} is not allowed",
-                             f"a Kubernetes taint value is {why}")
+        _check_taints(group.taints, base, report)
+
+
+def _check_taints(taints: tuple, base: PathKey, report: Reporter) -> None:
+    """Each taint as CloudFormation's ClusterKubernetesTaint takes it, and the list as Kubernetes takes it."""
+    if len(taints) > MAX_TAINTS:
+        report.error("HPK163", base + ("taints", MAX_TAINTS),
+                     f"{len(taints)} taints on one instance group; AWS::SageMaker::Cluster takes at most {MAX_TAINTS}",
+                     f"keep at most {MAX_TAINTS} taints (one taint can keep every other workload off the group)")
+    first: dict[tuple[str, str], int] = {}
+    for j, taint in enumerate(taints):
+        why = qualified_name_problem(taint.key)
+        if why:
+            report.error("HPK211", base + ("taints", j, "key"), f"taint key {taint.key[:80]!r} is not allowed: {why}",
+                         "a Kubernetes taint key is [prefix/]name, e.g. nvidia.com/gpu")
+        if taint.value == "":
+            report.error("HPK162", base + ("taints", j, "value"), f"taint {taint.key[:80]!r} has an empty value, "
+                         "which AWS::SageMaker::Cluster refuses (Value: at least 1 character)",
+                         "leave value out for a taint without a value (Kubernetes reads both the same)")
+        why = label_value_problem(taint.value or "")
+        if why:
+            report.error("HPK211", base + ("taints", j, "value"), f"taint value {taint.value[:80]!r} is not allowed",
+                         f"a Kubernetes taint value is {why}")
+        pair = (taint.key, taint.effect)
+        if pair in first:
+            report.error("HPK164", base + ("taints", j), f"taint {taint.key[:80]!r} with effect {taint.effect} is "
+                         f"listed twice (first at {format_path(base + ('taints', first[pair]))}); Kubernetes "
+                         "refuses a node whose taints repeat a key and effect pair",
+                         "keep one taint per key and effect (its value is the one the taint matches)")
+        else:
+            first[pair] = j
 
 
 def check_helm_chart(config: KitConfig, report: Reporter) -> None:
@@ -736,6 +824,7 @@ HYPERPOD_RULES: tuple[Rule, ...] = (
     _check_threads,
     _check_kubernetes_labels,
     check_environment,
+    check_derived_names,
     check_eks_endpoint,
     check_network,
     check_zones,
