@@ -192,3 +192,46 @@ def test_team_role_is_what_the_l2_role_writes_under_the_same_logical_id(principa
              description="Submits SageMaker Training jobs to AWS Batch as team x")
     roles = [Template.from_stack(s).find_resources("AWS::IAM::Role") for s in (ours, theirs)]
     assert roles[0] == roles[1] and len(roles[0]) == 1
+
+
+def hyperpod_team_config(principals: int) -> str:
+    """tests/adversarial/base.yaml with john trusting `principals` roles."""
+    from pathlib import Path
+
+    base = (Path(__file__).resolve().parent / "adversarial" / "base.yaml").read_text()
+    arns = "".join(f"      - arn:aws:iam::{ACCOUNT}:role/research-group-scientist-role-number-{n:03}\n"
+                   for n in range(principals))
+    head, sep, tail = base.partition("  - name: john\n")
+    at = tail.index("    principals:\n")
+    end = tail.index("\n", tail.index("      - ", at)) + 1
+    while tail.startswith("      - ", end):
+        end = tail.index("\n", end) + 1
+    return head + sep + tail[:at] + "    principals:\n" + arns + tail[end:]
+
+
+def test_a_hyperpod_team_trust_policy_is_refused_exactly_past_iams_quota(tmp_path):
+    """Hostile review 4 F8 (HPK170): the trust policy TeamAccess writes, measured in the template, against IAM's
+    default quota; the verdict must flip where the template's policy passes 2,048 characters."""
+    from aws_cdk import App, Stack
+    from aws_cdk.assertions import Template
+
+    from hyperpod_constructs.team_access import TeamAccess, TeamAccessProps
+
+    verdicts = {}
+    for count in (1, 26, 27, 28, 29, 3000):
+        path = tmp_path / f"t{count}.yaml"
+        path.write_text(hyperpod_team_config(count))
+        report = check_file(path)
+        team = next(t for t in report.loaded.config.teams if t.name == "john")
+        assert len(team.principals) == count
+        stack = Stack(App(), "T")
+        TeamAccess(stack, "Team", props=TeamAccessProps(cluster_name="c", team=team.name, principals=team.principals))
+        role = next(iter(Template.from_stack(stack).find_resources("AWS::IAM::Role").values()))
+        size = len(json.dumps(role["Properties"]["AssumeRolePolicyDocument"], separators=(",", ":")))
+        refused = [f for f in report.errors if f.code == "HPK170"]
+        assert [f.code for f in report.errors if f.code != "HPK170"] == []
+        assert bool(refused) == (size > IAM_TRUST_LIMIT), (count, size)
+        if refused:
+            assert refused[0].path == "teams[0].principals" and f"{size:,}-character" in refused[0].message
+        verdicts[count] = bool(refused)
+    assert not verdicts[1] and verdicts[3000] and len(set(verdicts.values())) == 2

@@ -221,3 +221,50 @@ def test_a_merge_key_on_a_scalar_is_located_and_explained(write_config):
     assert (finding.file, finding.line, finding.column) == ("c.yaml", line, 5)
     assert finding.message == "`<<` (a YAML merge key) must name a mapping or a list of mappings"
     assert finding.hint == "write `<<: *anchor` where &anchor marks a mapping"
+
+
+# Hostile review 4 F7: taints validate accepted and CloudFormation or Kubernetes refuse. Oracles: cfn-lint's
+# AWS::SageMaker::Cluster schema (ClusterKubernetesTaints, read here, not copied) applied with jsonschema to the
+# taints as the stack writes them, and Kubernetes' validateNodeTaints (pkg/apis/core/validation: "taints must be
+# unique by key and effect pair").
+def _taint_schema() -> dict:
+    from cdk_app.resource_schemas import resource_schema
+
+    cluster = resource_schema("AWS::SageMaker::Cluster")
+    return {**cluster["definitions"]["ClusterKubernetesTaints"], "definitions": cluster["definitions"]}
+
+
+TAINT_SCHEMA = _taint_schema()
+MAX_TAINTS = TAINT_SCHEMA["maxItems"]
+TAINT_LISTS = [
+    [("dedicated", "", "NoSchedule")],
+    [("dedicated", None, "NoSchedule")],
+    [("dedicated", "x", "NoSchedule"), ("dedicated", "y", "NoSchedule")],
+    [("dedicated", "x", "NoSchedule"), ("dedicated", "x", "NoExecute")],
+    [(f"k{n}", "v", "NoSchedule") for n in range(MAX_TAINTS)],
+    [(f"k{n}", "v", "NoSchedule") for n in range(MAX_TAINTS + 1)],
+]
+
+
+@pytest.mark.parametrize("taints", TAINT_LISTS, ids=["empty-value", "no-value", "same-key-effect", "same-key-other-effect",
+                                                     "at-the-limit", "over-the-limit"])
+def test_taints_are_refused_exactly_when_cloudformation_or_kubernetes_would(write_config, taints):
+    import jsonschema
+
+    from cdk_app.stacks.cluster_stack import instance_group_spec
+
+    lines = "".join(f"        - key: {k}\n" + (f"          value: \"{v}\"\n" if v is not None else "")
+                    + f"          effect: {e}\n" for k, v, e in taints)
+    base = (ROOT / "tests" / "adversarial" / "base.yaml").read_text()
+    text = base.replace('        - key: nvidia.com/gpu\n          value: "true"\n          effect: NoSchedule\n', lines)
+    report = check_file(write_config(text))
+    config = report.loaded.config
+    spec = instance_group_spec(config, config.hyperpod.instance_groups[0])
+    written = [{"Key": t.key, "Effect": t.effect, **({"Value": t.value} if t.value is not None else {})}
+               for t in spec.taints]  # as HyperPodCluster writes ClusterKubernetesTaintProperty (None is left out)
+    cloudformation_ok = jsonschema.Draft7Validator(TAINT_SCHEMA).is_valid(written)
+    pairs = [(t.key, t.effect) for t in spec.taints]
+    kubernetes_ok = len(pairs) == len(set(pairs))
+    errors = codes(report)
+    assert (errors == []) == (cloudformation_ok and kubernetes_ok), errors
+    assert all(code in ("HPK162", "HPK163", "HPK164") for code, _ in errors)
