@@ -268,3 +268,21 @@ def test_taints_are_refused_exactly_when_cloudformation_or_kubernetes_would(writ
     errors = codes(report)
     assert (errors == []) == (cloudformation_ok and kubernetes_ok), errors
     assert all(code in ("HPK162", "HPK163", "HPK164") for code, _ in errors)
+
+
+@pytest.mark.parametrize("second_zone", ["use1-az6", "use1-az4"])
+def test_one_subnet_listed_twice_is_refused(write_config, second_zone):
+    # Hostile review 4 F11 (v024): one subnet claimed in two zones passed, and counted as EKS's two zones. EC2's
+    # model (botocore) gives a subnet one AvailabilityZoneId, a string, not a list.
+    import botocore.session
+
+    subnet = botocore.session.get_session().get_service_model("ec2").shape_for("Subnet")
+    assert subnet.members["AvailabilityZoneId"].type_name == "string"
+    base = (ROOT / "tests" / "adversarial" / "base.yaml").read_text()
+    text = base.replace("  vpc_cidr: 10.192.0.0/16\n", "  existing_vpc_id: vpc-0123456789abcdef0\n  existing_subnets:\n"
+                        "    - {subnet_id: subnet-0123456789abcdef0, availability_zone_id: use1-az4}\n"
+                        f"    - {{subnet_id: subnet-0123456789abcdef0, availability_zone_id: {second_zone}}}\n"
+                        "    - {subnet_id: subnet-0123456789abcdef1, availability_zone_id: use1-az6}\n")
+    report = check_file(write_config(text))
+    assert codes(report) == [("HPK165", "network.existing_subnets[1].subnet_id")], codes(report)
+    assert "subnet-0123456789abcdef0 is listed twice" in report.errors[0].message

@@ -301,6 +301,19 @@ def check_network(config: KitConfig, report: Reporter) -> None:
         return
     if network.existing_vpc_id is None:
         return
+    first: dict[str, int] = {}
+    for i, subnet in enumerate(network.existing_subnets):
+        if subnet.subnet_id not in first:
+            first[subnet.subnet_id] = i
+            continue
+        earlier = network.existing_subnets[first[subnet.subnet_id]]
+        where = ("" if earlier.availability_zone_id == subnet.availability_zone_id else
+                 f"; there in {earlier.availability_zone_id}, here in {subnet.availability_zone_id}, but a subnet "
+                 "lies in exactly one availability zone")
+        report.error("HPK165", ("network", "existing_subnets", i, "subnet_id"),
+                     f"subnet {subnet.subnet_id} is listed twice (first at network.existing_subnets"
+                     f"[{first[subnet.subnet_id]}]{where})",
+                     "list each subnet once, with the zone id EC2 shows for it (AvailabilityZoneId)")
     subnet_zones = {s.availability_zone_id for s in network.existing_subnets}
     if len(subnet_zones) < 2:
         report.error("HPK107", ("network", "existing_subnets"),
