@@ -286,3 +286,22 @@ def test_one_subnet_listed_twice_is_refused(write_config, second_zone):
     report = check_file(write_config(text))
     assert codes(report) == [("HPK165", "network.existing_subnets[1].subnet_id")], codes(report)
     assert "subnet-0123456789abcdef0 is listed twice" in report.errors[0].message
+
+
+@pytest.mark.parametrize("name", ["h100 q4", "-plan", "plan-", "p" * 65, "a/b", "h100-q4", "p" * 64, "A--9"])
+def test_a_training_plan_arn_must_end_in_a_training_plan_name(write_config, name):
+    # Hostile review 4 F11 (w028). Oracle: botocore's CreateTrainingPlan TrainingPlanName (pattern, 1-64); the ARN's
+    # own pattern (...:training-plan/.*) takes anything after the slash.
+    import re
+
+    import botocore.session
+
+    shape = botocore.session.get_session().get_service_model("sagemaker").operation_model(
+        "CreateTrainingPlan").input_shape.members["TrainingPlanName"]
+    possible = shape.metadata["min"] <= len(name) <= shape.metadata["max"] and re.fullmatch(
+        shape.metadata["pattern"], name) is not None
+    base = (ROOT / "tests" / "adversarial" / "base.yaml").read_text()
+    arn = f"arn:aws:sagemaker:us-east-1:111122223333:training-plan/{name}"
+    text = base.replace("      threads_per_core: 1\n", f"      threads_per_core: 1\n      training_plan_arn: \"{arn}\"\n", 1)
+    assert codes(check_file(write_config(text))) == ([] if possible else
+                                                     [("HPK166", "hyperpod.instance_groups[0].training_plan_arn")])

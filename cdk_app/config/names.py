@@ -24,6 +24,9 @@ _QUALIFIED_NAME = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
 # SageMaker cluster and instance-group names (AWS::SageMaker::Cluster schema in cfn-lint), 1-63 characters.
 SAGEMAKER_NAME = re.compile(r"[a-zA-Z0-9](-*[a-zA-Z0-9])*")
 MAX_SAGEMAKER_NAME = 63
+# A training plan's name (CreateTrainingPlan TrainingPlanName in botocore's SageMaker model, 1-64 characters): the
+# last part of a training plan ARN, training-plan/<name>. The ARN's own pattern ends in `.*`.
+TRAINING_PLAN_NAME = re.compile(r"[a-zA-Z0-9](-*[a-zA-Z0-9]){0,63}")
 # Taints of one instance group (AWS::SageMaker::Cluster ClusterKubernetesTaints maxItems in cfn-lint's schema).
 MAX_TAINTS = 50
 

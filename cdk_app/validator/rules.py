@@ -22,6 +22,7 @@ from cdk_app.config.names import (
     MAX_SAGEMAKER_NAME,
     MAX_TAINTS,
     SAGEMAKER_NAME,
+    TRAINING_PLAN_NAME,
     hyperpod_cluster_name,
     label_value_problem,
     lifecycle_bucket_name,
@@ -411,6 +412,12 @@ def check_instance_groups(config: KitConfig, report: Reporter) -> None:
         for repeated in _duplicates(group.deep_health_checks or ()):
             report.error("HPK206", base + ("deep_health_checks",), f"deep health check {repeated} is listed twice",
                          "list each of InstanceStress, InstanceConnectivity once")
+        plan = group.training_plan_arn.partition(":training-plan/")[2] if group.training_plan_arn else None
+        if plan is not None and not TRAINING_PLAN_NAME.fullmatch(plan):
+            report.error("HPK166", base + ("training_plan_arn",),
+                         f"training plan name {plan[:80]!r} in training_plan_arn cannot name a training plan",
+                         "a training plan name is 1-64 letters, digits and hyphens, a letter or digit at both ends "
+                         "(copy the ARN from `aws sagemaker list-training-plans`)")
         if group.availability_zone_id is not None and group.availability_zone_id not in config.availability_zone_ids:
             report.error("HPK205", base + ("availability_zone_id",),
                          f"{group.availability_zone_id} is not one of the environment's availability zones",
