@@ -305,3 +305,13 @@ def test_a_training_plan_arn_must_end_in_a_training_plan_name(write_config, name
     text = base.replace("      threads_per_core: 1\n", f"      threads_per_core: 1\n      training_plan_arn: \"{arn}\"\n", 1)
     assert codes(check_file(write_config(text))) == ([] if possible else
                                                      [("HPK166", "hyperpod.instance_groups[0].training_plan_arn")])
+
+
+@pytest.mark.parametrize("count", [40, 41, 49])
+def test_at_most_forty_public_access_cidrs(write_config, count):
+    # Hostile review 4 F11 (v016). Source: Amazon EKS service quotas, "public endpoint access CIDR ranges per
+    # cluster: 40" (the limit aws/containers-roadmap#2174 asks AWS to raise); no installed model carries it.
+    cidrs = ", ".join(f"203.0.{n}.0/24" for n in range(count))
+    base = (ROOT / "tests" / "adversarial" / "base.yaml").read_text()
+    text = base.replace("  public_access_cidrs: [203.0.113.0/24]\n", f"  public_access_cidrs: [{cidrs}]\n")
+    assert codes(check_file(write_config(text))) == ([] if count <= 40 else [("HPK167", "eks.public_access_cidrs[40]")])

@@ -275,13 +275,23 @@ def _cidr_problem(text: str) -> str | None:
     return None
 
 
+# EKS: public endpoint access CIDR ranges per cluster (Amazon EKS service quotas; aws/containers-roadmap#2174 and
+# #1349 ask AWS to raise the 40).
+MAX_PUBLIC_ACCESS_CIDRS = 40
+
+
 def check_cidrs(config: KitConfig, report: Reporter) -> None:
     if config.network.existing_vpc_id is None:
         why = _cidr_problem(config.network.vpc_cidr)
         if why:
             report.error("HPK015", ("network", "vpc_cidr"), f"vpc_cidr {config.network.vpc_cidr!r} is not a valid network: {why}",
                          "expected an IPv4 CIDR from /16 to /20 with the host bits zero, e.g. 10.192.0.0/16")
-    for j, cidr in enumerate(config.eks.public_access_cidrs):
+    cidrs = config.eks.public_access_cidrs
+    if len(cidrs) > MAX_PUBLIC_ACCESS_CIDRS:
+        report.error("HPK167", ("eks", "public_access_cidrs", MAX_PUBLIC_ACCESS_CIDRS),
+                     f"{len(cidrs)} public_access_cidrs; EKS takes at most {MAX_PUBLIC_ACCESS_CIDRS} per cluster",
+                     "merge neighbouring ranges into wider ones, or reach the API through the private endpoint")
+    for j, cidr in enumerate(cidrs):
         why = _cidr_problem(cidr)
         if why:
             report.error("HPK015", ("eks", "public_access_cidrs", j), f"{cidr!r} is not a valid network: {why}",
