@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from cdk_app.config.names import local_queue
 from cdk_app.config.names import hyperpod_cluster_name, lifecycle_bucket_name
@@ -109,3 +110,22 @@ def test_an_explicit_cluster_name_keeps_its_own_finding(tmp_path):
     path.write_text(text)
     messages = [f.message for f in check_file(path).errors]
     assert len(messages) == 1 and "bucket name 'sagemaker-hpk-dev--" in messages[0]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.from_regex(r"[a-z][a-z0-9-]{0,19}", fullmatch=True))
+def test_any_environment_the_model_takes_is_refused_exactly_when_a_derived_name_breaks_its_schema(environment):
+    """The same verdict over every environment name the model's pattern lets through, against cfn-lint's schemas
+    (the bucket construct is stricter than S3 only about '--', which the parametrized test above covers)."""
+    import tempfile
+
+    cluster = schema("us-east-1", HYPERPOD_RESOURCE)["properties"]["ClusterName"]
+    bucket = schema("us-east-1", "AWS::S3::Bucket")["properties"]["BucketName"]
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "env.yaml"
+        path.write_text(BASE.replace("environment: dev", f"environment: {environment}"))
+        report = check_file(path)
+    config = report.loaded.config
+    schemas_ok = fits(hyperpod_cluster_name(config), cluster) and fits(lifecycle_bucket_name(config), bucket)
+    refused = any(f.code == "HPK160" for f in report.errors)
+    assert refused == (not schemas_ok or "--" in lifecycle_bucket_name(config)), [f.render() for f in report.errors]
