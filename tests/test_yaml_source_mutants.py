@@ -7,7 +7,10 @@ state (at most MAX_DEPTH levels, at most MAX_EXPANDED_NODES values after aliases
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from fractions import Fraction
+from pathlib import Path
 
 import pytest
 import yaml
@@ -18,6 +21,7 @@ from cdk_app.config.yaml_source import (
 )
 
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def problem(text: str) -> tuple[str, int, int, str, str]:
@@ -293,3 +297,29 @@ def test_past_a_double_s_range_the_text_is_not_expanded():
     assert exact(ScalarFloat(0.0, "1e-999999999")) == 0
     with pytest.raises(ValueError):
         exact(ScalarFloat(float("inf"), "1e999999999"))
+
+
+@pytest.mark.parametrize("tag, written", [
+    ("bool", "maybe"), ("bool", '""'), ("timestamp", "someday"), ("timestamp", '""'), ("int", '""'), ("float", '""'),
+])
+def test_an_explicit_tag_over_text_of_another_kind_is_a_located_finding(tag, written):
+    # PyYAML's own loader cannot build these values either (it fails with a Python error, not a YAML one).
+    text = f"a: 1\nb:  !!{tag} {written}\n"
+    with pytest.raises(Exception) as pyyaml_error:
+        yaml.load(text, Loader=LOADER)
+    assert not isinstance(pyyaml_error.value, yaml.YAMLError)
+    node = yaml.compose(text, Loader=yaml.SafeLoader).value[1][1]
+    assert problem(text) == ("HPK002", node.start_mark.line + 1, node.start_mark.column + 1,
+                             f"cannot read {node.value!r} as {tag}: it is no YAML 1.1 {tag}",
+                             "quote the value to keep it as text")
+
+
+def test_a_config_with_a_bad_explicit_tag_exits_2_not_3(tmp_path):
+    # README "Exit codes": 2 for input that cannot be read, 3 only for an internal error.
+    path = tmp_path / "c.yaml"
+    path.write_text('environment: dev\naccount: "111122223333"\nregion: us-east-1\nobservability:\n'
+                    "  enabled: !!bool maybe\n")
+    run = subprocess.run([sys.executable, "-m", "cdk_app", "validate", str(path)], cwd=ROOT, capture_output=True,
+                         text=True, check=False)
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert f"{path}:5:12 cannot read 'maybe' as bool: it is no YAML 1.1 bool" in run.stdout

@@ -281,12 +281,17 @@ def _plain_or_quoted(loader: Any, event: yaml.ScalarEvent, file: str, resolved: 
 def _scalar(loader: Any, event: yaml.ScalarEvent, file: str, tag: str) -> Any:
     text = event.value
     node = yaml.ScalarNode(tag, text, event.start_mark, event.end_mark, event.style)
+    kind = tag.rsplit(":", 1)[-1]
     try:
         value = loader.construct_object(node, deep=True)
     except (ValueError, OverflowError, TypeError) as err:
-        line, column = _pos(event.start_mark)
-        raise _fail("HPK002", file, f"cannot read {text[:40]!r} as {tag.rsplit(':', 1)[-1]}: {err}",
-                    "quote the value to keep it as text", line, column) from None
+        raise _fail("HPK002", file, f"cannot read {text[:40]!r} as {kind}: {err}",
+                    "quote the value to keep it as text", *_pos(event.start_mark)) from None
+    except (KeyError, IndexError, AttributeError):
+        # How PyYAML's constructors fail on an explicit tag over text of another kind: `!!bool maybe`,
+        # `!!int ""`, `!!timestamp x`. Their own words (`'NoneType' object ...`) would not help the admin.
+        raise _fail("HPK002", file, f"cannot read {text[:40]!r} as {kind}: it is no YAML 1.1 {kind}",
+                    "quote the value to keep it as text", *_pos(event.start_mark)) from None
     if isinstance(value, float):
         return ScalarFloat(value, text)
     return value
