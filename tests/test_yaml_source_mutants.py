@@ -323,3 +323,54 @@ def test_a_config_with_a_bad_explicit_tag_exits_2_not_3(tmp_path):
                          text=True, check=False)
     assert run.returncode == 2, run.stdout + run.stderr
     assert f"{path}:5:12 cannot read 'maybe' as bool: it is no YAML 1.1 bool" in run.stdout
+
+
+def _node_count(node) -> int:
+    """Values in a composed node, as PyYAML's composer builds them (mapping keys are not values)."""
+    if isinstance(node, yaml.MappingNode):
+        return 1 + sum(_node_count(value) for _, value in node.value)
+    if isinstance(node, yaml.SequenceNode):
+        return 1 + sum(_node_count(item) for item in node.value)
+    return 1
+
+
+def test_an_anchor_of_nested_containers_counts_each_value_once():
+    # &m is a list holding a list of 996 numbers and a mapping of one number: 1000 values, which PyYAML's
+    # composer confirms. 1000 aliases to it are exactly the limit; one more value is past it.
+    anchored = "m: &m [[" + ", ".join(["1"] * 996) + "], {k: 2}]\n"
+    assert _node_count(yaml.compose(anchored, Loader=yaml.SafeLoader).value[0][1]) == 1000
+    at_limit = anchored + "n: &n 0\nx: [" + ", ".join(["*m"] * (MAX_EXPANDED_NODES // 1000)) + "]\n"
+    data, _ = parse_yaml(at_limit, "f.yaml")
+    assert data == yaml.load(at_limit, Loader=LOADER)
+    assert problem(at_limit + "y: [*n]\n")[:4] == ("HPK005", 4, 5, "aliases expand to too many values")
+
+
+@pytest.mark.parametrize("written", ["1__0", "10_", "-1_0__0"])
+def test_a_long_integer_with_loose_underscores_is_read_as_pyyaml_reads_it(written):
+    # Past Python's int-string limit PyYAML's own int() fails; without the limit it reads the digits alone.
+    text = f"a: {written}{'0' * 5000}\n"
+    limit = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(0)
+    try:
+        expected = yaml.load(text, Loader=LOADER)["a"]
+    finally:
+        sys.set_int_max_str_digits(limit)
+    assert parse_yaml(text, "f.yaml")[0]["a"] == expected
+
+
+@pytest.mark.parametrize("text", ["a: \x07\n", "a: é\nbé: c\x1b\n", "a: b\n\x00", "a: 'x\ufffe'\n"])
+def test_a_character_yaml_cannot_hold_is_located_where_pyyaml_s_reader_finds_it(text):
+    # PyYAML's own (pure Python) reader counts characters: the line and column it points at are the truth.
+    with pytest.raises(yaml.reader.ReaderError) as caught:
+        yaml.load(text, Loader=yaml.SafeLoader)
+    err = caught.value
+    before = text[: err.position]
+    code, line, column, message, hint = problem(text)
+    assert (code, line, column) == ("HPK002", before.count("\n") + 1, len(before) - before.rfind("\n"))
+    with pytest.raises(yaml.reader.ReaderError) as by_libyaml:  # the loader the reader uses words it
+        yaml.load(text, Loader=LOADER)
+    assert message == f"not valid YAML: unacceptable character #x{err.character:04x}: {by_libyaml.value.reason}"
+    # The escape the hint offers, in double quotes, is read back as that very character.
+    escape = hint.rsplit("the escape ", 1)[1].split(" ", 1)[0]
+    assert hint == f"remove it, or write it as the escape {escape} inside double quotes"
+    assert yaml.safe_load(f'a: "{escape}"')["a"] == chr(err.character)

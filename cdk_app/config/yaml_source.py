@@ -28,6 +28,8 @@ MERGE_KEY = "<<"
 PathKey = tuple[str | int, ...]
 
 _Loader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+# Where a ReaderError points: libyaml counts bytes of the UTF-8 text, PyYAML's own reader characters.
+_BYTE_OFFSETS = _Loader is not yaml.SafeLoader
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,8 +213,13 @@ def parse_yaml(text: str, file: str) -> tuple[Any, SourceMap]:
         problem = err.problem or err.context or "invalid YAML"
         raise _fail("HPK002", file, f"not valid YAML: {problem}", "fix the YAML syntax at this place",
                     line, column) from None
-    except yaml.YAMLError as err:
-        raise _fail("HPK002", file, f"not valid YAML: {err}", "fix the YAML syntax") from None
+    except yaml.reader.ReaderError as err:  # the only YAMLError without a mark: a character YAML text cannot hold
+        before = text.encode()[: err.position].decode(errors="replace") if _BYTE_OFFSETS else text[: err.position]
+        code = err.character
+        escape = f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"  # YAML's printables hold all past #xFFFF
+        raise _fail("HPK002", file, f"not valid YAML: unacceptable character #x{code:04x}: {err.reason}",
+                    f"remove it, or write it as the escape {escape} inside double quotes",
+                    before.count("\n") + 1, len(before) - before.rfind("\n")) from None
     finally:
         events.dispose()
     return root, SourceMap(file, positions, texts)
