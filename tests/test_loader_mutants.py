@@ -558,3 +558,36 @@ def test_model_at_sees_through_an_annotated_model_in_an_optional_field():
     annotation = Holder.model_fields["pin"].annotation
     assert any(typing.get_origin(arg) is Annotated for arg in typing.get_args(annotation))
     assert _model_at(Holder, ("pin",)) is ChartDependencyPin
+
+
+def test_a_huge_aliased_number_in_a_text_field_is_a_finding_not_a_crash(tmp_path):
+    # Python's int-string limit (4300 digits) makes str() of such a number raise; YAML reads it as a number.
+    digits = "1" + "0" * 5000
+    text = f"x-defaults: &v {digits}\n" + edit("environment: dev", "environment: *v")
+    found = [f for f in refused(tmp_path, text).findings if f.path == "environment"]
+    assert [(f.code, f.message) for f in found] == [
+        ("HPK012", "a whole number (a number of more than 38 digits) has the wrong type")]
+
+
+@pytest.mark.parametrize("digits, shown", [
+    ("9" * 38, "9" * 38), ("-" + "9" * 38, "-" + "9" * 38),
+    ("1" + "0" * 38, "(a number of more than 38 digits)"), ("-1" + "0" * 38, "(a number of more than 38 digits)"),
+])
+def test_an_aliased_number_is_shown_up_to_38_digits(tmp_path, digits, shown):
+    # An alias carries no text at its place, so the message shows the number YAML read: whole up to the 38
+    # digits the placeholder's words promise, the words past them.
+    assert yaml.safe_load(f"x: {digits}")["x"] == int(digits)
+    text = f"x-defaults: &v {digits}\n" + edit("environment: dev", "environment: *v")
+    found = [f for f in refused(tmp_path, text).findings if f.path == "environment"]
+    assert [(f.code, f.message) for f in found] == [("HPK012", f"a whole number {shown} has the wrong type")]
+
+
+def test_labels_given_a_list_ask_for_a_mapping(tmp_path):
+    text = edit("        workload: gpu\n", "        - workload\n")
+    assert DEFS["InstanceGroup"]["properties"]["labels"]["type"] == "object"
+    with pytest.raises(ValidationError) as caught:
+        kit_config_validator().validate_python(yaml.safe_load(text))
+    assert [e["type"] for e in caught.value.errors()] == ["dict_type"]
+    assert only(tmp_path, text) == ("HPK012", *pyyaml_line(text, ("hyperpod", "instance_groups", 0, "labels")),
+                                    "hyperpod.instance_groups[0].labels", "a list has the wrong type",
+                                    "expected a mapping of keys")

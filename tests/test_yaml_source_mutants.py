@@ -16,8 +16,10 @@ import pytest
 import yaml
 
 from cdk_app.config.scalars import ScalarFloat, exact
+from cdk_app.bounded_read import UnreadableInput, read_bounded
+from cdk_app.config import yaml_source
 from cdk_app.config.yaml_source import (
-    MAX_DEPTH, MAX_EXPANDED_NODES, ConfigReadError, SourceMap, parse_yaml, read_text,
+    MAX_DEPTH, MAX_EXPANDED_NODES, MAX_FILE_BYTES, ConfigReadError, SourceMap, parse_yaml, read_text,
 )
 
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -358,7 +360,10 @@ def test_a_long_integer_with_loose_underscores_is_read_as_pyyaml_reads_it(writte
     assert parse_yaml(text, "f.yaml")[0]["a"] == expected
 
 
-@pytest.mark.parametrize("text", ["a: \x07\n", "a: é\nbé: c\x1b\n", "a: b\n\x00", "a: 'x\ufffe'\n"])
+BAD_CHARACTERS = ["a: \x07\n", "a: é\nbé: c\x1b\n", "a: b\n\x00", "a: 'x\ufffe'\n", "a: 1\nb: é\nc: d\x07\n"]
+
+
+@pytest.mark.parametrize("text", BAD_CHARACTERS)
 def test_a_character_yaml_cannot_hold_is_located_where_pyyaml_s_reader_finds_it(text):
     # PyYAML's own (pure Python) reader counts characters: the line and column it points at are the truth.
     with pytest.raises(yaml.reader.ReaderError) as caught:
@@ -374,3 +379,26 @@ def test_a_character_yaml_cannot_hold_is_located_where_pyyaml_s_reader_finds_it(
     escape = hint.rsplit("the escape ", 1)[1].split(" ", 1)[0]
     assert hint == f"remove it, or write it as the escape {escape} inside double quotes"
     assert yaml.safe_load(f'a: "{escape}"')["a"] == chr(err.character)
+
+
+@pytest.mark.parametrize("text", BAD_CHARACTERS)
+def test_without_libyaml_a_bad_character_is_located_the_same(text, monkeypatch):
+    # Where PyYAML has no libyaml binding it reads with its pure Python loader, whose reader counts characters
+    # and checks them all when it is made (an internal error, exit 3, before this was handled).
+    with_libyaml = problem(text)
+    monkeypatch.setattr(yaml_source, "_Loader", yaml.SafeLoader)
+    without = problem(text)
+    assert without[:3] == with_libyaml[:3]
+    assert without[3].startswith(with_libyaml[3].rsplit(": ", 1)[0])
+
+
+@pytest.mark.parametrize("name", ["none.yaml", "folder"])
+def test_an_unreadable_file_carries_the_reader_s_code_words_and_hint(tmp_path, name):
+    (tmp_path / "folder").mkdir()
+    with pytest.raises(UnreadableInput) as by_reader:
+        read_bounded(str(tmp_path / name), MAX_FILE_BYTES)
+    with pytest.raises(ConfigReadError) as caught:
+        read_text(tmp_path / name, "shown.yaml")
+    f = caught.value.finding
+    assert (f.code, f.message, f.hint) == (by_reader.value.code, by_reader.value.message, by_reader.value.hint)
+    assert f.hint

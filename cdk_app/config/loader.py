@@ -158,7 +158,7 @@ def _describe(value: Any, written: str | None = None) -> str:
         return f"the number {written[:60]}{'...' if len(written) > 60 else ''}"
     if written is not None:
         text = written
-    elif isinstance(value, int) and value.bit_length() > 128:
+    elif isinstance(value, int) and abs(value) >= 10 ** 38:
         text = "(a number of more than 38 digits)"  # repr of a huge int hits Python's int-string limit
     else:
         text = repr(value)

@@ -28,8 +28,6 @@ MERGE_KEY = "<<"
 PathKey = tuple[str | int, ...]
 
 _Loader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-# Where a ReaderError points: libyaml counts bytes of the UTF-8 text, PyYAML's own reader characters.
-_BYTE_OFFSETS = _Loader is not yaml.SafeLoader
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +118,10 @@ def parse_yaml(text: str, file: str) -> tuple[Any, SourceMap]:
     root: Any = None
     expanded = 0
     loader = _Loader("")  # used only to resolve and construct plain scalars
-    events = _Loader(text)
+    try:
+        events = _Loader(text)  # PyYAML's pure Python reader checks every character here already
+    except yaml.reader.ReaderError as err:
+        raise _bad_character(err, text, file) from None
     try:
         while events.check_event():
             event = events.get_event()
@@ -214,15 +215,22 @@ def parse_yaml(text: str, file: str) -> tuple[Any, SourceMap]:
         raise _fail("HPK002", file, f"not valid YAML: {problem}", "fix the YAML syntax at this place",
                     line, column) from None
     except yaml.reader.ReaderError as err:  # the only YAMLError without a mark: a character YAML text cannot hold
-        before = text.encode()[: err.position].decode(errors="replace") if _BYTE_OFFSETS else text[: err.position]
-        code = err.character
-        escape = f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"  # YAML's printables hold all past #xFFFF
-        raise _fail("HPK002", file, f"not valid YAML: unacceptable character #x{code:04x}: {err.reason}",
-                    f"remove it, or write it as the escape {escape} inside double quotes",
-                    before.count("\n") + 1, len(before) - before.rfind("\n")) from None
+        raise _bad_character(err, text, file) from None
     finally:
         events.dispose()
     return root, SourceMap(file, positions, texts)
+
+
+def _bad_character(err: yaml.reader.ReaderError, text: str, file: str) -> ConfigReadError:
+    """The finding for a character YAML text cannot hold, at its line and column. libyaml's ReaderError counts
+    bytes of the UTF-8 text to it, PyYAML's own (pure Python) reader characters."""
+    in_bytes = _Loader is not yaml.SafeLoader
+    before = text.encode()[: err.position].decode(errors="replace") if in_bytes else text[: err.position]
+    code = err.character
+    escape = f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"  # YAML's printables hold all past #xFFFF
+    return _fail("HPK002", file, f"not valid YAML: unacceptable character #x{code:04x}: {err.reason}",
+                 f"remove it, or write it as the escape {escape} inside double quotes",
+                 before.count("\n") + 1, len(before) - before.rfind("\n"))
 
 
 _DOCUMENT_START = yaml.DocumentStartEvent
