@@ -99,6 +99,7 @@ def test_bad_tagged_scalars_are_located_findings():
     assert message == "cannot read 'abc' as int: invalid literal for int() with base 10: 'abc'"
     assert hint == "quote the value to keep it as text"
     assert problem("a: !!float " + "x" * 50 + "\n")[3].startswith("cannot read '" + "x" * 40 + "' as float: ")
+    assert problem("a: !!bool " + "x" * 50 + "\n")[3] == "cannot read '" + "x" * 40 + "' as bool: it is no YAML 1.1 bool"
 
 
 def at(source: SourceMap, path: tuple) -> tuple[int, int]:

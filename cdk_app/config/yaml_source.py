@@ -225,11 +225,10 @@ def _bad_character(err: yaml.reader.ReaderError, text: str, file: str) -> Config
     """The finding for a character YAML text cannot hold, at its line and column. libyaml's ReaderError counts
     bytes of the UTF-8 text to it, PyYAML's own (pure Python) reader characters."""
     in_bytes = _Loader is not yaml.SafeLoader
-    before = text.encode()[: err.position].decode(errors="replace") if in_bytes else text[: err.position]
-    code = err.character
-    escape = f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"  # YAML's printables hold all past #xFFFF
+    before = text.encode()[: err.position].decode() if in_bytes else text[: err.position]  # a character's start
+    code = err.character  # at most #xFFFF: YAML's printable characters hold all above it
     return _fail("HPK002", file, f"not valid YAML: unacceptable character #x{code:04x}: {err.reason}",
-                 f"remove it, or write it as the escape {escape} inside double quotes",
+                 f"remove it, or write it as the escape \\u{code:04x} inside double quotes",
                  before.count("\n") + 1, len(before) - before.rfind("\n"))
 
 
