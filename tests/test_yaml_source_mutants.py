@@ -403,3 +403,13 @@ def test_an_unreadable_file_carries_the_reader_s_code_words_and_hint(tmp_path, n
     f = caught.value.finding
     assert (f.code, f.message, f.hint) == (by_reader.value.code, by_reader.value.message, by_reader.value.hint)
     assert f.hint
+
+
+@pytest.mark.parametrize("scalar", ["!!nosuch x", '!!binary "a"'])
+def test_a_tag_pyyaml_cannot_construct_is_located_where_pyyaml_says(scalar):
+    text = f"a: 1\nb:   {scalar}\n"
+    with pytest.raises(yaml.constructor.ConstructorError) as by_pyyaml:
+        yaml.load(text, Loader=LOADER)
+    mark = by_pyyaml.value.problem_mark
+    assert problem(text)[:4] == ("HPK002", mark.line + 1, mark.column + 1,
+                                 f"not valid YAML: {by_pyyaml.value.problem}")
