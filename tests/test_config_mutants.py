@@ -171,3 +171,42 @@ def test_a_folder_named_like_an_old_file_does_not_stop_the_write(tmp_path, monke
     validator_cache._write(path, _built())
     assert isinstance(pickle.loads(path.read_bytes()), SchemaValidator)
     assert list(scratch.iterdir()) == []  # the temporary file was made next to the target, not elsewhere
+
+
+def test_a_boolean_threads_per_core_fails_as_pydantic_s_own_strict_integer_does():
+    # threads_per_core refuses a YAML boolean by hand (Literal[1, 2] would take True as 1); the error must be
+    # the one pydantic itself gives a strict integer field for a boolean, type and words.
+    from pydantic import ValidationError
+
+    from cdk_app.config.model import InstanceGroup
+
+    with pytest.raises(ValidationError) as strict_int:
+        TypeAdapter(Annotated[int, Strict()]).validate_python(True)
+    with pytest.raises(ValidationError) as by_hand:
+        InstanceGroup.model_validate({"name": "a", "instance_type": "ml.m5.large", "count": 1,
+                                      "threads_per_core": True})
+    (native,), (ours,) = strict_int.value.errors(), by_hand.value.errors()
+    assert (ours["type"], ours["msg"], ours["loc"]) == (native["type"], native["msg"], ("threads_per_core",))
+
+
+def test_a_chart_at_another_revision_with_its_own_pins_is_pinned(tmp_path):
+    # README "Chart pins": at a revision other than the kit's default, content_sha256 and dependencies are
+    # required (HPK208, HPK220); given, they are the pins, and neither error is reported.
+    from pathlib import Path
+
+    from cdk_app.config.loader import load_config
+    from cdk_app.validator.report import check_file
+
+    base = (Path(__file__).resolve().parent / "adversarial" / "base.yaml").read_text()
+    revision = "0" * 40
+    pinned = base.replace("  helm_chart:\n", f"  helm_chart:\n    revision: '{revision}'\n    dependencies:\n"
+                          f"      nvidia-device-plugin: {{url: https://example.com/n-1.tgz, sha256: '{'c' * 64}'}}\n", 1)
+    path = tmp_path / "env.yaml"
+    path.write_text(pinned)
+    report = check_file(path)
+    assert not {"HPK208", "HPK220"} & {f.code for f in report.findings}
+    config = load_config(path).config
+    assert config.hyperpod.helm_chart.pins()[1]["nvidia-device-plugin"].sha256 == "c" * 64
+    unpinned = base.replace("  helm_chart:\n", f"  helm_chart:\n    revision: '{revision}'\n", 1)
+    path.write_text(unpinned)
+    assert [f.code for f in check_file(path).findings if f.code in ("HPK208", "HPK220")] == ["HPK220"]

@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import json
 import re
+import typing
 from pathlib import Path
+from typing import Annotated
 
 import pytest
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from cdk_app.config.loader import ConfigInvalid, _explain, _model_at, inner_model, load_config
-from cdk_app.config.model import KitConfig, QuotaEntry, Team
+from cdk_app.config.model import ChartDependencyPin, KitConfig, QuotaEntry, Team
 from cdk_app.config.validator_cache import kit_config_validator
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -460,3 +462,132 @@ def test_a_length_error_is_hidden_only_when_items_failed(tmp_path):
         ("HPK012", "hyperpod.instance_groups[0].count")]
     empty = edit("  instance_groups:\n", "  instance_groups: []\n  x_groups:\n")
     assert ("HPK013", "hyperpod.instance_groups") in [(f.code, f.path) for f in refused(tmp_path, empty).findings]
+
+
+# --- from the second round (wt-mut-cfg2): survivors of `make mutation-sample MODULE=cdk_app.config.loader` ----
+
+
+def test_a_text_below_its_minimum_length_names_the_schema_minimum(tmp_path):
+    text = edit("        - key: nvidia.com/gpu\n", "        - key: ''\n")
+    with pytest.raises(ValidationError) as caught:
+        kit_config_validator().validate_python(yaml.safe_load(text))
+    assert [e["type"] for e in caught.value.errors()] == ["string_too_short"]
+    minimum = DEFS["Taint"]["properties"]["key"]["minLength"]
+    assert only(tmp_path, text) == (
+        "HPK013", *pyyaml_line(text, ("hyperpod", "instance_groups", 0, "taints", 0, "key")),
+        "hyperpod.instance_groups[0].taints[0].key", "text '' is too short",
+        f"allowed: at least {minimum} characters")
+
+
+def _hint_example(hint: str) -> tuple[str, str]:
+    """`... e.g. field: "value"` -> (field, the quoted text)."""
+    field, quoted = hint.rsplit("e.g. ", 1)[1].split(": ", 1)
+    return field, quoted
+
+
+@pytest.mark.parametrize("anchored, field, old, message, yaml_reads", [
+    # A value an alias brings has no text at its place: the hint must still quote what YAML read.
+    ("111122223333", "account", 'account: "111122223333"', "a whole number 111122223333 has the wrong type",
+     "YAML read this as a number: write it in quotes"),
+    ("yes", "environment", "environment: dev", "true or false True has the wrong type",
+     "YAML reads true as true: write environment in quotes"),
+])
+def test_a_hint_for_an_aliased_value_quotes_what_yaml_read(tmp_path, anchored, field, old, message, yaml_reads):
+    text = "x-defaults: &v " + anchored + "\n" + edit(old, f"{field}: *v")
+    read = yaml.safe_load(text)
+    assert read[field] == yaml.safe_load(anchored) and not isinstance(read[field], str)
+    found = [f for f in refused(tmp_path, text).findings if f.path == field]
+    assert [(f.code, f.message) for f in found] == [("HPK012", message)]
+    assert yaml_reads in found[0].hint
+    # Following the hint fixes the field: the quoted text is what YAML read, as text.
+    hinted_field, quoted = _hint_example(found[0].hint)
+    assert hinted_field == field
+    fixed = edit(old, f"{field}: {quoted}")
+    assert getattr(load_config(_written(tmp_path, fixed)).config, field) == yaml.safe_load(quoted)
+    assert yaml.safe_load(quoted) == (str(read[field]).lower() if isinstance(read[field], bool) else anchored)
+
+
+def _written(tmp_path, text: str) -> Path:
+    path = tmp_path / "fixed.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_a_hint_for_a_merged_value_quotes_what_yaml_read(tmp_path):
+    text = "x-base: &base {account: 111122223333}\n" + edit('account: "111122223333"\n', "<<: *base\n")
+    assert yaml.safe_load(text)["account"] == 111122223333
+    found = [f for f in refused(tmp_path, text).findings if f.path == "account"]
+    assert [f.hint for f in found] == [
+        'expected text; YAML read this as a number: write it in quotes, e.g. account: "111122223333"']
+
+
+def test_a_number_past_a_64_bit_integer_where_a_choice_is_wanted(tmp_path):
+    # pydantic refuses an integer past 64 bits for Literal[1, 2] with its own type, before the choice.
+    written = "9" * 20
+    text = edit("      threads_per_core: 1\n", f"      threads_per_core: {written}\n")
+    with pytest.raises(ValidationError) as caught:
+        kit_config_validator().validate_python(yaml.safe_load(text))
+    assert [e["type"] for e in caught.value.errors()] == ["int_parsing_size"]
+    assert only(tmp_path, text)[0::3] == ("HPK012", "hyperpod.instance_groups[0].threads_per_core")
+    assert only(tmp_path, text)[4:] == (f"the number {written} is not valid", "see the config reference in README.md")
+    assert "## Configuration reference" in (ROOT / "README.md").read_text()
+
+
+def test_an_unknown_key_in_a_chart_dependency_pin_names_the_pin_s_keys(tmp_path):
+    dev = (ROOT / "config" / "dev.yaml").read_text()
+    text = edit("      nvidia-device-plugin:\n", "      nvidia-device-plugin:\n        sha265: x\n", dev)
+    path = ("hyperpod", "helm_chart", "dependencies", "nvidia-device-plugin", "sha265")
+    # The schema: dependencies is a mapping whose values are ChartDependencyPin mappings.
+    assert list(DEFS["HelmChart"]["properties"]["dependencies"]["anyOf"][0]["patternProperties"].values()) == [
+        {"$ref": "#/$defs/ChartDependencyPin"}]
+    allowed = ", ".join(sorted(DEFS["ChartDependencyPin"]["properties"]))
+    assert only(tmp_path, text) == ("HPK010", *pyyaml_line(text, path), ".".join(path), "unknown key 'sha265'",
+                                    f"did you mean 'sha256'? allowed keys: {allowed}")
+    # Only the unknown key is left out: the pin itself is whole and still checked by the policy rules.
+    err = refused(tmp_path, text)
+    assert err.repaired == (path,)
+    pins = yaml.safe_load(dev)["hyperpod"]["helm_chart"]["dependencies"]
+    assert {name: pin.model_dump() for name, pin in err.partial.config.hyperpod.helm_chart.dependencies.items()} == pins
+
+
+def test_model_at_sees_through_an_annotated_model_in_an_optional_field():
+    # pydantic keeps `Annotated` inside a union in FieldInfo.annotation (it strips only an outer one).
+    class Holder(BaseModel):
+        pin: Annotated[ChartDependencyPin, Field(description="a pin")] | None = None
+
+    annotation = Holder.model_fields["pin"].annotation
+    assert any(typing.get_origin(arg) is Annotated for arg in typing.get_args(annotation))
+    assert _model_at(Holder, ("pin",)) is ChartDependencyPin
+
+
+def test_a_huge_aliased_number_in_a_text_field_is_a_finding_not_a_crash(tmp_path):
+    # Python's int-string limit (4300 digits) makes str() of such a number raise; YAML reads it as a number.
+    digits = "1" + "0" * 5000
+    text = f"x-defaults: &v {digits}\n" + edit("environment: dev", "environment: *v")
+    found = [f for f in refused(tmp_path, text).findings if f.path == "environment"]
+    assert [(f.code, f.message) for f in found] == [
+        ("HPK012", "a whole number (a number of more than 38 digits) has the wrong type")]
+
+
+@pytest.mark.parametrize("digits, shown", [
+    ("9" * 38, "9" * 38), ("-" + "9" * 38, "-" + "9" * 38),
+    ("1" + "0" * 38, "(a number of more than 38 digits)"), ("-1" + "0" * 38, "(a number of more than 38 digits)"),
+])
+def test_an_aliased_number_is_shown_up_to_38_digits(tmp_path, digits, shown):
+    # An alias carries no text at its place, so the message shows the number YAML read: whole up to the 38
+    # digits the placeholder's words promise, the words past them.
+    assert yaml.safe_load(f"x: {digits}")["x"] == int(digits)
+    text = f"x-defaults: &v {digits}\n" + edit("environment: dev", "environment: *v")
+    found = [f for f in refused(tmp_path, text).findings if f.path == "environment"]
+    assert [(f.code, f.message) for f in found] == [("HPK012", f"a whole number {shown} has the wrong type")]
+
+
+def test_labels_given_a_list_ask_for_a_mapping(tmp_path):
+    text = edit("        workload: gpu\n", "        - workload\n")
+    assert DEFS["InstanceGroup"]["properties"]["labels"]["type"] == "object"
+    with pytest.raises(ValidationError) as caught:
+        kit_config_validator().validate_python(yaml.safe_load(text))
+    assert [e["type"] for e in caught.value.errors()] == ["dict_type"]
+    assert only(tmp_path, text) == ("HPK012", *pyyaml_line(text, ("hyperpod", "instance_groups", 0, "labels")),
+                                    "hyperpod.instance_groups[0].labels", "a list has the wrong type",
+                                    "expected a mapping of keys")

@@ -80,3 +80,13 @@ def test_new_file_replaces_the_checkouts_old_one(cache_home):
     other_checkout.write_bytes(b"other")
     validator_cache.kit_config_validator()
     assert sorted(p.name for p in cache_home.iterdir()) == sorted([path.name, other_checkout.name])
+
+
+def test_the_file_is_written_without_the_system_temporary_folder(cache_home, tmp_path, monkeypatch):
+    # The temporary file is made next to the cache file: rename(2) is atomic only within one file system
+    # (EXDEV across them), and the system's temporary folder may be another one, or unusable as here.
+    import tempfile
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "no-such-folder"))
+    validator_cache.kit_config_validator()
+    assert [p.name for p in cache_home.iterdir()] == [validator_cache.cache_file().name]
+    assert isinstance(pickle.loads(validator_cache.cache_file().read_bytes()), type(validator_cache._validator))

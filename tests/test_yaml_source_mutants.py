@@ -7,17 +7,23 @@ state (at most MAX_DEPTH levels, at most MAX_EXPANDED_NODES values after aliases
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from fractions import Fraction
+from pathlib import Path
 
 import pytest
 import yaml
 
 from cdk_app.config.scalars import ScalarFloat, exact
+from cdk_app.bounded_read import UnreadableInput, read_bounded
+from cdk_app.config import yaml_source
 from cdk_app.config.yaml_source import (
-    MAX_DEPTH, MAX_EXPANDED_NODES, ConfigReadError, SourceMap, parse_yaml, read_text,
+    MAX_DEPTH, MAX_EXPANDED_NODES, MAX_FILE_BYTES, ConfigReadError, SourceMap, parse_yaml, read_text,
 )
 
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def problem(text: str) -> tuple[str, int, int, str, str]:
@@ -93,6 +99,7 @@ def test_bad_tagged_scalars_are_located_findings():
     assert message == "cannot read 'abc' as int: invalid literal for int() with base 10: 'abc'"
     assert hint == "quote the value to keep it as text"
     assert problem("a: !!float " + "x" * 50 + "\n")[3].startswith("cannot read '" + "x" * 40 + "' as float: ")
+    assert problem("a: !!bool " + "x" * 50 + "\n")[3] == "cannot read '" + "x" * 40 + "' as bool: it is no YAML 1.1 bool"
 
 
 def at(source: SourceMap, path: tuple) -> tuple[int, int]:
@@ -293,3 +300,116 @@ def test_past_a_double_s_range_the_text_is_not_expanded():
     assert exact(ScalarFloat(0.0, "1e-999999999")) == 0
     with pytest.raises(ValueError):
         exact(ScalarFloat(float("inf"), "1e999999999"))
+
+
+@pytest.mark.parametrize("tag, written", [
+    ("bool", "maybe"), ("bool", '""'), ("timestamp", "someday"), ("timestamp", '""'), ("int", '""'), ("float", '""'),
+])
+def test_an_explicit_tag_over_text_of_another_kind_is_a_located_finding(tag, written):
+    # PyYAML's own loader cannot build these values either (it fails with a Python error, not a YAML one).
+    text = f"a: 1\nb:  !!{tag} {written}\n"
+    with pytest.raises(Exception) as pyyaml_error:
+        yaml.load(text, Loader=LOADER)
+    assert not isinstance(pyyaml_error.value, yaml.YAMLError)
+    node = yaml.compose(text, Loader=yaml.SafeLoader).value[1][1]
+    assert problem(text) == ("HPK002", node.start_mark.line + 1, node.start_mark.column + 1,
+                             f"cannot read {node.value!r} as {tag}: it is no YAML 1.1 {tag}",
+                             "quote the value to keep it as text")
+
+
+def test_a_config_with_a_bad_explicit_tag_exits_2_not_3(tmp_path):
+    # README "Exit codes": 2 for input that cannot be read, 3 only for an internal error.
+    path = tmp_path / "c.yaml"
+    path.write_text('environment: dev\naccount: "111122223333"\nregion: us-east-1\nobservability:\n'
+                    "  enabled: !!bool maybe\n")
+    run = subprocess.run([sys.executable, "-m", "cdk_app", "validate", str(path)], cwd=ROOT, capture_output=True,
+                         text=True, check=False)
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert f"{path}:5:12 cannot read 'maybe' as bool: it is no YAML 1.1 bool" in run.stdout
+
+
+def _node_count(node) -> int:
+    """Values in a composed node, as PyYAML's composer builds them (mapping keys are not values)."""
+    if isinstance(node, yaml.MappingNode):
+        return 1 + sum(_node_count(value) for _, value in node.value)
+    if isinstance(node, yaml.SequenceNode):
+        return 1 + sum(_node_count(item) for item in node.value)
+    return 1
+
+
+def test_an_anchor_of_nested_containers_counts_each_value_once():
+    # &m is a list holding a list of 996 numbers and a mapping of one number: 1000 values, which PyYAML's
+    # composer confirms. 1000 aliases to it are exactly the limit; one more value is past it.
+    anchored = "m: &m [[" + ", ".join(["1"] * 996) + "], {k: 2}]\n"
+    assert _node_count(yaml.compose(anchored, Loader=yaml.SafeLoader).value[0][1]) == 1000
+    at_limit = anchored + "n: &n 0\nx: [" + ", ".join(["*m"] * (MAX_EXPANDED_NODES // 1000)) + "]\n"
+    data, _ = parse_yaml(at_limit, "f.yaml")
+    assert data == yaml.load(at_limit, Loader=LOADER)
+    assert problem(at_limit + "y: [*n]\n")[:4] == ("HPK005", 4, 5, "aliases expand to too many values")
+
+
+@pytest.mark.parametrize("written", ["1__0", "10_", "-1_0__0"])
+def test_a_long_integer_with_loose_underscores_is_read_as_pyyaml_reads_it(written):
+    # Past Python's int-string limit PyYAML's own int() fails; without the limit it reads the digits alone.
+    text = f"a: {written}{'0' * 5000}\n"
+    limit = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(0)
+    try:
+        expected = yaml.load(text, Loader=LOADER)["a"]
+    finally:
+        sys.set_int_max_str_digits(limit)
+    assert parse_yaml(text, "f.yaml")[0]["a"] == expected
+
+
+BAD_CHARACTERS = ["a: \x07\n", "a: é\nbé: c\x1b\n", "a: b\n\x00", "a: 'x\ufffe'\n", "a: 1\nb: é\nc: d\x07\n"]
+
+
+@pytest.mark.parametrize("text", BAD_CHARACTERS)
+def test_a_character_yaml_cannot_hold_is_located_where_pyyaml_s_reader_finds_it(text):
+    # PyYAML's own (pure Python) reader counts characters: the line and column it points at are the truth.
+    with pytest.raises(yaml.reader.ReaderError) as caught:
+        yaml.load(text, Loader=yaml.SafeLoader)
+    err = caught.value
+    before = text[: err.position]
+    code, line, column, message, hint = problem(text)
+    assert (code, line, column) == ("HPK002", before.count("\n") + 1, len(before) - before.rfind("\n"))
+    with pytest.raises(yaml.reader.ReaderError) as by_libyaml:  # the loader the reader uses words it
+        yaml.load(text, Loader=LOADER)
+    assert message == f"not valid YAML: unacceptable character #x{err.character:04x}: {by_libyaml.value.reason}"
+    # The escape the hint offers, in double quotes, is read back as that very character.
+    escape = hint.rsplit("the escape ", 1)[1].split(" ", 1)[0]
+    assert hint == f"remove it, or write it as the escape {escape} inside double quotes"
+    assert yaml.safe_load(f'a: "{escape}"')["a"] == chr(err.character)
+
+
+@pytest.mark.parametrize("text", BAD_CHARACTERS)
+def test_without_libyaml_a_bad_character_is_located_the_same(text, monkeypatch):
+    # Where PyYAML has no libyaml binding it reads with its pure Python loader, whose reader counts characters
+    # and checks them all when it is made (an internal error, exit 3, before this was handled).
+    with_libyaml = problem(text)
+    monkeypatch.setattr(yaml_source, "_Loader", yaml.SafeLoader)
+    without = problem(text)
+    assert without[:3] == with_libyaml[:3]
+    assert without[3].startswith(with_libyaml[3].rsplit(": ", 1)[0])
+
+
+@pytest.mark.parametrize("name", ["none.yaml", "folder"])
+def test_an_unreadable_file_carries_the_reader_s_code_words_and_hint(tmp_path, name):
+    (tmp_path / "folder").mkdir()
+    with pytest.raises(UnreadableInput) as by_reader:
+        read_bounded(str(tmp_path / name), MAX_FILE_BYTES)
+    with pytest.raises(ConfigReadError) as caught:
+        read_text(tmp_path / name, "shown.yaml")
+    f = caught.value.finding
+    assert (f.code, f.message, f.hint) == (by_reader.value.code, by_reader.value.message, by_reader.value.hint)
+    assert f.hint
+
+
+@pytest.mark.parametrize("scalar", ["!!nosuch x", '!!binary "a"'])
+def test_a_tag_pyyaml_cannot_construct_is_located_where_pyyaml_says(scalar):
+    text = f"a: 1\nb:   {scalar}\n"
+    with pytest.raises(yaml.constructor.ConstructorError) as by_pyyaml:
+        yaml.load(text, Loader=LOADER)
+    mark = by_pyyaml.value.problem_mark
+    assert problem(text)[:4] == ("HPK002", mark.line + 1, mark.column + 1,
+                                 f"not valid YAML: {by_pyyaml.value.problem}")

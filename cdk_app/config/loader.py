@@ -158,11 +158,16 @@ def _describe(value: Any, written: str | None = None) -> str:
         return f"the number {written[:60]}{'...' if len(written) > 60 else ''}"
     if written is not None:
         text = written
-    elif isinstance(value, int) and value.bit_length() > 128:
+    elif isinstance(value, int) and abs(value) >= 10 ** 38:
         text = "(a number of more than 38 digits)"  # repr of a huge int hits Python's int-string limit
     else:
         text = repr(value)
     return f"{_describe_type(value)} {text[:60] + '...' if len(text) > 60 else text}"
+
+
+def _as_written(value: Any) -> str:
+    """A scalar as YAML writes it, for one an alias or merge key brought (it has no text at its place)."""
+    return str(value).lower() if isinstance(value, bool) else _describe(value)[len(_describe_type(value)) + 1:]
 
 
 def _finding(error: Any, source: SourceMap) -> Finding:
@@ -218,11 +223,11 @@ def _explain(kind: str, ctx: dict[str, Any], value: Any, loc: PathKey, field: st
     expected = {
         "int_type": "a whole number", "float_type": "a number", "string_type": "text",
         "bool_type": "true or false", "model_type": "a mapping of keys", "dict_type": "a mapping of keys",
-        "tuple_type": "a list", "list_type": "a list",
+        "tuple_type": "a list",
     }.get(kind)
     if expected is not None:
         hint = f"expected {expected}"
-        shown = written if written is not None else _describe(value).split(" ", 1)[-1]
+        shown = written if written is not None else _as_written(value)
         if kind == "string_type" and isinstance(value, bool):
             hint += (f"; YAML reads {shown} as {str(value).lower()}: write {field} in quotes, "
                      f"e.g. {field}: \"{shown}\"")
@@ -251,6 +256,9 @@ def _model_at(model: type[BaseModel], loc: PathKey) -> type[BaseModel] | None:
     current: Any = model
     for part in loc:
         if isinstance(part, int):
+            continue
+        if typing.get_origin(current) is dict:  # `part` is a key of a mapping of models (chart dependency pins)
+            current = inner_model(typing.get_args(current)[1])
             continue
         if not (isinstance(current, type) and issubclass(current, BaseModel)) or part not in current.model_fields:
             return None

@@ -118,7 +118,10 @@ def parse_yaml(text: str, file: str) -> tuple[Any, SourceMap]:
     root: Any = None
     expanded = 0
     loader = _Loader("")  # used only to resolve and construct plain scalars
-    events = _Loader(text)
+    try:
+        events = _Loader(text)  # PyYAML's pure Python reader checks every character here already
+    except yaml.reader.ReaderError as err:
+        raise _bad_character(err, text, file) from None
     try:
         while events.check_event():
             event = events.get_event()
@@ -211,11 +214,22 @@ def parse_yaml(text: str, file: str) -> tuple[Any, SourceMap]:
         problem = err.problem or err.context or "invalid YAML"
         raise _fail("HPK002", file, f"not valid YAML: {problem}", "fix the YAML syntax at this place",
                     line, column) from None
-    except yaml.YAMLError as err:
-        raise _fail("HPK002", file, f"not valid YAML: {err}", "fix the YAML syntax") from None
+    except yaml.reader.ReaderError as err:  # the only YAMLError without a mark: a character YAML text cannot hold
+        raise _bad_character(err, text, file) from None
     finally:
         events.dispose()
     return root, SourceMap(file, positions, texts)
+
+
+def _bad_character(err: yaml.reader.ReaderError, text: str, file: str) -> ConfigReadError:
+    """The finding for a character YAML text cannot hold, at its line and column. libyaml's ReaderError counts
+    bytes of the UTF-8 text to it, PyYAML's own (pure Python) reader characters."""
+    in_bytes = _Loader is not yaml.SafeLoader
+    before = text.encode()[: err.position].decode() if in_bytes else text[: err.position]  # a character's start
+    code = err.character  # at most #xFFFF: YAML's printable characters hold all above it
+    return _fail("HPK002", file, f"not valid YAML: unacceptable character #x{code:04x}: {err.reason}",
+                 f"remove it, or write it as the escape \\u{code:04x} inside double quotes",
+                 before.count("\n") + 1, len(before) - before.rfind("\n"))
 
 
 _DOCUMENT_START = yaml.DocumentStartEvent
@@ -281,12 +295,17 @@ def _plain_or_quoted(loader: Any, event: yaml.ScalarEvent, file: str, resolved: 
 def _scalar(loader: Any, event: yaml.ScalarEvent, file: str, tag: str) -> Any:
     text = event.value
     node = yaml.ScalarNode(tag, text, event.start_mark, event.end_mark, event.style)
+    kind = tag.rsplit(":", 1)[-1]
     try:
         value = loader.construct_object(node, deep=True)
     except (ValueError, OverflowError, TypeError) as err:
-        line, column = _pos(event.start_mark)
-        raise _fail("HPK002", file, f"cannot read {text[:40]!r} as {tag.rsplit(':', 1)[-1]}: {err}",
-                    "quote the value to keep it as text", line, column) from None
+        raise _fail("HPK002", file, f"cannot read {text[:40]!r} as {kind}: {err}",
+                    "quote the value to keep it as text", *_pos(event.start_mark)) from None
+    except (KeyError, IndexError, AttributeError):
+        # How PyYAML's constructors fail on an explicit tag over text of another kind: `!!bool maybe`,
+        # `!!int ""`, `!!timestamp x`. Their own words (`'NoneType' object ...`) would not help the admin.
+        raise _fail("HPK002", file, f"cannot read {text[:40]!r} as {kind}: it is no YAML 1.1 {kind}",
+                    "quote the value to keep it as text", *_pos(event.start_mark)) from None
     if isinstance(value, float):
         return ScalarFloat(value, text)
     return value
