@@ -804,6 +804,24 @@ runpy.run_path(src + "/app.py", run_name="__main__")
 """
 
 
+def resolve_ref(repo: Path, ref: str) -> str:
+    """The commit `ref` names, resolved before any other git call sees it: a value starting with '-' would
+    be read by git as an option (`--output=FILE` makes `git archive` truncate FILE), so it is refused, and
+    only the resolved hexadecimal commit id is passed on."""
+    import subprocess
+
+    if not ref or ref.startswith("-") or any(ord(c) < 32 or ord(c) == 127 for c in ref):
+        raise PlanInputError(f"--against-ref {ref!r}: not a git ref (a branch, tag or commit; it cannot be empty, "
+                             "start with '-' or hold control characters)")
+    found = subprocess.run(["git", "-C", str(repo), "rev-parse", "--verify", "--quiet", "--end-of-options",
+                            f"{ref}^{{commit}}"], capture_output=True, text=True)
+    commit = found.stdout.strip()
+    if found.returncode != 0 or not re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", commit):
+        raise PlanInputError(f"--against-ref {ref!r}: no such commit in {repo} (git rev-parse --verify: "
+                             f"{found.stderr.strip() or 'unknown revision'})")
+    return commit
+
+
 def synthesize_ref(repo: Path, ref: str, config_path: str, environment: str, workdir: Path) -> Path | None:
     """The cloud assembly of `config_path` as the repository was at `ref` (its code and its config), or None
     when the ref has no such file (an environment added since: nothing of it can be deployed yet)."""
@@ -813,7 +831,8 @@ def synthesize_ref(repo: Path, ref: str, config_path: str, environment: str, wor
 
     source, outdir = workdir / "source", workdir / "cdk.out"
     source.mkdir(parents=True)
-    archive = subprocess.run(["git", "-C", str(repo), "archive", "--format=tar", ref], capture_output=True)
+    commit = resolve_ref(repo, ref)
+    archive = subprocess.run(["git", "-C", str(repo), "archive", "--format=tar", commit], capture_output=True)
     if archive.returncode != 0:
         raise PlanInputError(f"git ref {ref!r}: {archive.stderr.decode(errors='replace').strip()}")
     subprocess.run(["tar", "-x", "-C", str(source)], input=archive.stdout, check=True)
