@@ -77,3 +77,176 @@ def test_plan_against_an_option_shaped_ref_exits_2_and_leaves_the_file(tmp_path)
     assert f"--against-ref '--output={victim}': not a git ref" in result.stderr
     assert "Traceback" not in result.stderr
     assert victim.read_text() == "important"
+
+
+# ---------------------------------------------------------------------------- plan --baseline (F1, F14)
+
+BAD_TEMPLATES = {
+    "a list": [],
+    "Resources text": {"Resources": "abc"},
+    "Resources a number": {"Resources": 7},
+    "a resource null": {"Resources": {"X": None}},
+    "Type a number": {"Resources": {"X": {"Type": 5, "Properties": []}}},
+    "Properties null": {"Resources": {"Q": {"Type": "AWS::SageMaker::ComputeQuota", "Properties": None}}},
+    "InstanceGroups a mapping": {"Resources": {"C": {"Type": "AWS::SageMaker::Cluster",
+                                                     "Properties": {"InstanceGroups": {"a": 1}}}}},
+    "InstanceGroups of null and numbers": {"Resources": {"C": {"Type": "AWS::SageMaker::Cluster",
+                                                               "Properties": {"InstanceGroups": [None, 5, "x"]}}}},
+    "DeletionPolicy a number": {"Resources": {"X": {"Type": "AWS::EC2::VPC", "DeletionPolicy": 5,
+                                                    "Properties": {"CidrBlock": "10.0.0.0/16"}}}},
+    "UpdateReplacePolicy a list": {"Resources": {"X": {"Type": "AWS::EC2::VPC", "UpdateReplacePolicy": ["Retain"],
+                                                       "Properties": {"CidrBlock": "10.0.0.0/16"}}}},
+    "GetAtt of null": {"Resources": {"X": {"Type": "AWS::EC2::VPC", "Properties": {"CidrBlock": {"Fn::GetAtt": None}}}}},
+    "ComputeQuotaResources text": {"Resources": {"Q": {"Type": "AWS::SageMaker::ComputeQuota", "Properties": {
+        "ComputeQuotaConfig": {"ComputeQuotaResources": "x"}}}}},
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_TEMPLATES))
+def test_a_baseline_cfn_lint_refuses_is_refused_as_unreadable(tmp_path, name):
+    """Source of truth: cfn-lint's own linter reports an error (E...) for each of these templates."""
+    import json
+
+    from cfnlint.api import ManualArgs, lint
+
+    template = BAD_TEMPLATES[name]
+    errors = [m.rule.id for m in lint(json.dumps(template), config=ManualArgs(regions=["us-east-1"]))
+              if m.rule.id.startswith("E")]
+    assert errors, f"cfn-lint accepts {name}"
+    path = tmp_path / "HyperPod-dev-network.template.json"
+    path.write_text(json.dumps(template))
+    with pytest.raises(planning.PlanInputError, match=f"^{path}: not a CloudFormation template: "):
+        planning.read_templates(tmp_path)
+
+
+@pytest.mark.parametrize("text, why", [
+    ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+    ('{"Resources": {}, "Resources": 7}', "key 'Resources' given twice in one object"),
+])
+def test_a_baseline_json_nested_past_the_parser_or_with_a_key_twice_is_unreadable(tmp_path, text, why):
+    (tmp_path / "HyperPod-dev-network.template.json").write_text(text)
+    with pytest.raises(planning.PlanInputError, match=why):
+        planning.read_templates(tmp_path)
+
+
+def test_plan_with_a_garbage_baseline_exits_2_naming_the_file_and_field(tmp_path):
+    baseline = tmp_path / "baseline"
+    baseline.mkdir()
+    (baseline / "HyperPod-dev-cluster.template.json").write_text(
+        '{"Resources": {"Cluster": {"Type": "AWS::SageMaker::Cluster", "Properties": null}}}')
+    # A --current carrying this config's digest, so no synth runs.
+    from cdk_app.validator.report import check_file
+
+    digest = planning.config_digest(check_file(ROOT / "config" / "dev.yaml").loaded.config)
+    current = tmp_path / "current"
+    current.mkdir()
+    (current / "HyperPod-dev-governance.template.json").write_text(
+        '{"Metadata": {"%s": "%s"}, "Resources": {}}' % (planning.DIGEST_KEY, digest))
+    result = run("plan", "config/dev.yaml", "--baseline", str(baseline), "--current", str(current))
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    assert (f"{baseline}/HyperPod-dev-cluster.template.json: not a CloudFormation template: "
+            "Resources.Cluster.Properties is null, CloudFormation wants a mapping") in result.stderr
+
+
+def test_a_manifest_that_is_not_a_cloud_assembly_is_unreadable(tmp_path):
+    (tmp_path / "manifest.json").write_text('{"artifacts": {"S": {"type": "aws:cloudformation:stack"}}}')
+    with pytest.raises(planning.PlanInputError, match="artifacts.S.properties.templateFile"):
+        planning.read_templates(tmp_path)
+    (tmp_path / "manifest.json").write_text('{"artifacts": [1]}')
+    with pytest.raises(planning.PlanInputError, match="not a cloud assembly manifest"):
+        planning.termination_protection(tmp_path)
+
+
+# --------------------------------------------------------------------------------- chart-sha256 (F2, F16)
+
+CHART = ROOT / "tests" / "data" / "hyperpod-chart"
+NVIDIA = CHART / "nvidia-device-plugin-0.16.1.tgz"
+
+
+def chart_archive(tmp_path: Path, chart_yaml: str) -> Path:
+    """A .tar.gz of helm_chart/HyperPodHelmChart/ holding only `chart_yaml`."""
+    import io
+    import tarfile
+
+    path = tmp_path / "chart.tgz"
+    with tarfile.open(path, "w:gz") as tar:
+        data = chart_yaml.encode()
+        info = tarfile.TarInfo("repo-abc/helm_chart/HyperPodHelmChart/Chart.yaml")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    return path
+
+
+DEPENDENCY = ("apiVersion: v2\nname: c\nversion: 0.1.0\ndependencies:\n  - name: nvidia-device-plugin\n"
+              "    version: 0.16.1\n    repository: https://nvidia.github.io/k8s-device-plugin\n")
+
+
+@pytest.mark.parametrize("chart_yaml, message", [
+    ("- a\n- b\n", "Chart.yaml is a list, Helm wants a mapping"),
+    ("5\n", "Chart.yaml is the number 5, Helm wants a mapping"),
+    ("name: c\ndependencies: [5, null]\n", "Chart.yaml: dependencies[0] is the number 5, Helm wants a mapping"),
+    ("name: c\ndependencies: {a: 1}\n", "Chart.yaml: dependencies is a mapping, Helm wants a list"),
+    ("name: c\ndependencies:\n  - {name: [x], repository: https://x}\n", "dependencies[0].name is a list"),
+    ("dependencies: " + "[" * 20_000 + "]" * 20_000 + "\n", "Chart.yaml: nested too deeply"),
+])
+def test_a_chart_yaml_helm_would_not_read_exits_2_naming_it(tmp_path, chart_yaml, message):
+    result = run("chart-sha256", "--archive", str(chart_archive(tmp_path, chart_yaml)))
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr and "internal error" not in result.stderr
+    assert message in result.stderr
+
+
+@pytest.fixture(scope="module")
+def helm_index(tmp_path_factory) -> str:
+    """The index.yaml real helm writes (`helm repo index`) for the published nvidia-device-plugin archive."""
+    from handlers import layer_binary
+
+    work = tmp_path_factory.mktemp("helm")
+    helm = layer_binary("helm/helm", work / "bin")
+    repo = work / "repo"
+    repo.mkdir()
+    (repo / NVIDIA.name).write_bytes(NVIDIA.read_bytes())
+    subprocess.run([str(helm), "repo", "index", str(repo), "--url", "https://nvidia.github.io/k8s-device-plugin"],
+                   check=True, capture_output=True, env={"HOME": str(work), "PATH": "/usr/bin:/bin"})
+    return (repo / "index.yaml").read_text()
+
+
+def test_the_index_helm_writes_gives_the_pin(tmp_path, helm_index):
+    import hashlib
+
+    import yaml
+
+    index = tmp_path / "index.yaml"
+    index.write_text(helm_index)
+    result = run("chart-sha256", "--archive", str(chart_archive(tmp_path, DEPENDENCY)),
+                 "--index", f"nvidia-device-plugin={index}")
+    assert result.returncode == 0, result.stderr
+    pin = yaml.safe_load(result.stdout)["hyperpod"]["helm_chart"]["dependencies"]["nvidia-device-plugin"]
+    assert pin == {"url": f"https://nvidia.github.io/k8s-device-plugin/{NVIDIA.name}",
+                   "sha256": hashlib.sha256(NVIDIA.read_bytes()).hexdigest()}
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda i: [i], "index.yaml is a list, Helm wants a mapping"),
+    (lambda i: {**i, "entries": [1]}, "entries is a list, Helm wants a mapping"),
+    (lambda i: {**i, "entries": {"nvidia-device-plugin": [5]}}, "entries.nvidia-device-plugin[0] is the number 5"),
+    (lambda i: {**i, "entries": {"nvidia-device-plugin": 5}}, "entries.nvidia-device-plugin is the number 5"),
+    # urls a text: the first character used to become the URL.
+    (lambda i: {**i, "entries": {"nvidia-device-plugin": [
+        {**i["entries"]["nvidia-device-plugin"][0], "urls": i["entries"]["nvidia-device-plugin"][0]["urls"][0]}]}},
+     "urls is the text 'https://"),
+    (lambda i: {**i, "entries": {"nvidia-device-plugin": [
+        {**i["entries"]["nvidia-device-plugin"][0], "digest": "abc"}]}}, "digest is the text 'abc'"),
+])
+def test_an_index_unlike_the_one_helm_writes_exits_2_naming_the_field(tmp_path, helm_index, edit, message):
+    import yaml
+
+    index = tmp_path / "index.yaml"
+    index.write_text(yaml.safe_dump(edit(yaml.safe_load(helm_index))))
+    result = run("chart-sha256", "--archive", str(chart_archive(tmp_path, DEPENDENCY)),
+                 "--index", f"nvidia-device-plugin={index}")
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    assert message in result.stderr
+    assert "sha256:" not in result.stdout
