@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 import click
 
@@ -18,6 +21,9 @@ from cdk_app.validator.report import Report, check_file
 ISSUES_HINT = "please report it with the command you ran and the input (hyperpod-kit issue tracker)"
 # `kubectl get nodes -o json` of the largest cluster (6758 nodes, tens of KiB each) stays well below this.
 MAX_NODE_LIST_BYTES = 512 * 1024 * 1024
+# What writing the output fails with when the fault is the environment's (disk full, quota, file size limit,
+# the reader of a pipe gone), not the kit's.
+WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EPIPE})
 
 
 class _KitGroup(click.Group):
@@ -40,14 +46,29 @@ class _KitGroup(click.Group):
 
     def invoke(self, ctx: click.Context):  # type: ignore[no-untyped-def]
         try:
-            return super().invoke(ctx)
+            result = super().invoke(ctx)
+            sys.stdout.flush()  # here, not at exit: a full disk or a closed pipe is then reported like any write
+            return result
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            sys.stdout.flush()
             raise
+        except OSError as err:
+            if err.errno not in WRITE_ERRNOS:
+                raise_internal(err)
+            # The output could not be written (disk full, quota, pipe closed): the environment's fault, not
+            # the kit's. Standard output is dropped so the interpreter's exit does not try it again.
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - lives until exit
+            click.echo(f"hyperpod-kit: cannot write the output: {err.strerror or err}", err=True)
+            sys.exit(2)
         except Exception as err:  # noqa: BLE001 - the last line of defence, by design
-            detail = str(err).splitlines()[0][:200] if str(err) else ""
-            click.echo(f"hyperpod-kit: internal error ({type(err).__name__}{': ' + detail if detail else ''}); "
-                       f"{ISSUES_HINT}", err=True)
-            sys.exit(3)
+            raise_internal(err)
+
+
+def raise_internal(err: Exception) -> NoReturn:
+    detail = str(err).splitlines()[0][:200] if str(err) else ""
+    click.echo(f"hyperpod-kit: internal error ({type(err).__name__}{': ' + detail if detail else ''}); "
+               f"{ISSUES_HINT}", err=True)
+    sys.exit(3)
 
 
 @click.group(cls=_KitGroup)
@@ -403,7 +424,11 @@ def schema(output: Path | None) -> None:
     if output is None:
         click.echo(text, nl=False)
     else:
-        output.write_text(text, encoding="utf-8")
+        try:
+            output.write_text(text, encoding="utf-8")
+        except OSError as err:
+            click.echo(f"schema: --output {output}: cannot write it: {err.strerror or err}", err=True)
+            sys.exit(2)
 
 
 @main.command()

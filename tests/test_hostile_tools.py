@@ -250,3 +250,26 @@ def test_an_index_unlike_the_one_helm_writes_exits_2_naming_the_field(tmp_path, 
     assert "Traceback" not in result.stderr
     assert message in result.stderr
     assert "sha256:" not in result.stdout
+
+
+# ------------------------------------------------------------------------------ unwritable output (F3)
+
+
+@pytest.mark.parametrize("target, reason", [("/dev/full", "No space left on device"),
+                                            ("{tmp}/missing/schema.json", "No such file or directory")])
+def test_schema_into_an_unwritable_place_exits_2_with_the_os_reason(tmp_path, target, reason):
+    target = target.format(tmp=tmp_path)
+    result = run("schema", "--output", target)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr == f"schema: --output {target}: cannot write it: {reason}\n"
+
+
+@pytest.mark.parametrize("args", [("validate", "config/dev.yaml"), ("schema",), ("topology", "--format", "json", "-")])
+def test_standard_output_on_a_full_disk_exits_2_not_internal_error(args):
+    from node_lists import SEVEN, kubectl_list
+
+    with open("/dev/full", "w") as full:
+        result = subprocess.run([sys.executable, "-m", "cdk_app", *args], cwd=ROOT, stdout=full,
+                                stderr=subprocess.PIPE, text=True, timeout=60, input=kubectl_list(SEVEN))
+    assert result.returncode == 2, result.stderr
+    assert result.stderr == "hyperpod-kit: cannot write the output: No space left on device\n"
