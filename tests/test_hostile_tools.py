@@ -273,3 +273,71 @@ def test_standard_output_on_a_full_disk_exits_2_not_internal_error(args):
                                 stderr=subprocess.PIPE, text=True, timeout=60, input=kubectl_list(SEVEN))
     assert result.returncode == 2, result.stderr
     assert result.stderr == "hyperpod-kit: cannot write the output: No space left on device\n"
+
+
+# ------------------------------------------------------------------------------ topology mermaid (F12, F13)
+
+
+def _tree(text: str) -> tuple[dict[str, str], dict[str, str]]:
+    """(id -> label, child id -> parent id) of a mermaid flowchart as topology prints it."""
+    import re
+
+    labels, parents = {}, {}
+    for line in text.splitlines()[1:]:
+        if declared := re.fullmatch(r'  (\S+)\["(.*)"\]', line):
+            assert declared.group(1) not in labels
+            labels[declared.group(1)] = declared.group(2)
+        elif edge := re.fullmatch(r"  (\S+) --> (\S+)", line):
+            assert parents.setdefault(edge.group(2), edge.group(1)) == edge.group(1), f"{edge.group(2)}: two parents"
+    return labels, parents
+
+
+def test_mermaid_keeps_apart_names_that_differ_only_in_punctuation():
+    """Kubernetes node names are DNS subdomains ('-' and '.'), label values also allow '_': every distinct
+    name keeps its own node, and each node hangs under its own network nodes."""
+    from node_lists import kubectl_list, node
+
+    from cdk_app.topology import mermaid, parse_nodes
+
+    names = ["a-b", "a.b", "a_b", "ab", "a-2d-b", "a_2d_b"]
+    items = [node(name, [f"nn{sep}a", f"l2-{name}"]) for name, sep in zip(names, "-_.-_.")]
+    labels, parents = _tree(mermaid(parse_nodes(kubectl_list(items), "n.json")))
+    leaves = {label.split("<br/>")[0]: ident for ident, label in labels.items() if ident.startswith("node_")}
+    assert sorted(leaves) == sorted(names)
+    for item in items:
+        name = item["metadata"]["name"]
+        layer2 = parents[leaves[name]]
+        layer1 = labels[parents[layer2]]
+        assert (labels[layer2], layer1) == (f"layer 2: l2-{name}", "layer 1: " + item["metadata"]["labels"][
+            "topology.k8s.aws/network-node-layer-1"])
+
+
+def test_mermaid_label_text_cannot_end_the_label_or_the_line():
+    from node_lists import kubectl_list, node
+
+    from cdk_app.topology import mermaid, parse_nodes
+
+    text = mermaid(parse_nodes(kubectl_list([node('x"]\n  evil["y', ["n\r1"])]), "n.json"))
+    labels, parents = _tree(text)  # every line is a declaration or an edge: nothing was injected
+    assert len(labels) == 2 and len(parents) == 1 and len(text.splitlines()) == 4
+
+
+def test_mermaid_time_grows_linearly_with_the_node_count():
+    """50,000 nodes (the attack's case) used to take over 60 s: the edge list was searched per node."""
+    import time
+
+    from cdk_app.topology import NodeInfo, mermaid
+
+    def nodes(count: int) -> list[NodeInfo]:
+        return [NodeInfo(name=f"n{i}", instance_type="ml.p5.48xlarge", health="Schedulable",
+                         layers=("l1", f"l2-{i % 100}", f"l3-{i % 1000}"), ultraserver=None, devices={})
+                for i in range(count)]
+
+    small, large = nodes(5_000), nodes(50_000)
+    start = time.perf_counter()
+    mermaid(small)
+    small_time = time.perf_counter() - start
+    start = time.perf_counter()
+    mermaid(large)
+    large_time = time.perf_counter() - start
+    assert large_time < 30 * max(small_time, 0.01), (small_time, large_time)
