@@ -4,6 +4,7 @@ file written where the user did not ask. Cases from hostile review 4 (/work/wt/a
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -341,3 +342,76 @@ def test_mermaid_time_grows_linearly_with_the_node_count():
     mermaid(large)
     large_time = time.perf_counter() - start
     assert large_time < 30 * max(small_time, 0.01), (small_time, large_time)
+
+
+# ---------------------------------------------------------------------------------------- batch-job (F9)
+
+
+def _batch_request(**overrides):
+    from cdk_app.batch_job import BatchJobRequest
+
+    fields = {"team": "ProdExp1", "name": "j", "image": "111122223333.dkr.ecr.us-east-1.amazonaws.com/train:1",
+              "instance_type": "ml.p4d.24xlarge", "output_s3": "s3://models/llama"}
+    return BatchJobRequest(**{**fields, **overrides})
+
+
+def _botocore_doc(service: str, shape: str, member: str) -> str:
+    import botocore.session
+
+    return botocore.session.get_session().get_service_model(service).shape_for(shape).members[member].documentation
+
+
+def test_the_limits_are_the_ones_botocore_documents():
+    from cdk_app.batch_job import max_runtime_seconds, min_timeout_seconds
+
+    assert "The maximum value is 28 days." in _botocore_doc("sagemaker", "StoppingCondition", "MaxRuntimeInSeconds")
+    assert max_runtime_seconds() == 28 * 86400
+    assert "The minimum value for the timeout is 60 seconds." in _botocore_doc("batch", "JobTimeout",
+                                                                               "attemptDurationSeconds")
+    assert min_timeout_seconds() == 60
+
+
+@pytest.mark.parametrize("overrides, message", [
+    ({"instance_count": 0}, "--instance-count 0: a training job runs on at least 1 instance"),
+    ({"timeout_seconds": 0}, "--timeout 0: Batch's minimum timeout is 60 seconds"),
+    ({"timeout_seconds": 59}, "--timeout 59: Batch's minimum timeout is 60 seconds"),
+    ({"max_runtime_seconds": 28 * 86400 + 1}, "--max-runtime 2419201: SageMaker allows at most 2419200 seconds"),
+    ({"image": ""}, "--image '': give a container image"),
+    ({"image": "a b"}, "--image 'a b': give a container image"),
+])
+def test_a_request_aws_documents_as_refused_is_refused(overrides, message):
+    from cdk_app.batch_job import BatchJobError, render
+    from cdk_app.config.loader import load_config
+
+    config = load_config(ROOT / "config" / "batch-example.yaml").config
+    with pytest.raises(BatchJobError, match=re.escape(message)):
+        render(config, _batch_request(**overrides))
+    # At the limit it is accepted (and botocore's own validator takes it).
+    edge = {"instance_count": 1, "timeout_seconds": 60, "max_runtime_seconds": 28 * 86400}
+    render(config, _batch_request(**{k: edge[k] for k in overrides if k in edge}))
+
+
+BUCKETS = ["models", "my.bucket.name", "a-b", "abc", "UPPER", "under_score", "ab", "a" * 64, "a" * 63,
+           "-lead", "trail-", "192.168.5.4", "a..b", "a.-b", "xn--abc", "sthree-x", "x-s3alias", "x--ol-s3",
+           "amzn-s3-demo-x", "x.mrap", "x--x-s3", "x--table-s3", "1.2.3", "héllo"]
+
+
+@pytest.mark.parametrize("bucket", BUCKETS)
+def test_bucket_names_agree_with_botocore_where_botocore_decides(bucket):
+    """botocore's endpoint rules library (aws.isVirtualHostableS3Bucket: length, lower case, host labels, not an
+    IP address) is AWS's reference implementation; the reserved prefixes and suffixes are S3's naming rules,
+    which it does not know, so a name it accepts may still be refused for those alone."""
+    from botocore.endpoint_provider import RuleSetStandardLibrary
+
+    from cdk_app.batch_job import BUCKET_RESERVED_PREFIXES, BUCKET_RESERVED_SUFFIXES, bucket_name_problem
+
+    botocore_ok = RuleSetStandardLibrary({}).aws_is_virtual_hostable_s3_bucket(bucket, True)
+    reserved = bucket.startswith(BUCKET_RESERVED_PREFIXES) or bucket.endswith(BUCKET_RESERVED_SUFFIXES)
+    assert (bucket_name_problem(bucket) is None) == (botocore_ok and not reserved), bucket_name_problem(bucket)
+
+
+def test_batch_job_with_a_bucket_s3_refuses_exits_1_naming_it():
+    result = run("batch-job", "--config", "config/batch-example.yaml", "--team", "ProdExp1", "--image", "img",
+                 "--instance-type", "ml.p4d.24xlarge", "--output-s3", "s3://UPPER_bucket/x", "--name", "j")
+    assert result.returncode == 1, result.stderr
+    assert "--output-s3 's3://UPPER_bucket/x': not an S3 bucket S3 allows" in result.stderr
