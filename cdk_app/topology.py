@@ -81,8 +81,18 @@ def _devices(item: dict[str, Any], name: str, source: str) -> dict[str, int]:
 
 
 def parse_nodes(text: str, source: str) -> list[NodeInfo]:
+    def no_constant(name: str) -> None:  # NaN, Infinity: not JSON, though Python's reader takes them
+        raise TopologyInputError(f"{source}: {name} is not JSON; {_KUBECTL}")
+
+    def unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        found = dict(pairs)
+        if len(found) != len(pairs):
+            twice = next(k for i, (k, _) in enumerate(pairs) if k in dict(pairs[:i]))
+            raise TopologyInputError(f"{source}: key {twice!r:.40} given twice in one object; {_KUBECTL}")
+        return found
+
     try:
-        document = json.loads(text)
+        document = json.loads(text, parse_constant=no_constant, object_pairs_hook=unique)
     except json.JSONDecodeError as err:
         raise TopologyInputError(f"{source}: not JSON ({err.msg} at line {err.lineno}); {_KUBECTL}") from err
     except RecursionError:

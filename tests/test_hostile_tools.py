@@ -415,3 +415,101 @@ def test_batch_job_with_a_bucket_s3_refuses_exits_1_naming_it():
                  "--instance-type", "ml.p4d.24xlarge", "--output-s3", "s3://UPPER_bucket/x", "--name", "j")
     assert result.returncode == 1, result.stderr
     assert "--output-s3 's3://UPPER_bucket/x': not an S3 bucket S3 allows" in result.stderr
+
+
+# ---------------------------------------------------------------------------------- job (F10, F17, F18)
+
+JOB = ("job", "--config", "config/dev.yaml", "--team", "john", "--name", "t", "--image", "img")
+
+
+def test_the_efa_instance_types_are_the_pinned_efa_device_plugin_charts():
+    """Source of truth: supportedInstanceLabels of aws-efa-k8s-device-plugin 0.5.20 (the chart the kit pins)."""
+    import tarfile
+
+    import yaml
+
+    from cdk_app.efa_support import EFA_INSTANCE_TYPES
+
+    with tarfile.open(CHART / "aws-efa-k8s-device-plugin-v0.5.20.tgz") as tar:
+        values = yaml.safe_load(tar.extractfile("aws-efa-k8s-device-plugin/values.yaml"))
+    assert EFA_INSTANCE_TYPES == frozenset(values["supportedInstanceLabels"]["values"])
+
+
+@pytest.mark.parametrize("args, message", [
+    (("--efa", "99"), "--efa 99 per node is more than one ml.g5.12xlarge has (1)"),
+    (("--efa", "2"), "--efa 2 per node is more than one ml.g5.12xlarge has (1)"),
+    (("--instance-type", "ml.m5.2xlarge", "--accelerators", "0", "--efa", "1"),
+     "--efa 1: ml.m5.2xlarge has no EFA interface"),
+    (("--kind", "job", "--max-retries", str(2**31)), f"--max-retries {2**31}: at most 2147483647"),
+])
+def test_job_refuses_what_the_nodes_or_the_api_server_would(args, message):
+    result = run(*JOB, *args, "--", "python", "t.py")
+    assert result.returncode == 1, result.stderr
+    assert message in result.stderr
+
+
+def test_the_largest_max_retries_is_the_int32_the_schemas_give_backoff_limit():
+    """Source of truth: Job.spec.backoffLimit in kubernetes-validate's schema and runPolicy.backoffLimit in the
+    PyTorchJob CRD are int32; 2**31 - 1 is written, 2**31 refused (above)."""
+    import json
+
+    import kubernetes_validate
+    import yaml
+
+    schema = json.loads((Path(kubernetes_validate.__file__).parent / "kubernetes-json-schema" /
+                         "v1.33.0-local-strict" / "jobspec-batch-v1.json").read_text())
+    assert schema["properties"]["backoffLimit"]["format"] == "int32"
+    crd = (ROOT / "tests" / "data" / "kubeflow.org_pytorchjobs.yaml").read_text()
+    assert "backoffLimit:\n                    description: Optional number of retries before marking this job\n" \
+           "                      failed.\n                    format: int32" in crd
+    result = run(*JOB, "--kind", "job", "--max-retries", str(2**31 - 1), "--", "python", "t.py")
+    assert result.returncode == 0, result.stderr
+    job = next(d for d in yaml.safe_load_all(result.stdout) if d["kind"] == "Job")
+    assert job["spec"]["backoffLimit"] == 2**31 - 1
+    kubernetes_validate.validate(job, "1.33", strict=True)
+
+
+def test_max_retries_on_a_pytorchjob_without_auto_resume_is_refused_not_dropped():
+    """A PyTorchJob's retries are carried only by HyperPod's auto-resume annotation."""
+    result = run(*JOB, "--max-retries", "7", "--", "python", "t.py")
+    assert result.returncode == 2
+    assert "--max-retries 7: a PyTorchJob retries through HyperPod auto-resume only" in result.stderr
+    resumed = run(*JOB, "--max-retries", "7", "--auto-resume", "--", "python", "t.py")
+    assert resumed.returncode == 0, resumed.stderr
+    assert "'7'" in resumed.stdout or '"7"' in resumed.stdout
+
+
+@pytest.mark.parametrize("text, message", [
+    ('{"items": [{"metadata": null}]}', "1 of 1 node(s) carry no instance-type label"),
+    ('{"items": [{"x": NaN}]}', "NaN is not JSON"),
+    ('{"items": [], "items": [{}]}', "key 'items' given twice"),
+])
+def test_a_malformed_cluster_node_list_is_unreadable_input(tmp_path, text, message):
+    nodes = tmp_path / "nodes.json"
+    nodes.write_text(text)
+    result = run(*JOB, "--cluster-nodes", str(nodes), "--", "python", "t.py")
+    assert result.returncode == 2, result.stderr
+    assert message in result.stderr and "it has unknown" not in result.stderr
+
+
+def test_the_elastic_bounds_message_says_where_a_nodes_it_names_comes_from():
+    result = run(*JOB, "--min-nodes", "2", "--max-nodes", "20", "--", "python", "t.py")
+    assert result.returncode == 1
+    assert "--nodes, 1 when not given, is the size the job starts at" in result.stderr
+
+
+# ------------------------------------------------------------------------------- control characters (F19)
+
+
+def test_control_characters_in_names_and_paths_are_escaped_in_human_output(tmp_path):
+    """Python's Unicode database (str.isprintable) decides what reaches the terminal raw."""
+    dev = (ROOT / "config" / "dev.yaml").read_text()
+    assert "  - name: john\n" in dev
+    config = tmp_path / "a\nb.yaml"
+    config.write_text(dev.replace("  - name: john\n", '  - name: "jo\\u0000hn"\n', 1))
+    result = run("validate", str(config))
+    assert result.returncode == 1
+    assert all(c.isprintable() for line in result.stdout.splitlines() for c in line)
+    assert "jo\\x00hn" in result.stdout
+    finding = next(line for line in result.stdout.splitlines() if "HPK401" in line)
+    assert finding.startswith(f"{tmp_path}/a\\nb.yaml:")
