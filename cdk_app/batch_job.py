@@ -30,6 +30,7 @@ from cdk_app.batch_shares import (
 )
 from cdk_app.config.batch_model import NUM_INSTANCES
 from cdk_app.config.model import KitConfig
+from cdk_app.image_reference import reference_problem
 
 MAX_SCHEDULING_PRIORITY = 9999  # botocore batch SubmitServiceJob schedulingPriority: 0-9999
 MAX_ATTEMPTS = 10  # ServiceJobRetryStrategy attempts: 1-10
@@ -141,9 +142,10 @@ def _check_limits(request: BatchJobRequest) -> None:
     floor = min_timeout_seconds()
     if request.timeout_seconds is not None and request.timeout_seconds < floor:
         raise BatchJobError(f"--timeout {request.timeout_seconds}: Batch's minimum timeout is {floor} seconds")
-    if not request.image.strip() or any(c.isspace() or not c.isprintable() for c in request.image):
-        raise BatchJobError(f"--image {request.image!r}: give a container image (registry/repository[:tag] or "
-                            "[@digest]; not empty, no spaces)")
+    problem = reference_problem(request.image)
+    if problem:
+        raise BatchJobError(f"--image {request.image!r}: not a container image SageMaker can pull "
+                            f"(registry/repository[:tag] or [@digest]): {problem}")
     bucket = re.match(r"s3://([^/]*)", request.output_s3)  # an https:// path is left to the model's pattern
     problem = bucket_name_problem(bucket.group(1)) if bucket else None
     if problem:

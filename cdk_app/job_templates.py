@@ -24,6 +24,7 @@ from fractions import Fraction
 
 from cdk_app.config.model import KitConfig
 from cdk_app.efa_support import has_efa
+from cdk_app.image_reference import reference_problem
 from cdk_app.guardrails import (DEVICE_ENV_OFF, GPU_FEATURES_OFF_ENV, HIDE_GPUS_ENV, PRIORITY_LABEL, QUEUE_LABEL,
                                 allowed_priority_classes, priority_label)
 from cdk_app.instance_types import CATALOGUE, family
@@ -223,8 +224,10 @@ def job_priority(config: KitConfig, request: JobRequest) -> str | None:
 
 
 def _check_names(request: JobRequest) -> None:
-    if not request.image.strip() or any(c.isspace() for c in request.image):
-        raise JobSpecError(f"--image {request.image!r}: give a container image reference (not empty, no spaces)")
+    problem = reference_problem(request.image)
+    if problem:
+        raise JobSpecError(f"--image {request.image!r}: give a container image reference (not empty, no spaces) "
+                           f"the kubelet can pull: {problem}")
     if not JOB_NAME.fullmatch(request.name):
         raise JobSpecError(f"--name {request.name!r} is not a DNS-1035 label: 1-63 lower-case letters, digits and "
                            "'-', starting with a letter and ending with a letter or digit")

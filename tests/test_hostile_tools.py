@@ -376,8 +376,8 @@ def test_the_limits_are_the_ones_botocore_documents():
     ({"timeout_seconds": 0}, "--timeout 0: Batch's minimum timeout is 60 seconds"),
     ({"timeout_seconds": 59}, "--timeout 59: Batch's minimum timeout is 60 seconds"),
     ({"max_runtime_seconds": 28 * 86400 + 1}, "--max-runtime 2419201: SageMaker allows at most 2419200 seconds"),
-    ({"image": ""}, "--image '': give a container image"),
-    ({"image": "a b"}, "--image 'a b': give a container image"),
+    ({"image": ""}, "--image '': not a container image SageMaker can pull"),
+    ({"image": "a b"}, "--image 'a b': not a container image SageMaker can pull"),
 ])
 def test_a_request_aws_documents_as_refused_is_refused(overrides, message):
     from cdk_app.batch_job import BatchJobError, render
@@ -513,3 +513,35 @@ def test_control_characters_in_names_and_paths_are_escaped_in_human_output(tmp_p
     assert "jo\\x00hn" in result.stdout
     finding = next(line for line in result.stdout.splitlines() if "HPK401" in line)
     assert finding.startswith(f"{tmp_path}/a\\nb.yaml:")
+
+
+# ----------------------------------------------------------------------------------- image references (F10)
+
+
+def test_image_references_are_judged_as_distribution_reference_judges_them():
+    """Source of truth: the test table of github.com/distribution/reference (the parser the container runtimes
+    use), kept in tests/data/distribution-reference-cases.json."""
+    import json
+
+    from cdk_app.image_reference import reference_problem
+
+    table = json.loads((ROOT / "tests" / "data" / "distribution-reference-cases.json").read_text())["cases"]
+    assert len(table) > 40
+    for case in table:
+        # sha512 is valid; that table only leaves its algorithm unregistered. Other unsupported digests are not.
+        valid = case["error"] is None or (case["error"] == "digest.ErrDigestUnsupported"
+                                          and case["input"].split("@")[1].startswith("sha512:"))
+        assert (reference_problem(case["input"]) is None) == valid, (case, reference_problem(case["input"]))
+
+
+@pytest.mark.parametrize("image, message", [
+    ("Registry/Repo:Tag", "the repository must be lower-case"),
+    ("repo@sha256:xyz", "not [registry[:port]/]repository[:tag][@digest]"),
+    ("repo@sha256:" + "a" * 63, "digest 'sha256:"),
+])
+def test_job_refuses_images_the_kubelet_cannot_pull(image, message):
+    result = run("job", "--config", "config/dev.yaml", "--team", "john", "--name", "t", "--image", image,
+                 "--", "python", "t.py")
+    assert result.returncode == 1, result.stderr
+    assert f"--image {image!r}: give a container image reference (not empty, no spaces) the kubelet can pull: " \
+           f"{message}" in result.stderr
