@@ -50,7 +50,6 @@ class _KitGroup(click.Group):
             sys.stdout.flush()  # here, not at exit: a full disk or a closed pipe is then reported like any write
             return result
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
-            sys.stdout.flush()
             raise
         except OSError as err:
             if err.errno not in WRITE_ERRNOS:

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from cdk_app.text_table import aligned
+from cdk_app.text_table import aligned, printable
 
 LAYER_LABEL = "topology.k8s.aws/network-node-layer-{}"
 LAYERS = (1, 2, 3, 4)
@@ -190,7 +190,7 @@ def table(nodes: list[NodeInfo]) -> str:
     unlabeled = [n.name for n in nodes if not n.layers]
     if unlabeled:
         lines.append(f"without topology labels (type not supported, or labels not yet set): {', '.join(unlabeled)}")
-    return "\n".join(lines)
+    return "\n".join(printable(line) for line in lines)
 
 
 def as_json(nodes: list[NodeInfo]) -> dict[str, Any]:

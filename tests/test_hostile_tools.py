@@ -545,3 +545,14 @@ def test_job_refuses_images_the_kubelet_cannot_pull(image, message):
     assert result.returncode == 1, result.stderr
     assert f"--image {image!r}: give a container image reference (not empty, no spaces) the kubelet can pull: " \
            f"{message}" in result.stderr
+
+
+def test_topology_table_escapes_control_characters_in_node_and_network_names():
+    from node_lists import kubectl_list, node
+
+    from cdk_app.topology import parse_nodes, table
+
+    text = table(parse_nodes(kubectl_list([node("a\x1b[2Jb", ["n\n1"]), node("c", ["n\n1"]), node("d\x00", [])]),
+                             "n.json"))
+    assert all(c.isprintable() for line in text.splitlines() for c in line)
+    assert "network node n\\n1: a\\x1b[2Jb, c" in text and "d\\x00" in text
