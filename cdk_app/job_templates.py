@@ -224,6 +224,8 @@ def job_priority(config: KitConfig, request: JobRequest) -> str | None:
 
 
 def _check_names(request: JobRequest) -> None:
+    if not request.image.strip() or any(c.isspace() for c in request.image):
+        raise JobSpecError(f"--image {request.image!r}: give a container image reference (not empty, no spaces)")
     problem = reference_problem(request.image)
     if problem:
         raise JobSpecError(f"--image {request.image!r}: give a container image reference (not empty, no spaces) "
