@@ -64,6 +64,15 @@ def archive_url(revision: str, repository: str = CHART_REPOSITORY) -> str:
 
 
 def read_url(url: str, timeout: float = 120) -> bytes:
+    if url.startswith("file://"):
+        # A local copy: read with the kit's bounded reader, which refuses a FIFO or device (that would block
+        # or never end) before opening it.
+        from cdk_app.bounded_read import UnreadableInput, read_bounded
+
+        try:
+            return read_bounded(urllib.request.url2pathname(urllib.parse.urlparse(url).path), MAX_BYTES)
+        except UnreadableInput as err:
+            raise ChartPinError(f"cannot read {url}: {err.message}") from err
     try:
         with urllib.request.urlopen(url, timeout=timeout) as response:  # noqa: S310 (https or a file the admin names)
             data = response.read(MAX_BYTES + 1)

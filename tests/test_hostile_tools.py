@@ -556,3 +556,19 @@ def test_topology_table_escapes_control_characters_in_node_and_network_names():
                              "n.json"))
     assert all(c.isprintable() for line in text.splitlines() for c in line)
     assert "network node n\\n1: a\\x1b[2Jb, c" in text and "d\\x00" in text
+
+
+@pytest.mark.parametrize("what", ["archive", "index"])
+def test_chart_sha256_refuses_a_fifo_or_device_instead_of_blocking(tmp_path, what):
+    """A FIFO without a writer blocks open() (POSIX); /dev/zero never ends."""
+    import os
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    args = (["--archive", str(fifo)] if what == "archive" else
+            ["--archive", str(CHART / "HyperPodHelmChart-a00b22d.tar.gz"), "--index", f"nvidia-device-plugin={fifo}"])
+    result = run("chart-sha256", *args, timeout=30)
+    assert result.returncode == 2, result.stderr
+    assert f"cannot read {fifo.as_uri()}: is a pipe (FIFO), not a regular file" in result.stderr
+    result = run("chart-sha256", "--archive", "/dev/zero", timeout=30)
+    assert result.returncode == 2 and "file:///dev/zero: is a device, not a regular file" in result.stderr
