@@ -30,6 +30,7 @@ from cdk_app.batch_shares import (
 )
 from cdk_app.config.batch_model import NUM_INSTANCES
 from cdk_app.config.model import KitConfig
+from cdk_app.image_reference import reference_problem
 
 MAX_SCHEDULING_PRIORITY = 9999  # botocore batch SubmitServiceJob schedulingPriority: 0-9999
 MAX_ATTEMPTS = 10  # ServiceJobRetryStrategy attempts: 1-10
@@ -83,6 +84,74 @@ def _check_shape(service: str, shape_name: str, value: str | int, option: str) -
         raise BatchJobError(f"{option} {value} is not allowed (SageMaker {shape_name}: {allowed})")
 
 
+def documented_limit(service: str, shape: str, member: str, sentence: str) -> int:
+    """A limit the model states only in a member's documentation, e.g. 'The maximum value is 28 days.'
+    (`sentence` a regular expression with one group: the number, and optionally a unit group)."""
+    text = _model(service).shape_for(shape).members[member].documentation
+    found = re.search(sentence, text)
+    if found is None:  # a botocore that words it otherwise: fail loudly rather than check nothing
+        raise RuntimeError(f"botocore {service} {shape}.{member}: no '{sentence}' in its documentation")
+    unit = found.group(2) if found.re.groups > 1 else "seconds"
+    return int(found.group(1)) * {"days": 86400, "hours": 3600, "minutes": 60, "seconds": 1}[unit]
+
+
+def max_runtime_seconds() -> int:
+    """SageMaker's StoppingCondition.MaxRuntimeInSeconds maximum (28 days in botocore 1.44)."""
+    return documented_limit("sagemaker", "StoppingCondition", "MaxRuntimeInSeconds",
+                            r"The maximum value is (\d+) (days|hours|minutes|seconds)\.")
+
+
+def min_timeout_seconds() -> int:
+    """Batch's minimum job timeout (JobTimeout.attemptDurationSeconds: 60 seconds in botocore 1.44); the
+    service job's ServiceJobTimeout documents none of its own, so Batch's job timeout minimum is used."""
+    return documented_limit("batch", "JobTimeout", "attemptDurationSeconds",
+                            r"The minimum value for the timeout is (\d+) (seconds)\.")
+
+
+# S3 general purpose bucket naming rules (Amazon S3 User Guide, "Bucket naming rules").
+BUCKET_RESERVED_PREFIXES = ("xn--", "sthree-", "amzn-s3-demo-")
+BUCKET_RESERVED_SUFFIXES = ("-s3alias", "--ol-s3", ".mrap", "--x-s3", "--table-s3")
+
+
+def bucket_name_problem(bucket: str) -> str | None:
+    """Why S3 refuses `bucket` as a general purpose bucket name, or None."""
+    if not 3 <= len(bucket) <= 63:
+        return f"{len(bucket)} characters (3-63)"
+    if not re.fullmatch(r"[a-z0-9.-]+", bucket):
+        return "only lower-case letters, digits, '.' and '-'"
+    # Dot-separated labels, each starting and ending with a letter or digit (so no '..', '.-' or '-.').
+    if not all(re.fullmatch(r"[a-z0-9]([a-z0-9-]*[a-z0-9])?", label) for label in bucket.split(".")):
+        return "each '.'-separated part must start and end with a letter or digit"
+    if re.fullmatch(r"\d+\.\d+\.\d+\.\d+", bucket):
+        return "formatted as an IP address"
+    if bucket.startswith(BUCKET_RESERVED_PREFIXES) or bucket.endswith(BUCKET_RESERVED_SUFFIXES):
+        return (f"prefixes {', '.join(BUCKET_RESERVED_PREFIXES)} and suffixes {', '.join(BUCKET_RESERVED_SUFFIXES)} "
+                "are reserved")
+    return None
+
+
+def _check_limits(request: BatchJobRequest) -> None:
+    """What CreateTrainingJob and SubmitServiceJob refuse although the models' min/max do not say so."""
+    if request.instance_count < 1:
+        # The model allows 0 for requests that give ResourceConfig.InstanceGroups; this one does not.
+        raise BatchJobError(f"--instance-count {request.instance_count}: a training job runs on at least 1 instance")
+    ceiling = max_runtime_seconds()
+    if request.max_runtime_seconds > ceiling:
+        raise BatchJobError(f"--max-runtime {request.max_runtime_seconds}: SageMaker allows at most {ceiling} "
+                            f"seconds ({ceiling // 86400} days; botocore StoppingCondition.MaxRuntimeInSeconds)")
+    floor = min_timeout_seconds()
+    if request.timeout_seconds is not None and request.timeout_seconds < floor:
+        raise BatchJobError(f"--timeout {request.timeout_seconds}: Batch's minimum timeout is {floor} seconds")
+    problem = reference_problem(request.image)
+    if problem:
+        raise BatchJobError(f"--image {request.image!r}: not a container image SageMaker can pull "
+                            f"(registry/repository[:tag] or [@digest]): {problem}")
+    bucket = re.match(r"s3://([^/]*)", request.output_s3)  # an https:// path is left to the model's pattern
+    problem = bucket_name_problem(bucket.group(1)) if bucket else None
+    if problem:
+        raise BatchJobError(f"--output-s3 {request.output_s3!r}: not an S3 bucket S3 allows: {problem}")
+
+
 def training_request(request: BatchJobRequest, role_arn: str) -> dict[str, Any]:
     """The SageMaker CreateTrainingJob request the service job runs."""
     for shape, value, option in (("TrainingJobName", request.name, "--name"),
@@ -91,6 +160,7 @@ def training_request(request: BatchJobRequest, role_arn: str) -> dict[str, Any]:
                                  ("VolumeSizeInGB", request.volume_gib, "--volume-gib"),
                                  ("MaxRuntimeInSeconds", request.max_runtime_seconds, "--max-runtime")):
         _check_shape("sagemaker", shape, value, option)
+    _check_limits(request)
     return _validated("sagemaker", "CreateTrainingJob", {
         "TrainingJobName": request.name,
         "RoleArn": role_arn,

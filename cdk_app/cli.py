@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 import click
 
 from cdk_app.config.loader import ConfigInvalid, load_config
-from cdk_app.text_table import aligned
+from cdk_app.text_table import aligned, printable
 from cdk_app.validator.capacity import DIMENSIONS, Resources
 from cdk_app.validator.reach import TeamReach
 from cdk_app.validator.report import Report, check_file
@@ -18,6 +21,9 @@ from cdk_app.validator.report import Report, check_file
 ISSUES_HINT = "please report it with the command you ran and the input (hyperpod-kit issue tracker)"
 # `kubectl get nodes -o json` of the largest cluster (6758 nodes, tens of KiB each) stays well below this.
 MAX_NODE_LIST_BYTES = 512 * 1024 * 1024
+# What writing the output fails with when the fault is the environment's (disk full, quota, file size limit,
+# the reader of a pipe gone), not the kit's.
+WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EPIPE})
 
 
 class _KitGroup(click.Group):
@@ -40,14 +46,28 @@ class _KitGroup(click.Group):
 
     def invoke(self, ctx: click.Context):  # type: ignore[no-untyped-def]
         try:
-            return super().invoke(ctx)
+            result = super().invoke(ctx)
+            sys.stdout.flush()  # here, not at exit: a full disk or a closed pipe is then reported like any write
+            return result
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
+        except OSError as err:
+            if err.errno not in WRITE_ERRNOS:
+                raise_internal(err)
+            # The output could not be written (disk full, quota, pipe closed): the environment's fault, not
+            # the kit's. Standard output is dropped so the interpreter's exit does not try it again.
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - lives until exit
+            click.echo(f"hyperpod-kit: cannot write the output: {err.strerror or err}", err=True)
+            sys.exit(2)
         except Exception as err:  # noqa: BLE001 - the last line of defence, by design
-            detail = str(err).splitlines()[0][:200] if str(err) else ""
-            click.echo(f"hyperpod-kit: internal error ({type(err).__name__}{': ' + detail if detail else ''}); "
-                       f"{ISSUES_HINT}", err=True)
-            sys.exit(3)
+            raise_internal(err)
+
+
+def raise_internal(err: Exception) -> NoReturn:
+    detail = str(err).splitlines()[0][:200] if str(err) else ""
+    click.echo(f"hyperpod-kit: internal error ({type(err).__name__}{': ' + detail if detail else ''}); "
+               f"{ISSUES_HINT}", err=True)
+    sys.exit(3)
 
 
 @click.group(cls=_KitGroup)
@@ -163,7 +183,7 @@ def _limited_by(row: TeamReach) -> str:
 
 
 def render_table(report: Report) -> str:
-    lines = [f"{report.file}" + (f" (environment {report.environment})" if report.environment else "")]
+    lines = [printable(report.file) + (f" (environment {printable(report.environment)})" if report.environment else "")]
     if report.capacity:
         header = ("instance type", "count", "accelerators", "vCPU", "memory GiB")
         rows = [(row.instance_type, *(_cell(row.reserved, row.capacity, d) for d in DIMENSIONS))
@@ -212,15 +232,23 @@ def _input_name(path: str) -> str:
     return "standard input" if path == "-" else path
 
 
-def _read_nodes(path: str) -> list:
+def _read_nodes(path: str, typed: bool = False) -> list:
     """A node list from `kubectl get nodes -o json` (a file, or - for standard input), read with a hard byte
-    cap; bad input exits 2 with the reason, no traceback."""
+    cap; bad input exits 2 with the reason, no traceback. `typed`: every node must carry its instance type
+    (the kubelet always labels it; without it the list cannot be checked against the job)."""
     from cdk_app import topology as topo
     from cdk_app.bounded_read import UnreadableInput, read_bounded
 
     name = _input_name(path)
     try:
-        return topo.parse_nodes(read_bounded(path, MAX_NODE_LIST_BYTES).decode("utf-8"), name)
+        nodes = topo.parse_nodes(read_bounded(path, MAX_NODE_LIST_BYTES).decode("utf-8"), name)
+        untyped = [n.name for n in nodes if n.instance_type == "unknown"] if typed else []
+        if not untyped:
+            return nodes
+        click.echo(f"{name}: {len(untyped)} of {len(nodes)} node(s) carry no instance-type label "
+                   f"({topo.INSTANCE_TYPE_LABELS[0]}), which the kubelet sets on every node: "
+                   f"{', '.join(printable(n) for n in untyped[:5])}{' ...' if len(untyped) > 5 else ''}; "
+                   "give the output of `kubectl get nodes -o json`", err=True)
     except UnreadableInput as err:
         click.echo(f"{name}: {err.message} ({err.hint})", err=True)
     except topo.TopologyInputError as err:
@@ -313,12 +341,13 @@ def _parse_volume(text: str):
 @click.option("--topology-layer", type=int, default=3, show_default=True)
 @click.option("--auto-resume/--no-auto-resume", default=False,
               help="HyperPod restarts the job after node recovery (PyTorchJob only).")
-@click.option("--max-retries", type=int, default=3, show_default=True)
+@click.option("--max-retries", type=int, default=None,
+              help="Retries before the job fails (default 3): a PyTorchJob's only with --auto-resume.")
 @click.argument("command", nargs=-1, required=True)
 def job(config_path: Path, team: str, priority: str | None, name: str, image: str, kind: str, instance_type: str | None,
         nodes: int, min_nodes: int | None, max_nodes: int | None, rdzv_backend: str | None, accelerators: int | None,
         efa: int | str, cpu: str | None, memory: str | None, shm: str | None, env: tuple, volumes: tuple,
-        cluster_nodes, topology: str | None, topology_layer: int, auto_resume: bool, max_retries: int,
+        cluster_nodes, topology: str | None, topology_layer: int, auto_resume: bool, max_retries: int | None,
         command: tuple[str, ...]) -> None:
     """Print the manifests of a job for the team's queue: hyperpod-kit job ... -- python train.py"""
     import yaml
@@ -335,11 +364,16 @@ def job(config_path: Path, team: str, priority: str | None, name: str, image: st
                    "so there is no queue for `job`; submit SageMaker Training jobs with `hyperpod-kit batch-job`",
                    err=True)
         sys.exit(2)
-    fleet = _read_nodes(cluster_nodes) if cluster_nodes is not None else None
+    if max_retries is not None and kind == "pytorchjob" and not auto_resume:
+        # A PyTorchJob's retries are HyperPod auto-resume's (its annotation); without it nothing would carry them.
+        raise click.UsageError(f"--max-retries {max_retries}: a PyTorchJob retries through HyperPod auto-resume "
+                               "only; add --auto-resume, or leave out --max-retries")
+    fleet = _read_nodes(cluster_nodes, typed=True) if cluster_nodes is not None else None
     request = JobRequest(team=team, priority=priority, name=name, image=image, command=command, kind=kind,
                          instance_type=instance_type, nodes=nodes, accelerators_per_node=accelerators,
                          efa_per_node=efa, topology=topology, topology_layer=topology_layer,
-                         auto_resume=auto_resume, max_retries=max_retries, min_nodes=min_nodes, max_nodes=max_nodes,
+                         auto_resume=auto_resume, max_retries=3 if max_retries is None else max_retries,
+                         min_nodes=min_nodes, max_nodes=max_nodes,
                          rdzv_backend=rdzv_backend, env=env, volumes=volumes, shm=shm, cpu=cpu, memory=memory)
     try:
         objects = manifests(config, request, fleet, _input_name(cluster_nodes or ""))
@@ -403,7 +437,11 @@ def schema(output: Path | None) -> None:
     if output is None:
         click.echo(text, nl=False)
     else:
-        output.write_text(text, encoding="utf-8")
+        try:
+            output.write_text(text, encoding="utf-8")
+        except OSError as err:
+            click.echo(f"schema: --output {output}: cannot write it: {err.strerror or err}", err=True)
+            sys.exit(2)
 
 
 @main.command()

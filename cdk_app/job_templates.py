@@ -23,6 +23,8 @@ from typing import Any, Literal
 from fractions import Fraction
 
 from cdk_app.config.model import KitConfig
+from cdk_app.efa_support import has_efa
+from cdk_app.image_reference import reference_problem
 from cdk_app.guardrails import (DEVICE_ENV_OFF, GPU_FEATURES_OFF_ENV, HIDE_GPUS_ENV, PRIORITY_LABEL, QUEUE_LABEL,
                                 allowed_priority_classes, priority_label)
 from cdk_app.instance_types import CATALOGUE, family
@@ -54,7 +56,11 @@ SHM_MOUNT = "/dev/shm"
 # Maximum EFA interfaces, only where public AWS documentation states it. Other types are checked
 # only against the nodes' allocatable (--cluster-nodes), which is the authority when given.
 EFA_MAXIMUM = {"ml.p5.48xlarge": 32, "ml.p5e.48xlarge": 32, "ml.g6e.48xlarge": 4,
-               "ml.trn1.32xlarge": 8, "ml.trn1n.32xlarge": 16}
+               "ml.trn1.32xlarge": 8, "ml.trn1n.32xlarge": 16, "ml.p4d.24xlarge": 4, "ml.p4de.24xlarge": 4,
+               **{f"ml.g5.{size}xlarge": 1 for size in (8, 12, 16, 24, 48)}}
+
+
+INT32_MAX = 2**31 - 1  # Kubernetes backoffLimit fields are int32
 
 
 class JobSpecError(Exception):
@@ -220,6 +226,10 @@ def job_priority(config: KitConfig, request: JobRequest) -> str | None:
 def _check_names(request: JobRequest) -> None:
     if not request.image.strip() or any(c.isspace() for c in request.image):
         raise JobSpecError(f"--image {request.image!r}: give a container image reference (not empty, no spaces)")
+    problem = reference_problem(request.image)
+    if problem:
+        raise JobSpecError(f"--image {request.image!r}: give a container image reference (not empty, no spaces) "
+                           f"the kubelet can pull: {problem}")
     if not JOB_NAME.fullmatch(request.name):
         raise JobSpecError(f"--name {request.name!r} is not a DNS-1035 label: 1-63 lower-case letters, digits and "
                            "'-', starting with a letter and ending with a letter or digit")
@@ -263,6 +273,8 @@ def _check_shape(config: KitConfig, request: JobRequest, instance_type: str) -> 
         raise JobSpecError(f"--nodes must be at least 1, got {request.nodes}")
     if request.max_retries < 0:
         raise JobSpecError(f"--max-retries must be 0 or more, got {request.max_retries}")
+    if request.max_retries > INT32_MAX:
+        raise JobSpecError(f"--max-retries {request.max_retries}: at most {INT32_MAX} (backoffLimit is an int32)")
     if request.auto_resume and request.kind not in AUTO_RESUME_KINDS:
         raise JobSpecError(f"--auto-resume: HyperPod job auto-resume works for PyTorchJob only (through the Kubeflow "
                            f"training operator); a {request.kind} would not be resumed - drop --auto-resume or use "
@@ -277,7 +289,8 @@ def _check_shape(config: KitConfig, request: JobRequest, instance_type: str) -> 
         low, high = elastic_bounds(request)
         if not 1 <= low <= request.nodes <= high:
             raise JobSpecError(f"--min-nodes {low}, --nodes {request.nodes}, --max-nodes {high}: need "
-                               "1 <= min-nodes <= nodes <= max-nodes")
+                               "1 <= min-nodes <= nodes <= max-nodes (--nodes, 1 when not given, is the size the "
+                               "job starts at; a bound not given is --nodes)")
         if high > largest:
             largest, option = high, "--max-nodes"
     groups = [g for g in config.hyperpod.instance_groups if g.instance_type == instance_type]
@@ -407,6 +420,9 @@ def check(config: KitConfig, request: JobRequest, cluster_nodes: Sequence[NodeIn
                                f"{config.task_governance.addon_version}")
         if request.topology_layer not in (1, 2, 3, 4):
             raise JobSpecError(f"--topology-layer must be 1 to 4, got {request.topology_layer}")
+    if efa and fleet is None and not has_efa(instance_type):  # a node list is the authority when given
+        raise JobSpecError(f"--efa {efa}: {instance_type} has no EFA interface (the EFA device plugin advertises "
+                           "vpc.amazonaws.com/efa only on EFA instance types): drop --efa")
     placement = Placement(instance_type=instance_type, accelerators=wanted, efa=efa)
     pod = per_pod(request, placement)
     if fleet is not None:

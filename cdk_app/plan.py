@@ -34,6 +34,7 @@ from cdk_app.batch_shares import queue_scheduling
 from cdk_app.config.model import QuotaEntry
 from cdk_app.resource_schemas import create_only_properties, stateful_types
 from cdk_app.stack_layout import environment_of, stack_prefix
+from cdk_app.template_shape import TemplateShapeError, check_template
 from cdk_app.validator.capacity import Resources, reservations, unit_for
 
 # Losing one of these loses the running fleet or its network; cfn-lint's list covers data stores only.
@@ -163,18 +164,13 @@ def read_templates(folder: Path) -> dict[str, dict[str, Any]]:
     if not folder.is_dir():
         raise PlanInputError(f"{folder}: not a directory (give a cdk.out folder or a folder of *.template.json)")
     manifest = folder / "manifest.json"
-    files: dict[str, Path] = {}
     if manifest.is_file():
-        artifacts = _json(manifest).get("artifacts", {})
-        for artifact_id, artifact in artifacts.items():
-            if artifact.get("type") == "aws:cloudformation:stack":
-                properties = artifact.get("properties", {})
-                files[properties.get("stackName", artifact_id)] = folder / properties["templateFile"]
+        files = {name: path for name, (path, _) in _manifest_stacks(folder, manifest).items()}
     else:
         files = {p.name.removesuffix(".template.json"): p for p in sorted(folder.glob("*.template.json"))}
     if not files:
         raise PlanInputError(f"{folder}: no CloudFormation templates in it")
-    return {name: _json(path) for name, path in files.items()}
+    return {name: checked_template(_json(path), str(path)) for name, path in files.items()}
 
 
 def termination_protection(folder: Path) -> dict[str, bool]:
@@ -182,10 +178,7 @@ def termination_protection(folder: Path) -> dict[str, bool]:
     manifest = folder / "manifest.json"
     if not manifest.is_file():
         return {}
-    return {artifact.get("properties", {}).get("stackName", artifact_id):
-            bool(artifact.get("properties", {}).get("terminationProtection", False))
-            for artifact_id, artifact in _json(manifest).get("artifacts", {}).items()
-            if artifact.get("type") == "aws:cloudformation:stack"}
+    return {name: protected for name, (_, protected) in _manifest_stacks(folder, manifest).items()}
 
 
 def config_digest(config: Any) -> str:
@@ -261,11 +254,51 @@ def environment_stacks(templates: dict[str, dict[str, Any]], environment: str, w
     return mine
 
 
-def _json(path: Path) -> dict[str, Any]:
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are unique: with a key given twice, JSON readers disagree on which wins."""
+    found: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in found:
+            raise ValueError(f"key {key!r} given twice in one object")
+        found[key] = value
+    return found
+
+
+def _json(path: Path) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        return json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=_unique_keys)
+    except (OSError, UnicodeDecodeError, ValueError) as err:  # JSONDecodeError is a ValueError
         raise PlanInputError(f"{path}: cannot be read as JSON: {err}") from err
+    except RecursionError as err:
+        raise PlanInputError(f"{path}: cannot be read as JSON: nested too deeply") from err
+
+
+def checked_template(template: Any, where: str) -> dict[str, Any]:
+    """`template` when it is a CloudFormation template, else PlanInputError naming `where` and the field."""
+    try:
+        check_template(template, STAND_INS)
+    except TemplateShapeError as err:
+        raise PlanInputError(f"{where}: not a CloudFormation template: {err}") from err
+    return template
+
+
+def _manifest_stacks(folder: Path, manifest: Path) -> dict[str, tuple[Path | None, bool]]:
+    """Stack name -> (template file, termination protection) from a cloud assembly manifest."""
+    artifacts = _json(manifest)
+    artifacts = artifacts.get("artifacts", {}) if isinstance(artifacts, dict) else None
+    if not isinstance(artifacts, dict) or not all(isinstance(a, dict) for a in artifacts.values()):
+        raise PlanInputError(f"{manifest}: not a cloud assembly manifest (artifacts must be a mapping of mappings)")
+    stacks = {}
+    for artifact_id, artifact in artifacts.items():
+        if artifact.get("type") != "aws:cloudformation:stack":
+            continue
+        properties = artifact.get("properties", {})
+        if not isinstance(properties, dict) or not isinstance(properties.get("templateFile"), str):
+            raise PlanInputError(f"{manifest}: artifacts.{artifact_id}.properties.templateFile: a stack artifact "
+                                 "needs the file name of its template")
+        stacks[str(properties.get("stackName", artifact_id))] = (folder / properties["templateFile"],
+                                                                 bool(properties.get("terminationProtection", False)))
+    return stacks
 
 
 # -------------------------------------------------------------------------------------------- comparing
@@ -303,7 +336,7 @@ def _references(value: Any, exports: dict[str, set[tuple[str, str]]], stack: str
             if function == "Ref" and isinstance(argument, str) and not argument.startswith("AWS::"):
                 found.add((stack, argument))
             elif function == "Fn::GetAtt":
-                target = argument[0] if isinstance(argument, list) else str(argument).split(".")[0]
+                target = str(argument[0]) if isinstance(argument, list) and argument else str(argument).split(".")[0]
                 found.add((stack, target))
             elif function == "Fn::ImportValue" and isinstance(argument, str):
                 found |= exports.get(argument, set())
@@ -804,6 +837,24 @@ runpy.run_path(src + "/app.py", run_name="__main__")
 """
 
 
+def resolve_ref(repo: Path, ref: str) -> str:
+    """The commit `ref` names, resolved before any other git call sees it: a value starting with '-' would
+    be read by git as an option (`--output=FILE` makes `git archive` truncate FILE), so it is refused, and
+    only the resolved hexadecimal commit id is passed on."""
+    import subprocess
+
+    if not ref or ref.startswith("-") or any(ord(c) < 32 or ord(c) == 127 for c in ref):
+        raise PlanInputError(f"--against-ref {ref!r}: not a git ref (a branch, tag or commit; it cannot be empty, "
+                             "start with '-' or hold control characters)")
+    found = subprocess.run(["git", "-C", str(repo), "rev-parse", "--verify", "--quiet", "--end-of-options",
+                            f"{ref}^{{commit}}"], capture_output=True, text=True)
+    commit = found.stdout.strip()
+    if found.returncode != 0 or not re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", commit):
+        raise PlanInputError(f"--against-ref {ref!r}: no such commit in {repo} (git rev-parse --verify: "
+                             f"{found.stderr.strip() or 'unknown revision'})")
+    return commit
+
+
 def synthesize_ref(repo: Path, ref: str, config_path: str, environment: str, workdir: Path) -> Path | None:
     """The cloud assembly of `config_path` as the repository was at `ref` (its code and its config), or None
     when the ref has no such file (an environment added since: nothing of it can be deployed yet)."""
@@ -813,7 +864,8 @@ def synthesize_ref(repo: Path, ref: str, config_path: str, environment: str, wor
 
     source, outdir = workdir / "source", workdir / "cdk.out"
     source.mkdir(parents=True)
-    archive = subprocess.run(["git", "-C", str(repo), "archive", "--format=tar", ref], capture_output=True)
+    commit = resolve_ref(repo, ref)
+    archive = subprocess.run(["git", "-C", str(repo), "archive", "--format=tar", commit], capture_output=True)
     if archive.returncode != 0:
         raise PlanInputError(f"git ref {ref!r}: {archive.stderr.decode(errors='replace').strip()}")
     subprocess.run(["tar", "-x", "-C", str(source)], input=archive.stdout, check=True)
@@ -858,7 +910,12 @@ def deployed_templates(cloudformation: Any, stacks: list[str]) -> dict[str, dict
             raise PlanInputError(f"cloudformation:GetTemplate {stack} failed: {err}") from err
         except BotoCoreError as err:
             raise PlanInputError(f"cloudformation:GetTemplate {stack} failed: {err}") from err
-        templates[stack] = body if isinstance(body, dict) else json.loads(body)
+        where = f"the deployed template of {stack}"
+        try:
+            parsed = body if isinstance(body, dict) else json.loads(body, object_pairs_hook=_unique_keys)
+        except (ValueError, RecursionError) as err:  # a YAML template body, or a broken one
+            raise PlanInputError(f"{where}: cannot be read as JSON: {err}") from err
+        templates[stack] = checked_template(parsed, where)
     return templates
 
 

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from cdk_app.text_table import aligned
+from cdk_app.text_table import aligned, printable
 
 LAYER_LABEL = "topology.k8s.aws/network-node-layer-{}"
 LAYERS = (1, 2, 3, 4)
@@ -81,8 +81,18 @@ def _devices(item: dict[str, Any], name: str, source: str) -> dict[str, int]:
 
 
 def parse_nodes(text: str, source: str) -> list[NodeInfo]:
+    def no_constant(name: str) -> None:  # NaN, Infinity: not JSON, though Python's reader takes them
+        raise TopologyInputError(f"{source}: {name} is not JSON; {_KUBECTL}")
+
+    def unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        found = dict(pairs)
+        if len(found) != len(pairs):
+            twice = next(k for i, (k, _) in enumerate(pairs) if k in dict(pairs[:i]))
+            raise TopologyInputError(f"{source}: key {twice!r:.40} given twice in one object; {_KUBECTL}")
+        return found
+
     try:
-        document = json.loads(text)
+        document = json.loads(text, parse_constant=no_constant, object_pairs_hook=unique)
     except json.JSONDecodeError as err:
         raise TopologyInputError(f"{source}: not JSON ({err.msg} at line {err.lineno}); {_KUBECTL}") from err
     except RecursionError:
@@ -117,30 +127,37 @@ def parse_nodes(text: str, source: str) -> list[NodeInfo]:
 
 
 def _mermaid_id(prefix: str, value: str) -> str:
-    return prefix + "".join(c if c.isalnum() else "_" for c in value)
+    """An id Mermaid accepts, one per value: ASCII letters and digits stay, every other character
+    (including '_') becomes _<hex code point>_, so `a-b`, `a.b` and `a_b` stay three nodes."""
+    return prefix + "".join(c if c.isascii() and c.isalnum() else f"_{ord(c):x}_" for c in value)
+
+
+def _mermaid_text(value: str) -> str:
+    """A node label's text: Mermaid's entity codes for the quote that would end it and for characters that
+    are not printable (a newline would end the line)."""
+    return "".join(f"#{ord(c)};" if c == '"' or c == "#" or not c.isprintable() else c for c in value)
 
 
 def mermaid(nodes: list[NodeInfo]) -> str:
     """flowchart: layer 1 -> layer 2 -> layer 3 (-> 4) -> node, each edge once."""
     lines = ["flowchart TD"]
     declared: set[str] = set()
-    edges: list[str] = []
+    edges: dict[str, None] = {}  # insertion-ordered set: each edge once, in linear time
     for node in sorted(nodes, key=lambda n: (n.layers, n.name)):
-        chain = [(_mermaid_id(f"L{i + 1}_", nn), f"layer {i + 1}: {nn}") for i, nn in enumerate(node.layers)]
+        chain = [(_mermaid_id(f"L{i + 1}_", nn), f"layer {i + 1}: {_mermaid_text(nn)}")
+                 for i, nn in enumerate(node.layers)]
         leaf = _mermaid_id("node_", node.name)
-        chain.append((leaf, f"{node.name}<br/>{node.instance_type}<br/>{node.health}"))
+        chain.append((leaf, "<br/>".join(_mermaid_text(v) for v in (node.name, node.instance_type, node.health))))
         for ident, label in chain:
             if ident not in declared:
                 declared.add(ident)
                 lines.append(f'  {ident}["{label}"]')
         for (parent, _), (child, _) in zip(chain, chain[1:]):
-            edge = f"  {parent} --> {child}"
-            if edge not in edges:
-                edges.append(edge)
+            edges.setdefault(f"  {parent} --> {child}")
     unlabeled = [n for n in nodes if not n.layers]
     if unlabeled:
-        lines.append(f'  %% {len(unlabeled)} node(s) without topology labels: {", ".join(n.name for n in unlabeled)}')
-    return "\n".join(lines + edges)
+        lines.append(f'  %% {len(unlabeled)} node(s) without topology labels: {", ".join(_mermaid_text(n.name) for n in unlabeled)}')
+    return "\n".join([*lines, *edges])
 
 
 def groups(nodes: list[NodeInfo]) -> list[dict[str, Any]]:
@@ -173,7 +190,7 @@ def table(nodes: list[NodeInfo]) -> str:
     unlabeled = [n.name for n in nodes if not n.layers]
     if unlabeled:
         lines.append(f"without topology labels (type not supported, or labels not yet set): {', '.join(unlabeled)}")
-    return "\n".join(lines)
+    return "\n".join(printable(line) for line in lines)
 
 
 def as_json(nodes: list[NodeInfo]) -> dict[str, Any]:

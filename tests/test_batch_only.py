@@ -156,7 +156,7 @@ def test_chart_pins_need_a_hyperpod_section():
 def test_batch_job_works_in_a_batch_only_environment():
     result = CliRunner().invoke(cli.main, ["batch-job", "--config", str(EXAMPLE), "--team", "ProdExp1", "--name", "e",
                                            "--image", "train:1", "--instance-type", "ml.p4d.24xlarge",
-                                           "--instance-count", "15", "--priority", "90", "--output-s3", "s3://m/e"])
+                                           "--instance-count", "15", "--priority", "90", "--output-s3", "s3://models/e"])
     assert result.exit_code == 0, result.output
     request = json.loads(result.output)
     assert (request["jobQueue"], request["quotaShareName"], request["schedulingPriority"]) == ("prod-p4d", "ProdExp1", 90)

@@ -36,9 +36,10 @@ def test_mermaid_is_a_tree_layer_by_layer():
     for parent, child in edges:
         assert child not in parents, f"{child} has two parents"
         parents[child] = parent
-    assert {c for c in parents if c.startswith("L2_")} == {"L2_nn_2a", "L2_nn_2b"}
-    assert all(parents[c] == "L1_nn_1a" for c in parents if c.startswith("L2_"))
-    assert parents["node_hyperpod_i_05"] == "L3_nn_3c" and parents["L3_nn_3c"] == "L2_nn_2b"
+    # Ids encode every character but ASCII letters and digits as _<hex>_ ('-' is 2d): one id per name.
+    assert {c for c in parents if c.startswith("L2_")} == {"L2_nn_2d_2a", "L2_nn_2d_2b"}
+    assert all(parents[c] == "L1_nn_2d_1a" for c in parents if c.startswith("L2_"))
+    assert parents["node_hyperpod_2d_i_2d_05"] == "L3_nn_2d_3c" and parents["L3_nn_2d_3c"] == "L2_nn_2d_2b"
     assert "UnschedulablePendingReplacement" in text
     assert "1 node(s) without topology labels: hyperpod-i-cpu" in text
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
+from cdk_app.text_table import printable
+
 
 class Severity(str, Enum):
     ERROR = "error"
@@ -181,7 +183,7 @@ class Finding:
     hint: str
 
     def render(self) -> str:
-        where = f"{self.file}:{self.line}:{self.column}"
+        where = f"{printable(self.file)}:{self.line}:{self.column}"  # one line, whatever the path holds
         subject = f" {self.path}:" if self.path else ""
         return f"{where}{subject} {self.message} ({self.hint}) [{self.code} {self.severity.value}]"
 
