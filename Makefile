@@ -72,8 +72,10 @@ mutation: setup
 MODULE ?= cdk_app.validator.rules
 N ?= 200
 SEED ?= 1
+CHILDREN ?= 1
 mutation-sample: setup
-	$(PY) scripts/mutation_sample.py $(MODULE) --n $(N) --seed $(SEED)
+	rm -rf mutants  # mutmut 3 keeps earlier verdicts there: a re-run after a new test would report them again
+	$(PY) scripts/mutation_sample.py $(MODULE) --n $(N) --seed $(SEED) --children $(CHILDREN)
 
 ## schema: regenerate config/schema.json and the README's generated tables from the code
 schema: setup

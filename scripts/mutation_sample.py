@@ -57,6 +57,8 @@ def main() -> int:
     parser.add_argument("module", help="dotted module name, e.g. cdk_app.validator.rules")
     parser.add_argument("--n", type=int, default=200, help="sample size (default 200)")
     parser.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
+    parser.add_argument("--children", type=int, default=1,
+                        help="mutants run at once (default 1: the machine is usually shared; 2 on a quiet 2-core one)")
     args = parser.parse_args()
 
     from mutmut.stats import status_by_exit_code
@@ -65,7 +67,7 @@ def main() -> int:
     sample = sorted(random.Random(args.seed).sample(names, min(args.n, len(names))))
     print(f"{args.module}: {len(names)} mutants, sampling {len(sample)} (seed {args.seed})", flush=True)
     mutmut = Path(sys.executable).parent / "mutmut"  # the one installed next to this Python (.venv)
-    subprocess.run([str(mutmut), "run", "--max-children", "1", *sample], check=True)
+    subprocess.run([str(mutmut), "run", "--max-children", str(args.children), *sample], check=True)
 
     exit_codes = json.loads(meta.read_text())["exit_code_by_key"]
     status = {name: status_by_exit_code[exit_codes[name]] for name in sample}
