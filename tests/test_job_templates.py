@@ -258,3 +258,45 @@ def test_every_container_without_gpus_hides_them_and_the_guardrails_admit_the_jo
               "operation": "CREATE", "userInfo": {"username": "alice", "groups": []}, "dryRun": False}
     verdict = admit(guardrail_manifests(PROD), review, manifest, None)
     assert verdict.allowed and not verdict.errors, verdict
+
+
+def test_the_default_priority_is_the_requesting_teams_own():
+    """Each team's default_priority_class as prod.yaml writes it: a job without --priority takes its own team's
+    class, never another team's (prod's teams have different defaults)."""
+    from cdk_app.job_templates import job_priority
+    for team in PROD.teams:
+        request = dataclasses.replace(BASE, team=team.name, priority=None)
+        assert job_priority(PROD, request) == team.default_priority_class, team.name
+
+
+def test_a_required_priority_without_a_default_lists_the_teams_classes():
+    """prod.yaml sets require_priority_class: a team without a default gets the classes its guardrail admits."""
+    from cdk_app.job_templates import allowed_priority_classes, job_priority
+    team = next(t for t in PROD.teams if t.name == "research-nlp")
+    config = PROD.model_copy(update={"teams": tuple(
+        t.model_copy(update={"default_priority_class": None}) if t is team else t for t in PROD.teams)})
+    allowed = allowed_priority_classes(config, team.name)
+    assert allowed, "research-nlp has priority_classes in prod.yaml"
+    with pytest.raises(JobSpecError) as refused:
+        job_priority(config, dataclasses.replace(BASE, priority=None))
+    assert str(refused.value).endswith(f"has no default_priority_class; classes: {', '.join(allowed)}")
+
+
+def test_a_class_the_team_may_not_use_lists_the_ones_it_may():
+    from cdk_app.job_templates import allowed_priority_classes, job_priority
+    allowed = allowed_priority_classes(PROD, "research-nlp")
+    with pytest.raises(JobSpecError) as refused:
+        job_priority(PROD, dataclasses.replace(BASE, priority="inference"))
+    assert str(refused.value).endswith(f"priority_classes; classes: {', '.join(allowed)}")
+
+
+def test_the_etcd_rendezvous_is_one_member():
+    """Every replica started with --initial-cluster-state new and no --initial-cluster peers bootstraps its own
+    one-member cluster (etcd's clustering guide), so workers sent to different replicas would never meet: the
+    Deployment must hold exactly one."""
+    from cdk_app.job_templates import manifests
+    request = dataclasses.replace(BASE, topology=None, min_nodes=2, max_nodes=4, rdzv_backend="etcd")
+    deployment = next(m for m in manifests(PROD, request) if m["kind"] == "Deployment")
+    assert deployment["spec"]["replicas"] == 1
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    assert "--initial-cluster-state" in container["args"] and "--initial-cluster" not in container["args"]
