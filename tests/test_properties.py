@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -165,6 +166,7 @@ def test_over_capacity_verdict_matches_integer_arithmetic(write_config, generate
 @given(configs().filter(lambda g: not over_types(*g)))
 # A decimal quota reaches the template as the number the admin wrote (a ScalarFloat through jsii).
 @example(([("ml.m5.2xlarge", 2)], [("team0", [("ml.m5.2xlarge", "vcpu", "1.10", 110)])]))
+@example(([("ml.g5.12xlarge", 0)], [("team0", [("ml.g5.12xlarge", "vcpu", "0.00", 0)])]))  # found by hypothesis
 def test_a_config_validate_accepts_builds_its_app(write_config, tmp_path_factory, generated):
     """Synthesized with cdk-nag's checks, as app.py does (with cdk.json's context)."""
     from aws_cdk import App
@@ -178,11 +180,12 @@ def test_a_config_validate_accepts_builds_its_app(write_config, tmp_path_factory
     assembly = app.synth()
     assert len(assembly.stacks) == 3
     governance = next(s for s in assembly.stacks if s.stack_name.endswith("-governance")).template
-    quotas = json.dumps(governance)
-    for _, entries in generated[1]:
-        for _, kind, text, _ in entries:
-            if kind == "vcpu":
-                assert f'"VCpu": {float(text)}' in quotas
+    written = [Decimal(str(resource["VCpu"]))
+               for r in governance["Resources"].values() if r["Type"] == "AWS::SageMaker::ComputeQuota"
+               for resource in r["Properties"]["ComputeQuotaConfig"]["ComputeQuotaResources"] if "VCpu" in resource]
+    # The number the admin wrote, as a value (0.00 may be written 0, 2.0 may be written 2).
+    assert sorted(written) == sorted(Decimal(text) for _, entries in generated[1]
+                                     for _, kind, text, _ in entries if kind == "vcpu")
 
 
 def test_the_cli_never_prints_a_traceback_for_hostile_node_lists(tmp_path):
