@@ -3,6 +3,7 @@ internal errors all end in a located finding or a documented exit code - never a
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -315,3 +316,47 @@ def test_at_most_forty_public_access_cidrs(write_config, count):
     base = (ROOT / "tests" / "adversarial" / "base.yaml").read_text()
     text = base.replace("  public_access_cidrs: [203.0.113.0/24]\n", f"  public_access_cidrs: [{cidrs}]\n")
     assert codes(check_file(write_config(text))) == ([] if count <= 40 else [("HPK167", "eks.public_access_cidrs[40]")])
+
+
+# Numbers YAML 1.1 (PyYAML, this reader) and YAML 1.2 may read differently: base 60, leading-zero octal, binary,
+# underscores, unsigned exponents. The YAML 1.2 reading is the npm `yaml` package's, the parser of
+# yaml-language-server, which editors use with config/schema.json (package.json pins it).
+NUMBER_FORMS = ["4", "+4", "4.5", ".5", "4.", "0x8", "07", "010", "0o7", "0b101", "1:00", "1:00.5", "1_0", "1_0.5",
+                "1e1", "1.0e+1", "1.5e0", "-0", "00", "0x_8", "-0b1"]
+
+
+@functools.cache
+def yaml12_readings() -> dict[str, object]:
+    script = ("const Y = require('yaml'); const forms = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
+              "console.log(JSON.stringify(Object.fromEntries(forms.map(f => [f, Y.parse('v: ' + f).v]))))")
+    done = subprocess.run([str(ROOT / "node_modules" / ".bin" / "node"), "-e", script], input=json.dumps(NUMBER_FORMS),
+                          capture_output=True, text=True, check=True, cwd=ROOT)
+    return json.loads(done.stdout)
+
+
+@pytest.mark.parametrize("form", NUMBER_FORMS)
+def test_a_number_both_yaml_versions_read_alike_is_used_and_any_other_refused(write_config, form):
+    import yaml
+
+    yaml11, yaml12 = yaml.safe_load(f"v: {form}")["v"], yaml12_readings()[form]
+    number = (int, float)
+    agree = (isinstance(yaml11, number) and isinstance(yaml12, number) and not isinstance(yaml11, bool)
+             and yaml11 == yaml12)
+    for field, where in (("vcpu", "teams[0].quota[1].vcpu"), ("count", "teams[0].quota[1].count")):
+        text = DEV.replace("        count: 1\n    principals:\n      - arn:aws:iam::111122223333:role/TeamJohn",
+                           f"        {field}: {form}\n    principals:\n      - arn:aws:iam::111122223333:role/TeamJohn")
+        assert text != DEV
+        report = check_file(write_config(text))
+        type_errors = [f for f in report.findings if f.path == where and f.code == "HPK012"]
+        if field == "count" and agree and not isinstance(yaml11, int):
+            continue  # a count takes whole numbers only: 4.5 is refused for that, not for the YAML version
+        assert bool(type_errors) == (not agree), (field, form, yaml11, yaml12, [f.render() for f in report.findings])
+        if not agree and isinstance(yaml11, number):
+            # The message shows what was typed, what this reader makes of it and what YAML 1.2 reads.
+            (finding,) = type_errors
+            assert form in finding.message and f"as {yaml11}" in finding.message
+            assert (f"as {yaml12}" if isinstance(yaml12, number) else "as text") in finding.hint
+        elif not agree and isinstance(yaml12, number):
+            # Text to this reader, a number to YAML 1.2 (1e1): the hint gives the number to write.
+            (finding,) = type_errors
+            assert finding.hint.endswith(f"write {yaml12:g}")

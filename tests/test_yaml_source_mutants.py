@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from cdk_app.config.scalars import ScalarFloat, exact
+from cdk_app.config.scalars import ScalarFloat, ScalarInt, exact, yaml12_number
 from cdk_app.bounded_read import UnreadableInput, read_bounded
 from cdk_app.config import yaml_source
 from cdk_app.config.yaml_source import (
@@ -59,9 +59,13 @@ def test_scalars_read_as_pyyaml_reads_them(scalar):
     except ValueError:  # PyYAML fails on `0x_`: the reader keeps that text
         expected = scalar
     assert data["key"] == expected or expected != expected  # .nan is not itself
-    # A float is a ScalarFloat (a float that keeps its text); every other type is PyYAML's.
-    assert (type(data["key"]).__mro__[-2:] if isinstance(expected, float) else type(data["key"])) == (
-        (float, object) if isinstance(expected, float) else type(expected))
+    # A float is a ScalarFloat, and an integer YAML 1.2 reads otherwise a ScalarInt (each keeps its text, for
+    # exact sums and for the model's refusal of the ambiguity); every other type is PyYAML's.
+    kept = isinstance(expected, float) or type(expected) is int
+    assert (type(data["key"]).__mro__[-2:] if kept else type(data["key"])) == (
+        (type(expected), object) if kept else type(expected))
+    if type(data["key"]) is ScalarInt:
+        assert data["key"].text == scalar and yaml12_number(scalar) != expected
     # The written text is kept exactly for what YAML made something other than text.
     written = yaml.compose(text, Loader=yaml.SafeLoader).value[0][1].value  # the scalar's text, tag aside
     assert source.text(("key",)) == (None if isinstance(expected, str) else written)

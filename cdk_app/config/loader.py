@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from cdk_app.config.model import KitConfig
+from cdk_app.config.scalars import ScalarFloat, ScalarInt, plain_digits, yaml12_number
 from cdk_app.config.validator_cache import kit_config_validator
 from cdk_app.config.yaml_source import ConfigReadError, PathKey, SourceMap, parse_yaml, read_text
 from cdk_app.validator.findings import Finding, Severity, format_path
@@ -78,16 +79,45 @@ def load_config(path: Path | str, display_name: str | None = None) -> LoadedConf
                      "start from config/dev.yaml: a mapping with environment, account, region, ...")],
             unreadable=True,
         )
+    errors = _ambiguous_numbers(data, ())
     try:
         config = kit_config_validator().validate_python(data)
     except ValidationError as err:
-        errors = err.errors(include_url=False)
+        ambiguous = {tuple(error["loc"]) for error in errors}  # their own words say more than a type error
+        errors += [e for e in err.errors(include_url=False) if tuple(e["loc"]) not in ambiguous]
+    if errors:
         findings = [_finding(error, source) for error in errors if not _hidden_by_items(error, errors)]
         findings.sort(key=lambda f: (f.line, f.column, f.path))
         partial, repaired = _without_bad_keys(data, errors)
         raise ConfigInvalid(findings, unreadable=False,
-                            partial=LoadedConfig(partial, source) if partial else None, repaired=repaired) from None
+                            partial=LoadedConfig(partial, source) if partial else None, repaired=repaired)
     return LoadedConfig(config, source)
+
+
+def _ambiguous_numbers(node: Any, loc: PathKey) -> list[dict[str, Any]]:
+    """Errors, in pydantic's form, for the numbers of number fields that YAML 1.1 (this reader) and YAML 1.2
+    (editors with config/schema.json, JSON) read differently: `vcpu: 2:24` would silently be 144. A text
+    field keeps its own hint (quote it), so only number fields are looked at."""
+    if isinstance(node, dict):
+        return [e for key, value in node.items() for e in _ambiguous_numbers(value, (*loc, key))]
+    if isinstance(node, list):
+        return [e for index, value in enumerate(node) for e in _ambiguous_numbers(value, (*loc, index))]
+    ambiguous = isinstance(node, ScalarInt) or (isinstance(node, ScalarFloat) and yaml12_number(node.text) is None)
+    if not ambiguous or not _is_number_field(loc):
+        return []
+    return [{"type": "yaml_readings", "loc": loc, "msg": "", "input": node,
+             "ctx": {"text": node.text, "value": node}}]
+
+
+def _is_number_field(loc: PathKey) -> bool:
+    model = _model_at(KitConfig, loc[:-1]) if loc and isinstance(loc[-1], str) else None
+    field = model.model_fields.get(loc[-1]) if model is not None else None
+    if field is None:
+        return False
+    kind = inner_model(field.annotation)
+    if typing.get_origin(kind) is typing.Literal:
+        return all(isinstance(choice, int) for choice in typing.get_args(kind))
+    return kind in (int, float)
 
 
 def _without_bad_keys(data: dict, errors: list[Any]) -> tuple[KitConfig | None, tuple[PathKey, ...]]:
@@ -237,7 +267,19 @@ def _explain(kind: str, ctx: dict[str, Any], value: Any, loc: PathKey, field: st
             hint += f"; YAML reads {written} as {str(value).lower()}"
         if kind == "int_type" and isinstance(value, str) and value.strip().isdigit():
             hint += f"; write it without quotes: {value.strip()}"
+        elif kind in ("int_type", "float_type") and isinstance(value, str) \
+                and (number := yaml12_number(value)) is not None and (isinstance(number, int) or number.is_finite()):
+            digits = plain_digits(number)
+            # A quoted number, or 1.44e2: a number to YAML 1.2 but text to YAML 1.1 (it wants 1.44e+2)
+            hint += (f"; write it without quotes: {digits}" if digits == value.strip()
+                     else f"; YAML 1.1 reads {value} as text: write {digits}")
         return "HPK012", f"{_describe(value, written)} has the wrong type", hint
+    if kind == "yaml_readings":
+        text, other = ctx["text"], yaml12_number(ctx["text"])
+        elsewhere = f"as {plain_digits(other)}" if other is not None else "as text"
+        return ("HPK012", f"{text} is read as {plain_digits(ctx['value'])} here, a YAML 1.1 number form",
+                f"YAML 1.2 - editors with config/schema.json, JSON - reads {text} {elsewhere}; write the number "
+                f"in plain digits, e.g. {field}: {plain_digits(ctx['value'])}")
     if kind == "finite_number":
         return "HPK013", f"{_describe(value, written)} is not a finite number", "give a number (not .inf or .nan)"
     return "HPK012", f"{_describe(value, written)} is not valid", "see the config reference in README.md"

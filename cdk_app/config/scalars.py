@@ -6,6 +6,7 @@ adds up to the capacity on paper adds up to it here too.
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 
@@ -25,6 +26,45 @@ class ScalarFloat(float):
 
     def __getnewargs__(self) -> tuple[float, str]:  # copy and pickle keep the text
         return float(self), self.text
+
+
+class ScalarInt(int):
+    """An integer YAML 1.1 reads from a form YAML 1.2 reads otherwise (`2:24` base 60, `020` octal, `0b10`,
+    `1_000`), with the text it was written as, so the model can refuse the ambiguity instead of a silent 144."""
+
+    text: str
+
+    def __new__(cls, value: int, text: str) -> ScalarInt:
+        number = super().__new__(cls, value)
+        number.text = text
+        return number
+
+    def __getnewargs__(self) -> tuple[int, str]:
+        return int(self), self.text
+
+
+# YAML 1.2's core schema (what editors with config/schema.json and JSON read): its integers and floats.
+_YAML12_INT = re.compile(r"[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+")
+_YAML12_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?|[-+]?\.(inf|Inf|INF)|\.(nan|NaN|NAN)")
+
+
+def yaml12_number(text: str) -> int | Decimal | None:
+    """The number YAML 1.2 reads `text` as, or None when it reads text."""
+    if _YAML12_INT.fullmatch(text):
+        base = {"0o": 8, "0x": 16}.get(text[:2], 10)
+        # Decimal: past Python's int-string limit (4,300 digits) int() would refuse a decimal text
+        return int(Decimal(text)) if base == 10 else int(text[2:], base)
+    if _YAML12_FLOAT.fullmatch(text):
+        return Decimal(text.lower().replace(".inf", "inf").replace(".nan", "nan"))
+    return None
+
+
+def plain_digits(number: int | float | Decimal) -> str:
+    """A number as plain digits both YAML versions read alike: 144, 0.5, 1000 (not 1E+3)."""
+    if isinstance(number, int):
+        return str(int(number))
+    text = format(number if isinstance(number, Decimal) else Decimal(repr(float(number))), "f")
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def exact(value: float | int) -> Fraction:

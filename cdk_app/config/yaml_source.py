@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from cdk_app.config.scalars import ScalarFloat
+from cdk_app.config.scalars import ScalarFloat, ScalarInt, yaml12_number
 from cdk_app.bounded_read import UnreadableInput, read_bounded
 from cdk_app.validator.findings import Finding, Severity
 
@@ -318,8 +318,11 @@ def _integer(loader: Any, event: yaml.ScalarEvent, tag: str) -> Any:
         return int(Decimal(event.value)) if len(event.value) > 4000 else int(event.value)  # plain decimal
     node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
     try:
-        return loader.construct_object(node, deep=True)
+        value = loader.construct_object(node, deep=True)
     except ValueError:
         if _DECIMAL_DIGITS.fullmatch(event.value):
-            return int(Decimal(event.value.replace("_", "")))
-        return event.value
+            value = int(Decimal(event.value.replace("_", "")))
+        else:
+            return event.value
+    # A form YAML 1.2 reads as another number or as text keeps its text: the model refuses it in a number field.
+    return value if yaml12_number(event.value) == value else ScalarInt(value, event.value)
