@@ -329,8 +329,10 @@ NUMBER_FORMS = ["4", "+4", "4.5", ".5", "4.", "0x8", "07", "010", "0o7", "0b101"
 def yaml12_readings() -> dict[str, object]:
     script = ("const Y = require('yaml'); const forms = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
               "console.log(JSON.stringify(Object.fromEntries(forms.map(f => [f, Y.parse('v: ' + f).v]))))")
-    done = subprocess.run([str(ROOT / "node_modules" / ".bin" / "node"), "-e", script], input=json.dumps(NUMBER_FORMS),
-                          capture_output=True, text=True, check=True, cwd=ROOT)
+    # The checkout's node_modules; mutmut runs the tests from a copy (mutants/) inside the checkout.
+    home = next(folder for folder in (ROOT, *ROOT.parents) if (folder / "node_modules" / "yaml").is_dir())
+    done = subprocess.run([str(home / "node_modules" / ".bin" / "node"), "-e", script], input=json.dumps(NUMBER_FORMS),
+                          capture_output=True, text=True, check=True, cwd=home)
     return json.loads(done.stdout)
 
 
