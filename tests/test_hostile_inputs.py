@@ -362,3 +362,16 @@ def test_a_number_both_yaml_versions_read_alike_is_used_and_any_other_refused(wr
             # Text to this reader, a number to YAML 1.2 (1e1): the hint gives the number to write.
             (finding,) = type_errors
             assert finding.hint.endswith(f"write {yaml12:g}")
+
+
+@pytest.mark.parametrize("written, hint", [
+    ('"2.50"', "write it without quotes: 2.50"),  # quoted: the text unquoted is that very number
+    ('"016"', "YAML 1.1 reads 016 as 14: write 16"),  # unquoted it would be octal to this reader
+    ("1.44e2", "YAML 1.1 reads 1.44e2 as text: write 144"),  # a number to YAML 1.2 only
+])
+def test_a_number_written_as_text_gets_the_hint_that_is_true_for_it(write_config, written, hint):
+    text = DEV.replace("        count: 1\n    principals:\n      - arn:aws:iam::111122223333:role/TeamJohn",
+                       f"        vcpu: {written}\n    principals:\n      - arn:aws:iam::111122223333:role/TeamJohn")
+    assert text != DEV
+    (finding,) = [f for f in check_file(write_config(text)).findings if f.path == "teams[0].quota[1].vcpu"]
+    assert finding.code == "HPK012" and finding.hint.endswith(hint)

@@ -269,10 +269,15 @@ def _explain(kind: str, ctx: dict[str, Any], value: Any, loc: PathKey, field: st
             hint += f"; write it without quotes: {value.strip()}"
         elif kind in ("int_type", "float_type") and isinstance(value, str) \
                 and (number := yaml12_number(value)) is not None and (isinstance(number, int) or number.is_finite()):
-            digits = plain_digits(number)
-            # A quoted number, or 1.44e2: a number to YAML 1.2 but text to YAML 1.1 (it wants 1.44e+2)
-            hint += (f"; write it without quotes: {digits}" if digits == value.strip()
-                     else f"; YAML 1.1 reads {value} as text: write {digits}")
+            # A quoted number (its text is what to write), or 1.44e2: a number to YAML 1.2, text to this reader
+            # (YAML 1.1 wants 1.44e+2); the text, unquoted, as this reader reads it tells which.
+            text, digits = value.strip(), plain_digits(number)
+            unquoted = parse_yaml(f"v: {text}", "")[0]["v"]
+            if isinstance(unquoted, (int, float)) and not isinstance(unquoted, bool) and plain_digits(unquoted) == digits:
+                hint += f"; write it without quotes: {text}"
+            else:
+                read = "text" if isinstance(unquoted, str) else plain_digits(unquoted)
+                hint += f"; YAML 1.1 reads {text} as {read}: write {digits}"
         return "HPK012", f"{_describe(value, written)} has the wrong type", hint
     if kind == "yaml_readings":
         text, other = ctx["text"], yaml12_number(ctx["text"])

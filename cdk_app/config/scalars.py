@@ -30,7 +30,7 @@ class ScalarFloat(float):
 
 class ScalarInt(int):
     """An integer YAML 1.1 reads from a form YAML 1.2 reads otherwise (`2:24` base 60, `020` octal, `0b10`,
-    `1_000`), with the text it was written as, so the model can refuse the ambiguity instead of a silent 144."""
+    `1_000`), with the text it was written as, so the loader can refuse the ambiguity instead of a silent 144."""
 
     text: str
 

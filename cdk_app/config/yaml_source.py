@@ -324,5 +324,5 @@ def _integer(loader: Any, event: yaml.ScalarEvent, tag: str) -> Any:
             value = int(Decimal(event.value.replace("_", "")))
         else:
             return event.value
-    # A form YAML 1.2 reads as another number or as text keeps its text: the model refuses it in a number field.
+    # A form YAML 1.2 reads as another number or as text keeps its text: the loader refuses it in a number field.
     return value if yaml12_number(event.value) == value else ScalarInt(value, event.value)
