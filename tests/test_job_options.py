@@ -7,6 +7,7 @@ and the MPIJob CRD of the pinned chart's MPI operator (tests/data), the Kubernet
 
 from __future__ import annotations
 
+import ast
 import copy
 import dataclasses
 import re
@@ -167,8 +168,11 @@ def test_env_volumes_shm_cpu_and_memory_reach_every_container(kind):
 @pytest.mark.parametrize("variable", DEVICE_ENV_VARS)
 def test_env_refuses_the_device_variables_the_guardrail_refuses(variable):
     for exposing in ("all", "enabled", "none", "0"):  # "none" is a device list of one empty name to the toolkit
-        with pytest.raises(JobSpecError, match=f"--env {variable}: selects devices .* guardrail \\(device-env\\)"):
+        with pytest.raises(JobSpecError, match=f"--env {variable}: selects devices .* guardrail \\(device-env\\)") as refused:
             render(DEV, dataclasses.replace(JOHN, env=((variable, exposing),)))
+        # The values the refusal offers are what the guardrail lets through.
+        offered = re.search(r"\(it may only be (.*)\); ask for devices", str(refused.value)).group(1)
+        assert [ast.literal_eval(v) for v in offered.split(" or ")] == list(DEVICE_ENV_OFF[variable])
     for hiding in DEVICE_ENV_OFF[variable]:  # what the guardrail lets through passes here too
         if variable != HIDE_GPUS_ENV["name"]:  # on GPU containers that one is refused (below)
             render(DEV, dataclasses.replace(JOHN, env=((variable, hiding),)))

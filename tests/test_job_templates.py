@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import json
+import re
 import subprocess
 import sys
+import urllib.parse
 from pathlib import Path
 
 import jsonschema
@@ -17,6 +20,7 @@ import yaml
 from cdk_app.config.loader import load_config
 from cdk_app.job_templates import JobRequest, JobSpecError, render
 from cdk_app.topology import parse_nodes
+from handlers import layer_binary
 from node_lists import CPU, M7I_ALLOCATABLE, P5_ALLOCATABLE, SEVEN, kubectl_list, node
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -26,6 +30,8 @@ PYTORCHJOB_SCHEMA = next(v for v in CRD["spec"]["versions"] if v["name"] == "v1"
 MPI_CRD = yaml.safe_load((ROOT / "tests" / "data" / "kubeflow.org_mpijobs.yaml").read_text())
 MPIJOB_SCHEMA = next(v for v in MPI_CRD["spec"]["versions"] if v["name"] == "v2beta1")["schema"]["openAPIV3Schema"]
 PROD = load_config(ROOT / "config" / "prod.yaml").config
+# RFC 1123 label, as k8s.io/apimachinery/pkg/util/validation IsDNS1123Label checks it.
+DNS_1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 BASE = JobRequest(team="research-nlp", priority="training", name="llama-ft", image="repo/train:1",
                   command=("torchrun", "train.py"), nodes=3, efa_per_node=32, topology="required",
                   auto_resume=True, max_retries=5)
@@ -37,6 +43,71 @@ def check_pytorchjob(manifest):
 
 def check_mpijob(manifest):
     jsonschema.validate(manifest, MPIJOB_SCHEMA)
+    assert not mpi_operator_refusals(manifest), mpi_operator_refusals(manifest)
+
+
+# What the MPI operator itself checks before it runs an MPIJob, which the CRD schema does not (its restartPolicy
+# is any string there): kubeflow/mpi-operator pkg/apis/kubeflow/v2beta1/default.go (defaults first) and
+# pkg/apis/kubeflow/validation/validation.go (v0.5 line, read at commit 11a4e47), restated as data.
+MPI_RESTART_POLICIES = {"Never", "OnFailure"}
+MPI_CLEAN_POD_POLICIES = {"None", "Running", "All"}
+MPI_IMPLEMENTATIONS = {"OpenMPI", "Intel"}
+
+
+def mpi_operator_refusals(manifest):
+    spec = copy.deepcopy(manifest["spec"])
+    spec.setdefault("slotsPerWorker", 1)
+    spec.setdefault("sshAuthMountPath", "/root/.ssh")
+    spec.setdefault("mpiImplementation", "OpenMPI")
+    spec.setdefault("runPolicy", {}).setdefault("cleanPodPolicy", "None")
+    replicas = spec.get("mpiReplicaSpecs") or {}
+    launcher, worker = replicas.get("Launcher"), replicas.get("Worker")
+    if launcher is not None:
+        launcher.setdefault("restartPolicy", "OnFailure")
+        launcher.setdefault("replicas", 1)
+    if worker is not None:
+        worker.setdefault("restartPolicy", "Never")
+        worker.setdefault("replicas", 0)
+    refusals = []
+    if launcher is None:
+        refusals.append("must have Launcher replica spec")
+    for role, replica in (("Launcher", launcher), ("Worker", worker)):
+        if replica is None:
+            continue
+        if replica["restartPolicy"] not in MPI_RESTART_POLICIES:
+            refusals.append(f"{role}.restartPolicy {replica['restartPolicy']!r} not supported")
+        if not replica["template"]["spec"].get("containers"):
+            refusals.append(f"{role}: must define at least one container")
+    if launcher is not None and launcher["replicas"] != 1:
+        refusals.append("Launcher.replicas must be 1")
+    if worker is not None and worker["replicas"] <= 0:
+        refusals.append("Worker.replicas must be greater than or equal to 1")
+    if spec["slotsPerWorker"] < 0 or spec["runPolicy"].get("backoffLimit", 0) < 0:
+        refusals.append("slotsPerWorker and runPolicy.backoffLimit must be non-negative")
+    if spec["runPolicy"]["cleanPodPolicy"] not in MPI_CLEAN_POD_POLICIES:
+        refusals.append(f"cleanPodPolicy {spec['runPolicy']['cleanPodPolicy']!r} not supported")
+    if spec["mpiImplementation"] not in MPI_IMPLEMENTATIONS:
+        refusals.append(f"mpiImplementation {spec['mpiImplementation']!r} not supported")
+    hostname = f"{manifest['metadata']['name']}-worker-{max(worker['replicas'] if worker else 1, 1) - 1}"
+    if not DNS_1123_LABEL.fullmatch(hostname):
+        refusals.append(f"invalid DNS label {hostname!r}")
+    return refusals
+
+
+def test_the_mpi_operator_checks_refuse_a_broken_mpijob():
+    good = render(PROD, dataclasses.replace(BASE, kind="mpijob", topology=None, auto_resume=False))
+    assert not mpi_operator_refusals(good)
+    for path, value in ((("mpiReplicaSpecs", "Worker", "restartPolicy"), "onfailure"),
+                        (("mpiReplicaSpecs", "Launcher", "replicas"), 2),
+                        (("runPolicy", "cleanPodPolicy"), "Always"),
+                        (("mpiReplicaSpecs", "Worker", "replicas"), 0)):
+        broken = copy.deepcopy(good)
+        *parents, leaf = path
+        target = broken["spec"]
+        for key in parents:
+            target = target[key]
+        target[leaf] = value
+        assert mpi_operator_refusals(broken), path
 
 
 def test_pytorchjob_carries_queue_priority_topology_and_auto_resume():
@@ -300,3 +371,146 @@ def test_the_etcd_rendezvous_is_one_member():
     assert deployment["spec"]["replicas"] == 1
     (container,) = deployment["spec"]["template"]["spec"]["containers"]
     assert "--initial-cluster-state" in container["args"] and "--initial-cluster" not in container["args"]
+
+
+# etcd v3.5's command line, restated as data from etcd-io/etcd server/etcdmain/help.go (release-3.5 line, read at
+# commit 0263597): the flags the rendezvous may use - "bool", a value, a URL list, or the values allowed. Go's flag
+# package matches a name exactly (case and all) and etcd stops on an unknown flag or a positional argument.
+ETCD_V35_FLAGS = {
+    "name": "value", "data-dir": "value", "wal-dir": "value", "listen-peer-urls": "urls",
+    "listen-client-urls": "urls", "advertise-client-urls": "urls", "initial-advertise-peer-urls": "urls",
+    "initial-cluster": "value", "initial-cluster-token": "value", "initial-cluster-state": ("new", "existing"),
+    "enable-v2": "bool", "v2-deprecation": ("not-yet", "write-only", "write-only-drop-data", "gone"),
+    "auto-compaction-mode": ("periodic", "revision"), "auto-compaction-retention": "value",
+    "quota-backend-bytes": "value", "logger": ("zap",),
+    "log-level": ("debug", "info", "warn", "error", "panic", "fatal")}
+GO_BOOLS = {"1", "t", "T", "TRUE", "true", "True", "0", "f", "F", "FALSE", "false", "False"}  # strconv.ParseBool
+# etcd-io/etcd Dockerfile-release.amd64 (v3.5): the binaries are added to /usr/local/bin of a distroless image,
+# which has no shell to find them on a PATH.
+ETCD_RELEASE_BINARY = "/usr/local/bin/etcd"
+
+
+class EtcdRefuses(Exception):
+    pass
+
+
+def etcd_flags(argv):
+    """{flag: value} as etcd v3.5 parses argv, or EtcdRefuses where it would not start."""
+    parsed, rest = {}, list(argv)
+    while rest:
+        arg = rest.pop(0)
+        dashes = len(arg) - len(arg.lstrip("-"))
+        if dashes not in (1, 2):
+            raise EtcdRefuses(f"{arg!r} is not a valid flag")
+        name, has_value, value = arg[dashes:].partition("=")
+        kind = ETCD_V35_FLAGS.get(name)
+        if kind is None:
+            raise EtcdRefuses(f"flag provided but not defined: {arg}")
+        if kind == "bool":
+            value = value if has_value else "true"
+            if value not in GO_BOOLS:
+                raise EtcdRefuses(f"invalid boolean value {value!r} for {arg}")
+        elif not has_value:
+            if not rest:
+                raise EtcdRefuses(f"flag needs an argument: {arg}")
+            value = rest.pop(0)
+        if isinstance(kind, tuple) and value not in kind:
+            raise EtcdRefuses(f"invalid value {value!r} for --{name}: one of {kind}")
+        if kind == "urls":
+            for url in value.split(","):
+                parts = urllib.parse.urlsplit(url)
+                if parts.scheme not in ("http", "https", "unix", "unixs") or parts.port is None:
+                    raise EtcdRefuses(f"--{name} {url!r}: URLs need a scheme and a port")
+        parsed[name] = value
+    return parsed
+
+
+@pytest.mark.parametrize("argv", [["--DATA-DIR", "/d"], ["--listen-client-urls"], ["--initial-cluster-state", "NEW"],
+                                  ["--enable-v2=yes"], ["data"], ["--listen-client-urls", "0.0.0.0:2379"]])
+def test_the_etcd_flag_rules_refuse_what_etcd_refuses(argv):
+    with pytest.raises(EtcdRefuses):
+        etcd_flags(argv)
+
+
+def test_the_etcd_rendezvous_runs_the_release_image_with_flags_etcd_accepts():
+    """The Deployment starts the binary where etcd's release image puts it, with a command line etcd v3.5
+    parses, serving the v2 API torch's etcd rendezvous speaks, on the port the Service and the job use."""
+    from cdk_app.job_templates import ETCD_IMAGE, manifests
+    request = dataclasses.replace(BASE, topology=None, min_nodes=2, max_nodes=4, rdzv_backend="etcd")
+    service, deployment, job = manifests(PROD, request)
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    assert re.fullmatch(r"quay\.io/coreos/etcd:v3\.5\.[0-9]+", ETCD_IMAGE) and container["image"] == ETCD_IMAGE
+    assert container["command"] == [ETCD_RELEASE_BINARY]
+    flags = etcd_flags(container["args"])
+    assert flags["enable-v2"] in {"1", "t", "T", "TRUE", "true", "True"}
+    (port,) = service["spec"]["ports"]
+    assert [p["containerPort"] for p in container["ports"]] == [port["targetPort"]]
+    for name in ("listen-client-urls", "advertise-client-urls"):
+        assert urllib.parse.urlsplit(flags[name]).port == port["targetPort"]
+    endpoint = job["spec"]["elasticPolicy"]["rdzvHost"], job["spec"]["elasticPolicy"]["rdzvPort"]
+    assert endpoint == (service["metadata"]["name"], port["port"])
+    assert service["spec"]["selector"] == deployment["spec"]["template"]["metadata"]["labels"]
+
+
+def test_kubectl_decodes_the_etcd_deployment(tmp_path):
+    """kubectl of the cluster's own layer decodes the Deployment into Kubernetes' Go types (resource
+    quantities, ports and all): what the API server would do first with it."""
+    from cdk_app.job_templates import manifests
+    from hyperpod_constructs.kubectl_layers import layer_minor
+    kubectl = layer_binary("kubectl/kubectl", tmp_path / "layer", layer_minor(PROD.eks.kubernetes_version))
+    request = dataclasses.replace(BASE, topology=None, min_nodes=2, max_nodes=4, rdzv_backend="etcd")
+    deployment = next(m for m in manifests(PROD, request) if m["kind"] == "Deployment")
+    path = tmp_path / "deployment.json"
+    for resources, decodes in ((None, True), ({"requests": {"cpu": "250mm"}}, False)):
+        shown = copy.deepcopy(deployment)
+        if resources is not None:  # the check itself must be able to fail
+            shown["spec"]["template"]["spec"]["containers"][0]["resources"] = resources
+        path.write_text(json.dumps(shown))
+        run = subprocess.run([str(kubectl), "set", "resources", "--local", "-f", str(path), "-c", "etcd",
+                              "--limits=memory=1Gi", "-o", "json"], capture_output=True, text=True)
+        assert (run.returncode == 0) is decodes, run.stderr
+        if decodes:
+            requests = json.loads(run.stdout)["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]
+            assert requests == deployment["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]
+
+
+def test_a_team_that_may_use_no_class_is_told_so():
+    from cdk_app.job_templates import job_priority
+    config = PROD.model_copy(update={"teams": tuple(
+        t.model_copy(update={"default_priority_class": None, "priority_classes": ()}) if t.name == BASE.team else t
+        for t in PROD.teams)})
+    with pytest.raises(JobSpecError) as refused:
+        job_priority(config, dataclasses.replace(BASE, priority=None))
+    assert str(refused.value).endswith("has no default_priority_class; classes: none")
+
+
+@pytest.mark.parametrize(("change", "service"), [
+    ({"nodes": 12, "accelerators_per_node": 1}, "-worker-10"),  # longer than -master-0: the hint must leave room for the longest
+    ({"nodes": 2, "min_nodes": 1, "max_nodes": 12}, "-worker-11"),
+    ({"kind": "mpijob", "nodes": 12, "accelerators_per_node": 1, "auto_resume": False}, "-worker-11"),
+])
+def test_a_name_too_long_for_a_derived_name_names_the_longest_and_the_hint_works(change, service):
+    groups = tuple(g.model_copy(update={"count": 16}) if g.name == "h100-a" else g for g in PROD.hyperpod.instance_groups)
+    config = PROD.model_copy(update={"hyperpod": PROD.hyperpod.model_copy(update={"instance_groups": groups})})
+    request = dataclasses.replace(BASE, topology=None, name="a" * 60, **change)
+    with pytest.raises(JobSpecError) as refused:
+        render(config, request)
+    message = str(refused.value)
+    assert f"-{service.split('-')[1]}" in message and f"{service}'" in message, message
+    what = "the MPI operator's last worker pod hostname" if request.kind == "mpijob" else \
+        "the training operator's last worker Service"
+    assert f"is too long: {what} would be" in message
+    room = int(re.search(r"use at most ([0-9]+) characters", message).group(1))
+    render(config, dataclasses.replace(request, name="a" * room))  # the hint's length is accepted
+
+
+def test_topology_layers_are_the_four_hyperpod_labels():
+    """Nodes carry topology.k8s.aws/network-node-layer-1..3, some instance types also -4 (hyperpod-facts.md)."""
+    for layer in (1, 2, 3, 4):
+        job = render(PROD, dataclasses.replace(BASE, topology_layer=layer))
+        template = job["spec"]["pytorchReplicaSpecs"]["Master"]["template"]
+        assert template["metadata"]["annotations"] == {
+            "kueue.x-k8s.io/podset-required-topology": f"topology.k8s.aws/network-node-layer-{layer}"}
+    for layer in (0, 5):
+        with pytest.raises(JobSpecError, match=f"--topology-layer must be 1 to 4, got {layer}"):
+            render(PROD, dataclasses.replace(BASE, topology_layer=layer))
