@@ -47,6 +47,8 @@ PVC_NAME = re.compile(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?")
 # HyperPod job auto-resume works through the Kubeflow training operator's PyTorchJob only (AWS docs,
 # "Running jobs using kubectl": job auto-resume for Kubeflow PyTorch training).
 AUTO_RESUME_KINDS = ("pytorchjob",)
+# --kind as refusals name it: the object's Kubernetes kind, with its article.
+A_KIND = {"pytorchjob": "a PyTorchJob", "mpijob": "an MPIJob", "job": "a Job"}
 AUTO_RESUME_ANNOTATIONS = ("sagemaker.amazonaws.com/enable-job-auto-resume", "sagemaker.amazonaws.com/job-max-retry-count")
 # etcd v3.5 is the last line with the v2 API torch's etcd rendezvous needs (--enable-v2); pinned, not :latest.
 ETCD_IMAGE = "quay.io/coreos/etcd:v3.5.17"
@@ -277,7 +279,7 @@ def _check_shape(config: KitConfig, request: JobRequest, instance_type: str) -> 
         raise JobSpecError(f"--max-retries {request.max_retries}: at most {INT32_MAX} (backoffLimit is an int32)")
     if request.auto_resume and request.kind not in AUTO_RESUME_KINDS:
         raise JobSpecError(f"--auto-resume: HyperPod job auto-resume works for PyTorchJob only (through the Kubeflow "
-                           f"training operator); a {request.kind} would not be resumed - drop --auto-resume or use "
+                           f"training operator); {A_KIND[request.kind]} would not be resumed - drop --auto-resume or use "
                            "--kind pytorchjob")
     if request.rdzv_backend is not None and not request.elastic:
         raise JobSpecError(f"--rdzv-backend {request.rdzv_backend}: only an elastic PyTorchJob (--min-nodes/--max-nodes) "
@@ -285,7 +287,7 @@ def _check_shape(config: KitConfig, request: JobRequest, instance_type: str) -> 
     largest, option = request.nodes, "--nodes"
     if request.elastic:
         if request.kind != "pytorchjob":
-            raise JobSpecError(f"--min-nodes/--max-nodes: only a PyTorchJob is elastic, not a {request.kind}")
+            raise JobSpecError(f"--min-nodes/--max-nodes: only a PyTorchJob is elastic, not {A_KIND[request.kind]}")
         low, high = elastic_bounds(request)
         if not 1 <= low <= request.nodes <= high:
             raise JobSpecError(f"--min-nodes {low}, --nodes {request.nodes}, --max-nodes {high}: need "

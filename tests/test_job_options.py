@@ -25,6 +25,7 @@ from cdk_app.config.loader import load_config
 from cdk_app.guardrails import DEVICE_ENV_OFF, DEVICE_ENV_VARS, GPU_FEATURES_OFF_ENV, HIDE_GPUS_ENV
 from cdk_app.job_templates import JobRequest, JobSpecError, Volume, manifests, parse_env, parse_volume, render
 from cdk_app.quantity import parse_quantity
+from crd_schemas import MPIJOB_SCHEMA, PYTORCHJOB_SCHEMA, core_refusals, mpi_operator_refusals
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data"
@@ -32,13 +33,6 @@ DEV = load_config(ROOT / "config" / "dev.yaml").config
 PROD = load_config(ROOT / "config" / "prod.yaml").config
 
 
-def _schema(file: str, version: str) -> dict:
-    crd = next(d for d in yaml.safe_load_all((DATA / file).read_text()) if d)
-    return next(v for v in crd["spec"]["versions"] if v["name"] == version)["schema"]["openAPIV3Schema"]
-
-
-PYTORCHJOB = _schema("kubeflow.org_pytorchjobs.yaml", "v1")
-MPIJOB = _schema("kubeflow.org_mpijobs.yaml", "v2beta1")
 # What the CRDs (controller-gen) accept for a resource quantity.
 CRD_QUANTITY = re.compile(next(m for m in re.findall(r"pattern: (\^\(\\\+\|-\)\?.*\$)", (DATA / "kubeflow.org_pytorchjobs.yaml").read_text())))
 JOHN = JobRequest(team="john", priority=None, name="fsdp", image="repo/fsdp:1", command=("torchrun", "/fsdp/train.py"),
@@ -49,11 +43,14 @@ def validate(objects: list[dict]) -> None:
     """Each object against its schema: the CRDs for the training operators' kinds, Kubernetes for the rest."""
     for obj in objects:
         if obj["kind"] == "PyTorchJob":
-            jsonschema.validate(obj, PYTORCHJOB)
+            jsonschema.validate(obj, PYTORCHJOB_SCHEMA)
         elif obj["kind"] == "MPIJob":
-            jsonschema.validate(obj, MPIJOB)
+            jsonschema.validate(obj, MPIJOB_SCHEMA)
+            assert not mpi_operator_refusals(obj), mpi_operator_refusals(obj)
         else:
             kubernetes_validate.validate(copy.deepcopy(obj), DEV.eks.kubernetes_version, strict=True)
+        for kind, spec in (pod_specs(obj) if obj["kind"] != "Service" else {}).items():
+            assert not core_refusals(spec, job=obj["kind"] == "Job"), (kind, spec)
 
 
 def pod_specs(obj: dict) -> dict[str, dict]:
@@ -101,7 +98,7 @@ def test_elastic_etcd_writes_the_store_the_job_points_at():
     ({"max_nodes": 1}, "need 1 <= min-nodes <= nodes <= max-nodes"),
     ({"min_nodes": 0}, "need 1 <= min-nodes"),
     ({"rdzv_backend": "etcd"}, "--rdzv-backend etcd: only an elastic PyTorchJob"),
-    ({"kind": "mpijob", "max_nodes": 4}, "only a PyTorchJob is elastic, not a mpijob"),
+    ({"kind": "mpijob", "max_nodes": 4}, "only a PyTorchJob is elastic, not an MPIJob"),
     # The walkthrough's maxReplicas 64: more than the cluster's groups ever hold.
     ({"min_nodes": 1, "max_nodes": 64}, "--max-nodes 64: the config's instance groups have 4 ml.g5.12xlarge node\\(s\\) "
                                         "\\(gpu-workers: 4\\); one pod runs per node"),
@@ -129,10 +126,10 @@ def test_mpijob_launcher_runs_the_command_and_workers_hold_the_devices():
                                "limits": {"nvidia.com/gpu": 8, "vpc.amazonaws.com/efa": 32}}
 
 
-@pytest.mark.parametrize("kind", ["job", "mpijob"])
-def test_auto_resume_is_refused_where_hyperpod_does_not_resume(kind):
-    with pytest.raises(JobSpecError, match=f"--auto-resume: HyperPod job auto-resume works for PyTorchJob only .* a "
-                                           f"{kind} would not be resumed"):
+@pytest.mark.parametrize(("kind", "named"), [("job", "a Job"), ("mpijob", "an MPIJob")])
+def test_auto_resume_is_refused_where_hyperpod_does_not_resume(kind, named):
+    with pytest.raises(JobSpecError, match=f"--auto-resume: HyperPod job auto-resume works for PyTorchJob only .* "
+                                           f"{named} would not be resumed"):
         render(DEV, dataclasses.replace(JOHN, kind=kind, auto_resume=True))
 
 

@@ -20,18 +20,15 @@ import yaml
 from cdk_app.config.loader import load_config
 from cdk_app.job_templates import JobRequest, JobSpecError, render
 from cdk_app.topology import parse_nodes
+from crd_schemas import (MPIJOB_SCHEMA, PORT_PROTOCOLS, PYTORCHJOB_SCHEMA, core_refusals,
+                         mpi_operator_refusals)
 from handlers import layer_binary
 from node_lists import CPU, M7I_ALLOCATABLE, P5_ALLOCATABLE, SEVEN, kubectl_list, node
 
 ROOT = Path(__file__).resolve().parent.parent
-CRD = yaml.safe_load((ROOT / "tests" / "data" / "kubeflow.org_pytorchjobs.yaml").read_text())
-PYTORCHJOB_SCHEMA = next(v for v in CRD["spec"]["versions"] if v["name"] == "v1")["schema"]["openAPIV3Schema"]
-# The MPIJob CRD the pinned chart's MPI operator installs (tests/data/README.md).
-MPI_CRD = yaml.safe_load((ROOT / "tests" / "data" / "kubeflow.org_mpijobs.yaml").read_text())
-MPIJOB_SCHEMA = next(v for v in MPI_CRD["spec"]["versions"] if v["name"] == "v2beta1")["schema"]["openAPIV3Schema"]
+
+
 PROD = load_config(ROOT / "config" / "prod.yaml").config
-# RFC 1123 label, as k8s.io/apimachinery/pkg/util/validation IsDNS1123Label checks it.
-DNS_1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 BASE = JobRequest(team="research-nlp", priority="training", name="llama-ft", image="repo/train:1",
                   command=("torchrun", "train.py"), nodes=3, efa_per_node=32, topology="required",
                   auto_resume=True, max_retries=5)
@@ -44,54 +41,6 @@ def check_pytorchjob(manifest):
 def check_mpijob(manifest):
     jsonschema.validate(manifest, MPIJOB_SCHEMA)
     assert not mpi_operator_refusals(manifest), mpi_operator_refusals(manifest)
-
-
-# What the MPI operator itself checks before it runs an MPIJob, which the CRD schema does not (its restartPolicy
-# is any string there): kubeflow/mpi-operator pkg/apis/kubeflow/v2beta1/default.go (defaults first) and
-# pkg/apis/kubeflow/validation/validation.go (v0.5 line, read at commit 11a4e47), restated as data.
-MPI_RESTART_POLICIES = {"Never", "OnFailure"}
-MPI_CLEAN_POD_POLICIES = {"None", "Running", "All"}
-MPI_IMPLEMENTATIONS = {"OpenMPI", "Intel"}
-
-
-def mpi_operator_refusals(manifest):
-    spec = copy.deepcopy(manifest["spec"])
-    spec.setdefault("slotsPerWorker", 1)
-    spec.setdefault("sshAuthMountPath", "/root/.ssh")
-    spec.setdefault("mpiImplementation", "OpenMPI")
-    spec.setdefault("runPolicy", {}).setdefault("cleanPodPolicy", "None")
-    replicas = spec.get("mpiReplicaSpecs") or {}
-    launcher, worker = replicas.get("Launcher"), replicas.get("Worker")
-    if launcher is not None:
-        launcher.setdefault("restartPolicy", "OnFailure")
-        launcher.setdefault("replicas", 1)
-    if worker is not None:
-        worker.setdefault("restartPolicy", "Never")
-        worker.setdefault("replicas", 0)
-    refusals = []
-    if launcher is None:
-        refusals.append("must have Launcher replica spec")
-    for role, replica in (("Launcher", launcher), ("Worker", worker)):
-        if replica is None:
-            continue
-        if replica["restartPolicy"] not in MPI_RESTART_POLICIES:
-            refusals.append(f"{role}.restartPolicy {replica['restartPolicy']!r} not supported")
-        if not replica["template"]["spec"].get("containers"):
-            refusals.append(f"{role}: must define at least one container")
-    if launcher is not None and launcher["replicas"] != 1:
-        refusals.append("Launcher.replicas must be 1")
-    if worker is not None and worker["replicas"] <= 0:
-        refusals.append("Worker.replicas must be greater than or equal to 1")
-    if spec["slotsPerWorker"] < 0 or spec["runPolicy"].get("backoffLimit", 0) < 0:
-        refusals.append("slotsPerWorker and runPolicy.backoffLimit must be non-negative")
-    if spec["runPolicy"]["cleanPodPolicy"] not in MPI_CLEAN_POD_POLICIES:
-        refusals.append(f"cleanPodPolicy {spec['runPolicy']['cleanPodPolicy']!r} not supported")
-    if spec["mpiImplementation"] not in MPI_IMPLEMENTATIONS:
-        refusals.append(f"mpiImplementation {spec['mpiImplementation']!r} not supported")
-    hostname = f"{manifest['metadata']['name']}-worker-{max(worker['replicas'] if worker else 1, 1) - 1}"
-    if not DNS_1123_LABEL.fullmatch(hostname):
-        refusals.append(f"invalid DNS label {hostname!r}")
-    return refusals
 
 
 def test_the_mpi_operator_checks_refuse_a_broken_mpijob():
@@ -129,6 +78,13 @@ def test_pytorchjob_carries_queue_priority_topology_and_auto_resume():
 
 
 def test_schema_checks_catch_a_broken_pytorchjob():
+    misspelt = copy.deepcopy(render(PROD, BASE))
+    misspelt["spec"]["pytorchReplicaSpecs"]["Master"]["restartpolicy"] = "OnFailure"
+    with pytest.raises(jsonschema.ValidationError, match="restartpolicy"):
+        check_pytorchjob(misspelt)
+    assert core_refusals({"restartPolicy": "onfailure", "containers": [{"ports": [{"protocol": "tcp"}]}]}) == [
+        "restartPolicy 'onfailure'", "protocol 'tcp'"]
+
     broken = copy.deepcopy(render(PROD, BASE))
     broken["spec"]["pytorchReplicaSpecs"]["Master"]["replicas"] = "one"
     with pytest.raises(jsonschema.ValidationError):
@@ -296,6 +252,7 @@ def test_every_rendered_manifest_passes_its_schema(kind, instance_type, topology
         check_pytorchjob(manifest)
         templates = [spec["template"] for spec in manifest["spec"]["pytorchReplicaSpecs"].values()]
     for template in templates:
+        assert not core_refusals(template["spec"], job=kind == "job"), template["spec"]
         # The pod template inside a PyTorchJob against the core schema too (strict: no unknown fields).
         kubernetes_validate.validate({"apiVersion": "v1", "kind": "PodTemplate", "metadata": {"name": "t"},
                                       "template": copy.deepcopy(template)}, version, strict=True)
@@ -450,6 +407,10 @@ def test_the_etcd_rendezvous_runs_the_release_image_with_flags_etcd_accepts():
     endpoint = job["spec"]["elasticPolicy"]["rdzvHost"], job["spec"]["elasticPolicy"]["rdzvPort"]
     assert endpoint == (service["metadata"]["name"], port["port"])
     assert service["spec"]["selector"] == deployment["spec"]["template"]["metadata"]["labels"]
+    assert not core_refusals(deployment["spec"]["template"]["spec"])
+    assert all(p.get("protocol", "TCP") in PORT_PROTOCOLS for p in service["spec"]["ports"])
+    for manifest in (service, deployment):
+        kubernetes_validate.validate(copy.deepcopy(manifest), PROD.eks.kubernetes_version, strict=True)
 
 
 def test_kubectl_decodes_the_etcd_deployment(tmp_path):
