@@ -132,6 +132,9 @@ CLUSTER = parse_nodes(kubectl_list(SEVEN + [CPU]), "nodes.json")
 FLAT = parse_nodes(kubectl_list([node(f"p{i}", []) for i in range(3)]), "flat.json")  # no topology labels
 BARE = parse_nodes(kubectl_list([node(f"p{i}", ["a", "b", "c"], allocatable={"cpu": "191450m", "memory": "2027323936Ki"})
                                  for i in range(3)]), "bare.json")  # no device plugin resources at all
+BARE_ONE_DOWN = parse_nodes(kubectl_list([node(f"p{i}", ["a", "b", "c"], health="UnschedulablePendingReboot" if i == 2 else
+                                              "Schedulable", allocatable={"cpu": "191450m", "memory": "2027323936Ki"})
+                                         for i in range(3)]), "bare.json")
 ONLY_CPU = parse_nodes(kubectl_list([CPU]), "cpu.json")
 NO_DEFAULTS = _teams(**{t.name: {"default_priority_class": None} for t in PROD.teams})
 OLD_ADDON = PROD.model_copy(update={"task_governance": PROD.task_governance.model_copy(
@@ -156,6 +159,9 @@ REFUSALS = [
     ({"nodes": 3, "accelerators_per_node": 1}, PROD, BARE, "--nodes 3: 0 of the 3 ml.p5.48xlarge nodes in the node "
      "list can give one pod 1 nvidia.com/gpu (p0 has 0 nvidia.com/gpu; p1 has 0 nvidia.com/gpu; p2 has 0 "
      "nvidia.com/gpu); no node advertises nvidia.com/gpu - is the HyperPod chart's device plugin for it running?"),
+    # A pod that asks for no GPU is not told about the GPU device plugin, even on nodes without one.
+    ({"nodes": 3, "accelerators_per_node": 0}, PROD, BARE_ONE_DOWN, "--nodes 3: 2 of the 3 ml.p5.48xlarge nodes in the "
+     "node list can take a pod (p2 UnschedulablePendingReboot)"),
     ({"nodes": 3, "topology": "required", "topology_layer": 1}, PROD, FLAT, "--topology required on layer 1: at most 0 "
      "of the nodes in the node list that fit share one layer-1 network node (none), so --nodes 3 would wait forever; "
      "ask for fewer nodes, a lower layer number (none) or --topology preferred"),
