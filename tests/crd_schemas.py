@@ -45,8 +45,29 @@ RESTART_POLICIES = {"Always", "OnFailure", "Never"}
 PORT_PROTOCOLS = {"TCP", "UDP", "SCTP"}
 
 
+# k8s.io/apimachinery pkg/util/validation: a label key is a qualified name (an optional DNS-1123 subdomain prefix
+# of at most 253 characters, "/", and a name of at most 63), a label value at most 63 characters of the name's
+# alphabet or empty; container names are DNS-1123 labels.
+QUALIFIED_NAME = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?")
+DNS_1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+
+
+def label_refusals(labels):
+    refusals = []
+    for key, value in labels.items():
+        prefix, _, name = key.rpartition("/")
+        if not QUALIFIED_NAME.fullmatch(name) or (prefix or "/" in key) and not (
+                len(prefix) <= 253 and DNS_1123_SUBDOMAIN.fullmatch(prefix)):
+            refusals.append(f"label key {key!r}")
+        if value and not QUALIFIED_NAME.fullmatch(value):
+            refusals.append(f"label value {value!r}")
+    return refusals
+
+
 def core_refusals(pod_spec, *, job=False):
     refusals = []
+    refusals += [f"container name {c.get('name')!r}" for c in pod_spec.get("containers", []) + pod_spec.get(
+        "initContainers", []) if not DNS_1123_LABEL.fullmatch(c.get("name", ""))]
     policy = pod_spec.get("restartPolicy", "Always")
     if policy not in (RESTART_POLICIES - {"Always"} if job else RESTART_POLICIES):  # a Job's pods must end
         refusals.append(f"restartPolicy {policy!r}")

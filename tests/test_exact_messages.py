@@ -171,6 +171,8 @@ REFUSALS = [
      "--priority 'x' is not in the cluster policy; classes: inference, fine-tuning, training, experimentation"),
     ({"priority": "inference"}, PROD, None, "--priority 'inference' is not one of team 'research-nlp''s "
      "priority_classes; classes: fine-tuning, training, experimentation"),
+    ({"priority": "training"}, _teams(**{"research-nlp": {"priority_classes": ()}}), None, "--priority 'training' is "
+     "not one of team 'research-nlp''s priority_classes; classes: none"),
     ({"image": ""}, PROD, None, "--image '': give a container image reference (not empty, no spaces)"),
     ({"image": "Repo/Train:1"}, PROD, None, "--image 'Repo/Train:1': give a container image reference (not empty, "
      "no spaces) the kubelet can pull: the repository must be lower-case"),

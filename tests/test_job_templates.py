@@ -20,7 +20,7 @@ import yaml
 from cdk_app.config.loader import load_config
 from cdk_app.job_templates import JobRequest, JobSpecError, render
 from cdk_app.topology import parse_nodes
-from crd_schemas import (MPIJOB_SCHEMA, PORT_PROTOCOLS, PYTORCHJOB_SCHEMA, core_refusals,
+from crd_schemas import (MPIJOB_SCHEMA, PORT_PROTOCOLS, PYTORCHJOB_SCHEMA, core_refusals, label_refusals,
                          mpi_operator_refusals)
 from handlers import layer_binary
 from node_lists import CPU, M7I_ALLOCATABLE, P5_ALLOCATABLE, SEVEN, kubectl_list, node
@@ -82,8 +82,11 @@ def test_schema_checks_catch_a_broken_pytorchjob():
     misspelt["spec"]["pytorchReplicaSpecs"]["Master"]["restartpolicy"] = "OnFailure"
     with pytest.raises(jsonschema.ValidationError, match="restartpolicy"):
         check_pytorchjob(misspelt)
-    assert core_refusals({"restartPolicy": "onfailure", "containers": [{"ports": [{"protocol": "tcp"}]}]}) == [
-        "restartPolicy 'onfailure'", "protocol 'tcp'"]
+    assert core_refusals({"restartPolicy": "onfailure", "containers": [{"name": "Main", "ports": [{"protocol": "tcp"}]}]}) == [
+        "container name 'Main'", "restartPolicy 'onfailure'", "protocol 'tcp'"]
+    assert label_refusals({"XXapp.kubernetes.io/name": "etcd", "a/b/c": "x", "/x": "y", "ok": "-bad", "fine.io/x": ""}) == [
+        "label key 'XXapp.kubernetes.io/name'", "label key 'a/b/c'", "label key '/x'", "label value '-bad'"]
+    assert not label_refusals({"app.kubernetes.io/name": "etcd", "hyperpod-kit/job": "llama-ft", "x": "A.b_c"})
 
     broken = copy.deepcopy(render(PROD, BASE))
     broken["spec"]["pytorchReplicaSpecs"]["Master"]["replicas"] = "one"
@@ -408,6 +411,9 @@ def test_the_etcd_rendezvous_runs_the_release_image_with_flags_etcd_accepts():
     assert endpoint == (service["metadata"]["name"], port["port"])
     assert service["spec"]["selector"] == deployment["spec"]["template"]["metadata"]["labels"]
     assert not core_refusals(deployment["spec"]["template"]["spec"])
+    for labels in (service["metadata"]["labels"], service["spec"]["selector"], deployment["metadata"]["labels"],
+                   deployment["spec"]["selector"]["matchLabels"], deployment["spec"]["template"]["metadata"]["labels"]):
+        assert not label_refusals(labels), labels
     assert all(p.get("protocol", "TCP") in PORT_PROTOCOLS for p in service["spec"]["ports"])
     for manifest in (service, deployment):
         kubernetes_validate.validate(copy.deepcopy(manifest), PROD.eks.kubernetes_version, strict=True)
