@@ -316,14 +316,15 @@ def _check_env_and_volumes(request: JobRequest) -> None:
             raise JobSpecError(f"--env {name}: selects devices no resource request counts, so the team namespace's "
                                f"guardrail (device-env) refuses it (it may only be {allowed}); ask for devices with "
                                "--accelerators and --efa")
-    paths = {SHM_MOUNT} if request.shm is not None else set()
+    paths: set[str] = set()
     for volume in request.volumes:
         if not PVC_NAME.fullmatch(volume.claim):
             raise JobSpecError(f"--volume {volume.claim}:...: the claim must be a PersistentVolumeClaim name (lower-case "
                                "letters, digits, '-' and '.')")
         if not volume.mount_path.startswith("/") or "/../" in f"{volume.mount_path}/":
             raise JobSpecError(f"--volume {volume.claim}:{volume.mount_path}: the mount path must be absolute, without '..'")
-        path = volume.mount_path.rstrip("/") or "/"
+        # The runtime mounts /dev//shm/. where /dev/shm is: compare paths without empty and "." segments.
+        path = "/" + "/".join(part for part in volume.mount_path.split("/") if part not in ("", "."))
         if path == SHM_MOUNT:
             raise JobSpecError(f"--volume {volume.claim}:{volume.mount_path}: use --shm SIZE for shared memory")
         if path in paths:

@@ -64,8 +64,24 @@ def label_refusals(labels):
     return refusals
 
 
+# A container's requests and limits name a standard resource (cpu, memory, ephemeral-storage, hugepages-<size>)
+# or a domain-qualified extended one (nvidia.com/gpu): validateContainerResourceName in core validation.
+STANDARD_CONTAINER_RESOURCES = re.compile(r"cpu|memory|ephemeral-storage|hugepages-.+")
+
+
+def _resource_name_ok(name):
+    prefix, _, base = name.rpartition("/")
+    if not prefix:
+        return bool(STANDARD_CONTAINER_RESOURCES.fullmatch(name))
+    return bool(DNS_1123_SUBDOMAIN.fullmatch(prefix) and QUALIFIED_NAME.fullmatch(base))
+
+
 def core_refusals(pod_spec, *, job=False):
     refusals = []
+    for container in pod_spec.get("containers", []) + pod_spec.get("initContainers", []):
+        for kind in ("requests", "limits"):
+            refusals += [f"resource {name!r}" for name in container.get("resources", {}).get(kind, {})
+                         if not _resource_name_ok(name)]
     refusals += [f"container name {c.get('name')!r}" for c in pod_spec.get("containers", []) + pod_spec.get(
         "initContainers", []) if not DNS_1123_LABEL.fullmatch(c.get("name", ""))]
     policy = pod_spec.get("restartPolicy", "Always")

@@ -189,6 +189,10 @@ def test_env_may_not_hide_the_gpus_a_job_asks_for():
     ({"volumes": (Volume("c", "/a/../etc"),)}, "the mount path must be absolute, without '..'"),
     ({"volumes": (Volume("c", "/dev/shm"),)}, "use --shm SIZE for shared memory"),
     ({"volumes": (Volume("c", "/x"), Volume("d", "/x/"))}, "--volume d:/x/: something is already mounted there"),
+    # Spellings of one path the container runtime mounts in one place.
+    ({"volumes": (Volume("c", "/dev//shm"),)}, "--volume c:/dev//shm: use --shm SIZE for shared memory"),
+    ({"volumes": (Volume("c", "/dev/./shm/"),), "shm": "8Gi"}, "--volume c:/dev/./shm/: use --shm SIZE"),
+    ({"volumes": (Volume("c", "/data"), Volume("d", "//data/."))}, "--volume d://data/.: something is already mounted"),
     ({"cpu": "lots"}, "--cpu 'lots' is not a positive Kubernetes quantity"),
     ({"cpu": "0"}, "--cpu '0' is not a positive Kubernetes quantity"),
     ({"memory": "16GB"}, "--memory '16GB' is not a positive Kubernetes quantity"),

@@ -77,6 +77,13 @@ def test_pytorchjob_carries_queue_priority_topology_and_auto_resume():
         assert pod["spec"]["containers"][0]["resources"]["limits"] == {"nvidia.com/gpu": 8, "vpc.amazonaws.com/efa": 32}
 
 
+@pytest.mark.parametrize("nodes", [1, 2, 3])
+def test_a_pytorchjob_has_one_pod_per_node(nodes):
+    specs = render(PROD, dataclasses.replace(BASE, nodes=nodes))["spec"]["pytorchReplicaSpecs"]
+    assert specs["Master"]["replicas"] == 1 and sum(s["replicas"] for s in specs.values()) == nodes
+    assert ("Worker" in specs) is (nodes > 1)  # a one-node job is its Master alone
+
+
 def test_schema_checks_catch_a_broken_pytorchjob():
     misspelt = copy.deepcopy(render(PROD, BASE))
     misspelt["spec"]["pytorchReplicaSpecs"]["Master"]["restartpolicy"] = "OnFailure"
@@ -84,6 +91,9 @@ def test_schema_checks_catch_a_broken_pytorchjob():
         check_pytorchjob(misspelt)
     assert core_refusals({"restartPolicy": "onfailure", "containers": [{"name": "Main", "ports": [{"protocol": "tcp"}]}]}) == [
         "container name 'Main'", "restartPolicy 'onfailure'", "protocol 'tcp'"]
+    assert core_refusals({"containers": [{"name": "m", "resources": {"requests": {"CPU": "1", "gpu": 1},
+                                                                     "limits": {"nvidia.com/gpu": 1}}}]}) == [
+        "resource 'CPU'", "resource 'gpu'"]
     assert label_refusals({"XXapp.kubernetes.io/name": "etcd", "a/b/c": "x", "/x": "y", "ok": "-bad", "fine.io/x": ""}) == [
         "label key 'XXapp.kubernetes.io/name'", "label key 'a/b/c'", "label key '/x'", "label value '-bad'"]
     assert not label_refusals({"app.kubernetes.io/name": "etcd", "hyperpod-kit/job": "llama-ft", "x": "A.b_c"})
