@@ -46,14 +46,15 @@ def test_shared_pool_gaps_that_are_not_whole_instances(tmp_path):
     assert check_file(config_with(tmp_path, "accelerators: 9", "vcpu: 3")).errors == []
 
 
-def test_a_gap_of_a_fraction_of_a_gpu_is_given_in_vcpu_and_memory(tmp_path):
-    # g5: john 2.5 instances by vCPU (120 vCPU) + smith 1 -> gap 1/2 instance = 2 GPUs (whole) -> accelerators 2;
-    # with 118 vCPU the gap is 26 vCPU = 13/24 of an instance: 13/6 GPUs, not whole -> vCPU and memory, and
-    # the 2 whole GPUs written beside them (for vCPU and memory alone SageMaker sets accelerators to 0:
-    # CreateComputeQuota's ComputeQuotaResourceConfig.VCpu documentation in botocore).
+def test_a_vcpu_only_entry_leaves_its_gpus_to_the_pool(tmp_path):
+    # g5 x 4: 16 GPUs, 192 vCPU, 768 GiB. john 118 vCPU (memory filled: 472 GiB) and, as SageMaker fills an
+    # entry of vCPU alone, no GPU (CreateComputeQuota's ComputeQuotaResourceConfig.VCpu in botocore:
+    # "Accelerators are set to 0"); smith 1 instance. The gap, 12 GPUs, 26 vCPU and 104 GiB, is no whole
+    # number of instances nor the 12 GPUs' ratio: all three are written (for vCPU and memory alone SageMaker
+    # would set the accelerators to 0).
     loaded = load_config(config_with(tmp_path, "vcpu: 118", "count: 1"))
     entry = next(e for e in shared_pool_quota(loaded.config) if e.instance_type == "ml.g5.12xlarge")
-    assert (entry.accelerators, entry.vcpu, entry.memory_gib) == (2, 26, 104)
+    assert (entry.count, entry.accelerators, entry.vcpu, entry.memory_gib) == (None, 12, 26, 104)
 
 
 def test_over_capacity_in_memory_only_gives_no_negative_pool_entry(tmp_path):
@@ -83,12 +84,12 @@ def test_decimals_are_summed_as_written(tmp_path):
 
 def test_the_pool_never_gets_whole_instances_a_team_entry_has_taken_memory_or_vcpu_of(tmp_path):
     # Hostile review 4 F6, by hand from ml.g5.12xlarge (4 GPUs, 48 vCPU, 192 GiB) x 4 = 16, 192, 768:
-    # john vcpu 48 + memory 300 (1 instance by vCPU) and smith 1 instance leave 2 instances by count, but
-    # 768 - 300 - 192 = 276 GiB: 2 whole instances (384 GiB) would overrun memory. The pool gets
-    # 8 GPUs, 96 vCPU, 276 GiB written out.
+    # john vcpu 48 + memory 300 (no GPU: SageMaker sets the accelerators of such an entry to 0) and smith
+    # 1 instance leave 12 GPUs and 3 instances by GPUs, but 768 - 300 - 192 = 276 GiB: 3 whole instances
+    # (576 GiB) would overrun memory. The pool gets 12 GPUs, 96 vCPU, 276 GiB written out.
     loaded = load_config(config_with(tmp_path, "vcpu: 48\n        memory_gib: 300", "count: 1", pool=True))
     entry = next(e for e in shared_pool_quota(loaded.config) if e.instance_type == "ml.g5.12xlarge")
-    assert (entry.count, entry.accelerators, entry.vcpu, entry.memory_gib) == (None, 8, 96, 276)
+    assert (entry.count, entry.accelerators, entry.vcpu, entry.memory_gib) == (None, 12, 96, 276)
     # john accelerators 1 + vcpu 40 (memory filled: 48 GiB) and smith 1 instance: 11 GPUs left, which
     # SageMaker would fill to 132 vCPU but only 192 - 40 - 48 = 104 are left: all three are written.
     loaded = load_config(config_with(tmp_path, "accelerators: 1\n        vcpu: 40", "count: 1", pool=True))
@@ -105,3 +106,39 @@ def test_a_pool_gap_that_is_not_whole_is_written_as_decimals(tmp_path):
     loaded = load_config(config_with(tmp_path, "count: 3", "vcpu: 0.333"))
     entry = next(e for e in shared_pool_quota(loaded.config) if e.instance_type == "ml.m5.2xlarge")
     assert (entry.vcpu, entry.memory_gib) == (7.667, 30.668)
+
+
+def _botocore_docs(shape: str) -> dict[str, str]:
+    import botocore.session
+    model = botocore.session.get_session().get_service_model("sagemaker").shape_for(shape)
+    return {name: member.documentation for name, member in model.members.items()}
+
+
+def test_entries_are_filled_as_botocore_documents_it():
+    """CreateComputeQuota's model is the source: accelerators fill vCPU and memory in the ratio, vCPU alone
+    fills memory, memory alone fills vCPU, and an entry without accelerators gets none."""
+    docs = _botocore_docs("ComputeQuotaResourceConfig")
+    assert "ratio-based values for those parameters" in docs["Accelerators"]
+    assert "ratio-based values for MemoryInGiB" in docs["VCpu"] and "Accelerators are set to 0" in docs["VCpu"]
+    assert "ratio-based value for vCPU" in docs["MemoryInGiB"] and "Accelerators are set to 0" in docs["MemoryInGiB"]
+    p5 = CATALOGUE["ml.p5.48xlarge"]  # 8 GPUs, 192 vCPU, 2,048 GiB
+    entry = lambda **amounts: quota_resources(QuotaEntry(instance_type=p5.name, **amounts), p5)  # noqa: E731
+    assert entry(accelerators=4) == Resources(Fraction(1, 2), 4, 96, 1024)
+    assert entry(vcpu=96) == Resources(0, 0, 96, 1024)
+    assert entry(memory_gib=1024) == Resources(0, 0, 96, 1024)
+    assert entry(vcpu=96, memory_gib=100) == Resources(0, 0, 96, 100)
+    assert entry(accelerators=4, vcpu=10) == Resources(Fraction(1, 2), 4, 10, 1024)
+    # On a type without accelerators an instance's worth is its vCPU (or memory) share.
+    assert quota_resources(QuotaEntry(instance_type=M5.name, vcpu=2), M5) == Resources(Fraction(1, 4), 0, 2, 8)
+
+
+def test_a_vcpu_only_entry_on_a_gpu_type_is_warned_and_its_team_cannot_reach_gpus(tmp_path):
+    from cdk_app.validator.reach import team_reach
+    report = check_file(config_with(tmp_path, "vcpu: 96", "count: 1", pool=False))
+    (warning,) = [f for f in report.warnings if f.code == "HPK412"]
+    assert warning.path == "teams[0].quota[0]"
+    assert "reserves no ml.g5.12xlarge accelerators: SageMaker sets them to 0" in warning.message
+    john = next(r for r in team_reach(report.loaded.config) if r.team == "john" and r.instance_type == "ml.g5.12xlarge")
+    assert john.quota.accelerators == 0 and john.quota.vcpu == 96
+    assert not [f for f in check_file(config_with(tmp_path, "accelerators: 8", "count: 1")).warnings
+                if f.code == "HPK412"]

@@ -234,7 +234,12 @@ def filled_units(spec, amounts: dict[str, object]) -> dict[str, int]:
     share_from = next(d for d in ("accelerators", "vcpu", "memory_gib") if d in written)
     assert thousandths(amounts[share_from]) * s % int(per[share_from] * 1000) == 0
     share = written[share_from]
-    return {"count": share, **{d: written.get(d, share) for d in ("accelerators", "vcpu", "memory_gib")}}
+    # vCPU and memory are filled in the ratio; accelerators never are - an entry without them gets none
+    # (botocore's ComputeQuotaResourceConfig.VCpu and MemoryInGiB: "Accelerators are set to 0"). An instance's
+    # worth (count) is measured in accelerators where the type has them.
+    accelerators = written.get("accelerators", 0)
+    return {"count": accelerators if spec.accelerators else share, "accelerators": accelerators,
+            **{d: written.get(d, share) for d in ("vcpu", "memory_gib")}}
 
 
 @st.composite

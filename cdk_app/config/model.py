@@ -286,9 +286,10 @@ class QuotaEntry(_Model):
     accelerators: Annotated[Int, Field(ge=0, le=MAX_QUOTA_AMOUNT)] | None = None
     """GPUs or Trainium devices; vCPU and memory are filled in the instance's ratio."""
     vcpu: QuotaAmount | None = None
-    """vCPUs; memory is filled in the instance's ratio unless memory_gib is given."""
+    """vCPUs; memory is filled in the instance's ratio unless memory_gib is given. Without accelerators or
+    count the entry gets no accelerators (SageMaker sets them to 0)."""
     memory_gib: QuotaAmount | None = None
-    """Memory in GiB."""
+    """Memory in GiB; alone, vCPU is filled in the instance's ratio (and accelerators are 0)."""
 
 
 class Team(_Model):

@@ -104,12 +104,16 @@ def per_instances(spec: InstanceSpec, instances: Amount) -> Resources:
 
 
 def quota_resources(entry: QuotaEntry, spec: InstanceSpec) -> Resources:
-    """A quota entry on the instance scale; amounts left out are filled in the instance's ratio. A count
-    stands for whole instances: other amounts next to it must agree (the validator's HPK408), so the count
-    alone is summed; accelerators on a type without any (HPK407) add nothing."""
+    """A quota entry on the instance scale, as SageMaker fills it (CreateComputeQuota's ComputeQuotaResourceConfig):
+    vCPU and memory left out are filled in the instance's ratio to the accelerators, else to each other; but
+    accelerators are never filled - an entry without them gets none ("Accelerators are set to 0"). On a type
+    with accelerators the instance's worth (count) is measured in them, so such an entry takes none of it.
+    A count stands for whole instances: other amounts next to it must agree (the validator's HPK408), so the
+    count alone is summed; accelerators on a type without any (HPK407) add nothing."""
     if entry.count is not None:
         return per_instances(spec, entry.count)
-    if entry.accelerators is not None and spec.accelerators:
+    in_accelerators = entry.accelerators is not None and spec.accelerators
+    if in_accelerators:
         share = Fraction(entry.accelerators, spec.accelerators)
     elif entry.vcpu is not None:
         share = exact(entry.vcpu) / spec.vcpu
@@ -119,8 +123,8 @@ def quota_resources(entry: QuotaEntry, spec: InstanceSpec) -> Resources:
         share = 0
     filled = per_instances(spec, share)
     return Resources(
-        filled.count,
-        filled.accelerators,  # the entry's own accelerators when it gives them: the share came from them
+        filled.count if in_accelerators or not spec.accelerators else 0,
+        filled.accelerators if in_accelerators else 0,
         _exact(exact(entry.vcpu)) if entry.vcpu is not None else filled.vcpu,
         _exact(exact(entry.memory_gib)) if entry.memory_gib is not None else filled.memory_gib,
     )

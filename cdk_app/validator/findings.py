@@ -98,6 +98,7 @@ CODES: dict[str, str] = {
     "HPK409": "a team's default priority class is not in the cluster policy",
     "HPK410": "two team names give the same derived id (no longer reported: the Batch stack's team roles share one JSON output)",
     "HPK411": "a team has no compute quota",
+    "HPK412": "a quota entry on an accelerated instance type reserves no accelerators (vCPU or memory only)",
     "HPK420": "a team's allowed priority class is not in the cluster policy",
     "HPK421": "a team lists the same priority class or capability twice",
     "HPK422": "a team's default priority class is not one of its allowed priority classes",

@@ -744,6 +744,14 @@ def _check_quota_entries(entries: tuple, base: PathKey, report: Reporter) -> Non
                          f"{entry.instance_type} has no accelerators",
                          "give count or vcpu/memory_gib for CPU instance types")
             continue
+        if spec.has_accelerators and entry.count is None and entry.accelerators is None:
+            written = " and ".join(d for d in ("vcpu", "memory_gib") if d in given)
+            report.warning("HPK412", path,
+                           f"this entry of {written} reserves no {entry.instance_type} accelerators: SageMaker sets "
+                           "them to 0 for an entry without accelerators or count, so the team's GPU jobs run only on "
+                           "what it borrows",
+                           "add accelerators (vCPU and memory left out are then filled in the instance's ratio) "
+                           "or give count; keep it as it is only for CPU-only work on these nodes")
         if entry.count is not None and len(given) > 1:
             whole = per_instances(spec, Fraction(entry.count))
             for dim, value in given.items():
