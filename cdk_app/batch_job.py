@@ -10,6 +10,7 @@ shapes, plus the patterns ParamValidator leaves out) before anything is printed,
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import sys
@@ -56,7 +57,9 @@ class BatchJobRequest:
     max_runtime_seconds: int = 86400
 
 
+@functools.cache
 def _model(service: str) -> Any:
+    """The service's model, loaded once: a new session reads and parses the model's JSON again."""
     import botocore.session
 
     return botocore.session.get_session().get_service_model(service)
