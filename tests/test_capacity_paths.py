@@ -127,6 +127,7 @@ def test_entries_are_filled_as_botocore_documents_it():
     assert entry(vcpu=96) == Resources(0, 0, 96, 1024)
     assert entry(memory_gib=1024) == Resources(0, 0, 96, 1024)
     assert entry(vcpu=96, memory_gib=100) == Resources(0, 0, 96, 100)
+    assert entry(accelerators=0, vcpu=96) == Resources(0, 0, 96, 1024)  # memory still filled from the vCPU
     assert entry(accelerators=4, vcpu=10) == Resources(Fraction(1, 2), 4, 10, 1024)
     # On a type without accelerators an instance's worth is its vCPU (or memory) share.
     assert quota_resources(QuotaEntry(instance_type=M5.name, vcpu=2), M5) == Resources(Fraction(1, 4), 0, 2, 8)

@@ -231,7 +231,12 @@ def filled_units(spec, amounts: dict[str, object]) -> dict[str, int]:
         return {d: int(amounts["count"]) * s for d in DIMS}
     written = {d: thousandths(amounts[d]) * s // int(per[d] * 1000) for d in ("accelerators", "vcpu", "memory_gib")
                if d in amounts and (d != "accelerators" or spec.accelerators)}
-    share_from = next(d for d in ("accelerators", "vcpu", "memory_gib") if d in written)
+    # The ratio comes from the accelerators, else the vCPU, else the memory; accelerators: 0 sets no ratio (the
+    # reading that reserves the more: SageMaker's documentation does not say which it takes).
+    share_from = next((d for d in ("accelerators", "vcpu", "memory_gib") if d in written
+                       and (d != "accelerators" or written[d])), None)
+    if share_from is None:
+        return {d: 0 for d in DIMS}
     assert thousandths(amounts[share_from]) * s % int(per[share_from] * 1000) == 0
     share = written[share_from]
     # vCPU and memory are filled in the ratio; accelerators never are - an entry without them gets none

@@ -112,7 +112,9 @@ def quota_resources(entry: QuotaEntry, spec: InstanceSpec) -> Resources:
     count alone is summed; accelerators on a type without any (HPK407) add nothing."""
     if entry.count is not None:
         return per_instances(spec, entry.count)
-    in_accelerators = entry.accelerators is not None and spec.accelerators
+    # accelerators: 0 reserves none, like leaving them out: vCPU or memory then set the ratio (filling memory
+    # in a ratio of 0 accelerators would reserve none of what SageMaker fills from the vCPU).
+    in_accelerators = bool(entry.accelerators) and spec.accelerators
     if in_accelerators:
         share = Fraction(entry.accelerators, spec.accelerators)
     elif entry.vcpu is not None:
