@@ -25,7 +25,8 @@ from cdk_app.config.loader import load_config
 from cdk_app.guardrails import DEVICE_ENV_OFF, DEVICE_ENV_VARS, GPU_FEATURES_OFF_ENV, HIDE_GPUS_ENV
 from cdk_app.job_templates import JobRequest, JobSpecError, Volume, manifests, parse_env, parse_volume, render
 from cdk_app.quantity import parse_quantity
-from crd_schemas import MPIJOB_SCHEMA, PYTORCHJOB_SCHEMA, core_refusals, label_refusals, mpi_operator_refusals
+from crd_schemas import (MPIJOB_SCHEMA, PYTORCHJOB_SCHEMA, check_metadata, core_refusals, label_refusals,
+                         mpi_operator_refusals)
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data"
@@ -44,13 +45,15 @@ def validate(objects: list[dict]) -> None:
     for obj in objects:
         if obj["kind"] == "PyTorchJob":
             jsonschema.validate(obj, PYTORCHJOB_SCHEMA)
+            check_metadata(obj, DEV.eks.kubernetes_version)
         elif obj["kind"] == "MPIJob":
             jsonschema.validate(obj, MPIJOB_SCHEMA)
+            check_metadata(obj, DEV.eks.kubernetes_version)
             assert not mpi_operator_refusals(obj), mpi_operator_refusals(obj)
         else:
             kubernetes_validate.validate(copy.deepcopy(obj), DEV.eks.kubernetes_version, strict=True)
         for kind, spec in (pod_specs(obj) if obj["kind"] != "Service" else {}).items():
-            assert not core_refusals(spec, job=obj["kind"] == "Job"), (kind, spec)
+            assert not core_refusals(spec, job=obj["spec"] if obj["kind"] == "Job" else None), (kind, spec)
         assert not label_refusals(obj["metadata"].get("labels", {})), obj["metadata"]
 
 

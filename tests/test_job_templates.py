@@ -20,8 +20,8 @@ import yaml
 from cdk_app.config.loader import load_config
 from cdk_app.job_templates import JobRequest, JobSpecError, render
 from cdk_app.topology import parse_nodes
-from crd_schemas import (MPIJOB_SCHEMA, PORT_PROTOCOLS, PYTORCHJOB_SCHEMA, core_refusals, label_refusals,
-                         mpi_operator_refusals)
+from crd_schemas import (MPIJOB_SCHEMA, PORT_PROTOCOLS, PYTORCHJOB_SCHEMA, check_metadata, core_refusals,
+                         label_refusals, mpi_operator_refusals)
 from handlers import layer_binary
 from node_lists import CPU, M7I_ALLOCATABLE, P5_ALLOCATABLE, SEVEN, kubectl_list, node
 
@@ -36,10 +36,12 @@ BASE = JobRequest(team="research-nlp", priority="training", name="llama-ft", ima
 
 def check_pytorchjob(manifest):
     jsonschema.validate(manifest, PYTORCHJOB_SCHEMA)
+    check_metadata(manifest, PROD.eks.kubernetes_version)
 
 
 def check_mpijob(manifest):
     jsonschema.validate(manifest, MPIJOB_SCHEMA)
+    check_metadata(manifest, PROD.eks.kubernetes_version)
     assert not mpi_operator_refusals(manifest), mpi_operator_refusals(manifest)
 
 
@@ -57,6 +59,17 @@ def test_the_mpi_operator_checks_refuse_a_broken_mpijob():
             target = target[key]
         target[leaf] = value
         assert mpi_operator_refusals(broken), path
+    # v0.5.0: the last worker's hostname is a DNS-1035 label; values left empty are defaulted, not refused.
+    named = copy.deepcopy(good)
+    named["metadata"]["name"] = "1job"
+    assert mpi_operator_refusals(named) == ["invalid DNS-1035 label '1job-worker-2'"]
+    for field in ("ttlSecondsAfterFinished", "activeDeadlineSeconds"):
+        negative = copy.deepcopy(good)
+        negative["spec"]["runPolicy"][field] = -1
+        assert mpi_operator_refusals(negative) == [f"runPolicy.{field} must be non-negative"]
+    empty = copy.deepcopy(good)
+    empty["spec"]["mpiReplicaSpecs"]["Worker"]["restartPolicy"] = ""
+    assert not mpi_operator_refusals(empty)
 
 
 def test_pytorchjob_carries_queue_priority_topology_and_auto_resume():
@@ -94,6 +107,16 @@ def test_schema_checks_catch_a_broken_pytorchjob():
     assert core_refusals({"containers": [{"name": "m", "resources": {"requests": {"CPU": "1", "gpu": 1},
                                                                      "limits": {"nvidia.com/gpu": 1}}}]}) == [
         "resource 'CPU'", "resource 'gpu'"]
+    assert core_refusals({"containers": [{"name": "a"}], "initContainers": [{"name": "a", "resources": {
+        "limits": {"requests.example.com/gpu": 1}}}]}) == ["container name 'a' twice", "resource 'requests.example.com/gpu'"]
+    # A Job's pods: OnFailure or Never, and only Never beside a podFailurePolicy (batch validation).
+    assert core_refusals({"containers": [{"name": "a"}]}, job={}) == ["restartPolicy ''"]
+    assert core_refusals({"containers": [{"name": "a"}], "restartPolicy": "OnFailure"}, job={"podFailurePolicy": {}}) == [
+        "restartPolicy 'OnFailure'"]
+    with pytest.raises(jsonschema.ValidationError):
+        check_metadata({"metadata": {"name": "x", "labelz": {}}}, PROD.eks.kubernetes_version)
+    with pytest.raises(jsonschema.ValidationError):
+        check_metadata({"metadata": {"name": "x", "labels": {"a": 1}}}, PROD.eks.kubernetes_version)
     assert label_refusals({"XXapp.kubernetes.io/name": "etcd", "a/b/c": "x", "/x": "y", "ok": "-bad", "fine.io/x": ""}) == [
         "label key 'XXapp.kubernetes.io/name'", "label key 'a/b/c'", "label key '/x'", "label value '-bad'"]
     assert not label_refusals({"app.kubernetes.io/name": "etcd", "hyperpod-kit/job": "llama-ft", "x": "A.b_c"})
@@ -265,7 +288,7 @@ def test_every_rendered_manifest_passes_its_schema(kind, instance_type, topology
         check_pytorchjob(manifest)
         templates = [spec["template"] for spec in manifest["spec"]["pytorchReplicaSpecs"].values()]
     for template in templates:
-        assert not core_refusals(template["spec"], job=kind == "job"), template["spec"]
+        assert not core_refusals(template["spec"], job=manifest["spec"] if kind == "job" else None), template["spec"]
         # The pod template inside a PyTorchJob against the core schema too (strict: no unknown fields).
         kubernetes_validate.validate({"apiVersion": "v1", "kind": "PodTemplate", "metadata": {"name": "t"},
                                       "template": copy.deepcopy(template)}, version, strict=True)
@@ -343,20 +366,21 @@ def test_the_etcd_rendezvous_is_one_member():
     assert "--initial-cluster-state" in container["args"] and "--initial-cluster" not in container["args"]
 
 
-# etcd v3.5's command line, restated as data from etcd-io/etcd server/etcdmain/help.go (release-3.5 line, read at
-# commit 0263597): the flags the rendezvous may use - "bool", a value, a URL list, or the values allowed. Go's flag
-# package matches a name exactly (case and all) and etcd stops on an unknown flag or a positional argument.
+# etcd v3.5's command line, restated as data from etcd-io/etcd v3.5.17 (server/etcdmain/help.go and config.go,
+# server/embed/config.go, client/pkg/types/urls.go, client/pkg/logutil/log_level.go with zap v1.17): the flags the
+# rendezvous may use - "bool", a value, a URL list, or the values allowed. Go's flag package matches a name
+# exactly (case and all), "--" ends the flags, and etcd stops on an unknown flag or a positional argument.
 ETCD_V35_FLAGS = {
     "name": "value", "data-dir": "value", "wal-dir": "value", "listen-peer-urls": "urls",
     "listen-client-urls": "urls", "advertise-client-urls": "urls", "initial-advertise-peer-urls": "urls",
     "initial-cluster": "value", "initial-cluster-token": "value", "initial-cluster-state": ("new", "existing"),
     "enable-v2": "bool", "v2-deprecation": ("not-yet", "write-only", "write-only-drop-data", "gone"),
-    "auto-compaction-mode": ("periodic", "revision"), "auto-compaction-retention": "value",
-    "quota-backend-bytes": "value", "logger": ("zap",),
-    "log-level": ("debug", "info", "warn", "error", "panic", "fatal")}
+    "auto-compaction-mode": ("", "periodic", "revision"), "auto-compaction-retention": "value",
+    "quota-backend-bytes": "value", "logger": ("zap",), "log-level": "zap-level"}
+ZAP_LEVELS = {"debug", "info", "warn", "error", "dpanic", "panic", "fatal", ""}  # zap reads them in any case
 GO_BOOLS = {"1", "t", "T", "TRUE", "true", "True", "0", "f", "F", "FALSE", "false", "False"}  # strconv.ParseBool
-# etcd-io/etcd Dockerfile-release.amd64 (v3.5): the binaries are added to /usr/local/bin of a distroless image,
-# which has no shell to find them on a PATH.
+# etcd-io/etcd Dockerfile-release.amd64 (v3.5.17): the binaries are added to /usr/local/bin of a distroless
+# image, which has no shell to find them on a PATH.
 ETCD_RELEASE_BINARY = "/usr/local/bin/etcd"
 
 
@@ -364,11 +388,29 @@ class EtcdRefuses(Exception):
     pass
 
 
+def _etcd_url(flag, url):
+    """types.NewURLs: http(s) URLs need host:port and no path; unix(s) sockets are not checked further."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme in ("unix", "unixs"):
+        return
+    if parts.scheme not in ("http", "https"):
+        raise EtcdRefuses(f"--{flag} {url!r}: URL scheme must be http, https, unix, or unixs")
+    host, colon, port = parts.netloc.rpartition(":")
+    if not colon or not host:
+        raise EtcdRefuses(f"--{flag} {url!r}: URL address does not have the form \"host:port\"")
+    if parts.path:
+        raise EtcdRefuses(f"--{flag} {url!r}: URL must not contain a path")
+
+
 def etcd_flags(argv):
     """{flag: value} as etcd v3.5 parses argv, or EtcdRefuses where it would not start."""
     parsed, rest = {}, list(argv)
     while rest:
         arg = rest.pop(0)
+        if arg == "--":
+            if rest:
+                raise EtcdRefuses(f"{rest[0]!r} is not a valid flag")
+            break
         dashes = len(arg) - len(arg.lstrip("-"))
         if dashes not in (1, 2):
             raise EtcdRefuses(f"{arg!r} is not a valid flag")
@@ -384,22 +426,28 @@ def etcd_flags(argv):
             if not rest:
                 raise EtcdRefuses(f"flag needs an argument: {arg}")
             value = rest.pop(0)
-        if isinstance(kind, tuple) and value not in kind:
-            raise EtcdRefuses(f"invalid value {value!r} for --{name}: one of {kind}")
+        if isinstance(kind, tuple) and value not in kind or kind == "zap-level" and value.lower() not in ZAP_LEVELS:
+            raise EtcdRefuses(f"invalid value {value!r} for --{name}")
         if kind == "urls":
             for url in value.split(","):
-                parts = urllib.parse.urlsplit(url)
-                if parts.scheme not in ("http", "https", "unix", "unixs") or parts.port is None:
-                    raise EtcdRefuses(f"--{name} {url!r}: URLs need a scheme and a port")
+                _etcd_url(name, url)
         parsed[name] = value
     return parsed
 
 
 @pytest.mark.parametrize("argv", [["--DATA-DIR", "/d"], ["--listen-client-urls"], ["--initial-cluster-state", "NEW"],
-                                  ["--enable-v2=yes"], ["data"], ["--listen-client-urls", "0.0.0.0:2379"]])
+                                  ["--enable-v2=yes"], ["data"], ["--listen-client-urls", "0.0.0.0:2379"],
+                                  ["--listen-client-urls", "http://0.0.0.0:2379/"], ["--log-level", "verbose"],
+                                  ["--", "data"]])
 def test_the_etcd_flag_rules_refuse_what_etcd_refuses(argv):
     with pytest.raises(EtcdRefuses):
         etcd_flags(argv)
+
+
+@pytest.mark.parametrize("argv", [["--listen-client-urls", "unix:///tmp/s"], ["--listen-client-urls", "http://h:"],
+                                  ["--log-level", "DPANIC"], ["--auto-compaction-mode", ""], ["--data-dir=/d", "--"]])
+def test_the_etcd_flag_rules_accept_what_etcd_accepts(argv):
+    etcd_flags(argv)
 
 
 def test_the_etcd_rendezvous_runs_the_release_image_with_flags_etcd_accepts():
