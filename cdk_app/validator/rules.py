@@ -748,8 +748,8 @@ def _check_quota_entries(entries: tuple, base: PathKey, report: Reporter) -> Non
             written = " and ".join(d for d in ("vcpu", "memory_gib") if d in given)
             report.warning("HPK412", path,
                            f"this entry of {written} reserves no {entry.instance_type} accelerators: SageMaker sets "
-                           "them to 0 for an entry without accelerators or count, so the team's GPU jobs run only on "
-                           "what it borrows",
+                           "them to 0 for an entry without accelerators or count, and a borrow limit is a percentage "
+                           "of the quota, so the team's jobs can use none of them",
                            "add accelerators (vCPU and memory left out are then filled in the instance's ratio) "
                            "or give count; keep it as it is only for CPU-only work on these nodes")
         if entry.count is not None and len(given) > 1:
