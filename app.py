@@ -16,10 +16,10 @@ from pathlib import Path
 
 from aws_cdk import App
 
-from cdk_app.app_builder import build_app
 from cdk_app.config.loader import ConfigInvalid, LoadedConfig, load_config
-from cdk_app.plan import stamp
-from cdk_app.validator.findings import Finding, Severity
+from cdk_app.findings import Finding, Severity
+from cdk_app.stacks.app_builder import build_app
+from cdk_app.stacks.stamp import stamp
 from cdk_app.validator.report import validate
 
 CONFIG_DIR = Path(__file__).resolve().parent / "config"

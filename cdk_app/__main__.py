@@ -1,5 +1,5 @@
 """`python -m cdk_app` runs the hyperpod-kit command line."""
 
-from cdk_app.cli import main
+from cdk_app.cli.main import main
 
 main()

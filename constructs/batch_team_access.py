@@ -1,6 +1,6 @@
 """What a team may do on AWS Batch: an IAM role its principals assume that may submit SageMaker Training
 service jobs to the team's queues only, with the team's own share, and pass only the team's training
-execution role to SageMaker. The role's two documents are built by hyperpod_constructs.batch_team_policy, the
+execution role to SageMaker. The role's two documents are built by hyperpod_constructs.private.batch_team_policy, the
 same functions the validator measures against IAM's size quotas (HPK728).
 """
 
@@ -9,13 +9,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from aws_cdk import Stack, aws_iam as iam
+from aws_cdk import Stack
+from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from hyperpod_constructs.batch_scheduling_policy import SHARE_IDENTIFIER
-from hyperpod_constructs.batch_team_policy import batch_arn, team_policy
-from hyperpod_constructs.role_trust import trust_policy
 from hyperpod_constructs.nag_acknowledgements import acknowledge, nag_text, wildcard_resource
+from hyperpod_constructs.private.batch_team_policy import batch_arn, team_policy
+from hyperpod_constructs.private.role_trust import trust_policy
 
 ROLE_ARN = re.compile(r"^arn:aws[a-z-]*:iam::[0-9]{12}:role/[A-Za-z0-9+=,.@_/-]{1,512}$")
 

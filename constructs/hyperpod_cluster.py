@@ -17,10 +17,17 @@ from typing import Literal
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
+from hyperpod_constructs.private.limits import (
+    DEEP_HEALTH_CHECKS,
+    MAX_EBS_VOLUME_GIB,
+    MAX_INSTANCE_COUNT,
+    MIN_EBS_VOLUME_GIB,
+    SAGEMAKER_NAME,
+    anchored,
+)
 from hyperpod_constructs.protection import retain
 
-NAME = re.compile(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")
-DEEP_HEALTH_CHECKS = ("InstanceStress", "InstanceConnectivity")
+NAME = re.compile(anchored(SAGEMAKER_NAME))
 TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
 
 
@@ -151,11 +158,11 @@ def _validate(props: HyperPodClusterProps) -> None:
         where = f"instance group {group.name!r}"
         if not NAME.match(group.name):
             raise ValueError(f"{where}: name must be 1-63 letters, digits and hyphens")
-        if not 0 <= group.count <= 6758:
+        if not 0 <= group.count <= MAX_INSTANCE_COUNT:
             raise ValueError(f"{where}: count must be 0-6758, got {group.count}")
         if group.threads_per_core not in (1, 2):
             raise ValueError(f"{where}: threads_per_core must be 1 or 2, got {group.threads_per_core}")
-        if not 1 <= group.ebs_volume_gib <= 16384:
+        if not MIN_EBS_VOLUME_GIB <= group.ebs_volume_gib <= MAX_EBS_VOLUME_GIB:
             raise ValueError(f"{where}: ebs_volume_gib must be 1-16384, got {group.ebs_volume_gib}")
         unknown = set(group.deep_health_checks) - set(DEEP_HEALTH_CHECKS)
         if unknown:

@@ -12,12 +12,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
-from aws_cdk import aws_ec2 as ec2, aws_eks_v2 as eks, aws_kms as kms
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_eks_v2 as eks
+from aws_cdk import aws_kms as kms
 from constructs import Construct
 
-from hyperpod_constructs.access_entry_keys import admin_entry_key
 from hyperpod_constructs.imported_network import import_vpc_subnets
 from hyperpod_constructs.nag_acknowledgements import acknowledge, managed_policy
+from hyperpod_constructs.private.access_entry_keys import admin_entry_key
 from hyperpod_constructs.protection import retain
 from hyperpod_constructs.service_trust import restrict_service_trust
 

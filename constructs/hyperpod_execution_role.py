@@ -27,7 +27,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from aws_cdk import Stack, Token, aws_iam as iam
+from aws_cdk import Stack, Token
+from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from hyperpod_constructs.nag_acknowledgements import acknowledge, managed_policy, nag_text, wildcard_resource

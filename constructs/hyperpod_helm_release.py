@@ -18,15 +18,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from aws_cdk import CustomResource, Duration, Stack, aws_ec2 as ec2, aws_eks_v2 as eks, aws_iam as iam
+from aws_cdk import CustomResource, Duration, Stack
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_eks_v2 as eks
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from hyperpod_constructs.helm_release_handler.manifest_pins import pin
 from hyperpod_constructs.helm_release_handler.manifest_policy import manifest_refusal
 from hyperpod_constructs.imported_network import import_vpc_subnets
-from hyperpod_constructs.kubectl_layers import kubectl_layer
 from hyperpod_constructs.nag_acknowledgements import acknowledge, nag_text, wildcard_resource
+from hyperpod_constructs.private.kubectl_layers import kubectl_layer
+from hyperpod_constructs.private.limits import COMMIT_ID, HELM_RELEASE_NAME, SHA256_HEX
 from hyperpod_constructs.protection import retain
 from hyperpod_constructs.python_handler_provider import PythonHandlerProvider, PythonHandlerProviderProps
 
@@ -65,7 +69,7 @@ GPU_DEVICE_ISOLATION_VALUES: dict[str, object] = {
 
 
 @dataclass(frozen=True)
-class ChartDependencyPin:
+class ChartDependency:
     """A remote dependency of the chart: its name in Chart.yaml, the URL of its packaged .tgz (inside the
     repository Chart.yaml names) and the SHA-256 its repository's index.yaml publishes for it."""
 
@@ -108,7 +112,7 @@ class HyperPodHelmReleaseProps:
     subnet_ids: tuple[str, ...]
     revision: str
     content_sha256: str
-    dependencies: tuple[ChartDependencyPin, ...] = ()
+    dependencies: tuple[ChartDependency, ...] = ()
     repository: str = DEFAULT_REPOSITORY
     release_name: str = "hyperpod-dependencies"
     namespace: str = "kube-system"
@@ -219,20 +223,20 @@ class HyperPodHelmRelease(Construct):
 
 
 def _validate(props: HyperPodHelmReleaseProps) -> None:
-    if not re.fullmatch(r"[0-9a-f]{40}", props.revision):
+    if not re.fullmatch(COMMIT_ID, props.revision):
         raise ValueError(f"revision must be a full 40-hex commit id, got {props.revision!r}")
-    if not re.fullmatch(r"[0-9a-f]{64}", props.content_sha256):
+    if not re.fullmatch(SHA256_HEX, props.content_sha256):
         raise ValueError(f"content_sha256 must be 64 lower-case hex digits, got {props.content_sha256!r}")
-    for pin in props.dependencies:
-        if not re.fullmatch(r"[0-9a-f]{64}", pin.sha256):
-            raise ValueError(f"dependency {pin.name}: sha256 must be 64 lower-case hex digits, got {pin.sha256!r}")
-        if not re.fullmatch(r"https://[^\s]+\.tgz", pin.url):
-            raise ValueError(f"dependency {pin.name}: url must be an https URL of a .tgz, got {pin.url!r}")
-    if len({pin.name for pin in props.dependencies}) != len(props.dependencies):
+    for dependency in props.dependencies:
+        if not re.fullmatch(SHA256_HEX, dependency.sha256):
+            raise ValueError(f"dependency {dependency.name}: sha256 must be 64 lower-case hex digits, got {dependency.sha256!r}")
+        if not re.fullmatch(r"https://[^\s]+\.tgz", dependency.url):
+            raise ValueError(f"dependency {dependency.name}: url must be an https URL of a .tgz, got {dependency.url!r}")
+    if len({dependency.name for dependency in props.dependencies}) != len(props.dependencies):
         raise ValueError("dependencies pins a name twice")
     if not re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", props.repository):
         raise ValueError(f"repository must be a GitHub owner/name, got {props.repository!r}")
-    if not re.fullmatch(r"[a-z0-9]([-a-z0-9]{0,51}[a-z0-9])?", props.release_name):
+    if not re.fullmatch(HELM_RELEASE_NAME, props.release_name):
         raise ValueError(f"release_name must be a Helm release name (lower-case DNS label, <= 53), got {props.release_name!r}")
     if not re.fullmatch(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?", props.namespace):
         raise ValueError(f"namespace must be a Kubernetes namespace name, got {props.namespace!r}")

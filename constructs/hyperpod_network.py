@@ -14,13 +14,16 @@ import ipaddress
 import re
 from dataclasses import dataclass, field
 
-from aws_cdk import Fn, RemovalPolicy, Stack, Tags, aws_ec2 as ec2, aws_iam as iam, aws_logs as logs
+from aws_cdk import Fn, RemovalPolicy, Stack, Tags
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from hyperpod_constructs.nag_acknowledgements import acknowledge, ref, wildcard_resource
+from hyperpod_constructs.private.subnet_layout import subnet_cidrs
 from hyperpod_constructs.protection import retain
 from hyperpod_constructs.service_trust import service_principal
-from hyperpod_constructs.subnet_layout import subnet_cidrs
 
 # FSx for Lustre: 988 for the file system, 1018-1023 for its clients.
 LUSTRE_PORTS = ((988, 988), (1018, 1023))

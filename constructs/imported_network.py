@@ -5,7 +5,8 @@ No lookups: only the ids travel, so synth needs no AWS credentials.
 
 from __future__ import annotations
 
-from aws_cdk import Annotations, aws_ec2 as ec2
+from aws_cdk import Annotations
+from aws_cdk import aws_ec2 as ec2
 from constructs import Construct
 
 

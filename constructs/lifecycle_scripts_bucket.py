@@ -15,14 +15,16 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from aws_cdk import CustomResource, Duration, Stack, aws_iam as iam, aws_s3 as s3
+from aws_cdk import CustomResource, Duration, Stack
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_s3_assets as s3_assets
 from constructs import Construct
 
 from hyperpod_constructs.nag_acknowledgements import acknowledge, nag_text, wildcard_resource
+from hyperpod_constructs.private.sagemaker_bucket_name import RULE, bucket_name_problem
 from hyperpod_constructs.protection import retain
 from hyperpod_constructs.python_handler_provider import PythonHandlerProvider, PythonHandlerProviderProps
-from hyperpod_constructs.sagemaker_bucket_name import RULE, bucket_name_problem
 
 HANDLER_DIR = Path(__file__).resolve().parent / "scripts_sync_handler"
 WRITE_ACTIONS = ("s3:PutObject", "s3:DeleteObject", "s3:DeleteObjectVersion")

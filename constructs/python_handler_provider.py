@@ -6,8 +6,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from aws_cdk import Duration, RemovalPolicy, Size, aws_ec2 as ec2, aws_iam as iam, aws_lambda as lambda_
-from aws_cdk import aws_logs as logs, custom_resources as cr
+from aws_cdk import Duration, RemovalPolicy, Size
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from aws_cdk import custom_resources as cr
 from constructs import Construct
 
 from hyperpod_constructs.nag_acknowledgements import acknowledge, managed_policy, ref, wildcard_resource

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from aws_cdk import CfnResource, CustomResource, Duration, Stack, Token, Tokenization, aws_iam as iam
+from aws_cdk import CfnResource, CustomResource, Duration, Stack, Token, Tokenization
+from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from hyperpod_constructs.nag_acknowledgements import acknowledge, nag_text, wildcard_resource

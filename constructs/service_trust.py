@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import Stack, aws_iam as iam
+from aws_cdk import Stack
+from aws_cdk import aws_iam as iam
 from constructs import IConstruct
 
 

@@ -1,6 +1,6 @@
 """What a team's people may do on the cluster: an IAM role their principals assume, and an EKS access
 entry that maps it to the team's Kubernetes group and nothing else - no access policy, no cluster-wide
-rights. What the group may do is what cdk_app/team_rbac.py binds to it: the Role in the team namespace and a
+rights. What the group may do is what cdk_app/kubernetes/team_rbac.py binds to it: the Role in the team namespace and a
 read-only ClusterRole limited by resourceNames to the team's namespace and ClusterQueue."""
 
 from __future__ import annotations
@@ -8,10 +8,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from aws_cdk import aws_eks_v2 as eks, aws_iam as iam
+from aws_cdk import aws_eks_v2 as eks
+from aws_cdk import aws_iam as iam
 from constructs import Construct
 
-from hyperpod_constructs.role_trust import trust_policy
+from hyperpod_constructs.private.role_trust import trust_policy
 
 TEAM_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$")
 

@@ -23,9 +23,9 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
 from cfnlint.helpers import LIMITS  # noqa: E402
+from generated_config import generated_config  # noqa: E402
 
 from cdk_app.validator.report import check_file  # noqa: E402
-from generated_config import generated_config  # noqa: E402
 
 RUNS = 7
 SYNTH_RUNS = 5

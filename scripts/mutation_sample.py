@@ -1,6 +1,6 @@
 """Mutation testing of one module by a seeded random sample of its mutants.
 
-A full `mutmut run` of a big module (cdk_app/validator/rules.py has about 2,150 mutants) takes hours on a
+A full `mutmut run` of a big module (cdk_app/validator/rules/ has about 2,150 mutants) takes hours on a
 shared machine, mostly in mutants that survive. A uniform random sample measures the kill rate honestly in a
 fraction of the time: it prints the sample's counts, the kill rate with its 95 % Wilson confidence interval, and
 the surviving mutants' names (inspect one with `mutmut show <name>`).

@@ -15,7 +15,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from cdk_app.cli import main
+from cdk_app.cli.main import main
 
 ROOT = Path(__file__).resolve().parent.parent
 SHELLCHECK = ROOT / ".tools" / "shellcheck" / "usr" / "bin" / "shellcheck"

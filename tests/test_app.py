@@ -7,14 +7,15 @@ import json
 from pathlib import Path
 
 import pytest
-from aws_cdk import App, Stack, aws_s3 as s3
+from aws_cdk import App, Stack
+from aws_cdk import aws_s3 as s3
 from aws_cdk.assertions import Template
-
-from cdk_app.app_builder import build_app
-from cdk_app.config.loader import load_config
-from cdk_app.plan import read_templates
-from cdk_app.validator.report import check_file
 from synthesis import env_assembly
+
+from cdk_app.cli.plan import read_templates
+from cdk_app.config.loader import load_config
+from cdk_app.stacks.app_builder import build_app
+from cdk_app.validator.report import check_file
 
 ROOT = Path(__file__).resolve().parent.parent
 # cdk.json's feature flags plus what the CLI adds to every synth (construct paths and asset metadata), so an
@@ -321,7 +322,7 @@ def test_reordering_zones_changes_nothing(apps, tmp_path):
 def test_a_cfn_lint_upgrade_adding_the_native_type_changes_no_recorded_environment(apps, tmp_path, monkeypatch):
     """prod records cluster_policy: api in us-west-2. If a newer cfn-lint listed the native type there, the
     template must stay as it is (a new type under the same logical id is refused by CloudFormation)."""
-    import cdk_app.governance_types as governance_types
+    import cdk_app.domain.governance_types as governance_types
     real = governance_types.cloudformation_types
     upgraded = lambda region: real(region) | {"AWS::SageMaker::ClusterSchedulerConfig", "AWS::SageMaker::ComputeQuota"}
     monkeypatch.setattr(governance_types, "cloudformation_types", upgraded)

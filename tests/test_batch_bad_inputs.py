@@ -6,10 +6,9 @@ cfn-lint's provider files."""
 from __future__ import annotations
 
 import pytest
+from test_bad_inputs import MARK, marked_line  # the catalogue's line marker
 
 from cdk_app.validator.report import check_file
-
-from test_bad_inputs import MARK, marked_line  # the catalogue's line marker
 
 BASE = """\
 environment: dev
@@ -209,7 +208,7 @@ def test_base_config_is_clean(write_config):
 
 
 def test_every_batch_code_has_a_case():
-    from cdk_app.validator.findings import CODES
+    from cdk_app.findings import CODES
 
     offline = {c for c in CODES if "HPK701" <= c <= "HPK715"}
     assert offline <= {case[2] for case in CASES}
@@ -247,7 +246,7 @@ def test_capacity_units_are_botocores_training_instance_types():
     """The validator reads the model file directly (for speed); botocore's own loader must agree."""
     import botocore.session
 
-    from cdk_app.batch_shares import training_instance_types
+    from cdk_app.domain.batch_shares import training_instance_types
 
     model = botocore.session.get_session().get_service_model("sagemaker")
     assert training_instance_types() == frozenset(model.shape_for("TrainingInstanceType").enum)

@@ -16,13 +16,12 @@ import re
 from typing import Any
 
 import pytest
+from test_app import build, templates
 
 from cdk_app.config.loader import load_config
-from cdk_app.validator.batch_rules import team_role_documents
 from cdk_app.validator.report import check_file
-from hyperpod_constructs.role_trust import policy_size
-
-from test_app import build, templates
+from cdk_app.validator.rules.batch import team_role_documents
+from hyperpod_constructs.private.role_trust import policy_size
 
 ACCOUNT, REGION, PARTITION = "111122223333", "us-east-1", "aws"
 IAM_TRUST_LIMIT, IAM_INLINE_LIMIT = 2048, 10240  # the IAM quotas page, not the kit's constants
@@ -177,7 +176,8 @@ def test_team_role_is_what_the_l2_role_writes_under_the_same_logical_id(principa
     path, under cdk.json's feature flags, is the truth: a deployed team role keeps its logical id and properties."""
     from pathlib import Path
 
-    from aws_cdk import App, Environment, Stack, aws_iam as iam
+    from aws_cdk import App, Environment, Stack
+    from aws_cdk import aws_iam as iam
     from aws_cdk.assertions import Template
     from constructs import Construct
 

@@ -14,7 +14,7 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from cdk_app.batch_job import BatchJobError, BatchJobRequest, render
+from cdk_app.cli.batch_job import BatchJobError, BatchJobRequest, render
 from cdk_app.config.loader import load_config
 
 ROOT = Path(__file__).resolve().parent.parent

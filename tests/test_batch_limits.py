@@ -188,7 +188,7 @@ def test_constructs_refuse_a_trailing_newline(make):
 
 
 def test_every_code_of_the_attack_fixes_has_a_case():
-    from cdk_app.validator.findings import CODES
+    from cdk_app.findings import CODES
 
     new = {c for c in CODES if "HPK721" <= c <= "HPK739"}
     # HPK728 (IAM sizes) is tested on synthesized templates in test_batch_iam_size.py.

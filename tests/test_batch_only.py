@@ -17,16 +17,16 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 from click.testing import CliRunner
-from syrupy.extensions.json import JSONSnapshotExtension
-
-from cdk_app import cli
-from cdk_app.config.loader import load_config
-from cdk_app.stack_layout import stack_costs, stack_suffixes
-from cdk_app.validator.report import check_file
 from synthesis import env_assembly
+from syrupy.extensions.json import JSONSnapshotExtension
 from test_app import build, templates
 from test_live_batch import PREFIX, stub
 from test_synth import normalised
+
+from cdk_app.cli import main as cli
+from cdk_app.config.loader import load_config
+from cdk_app.stacks.layout import stack_costs, stack_suffixes
+from cdk_app.validator.report import check_file
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "config" / "batch-only-example.yaml"

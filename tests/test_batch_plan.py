@@ -13,10 +13,9 @@ import re
 
 import botocore.session
 import pytest
-
-from cdk_app.plan import compare, render
-
 from test_app import build, templates
+
+from cdk_app.cli.plan import compare, render
 
 BASE = """\
 environment: pl

@@ -1,4 +1,4 @@
-"""Batch rules behaviour that mutation testing of cdk_app/validator/batch_rules.py found untested (issue 15).
+"""Batch rules behaviour that mutation testing of cdk_app/validator/rules/batch.py found untested (issue 15).
 
 Limits are read from botocore's batch model (the documentation of ShareAttributes.shareIdentifier states the
 255-character and 500-identifier limits) and tested on both sides of the edge; the config is
@@ -11,9 +11,9 @@ import re
 
 import botocore.session
 import pytest
+from test_batch_bad_inputs import BASE, edit
 
 from cdk_app.validator.report import check_file
-from test_batch_bad_inputs import BASE, edit
 
 SHARE_DOC = botocore.session.get_session().get_service_model("batch").shape_for("ShareAttributes") \
     .members["shareIdentifier"].documentation
@@ -73,8 +73,8 @@ def test_a_region_without_scheduling_policies_refuses_the_first_queue_that_needs
     # cfn-lint 1.58's data has no such region today (me-central-1 lacks only AWS::Batch::QuotaShare), so the
     # region data is the installed one minus AWS::Batch::SchedulingPolicy: what the rule must say when a
     # region is added to the data before that type reaches it.
-    from cdk_app.validator import batch_rules
-    from cdk_app.validator.regions import cloudformation_types
+    from cdk_app.domain.regions import cloudformation_types
+    from cdk_app.validator.rules import batch as batch_rules
 
     monkeypatch.setattr(batch_rules, "cloudformation_types",
                         lambda region: cloudformation_types(region) - {"AWS::Batch::SchedulingPolicy"})

@@ -10,13 +10,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from synthesis import env_assembly  # the real CLI's synths, shared by the synth tests
 from syrupy.extensions.json import JSONSnapshotExtension
+from test_app import build  # the in-process app with cdk.json's feature flags
+from test_app import templates as stacks
+from test_synth import normalised  # snapshot masking of test_synth
 
 from cdk_app.config.loader import load_config
-
-from test_app import build, templates as stacks  # the in-process app with cdk.json's feature flags
-from synthesis import env_assembly  # the real CLI's synths, shared by the synth tests
-from test_synth import normalised  # snapshot masking of test_synth
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "config" / "batch-example.yaml"

@@ -7,8 +7,8 @@ from fractions import Fraction
 
 from cdk_app.config.model import QuotaEntry, Team
 from cdk_app.config.scalars import ScalarFloat
-from cdk_app.instance_types import CATALOGUE
-from cdk_app.validator.capacity import DIMENSIONS, Resources, per_instances, quota_resources, teams_total
+from cdk_app.domain.capacity import DIMENSIONS, Resources, per_instances, quota_resources, teams_total
+from cdk_app.domain.instance_types import CATALOGUE
 
 
 def _team(name: str, *entries: QuotaEntry) -> Team:

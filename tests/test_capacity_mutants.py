@@ -1,4 +1,4 @@
-"""Capacity behaviour that mutation testing of cdk_app/validator/capacity.py found untested (issue 15).
+"""Capacity behaviour that mutation testing of cdk_app/domain/capacity.py found untested (issue 15).
 
 Expected amounts are worked out by hand from the public EC2 figures, written here and not read from the
 kit's catalogue: ml.g5.12xlarge has 4 GPUs, 48 vCPU and 192 GiB; ml.m5.2xlarge has no accelerator, 8 vCPU
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from cdk_app.validator.capacity import Resources, shared_pool_quota
+from cdk_app.domain.capacity import Resources, shared_pool_quota
 from cdk_app.validator.report import check_file
 
 BASE = (Path(__file__).resolve().parent / "adversarial" / "base.yaml").read_text()

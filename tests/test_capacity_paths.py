@@ -10,8 +10,8 @@ from pathlib import Path
 
 from cdk_app.config.loader import load_config
 from cdk_app.config.model import QuotaEntry
-from cdk_app.instance_types import CATALOGUE
-from cdk_app.validator.capacity import Resources, quota_resources, shared_pool_quota
+from cdk_app.domain.capacity import Resources, quota_resources, shared_pool_quota
+from cdk_app.domain.instance_types import CATALOGUE
 from cdk_app.validator.report import check_file
 
 BASE = (Path(__file__).resolve().parent / "adversarial" / "base.yaml").read_text()
@@ -122,7 +122,7 @@ def test_entries_are_filled_as_botocore_documents_it():
     assert "ratio-based values for MemoryInGiB" in docs["VCpu"] and "Accelerators are set to 0" in docs["VCpu"]
     assert "ratio-based value for vCPU" in docs["MemoryInGiB"] and "Accelerators are set to 0" in docs["MemoryInGiB"]
     p5 = CATALOGUE["ml.p5.48xlarge"]  # 8 GPUs, 192 vCPU, 2,048 GiB
-    entry = lambda **amounts: quota_resources(QuotaEntry(instance_type=p5.name, **amounts), p5)  # noqa: E731
+    entry = lambda **amounts: quota_resources(QuotaEntry(instance_type=p5.name, **amounts), p5)
     assert entry(accelerators=4) == Resources(Fraction(1, 2), 4, 96, 1024)
     assert entry(vcpu=96) == Resources(0, 0, 96, 1024)
     assert entry(memory_gib=1024) == Resources(0, 0, 96, 1024)
@@ -134,7 +134,7 @@ def test_entries_are_filled_as_botocore_documents_it():
 
 
 def test_a_vcpu_only_entry_on_a_gpu_type_is_warned_and_its_team_cannot_reach_gpus(tmp_path):
-    from cdk_app.validator.reach import team_reach
+    from cdk_app.domain.reach import team_reach
     report = check_file(config_with(tmp_path, "vcpu: 96", "count: 1", pool=False))
     (warning,) = [f for f in report.warnings if f.code == "HPK412"]
     assert warning.path == "teams[0].quota[0]"

@@ -12,10 +12,10 @@ from pathlib import Path
 import jsonschema
 import pytest
 import yaml
+from handlers import load_handler
 
 from cdk_app.config.model import HelmChart
 from cdk_app.config.schema import config_schema_text
-from handlers import load_handler
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIGS = sorted((ROOT / "config").glob("*.yaml"))
@@ -125,8 +125,8 @@ def test_chart_sha256_without_network_says_so_and_exits_2():
 
 def test_chart_archive_url_matches_the_installer():
     """The CLI hashes the very archive the installer Lambda downloads."""
-    
-    from cdk_app.chart_archive import ARCHIVE_URL, CHART_REPOSITORY
+
+    from cdk_app.cli.chart_archive import ARCHIVE_URL, CHART_REPOSITORY
 
     load_handler("helm_release_handler")
     import chart_source  # the handler's sibling module, as Lambda imports it

@@ -19,7 +19,8 @@ from pydantic import BaseModel, ConfigDict, Strict, TypeAdapter
 from pydantic._internal._docs_extraction import extract_docstrings_from_cls
 from pydantic_core import SchemaValidator
 
-from cdk_app.config import field_docs as field_docs_module, validator_cache
+from cdk_app.config import field_docs as field_docs_module
+from cdk_app.config import validator_cache
 from cdk_app.config.field_docs import field_docs, models_under
 from cdk_app.config.model import KitConfig, QuotaEntry
 from cdk_app.config.names import MAX_LABEL, MAX_SUBDOMAIN, label_value_problem, qualified_name_problem

@@ -8,13 +8,13 @@ import re
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from cdk_app.config.names import local_queue
-from cdk_app.config.names import hyperpod_cluster_name, lifecycle_bucket_name
+from cdk_app.config.names import hyperpod_cluster_name, lifecycle_bucket_name, local_queue
+from cdk_app.domain.regions import HYPERPOD_RESOURCE, _cfnlint_data, cloudformation_types, known_regions
 from cdk_app.stacks.governance_stack import policy_parameters
 from cdk_app.stacks.team_stack import quota_parameters
-from cdk_app.validator.regions import HYPERPOD_RESOURCE, _cfnlint_data, cloudformation_types, known_regions
 from cdk_app.validator.report import check_file
 
 BASE = (Path(__file__).resolve().parent / "adversarial" / "base.yaml").read_text()

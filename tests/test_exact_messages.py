@@ -11,11 +11,11 @@ import traceback
 from pathlib import Path
 
 import pytest
+from node_lists import CPU, SEVEN, kubectl_list, node
 
 from cdk_app.config.loader import load_config
-from cdk_app.job_templates import JobRequest, JobSpecError, Volume, check, parse_env, parse_volume, render
-from cdk_app.topology import TopologyInputError, as_json, parse_nodes, table
-from node_lists import CPU, SEVEN, kubectl_list, node
+from cdk_app.kubernetes.job_templates import JobRequest, JobSpecError, Volume, check, parse_env, parse_volume, render
+from cdk_app.kubernetes.topology import TopologyInputError, as_json, parse_nodes, table
 
 ROOT = Path(__file__).resolve().parent.parent
 KUBECTL = "give the output of `kubectl get nodes -o json`"
@@ -246,7 +246,7 @@ REFUSALS = [
 ]
 OPTION_REFUSALS = [(parse_env, "NOVALUE", "--env 'NOVALUE': give KEY=VALUE"),
                    (parse_volume, "claim", "--volume 'claim': give PVC:MOUNT_PATH or PVC:MOUNT_PATH:ro")]
-JOB_SOURCE = ROOT / "cdk_app" / "job_templates.py"
+JOB_SOURCE = ROOT / "cdk_app" / "kubernetes" / "job_templates.py"
 
 
 def _raised_at(error: JobSpecError) -> int:

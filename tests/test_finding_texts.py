@@ -10,14 +10,15 @@ to read and accept with `pytest tests/test_finding_texts.py --snapshot-update`.
 from __future__ import annotations
 
 import pytest
-from syrupy.extensions.json import JSONSnapshotExtension
-
 import test_bad_inputs
 import test_batch_bad_inputs
 import test_batch_limits
-from cdk_app.validator.report import check_file
-from test_adversarial import CASES as ADVERSARIAL, case_text
+from syrupy.extensions.json import JSONSnapshotExtension
+from test_adversarial import CASES as ADVERSARIAL
+from test_adversarial import case_text
 from test_cli import run as cli
+
+from cdk_app.validator.report import check_file
 
 CORPORA = {
     "adversarial": {case["id"]: case_text(case) for case in ADVERSARIAL},

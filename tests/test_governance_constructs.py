@@ -11,13 +11,13 @@ import pytest
 from aws_cdk import App, CfnResource, Environment, Stack
 from aws_cdk.assertions import Template
 
-from cdk_app.resource_schemas import action_resource_types, handler_permissions, resource_type_arn_formats
+from cdk_app.domain.resource_schemas import action_resource_types, handler_permissions, resource_type_arn_formats
 from hyperpod_constructs.kubernetes_manifests import KubernetesManifests, KubernetesManifestsProps
+from hyperpod_constructs.sagemaker_governance_permissions import HANDLER_PERMISSIONS
 from hyperpod_constructs.sagemaker_governance_resource import (
     SageMakerGovernanceResource,
     SageMakerGovernanceResourceProps,
 )
-from hyperpod_constructs.sagemaker_governance_permissions import HANDLER_PERMISSIONS
 from hyperpod_constructs.team_access import TeamAccess, TeamAccessProps
 
 POLICY = {"Name": "dev-policy", "ClusterArn": "arn:aws:sagemaker:us-west-2:111122223333:cluster/abcdefghijkl",

@@ -15,25 +15,25 @@ import pytest
 import yaml
 from aws_cdk import App, Environment
 from aws_cdk.assertions import Template
+from handlers import layer_binary
 
 from cdk_app.config.loader import load_config
 from cdk_app.config.model import KitConfig
-from cdk_app.guardrails import (
-    OPERATOR_INIT_IMAGES,
+from cdk_app.kubernetes.guardrails import guardrail_manifests
+from cdk_app.kubernetes.guardrails.constants import (
     ALLOWED_VOLUME_TYPES,
     BASELINE_CAPABILITIES,
     EXTRA_CAPABILITIES,
     HELM_RELEASE_NAMESPACE,
     NAME_PREFIX,
+    OPERATOR_INIT_IMAGES,
     REFUSED_VOLUME_TYPES,
-    WORKLOAD_KINDS,
-    controller_identities,
-    guardrail_manifests,
 )
+from cdk_app.kubernetes.guardrails.kinds import WORKLOAD_KINDS
+from cdk_app.kubernetes.guardrails.workload_queue import controller_identities
 from cdk_app.stacks.governance_stack import GovernanceStack
-from handlers import layer_binary
 from hyperpod_constructs.hyperpod_helm_release import HyperPodHelmReleaseProps, component_values
-from hyperpod_constructs.kubectl_layers import layer_minor
+from hyperpod_constructs.private.kubectl_layers import layer_minor
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIGS = {env: load_config(ROOT / "config" / f"{env}.yaml").config for env in ("dev", "prod")}

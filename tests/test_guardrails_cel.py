@@ -21,9 +21,11 @@ from typing import Any
 import celpy
 import kubernetes_validate
 import pytest
-from cdk_app.config.loader import load_config
-from cdk_app.guardrails import WORKLOAD_KINDS, WorkloadKind, guardrail_manifests
 from test_guardrails import governance_template
+
+from cdk_app.config.loader import load_config
+from cdk_app.kubernetes.guardrails import guardrail_manifests
+from cdk_app.kubernetes.guardrails.kinds import WORKLOAD_KINDS, WorkloadKind
 
 ROOT = Path(__file__).resolve().parent.parent
 CEL = celpy.Environment()

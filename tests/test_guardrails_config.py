@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from test_bad_inputs import BASE  # a valid config with priority classes high, low and teams john, smith
 
 from cdk_app.config.loader import load_config
-from cdk_app.job_templates import JobRequest, JobSpecError, render
+from cdk_app.kubernetes.job_templates import JobRequest, JobSpecError, render
 from cdk_app.validator.report import check_file
-from test_bad_inputs import BASE  # a valid config with priority classes high, low and teams john, smith
 
 ROOT = Path(__file__).resolve().parent.parent
 PRIORITY = "kueue.x-k8s.io/priority-class"

@@ -10,8 +10,9 @@ import time
 from pathlib import Path
 
 from cdk_app.config.loader import load_config
-from cdk_app.guardrails import allowed_priority_classes, guardrail_manifests, priority_label
-from cdk_app.team_rbac import team_namespace
+from cdk_app.config.names import team_namespace
+from cdk_app.kubernetes.guardrails import guardrail_manifests
+from cdk_app.kubernetes.guardrails.team_scope import allowed_priority_classes, priority_label
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))

@@ -25,14 +25,14 @@ import kubernetes_validate
 import pytest
 import yaml
 from botocore.stub import Stubber
+from handlers import layer_binary, load_handler
 
 from cdk_app.config.loader import load_config
 from cdk_app.config.model import DEFAULT_HELM_CHART_CONTENT_SHA256, DEFAULT_HELM_CHART_REVISION
-from cdk_app.guardrails import guardrail_manifests
-from cdk_app.team_rbac import team_manifests
-from handlers import layer_binary, load_handler
+from cdk_app.kubernetes.guardrails import guardrail_manifests
+from cdk_app.kubernetes.team_rbac import team_manifests
 from hyperpod_constructs.hyperpod_helm_release import COMPONENT_VALUES, release_values
-from hyperpod_constructs.kubectl_layers import layer_minor
+from hyperpod_constructs.private.kubectl_layers import layer_minor
 
 handler = load_handler("helm_release_handler")
 import chart_digest  # noqa: E402 (the handler's sibling modules, as Lambda imports them)
@@ -886,7 +886,7 @@ class FakeApiServer:
         outer = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self):  # noqa: N802 (http.server's name)
+            def do_GET(self):
                 url = urllib.parse.urlparse(self.path)
                 path, query = url.path, urllib.parse.parse_qs(url.query)
                 outer.asked[path] = outer.asked.get(path, 0) + 1
@@ -903,7 +903,7 @@ class FakeApiServer:
                 self.send_response(501)
                 self.end_headers()
 
-            do_POST = do_PUT = do_PATCH = do_DELETE = write  # noqa: N815 (http.server's names)
+            do_POST = do_PUT = do_PATCH = do_DELETE = write
 
             def log_message(self, *_args):
                 pass
@@ -1235,7 +1235,7 @@ class DripServer:
 
     def __init__(self, interval: float) -> None:
         class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self):  # noqa: N802 (http.server's name)
+            def do_GET(self):
                 self.send_response(200)
                 self.send_header("Content-Length", "100000")
                 self.end_headers()

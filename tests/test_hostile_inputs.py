@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cdk_app import cli
+from cdk_app.cli import main as cli
 from cdk_app.validator.report import check_file
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -191,7 +191,7 @@ def test_many_unknown_instance_types_stay_linear(write_config, monkeypatch):
     one (case-insensitive exact matches are free), so 20,000 unknown types cost 20,000 cheap lookups."""
     import difflib
 
-    from cdk_app.validator import rules
+    from cdk_app.validator.rules import instance_groups as rules
 
     calls = []
     real = difflib.get_close_matches
@@ -229,7 +229,7 @@ def test_a_merge_key_on_a_scalar_is_located_and_explained(write_config):
 # taints as the stack writes them, and Kubernetes' validateNodeTaints (pkg/apis/core/validation: "taints must be
 # unique by key and effect pair").
 def _taint_schema() -> dict:
-    from cdk_app.resource_schemas import resource_schema
+    from cdk_app.domain.resource_schemas import resource_schema
 
     cluster = resource_schema("AWS::SageMaker::Cluster")
     return {**cluster["definitions"]["ClusterKubernetesTaints"], "definitions": cluster["definitions"]}

@@ -4,6 +4,7 @@ file written where the user did not ask. Cases from hostile review 4 (/work/wt/a
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from cdk_app import plan as planning
+from cdk_app.cli import plan as planning
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -142,7 +143,7 @@ def test_plan_with_a_garbage_baseline_exits_2_naming_the_file_and_field(tmp_path
     current = tmp_path / "current"
     current.mkdir()
     (current / "HyperPod-dev-governance.template.json").write_text(
-        '{"Metadata": {"%s": "%s"}, "Resources": {}}' % (planning.DIGEST_KEY, digest))
+        json.dumps({"Metadata": {planning.DIGEST_KEY: digest}, "Resources": {}}, separators=(", ", ": ")))
     result = run("plan", "config/dev.yaml", "--baseline", str(baseline), "--current", str(current))
     assert result.returncode == 2, result.stderr
     assert "Traceback" not in result.stderr
@@ -298,7 +299,7 @@ def test_mermaid_keeps_apart_names_that_differ_only_in_punctuation():
     name keeps its own node, and each node hangs under its own network nodes."""
     from node_lists import kubectl_list, node
 
-    from cdk_app.topology import mermaid, parse_nodes
+    from cdk_app.kubernetes.topology import mermaid, parse_nodes
 
     names = ["a-b", "a.b", "a_b", "ab", "a-2d-b", "a_2d_b"]
     items = [node(name, [f"nn{sep}a", f"l2-{name}"]) for name, sep in zip(names, "-_.-_.")]
@@ -316,7 +317,7 @@ def test_mermaid_keeps_apart_names_that_differ_only_in_punctuation():
 def test_mermaid_label_text_cannot_end_the_label_or_the_line():
     from node_lists import kubectl_list, node
 
-    from cdk_app.topology import mermaid, parse_nodes
+    from cdk_app.kubernetes.topology import mermaid, parse_nodes
 
     text = mermaid(parse_nodes(kubectl_list([node('x"]\n  evil["y', ["n\r1"])]), "n.json"))
     labels, parents = _tree(text)  # every line is a declaration or an edge: nothing was injected
@@ -327,7 +328,7 @@ def test_mermaid_time_grows_linearly_with_the_node_count():
     """50,000 nodes (the attack's case) used to take over 60 s: the edge list was searched per node."""
     import time
 
-    from cdk_app.topology import NodeInfo, mermaid
+    from cdk_app.kubernetes.topology import NodeInfo, mermaid
 
     def nodes(count: int) -> list[NodeInfo]:
         return [NodeInfo(name=f"n{i}", instance_type="ml.p5.48xlarge", health="Schedulable",
@@ -348,7 +349,7 @@ def test_mermaid_time_grows_linearly_with_the_node_count():
 
 
 def _batch_request(**overrides):
-    from cdk_app.batch_job import BatchJobRequest
+    from cdk_app.cli.batch_job import BatchJobRequest
 
     fields = {"team": "ProdExp1", "name": "j", "image": "111122223333.dkr.ecr.us-east-1.amazonaws.com/train:1",
               "instance_type": "ml.p4d.24xlarge", "output_s3": "s3://models/llama"}
@@ -362,7 +363,7 @@ def _botocore_doc(service: str, shape: str, member: str) -> str:
 
 
 def test_the_limits_are_the_ones_botocore_documents():
-    from cdk_app.batch_job import max_runtime_seconds, min_timeout_seconds
+    from cdk_app.cli.batch_job import max_runtime_seconds, min_timeout_seconds
 
     assert "The maximum value is 28 days." in _botocore_doc("sagemaker", "StoppingCondition", "MaxRuntimeInSeconds")
     assert max_runtime_seconds() == 28 * 86400
@@ -380,7 +381,7 @@ def test_the_limits_are_the_ones_botocore_documents():
     ({"image": "a b"}, "--image 'a b': not a container image SageMaker can pull"),
 ])
 def test_a_request_aws_documents_as_refused_is_refused(overrides, message):
-    from cdk_app.batch_job import BatchJobError, render
+    from cdk_app.cli.batch_job import BatchJobError, render
     from cdk_app.config.loader import load_config
 
     config = load_config(ROOT / "config" / "batch-example.yaml").config
@@ -403,7 +404,7 @@ def test_bucket_names_agree_with_botocore_where_botocore_decides(bucket):
     which it does not know, so a name it accepts may still be refused for those alone."""
     from botocore.endpoint_provider import RuleSetStandardLibrary
 
-    from cdk_app.batch_job import BUCKET_RESERVED_PREFIXES, BUCKET_RESERVED_SUFFIXES, bucket_name_problem
+    from cdk_app.cli.batch_job import BUCKET_RESERVED_PREFIXES, BUCKET_RESERVED_SUFFIXES, bucket_name_problem
 
     botocore_ok = RuleSetStandardLibrary({}).aws_is_virtual_hostable_s3_bucket(bucket, True)
     reserved = bucket.startswith(BUCKET_RESERVED_PREFIXES) or bucket.endswith(BUCKET_RESERVED_SUFFIXES)
@@ -428,7 +429,7 @@ def test_the_efa_instance_types_are_the_pinned_efa_device_plugin_charts():
 
     import yaml
 
-    from cdk_app.efa_support import EFA_INSTANCE_TYPES
+    from cdk_app.domain.efa_support import EFA_INSTANCE_TYPES
 
     with tarfile.open(CHART / "aws-efa-k8s-device-plugin-v0.5.20.tgz") as tar:
         values = yaml.safe_load(tar.extractfile("aws-efa-k8s-device-plugin/values.yaml"))
@@ -523,7 +524,7 @@ def test_image_references_are_judged_as_distribution_reference_judges_them():
     use), kept in tests/data/distribution-reference-cases.json."""
     import json
 
-    from cdk_app.image_reference import reference_problem
+    from cdk_app.domain.image_reference import reference_problem
 
     table = json.loads((ROOT / "tests" / "data" / "distribution-reference-cases.json").read_text())["cases"]
     assert len(table) > 40
@@ -550,7 +551,7 @@ def test_job_refuses_images_the_kubelet_cannot_pull(image, message):
 def test_topology_table_escapes_control_characters_in_node_and_network_names():
     from node_lists import kubectl_list, node
 
-    from cdk_app.topology import parse_nodes, table
+    from cdk_app.kubernetes.topology import parse_nodes, table
 
     text = table(parse_nodes(kubectl_list([node("a\x1b[2Jb", ["n\n1"]), node("c", ["n\n1"]), node("d\x00", [])]),
                              "n.json"))

@@ -135,9 +135,9 @@ def test_validate_refuses_exactly_the_admins_the_construct_cannot_build(write_co
 def test_two_arns_of_one_iam_name_in_other_cases_are_refused(write_config):
     # IAM CreateRole/CreateUser (botocore's iam model, RoleName/UserName): "Names are not distinguished by case"
     # and names are unique per account whatever the path: these two ARNs cannot both name an existing role.
-    import botocore.session
-
     from pathlib import Path
+
+    import botocore.session
 
     from cdk_app.validator.report import check_file
 

@@ -12,27 +12,27 @@ from aws_cdk import App, Duration, Environment, Stack
 from aws_cdk import aws_eks_v2 as eks
 from aws_cdk.assertions import Match, Template
 
-from cdk_app.app_builder import build_app
 from cdk_app.config.loader import load_config
-from cdk_app.guardrails import guardrail_manifests
-from cdk_app.team_rbac import team_manifests
-from hyperpod_constructs.helm_release_handler.manifest_pins import manifests_sha256, pin
+from cdk_app.kubernetes.guardrails import guardrail_manifests
+from cdk_app.kubernetes.team_rbac import team_manifests
+from cdk_app.stacks.app_builder import build_app
 from hyperpod_constructs.deployment_available import DeploymentAvailable, DeploymentAvailableProps
+from hyperpod_constructs.helm_release_handler.manifest_pins import manifests_sha256, pin
 from hyperpod_constructs.hyperpod_helm_release import (
-    ChartDependencyPin,
+    ChartDependency,
     HyperPodHelmRelease,
     HyperPodHelmReleaseProps,
     component_values,
     release_values,
 )
-from hyperpod_constructs.kubectl_layers import LAYER_MINORS, layer_minor
 from hyperpod_constructs.kubernetes_manifests import KubernetesManifests, KubernetesManifestsProps
+from hyperpod_constructs.private.kubectl_layers import LAYER_MINORS, layer_minor
 
 REVISION = "a00b22d17ea928a6e39a43bd2efdafe01b1005ea"
 CONTENT = "c23c8e64d6aa4531122dc13b9358b58067140ec36a6a4cad4d6592131bf00931"
 ROOT = Path(__file__).resolve().parent.parent
 GUARDRAILS = tuple(guardrail_manifests(load_config(ROOT / "config" / "dev.yaml").config))
-NVIDIA = ChartDependencyPin("nvidia-device-plugin",
+NVIDIA = ChartDependency("nvidia-device-plugin",
                             "https://nvidia.github.io/k8s-device-plugin/stable/nvidia-device-plugin-0.16.1.tgz", "a7" * 32)
 
 

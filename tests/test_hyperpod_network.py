@@ -13,7 +13,7 @@ from hyperpod_constructs.hyperpod_network import (
     HyperPodNetwork,
     HyperPodNetworkProps,
 )
-from hyperpod_constructs.subnet_layout import subnet_cidrs
+from hyperpod_constructs.private.subnet_layout import subnet_cidrs
 
 
 def template_for(props: HyperPodNetworkProps) -> Template:

@@ -12,7 +12,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PROBE = """
 import json, sys
-from cdk_app.cli import main
+from cdk_app.cli.main import main
 try:
     main(["validate", "config/prod.yaml", "--format", "json"])
 except SystemExit as exit:
@@ -27,9 +27,9 @@ def test_validate_imports_no_cdk_no_aws_sdk_and_no_other_command():
     assert probe["code"] == 0, result.stderr
     top = {name.split(".")[0] for name in probe["modules"]}
     assert not top & {"aws_cdk", "jsii", "constructs", "cdk_nag", "boto3", "botocore", "cfnlint"}
-    assert not {"cdk_app.batch_job", "cdk_app.plan", "cdk_app.live", "cdk_app.live_batch", "cdk_app.job_templates",
-                "cdk_app.topology", "cdk_app.chart_archive"} & set(probe["modules"])
-    assert "cdk_app.stack_layout" in probe["modules"]  # the limits are checked on the same layout the app builds
+    assert not {"cdk_app.cli.batch_job", "cdk_app.cli.plan", "cdk_app.cli.live", "cdk_app.cli.live_batch", "cdk_app.kubernetes.job_templates",
+                "cdk_app.kubernetes.topology", "cdk_app.cli.chart_archive"} & set(probe["modules"])
+    assert "cdk_app.stacks.layout" in probe["modules"]  # the limits are checked on the same layout the app builds
 
 
 def test_validate_reads_no_field_docs_and_its_validator_from_the_cache(tmp_path):

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import cfnlint
 
-from cdk_app.instance_types import CATALOGUE
+from cdk_app.domain.instance_types import CATALOGUE
 
 SCHEMAS = Path(cfnlint.__file__).parent / "data" / "schemas"
 
@@ -20,7 +20,7 @@ def _hyperpod_types() -> set[str]:
 def test_catalogue_covers_every_hyperpod_instance_type():
     types = _hyperpod_types()
     assert len(types) > 150
-    assert types - set(CATALOGUE) == set(), "add these types to cdk_app/instance_types.py"
+    assert types - set(CATALOGUE) == set(), "add these types to cdk_app/domain/instance_types.py"
     assert set(CATALOGUE) - types == set(), "these are not HyperPod instance types"
 
 

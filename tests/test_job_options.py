@@ -20,13 +20,27 @@ import jsonschema
 import kubernetes_validate
 import pytest
 import yaml
+from crd_schemas import (
+    MPIJOB_SCHEMA,
+    PYTORCHJOB_SCHEMA,
+    check_metadata,
+    core_refusals,
+    label_refusals,
+    mpi_operator_refusals,
+)
 
 from cdk_app.config.loader import load_config
-from cdk_app.guardrails import DEVICE_ENV_OFF, DEVICE_ENV_VARS, GPU_FEATURES_OFF_ENV, HIDE_GPUS_ENV
-from cdk_app.job_templates import JobRequest, JobSpecError, Volume, manifests, parse_env, parse_volume, render
-from cdk_app.quantity import parse_quantity
-from crd_schemas import (MPIJOB_SCHEMA, PYTORCHJOB_SCHEMA, check_metadata, core_refusals, label_refusals,
-                         mpi_operator_refusals)
+from cdk_app.kubernetes.guardrails.constants import DEVICE_ENV_OFF, DEVICE_ENV_VARS, GPU_FEATURES_OFF_ENV, HIDE_GPUS_ENV
+from cdk_app.kubernetes.job_templates import (
+    JobRequest,
+    JobSpecError,
+    Volume,
+    manifests,
+    parse_env,
+    parse_volume,
+    render,
+)
+from cdk_app.kubernetes.quantity import parse_quantity
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data"

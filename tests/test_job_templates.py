@@ -16,14 +16,21 @@ import jsonschema
 import kubernetes_validate
 import pytest
 import yaml
-
-from cdk_app.config.loader import load_config
-from cdk_app.job_templates import JobRequest, JobSpecError, render
-from cdk_app.topology import parse_nodes
-from crd_schemas import (MPIJOB_SCHEMA, PORT_PROTOCOLS, PYTORCHJOB_SCHEMA, check_metadata, core_refusals,
-                         label_refusals, mpi_operator_refusals)
+from crd_schemas import (
+    MPIJOB_SCHEMA,
+    PORT_PROTOCOLS,
+    PYTORCHJOB_SCHEMA,
+    check_metadata,
+    core_refusals,
+    label_refusals,
+    mpi_operator_refusals,
+)
 from handlers import layer_binary
 from node_lists import CPU, M7I_ALLOCATABLE, P5_ALLOCATABLE, SEVEN, kubectl_list, node
+
+from cdk_app.config.loader import load_config
+from cdk_app.kubernetes.job_templates import JobRequest, JobSpecError, render
+from cdk_app.kubernetes.topology import parse_nodes
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -302,7 +309,7 @@ def test_every_container_without_gpus_hides_them_and_the_guardrails_admit_the_jo
     admit what `job` writes (gpu-visibility and every other rule)."""
     from test_guardrails_cel import admit
 
-    from cdk_app.guardrails import guardrail_manifests
+    from cdk_app.kubernetes.guardrails import guardrail_manifests
     request = dataclasses.replace(BASE, kind=kind, instance_type=instance_type, topology=None, efa_per_node=0,
                                   auto_resume=False, nodes=1)
     manifest = render(PROD, request)
@@ -327,7 +334,7 @@ def test_every_container_without_gpus_hides_them_and_the_guardrails_admit_the_jo
 def test_the_default_priority_is_the_requesting_teams_own():
     """Each team's default_priority_class as prod.yaml writes it: a job without --priority takes its own team's
     class, never another team's (prod's teams have different defaults)."""
-    from cdk_app.job_templates import job_priority
+    from cdk_app.kubernetes.job_templates import job_priority
     for team in PROD.teams:
         request = dataclasses.replace(BASE, team=team.name, priority=None)
         assert job_priority(PROD, request) == team.default_priority_class, team.name
@@ -335,7 +342,7 @@ def test_the_default_priority_is_the_requesting_teams_own():
 
 def test_a_required_priority_without_a_default_lists_the_teams_classes():
     """prod.yaml sets require_priority_class: a team without a default gets the classes its guardrail admits."""
-    from cdk_app.job_templates import allowed_priority_classes, job_priority
+    from cdk_app.kubernetes.job_templates import allowed_priority_classes, job_priority
     team = next(t for t in PROD.teams if t.name == "research-nlp")
     config = PROD.model_copy(update={"teams": tuple(
         t.model_copy(update={"default_priority_class": None}) if t is team else t for t in PROD.teams)})
@@ -347,7 +354,7 @@ def test_a_required_priority_without_a_default_lists_the_teams_classes():
 
 
 def test_a_class_the_team_may_not_use_lists_the_ones_it_may():
-    from cdk_app.job_templates import allowed_priority_classes, job_priority
+    from cdk_app.kubernetes.job_templates import allowed_priority_classes, job_priority
     allowed = allowed_priority_classes(PROD, "research-nlp")
     with pytest.raises(JobSpecError) as refused:
         job_priority(PROD, dataclasses.replace(BASE, priority="inference"))
@@ -358,7 +365,7 @@ def test_the_etcd_rendezvous_is_one_member():
     """Every replica started with --initial-cluster-state new and no --initial-cluster peers bootstraps its own
     one-member cluster (etcd's clustering guide), so workers sent to different replicas would never meet: the
     Deployment must hold exactly one."""
-    from cdk_app.job_templates import manifests
+    from cdk_app.kubernetes.job_templates import manifests
     request = dataclasses.replace(BASE, topology=None, min_nodes=2, max_nodes=4, rdzv_backend="etcd")
     deployment = next(m for m in manifests(PROD, request) if m["kind"] == "Deployment")
     assert deployment["spec"]["replicas"] == 1
@@ -453,7 +460,7 @@ def test_the_etcd_flag_rules_accept_what_etcd_accepts(argv):
 def test_the_etcd_rendezvous_runs_the_release_image_with_flags_etcd_accepts():
     """The Deployment starts the binary where etcd's release image puts it, with a command line etcd v3.5
     parses, serving the v2 API torch's etcd rendezvous speaks, on the port the Service and the job use."""
-    from cdk_app.job_templates import ETCD_IMAGE, manifests
+    from cdk_app.kubernetes.job_templates import ETCD_IMAGE, manifests
     request = dataclasses.replace(BASE, topology=None, min_nodes=2, max_nodes=4, rdzv_backend="etcd")
     service, deployment, job = manifests(PROD, request)
     (container,) = deployment["spec"]["template"]["spec"]["containers"]
@@ -480,8 +487,8 @@ def test_the_etcd_rendezvous_runs_the_release_image_with_flags_etcd_accepts():
 def test_kubectl_decodes_the_etcd_deployment(tmp_path):
     """kubectl of the cluster's own layer decodes the Deployment into Kubernetes' Go types (resource
     quantities, ports and all): what the API server would do first with it."""
-    from cdk_app.job_templates import manifests
-    from hyperpod_constructs.kubectl_layers import layer_minor
+    from cdk_app.kubernetes.job_templates import manifests
+    from hyperpod_constructs.private.kubectl_layers import layer_minor
     kubectl = layer_binary("kubectl/kubectl", tmp_path / "layer", layer_minor(PROD.eks.kubernetes_version))
     request = dataclasses.replace(BASE, topology=None, min_nodes=2, max_nodes=4, rdzv_backend="etcd")
     deployment = next(m for m in manifests(PROD, request) if m["kind"] == "Deployment")
@@ -500,7 +507,7 @@ def test_kubectl_decodes_the_etcd_deployment(tmp_path):
 
 
 def test_a_team_that_may_use_no_class_is_told_so():
-    from cdk_app.job_templates import job_priority
+    from cdk_app.kubernetes.job_templates import job_priority
     config = PROD.model_copy(update={"teams": tuple(
         t.model_copy(update={"default_priority_class": None, "priority_classes": ()}) if t.name == BASE.team else t
         for t in PROD.teams)})

@@ -13,10 +13,10 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from handlers import load_handler
 
 from cdk_app.config.loader import load_config
 from cdk_app.stacks.cluster_stack import PROVISIONING_ENV, provisioning_env
-from handlers import load_handler
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = ROOT / "lifecycle_scripts"

@@ -7,21 +7,21 @@ import json
 import os
 import subprocess
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import boto3
 import pytest
 from botocore.stub import Stubber
 
+from cdk_app.cli.live import LiveAccessError, compare, gather
 from cdk_app.config.loader import load_config
-from cdk_app.live import LiveAccessError, compare, gather
 
 ROOT = Path(__file__).resolve().parent.parent
 LOADED = load_config(ROOT / "config" / "dev.yaml")
 CONFIG = LOADED.config
 ARN = "arn:aws:sagemaker:us-east-1:111122223333:cluster/abcdefghijkl"
-NOW = datetime(2026, 11, 21, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 21, tzinfo=UTC)
 
 
 def clients():
@@ -280,7 +280,7 @@ def test_kubernetes_version_eks_cannot_move_to(deployed, message):
 
 
 def test_readme_lists_every_action_live_needs():
-    from cdk_app.live import ACTIONS
+    from cdk_app.cli.live import ACTIONS
 
     readme = (ROOT / "README.md").read_text()
     policy = json.loads(readme[readme.index('{\n  "Version"', readme.index("### Checking against the deployed account")):]

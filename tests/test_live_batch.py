@@ -11,9 +11,9 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
+from cdk_app.cli.live import LiveAccessError, LiveResult
+from cdk_app.cli.live_batch import compare_batch, gather_batch, with_batch
 from cdk_app.config.loader import load_config
-from cdk_app.live import LiveAccessError, LiveResult
-from cdk_app.live_batch import compare_batch, gather_batch, with_batch
 
 ROOT = Path(__file__).resolve().parent.parent
 LOADED = load_config(ROOT / "config" / "batch-example.yaml")

@@ -7,17 +7,18 @@ from __future__ import annotations
 
 import json
 import subprocess
+from datetime import UTC
 from pathlib import Path
 
 import boto3
 import pytest
 from botocore.stub import Stubber
 from click.testing import CliRunner
-
-from cdk_app import plan as planning
-from cdk_app.cli import main
-from cdk_app.config.loader import load_config
 from synthesis import env_assembly
+
+from cdk_app.cli import plan as planning
+from cdk_app.cli.main import main
+from cdk_app.config.loader import load_config
 
 ROOT = Path(__file__).resolve().parent.parent
 BASE = (ROOT / "config" / "prod.yaml").read_text()
@@ -538,12 +539,12 @@ def test_hpk311_hint_keeps_the_deployed_value_not_the_edited_one(tmp_path):
 
 def test_deployed_termination_protection_is_read_and_turning_it_off_is_refused(synths):
     """DescribeStacks' EnableTerminationProtection (botocore's CloudFormation model) against the synth's manifest."""
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     client = boto3.client("cloudformation", region_name="us-west-2", aws_access_key_id="x", aws_secret_access_key="x")
     with Stubber(client) as stub:
         stub.add_response("describe_stacks", {"Stacks": [{
-            "StackName": "HyperPod-prod-network", "CreationTime": datetime(2026, 11, 1, tzinfo=timezone.utc),
+            "StackName": "HyperPod-prod-network", "CreationTime": datetime(2026, 11, 1, tzinfo=UTC),
             "StackStatus": "UPDATE_COMPLETE", "EnableTerminationProtection": True}]},
             {"StackName": "HyperPod-prod-network"})
         deployed = planning.deployed_protection(client, ["HyperPod-prod-network"])

@@ -2,7 +2,7 @@
 
 Invariants: loading and validating never raises; the exit code matches the findings; every finding is
 located inside the file; the over-capacity verdict agrees with an integer computation written here
-independently of cdk_app.validator.capacity; and a config that validate accepts builds its CDK app (a
+independently of cdk_app.domain.capacity; and a config that validate accepts builds its CDK app (a
 few examples only, marked synth, since building is slow).
 """
 
@@ -16,10 +16,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from hypothesis import HealthCheck, example, given, settings, strategies as st
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
-from cdk_app import cli
-from cdk_app.instance_types import CATALOGUE
+from cdk_app.cli import main as cli
+from cdk_app.domain.instance_types import CATALOGUE
 from cdk_app.validator.report import check_file
 
 HERE = Path(__file__).resolve().parent
@@ -171,7 +172,7 @@ def test_a_config_validate_accepts_builds_its_app(write_config, tmp_path_factory
     """Synthesized with cdk-nag's checks, as app.py does (with cdk.json's context)."""
     from aws_cdk import App
 
-    from cdk_app.app_builder import build_app
+    from cdk_app.stacks.app_builder import build_app
 
     report = check_file(write_config(render(*generated)))
     assert not report.errors, [f.render() for f in report.errors]
@@ -293,8 +294,8 @@ SP002 = ([("ml.g5.12xlarge", 4)], [("john", [("ml.g5.12xlarge", {"accelerators":
 def test_the_shared_pool_as_written_fits_what_the_teams_leave_in_every_dimension(write_config, generated):
     from hypothesis import assume
 
+    from cdk_app.domain.capacity import shared_pool_quota
     from cdk_app.stacks.team_stack import quota_resource
-    from cdk_app.validator.capacity import shared_pool_quota
 
     groups, teams = generated
     report = check_file(write_config(render_pool(groups, teams)))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import yaml
 
 from cdk_app.config.loader import load_config
-from cdk_app.validator.reach import team_reach
+from cdk_app.domain.reach import team_reach
 
 HEAD = {"environment": "t", "account": "111122223333", "region": "us-east-1",
         "availability_zone_ids": ["use1-az4", "use1-az6"],

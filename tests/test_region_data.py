@@ -12,7 +12,7 @@ from pathlib import Path
 import cfnlint
 from click.testing import CliRunner
 
-from cdk_app.cli import main
+from cdk_app.cli.main import main
 from cdk_app.validator.report import check_file
 
 HERE = Path(__file__).resolve().parent

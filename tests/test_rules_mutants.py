@@ -1,4 +1,4 @@
-"""Rules behaviour that mutation testing of cdk_app/validator/rules.py found untested (issue 15).
+"""Rules behaviour that mutation testing of cdk_app/validator/rules/ found untested (issue 15).
 
 Each limit is tested on both sides of its edge, with the edge taken from a source the kit did not write:
 botocore's SageMaker and IAM service models (name lengths, list sizes) and Kubernetes' 63-character label

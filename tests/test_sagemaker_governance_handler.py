@@ -12,9 +12,9 @@ import time
 import boto3
 import pytest
 from botocore.stub import ANY, Stubber
-
-from cdk_app.resource_schemas import create_only_properties
 from handlers import load_handler
+
+from cdk_app.domain.resource_schemas import create_only_properties
 
 handler = load_handler("sagemaker_governance_handler")
 

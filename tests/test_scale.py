@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 from cfnlint.helpers import LIMITS
-
-from cdk_app.config.loader import load_config
-from cdk_app.stack_layout import stack_costs, stack_name
 from generated_config import generated_config
 from synthesis import config_assembly
 from test_stack_layout import MARGIN, SLACK
+
+from cdk_app.config.loader import load_config
+from cdk_app.stacks.layout import stack_costs, stack_name
 
 pytestmark = pytest.mark.synth
 TEAMS = 500

@@ -11,7 +11,6 @@ import pytest
 from botocore.exceptions import ClientError
 from botocore.response import StreamingBody
 from botocore.stub import ANY, Stubber
-
 from handlers import load_handler
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -10,13 +10,13 @@ import pytest
 from aws_cdk import App
 from aws_cdk.assertions import Template
 
-from cdk_app.batch_job import BatchJobError, BatchJobRequest
-from cdk_app.batch_job import render as render_batch_job
-from cdk_app.batch_shares import quota_share_reach, quota_share_request, team_named
+from cdk_app.cli.batch_job import BatchJobError, BatchJobRequest
+from cdk_app.cli.batch_job import render as render_batch_job
 from cdk_app.config.loader import load_config
+from cdk_app.domain.batch_shares import quota_share_reach, quota_share_request, team_named
+from cdk_app.domain.capacity import shared_pool_quota
+from cdk_app.domain.reach import team_reach
 from cdk_app.stacks.batch_stack import BatchStack
-from cdk_app.validator.capacity import shared_pool_quota
-from cdk_app.validator.reach import team_reach
 from cdk_app.validator.report import check_file
 
 HERE = Path(__file__).resolve().parent

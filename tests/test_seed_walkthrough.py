@@ -20,13 +20,14 @@ from pathlib import Path
 
 import pytest
 import yaml
-
-from cdk_app.config.loader import load_config
-from cdk_app.guardrails import WORKLOAD_KINDS, guardrail_manifests
-from cdk_app.team_rbac import team_group, team_manifests
 from rbac_authorizer import Authorizer, Request
 from test_guardrails_cel import admit
 from test_job_options import validate
+
+from cdk_app.config.loader import load_config
+from cdk_app.kubernetes.guardrails import guardrail_manifests
+from cdk_app.kubernetes.guardrails.kinds import WORKLOAD_KINDS
+from cdk_app.kubernetes.team_rbac import team_group, team_manifests
 
 ROOT = Path(__file__).resolve().parent.parent
 DEV = load_config(ROOT / "config" / "dev.yaml").config

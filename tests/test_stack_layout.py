@@ -10,13 +10,14 @@ from pathlib import Path
 
 import pytest
 from cfnlint.helpers import LIMITS as CFN_LINT_LIMITS
-from hypothesis import given, settings, strategies as st
+from generated_config import generated_config
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from synthesis import config_assembly, env_assembly
 
 from cdk_app.config.loader import load_config
-from cdk_app.stack_layout import LIMITS, environment_of, hashed_team_stack, stack_costs, stack_name, team_layout
+from cdk_app.stacks.layout import LIMITS, environment_of, hashed_team_stack, stack_costs, stack_name, team_layout
 from cdk_app.validator.report import check_file
-from generated_config import generated_config
-from synthesis import config_assembly, env_assembly
 
 ROOT = Path(__file__).resolve().parent.parent
 # The byte estimate may exceed the real template by this share plus SLACK bytes (never fall below it).
@@ -184,7 +185,7 @@ def test_cdk_itself_refuses_what_the_validator_refuses(tmp_path):
     """The source of truth for HPK510: CDK's own check at synth, on the config the validator refuses."""
     from aws_cdk import App
 
-    from cdk_app.app_builder import build_app
+    from cdk_app.stacks.app_builder import build_app
 
     path = tmp_path / "env.yaml"
     path.write_text(generated_config(130, team_stacks=0))

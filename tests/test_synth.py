@@ -10,9 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from syrupy.extensions.json import JSONSnapshotExtension
-
 from synthesis import cli_synth, env_assembly
+from syrupy.extensions.json import JSONSnapshotExtension
 
 ROOT = Path(__file__).resolve().parent.parent
 ENVIRONMENTS = {"dev": "us-east-1", "prod": "us-west-2"}

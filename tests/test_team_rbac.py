@@ -12,11 +12,11 @@ from pathlib import Path
 import kubernetes_validate
 import pytest
 import yaml
-
-from cdk_app.config.loader import load_config
-from cdk_app.team_rbac import team_group, team_manifests
 from handlers import layer_binary
 from rbac_authorizer import Authorizer, Request
+
+from cdk_app.config.loader import load_config
+from cdk_app.kubernetes.team_rbac import team_group, team_manifests
 
 ROOT = Path(__file__).resolve().parent.parent
 CHART = ROOT / "tests" / "data" / "hyperpod-chart" / "HyperPodHelmChart-a00b22d.tar.gz"
@@ -217,7 +217,7 @@ POD_HOLDING = [("", "pods"), ("", "replicationcontrollers"), ("batch", "jobs"), 
 
 
 def test_every_kind_with_pods_the_team_may_create_or_update_is_checked_by_the_guardrails():
-    from cdk_app.guardrails import WORKLOAD_KINDS
+    from cdk_app.kubernetes.guardrails.kinds import WORKLOAD_KINDS
 
     guarded = {(k.group, k.resource) for k in WORKLOAD_KINDS}
     writable = {(g, r) for g, r in POD_HOLDING for verb in ("create", "update", "patch")

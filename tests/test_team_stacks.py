@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from cdk_app import plan as planning
+from cdk_app.cli import plan as planning
 from cdk_app.config.loader import load_config
-from cdk_app.stack_layout import team_layout
+from cdk_app.stacks.layout import team_layout
 from cdk_app.validator.report import check_file
 
 ROOT = Path(__file__).resolve().parent.parent

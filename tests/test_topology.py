@@ -9,9 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from cdk_app.topology import TopologyInputError, as_json, mermaid, parse_nodes, table
 from node_lists import CPU, SEVEN, kubectl_list, node
+
+from cdk_app.kubernetes.topology import TopologyInputError, as_json, mermaid, parse_nodes, table
 
 ROOT = Path(__file__).resolve().parent.parent
 

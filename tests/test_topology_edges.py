@@ -15,9 +15,9 @@ import json
 import re
 
 import pytest
-
-from cdk_app.topology import TopologyInputError, as_json, mermaid, parse_nodes, table
 from node_lists import CPU, kubectl_list, node
+
+from cdk_app.kubernetes.topology import TopologyInputError, as_json, mermaid, parse_nodes, table
 
 KUBECTL = "give the output of `kubectl get nodes -o json`"
 ULTRASERVER = "topology.k8s.aws/ultraserver-id"

@@ -66,9 +66,20 @@ def test_key_follows_the_config_sources(tmp_path, cache_home):
     first = validator_cache.cache_file(copy)
     assert validator_cache.cache_file(copy) == first
     model = copy / "model.py"
-    model.write_text(model.read_text().replace("le=6758", "le=6759"))
+    model.write_text(model.read_text().replace("MAX_QUOTA_AMOUNT = 10_000_000", "MAX_QUOTA_AMOUNT = 10_000_001"))
     changed = validator_cache.cache_file(copy)
     assert changed != first and changed.name.rsplit("-", 1)[0] == first.name.rsplit("-", 1)[0]
+
+
+def test_key_follows_the_limits_the_model_shares_with_the_constructs(tmp_path, cache_home):
+    """The model takes ranges such as the instance count's 0-6758 from the constructs' limits module: a
+    validator cached before an edit there would keep the old range."""
+    limits = tmp_path / "limits.py"
+    shutil.copy(validator_cache.SHARED_SOURCES[0], limits)
+    first = validator_cache.cache_file(shared=(limits,))
+    assert "MAX_INSTANCE_COUNT = 6758" in limits.read_text()
+    limits.write_text(limits.read_text().replace("MAX_INSTANCE_COUNT = 6758", "MAX_INSTANCE_COUNT = 6759"))
+    assert validator_cache.cache_file(shared=(limits,)) != first
 
 
 def test_new_file_replaces_the_checkouts_old_one(cache_home):

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 from cfnlint.helpers import LIMITS as CFN_LINT_LIMITS
-
-from cdk_app.stack_layout import Cost, suggested_team_stacks
-from cdk_app.validator import stack_limits
-from cdk_app.validator.report import check_file
 from test_rules_mutants import PROVIDERS, offered_in, run
+
+from cdk_app.stacks.layout import Cost, suggested_team_stacks
+from cdk_app.validator.report import check_file
+from cdk_app.validator.rules import stack_limits
 
 ZONES = "availability_zone_ids: [use1-az4, use1-az6]\n"
 MANY_TEAMS = "README: Many teams"
@@ -185,7 +185,8 @@ def test_a_misspelt_batch_scheduling_gives_no_finding_about_a_fifo_queue(write_c
     # Left out, scheduling: fairshare would read as fifo, and the fair-share settings of the queue and of its
     # teams would look useless (HPK711). With the validator read from its cache file this was hidden: the
     # batch key could not be left out at all (see test_finding_texts).
-    from test_batch_bad_inputs import BASE as BATCH_BASE, edit
+    from test_batch_bad_inputs import BASE as BATCH_BASE
+    from test_batch_bad_inputs import edit
 
     report = check_file(write_config(edit("      scheduling: fair_share\n", "      scheduling: fairshare\n", BATCH_BASE)))
     assert [(f.code, f.path) for f in report.findings] == [("HPK014", "batch.queues[1].scheduling")]

@@ -4,7 +4,8 @@ located where PyYAML's (pure Python) composer puts its node."""
 from __future__ import annotations
 
 import yaml
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cdk_app.config.yaml_source import parse_yaml
 

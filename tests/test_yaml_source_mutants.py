@@ -15,12 +15,18 @@ from pathlib import Path
 import pytest
 import yaml
 
-from cdk_app.config.scalars import ScalarFloat, ScalarInt, exact, yaml12_number
-from cdk_app.bounded_read import UnreadableInput, read_bounded
 from cdk_app.config import yaml_source
+from cdk_app.config.scalars import ScalarFloat, ScalarInt, exact, yaml12_number
 from cdk_app.config.yaml_source import (
-    MAX_DEPTH, MAX_EXPANDED_NODES, MAX_FILE_BYTES, ConfigReadError, SourceMap, parse_yaml, read_text,
+    MAX_DEPTH,
+    MAX_EXPANDED_NODES,
+    MAX_FILE_BYTES,
+    ConfigReadError,
+    SourceMap,
+    parse_yaml,
+    read_text,
 )
+from cdk_app.support.bounded_read import UnreadableInput, read_bounded
 
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 ROOT = Path(__file__).resolve().parent.parent

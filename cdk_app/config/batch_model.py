@@ -18,7 +18,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from cdk_app.config.model import IAM_PRINCIPAL_PATTERN, Bool, Float, Int, SharingStrategy, Str, _Model
+from cdk_app.config.types import IAM_PRINCIPAL_PATTERN, Bool, Float, Int, KitModel, SharingStrategy, Str
 
 # Batch names (service environments, queues, scheduling policies, quota shares): "up to 128 characters ...
 # letters, numbers, hyphens (-), and underscores (_)" (botocore batch CreateServiceEnvironment/CreateJobQueue/
@@ -32,7 +32,7 @@ Scheduling = Literal["fifo", "fair_share", "quota_share"]
 BatchName = Annotated[Str, Field(pattern=BATCH_NAME_PATTERN)]
 
 
-class CapacityLimit(_Model):
+class CapacityLimit(KitModel):
     unit: Str
     """NUM_INSTANCES (all instances together), or a SageMaker instance type such as ml.p4d.24xlarge
     (a quota-managed environment, needed for quota_share queues)."""
@@ -40,7 +40,7 @@ class CapacityLimit(_Model):
     """Most instances of the unit that the environment's jobs may use at once."""
 
 
-class ServiceEnvironment(_Model):
+class ServiceEnvironment(KitModel):
     name: BatchName
     """Service environment name (letters, digits, - and _, at most 128). Changing it replaces the environment."""
     capacity_limits: Annotated[tuple[CapacityLimit, ...], Field(min_length=1)]
@@ -49,7 +49,7 @@ class ServiceEnvironment(_Model):
     """Disabled keeps the environment but schedules nothing on it."""
 
 
-class JobQueue(_Model):
+class JobQueue(KitModel):
     name: Annotated[Str, Field(pattern=QUEUE_NAME_PATTERN)]
     """Job queue name (letters, digits, - and _, at most 116: its scheduling policy is named <name>-fair-share
     or <name>-quota-share, within Batch's 128); jobs are submitted to it by this name."""
@@ -71,14 +71,14 @@ class JobQueue(_Model):
     """Disabled queues accept no new jobs; queued jobs still finish."""
 
 
-class BatchQuota(_Model):
+class BatchQuota(KitModel):
     instance_type: Str
     """Instance type: one of the capacity units of the queue's service environment."""
     count: Annotated[Int, Field(ge=1, le=100000)]
     """Instances the quota share holds without borrowing (its MaxCapacity)."""
 
 
-class BatchTeam(_Model):
+class BatchTeam(KitModel):
     name: BatchName
     """Team name (letters, digits, - and _, at most 128); the team's quota share has this name."""
     queues: Annotated[tuple[Str, ...], Field(min_length=1)]
@@ -108,7 +108,7 @@ class BatchTeam(_Model):
     """quota_share: Disabled keeps the quota share but it accepts no new jobs."""
 
 
-class Batch(_Model):
+class Batch(KitModel):
     """AWS Batch for SageMaker Training jobs: deployed as stack HyperPod-<environment>-batch."""
 
     service_environments: Annotated[tuple[ServiceEnvironment, ...], Field(min_length=1)]

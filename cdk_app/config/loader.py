@@ -17,7 +17,7 @@ from cdk_app.config.model import KitConfig
 from cdk_app.config.scalars import ScalarFloat, ScalarInt, plain_digits, yaml12_number
 from cdk_app.config.validator_cache import kit_config_validator
 from cdk_app.config.yaml_source import ConfigReadError, PathKey, SourceMap, parse_yaml, read_text
-from cdk_app.validator.findings import Finding, Severity, format_path
+from cdk_app.findings import Finding, Severity, format_path
 
 
 @dataclass(frozen=True, slots=True)

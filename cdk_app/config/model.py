@@ -11,15 +11,22 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, Strict, WrapValidator
+from pydantic import BeforeValidator, Field, WrapValidator
 from pydantic_core import PydanticCustomError
 
+from cdk_app.config import batch_model
 from cdk_app.config.scalars import ScalarFloat
+from cdk_app.config.types import IAM_PRINCIPAL_PATTERN, Bool, Float, Int, KitModel, SharingStrategy, Str
+from hyperpod_constructs.private.limits import (
+    COMMIT_ID,
+    HELM_RELEASE_NAME,
+    MAX_EBS_VOLUME_GIB,
+    MAX_INSTANCE_COUNT,
+    MIN_EBS_VOLUME_GIB,
+    SHA256_HEX,
+    anchored,
+)
 
-Int = Annotated[int, Strict()]
-Str = Annotated[str, Strict()]
-Float = Annotated[float, Strict()]
-Bool = Annotated[bool, Strict()]
 # Largest amount a ComputeQuota resource takes (AWS::SageMaker::ComputeQuota schema in cfn-lint).
 MAX_QUOTA_AMOUNT = 10_000_000
 
@@ -41,11 +48,8 @@ def _no_bool(value: object) -> object:
 QuotaAmount = Annotated[Float, Field(ge=0, le=MAX_QUOTA_AMOUNT, allow_inf_nan=False), WrapValidator(_keep_yaml_text)]
 
 AZ_ID_PATTERN = r"^[a-z]{2,5}[0-9]-az[0-9]{1,2}$"
-IAM_PRINCIPAL_PATTERN = r"^arn:aws[a-z-]*:(iam|sts)::[0-9]{12}:[A-Za-z0-9+=,.@_/-]+$"
 
-DEEP_HEALTH_CHECKS = ("InstanceStress", "InstanceConnectivity")
 DeepHealthCheck = Literal["InstanceStress", "InstanceConnectivity"]
-SharingStrategy = Literal["Lend", "DontLend", "LendAndBorrow"]
 Toggle = Literal["Enabled", "Disabled"]
 # Capabilities a team may be allowed beyond the Pod Security baseline set: IPC_LOCK lets EFA/NCCL pin
 # memory for RDMA, SYS_RESOURCE raises resource limits (memlock) some launchers set; neither reaches the host.
@@ -64,24 +68,18 @@ DEFAULT_HELM_CHART_DEPENDENCIES = {
     "aws-efa-k8s-device-plugin": ("https://aws.github.io/eks-charts/aws-efa-k8s-device-plugin-v0.5.20.tgz",
                                   "252967e2083799987d576ac86986b3316ce350dd1da2d07a8b83b5c4288fbcf4"),
 }
-SHA256_PATTERN = r"^[0-9a-f]{64}$"
+SHA256_PATTERN = anchored(SHA256_HEX)
 DEFAULT_BORROW_LIMIT = 50
 
 
-class _Model(BaseModel):
-    # `validate` runs after every edit: its validator is built on first use (defer_build), for the classes
-    # a command uses, and defaults below are made with model_construct so that defining a class builds none.
-    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
-
-
-class ExistingSubnet(_Model):
+class ExistingSubnet(KitModel):
     subnet_id: Annotated[Str, Field(pattern=r"^subnet-[0-9a-f]{8,17}$")]
     """Id of a private subnet with a route to a NAT gateway."""
     availability_zone_id: Annotated[Str, Field(pattern=AZ_ID_PATTERN)]
     """Availability zone id of the subnet, e.g. use1-az4."""
 
 
-class Network(_Model):
+class Network(KitModel):
     vpc_cidr: Annotated[Str, Field(pattern=r"^([0-9]{1,3}\.){3}[0-9]{1,3}/(1[6-9]|20)$")] = "10.192.0.0/16"
     """CIDR of a new VPC (/16 to /20); ignored when existing_vpc_id is set. HyperPod nodes take many IPs."""
     existing_vpc_id: Annotated[Str, Field(pattern=r"^vpc-[0-9a-f]{8,17}$")] | None = None
@@ -95,7 +93,7 @@ class Network(_Model):
     never change them; add zones by appending to availability_zone_ids."""
 
 
-class Eks(_Model):
+class Eks(KitModel):
     kubernetes_version: Annotated[Str, Field(pattern=r"^1\.[0-9]{2}$")] = "1.33"
     """Kubernetes version of the EKS cluster, quoted ("1.33"); task governance needs 1.30 or later."""
     endpoint_access: Literal["public", "private", "public_and_private"] = "public_and_private"
@@ -106,7 +104,7 @@ class Eks(_Model):
     """IAM role or user ARNs that become cluster administrators through EKS access entries."""
 
 
-class Taint(_Model):
+class Taint(KitModel):
     key: Annotated[Str, Field(min_length=1, max_length=316)]
     """Taint key."""
     value: Annotated[Str, Field(max_length=63)] | None = None
@@ -115,16 +113,16 @@ class Taint(_Model):
     """Taint effect."""
 
 
-class InstanceGroup(_Model):
+class InstanceGroup(KitModel):
     name: Str
     """Instance group name: letters, digits and single hyphens, 1-63 characters."""
     instance_type: Str
     """SageMaker HyperPod instance type, e.g. ml.p5.48xlarge."""
-    count: Annotated[Int, Field(ge=0, le=6758)]
+    count: Annotated[Int, Field(ge=0, le=MAX_INSTANCE_COUNT)]
     """Number of instances."""
     threads_per_core: Annotated[Literal[1, 2], BeforeValidator(_no_bool)] = 1
     """1 turns hyper-threading off (recommended for training), 2 turns it on."""
-    ebs_volume_gib: Annotated[Int, Field(ge=1, le=16384)] = 500
+    ebs_volume_gib: Annotated[Int, Field(ge=MIN_EBS_VOLUME_GIB, le=MAX_EBS_VOLUME_GIB)] = 500
     """Secondary EBS volume per instance, mounted at /opt/sagemaker."""
     deep_health_checks: tuple[DeepHealthCheck, ...] | None = None
     """Deep health checks run when a node joins. Default: both on GPU and Trainium types, none on CPU
@@ -139,7 +137,7 @@ class InstanceGroup(_Model):
     """Kubernetes taints put on the group's nodes."""
 
 
-class HelmComponents(_Model):
+class HelmComponents(KitModel):
     """Components of the HyperPod dependency chart; the defaults are the chart's own."""
 
     health_monitoring_agent: Bool = True
@@ -166,15 +164,15 @@ class HelmComponents(_Model):
     """MLflow integration."""
 
 
-class ChartDependencyPin(_Model):
+class ChartDependencyPin(KitModel):
     url: Annotated[Str, Field(pattern=r"^https://[^\s]+\.tgz$")]
     """URL of the packaged dependency (.tgz), inside the repository the chart's Chart.yaml names."""
     sha256: Annotated[Str, Field(pattern=SHA256_PATTERN)]
     """SHA-256 of that .tgz: the `digest` its repository's index.yaml publishes."""
 
 
-class HelmChart(_Model):
-    revision: Annotated[Str, Field(pattern=r"^[0-9a-f]{40}$")] = DEFAULT_HELM_CHART_REVISION
+class HelmChart(KitModel):
+    revision: Annotated[Str, Field(pattern=anchored(COMMIT_ID))] = DEFAULT_HELM_CHART_REVISION
     """Full commit id of aws/sagemaker-hyperpod-cli whose helm_chart/HyperPodHelmChart is installed."""
     content_sha256: Annotated[Str, Field(pattern=SHA256_PATTERN)] | None = None
     """Content digest of that commit's helm_chart/HyperPodHelmChart folder (README: "Chart pins"); the
@@ -183,7 +181,7 @@ class HelmChart(_Model):
     dependencies: dict[Annotated[Str, Field(pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")], ChartDependencyPin] | None = None
     """Pin of each remote dependency the chart enables, by its name in Chart.yaml; disabled ones are dropped.
     Required unless revision is the kit's default (then the kit's pins). Print them with `hyperpod-kit chart-sha256`."""
-    release_name: Annotated[Str, Field(pattern=r"^[a-z0-9]([-a-z0-9]{0,51}[a-z0-9])?$")] = "hyperpod-dependencies"
+    release_name: Annotated[Str, Field(pattern=anchored(HELM_RELEASE_NAME))] = "hyperpod-dependencies"
     """Helm release name in kube-system. Fixed once installed: the installer refuses a change (a second
     release would collide with the first); the validator cannot see the installed name (not even with --live)."""
     components: HelmComponents = HelmComponents.model_construct()
@@ -201,7 +199,7 @@ class HelmChart(_Model):
         return content, dependencies
 
 
-class Lifecycle(_Model):
+class Lifecycle(KitModel):
     """Settings of the node lifecycle scripts, written next to them as provisioning.env."""
 
     move_data_roots: Bool = True
@@ -217,7 +215,7 @@ class Lifecycle(_Model):
     hide the devices. Changing it changes the chart at once but only nodes created afterwards."""
 
 
-class HyperPod(_Model):
+class HyperPod(KitModel):
     cluster_name: Str | None = None
     """HyperPod cluster name. Default: hyperpod-<environment>. Changing it replaces the cluster."""
     node_recovery: Literal["Automatic", "None"] = "Automatic"
@@ -233,7 +231,7 @@ class HyperPod(_Model):
 GovernanceType = Literal["native", "api"]
 
 
-class GovernanceTypes(_Model):
+class GovernanceTypes(KitModel):
     """How each governance resource is deployed, recorded once per environment: the type of a resource
     cannot change under its logical id, so a choice made from region data at synth would flip when a
     dependency upgrade adds the native type to the region, and CloudFormation would refuse the update."""
@@ -246,7 +244,7 @@ class GovernanceTypes(_Model):
     Default: native where cfn-lint's region data has the type (the validator warns: record it)."""
 
 
-class TaskGovernance(_Model):
+class TaskGovernance(KitModel):
     addon_version: Annotated[Str, Field(pattern=r"^v[0-9]+\.[0-9]+\.[0-9]+-eksbuild\.[0-9]+$")] = DEFAULT_TASK_GOVERNANCE_VERSION
     """Version of the amazon-sagemaker-hyperpod-taskgovernance EKS add-on."""
     cloudformation_types: GovernanceTypes = GovernanceTypes.model_construct()
@@ -259,14 +257,14 @@ class TaskGovernance(_Model):
     create; README: Many teams)."""
 
 
-class PriorityClass(_Model):
+class PriorityClass(KitModel):
     name: Str
     """Class name; jobs name it as <name>-priority."""
     weight: Annotated[Int, Field(ge=0, le=100)]
     """Higher weight runs first and may preempt lower weights."""
 
 
-class ClusterPolicy(_Model):
+class ClusterPolicy(KitModel):
     priority_classes: tuple[PriorityClass, ...] = ()
     """Task priority classes (at most 10); none means first come, first served."""
     fair_share: Toggle = "Enabled"
@@ -278,7 +276,7 @@ class ClusterPolicy(_Model):
     runs at the lowest priority."""
 
 
-class QuotaEntry(_Model):
+class QuotaEntry(KitModel):
     instance_type: Str
     """Instance type of the cluster this entry reserves."""
     count: Annotated[Int, Field(ge=0, le=MAX_QUOTA_AMOUNT)] | None = None
@@ -292,7 +290,7 @@ class QuotaEntry(_Model):
     """Memory in GiB; alone, vCPU is filled in the instance's ratio (and accelerators are 0)."""
 
 
-class Team(_Model):
+class Team(KitModel):
     name: Str
     """Team name: lower-case letters, digits and hyphens, at most 40 characters (namespace hyperpod-ns-<name>)."""
     fair_share_weight: Annotated[Int, Field(ge=0, le=100)] = 0
@@ -325,7 +323,7 @@ class Team(_Model):
     """Allow principals of other AWS accounts to act as this team (they are refused by default)."""
 
 
-class SharedPool(_Model):
+class SharedPool(KitModel):
     name: Str = "shared"
     """Team name of the pool."""
     fair_share_weight: Annotated[Int, Field(ge=0, le=100)] = 0
@@ -334,7 +332,7 @@ class SharedPool(_Model):
     """The pool lends its quota to every team that borrows."""
 
 
-class Observability(_Model):
+class Observability(KitModel):
     enabled: Bool = True
     """Install the amazon-cloudwatch-observability EKS add-on (Container Insights)."""
     kueue_metrics: Bool = True
@@ -344,7 +342,7 @@ class Observability(_Model):
     Default: the version EKS picks for the cluster's Kubernetes version."""
 
 
-class KitConfig(_Model):
+class KitConfig(KitModel):
     """One environment of hyperpod-kit."""
 
     environment: Annotated[Str, Field(pattern=r"^[a-z][a-z0-9-]{0,19}$")]
@@ -375,8 +373,3 @@ class KitConfig(_Model):
     batch: batch_model.Batch | None = None
     """AWS Batch queues and team shares for SageMaker Training jobs (README: Teams on AWS Batch). An environment
     has hyperpod, batch or both."""
-
-
-# Last: batch_model builds on the classes above; pydantic resolves KitConfig.batch when it builds KitConfig
-# (first use), by which time both modules are complete.
-import cdk_app.config.batch_model as batch_model  # noqa: E402

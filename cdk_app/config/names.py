@@ -9,10 +9,18 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from cdk_app.team_rbac import team_namespace
-
 if TYPE_CHECKING:
     from cdk_app.config.model import KitConfig
+
+def team_namespace(team: str) -> str:
+    """The namespace task governance makes for a team."""
+    return f"hyperpod-ns-{team}"
+
+
+def team_cluster_queue(team: str) -> str:
+    """The ClusterQueue task governance makes for the team's compute allocation."""
+    return f"{team_namespace(team)}-clusterqueue"
+
 
 # Kubernetes (apimachinery validation): a DNS-1123 label is at most 63 characters, a subdomain at most 253.
 DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")

@@ -12,7 +12,7 @@ from pydantic import BaseModel
 from cdk_app.config.field_docs import field_docs
 from cdk_app.config.loader import inner_model
 from cdk_app.config.model import KitConfig
-from cdk_app.validator.findings import CODES
+from cdk_app.findings import CODES
 
 
 def _rows(model: type[BaseModel], prefix: str) -> list[str]:

@@ -10,7 +10,6 @@ import re
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 
-
 MAX_EXPONENT = 330
 
 

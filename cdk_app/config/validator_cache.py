@@ -26,8 +26,11 @@ import pydantic_core
 from pydantic_core import SchemaValidator
 
 from cdk_app.config import model
+from hyperpod_constructs.private import limits
 
 CONFIG_PACKAGE = Path(model.__file__).resolve().parent
+# The model's ranges and patterns shared with the constructs: an edit there changes the validator too.
+SHARED_SOURCES = (Path(limits.__file__).resolve(),)
 _validator: SchemaValidator | None = None
 
 
@@ -35,10 +38,10 @@ def cache_folder() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "hyperpod-kit"
 
 
-def cache_file(package: Path = CONFIG_PACKAGE) -> Path:
+def cache_file(package: Path = CONFIG_PACKAGE, shared: tuple[Path, ...] = SHARED_SOURCES) -> Path:
     """The validator's file for the config modules as they are now: kitconfig-<checkout>-<sources>.pickle."""
     digest = hashlib.sha256(f"{sys.version}\0{pydantic.VERSION}\0{pydantic_core.__version__}".encode())
-    for source in sorted(package.glob("*.py")):
+    for source in [*sorted(package.glob("*.py")), *shared]:
         digest.update(source.name.encode() + b"\0" + source.read_bytes() + b"\0")
     checkout = hashlib.sha256(str(package).encode()).hexdigest()[:12]
     return cache_folder() / f"kitconfig-{checkout}-{digest.hexdigest()[:20]}.pickle"
@@ -57,7 +60,7 @@ def _read_or_build(path: Path) -> SchemaValidator:
         loaded = pickle.loads(path.read_bytes())
         if isinstance(loaded, SchemaValidator):
             return loaded
-    except Exception:  # noqa: BLE001 - no file yet, or a damaged one: either way the validator is built anew
+    except Exception:
         pass
     model.KitConfig.model_rebuild()
     built = model.KitConfig.__pydantic_validator__

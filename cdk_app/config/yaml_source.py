@@ -16,8 +16,8 @@ from typing import Any
 import yaml
 
 from cdk_app.config.scalars import ScalarFloat, ScalarInt, yaml12_number
-from cdk_app.bounded_read import UnreadableInput, read_bounded
-from cdk_app.validator.findings import Finding, Severity
+from cdk_app.findings import Finding, Severity
+from cdk_app.support.bounded_read import UnreadableInput, read_bounded
 
 MAX_FILE_BYTES = 5 * 1024 * 1024
 MAX_DEPTH = 64

@@ -10,8 +10,8 @@ from typing import Any
 from aws_cdk import Stack
 from constructs import Construct
 
-from cdk_app.batch_shares import quota_share_request, quota_share_teams, roles_of, team_queues, teams_on
 from cdk_app.config.model import KitConfig
+from cdk_app.domain.batch_shares import quota_share_request, quota_share_teams, roles_of, team_queues, teams_on
 from cdk_app.stacks.team_stack import role_arns_output
 from hyperpod_constructs.batch_job_queue import BatchJobQueue, BatchJobQueueProps
 from hyperpod_constructs.batch_quota_share import BatchQuotaShare, BatchQuotaShareProps

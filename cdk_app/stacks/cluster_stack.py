@@ -9,23 +9,23 @@ from typing import Any
 from aws_cdk import CfnOutput, Fn, Stack
 from constructs import Construct
 
-from cdk_app.config.model import DEEP_HEALTH_CHECKS, InstanceGroup, KitConfig
+from cdk_app.config.model import InstanceGroup, KitConfig
 from cdk_app.config.names import hyperpod_cluster_name, lifecycle_bucket_name
-from cdk_app.guardrails import guardrail_manifests
-from cdk_app.instance_types import CATALOGUE
-from cdk_app.network_zones import cluster_zone_ids
-from cdk_app.stack_layout import stack_name
+from cdk_app.domain.instance_types import CATALOGUE
+from cdk_app.domain.network_zones import cluster_zone_ids
+from cdk_app.kubernetes.guardrails import guardrail_manifests
+from cdk_app.stacks.layout import stack_name
 from hyperpod_constructs.hyperpod_cluster import HyperPodCluster, HyperPodClusterProps, InstanceGroupSpec, NodeTaint
 from hyperpod_constructs.hyperpod_eks_cluster import HyperPodEksCluster, HyperPodEksClusterProps
 from hyperpod_constructs.hyperpod_execution_role import HyperPodExecutionRole, HyperPodExecutionRoleProps
 from hyperpod_constructs.hyperpod_helm_release import (
-    ChartDependencyPin,
+    ChartDependency,
     HyperPodHelmRelease,
     HyperPodHelmReleaseProps,
 )
 from hyperpod_constructs.hyperpod_network import HyperPodNetwork
 from hyperpod_constructs.lifecycle_scripts_bucket import LifecycleScriptsBucket, LifecycleScriptsBucketProps
-
+from hyperpod_constructs.private.limits import DEEP_HEALTH_CHECKS
 
 PROVISIONING_ENV = "provisioning.env"
 
@@ -81,7 +81,7 @@ class ClusterStack(Stack):
         dependencies = HyperPodHelmRelease(self, "HelmChart", props=HyperPodHelmReleaseProps(
             cluster=eks.cluster, kubernetes_version=config.eks.kubernetes_version, vpc_id=network.vpc_id,
             subnet_ids=subnets, revision=chart.revision, content_sha256=content_sha256 or "",
-            dependencies=tuple(ChartDependencyPin(name=name, url=pin.url, sha256=pin.sha256)
+            dependencies=tuple(ChartDependency(name=name, url=pin.url, sha256=pin.sha256)
                                for name, pin in sorted((pins or {}).items())),
             release_name=chart.release_name, components=chart.components.model_dump(),
             gpu_device_isolation=config.hyperpod.lifecycle.gpu_device_isolation,

@@ -9,15 +9,17 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from aws_cdk import CfnOutput, Stack, aws_eks_v2 as eks, aws_iam as iam
+from aws_cdk import CfnOutput, Stack
+from aws_cdk import aws_eks_v2 as eks
+from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from cdk_app.config.model import KitConfig, Team
-from cdk_app.governance_types import uses_native
-from cdk_app.guardrails import guardrail_manifests
-from cdk_app.stack_layout import GOVERNANCE, team_layout
+from cdk_app.domain.capacity import shared_pool_quota
+from cdk_app.domain.governance_types import uses_native
+from cdk_app.kubernetes.guardrails import guardrail_manifests
+from cdk_app.stacks.layout import GOVERNANCE, team_layout
 from cdk_app.stacks.team_stack import ClusterRefs, add_quota, add_team, role_arns_output
-from cdk_app.validator.capacity import shared_pool_quota
 from hyperpod_constructs.deployment_available import DeploymentAvailable, DeploymentAvailableProps
 from hyperpod_constructs.kubernetes_manifests import KubernetesManifests, KubernetesManifestsProps
 from hyperpod_constructs.nag_acknowledgements import acknowledge, managed_policy
@@ -46,7 +48,7 @@ class GovernanceStack(Stack):
     def __init__(self, scope: Construct, construct_id: str, *, config: KitConfig, eks_cluster_name: str,
                  hyperpod_cluster_arn: str, installer_service_token: str, teams: tuple[Team, ...] | None = None,
                  **kwargs: Any) -> None:
-        """teams: the teams this stack holds. Default: the layout's (cdk_app/stack_layout.py)."""
+        """teams: the teams this stack holds. Default: the layout's (cdk_app/stacks/layout.py)."""
         super().__init__(scope, construct_id, **kwargs)
         teams = team_layout(config).stacks[GOVERNANCE] if teams is None else teams
         refs = ClusterRefs(eks_cluster_name, hyperpod_cluster_arn, installer_service_token)

@@ -1,5 +1,5 @@
 """A team's pieces - compute quota, Kubernetes RBAC, IAM role and EKS access entry - and the team stack that
-holds a shard of the teams (cdk_app/stack_layout.py decides which). The governance stack uses the same
+holds a shard of the teams (cdk_app/stacks/layout.py decides which). The governance stack uses the same
 `add_team` for the teams it keeps, so a team's resources are the same wherever they live."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from aws_cdk import CfnOutput, CfnResource, Stack
 from constructs import Construct, IConstruct
 
 from cdk_app.config.model import DEFAULT_BORROW_LIMIT, KitConfig, QuotaEntry, SharedPool, Team
-from cdk_app.governance_types import uses_native
-from cdk_app.team_rbac import team_group, team_manifests
+from cdk_app.domain.governance_types import uses_native
+from cdk_app.kubernetes.team_rbac import team_group, team_manifests
 from hyperpod_constructs.kubernetes_manifests import KubernetesManifests, KubernetesManifestsProps
 from hyperpod_constructs.sagemaker_governance_resource import (
     SageMakerGovernanceResource,

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from cdk_app.batch_shares import environment_quota_entries, quota_share_reach, teams_on
 from cdk_app.config.batch_model import Batch
+from cdk_app.domain.batch_shares import environment_quota_entries, quota_share_reach, teams_on
 
 
 @dataclass(frozen=True, slots=True)

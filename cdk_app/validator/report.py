@@ -6,12 +6,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cdk_app.config.loader import ConfigInvalid, LoadedConfig, load_config
+from cdk_app.domain.capacity import Resources, cluster_capacity, reservations, shared_pool_quota, teams_total
+from cdk_app.domain.reach import TeamReach, team_reach
+from cdk_app.findings import Finding, Severity, format_path
 from cdk_app.validator.batch_summary import BatchCapacityRow, BatchQueueRow, batch_capacity, batch_queues
-from cdk_app.validator.capacity import Resources, cluster_capacity, reservations, shared_pool_quota, teams_total
-from cdk_app.validator.findings import Finding, Severity, format_path
-from cdk_app.validator.kinds import depends_on_kinds, has_cluster
-from cdk_app.validator.reach import TeamReach, team_reach
-from cdk_app.validator.rules import RULES, Reporter
+from cdk_app.validator.reporter import Reporter
+from cdk_app.validator.rules import RULES
+from cdk_app.validator.rules.kinds import depends_on_kinds, has_cluster
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,8 +34,9 @@ import os
 import re
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import cfn_anchor
 import installer_tools as tools

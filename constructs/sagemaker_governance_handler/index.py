@@ -36,7 +36,8 @@ import math
 import time
 from typing import Any
 
-from botocore.exceptions import ClientError, ConnectionError as EndpointConnectionFailure, HTTPClientError
+from botocore.exceptions import ClientError, HTTPClientError
+from botocore.exceptions import ConnectionError as EndpointConnectionFailure
 
 # Stop this long before Lambda's own limit, so the failure carries a reason instead of "Task timed out".
 MARGIN_SECONDS = 20.0

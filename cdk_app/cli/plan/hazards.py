@@ -1,0 +1,117 @@
+"""Destructive changes that are not whole-resource replacements: nodes lost, guarantees dropped, protection off."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cdk_app.cli.plan.model import REMOVAL_DOC, RETAIN, Hazard, Plan, resource_path, template_resources
+from cdk_app.domain.batch_shares import queue_scheduling
+
+
+def group_hazards(stack: str, logical_id: str, old: dict[str, Any], new: dict[str, Any]) -> list[Hazard]:
+    """What an in-place update of a HyperPod cluster does to its instance groups' nodes. UpdateCluster
+    deletes a group left out of the desired state (InstanceGroupsToDelete) with its nodes, and rebuilds
+    a group's nodes for a new instance type (AWS docs: 'you can change the instance type'); a zone move,
+    a threads-per-core change, a smaller volume or a dropped training plan cannot keep the nodes either."""
+    def groups(props: dict[str, Any]) -> dict[str, dict[str, Any]]:
+        return {g["InstanceGroupName"]: g for g in props.get("InstanceGroups", [])
+                if isinstance(g, dict) and isinstance(g.get("InstanceGroupName"), str)}
+
+    def nodes(group: dict[str, Any]) -> str:
+        return f"{group.get('InstanceCount', '?')} x {group.get('InstanceType', '?')} nodes"
+
+    def volume(group: dict[str, Any]) -> int:
+        return sum(int(c.get("EbsVolumeConfig", {}).get("VolumeSizeInGB", 0) or 0)
+                   for c in group.get("InstanceStorageConfigs", []) if isinstance(c, dict))
+
+    old_groups, new_groups = groups(old), groups(new)
+    hazards = []
+    for name, group in sorted(old_groups.items()):
+        where = f"{logical_id}/{name}"
+        if name not in new_groups:
+            added = sorted(set(new_groups) - set(old_groups))
+            hint = f" (a renamed group is a new, empty one: {', '.join(added)})" if added else ""
+            hazards.append(Hazard(stack, where, f"instance group {name} removed: its {nodes(group)} are terminated, "
+                                               f"with the jobs running on them{hint}"))
+            continue
+        now = new_groups[name]
+        why = []
+        if group.get("InstanceType") != now.get("InstanceType"):
+            why.append(f"instance type {group.get('InstanceType')} -> {now.get('InstanceType')}")
+        if group.get("ThreadsPerCore") != now.get("ThreadsPerCore"):
+            why.append(f"threads per core {group.get('ThreadsPerCore')} -> {now.get('ThreadsPerCore')}")
+        if volume(now) < volume(group):
+            why.append(f"EBS volume {volume(group)} -> {volume(now)} GiB (a volume cannot shrink)")
+        if group.get("TrainingPlanArn") and group.get("TrainingPlanArn") != now.get("TrainingPlanArn"):
+            why.append(f"training plan {str(group['TrainingPlanArn']).rsplit('/', 1)[-1]} "
+                       f"{'changed' if now.get('TrainingPlanArn') else 'dropped'} (its reserved capacity is left)")
+        if group.get("OverrideVpcConfig") != now.get("OverrideVpcConfig"):
+            why.append("subnet (zone) changed")
+        if why:
+            hazards.append(Hazard(stack, where, f"instance group {name}: {'; '.join(why)}: its {nodes(group)} are "
+                                               "terminated and re-created, with the jobs running on them"))
+        before_count, after_count = group.get("InstanceCount"), now.get("InstanceCount")
+        if isinstance(before_count, int) and isinstance(after_count, int) and after_count < before_count:
+            # An explicit scale-down the admin wrote: called out, not refused (capacity checks run in validate).
+            hazards.append(Hazard(stack, where, f"instance group {name}: {before_count} -> {after_count} nodes: "
+                                               f"{before_count - after_count} x {now.get('InstanceType')} nodes removed "
+                                               "(SageMaker picks which; jobs on them stop)", refuse=False))
+    return hazards
+
+
+def policy_hazards(stack: str, logical_id: str, old: dict[str, Any], new: dict[str, Any]) -> list[Hazard]:
+    return [Hazard(stack, logical_id, f"{resource_path(new, stack, logical_id)} ({new['Type']}): {policy} "
+                                      f"{old[policy]} dropped (now {new.get(policy, 'Delete')}): a later "
+                                      f"{'replacement' if policy == 'UpdateReplacePolicy' else 'deletion'} "
+                                      "would delete it")
+            for policy in ("DeletionPolicy", "UpdateReplacePolicy")
+            if old.get(policy) in RETAIN and new.get(policy) not in RETAIN]
+
+
+def protection_hazards(before: dict[str, bool], after: dict[str, bool],
+                        templates: dict[str, dict[str, Any]]) -> list[Hazard]:
+    return [Hazard(stack, stack, f"stack {stack}: termination protection turned off (`cdk destroy` would then "
+                                 "delete it)")
+            for stack in sorted(templates) if before.get(stack) and after.get(stack) is False]
+
+
+def _template_scheduling(queue: dict[str, Any], resources: dict[str, dict[str, Any]]) -> str:
+    """The scheduling type of a job queue in a template: its SchedulingPolicyArn is the GetAtt of the policy."""
+    arn = queue.get("Properties", {}).get("SchedulingPolicyArn")
+    target = arn.get("Fn::GetAtt", [None])[0] if isinstance(arn, dict) else None
+    return queue_scheduling(arn, resources.get(target, {}).get("Properties") if target else None)
+
+
+def scheduling_hazards(before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]]) -> list[Hazard]:
+    """A job queue kept under its logical id whose scheduling type changes. Batch never adds a scheduling policy
+    to a FIFO queue, never removes one, and never changes it between fair share and quota share (botocore
+    CreateJobQueue/UpdateJobQueue schedulingPolicyArn), so the update fails; `validate --live` says the same
+    against the deployed queue (HPK716)."""
+    hazards = []
+    for stack in sorted(after):
+        old_resources, new_resources = template_resources(before.get(stack, {})), template_resources(after[stack])
+        for logical_id, new in sorted(new_resources.items()):
+            old = old_resources.get(logical_id)
+            if new["Type"] != "AWS::Batch::JobQueue" or old is None or old["Type"] != new["Type"]:
+                continue
+            kinds = _template_scheduling(old, old_resources), _template_scheduling(new, new_resources)
+            if kinds[0] != kinds[1]:
+                hazards.append(Hazard(stack, logical_id, f"{resource_path(new, stack, logical_id)} (AWS::Batch::JobQueue): "
+                                      f"scheduling {kinds[0]} -> {kinds[1]}: Batch cannot change a queue's scheduling "
+                                      "type (give the queue a new name - a new queue is created, the old one "
+                                      f"removed - and move its teams, or keep scheduling: {kinds[0]})", fails=True))
+    return hazards
+
+
+def renamed_team_hazards(plan: Plan) -> list[Hazard]:
+    """A team removed while another is added looks like a rename, which replaces the quota: the old team's
+    jobs lose their guarantee and the add-on deletes its namespace. Refused unless named (team:<old name>);
+    removing and adding in separate deploys is the safer order anyway."""
+    removed = [t.team for t in plan.teams if t.change == "removed"]
+    added = [t.team for t in plan.teams if t.change == "added"]
+    if not (removed and added):
+        return []
+    return [Hazard("", f"team:{team}", f"team {team} removed while {', '.join(added)} is added (a rename?): its "
+                                       f"quota is deleted, its namespace hyperpod-ns-{team} with it, and its running "
+                                       f"jobs lose their guarantee (drain first: {REMOVAL_DOC})")
+            for team in removed]

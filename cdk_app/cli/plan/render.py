@@ -1,0 +1,87 @@
+"""A plan in an admin's words."""
+
+from __future__ import annotations
+
+from cdk_app.cli.plan.model import MOVE_DOC, QUOTA_FIELDS, REMOVAL_DOC, STACK_REMOVAL_DOC, Plan, TeamChange
+from cdk_app.domain.capacity import unit_for
+
+
+def _amounts(amounts: dict[str, float]) -> str:
+    return ", ".join(f"{value:g} {unit_for(value, word)}"
+                     for dim, word in QUOTA_FIELDS if (value := amounts.get(dim)) is not None) or "none"
+
+
+def _quota_lines(change: TeamChange) -> list[str]:
+    lines = []
+    for itype in sorted(set(change.before) | set(change.after)):
+        old, new = change.before.get(itype), change.after.get(itype)
+        if old != new:
+            lines.append(f"      {itype}: {_amounts(old) if old else 'none'} -> {_amounts(new) if new else 'none'}")
+    return lines
+
+
+ACTION_WORDS = {"add": "create", "remove": "DELETE", "replace": "REPLACE", "modify": "update"}
+
+
+def _verdict(name: str, allowed: tuple[str, ...], fails: bool) -> str:
+    if fails:
+        return "will FAIL: refused"
+    return "allowed by --allow-replace" if name in allowed else f"REFUSED (name it with --allow-replace {name} if intended)"
+
+
+def render(plan: Plan, allowed: tuple[str, ...] = ()) -> str:
+    lines = [f"plan against {plan.baseline}"]
+    if plan.teams:
+        lines.append("teams:")
+    for team in plan.teams:
+        if team.change == "added":
+            lines.append(f"  + team {team.team} added")
+        elif team.change == "removed":
+            lines.append(f"  - team {team.team} removed: its compute quota is deleted")
+        elif team.moved is not None:
+            lines.append(f"  ~ team {team.team} moves from stack {team.moved[0]} to {team.moved[1]}: its compute "
+                         f"quota is deleted and created again ({MOVE_DOC})")
+        else:
+            lines.append(f"  ~ team {team.team}" + (": allocation disabled" if team.disabled else ": quota changed"))
+        lines.extend(_quota_lines(team))
+        if team.may_preempt:
+            lines.append(f"    ! running jobs of team {team.team} may be preempted/stopped "
+                         f"(drain first: {REMOVAL_DOC})")
+    if plan.hazards:
+        lines.append("nodes, allocations and protection:")
+    for hazard in plan.hazards:
+        verdict = _verdict(hazard.name, allowed, hazard.fails) if hazard.refuse else "called out, not refused"
+        lines.append(f"  {hazard.text} - {verdict}")
+    dangerous = [c for c in plan.changes if c.dangerous]
+    if dangerous:
+        lines.append("stateful resources replaced or deleted:")
+    for change in dangerous:
+        if change.fails:
+            outcome = f"; will FAIL: {change.fails}"
+        elif change.retained:
+            outcome = f"; the old one stays in the account ({change.retained})"
+        else:
+            outcome = "; the old one is DELETED" if change.action == "replace" else ""
+        lines.append(f"  {ACTION_WORDS[change.action]} {change.path} ({change.type}, logical id {change.logical_id}): "
+                     f"{'; '.join(change.reasons) or 'removed from the template'}{outcome} - "
+                     f"{_verdict(change.logical_id, allowed, change.fails is not None)}")
+    others = [c for c in plan.changes if not c.dangerous]
+    if others:
+        lines.append("other changes:")
+        for stack in sorted({c.stack for c in others}):
+            counts: dict[str, int] = {}
+            for change in (c for c in others if c.stack == stack):
+                counts[ACTION_WORDS[change.action]] = counts.get(ACTION_WORDS[change.action], 0) + 1
+            lines.append(f"  {stack}: " + ", ".join(f"{n} {word}" for word, n in sorted(counts.items())))
+            lines.extend(f"    {ACTION_WORDS[c.action]} {c.path} ({c.type})" + (f": {'; '.join(c.reasons)}" if c.reasons else "")
+                         for c in others if c.stack == stack and c.action in ("replace", "remove"))
+    for stack in plan.left_stacks:
+        lines.append(f"stack {stack} is no longer in the app: `cdk deploy` does not delete it, its resources keep "
+                     f"running unmanaged (see {STACK_REMOVAL_DOC})")
+    if not plan.changes and not plan.left_stacks:
+        lines.append("no changes")
+    blocked = plan.blocked(allowed)
+    lines.append(f"refused: {len(blocked)} change(s) that destroy or fail, not named with --allow-replace: "
+                 f"{', '.join(blocked)}" if blocked else
+                 "ok: nothing stateful is replaced, deleted or weakened without --allow-replace")
+    return "\n".join(lines)

@@ -1,0 +1,71 @@
+"""The validate report as text: capacity, team reach and Batch tables, then the findings and the verdict.
+Shared by validate and the commands that validate before they act (job, plan, batch-job)."""
+
+from __future__ import annotations
+
+from cdk_app.domain.capacity import DIMENSIONS, Resources
+from cdk_app.domain.reach import TeamReach
+from cdk_app.support.text_table import aligned, printable
+from cdk_app.validator.report import Report
+
+
+def _cell(reserved: Resources, capacity: Resources, dim: str) -> str:
+    used, total = reserved.to_json()[dim], capacity.to_json()[dim]
+    return f"{used}/{total}" + (" !" if used > total else "")
+
+
+def _amount(resources: Resources) -> str:
+    amounts = resources.to_json()
+    return f"{amounts['count']}" + (f" ({amounts['accelerators']})" if amounts["accelerators"] else "")
+
+
+def _limited_by(row: TeamReach) -> str:
+    if row.capped_by is None:
+        return "-"
+    return f"borrow limit {row.borrow_limit} %" if row.capped_by == "borrow limit" else "what others lend"
+
+
+def render_table(report: Report) -> str:
+    lines = [printable(report.file) + (f" (environment {printable(report.environment)})" if report.environment else "")]
+    if report.capacity:
+        header = ("instance type", "count", "accelerators", "vCPU", "memory GiB")
+        rows = [(row.instance_type, *(_cell(row.reserved, row.capacity, d) for d in DIMENSIONS))
+                for row in report.capacity]
+        lines.append("  reserved/capacity (! = over capacity)")
+        lines.extend(aligned([header, *rows], indent="  "))
+    if report.reach:
+        lines.append("  team reach: quota, and the most it can use by borrowing (instances, accelerators)")
+        header = ("team", "instance type", "strategy", "quota", "reach", "limited by")
+        rows = [(row.team, row.instance_type, row.strategy, _amount(row.quota), _amount(row.reach), _limited_by(row))
+                for row in report.reach]
+        lines.extend(aligned([header, *rows], indent="  "))
+    lines.extend(_batch_lines(report))
+    for finding in report.findings:
+        lines.append(finding.render())
+    verdict = "unreadable" if report.unreadable else ("invalid" if report.errors else "valid")
+    lines.append(f"{verdict}: {len(report.errors)} error(s), {len(report.warnings)} warning(s)")
+    return "\n".join(lines)
+
+
+def _batch_lines(report: Report) -> list[str]:
+    """AWS Batch: quota shares held / capacity per service environment and unit, then each queue's shares."""
+    lines = []
+    if report.batch_capacity:
+        lines.append("  AWS Batch: quota shares held/capacity per service environment (- = no quota-share queue, ! = over)")
+        rows = [(row.service_environment, row.unit,
+                 f"{'-' if row.quota_shares is None else row.quota_shares}/{row.capacity}"
+                 + (" !" if (row.quota_shares or 0) > row.capacity else ""))
+                for row in report.batch_capacity]
+        lines.extend(aligned([("service environment", "unit", "held/capacity"), *rows], indent="  "))
+    if report.batch_queues:
+        lines.append("  AWS Batch queues: shares (fair share: weight factor, lower = larger share; quota share: "
+                     "quota and reach by borrowing)")
+        rows = []
+        for queue in report.batch_queues:
+            shares = [f"{s.team} {s.share_identifier} weight {s.weight_factor if s.weight_factor is not None else '1.0 (default)'}"
+                      if s.unit is None else f"{s.team} {s.quota} -> {s.reach} {s.unit} ({s.strategy})"
+                      for s in queue.shares]
+            rows.append((queue.queue, queue.scheduling, str(queue.priority), queue.service_environment,
+                         "; ".join(shares) or "-"))
+        lines.extend(aligned([("queue", "scheduling", "priority", "service environment", "shares"), *rows], indent="  "))
+    return lines

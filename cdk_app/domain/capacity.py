@@ -1,0 +1,217 @@
+"""Capacity arithmetic: what the cluster has and what the teams reserve, per instance type.
+
+Amounts are exact: whole amounts are ints and the others Fractions, so that 3 x 1/3 of an instance sums to
+exactly 1, `vcpu: 1.1` plus `vcpu: 14.9` is 16 (the YAML text, not the nearest binary fraction), and a quota
+equal to the capacity never reads as 0.0000001 over it. A result that comes out whole is an int again, so
+that summing thousands of teams' whole quotas is integer arithmetic, not Fraction arithmetic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import cache
+
+from cdk_app.config.model import KitConfig, QuotaEntry, Team
+from cdk_app.config.scalars import exact
+from cdk_app.domain.instance_types import CATALOGUE, InstanceSpec
+
+DIMENSIONS = ("count", "accelerators", "vcpu", "memory_gib")
+_UNITS = {"count": "instances", "accelerators": "accelerators", "vcpu": "vCPU", "memory_gib": "GiB memory"}
+
+Amount = int | Fraction
+
+
+def _exact(value: Amount) -> Amount:
+    """An exact amount, whole ones as ints."""
+    if value.__class__ is int:
+        return value
+    return int(value) if value.denominator == 1 else value
+
+
+def _times(value: Amount, factor: Amount) -> Amount:
+    """value x factor; a whole value times a fraction (a borrow limit's percent) without building Fractions
+    when the product is whole."""
+    if value.__class__ is int and factor.__class__ is Fraction:
+        product, denominator = value * factor.numerator, factor.denominator
+        return product // denominator if product % denominator == 0 else Fraction(product, denominator)
+    return _exact(value * factor)
+
+
+@dataclass(frozen=True, slots=True)
+class Resources:
+    count: Amount = 0
+    accelerators: Amount = 0
+    vcpu: Amount = 0
+    memory_gib: Amount = 0
+
+    def __add__(self, other: Resources) -> Resources:
+        return Resources(_exact(self.count + other.count), _exact(self.accelerators + other.accelerators),
+                         _exact(self.vcpu + other.vcpu), _exact(self.memory_gib + other.memory_gib))
+
+    def __sub__(self, other: Resources) -> Resources:
+        return Resources(_exact(self.count - other.count), _exact(self.accelerators - other.accelerators),
+                         _exact(self.vcpu - other.vcpu), _exact(self.memory_gib - other.memory_gib))
+
+    def smaller(self, other: Resources) -> Resources:
+        """Per dimension, the smaller of the two."""
+        return Resources(_exact(min(self.count, other.count)), _exact(min(self.accelerators, other.accelerators)),
+                         _exact(min(self.vcpu, other.vcpu)), _exact(min(self.memory_gib, other.memory_gib)))
+
+    def scaled(self, factor: Amount) -> Resources:
+        return Resources(_times(self.count, factor), _times(self.accelerators, factor),
+                         _times(self.vcpu, factor), _times(self.memory_gib, factor))
+
+    def exceeding(self, limit: Resources) -> list[str]:
+        """Dimensions in which self is above limit."""
+        return [d for d in DIMENSIONS if getattr(self, d) > getattr(limit, d)]
+
+    def is_zero(self) -> bool:
+        return self.count == 0 and self.accelerators == 0 and self.vcpu == 0 and self.memory_gib == 0
+
+    def to_json(self) -> dict[str, float]:
+        return {d: plain_number(getattr(self, d)) for d in DIMENSIONS}
+
+
+def plain_number(value: Amount) -> float | int:
+    """An amount as written in YAML: 9 rather than 9.0 or 9/1, three decimals at most."""
+    return int(value) if value.denominator == 1 else round(float(value), 3)
+
+
+def unit_for(value: float | Amount, unit: str) -> str:
+    """`unit` as it reads after `value`: "1 instance", "1 accelerator" (vCPU and GiB memory read the same)."""
+    return unit[:-1] if value == 1 and unit.endswith("s") else unit
+
+
+def describe(value: Amount, dimension: str) -> str:
+    return f"{plain_number(value)} {unit_for(value, _UNITS[dimension])}"
+
+
+@cache
+def _memory_gib(spec: InstanceSpec) -> Amount:
+    return _exact(exact(spec.memory_gib))
+
+
+def per_instances(spec: InstanceSpec, instances: Amount) -> Resources:
+    instances = _exact(instances)
+    return Resources(
+        instances,
+        _exact(instances * spec.accelerators),
+        _exact(instances * spec.vcpu),
+        _exact(instances * _memory_gib(spec)),
+    )
+
+
+def quota_resources(entry: QuotaEntry, spec: InstanceSpec) -> Resources:
+    """A quota entry on the instance scale, as SageMaker fills it (CreateComputeQuota's ComputeQuotaResourceConfig):
+    vCPU and memory left out are filled in the instance's ratio to the accelerators, else to each other; but
+    accelerators are never filled - an entry without them gets none ("Accelerators are set to 0"). On a type
+    with accelerators the instance's worth (count) is measured in them, so such an entry takes none of it.
+    A count stands for whole instances: other amounts next to it must agree (the validator's HPK408), so the
+    count alone is summed; accelerators on a type without any (HPK407) add nothing."""
+    if entry.count is not None:
+        return per_instances(spec, entry.count)
+    # accelerators: 0 reserves none, like leaving them out: vCPU or memory then set the ratio (filling memory
+    # in a ratio of 0 accelerators would reserve none of what SageMaker fills from the vCPU).
+    in_accelerators = bool(entry.accelerators) and spec.accelerators
+    if in_accelerators:
+        share = Fraction(entry.accelerators, spec.accelerators)
+    elif entry.vcpu is not None:
+        share = exact(entry.vcpu) / spec.vcpu
+    elif entry.memory_gib is not None:
+        share = exact(entry.memory_gib) / _memory_gib(spec)
+    else:
+        share = 0
+    filled = per_instances(spec, share)
+    return Resources(
+        filled.count if in_accelerators or not spec.accelerators else 0,
+        filled.accelerators if in_accelerators else 0,
+        _exact(exact(entry.vcpu)) if entry.vcpu is not None else filled.vcpu,
+        _exact(exact(entry.memory_gib)) if entry.memory_gib is not None else filled.memory_gib,
+    )
+
+
+def capacity_of(groups: Iterable[tuple[str, int]]) -> dict[str, Resources]:
+    """Per known instance type, the resources of (instance type, count) pairs summed."""
+    capacity: dict[str, Resources] = {}
+    for instance_type, count in groups:
+        spec = CATALOGUE.get(instance_type)
+        if spec is not None:
+            capacity[instance_type] = capacity.get(instance_type, Resources()) + per_instances(spec, count)
+    return capacity
+
+
+def cluster_capacity(config: KitConfig) -> dict[str, Resources]:
+    """Per known instance type, the resources of all instance groups of that type."""
+    return capacity_of((group.instance_type, group.count) for group in config.hyperpod.instance_groups)
+
+
+def reservations(quota: Iterable[QuotaEntry]) -> dict[str, Resources]:
+    """Per known instance type, what quota entries reserve (duplicate entries add up)."""
+    reserved: dict[str, Resources] = {}
+    for entry in quota:
+        spec = CATALOGUE.get(entry.instance_type)
+        if spec is not None:
+            reserved[entry.instance_type] = reserved.get(entry.instance_type, Resources()) + quota_resources(entry, spec)
+    return reserved
+
+
+def team_reservations(team: Team) -> dict[str, Resources]:
+    """Per known instance type, what one team reserves."""
+    return reservations(team.quota)
+
+
+def teams_total(teams: tuple[Team, ...]) -> dict[str, Resources]:
+    """Per known instance type, what all the given teams reserve together."""
+    totals: dict[str, Resources] = {}
+    for team in teams:
+        for itype, res in team_reservations(team).items():
+            totals[itype] = totals.get(itype, Resources()) + res
+    return totals
+
+
+def shared_pool_gap(capacity: dict[str, Resources], reserved: dict[str, Resources]) -> dict[str, Resources]:
+    """What a shared pool would hold per cluster instance type: capacity minus the teams' sum."""
+    return {itype: cap - reserved.get(itype, Resources()) for itype, cap in capacity.items()}
+
+
+def _floor_thousandths(value: Amount) -> int | float:
+    """value rounded down to 1/1000, as an int when whole: the float's shortest repr is then the decimal
+    itself (at most 11 significant digits below MAX_QUOTA_AMOUNT), so exact() reads back no more than value."""
+    thousandths = value.numerator * 1000 // value.denominator
+    return thousandths // 1000 if thousandths % 1000 == 0 else thousandths / 1000
+
+
+def pool_entry(itype: str, gap: Resources) -> QuotaEntry:
+    """The shared pool's entry for one instance type. Whole instances, or accelerators (vCPU and memory filled
+    in the instance's ratio), when that is exactly the gap in every dimension; else every amount written out,
+    rounded down (accelerators to whole ones, vCPU and memory to 1/1000), so that what SageMaker gives the
+    pool never exceeds what the teams leave in any dimension. Accelerators are written even beside vCPU and
+    memory: for an entry of only vCPU and memory SageMaker sets them to 0 (CreateComputeQuota's model)."""
+    spec = CATALOGUE[itype]
+    # Amounts computed here from a validated config are not validated again (model_construct): `validate`
+    # would otherwise build QuotaEntry's own validator for these alone.
+    candidates = []
+    if gap.count.denominator == 1:
+        candidates.append(QuotaEntry.model_construct(instance_type=itype, count=int(gap.count)))
+    if spec.accelerators and gap.accelerators.denominator == 1:
+        candidates.append(QuotaEntry.model_construct(instance_type=itype, accelerators=int(gap.accelerators)))
+    written = QuotaEntry.model_construct(
+        instance_type=itype, accelerators=int(gap.accelerators) if spec.accelerators else None,
+        vcpu=_floor_thousandths(gap.vcpu), memory_gib=_floor_thousandths(gap.memory_gib))
+    # `written` fits: its instance share (accelerators, or vCPU on a type without them, over the instance's)
+    # is at most the count gap, as every team entry's share is its accelerators (or vCPU) over the instance's.
+    return next((entry for entry in candidates if quota_resources(entry, spec) == gap), written)
+
+
+def shared_pool_quota(config: KitConfig) -> list[QuotaEntry]:
+    """The shared pool's quota entries: per cluster instance type with capacity left, the entry of
+    `pool_entry` (what it gets fits what the teams leave in every dimension)."""
+    entries: list[QuotaEntry] = []
+    for itype, gap in shared_pool_gap(cluster_capacity(config), teams_total(config.teams)).items():
+        # Nothing left, or the teams already over capacity in some dimension (the validator's HPK504).
+        if gap.count <= 0 or any(getattr(gap, d) < 0 for d in DIMENSIONS):
+            continue
+        entries.append(pool_entry(itype, gap))
+    return entries

@@ -1,0 +1,45 @@
+"""Admission guardrails of the team namespaces: Kubernetes ValidatingAdmissionPolicies (CEL, built into
+the API server since 1.30, no controller to run) and their bindings, built from the config.
+
+Two policies, each bound to the namespaces of every team and of the shared pool (by the name label the
+API server itself sets on every namespace), so a team added to the config is covered by the same synth:
+
+- hyperpod-kit-pod-security: the pods and pod templates of every kind in WORKLOAD_KINDS - no privileged
+  containers, privilege escalation, host namespaces, volume types outside an allow-list, capabilities beyond
+  the allowed set, spec.nodeName or a chosen node, tolerations of unhealthy or cordoned nodes,
+  device-selecting environment variables, a container without GPUs that leaves its image's GPUs visible, unallowed priorityClassName, another runtime, scheduler or
+  service account, dynamic resource claims; kinds Kueue does not queue (Deployment, StatefulSet ...) may
+  not ask for accelerators or EFA.
+- hyperpod-kit-workload-queue: workloads Kueue admits (Job, PyTorchJob, MPIJob) carry the namespace's own
+  queue label and a priority class the team is allowed, and nothing that changes how Kueue accounts them
+  (owner references, another managedBy, Kueue's other labels and annotations).
+
+Kueue and the operators are not checked when they update an object (see pod_security_policy).
+
+What differs per team (allowed capabilities and priority classes) is a map literal keyed by namespace in
+the policy itself: no parameter object a team could edit, one policy whatever the number of teams.
+
+The expressions keep to CEL that both Kubernetes and cel-python evaluate (tests/test_guardrails_cel.py runs
+them): no optional syntax, no string or list extensions, no two-variable comprehensions.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cdk_app.config.model import KitConfig
+from cdk_app.kubernetes.guardrails.bindings import binding
+from cdk_app.kubernetes.guardrails.pod_security import pod_security_policy
+from cdk_app.kubernetes.guardrails.services import service_policy
+from cdk_app.kubernetes.guardrails.team_scope import team_namespaces
+from cdk_app.kubernetes.guardrails.workload_queue import workload_queue_policy
+
+
+def guardrail_manifests(config: KitConfig) -> list[dict[str, Any]]:
+    """Every policy and its binding to the team namespaces of the config; none without a team namespace
+    (a selector's In needs at least one value)."""
+    namespaces = team_namespaces(config)
+    if not namespaces:
+        return []
+    policies = [pod_security_policy(config), workload_queue_policy(config), service_policy()]
+    return [*policies, *(binding(p, namespaces) for p in policies)]

@@ -1,0 +1,599 @@
+"""Job manifests that task governance and topology-aware scheduling act on: a PyTorchJob (elastic or
+not), an MPIJob or a batch Job in the team's namespace, labelled with the team's local queue and (when
+given or the team has a default) a priority class the team may use; an elastic PyTorchJob with the etcd
+rendezvous also gets the etcd Service and Deployment it talks to.
+
+Checks against the config before rendering: the team exists, the priority class is in the cluster
+policy, the instance type is in the cluster and has as many nodes as asked for, topology is only asked
+for on types that have topology labels and with an add-on that supports it, one pod asks for no more
+than one node has, every name the operators derive from the job name is a valid Kubernetes name, and
+the whole job fits in what the team can ever get (its quota plus what it may borrow) - else Kueue
+would keep it pending forever. Given the cluster's nodes (`kubectl get nodes -o json`), it also checks
+the GPUs, Neuron devices and EFA interfaces the nodes of that type advertise, and that enough healthy
+nodes offer them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Literal
+
+from cdk_app.config.model import KitConfig
+from cdk_app.config.names import team_namespace
+from cdk_app.domain.capacity import Resources, describe
+from cdk_app.domain.efa_support import has_efa
+from cdk_app.domain.image_reference import reference_problem
+from cdk_app.domain.instance_types import CATALOGUE, family
+from cdk_app.domain.reach import team_reach
+from cdk_app.domain.versions import version_tuple
+from cdk_app.kubernetes.guardrails.constants import (
+    DEVICE_ENV_OFF,
+    GPU_FEATURES_OFF_ENV,
+    HIDE_GPUS_ENV,
+    PRIORITY_LABEL,
+    QUEUE_LABEL,
+)
+from cdk_app.kubernetes.guardrails.team_scope import allowed_priority_classes, priority_label
+from cdk_app.kubernetes.quantity import GIB, parse_quantity
+from cdk_app.kubernetes.topology import ACCELERATOR_RESOURCES, EFA_RESOURCE, HEALTH_LABEL, NodeInfo
+
+# Instance families whose nodes carry topology.k8s.aws/network-node-layer-* labels.
+TOPOLOGY_FAMILIES = ("p3dn", "p4d", "p4de", "p5", "p5e", "p5en", "p6e-gb200", "trn1", "trn1n", "trn2", "trn2u")
+MIN_TOPOLOGY_ADDON = (1, 2, 2)
+# The training operator names a Service after each replica, so the job name must be a DNS-1035 label.
+JOB_NAME = re.compile(r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?")
+DNS_LABEL_MAX = 63
+# Environment variable names the API server accepted before 1.30 (and every shell does).
+ENV_NAME = re.compile(r"[-._a-zA-Z][-._a-zA-Z0-9]*")
+PVC_NAME = re.compile(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?")
+# HyperPod job auto-resume works through the Kubeflow training operator's PyTorchJob only (AWS docs,
+# "Running jobs using kubectl": job auto-resume for Kubeflow PyTorch training).
+AUTO_RESUME_KINDS = ("pytorchjob",)
+# --kind as refusals name it: the object's Kubernetes kind, with its article.
+A_KIND = {"pytorchjob": "a PyTorchJob", "mpijob": "an MPIJob", "job": "a Job"}
+AUTO_RESUME_ANNOTATIONS = ("sagemaker.amazonaws.com/enable-job-auto-resume", "sagemaker.amazonaws.com/job-max-retry-count")
+# etcd v3.5 is the last line with the v2 API torch's etcd rendezvous needs (--enable-v2); pinned, not :latest.
+ETCD_IMAGE = "quay.io/coreos/etcd:v3.5.17"
+ETCD_PORT = 2379
+C10D_PORT = 29400
+SHM_MOUNT = "/dev/shm"
+# Maximum EFA interfaces, only where public AWS documentation states it. Other types are checked
+# only against the nodes' allocatable (--cluster-nodes), which is the authority when given.
+EFA_MAXIMUM = {"ml.p5.48xlarge": 32, "ml.p5e.48xlarge": 32, "ml.g6e.48xlarge": 4,
+               "ml.trn1.32xlarge": 8, "ml.trn1n.32xlarge": 16, "ml.p4d.24xlarge": 4, "ml.p4de.24xlarge": 4,
+               **{f"ml.g5.{size}xlarge": 1 for size in (8, 12, 16, 24, 48)}}
+
+
+INT32_MAX = 2**31 - 1  # Kubernetes backoffLimit fields are int32
+
+
+class JobSpecError(Exception):
+    """A job the config does not allow; the message names the option and what is allowed."""
+
+
+@dataclass(frozen=True)
+class Volume:
+    """A PersistentVolumeClaim of the team's namespace (an FSx for Lustre or EFS claim ...) and where it goes."""
+    claim: str
+    mount_path: str
+    read_only: bool = False
+
+
+@dataclass(frozen=True)
+class JobRequest:
+    team: str
+    priority: str | None  # None: the team's default_priority_class, else no priority label
+    name: str
+    image: str
+    command: tuple[str, ...]
+    kind: Literal["pytorchjob", "mpijob", "job"] = "pytorchjob"
+    instance_type: str | None = None
+    nodes: int = 1
+    accelerators_per_node: int | None = None
+    efa_per_node: int | Literal["all"] = 0  # "all": every interface one node of the type has
+    topology: Literal["required", "preferred"] | None = None
+    topology_layer: int = 3
+    auto_resume: bool = False
+    max_retries: int = 3
+    # Elastic PyTorchJob: set either bound (the other defaults to --nodes). None, None: not elastic.
+    min_nodes: int | None = None
+    max_nodes: int | None = None
+    rdzv_backend: Literal["c10d", "etcd"] | None = None  # None: c10d for an elastic job
+    env: tuple[tuple[str, str], ...] = ()
+    volumes: tuple[Volume, ...] = ()
+    shm: str | None = None  # size of a memory-backed /dev/shm, a Kubernetes quantity
+    cpu: str | None = None  # per pod requests, Kubernetes quantities
+    memory: str | None = None
+
+    @property
+    def elastic(self) -> bool:
+        return self.min_nodes is not None or self.max_nodes is not None
+
+
+def parse_env(text: str) -> tuple[str, str]:
+    """--env KEY=VALUE."""
+    name, sep, value = text.partition("=")
+    if not sep:
+        raise JobSpecError(f"--env {text!r}: give KEY=VALUE")
+    return name, value
+
+
+def parse_volume(text: str) -> Volume:
+    """--volume CLAIM:MOUNT_PATH[:ro]."""
+    parts = text.split(":")
+    if len(parts) not in (2, 3) or (len(parts) == 3 and parts[2] != "ro"):
+        raise JobSpecError(f"--volume {text!r}: give PVC:MOUNT_PATH or PVC:MOUNT_PATH:ro")
+    return Volume(parts[0], parts[1], len(parts) == 3)
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where the job runs and what each pod asks for, once checked."""
+    instance_type: str
+    accelerators: int
+    efa: int
+
+
+def _fleet(nodes: Sequence[NodeInfo], instance_type: str, source: str) -> list[NodeInfo]:
+    fleet = [n for n in nodes if n.type_is(instance_type)]
+    if not fleet:
+        types = sorted({n.instance_type for n in nodes})
+        raise JobSpecError(f"--cluster-nodes: {source} has no {instance_type} node; it has {', '.join(types)}")
+    return fleet
+
+
+def _efa(request: JobRequest, instance_type: str, fleet: list[NodeInfo] | None) -> int:
+    if request.efa_per_node != "all":
+        if request.efa_per_node < 0:
+            raise JobSpecError(f"--efa must be 0 or more, got {request.efa_per_node}")
+        return request.efa_per_node
+    if fleet is not None:
+        return max(n.devices.get(EFA_RESOURCE, 0) for n in fleet)
+    if instance_type in EFA_MAXIMUM:
+        return EFA_MAXIMUM[instance_type]
+    raise JobSpecError(f"--efa all: the kit has no documented EFA count for {instance_type}; pass --efa N, or "
+                       "--cluster-nodes with `kubectl get nodes -o json` output to read it from the nodes")
+
+
+def _shortfall(node: NodeInfo, needs: dict[str, int]) -> str | None:
+    """Why one pod of the job cannot run on this node, or None."""
+    if node.health.startswith("Unschedulable"):
+        return node.health
+    short = [f"{node.devices.get(r, 0)} {r}" for r, amount in needs.items() if node.devices.get(r, 0) < amount]
+    return f"has {', '.join(short)}" if short else None
+
+
+def _check_nodes(request: JobRequest, placement: Placement, fleet: list[NodeInfo], source: str) -> None:
+    spec = CATALOGUE[placement.instance_type]
+    needs = {EFA_RESOURCE: placement.efa} if placement.efa else {}
+    if placement.accelerators and spec.accelerator_kind:
+        needs[ACCELERATOR_RESOURCES[spec.accelerator_kind]] = placement.accelerators
+    reasons = {n.name: _shortfall(n, needs) for n in fleet}
+    fitting = [n for n in fleet if reasons[n.name] is None]
+    if len(fitting) >= request.nodes:
+        if request.topology == "required":
+            _check_required_topology(request, fitting, source)
+        return
+    if len(fitting) == len(fleet):
+        raise JobSpecError(f"--nodes {request.nodes}: {source} has only {len(fleet)} {placement.instance_type} node(s)")
+    asked = "give one pod " + " and ".join(f"{amount} {r}" for r, amount in needs.items()) if needs else "take a pod"
+    missing = [r for r in needs if not any(n.devices.get(r) for n in fleet)]
+    hint = (f"; no node advertises {', '.join(missing)} - is the HyperPod chart's device plugin for it running?"
+            if missing else "")
+    unfit = "; ".join(f"{name} {why}" for name, why in sorted(reasons.items()) if why)
+    raise JobSpecError(f"--nodes {request.nodes}: {len(fitting)} of the {len(fleet)} {placement.instance_type} "
+                       f"nodes in {source} can {asked} ({unfit}){hint}")
+
+
+def _largest_domain(nodes: list[NodeInfo], layer: int) -> tuple[int, str]:
+    """The most nodes under one network node of the layer, and that network node."""
+    sizes: dict[str, int] = {}
+    for node in nodes:
+        if len(node.layers) >= layer:
+            sizes[node.layers[layer - 1]] = sizes.get(node.layers[layer - 1], 0) + 1
+    return max(((size, nn) for nn, size in sizes.items()), default=(0, "none"))
+
+
+def _check_required_topology(request: JobRequest, fitting: list[NodeInfo], source: str) -> None:
+    """Kueue keeps a required-topology job pending until every pod fits under one network node."""
+    size, network_node = _largest_domain(fitting, request.topology_layer)
+    if size >= request.nodes:
+        return
+    wider = [f"layer {layer} holds {_largest_domain(fitting, layer)[0]}" for layer in range(request.topology_layer - 1, 0, -1)]
+    raise JobSpecError(f"--topology required on layer {request.topology_layer}: at most {size} of the nodes in {source} "
+                       f"that fit share one layer-{request.topology_layer} network node ({network_node}), so "
+                       f"--nodes {request.nodes} would wait forever; ask for fewer nodes, a lower layer number "
+                       f"({', '.join(wider) or 'none'}) or --topology preferred")
+
+
+def job_priority(config: KitConfig, request: JobRequest) -> str | None:
+    """The job's priority class: --priority, else the team's default_priority_class, else none (no label,
+    lowest priority) unless the config requires one. Refuses a class the team's guardrail would refuse."""
+    team = next(t for t in config.teams if t.name == request.team)
+    chosen = request.priority or team.default_priority_class
+    allowed = allowed_priority_classes(config, team.name)
+    if chosen is None:
+        if config.cluster_policy.require_priority_class:
+            raise JobSpecError(f"--priority is required: the config sets cluster_policy.require_priority_class and team "
+                               f"{team.name!r} has no default_priority_class; classes: {', '.join(allowed) or 'none'}")
+        return None
+    classes = [c.name for c in config.cluster_policy.priority_classes]
+    if chosen not in classes:
+        raise JobSpecError(f"--priority {chosen!r} is not in the cluster policy; "
+                           f"classes: {', '.join(classes) or 'none (the config defines no priority classes)'}")
+    if chosen not in allowed:
+        raise JobSpecError(f"--priority {chosen!r} is not one of team {team.name!r}'s priority_classes; "
+                           f"classes: {', '.join(allowed) or 'none'}")
+    return chosen
+
+
+def _check_names(request: JobRequest) -> None:
+    if not request.image.strip() or any(c.isspace() for c in request.image):
+        raise JobSpecError(f"--image {request.image!r}: give a container image reference (not empty, no spaces)")
+    problem = reference_problem(request.image)
+    if problem:
+        raise JobSpecError(f"--image {request.image!r}: give a container image reference (not empty, no spaces) "
+                           f"the kubelet can pull: {problem}")
+    if not JOB_NAME.fullmatch(request.name):
+        raise JobSpecError(f"--name {request.name!r} is not a DNS-1035 label: 1-63 lower-case letters, digits and "
+                           "'-', starting with a letter and ending with a letter or digit")
+    for derived, what in sorted(derived_names(request), key=lambda pair: -len(pair[0])):
+        if len(derived) > DNS_LABEL_MAX:
+            room = DNS_LABEL_MAX - (len(derived) - len(request.name))
+            raise JobSpecError(f"--name {request.name!r} is too long: {what} would be {derived!r} ({len(derived)} "
+                               f"characters, at most {DNS_LABEL_MAX}); use at most {room} characters")
+
+
+def elastic_bounds(request: JobRequest) -> tuple[int, int]:
+    """(min, max) nodes of an elastic PyTorchJob; a bound not given is --nodes."""
+    low = request.nodes if request.min_nodes is None else request.min_nodes
+    high = request.nodes if request.max_nodes is None else request.max_nodes
+    return low, high
+
+
+def derived_names(request: JobRequest) -> list[tuple[str, str]]:
+    """Names the operators (and the kit) make from the job name that must be DNS labels: the training
+    operator's per-replica Services and pod hostnames, the MPI operator's launcher and worker pods."""
+    name = request.name
+    if request.kind == "mpijob":
+        return [(f"{name}-launcher", "the MPI operator's launcher Job"),
+                (f"{name}-worker-{request.nodes - 1}", "the MPI operator's last worker pod hostname")]
+    if request.kind != "pytorchjob":
+        return []
+    if request.elastic:
+        names = [(f"{name}-worker-{elastic_bounds(request)[1] - 1}", "the training operator's last worker Service")]
+        if request.rdzv_backend == "etcd":
+            names.append((f"{name}-etcd", "the etcd rendezvous Service"))
+        return names
+    names = [(f"{name}-master-0", "the training operator's master Service")]
+    if request.nodes > 1:
+        names.append((f"{name}-worker-{request.nodes - 2}", "the training operator's last worker Service"))
+    return names
+
+
+def _check_shape(config: KitConfig, request: JobRequest, instance_type: str) -> None:
+    """Nodes, elasticity and auto-resume against the kind and the config's instance groups."""
+    if request.nodes < 1:
+        raise JobSpecError(f"--nodes must be at least 1, got {request.nodes}")
+    if request.max_retries < 0:
+        raise JobSpecError(f"--max-retries must be 0 or more, got {request.max_retries}")
+    if request.max_retries > INT32_MAX:
+        raise JobSpecError(f"--max-retries {request.max_retries}: at most {INT32_MAX} (backoffLimit is an int32)")
+    if request.auto_resume and request.kind not in AUTO_RESUME_KINDS:
+        raise JobSpecError(f"--auto-resume: HyperPod job auto-resume works for PyTorchJob only (through the Kubeflow "
+                           f"training operator); {A_KIND[request.kind]} would not be resumed - drop --auto-resume or use "
+                           "--kind pytorchjob")
+    if request.rdzv_backend is not None and not request.elastic:
+        raise JobSpecError(f"--rdzv-backend {request.rdzv_backend}: only an elastic PyTorchJob (--min-nodes/--max-nodes) "
+                           "has a rendezvous backend")
+    largest, option = request.nodes, "--nodes"
+    if request.elastic:
+        if request.kind != "pytorchjob":
+            raise JobSpecError(f"--min-nodes/--max-nodes: only a PyTorchJob is elastic, not {A_KIND[request.kind]}")
+        low, high = elastic_bounds(request)
+        if not 1 <= low <= request.nodes <= high:
+            raise JobSpecError(f"--min-nodes {low}, --nodes {request.nodes}, --max-nodes {high}: need "
+                               "1 <= min-nodes <= nodes <= max-nodes (--nodes, 1 when not given, is the size the "
+                               "job starts at; a bound not given is --nodes)")
+        if high > largest:
+            largest, option = high, "--max-nodes"
+    groups = [g for g in config.hyperpod.instance_groups if g.instance_type == instance_type]
+    total = sum(g.count for g in groups)
+    if largest > total:
+        raise JobSpecError(f"{option} {largest}: the config's instance groups have {total} {instance_type} node(s) "
+                           f"({', '.join(f'{g.name}: {g.count}' for g in groups)}); one pod runs per node")
+
+
+def _check_env_and_volumes(request: JobRequest) -> None:
+    seen: set[str] = set()
+    for name, value in request.env:
+        if not ENV_NAME.fullmatch(name):
+            raise JobSpecError(f"--env {name}=...: a variable name is letters, digits, '_', '-' and '.', not starting "
+                               "with a digit")
+        if name in seen:
+            raise JobSpecError(f"--env {name}: given twice")
+        seen.add(name)
+        if name in DEVICE_ENV_OFF and value not in DEVICE_ENV_OFF[name]:
+            allowed = " or ".join(repr(v) for v in DEVICE_ENV_OFF[name])
+            raise JobSpecError(f"--env {name}: selects devices no resource request counts, so the team namespace's "
+                               f"guardrail (device-env) refuses it (it may only be {allowed}); ask for devices with "
+                               "--accelerators and --efa")
+    paths: set[str] = set()
+    for volume in request.volumes:
+        if not PVC_NAME.fullmatch(volume.claim):
+            raise JobSpecError(f"--volume {volume.claim}:...: the claim must be a PersistentVolumeClaim name (lower-case "
+                               "letters, digits, '-' and '.')")
+        if not volume.mount_path.startswith("/") or "/../" in f"{volume.mount_path}/":
+            raise JobSpecError(f"--volume {volume.claim}:{volume.mount_path}: the mount path must be absolute, without '..'")
+        # The runtime mounts /dev//shm/. where /dev/shm is: compare paths without empty and "." segments.
+        path = "/" + "/".join(part for part in volume.mount_path.split("/") if part not in ("", "."))
+        if path == SHM_MOUNT:
+            raise JobSpecError(f"--volume {volume.claim}:{volume.mount_path}: use --shm SIZE for shared memory")
+        if path in paths:
+            raise JobSpecError(f"--volume {volume.claim}:{volume.mount_path}: something is already mounted there")
+        paths.add(path)
+
+
+def _quantity(option: str, text: str | None, unit: int, most: Fraction, instance_type: str) -> Fraction:
+    """A positive quantity (in `unit`s) that fits in one node; 0 when not given."""
+    if text is None:
+        return Fraction(0)
+    value = parse_quantity(text)
+    if value is None or value <= 0:
+        raise JobSpecError(f"{option} {text!r} is not a positive Kubernetes quantity (e.g. 500m or 4 for CPU, "
+                           "512Mi or 16Gi for memory)")
+    if value / unit > most:
+        raise JobSpecError(f"{option} {text} per pod is more than one {instance_type} has ({_number(most)})")
+    return value / unit
+
+
+def _number(value: Fraction) -> str:
+    return str(int(value)) if value.denominator == 1 else f"{float(value):.3g}"
+
+
+def per_pod(request: JobRequest, placement: Placement) -> Resources:
+    """What one pod asks for, on the scale of a team's quota (accelerators, vCPU, GiB)."""
+    spec = CATALOGUE[placement.instance_type]
+    cpu = _quantity("--cpu", request.cpu, 1, Fraction(spec.vcpu), placement.instance_type)
+    memory = _quantity("--memory", request.memory, GIB, Fraction(spec.memory_gib), placement.instance_type)
+    _quantity("--shm", request.shm, GIB, Fraction(spec.memory_gib), placement.instance_type)
+    return Resources(Fraction(0), Fraction(placement.accelerators if spec.accelerator_kind else 0), cpu, memory)
+
+
+def _check_reach(config: KitConfig, request: JobRequest, placement: Placement, pod: Resources) -> None:
+    """Refuse a job bigger than the team's quota plus all it may borrow: Kueue never admits it."""
+    itype = placement.instance_type
+    row = next((r for r in team_reach(config) if r.team == request.team and r.instance_type == itype), None)
+    need = pod.scaled(Fraction(request.nodes))
+    reach = row.reach if row is not None else Resources()
+    over = [d for d in ("accelerators", "vcpu", "memory_gib") if getattr(need, d) > getattr(reach, d)]
+    if not over:
+        return
+    dim = over[0]
+    if row is None:
+        why = (f"team {request.team!r} has no quota for {itype} and borrows only on instance types it has a quota for")
+    elif row.borrow_limit is None:
+        why = f"its quota is {describe(getattr(row.quota, dim), dim)} and a {row.strategy} team does not borrow"
+    else:
+        borrowed = getattr(row.reach, dim) - getattr(row.quota, dim)
+        cap = (f"borrow_limit {row.borrow_limit}%" if row.capped_by == "borrow limit"
+               else "all that the lending teams hold")
+        why = (f"its quota {describe(getattr(row.quota, dim), dim)} + at most {describe(borrowed, dim)} borrowed "
+               f"({cap}) = {describe(getattr(row.reach, dim), dim)}")
+    raise JobSpecError(f"--nodes {request.nodes} x {describe(getattr(pod, dim), dim)} per pod = "
+                       f"{describe(getattr(need, dim), dim)} of {itype}, more than team {request.team!r} can ever get: "
+                       f"{why}; Kueue would keep the job pending forever")
+
+
+def check(config: KitConfig, request: JobRequest, cluster_nodes: Sequence[NodeInfo] | None = None,
+          nodes_source: str = "the node list") -> Placement:
+    """Validate the request against the config and, if given, the cluster's nodes."""
+    teams = {t.name: t for t in config.teams}
+    if request.team not in teams:
+        raise JobSpecError(f"--team {request.team!r} is not a team of the {config.environment} config; "
+                           f"teams: {', '.join(sorted(teams)) or 'none'}")
+    job_priority(config, request)
+    cluster_types = [g.instance_type for g in config.hyperpod.instance_groups if g.count > 0]
+    listed = ", ".join(sorted(set(cluster_types))) or "none (every group has count 0)"
+    instance_type = request.instance_type or next(
+        (q.instance_type for q in teams[request.team].quota if q.instance_type in cluster_types), None)
+    if instance_type is None:
+        raise JobSpecError(f"team {request.team!r} has no quota on an instance type of the cluster, so there is no "
+                           f"default; pass --instance-type (instance groups have: {listed})")
+    if instance_type not in cluster_types:
+        raise JobSpecError(f"--instance-type {instance_type!r} is not in the cluster; instance groups have: {listed}")
+    _check_shape(config, request, instance_type)
+    _check_names(request)
+    _check_env_and_volumes(request)
+    spec = CATALOGUE[instance_type]
+    # Default: every accelerator of the node.
+    wanted = spec.accelerators if request.accelerators_per_node is None else request.accelerators_per_node
+    if wanted < 0:
+        raise JobSpecError(f"--accelerators must be 0 or more, got {wanted}")
+    if wanted > spec.accelerators:
+        raise JobSpecError(f"--accelerators {wanted} per node is more than one {instance_type} has ({spec.accelerators})")
+    fleet = None if cluster_nodes is None else _fleet(cluster_nodes, instance_type, nodes_source)
+    efa = _efa(request, instance_type, fleet)
+    if efa > EFA_MAXIMUM.get(instance_type, efa):
+        raise JobSpecError(f"--efa {efa} per node is more than one {instance_type} has ({EFA_MAXIMUM[instance_type]})")
+    if request.topology is not None:
+        if family(instance_type) not in TOPOLOGY_FAMILIES:
+            raise JobSpecError(f"--topology: {instance_type} nodes have no topology labels; supported families: "
+                               f"{', '.join(TOPOLOGY_FAMILIES)}")
+        if version_tuple(config.task_governance.addon_version) < MIN_TOPOLOGY_ADDON:
+            raise JobSpecError(f"--topology needs task governance v1.2.2-eksbuild.1 or later; the config has "
+                               f"{config.task_governance.addon_version}")
+        if request.topology_layer not in (1, 2, 3, 4):
+            raise JobSpecError(f"--topology-layer must be 1 to 4, got {request.topology_layer}")
+    if efa and fleet is None and not has_efa(instance_type):  # a node list is the authority when given
+        raise JobSpecError(f"--efa {efa}: {instance_type} has no EFA interface (the EFA device plugin advertises "
+                           "vpc.amazonaws.com/efa only on EFA instance types): drop --efa")
+    placement = Placement(instance_type=instance_type, accelerators=wanted, efa=efa)
+    pod = per_pod(request, placement)
+    if fleet is not None:
+        _check_nodes(request, placement, fleet, nodes_source)
+    _check_reach(config, request, placement, pod)
+    return placement
+
+
+def _container(request: JobRequest, placement: Placement, name: str, *, devices: bool = True,
+               command: bool = True) -> dict[str, Any]:
+    """One container; devices: the accelerators and EFA of the placement (not for an MPI launcher);
+    command: the job's command (an MPI worker runs its image's own, its SSH server)."""
+    kind = CATALOGUE[placement.instance_type].accelerator_kind
+    limits: dict[str, Any] = {}
+    if devices and placement.accelerators and kind:
+        limits[ACCELERATOR_RESOURCES[kind]] = placement.accelerators
+    if devices and placement.efa:
+        limits[EFA_RESOURCE] = placement.efa
+    requests = dict(limits)  # extended resources need requests equal to limits
+    if request.cpu is not None:
+        requests["cpu"] = request.cpu
+    if request.memory is not None:
+        requests["memory"] = request.memory
+    container: dict[str, Any] = {"name": name, "image": request.image}
+    if command:
+        container["command"] = list(request.command)
+    env = [{"name": key, "value": value} for key, value in request.env]
+    given = dict(request.env)
+    if ACCELERATOR_RESOURCES["nvidia-gpu"] in limits and HIDE_GPUS_ENV["name"] in given:
+        raise JobSpecError(f"--env {HIDE_GPUS_ENV['name']}: the containers ask for GPUs, which the device plugin "
+                           "selects; hiding them would leave the job charged for GPUs it cannot see")
+    if ACCELERATOR_RESOURCES["nvidia-gpu"] not in limits:
+        hide = [HIDE_GPUS_ENV]  # the guardrail gpu-visibility: hide the image's GPUs
+    else:
+        hide = list(GPU_FEATURES_OFF_ENV)  # gpu-features: no host-wide EFA/NVSwitch device nodes from the image
+    env += [dict(v) for v in hide if v["name"] not in given]
+    if env:
+        container["env"] = env
+    if requests:
+        container["resources"] = {"requests": requests, **({"limits": limits} if limits else {})}
+    mounts = [{"name": f"pvc-{i}", "mountPath": v.mount_path, **({"readOnly": True} if v.read_only else {})}
+              for i, v in enumerate(request.volumes)]
+    if request.shm is not None:
+        mounts.append({"name": "shm", "mountPath": SHM_MOUNT})
+    if mounts:
+        container["volumeMounts"] = mounts
+    return container
+
+
+def _pod_template(request: JobRequest, placement: Placement, container: dict[str, Any], restart: str) -> dict[str, Any]:
+    annotations = {}
+    if request.topology is not None:
+        key = f"kueue.x-k8s.io/podset-{request.topology}-topology"
+        annotations[key] = f"topology.k8s.aws/network-node-layer-{request.topology_layer}"
+    selector = {"node.kubernetes.io/instance-type": placement.instance_type}
+    if request.auto_resume:
+        selector[HEALTH_LABEL] = "Schedulable"
+    spec: dict[str, Any] = {"nodeSelector": selector, "restartPolicy": restart, "containers": [container]}
+    volumes: list[dict[str, Any]] = [
+        {"name": f"pvc-{i}", "persistentVolumeClaim": {"claimName": v.claim, **({"readOnly": True} if v.read_only else {})}}
+        for i, v in enumerate(request.volumes)]
+    if request.shm is not None:
+        # Containers get 64 MiB of /dev/shm by default: too little for NCCL and data-loader workers.
+        volumes.append({"name": "shm", "emptyDir": {"medium": "Memory", "sizeLimit": request.shm}})
+    if volumes:
+        spec["volumes"] = volumes
+    template: dict[str, Any] = {"spec": spec}
+    if annotations:
+        template["metadata"] = {"annotations": annotations}
+    return template
+
+
+def _metadata(config: KitConfig, request: JobRequest) -> dict[str, Any]:
+    namespace = team_namespace(request.team)
+    labels = {QUEUE_LABEL: f"{namespace}-localqueue"}
+    priority = job_priority(config, request)
+    if priority is not None:
+        labels[PRIORITY_LABEL] = priority_label(priority)
+    return {"name": request.name, "namespace": namespace, "labels": labels}
+
+
+def _pytorchjob_spec(request: JobRequest, placement: Placement) -> dict[str, Any]:
+    def replica(count: int) -> dict[str, Any]:
+        pod = _pod_template(request, placement, _container(request, placement, "pytorch"), "OnFailure")
+        return {"replicas": count, "restartPolicy": "OnFailure", "template": pod}
+
+    # Running: when the job succeeds (its Master, or every elastic Worker) the operator deletes the pods still
+    # running, so none holds GPUs after Kueue has freed the quota (the guardrail clean-pod-policy requires it).
+    run_policy = {"cleanPodPolicy": "Running"}
+    if not request.elastic:
+        replicas = {"Master": replica(1)}
+        if request.nodes > 1:
+            replicas["Worker"] = replica(request.nodes - 1)
+        return {"runPolicy": run_policy, "pytorchReplicaSpecs": replicas}
+    low, high = elastic_bounds(request)
+    # c10d: torchrun's own rendezvous, hosted by the agent on worker 0 (its operator-made Service resolves to
+    # the pod). etcd: a separate store that outlives any worker (the Service and Deployment etcd_manifests writes).
+    backend = request.rdzv_backend or "c10d"
+    host, port = (f"{request.name}-etcd", ETCD_PORT) if backend == "etcd" else (f"{request.name}-worker-0", C10D_PORT)
+    spec: dict[str, Any] = {"runPolicy": run_policy, "elasticPolicy": {"rdzvBackend": backend, "rdzvHost": host, "rdzvPort": port,
+                                              "minReplicas": low, "maxReplicas": high},
+                            "pytorchReplicaSpecs": {"Worker": replica(request.nodes)}}
+    if placement.accelerators:
+        spec["nprocPerNode"] = str(placement.accelerators)  # one process per accelerator
+    return spec
+
+
+def _mpijob_spec(request: JobRequest, placement: Placement) -> dict[str, Any]:
+    launcher = _container(request, placement, "launcher", devices=False)
+    worker = _container(request, placement, "worker", command=False)
+    return {"slotsPerWorker": max(placement.accelerators, 1),
+            "runPolicy": {"cleanPodPolicy": "Running", "backoffLimit": request.max_retries},
+            "mpiReplicaSpecs": {
+                "Launcher": {"replicas": 1, "restartPolicy": "OnFailure",
+                             "template": _pod_template(request, placement, launcher, "OnFailure")},
+                "Worker": {"replicas": request.nodes, "restartPolicy": "OnFailure",
+                           "template": _pod_template(request, placement, worker, "OnFailure")}}}
+
+
+def render(config: KitConfig, request: JobRequest, cluster_nodes: Sequence[NodeInfo] | None = None,
+           nodes_source: str = "the node list") -> dict[str, Any]:
+    """The job object (a PyTorchJob, MPIJob or batch Job)."""
+    placement = check(config, request, cluster_nodes, nodes_source)
+    metadata = _metadata(config, request)
+    if request.kind == "job":
+        container = _container(request, placement, "main")
+        return {"apiVersion": "batch/v1", "kind": "Job", "metadata": metadata,
+                "spec": {"parallelism": request.nodes, "completions": request.nodes, "backoffLimit": request.max_retries,
+                         "template": _pod_template(request, placement, container, "Never")}}
+    if request.kind == "mpijob":
+        return {"apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob", "metadata": metadata,
+                "spec": _mpijob_spec(request, placement)}
+    if request.auto_resume:
+        metadata["annotations"] = dict(zip(AUTO_RESUME_ANNOTATIONS, ("true", str(request.max_retries))))
+    return {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": metadata,
+            "spec": _pytorchjob_spec(request, placement)}
+
+
+def etcd_manifests(request: JobRequest) -> list[dict[str, Any]]:
+    """The etcd rendezvous store of an elastic PyTorchJob: one pod, CPU only (not queued: a Deployment may
+    not ask for accelerators), reached through the Service <name>-etcd."""
+    name, namespace = f"{request.name}-etcd", team_namespace(request.team)
+    selector = {"app.kubernetes.io/name": "etcd", "hyperpod-kit/job": request.name}
+    meta = {"name": name, "namespace": namespace, "labels": dict(selector)}
+    url = f"http://0.0.0.0:{ETCD_PORT}"
+    container = {"name": "etcd", "image": ETCD_IMAGE, "command": ["/usr/local/bin/etcd"],
+                 "args": ["--data-dir", "/var/lib/etcd", "--enable-v2", "--listen-client-urls", url,
+                          "--advertise-client-urls", url, "--initial-cluster-state", "new"],
+                 "ports": [{"containerPort": ETCD_PORT, "name": "client", "protocol": "TCP"}],
+                 "env": [dict(HIDE_GPUS_ENV)], "resources": {"requests": {"cpu": "250m", "memory": "256Mi"}}}
+    service = {"apiVersion": "v1", "kind": "Service", "metadata": meta,
+               "spec": {"selector": selector, "ports": [{"name": "client", "port": ETCD_PORT, "targetPort": ETCD_PORT,
+                                                         "protocol": "TCP"}]}}
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta,
+                  "spec": {"replicas": 1, "selector": {"matchLabels": selector},
+                           "template": {"metadata": {"labels": dict(selector)},
+                                        "spec": {"containers": [container], "restartPolicy": "Always"}}}}
+    return [service, deployment]
+
+
+def manifests(config: KitConfig, request: JobRequest, cluster_nodes: Sequence[NodeInfo] | None = None,
+              nodes_source: str = "the node list") -> list[dict[str, Any]]:
+    """Everything `kubectl apply -f` needs for the job, in order: the etcd rendezvous (when asked), the job."""
+    job = render(config, request, cluster_nodes, nodes_source)
+    rendezvous = etcd_manifests(request) if request.elastic and request.rdzv_backend == "etcd" else []
+    return [*rendezvous, job]

@@ -1,0 +1,200 @@
+"""Network topology of a HyperPod cluster's nodes, from `kubectl get nodes -o json`.
+
+EC2 labels each node with the network nodes above it: topology.k8s.aws/network-node-layer-1 (farthest)
+to -3 (closest; some types also have -4). Nodes that share the deepest layer are the closest; a job
+asks for that with kueue.x-k8s.io/podset-required-topology or podset-preferred-topology.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from cdk_app.support.text_table import aligned, printable
+
+LAYER_LABEL = "topology.k8s.aws/network-node-layer-{}"
+LAYERS = (1, 2, 3, 4)
+HEALTH_LABEL = "sagemaker.amazonaws.com/node-health-status"
+INSTANCE_TYPE_LABELS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
+ULTRASERVER_LABEL = "topology.k8s.aws/ultraserver-id"
+EFA_RESOURCE = "vpc.amazonaws.com/efa"
+ACCELERATOR_RESOURCES = {"nvidia-gpu": "nvidia.com/gpu", "aws-trainium": "aws.amazon.com/neuron"}
+# Device-plugin resources a node advertises in status.allocatable; counts, so always whole numbers.
+DEVICE_RESOURCES = (EFA_RESOURCE, *ACCELERATOR_RESOURCES.values())
+
+
+class TopologyInputError(Exception):
+    """Input that is not a node list; the message says what was expected."""
+
+
+@dataclass(frozen=True)
+class NodeInfo:
+    name: str
+    instance_type: str
+    health: str
+    layers: tuple[str, ...]  # network node ids, layer 1 first; empty without topology labels
+    ultraserver: str | None = None
+    # status.allocatable of DEVICE_RESOURCES; a resource the node does not advertise is absent.
+    devices: dict[str, int] = field(default_factory=dict, compare=False, hash=False)
+
+    def type_is(self, instance_type: str) -> bool:
+        """HyperPod labels nodes ml.<type>; plain EC2 names are accepted too."""
+        return self.instance_type.removeprefix("ml.") == instance_type.removeprefix("ml.")
+
+
+_KUBECTL = "give the output of `kubectl get nodes -o json`"
+_COUNT = re.compile(r"[0-9]{1,9}")
+
+
+def _mapping(value: Any, what: str, source: str) -> dict[str, Any]:
+    """A mapping of text to text (labels) or to anything (metadata, status); absent is empty."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise TopologyInputError(f"{source}: {what} is {type(value).__name__}, not a mapping; {_KUBECTL}")
+    return value
+
+
+def _text(value: Any, what: str, source: str) -> str:
+    if not isinstance(value, str):
+        raise TopologyInputError(f"{source}: {what} is {json.dumps(value)[:40]}, not text; {_KUBECTL}")
+    return value
+
+
+def _devices(item: dict[str, Any], name: str, source: str) -> dict[str, int]:
+    status = _mapping(item.get("status"), f"node {name} status", source)
+    allocatable = _mapping(status.get("allocatable"), f"node {name} status.allocatable", source)
+    devices = {}
+    for resource in DEVICE_RESOURCES:
+        value = allocatable.get(resource)
+        if value is None:
+            continue
+        # Kubernetes writes quantities as text; device counts are plain ASCII digits ("²" is a digit to isdigit).
+        if not (isinstance(value, str) and _COUNT.fullmatch(value)) and not (
+                type(value) is int and 0 <= value < 10**9):
+            raise TopologyInputError(f"{source}: node {name} has {resource} allocatable {value!r:.40}; "
+                                     "a device count must be a whole number")
+        devices[resource] = int(value)
+    return devices
+
+
+def parse_nodes(text: str, source: str) -> list[NodeInfo]:
+    def no_constant(name: str) -> None:  # NaN, Infinity: not JSON, though Python's reader takes them
+        raise TopologyInputError(f"{source}: {name} is not JSON; {_KUBECTL}")
+
+    def unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        found = dict(pairs)
+        if len(found) != len(pairs):
+            twice = next(k for i, (k, _) in enumerate(pairs) if k in dict(pairs[:i]))
+            raise TopologyInputError(f"{source}: key {twice!r:.40} given twice in one object; {_KUBECTL}")
+        return found
+
+    try:
+        document = json.loads(text, parse_constant=no_constant, object_pairs_hook=unique)
+    except json.JSONDecodeError as err:
+        raise TopologyInputError(f"{source}: not JSON ({err.msg} at line {err.lineno}); {_KUBECTL}") from err
+    except RecursionError:
+        raise TopologyInputError(f"{source}: JSON nested too deeply to be a node list; {_KUBECTL}") from None
+    except ValueError:  # a number longer than Python's int-string limit
+        raise TopologyInputError(f"{source}: not a node list (a number of more than 4300 digits); {_KUBECTL}") from None
+    if not isinstance(document, dict) or not isinstance(document.get("items"), list):
+        raise TopologyInputError(f"{source}: not a Kubernetes list; {_KUBECTL}")
+    nodes = []
+    for index, item in enumerate(document["items"]):
+        if not isinstance(item, dict) or item.get("kind", "Node") != "Node":
+            kind = item.get("kind") if isinstance(item, dict) else type(item).__name__
+            raise TopologyInputError(f"{source}: item {index} is a {str(kind)[:40]}, not a Node; {_KUBECTL}")
+        metadata = _mapping(item.get("metadata"), f"item {index} metadata", source)
+        name = _text(metadata.get("name", f"item-{index}"), f"item {index} metadata.name", source)
+        labels = _mapping(metadata.get("labels"), f"node {name} metadata.labels", source)
+        for key, value in labels.items():
+            _text(value, f"node {name} label {key}", source)
+        layers: list[str] = []
+        for layer in LAYERS:
+            value = labels.get(LAYER_LABEL.format(layer))
+            if value is None:
+                break
+            layers.append(value)
+        instance_type = next((labels[k] for k in INSTANCE_TYPE_LABELS if k in labels), "unknown")
+        nodes.append(NodeInfo(name=name, instance_type=instance_type, health=labels.get(HEALTH_LABEL, "unknown"),
+                              layers=tuple(layers), ultraserver=labels.get(ULTRASERVER_LABEL),
+                              devices=_devices(item, name, source)))
+    if not nodes:
+        raise TopologyInputError(f"{source}: the list has no nodes")
+    return nodes
+
+
+def _mermaid_id(prefix: str, value: str) -> str:
+    """An id Mermaid accepts, one per value: ASCII letters and digits stay, every other character
+    (including '_') becomes _<hex code point>_, so `a-b`, `a.b` and `a_b` stay three nodes."""
+    return prefix + "".join(c if c.isascii() and c.isalnum() else f"_{ord(c):x}_" for c in value)
+
+
+def _mermaid_text(value: str) -> str:
+    """A node label's text: Mermaid's entity codes for the quote that would end it and for characters that
+    are not printable (a newline would end the line)."""
+    return "".join(f"#{ord(c)};" if c == '"' or c == "#" or not c.isprintable() else c for c in value)
+
+
+def mermaid(nodes: list[NodeInfo]) -> str:
+    """flowchart: layer 1 -> layer 2 -> layer 3 (-> 4) -> node, each edge once."""
+    lines = ["flowchart TD"]
+    declared: set[str] = set()
+    edges: dict[str, None] = {}  # insertion-ordered set: each edge once, in linear time
+    for node in sorted(nodes, key=lambda n: (n.layers, n.name)):
+        chain = [(_mermaid_id(f"L{i + 1}_", nn), f"layer {i + 1}: {_mermaid_text(nn)}")
+                 for i, nn in enumerate(node.layers)]
+        leaf = _mermaid_id("node_", node.name)
+        chain.append((leaf, "<br/>".join(_mermaid_text(v) for v in (node.name, node.instance_type, node.health))))
+        for ident, label in chain:
+            if ident not in declared:
+                declared.add(ident)
+                lines.append(f'  {ident}["{label}"]')
+        for (parent, _), (child, _) in zip(chain, chain[1:]):
+            edges.setdefault(f"  {parent} --> {child}")
+    unlabeled = [n for n in nodes if not n.layers]
+    if unlabeled:
+        lines.append(f'  %% {len(unlabeled)} node(s) without topology labels: {", ".join(_mermaid_text(n.name) for n in unlabeled)}')
+    return "\n".join([*lines, *edges])
+
+
+def groups(nodes: list[NodeInfo]) -> list[dict[str, Any]]:
+    """Nodes grouped by their deepest network node: the sets a required topology can pack together."""
+    by_layer: dict[tuple[str, ...], list[NodeInfo]] = {}
+    for node in nodes:
+        by_layer.setdefault(node.layers, []).append(node)
+    return [{"layers": list(key), "deepest_layer": len(key), "network_node": key[-1] if key else None,
+             "nodes": [{"name": n.name, "instance_type": n.instance_type, "health": n.health,
+                        **({"ultraserver": n.ultraserver} if n.ultraserver else {})}
+                       for n in sorted(members, key=lambda n: n.name)]}
+            for key, members in sorted(by_layer.items())]
+
+
+def _accelerators(node: NodeInfo) -> int | str:
+    counts = [node.devices[r] for r in ACCELERATOR_RESOURCES.values() if r in node.devices]
+    return sum(counts) if counts else "-"
+
+
+def table(nodes: list[NodeInfo]) -> str:
+    header = ("layer 1", "layer 2", "layer 3", "layer 4", "node", "instance type", "health", "accelerators", "efa")
+    rows = [tuple(list(n.layers) + ["-"] * (4 - len(n.layers)))
+            + (n.name, n.instance_type, n.health, _accelerators(n), n.devices.get(EFA_RESOURCE, "-"))
+            for n in sorted(nodes, key=lambda n: (n.layers, n.name))]
+    lines = aligned([header, *rows])
+    for group in groups(nodes):
+        if group["network_node"] and len(group["nodes"]) > 1:
+            lines.append(f"{len(group['nodes'])} nodes share layer-{group['deepest_layer']} network node "
+                         f"{group['network_node']}: {', '.join(n['name'] for n in group['nodes'])}")
+    unlabeled = [n.name for n in nodes if not n.layers]
+    if unlabeled:
+        lines.append(f"without topology labels (type not supported, or labels not yet set): {', '.join(unlabeled)}")
+    return "\n".join(printable(line) for line in lines)
+
+
+def as_json(nodes: list[NodeInfo]) -> dict[str, Any]:
+    return {"nodes": [{"name": n.name, "instance_type": n.instance_type, "health": n.health,
+                       "layers": list(n.layers), "ultraserver": n.ultraserver, "allocatable": n.devices}
+                      for n in nodes],
+            "groups": groups(nodes)}

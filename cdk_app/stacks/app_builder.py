@@ -1,0 +1,70 @@
+"""Turn a validated config into the CDK app's stacks. app.py is the only caller that reads context."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from aws_cdk import App, Environment, Tags, Validations
+from cdk_nag import AwsSolutionsChecks
+
+from cdk_app.config.model import KitConfig
+from cdk_app.stacks.batch_stack import BatchStack
+from cdk_app.stacks.cluster_stack import ClusterStack
+from cdk_app.stacks.governance_stack import GovernanceStack
+from cdk_app.stacks.layout import (
+    BATCH,
+    CLUSTER,
+    GOVERNANCE,
+    NETWORK,
+    TeamLayout,
+    stack_name,
+    stack_suffixes,
+    team_layout,
+)
+from cdk_app.stacks.network_stack import NetworkStack
+from cdk_app.stacks.team_stack import ClusterRefs, TeamStack
+
+LIFECYCLE_SCRIPTS_DIR = Path(__file__).resolve().parents[2] / "lifecycle_scripts"
+
+
+def build_app(app: App, config: KitConfig) -> None:
+    """Add the environment's stacks to `app`, checked by cdk-nag's AwsSolutions pack at synth: a finding
+    nobody acknowledged (with a reason, in the construct that causes it) fails the synth. Which stacks exist
+    is stack_layout's to say (the validator checks the same list against CloudFormation's limits)."""
+    env = Environment(account=config.account, region=config.region)
+    layout = team_layout(config)
+    suffixes = stack_suffixes(config, layout)
+    if NETWORK in suffixes:
+        _hyperpod_stacks(app, config, env, layout)
+    if BATCH in suffixes:
+        # Termination protection too: deleting a job queue ends the queued and running training jobs in it.
+        BatchStack(app, stack_name(config, BATCH), config=config, env=env, termination_protection=True,
+                   description=f"hyperpod-kit {config.environment}: AWS Batch queues and team shares for SageMaker Training jobs")
+    Tags.of(app).add("hyperpod-kit:environment", config.environment)
+    Validations.of(app).add_plugins(AwsSolutionsChecks(app))
+
+
+def _hyperpod_stacks(app: App, config: KitConfig, env: Environment, layout: TeamLayout) -> None:
+    """Network, cluster (EKS and HyperPod), governance and the team stacks."""
+    # Termination protection on the stateful stacks: `cdk destroy` and a console delete are refused until an
+    # admin turns it off on purpose. The governance stack stays deletable (its add-on is preserved on delete).
+    network = NetworkStack(app, stack_name(config, NETWORK), config=config, env=env, termination_protection=True,
+                           description=f"hyperpod-kit {config.environment}: VPC, subnets and node security group")
+    # The cluster stack references the network's outputs, which makes it deploy after the network.
+    cluster = ClusterStack(app, stack_name(config, CLUSTER), config=config, network=network.network,
+                           scripts_dir=str(LIFECYCLE_SCRIPTS_DIR), env=env, termination_protection=True,
+                           description=f"hyperpod-kit {config.environment}: EKS, HyperPod dependencies, "
+                                       "lifecycle scripts, execution role and the HyperPod cluster")
+    refs = ClusterRefs(cluster.eks.cluster_name, cluster.hyperpod.cluster_arn, cluster.installer_service_token)
+    governance = GovernanceStack(
+        app, stack_name(config, GOVERNANCE), config=config, eks_cluster_name=refs.eks_cluster_name,
+        hyperpod_cluster_arn=refs.hyperpod_cluster_arn, installer_service_token=refs.installer_service_token,
+        teams=layout.stacks[GOVERNANCE], env=env,
+        description=f"hyperpod-kit {config.environment}: task governance, "
+                    + ("team quotas and access, observability" if layout.stacks[GOVERNANCE] else
+                       f"guardrails, observability (teams: {stack_name(config, 'teams-*')})"))
+    # Every team stack of the layout exists, with or without teams (README: Many teams).
+    for name in layout.team_stacks:
+        teams = TeamStack(app, stack_name(config, name), config=config, teams=layout.stacks[name], refs=refs, env=env,
+                          description=f"hyperpod-kit {config.environment}: team quotas, access and RBAC ({name})")
+        teams.add_stack_dependency(governance, "quotas follow the cluster policy, RBAC the guardrails")

@@ -1,0 +1,93 @@
+"""Task governance: the add-on, the cluster policy, the CloudFormation types and observability."""
+
+from __future__ import annotations
+
+from cdk_app.config.model import (
+    KitConfig,
+)
+from cdk_app.config.names import (
+    DNS1123_LABEL,
+)
+from cdk_app.config.yaml_source import PathKey
+from cdk_app.domain.governance_types import GOVERNANCE_TYPES, region_offers
+from cdk_app.domain.regions import region_problem
+from cdk_app.domain.versions import version_tuple
+from cdk_app.validator.reporter import Reporter, report_repeats
+
+MAX_PRIORITY_CLASS_NAME = 54  # <name>-priority must fit 63 characters
+
+
+MAX_PRIORITY_CLASSES = 10
+
+
+TOPOLOGY_ADDON_VERSION = (1, 2, 2)
+
+
+def check_cluster_policy(config: KitConfig, report: Reporter) -> None:
+    classes = config.cluster_policy.priority_classes
+    base: PathKey = ("cluster_policy", "priority_classes")
+    if len(classes) > MAX_PRIORITY_CLASSES:
+        report.error("HPK302", base + (MAX_PRIORITY_CLASSES,), f"{len(classes)} priority classes are defined",
+                     f"at most {MAX_PRIORITY_CLASSES}")
+    for i, cls in enumerate(classes):
+        if len(cls.name) > MAX_PRIORITY_CLASS_NAME or not DNS1123_LABEL.fullmatch(cls.name):
+            report.error("HPK301", base + (i, "name"), f"priority class name {cls.name!r} is not allowed",
+                         f"lower-case letters, digits and inner hyphens, at most {MAX_PRIORITY_CLASS_NAME} characters")
+    report_repeats(report, "HPK303", [(base + (i, "name"), c.name) for i, c in enumerate(classes)],
+                    "priority class")
+    first_with: dict[int, str] = {}
+    for i, cls in enumerate(classes):
+        if cls.weight in first_with:
+            report.warning("HPK304", base + (i, "weight"),
+                           f"'{cls.name}' has the same weight {cls.weight} as '{first_with[cls.weight]}'",
+                           "give each class its own weight so their order is defined")
+        else:
+            first_with[cls.weight] = cls.name
+    if config.cluster_policy.require_priority_class and not classes:
+        report.error("HPK320", ("cluster_policy", "require_priority_class"),
+                     "require_priority_class would refuse every workload: the cluster policy has no priority classes",
+                     "define priority_classes, or set require_priority_class: false")
+    version = version_tuple(config.task_governance.addon_version)
+    if version < TOPOLOGY_ADDON_VERSION:
+        report.warning("HPK305", ("task_governance", "addon_version"),
+                       f"add-on {config.task_governance.addon_version} has no topology-aware scheduling",
+                       "use v1.2.2-eksbuild.1 or later (the kit's default is the current version)")
+    if version[:2] == (1, 3):
+        report.warning("HPK306", ("task_governance", "addon_version"),
+                       f"add-on {config.task_governance.addon_version} cannot be updated in place to v1.5 or later",
+                       "install v1.4 or later now, or plan to delete and recreate the add-on (README: upgrading)")
+
+
+def check_governance_types(config: KitConfig, report: Reporter) -> None:
+    """The recorded type per governance resource, against what CloudFormation offers in the region
+    (cfn-lint's provider data). Changing a recorded type of a deployed environment cannot be seen
+    offline; CloudFormation refuses it (a new type under the same logical id)."""
+    if region_problem(config.region) is not None:
+        return  # HPK110 names the region; every type would be "not offered" there too
+    recorded = config.task_governance.cloudformation_types
+    for key, (_, cfn_type) in GOVERNANCE_TYPES.items():
+        path: PathKey = ("task_governance", "cloudformation_types", key)
+        choice, offered = getattr(recorded, key), region_offers(config, key)
+        if choice == "native" and not offered:
+            report.error("HPK310", path, f"{cfn_type} is not a CloudFormation type in {config.region}",
+                         f"use {key}: api (a custom resource calling the SageMaker API)")
+        elif choice == "api" and offered:
+            report.warning("HPK311", path,
+                           f"{config.region} now offers {cfn_type}, but this environment records api",
+                           "for a deployed environment keep the value it was deployed with (CloudFormation refuses "
+                           "a type change under the same logical id; `hyperpod-kit plan` shows it); to move, see "
+                           "README 'Things to know before editing'")
+        elif choice is None:
+            default = "native" if offered else "api"
+            report.warning("HPK312", ("task_governance",),
+                           f"task_governance.cloudformation_types.{key} is not recorded; the kit uses {default} "
+                           f"from the region data of the installed cfn-lint, which an upgrade may change",
+                           f"record it: task_governance.cloudformation_types.{key}: {default}")
+
+
+def check_observability(config: KitConfig, report: Reporter) -> None:
+    obs = config.observability
+    if obs.enabled and obs.kueue_metrics and obs.addon_version and version_tuple(obs.addon_version) < (2, 4, 0):
+        report.error("HPK307", ("observability", "addon_version"),
+                     f"amazon-cloudwatch-observability {obs.addon_version} cannot collect Kueue metrics",
+                     "use v2.4.0-eksbuild.1 or later, or set kueue_metrics: false")

@@ -1,0 +1,144 @@
+"""HyperPod instance groups: types, counts, threads, deep health checks, labels and taints."""
+
+from __future__ import annotations
+
+import difflib
+
+from cdk_app.config.model import (
+    KitConfig,
+)
+from cdk_app.config.names import (
+    MAX_TAINTS,
+    TRAINING_PLAN_NAME,
+    label_value_problem,
+    qualified_name_problem,
+)
+from cdk_app.config.yaml_source import PathKey
+from cdk_app.domain.instance_types import CATALOGUE, ONE_THREAD_PER_CORE_FAMILIES, family
+from cdk_app.domain.regions import hyperpod_instance_types
+from cdk_app.findings import format_path
+from cdk_app.validator.reporter import Reporter, duplicates, report_repeats
+from cdk_app.validator.rules.names import is_sagemaker_name
+
+
+def check_instance_groups(config: KitConfig, report: Reporter) -> None:
+    hyperpod = config.hyperpod
+    if hyperpod.cluster_name is not None and not is_sagemaker_name(hyperpod.cluster_name):
+        report.error("HPK207", ("hyperpod", "cluster_name"), f"cluster name {hyperpod.cluster_name!r} is not allowed",
+                     "letters, digits and single hyphens, 1-63 characters, no hyphen at either end")
+    groups = hyperpod.instance_groups
+    offered = hyperpod_instance_types(config.region)
+    for i, group in enumerate(groups):
+        base: PathKey = ("hyperpod", "instance_groups", i)
+        if not is_sagemaker_name(group.name):
+            report.error("HPK202", base + ("name",), f"instance group name {group.name!r} is not allowed",
+                         "letters, digits and single hyphens, 1-63 characters, no hyphen at either end")
+        spec = CATALOGUE.get(group.instance_type)
+        if spec is None:
+            report_unknown_type(report, base + ("instance_type",), group.instance_type)
+        elif offered is not None and group.instance_type not in offered:
+            family = group.instance_type.rsplit(".", 1)[0] + "."
+            alternatives = sorted(t for t in offered if t.startswith(family))
+            report.error("HPK210", base + ("instance_type",),
+                         f"{group.instance_type} is not offered by HyperPod in {config.region}",
+                         f"sizes of this family there: {', '.join(alternatives)}" if alternatives
+                         else f"no {family}* sizes in {config.region}; pick another family or region")
+        elif group.deep_health_checks and not spec.has_accelerators:
+            report.error("HPK204", base + ("deep_health_checks",),
+                         f"deep health checks need GPU or Trainium instances; {group.instance_type} has neither",
+                         "remove deep_health_checks from this group (or set it to [])")
+        for repeated in duplicates(group.deep_health_checks or ()):
+            report.error("HPK206", base + ("deep_health_checks",), f"deep health check {repeated} is listed twice",
+                         "list each of InstanceStress, InstanceConnectivity once")
+        plan = group.training_plan_arn.partition(":training-plan/")[2] if group.training_plan_arn else None
+        if plan is not None and not TRAINING_PLAN_NAME.fullmatch(plan):
+            report.error("HPK166", base + ("training_plan_arn",),
+                         f"training plan name {plan[:80]!r} in training_plan_arn cannot name a training plan",
+                         "a training plan name is 1-64 letters, digits and hyphens, a letter or digit at both ends "
+                         "(copy the ARN from `aws sagemaker list-training-plans`)")
+        if group.availability_zone_id is not None and group.availability_zone_id not in config.availability_zone_ids:
+            report.error("HPK205", base + ("availability_zone_id",),
+                         f"{group.availability_zone_id} is not one of the environment's availability zones",
+                         f"use one of {', '.join(config.availability_zone_ids)} or add it to availability_zone_ids")
+    report_repeats(report, "HPK203", [(("hyperpod", "instance_groups", i, "name"), g.name)
+                                       for i, g in enumerate(groups)], "instance group")
+
+
+def check_threads(config: KitConfig, report: Reporter) -> None:
+    for i, group in enumerate(config.hyperpod.instance_groups):
+        if group.threads_per_core == 2 and family(group.instance_type) in ONE_THREAD_PER_CORE_FAMILIES:
+            report.error("HPK212", ("hyperpod", "instance_groups", i, "threads_per_core"),
+                         f"{group.instance_type} runs one thread per core (AWS Graviton); 2 is not possible",
+                         "remove threads_per_core or set it to 1")
+
+
+def check_kubernetes_labels(config: KitConfig, report: Reporter) -> None:
+    for i, group in enumerate(config.hyperpod.instance_groups):
+        base: PathKey = ("hyperpod", "instance_groups", i)
+        for key, value in group.labels.items():
+            why = qualified_name_problem(key)
+            if why:
+                report.error("HPK211", base + ("labels", key), f"label key {key[:80]!r} is not allowed: {why}",
+                             "a Kubernetes label key is [prefix/]name, e.g. example.com/team or workload")
+            why = label_value_problem(value)
+            if why:
+                report.error("HPK211", base + ("labels", key), f"label value {value[:80]!r} of {key[:80]!r} is not allowed",
+                             f"a Kubernetes label value is {why}")
+        _check_taints(group.taints, base, report)
+
+
+def _check_taints(taints: tuple, base: PathKey, report: Reporter) -> None:
+    """Each taint as CloudFormation's ClusterKubernetesTaint takes it, and the list as Kubernetes takes it."""
+    if len(taints) > MAX_TAINTS:
+        report.error("HPK163", base + ("taints", MAX_TAINTS),
+                     f"{len(taints)} taints on one instance group; AWS::SageMaker::Cluster takes at most {MAX_TAINTS}",
+                     f"keep at most {MAX_TAINTS} taints (one taint can keep every other workload off the group)")
+    first: dict[tuple[str, str], int] = {}
+    for j, taint in enumerate(taints):
+        why = qualified_name_problem(taint.key)
+        if why:
+            report.error("HPK211", base + ("taints", j, "key"), f"taint key {taint.key[:80]!r} is not allowed: {why}",
+                         "a Kubernetes taint key is [prefix/]name, e.g. nvidia.com/gpu")
+        if taint.value == "":
+            report.error("HPK162", base + ("taints", j, "value"), f"taint {taint.key[:80]!r} has an empty value, "
+                         "which AWS::SageMaker::Cluster refuses (Value: at least 1 character)",
+                         "leave value out for a taint without a value (Kubernetes reads both the same)")
+        why = label_value_problem(taint.value or "")
+        if why:
+            report.error("HPK211", base + ("taints", j, "value"), f"taint value {taint.value[:80]!r} is not allowed",
+                         f"a Kubernetes taint value is {why}")
+        pair = (taint.key, taint.effect)
+        if pair in first:
+            report.error("HPK164", base + ("taints", j), f"taint {taint.key[:80]!r} with effect {taint.effect} is "
+                         f"listed twice (first at {format_path(base + ('taints', first[pair]))}); Kubernetes "
+                         "refuses a node whose taints repeat a key and effect pair",
+                         "keep one taint per key and effect (its value is the one the taint matches)")
+        else:
+            first[pair] = j
+
+
+_BY_LOWER_CASE = {name.lower(): name for name in CATALOGUE}
+
+
+# Distinct unknown types that get a fuzzy did-you-mean; beyond this, suggestions stop, so that a file of many
+# thousands of unknown types is still checked in linear time (each fuzzy match compares with the catalogue).
+MAX_FUZZY_SUGGESTIONS = 50
+
+
+def report_unknown_type(report: Reporter, path: PathKey, instance_type: str) -> None:
+    near = _suggestions(report, instance_type)
+    lead = f"did you mean {near}? " if near else ""
+    report.error("HPK201", path, f"{instance_type[:80]!r} is not a SageMaker HyperPod instance type",
+                 f"{lead}HyperPod types look like ml.p5.48xlarge (see the instance catalogue)")
+
+
+def _suggestions(report: Reporter, instance_type: str) -> str | None:
+    cache = report.suggestions
+    if instance_type not in cache:
+        exact_case = _BY_LOWER_CASE.get(instance_type.strip().lower())
+        if exact_case is not None or len(cache) >= MAX_FUZZY_SUGGESTIONS:
+            cache[instance_type] = exact_case
+        else:
+            near = difflib.get_close_matches(instance_type.lower()[:40], _BY_LOWER_CASE, n=1, cutoff=0.8)
+            cache[instance_type] = _BY_LOWER_CASE[near[0]] if near else None
+    return cache[instance_type]

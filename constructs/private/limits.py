@@ -1,0 +1,24 @@
+"""Limits and name patterns of the AWS and Helm APIs the kit targets, shared by the config model (which refuses
+a value with a located finding) and the constructs (which refuse the same value when used on their own).
+
+Patterns are written without anchors: callers use re.fullmatch, or anchor them with `anchored` where a
+JSON-schema pattern is needed."""
+
+from __future__ import annotations
+
+# AWS::SageMaker::Cluster (cfn-lint schema): InstanceCount 0-6758, EbsVolumeConfig.VolumeSizeInGB 1-16384.
+MAX_INSTANCE_COUNT = 6758
+MIN_EBS_VOLUME_GIB, MAX_EBS_VOLUME_GIB = 1, 16384
+DEEP_HEALTH_CHECKS = ("InstanceStress", "InstanceConnectivity")
+# SageMaker's ClusterName and InstanceGroupName: letters, digits and hyphens, 1-63 characters.
+SAGEMAKER_NAME = r"[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}"
+# A git commit of the chart repository and SHA-256 digests, lower-case hex.
+COMMIT_ID = r"[0-9a-f]{40}"
+SHA256_HEX = r"[0-9a-f]{64}"
+# Helm release names are DNS labels of at most 53 characters (helm's own limit).
+HELM_RELEASE_NAME = r"[a-z0-9]([-a-z0-9]{0,51}[a-z0-9])?"
+
+
+def anchored(pattern: str) -> str:
+    """The pattern for a JSON schema, which searches rather than matches whole strings."""
+    return f"^{pattern}$"
