@@ -14,7 +14,7 @@ VALIDATE_FLAGS ?=
 SHELLCHECK_DEB := shellcheck=0.9.0-1
 SHELLCHECK := $(CURDIR)/.tools/shellcheck/usr/bin/shellcheck
 
-.PHONY: setup setup-test synth test bench schema mutation mutation-sample clean
+.PHONY: setup setup-test synth test test-fast lint bench schema mutation mutation-sample clean
 
 ## setup: .venv/ (PyPI) and node_modules/ (npm: Node 22, the CDK CLI) - what synth and the CLI need
 setup: $(VENV)/.installed node_modules/.installed
@@ -54,6 +54,15 @@ synth: setup
 TEST_WORKERS ?= 2
 test: setup-test
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
+
+## test-fast: the inner loop - tests/unit and tests/contracts without the slow ones (no synth, no handler runs,
+## no CDK CLI); CONTRIBUTING.md says which tier a test belongs to
+test-fast: setup
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile -m "not slow and not synth" tests/unit tests/contracts
+
+## lint: ruff, as configured in pyproject.toml (tests/contracts/test_lint.py runs it too)
+lint: setup
+	$(VENV)/bin/ruff check .
 
 ## bench: validate and synth times against their targets (scripts/bench.py); exits 1 when one is missed
 bench: setup

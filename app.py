@@ -28,7 +28,7 @@ CONFIG_DIR = Path(__file__).resolve().parent / "config"
 def main() -> int:
     # CDK's built-in template check would re-lint every template on every synth (over a second here);
     # the validator checks the config before synth and cfn-lint, with its region data, checks every
-    # template in CI (tests/test_synth.py), so admins' synths stay fast.
+    # template in CI (tests/stacks/test_synth.py), so admins' synths stay fast.
     app = App(builtin_cloud_formation_validation=False)
     env_name = app.node.try_get_context("env")
     config_file = app.node.try_get_context("config")

@@ -14,7 +14,7 @@ class Severity(str, Enum):
 
 
 # Every code the kit can report, with what it means. The README's table is generated from this
-# (tests/test_readme.py keeps them in step) and a code never changes meaning once released.
+# (tests/contracts/test_readme.py keeps them in step) and a code never changes meaning once released.
 CODES: dict[str, str] = {
     # The file itself (exit code 2: nothing could be checked).
     "HPK001": "the file cannot be read (missing, a directory, not UTF-8)",
@@ -47,7 +47,7 @@ CODES: dict[str, str] = {
     "HPK121": "a cluster zone (network.cluster_zone_ids) has no subnet in the environment",
     "HPK122": "network.cluster_zone_ids names fewer than two distinct zones",
     "HPK123": "network.cluster_zone_ids is not recorded (the cluster zones then follow availability_zone_ids' order)",
-    # Derived names, administrators, taints and team roles (issue 15, hostile review 4).
+    # Derived names, administrators, taints and team roles.
     "HPK160": "a name the kit derives from the environment (HyperPod cluster, lifecycle-scripts bucket) is not allowed",
     "HPK161": "a cluster administrator is listed twice, or two administrators would get the same access entry",
     "HPK162": "a taint value is empty (AWS::SageMaker::Cluster takes a value of at least 1 character, or none)",

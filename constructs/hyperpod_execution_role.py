@@ -7,7 +7,7 @@ sagemaker_iam_role Terraform module of awslabs/awsome-distributed-ai) - same act
 - ENI operations: the references grant them on instance/*, network-interface/* and the VPC's ARN, plus
   the subnets and security group by id; the kit grants them on network interfaces, subnets and security
   groups that carry ec2:Vpc = the cluster's VPC (all three resource types have the key; IAM's data in
-  cfn-lint says so, tests/test_hyperpod_execution_role.py reads it), and only Attach, Detach and
+  cfn-lint says so, tests/constructs/test_hyperpod_execution_role.py reads it), and only Attach, Detach and
   ModifyNetworkInterfaceAttribute - the ENI actions that also act on an instance, which has no ec2:Vpc
   key - on instance/* of this account and region, as the references do.
 - DetachNetworkInterface: the references grant it on "*"; the kit as above.

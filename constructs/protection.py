@@ -3,7 +3,7 @@
 RetainExceptOnCreate: CloudFormation keeps the resource when its stack is deleted, and UpdateReplacePolicy
 Retain keeps the old one when an update would replace it; only when the stack operation that created it
 rolls back is it removed - nothing runs on it yet then, and a fixed name (HyperPod cluster, lifecycle
-bucket) must not block the next deploy. tests/test_app.py checks every stateful resource of every stack.
+bucket) must not block the next deploy. tests/stacks/test_app.py checks every stateful resource of every stack.
 """
 
 from __future__ import annotations

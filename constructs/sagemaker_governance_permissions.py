@@ -4,7 +4,7 @@ AWS::SageMaker::ComputeQuota (`handlers.<name>.permissions` in the resource sche
 The SageMaker API custom resource makes the same calls as those handlers, and SageMaker calls EKS (access
 policies for the task-governance service) with the caller's credentials, so its role needs the same actions.
 Kept here as data instead of read at synth: constructs read no files, and a cfn-lint upgrade must not change an
-IAM policy unreviewed. tests/test_governance_constructs.py fails when these differ from the installed schemas;
+IAM policy unreviewed. tests/constructs/test_governance_constructs.py fails when these differ from the installed schemas;
 copy the new lists from its message.
 """
 

@@ -4,7 +4,7 @@ Every role a service assumes carries aws:SourceAccount (the account the service 
 aws:SourceArn where the service documents that it sets it (VPC Flow Logs). SageMaker HyperPod, Lambda,
 EKS and EKS Pod Identity document SourceAccount for their roles but not a SourceArn we could name before
 the resource exists, so those get the account only; a trust condition on a key the service does not send
-would stop it from assuming the role at all. tests/test_app.py reads every trust policy of every stack.
+would stop it from assuming the role at all. tests/stacks/test_app.py reads every trust policy of every stack.
 """
 
 from __future__ import annotations

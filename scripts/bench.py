@@ -1,4 +1,4 @@
-"""Benchmark: issue 18's targets, each a ratio of two things measured in the same run (medians; the compared
+"""Benchmark: the kit's speed targets, each a ratio of two things measured in the same run (medians; the compared
 commands take turns, run after run, so whatever else the machine does weighs on both alike).
 
 validate (whole processes, as an admin runs it): prod <= 1.5 x `python -c "import pydantic, yaml"`;

@@ -1,5 +1,5 @@
 """A valid generated environment of N teams, shared by `make bench` and the tests that check the limits on it
-(tests/test_scale.py, tests/test_stack_layout.py): one ml.g5.12xlarge instance's worth of quota (4 GPUs)
+(tests/stacks/test_scale.py, tests/stacks/test_layout.py): one ml.g5.12xlarge instance's worth of quota (4 GPUs)
 per team, over groups of up to 100 instances, every team with a principal, spread over team stacks as the README advises for its size."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Rewrite README.md's generated tables (finding codes, config reference) from the code.
 
-Run after changing cdk_app/findings.py or the config model; tests/test_readme.py fails
+Run after changing cdk_app/findings.py or the config model; tests/contracts/test_readme.py fails
 until the README matches.
 """
 

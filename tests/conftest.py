@@ -1,20 +1,33 @@
-"""Shared test set-up: the pinned Node 22 for jsii, and configs written to temporary files."""
+"""Shared test set-up: the pinned Node 22 for jsii, configs written to temporary files, and the tiers.
+
+Tiers: tests/unit and tests/contracts are the fast tier (`make test-fast`) except modules marked slow;
+tests/constructs, handlers, stacks and e2e synthesize apps, run handlers or drive the CDK CLI, git and
+helm, and are slow as a whole. `make test` runs every tier.
+"""
 
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import pytest
+from support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 NODE_BIN = ROOT / "node_modules" / ".bin"
+FAST_FOLDERS = ("unit", "contracts")
 
 # The CDK's jsii runtime starts `node` from PATH; put the repo's Node 22 first, as the Makefile does.
 if (NODE_BIN / "node").exists():
     os.environ["PATH"] = f"{NODE_BIN}{os.pathsep}{os.environ.get('PATH', '')}"
     os.environ["JSII_NODE"] = str(NODE_BIN / "node")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    tests = ROOT / "tests"
+    for item in items:
+        folder = Path(item.path).relative_to(tests).parts[0]
+        if folder not in FAST_FOLDERS:
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture
@@ -30,8 +43,3 @@ def write_config(tmp_path: Path):
         return path
 
     return write
-
-
-# The generated environments of `make bench` (scripts/generated_config.py) and the shared synths
-# (tests/synthesis.py) are imported by name from the tests.
-sys.path.insert(0, str(ROOT / "scripts"))

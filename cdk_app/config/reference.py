@@ -1,6 +1,6 @@
 """Markdown tables for the README, generated from the config model and the finding codes.
 
-tests/test_readme.py checks that README.md holds exactly these tables.
+tests/contracts/test_readme.py checks that README.md holds exactly these tables.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The EC2 instance types that have EFA interfaces at all, as the aws-efa-k8s-device-plugin chart the kit
 pins (0.5.20, values.yaml supportedInstanceLabels, taken from AWS's EFA instance-type list) names them: the
 plugin runs, and a node advertises vpc.amazonaws.com/efa, on these only. A job asking EFA on another type
-stays Pending. tests/test_hostile_tools.py keeps this list equal to the chart's."""
+stays Pending. tests/unit/cli/test_hostile_tools.py keeps this list equal to the chart's."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """Is this a container image reference the kubelet and SageMaker can pull? The grammar is the one the
 container runtimes parse with (github.com/distribution/reference: [domain[:port]/]path[:tag][@digest], the
 path lower-case, at most 255 characters, a digest's hex as long as its algorithm's hash), written here as
-regular expressions of our own; tests/data/distribution-reference-cases.json holds that package's own test
-table, which tests/test_hostile_tools.py runs against this."""
+regular expressions of our own; tests/support/data/distribution-reference-cases.json holds that package's own test
+table, which tests/unit/cli/test_hostile_tools.py runs against this."""
 
 from __future__ import annotations
 

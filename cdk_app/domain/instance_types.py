@@ -1,6 +1,6 @@
 """Catalogue of SageMaker HyperPod instance types: vCPU, memory and accelerators per instance.
 
-The list of types is the one HyperPod accepts (tests/test_instance_types.py checks it against the
+The list of types is the one HyperPod accepts (tests/unit/domain/test_instance_types.py checks it against the
 enum in cfn-lint's AWS::SageMaker::ComputeQuota schema). Figures are the public EC2 specifications
 of the matching EC2 type. The validator needs them to sum quotas given as instances, accelerators
 or vCPU/memory on one scale, the way SageMaker fills partial quotas in the instance's ratio.

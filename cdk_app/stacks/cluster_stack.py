@@ -60,7 +60,7 @@ class ClusterStack(Stack):
         # Sorted by zone id, so that reordering availability_zone_ids changes nothing.
         subnets = tuple(network.private_subnet_ids[zone] for zone in sorted(network.private_subnet_ids))
         # The control plane keeps the subnets of the zones recorded at creation: appending a zone must
-        # not touch the EKS or the HyperPod cluster (tests/test_app.py).
+        # not touch the EKS or the HyperPod cluster (tests/stacks/test_app.py).
         home_zones = cluster_zone_ids(config)
 
         eks = HyperPodEksCluster(self, "Eks", props=HyperPodEksClusterProps(

@@ -2,7 +2,7 @@
 the admission guardrails, the shared pool's allocation and observability - and the teams the layout keeps
 here (task_governance.team_stacks 0: all of them; else none, they live in team stacks). A quota edit
 changes this stack or a team stack only; the network and cluster stacks stay byte-identical
-(tests/test_app.py)."""
+(tests/stacks/test_app.py)."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ still deletes its resources. A team may be pinned to a stack (teams[].team_stack
 full; pinning is decided when the team is added, so it moves nobody.
 
 Costs. Resources, outputs and parameters are counted exactly per piece (what the constructs make); template
-bytes are estimated from per-piece sizes measured on a real synth (tests/test_stack_layout.py fails when
+bytes are estimated from per-piece sizes measured on a real synth (tests/stacks/test_layout.py fails when
 the estimate drifts from the synthesized templates by more than its stated margin).
 """
 
@@ -35,7 +35,7 @@ NETWORK, CLUSTER, BATCH = "network", "cluster", "batch"
 LIMITS = {"resources": 500, "outputs": 200, "parameters": 200, "template bytes": 1_000_000}
 MAX_TEAM_STACKS = 100
 
-# Resources per piece (the constructs' own counts; tests/test_stack_layout.py compares with the synth).
+# Resources per piece (the constructs' own counts; tests/stacks/test_layout.py compares with the synth).
 TEAM_QUOTA = 1  # ComputeQuota, native or API custom resource
 TEAM_RBAC = 1  # Custom::KubernetesManifests
 TEAM_ACCESS = 2  # IAM role + EKS access entry
@@ -51,7 +51,7 @@ PARAMETERS = 1  # BootstrapVersion of CDK's default synthesizer
 # Bytes of each piece in the written template (JSON, one-space indent), measured on synths of environment
 # "dev" (stack names of 20 characters) with the team name left out; each piece also carries the team name
 # (logical id, path, names: NAME_USES times), its stack's name in its path and, per import of a cluster-stack
-# value, the environment name. tests/test_stack_layout.py holds the estimate to the real templates.
+# value, the environment name. tests/stacks/test_layout.py holds the estimate to the real templates.
 BYTES_STACK = 1_400  # description, Parameters, Rules, CDK metadata
 BYTES_GOVERNANCE = 2_400  # add-on, Kueue wait, native cluster policy, ClusterPolicyArn output
 BYTES_API_POLICY = 500  # the API-backed cluster policy is that much larger than the native one
@@ -69,7 +69,7 @@ BYTES_ROLE_ARN_ENTRY = 125  # the team's part of the TeamRoleArns output, plus 2
 BYTES_PLACEHOLDER = 200
 NAME_USES = 4
 # The Batch stack's pieces, measured the same way on synths of config/batch-only-example.yaml and of a varied
-# Batch section (tests/test_stack_layout.py), without the names they carry (counted per use) and without the
+# Batch section (tests/stacks/test_layout.py), without the names they carry (counted per use) and without the
 # environment name, which every resource carries twice (its tag and its stack's name in its path).
 BYTES_BATCH_STACK = 1_900  # description, config digest, Parameters, Rules, CDK metadata
 BYTES_BATCH_ENVIRONMENT = 370  # plus 3 per name character and each capacity limit

@@ -34,9 +34,8 @@ import os
 import re
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import cfn_anchor
 import installer_tools as tools

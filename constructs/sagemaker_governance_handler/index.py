@@ -36,8 +36,7 @@ import math
 import time
 from typing import Any
 
-from botocore.exceptions import ClientError, HTTPClientError
-from botocore.exceptions import ConnectionError as EndpointConnectionFailure
+from botocore.exceptions import ClientError, ConnectionError as EndpointConnectionFailure, HTTPClientError
 
 # Stop this long before Lambda's own limit, so the failure carries a reason instead of "Task timed out".
 MARGIN_SECONDS = 20.0

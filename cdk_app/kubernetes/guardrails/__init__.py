@@ -19,7 +19,7 @@ Kueue and the operators are not checked when they update an object (see pod_secu
 What differs per team (allowed capabilities and priority classes) is a map literal keyed by namespace in
 the policy itself: no parameter object a team could edit, one policy whatever the number of teams.
 
-The expressions keep to CEL that both Kubernetes and cel-python evaluate (tests/test_guardrails_cel.py runs
+The expressions keep to CEL that both Kubernetes and cel-python evaluate (tests/unit/kubernetes/guardrails/test_cel_verdicts.py runs
 them): no optional syntax, no string or list extensions, no two-variable comprehensions.
 """
 

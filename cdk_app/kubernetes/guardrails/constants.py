@@ -117,12 +117,12 @@ CDI_ANNOTATION_PREFIX = "cdi.k8s.io/"
 DEVICE_LIST_FOLDER = "nvidia-container-devices"
 
 
-# The chart's training operator (kubeflow/training-operator v1-855e096, tests/test_guardrails.py reads the pin)
+# The chart's training operator (kubeflow/training-operator v1-855e096, tests/unit/kubernetes/guardrails/test_policies.py reads the pin)
 # adds an init container of this image to every Worker of a PyTorchJob with a Master (it waits for the
 # Master's DNS name), with no env at all. gpu-visibility exempts exactly that: an init container of this image
 # with no env and no envFrom - never by name (a team names its containers as it likes), and never with env:
 # CUDA_VERSION alone makes the toolkit treat a container as a "legacy" CUDA image and give it every GPU of the
-# node (attack of 2026-11-22). The image itself sets no NVIDIA or CUDA variable.
+# node. The image itself sets no NVIDIA or CUDA variable.
 OPERATOR_INIT_IMAGES = ("alpine:3.10",)
 
 
@@ -155,7 +155,7 @@ CONTAINER_FIELDS = ("containers", "initContainers", "ephemeralContainers")
 # reaches the node or storage outside the namespace: hostPath, awsElasticBlockStore (any EBS volume id,
 # attached by the CSI driver's role), nfs/iscsi/rbd/cephfs/glusterfs/fc (mounted by the kubelet as root),
 # flexVolume (a node binary), inline csi (whatever a driver's Ephemeral mode does), image, gitRepo ...
-# REFUSED_VOLUME_TYPES is the rest of the schema (tests/test_guardrails.py compares both with it): has()
+# REFUSED_VOLUME_TYPES is the rest of the schema (tests/unit/kubernetes/guardrails/test_policies.py compares both with it): has()
 # on each named field is the only test Kubernetes' typed CEL allows on a Volume object.
 ALLOWED_VOLUME_TYPES = ("configMap", "secret", "emptyDir", "projected", "downwardAPI", "persistentVolumeClaim",
                         "ephemeral")

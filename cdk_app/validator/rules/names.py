@@ -18,7 +18,7 @@ from hyperpod_constructs.private.sagemaker_bucket_name import bucket_name_proble
 def check_derived_names(config: KitConfig, report: Reporter) -> None:
     """Names the stacks build from the environment, held to the rules of the resources that carry them (an
     explicit hyperpod.cluster_name is HPK207's). The quota and cluster policy names (<environment>-<team>,
-    <environment>-policy) always fit when the environment and team names do (tests/test_derived_names.py)."""
+    <environment>-policy) always fit when the environment and team names do (tests/unit/config/test_names.py)."""
     derived = []
     if config.hyperpod.cluster_name is None:
         name = hyperpod_cluster_name(config)

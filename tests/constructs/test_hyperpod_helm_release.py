@@ -1,0 +1,246 @@
+"""Fine-grained tests of the installer's constructs: HyperPodHelmRelease, KubernetesManifests and
+DeploymentAvailable (the deploy-time side is in test_helm_release_handler.py)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+from aws_cdk import App, Duration, Environment, Stack
+from aws_cdk import aws_eks_v2 as eks
+from aws_cdk.assertions import Match, Template
+from support.paths import ROOT
+
+from cdk_app.config.loader import load_config
+from cdk_app.kubernetes.guardrails import guardrail_manifests
+from cdk_app.kubernetes.team_rbac import team_manifests
+from cdk_app.stacks.app_builder import build_app
+from hyperpod_constructs.deployment_available import DeploymentAvailable, DeploymentAvailableProps
+from hyperpod_constructs.helm_release_handler.manifest_pins import manifests_sha256, pin
+from hyperpod_constructs.hyperpod_helm_release import (
+    ChartDependency,
+    HyperPodHelmRelease,
+    HyperPodHelmReleaseProps,
+    component_values,
+    release_values,
+)
+from hyperpod_constructs.kubernetes_manifests import KubernetesManifests, KubernetesManifestsProps
+from hyperpod_constructs.private.kubectl_layers import LAYER_MINORS, layer_minor
+
+REVISION = "a00b22d17ea928a6e39a43bd2efdafe01b1005ea"
+CONTENT = "c23c8e64d6aa4531122dc13b9358b58067140ec36a6a4cad4d6592131bf00931"
+GUARDRAILS = tuple(guardrail_manifests(load_config(ROOT / "config" / "dev.yaml").config))
+NVIDIA = ChartDependency("nvidia-device-plugin",
+                            "https://nvidia.github.io/k8s-device-plugin/stable/nvidia-device-plugin-0.16.1.tgz", "a7" * 32)
+
+
+def build(**change) -> tuple[Template, HyperPodHelmRelease]:
+    stack = Stack(App(), "Test", env=Environment(account="111122223333", region="eu-west-1"))
+    cluster = eks.Cluster.from_cluster_attributes(stack, "Eks", cluster_name="hyperpod-eks",
+                                                  cluster_security_group_id="sg-0cccccccccccccccc")
+    props = HyperPodHelmReleaseProps(cluster=cluster, kubernetes_version="1.33", vpc_id="vpc-0123456789abcdef0",
+                                     subnet_ids=("subnet-0000000000000000a", "subnet-0000000000000000b"),
+                                     revision=REVISION, content_sha256=CONTENT, dependencies=(NVIDIA,),
+                                     components={"mlflow": True, "nvidia_device_plugin": False},
+                                     gpu_device_isolation=True,
+                                     stack_name_prefix="HyperPod-dev-", pinned_manifests={"guardrails": GUARDRAILS})
+    release = HyperPodHelmRelease(stack, "Chart", props=dataclasses.replace(props, **change))
+    return Template.from_stack(stack), release
+
+
+@pytest.fixture(scope="module")
+def template() -> Template:
+    return build()[0]
+
+
+RELEASE = {
+    "Repository": "aws/sagemaker-hyperpod-cli", "Revision": REVISION, "ContentSha256": CONTENT,
+    "Dependencies": json.dumps({NVIDIA.name: {"url": NVIDIA.url, "sha256": NVIDIA.sha256}}, sort_keys=True),
+    "ReleaseName": "hyperpod-dependencies", "Namespace": "kube-system",
+    "Values": json.dumps({"mlflow": {"enabled": True}, "nvidia-device-plugin": {
+        "devicePlugin": {"enabled": False}, "deviceListStrategy": "volume-mounts",
+        "securityContext": {"privileged": True}}}, sort_keys=True),
+}
+
+
+def test_release_names_the_pins_region_and_values_and_has_a_service_timeout(template):
+    template.resource_count_is("Custom::HyperPodHelmRelease", 1)
+    template.has_resource_properties("Custom::HyperPodHelmRelease", {
+        "ClusterName": "hyperpod-eks", "Region": "eu-west-1", **RELEASE, "ServiceTimeout": "1200"})
+
+
+def test_the_function_is_built_for_exactly_that_release(template):
+    """The handler compares each event with INSTALLER_SCOPE; the construct writes the same values to both."""
+    [function] = [f for f in template.find_resources("AWS::Lambda::Function").values()
+                  if f["Properties"]["Handler"] == "index.on_event"]
+    scope = json.loads(rendered(function["Properties"]["Environment"]["Variables"]["INSTALLER_SCOPE"]))
+    assert scope == {"ClusterName": "hyperpod-eks", "Release": RELEASE,
+                     "Stacks": {"Partition": "aws", "Account": "111122223333", "StackPrefix": "HyperPod-dev-"},
+                     "Manifests": {"guardrails": pin(list(GUARDRAILS))}}
+
+
+def rendered(value: object) -> str:
+    """A template string value as CloudFormation renders it in the aws partition."""
+    if isinstance(value, str):
+        return value
+    separator, parts = value["Fn::Join"]
+    return separator.join("aws" if part == {"Ref": "AWS::Partition"} else rendered(part) for part in parts)
+
+
+def test_installer_may_confirm_events_with_the_kit_s_stacks_only(template):
+    """cfn_anchor.py's calls, on HyperPod-dev-* stacks of this account and region; no wildcard action."""
+    statements = [statement for policy in template.find_resources("AWS::IAM::Policy").values()
+                  for statement in policy["Properties"]["PolicyDocument"]["Statement"]
+                  if "cloudformation:DescribeStackResource" in statement["Action"]]
+    assert [(s["Action"], s["Effect"], rendered(s["Resource"])) for s in statements] == [
+        (["cloudformation:DescribeStackResource", "cloudformation:DescribeStacks"], "Allow",
+         "arn:aws:cloudformation:eu-west-1:111122223333:stack/HyperPod-dev-*/*")]
+
+
+def test_the_pinned_guardrails_are_exactly_what_the_governance_stack_sends(tmp_path):
+    """The digest in the installer's environment (cluster stack) and the Manifests property of the
+    Guardrails resource (governance stack) of the synthesized app: what the handler compares."""
+    context = json.loads((ROOT / "cdk.json").read_text())["context"]
+    app = App(context=context, outdir=str(tmp_path))
+    build_app(app, load_config(ROOT / "config" / "dev.yaml").config)
+    stacks = {stack.stack_name: Template.from_stack(stack) for stack in app.node.children if isinstance(stack, Stack)}
+    [function] = [f for f in stacks["HyperPod-dev-cluster"].find_resources("AWS::Lambda::Function").values()
+                  if "INSTALLER_SCOPE" in f["Properties"].get("Environment", {}).get("Variables", {})]
+    raw = function["Properties"]["Environment"]["Variables"]["INSTALLER_SCOPE"]
+    # The cluster name and partition are references (Fn::Join); the pins are literal.
+    text = "".join(p if isinstance(p, str) else "" for p in raw["Fn::Join"][1])
+    pinned = json.loads(text)["Manifests"]["guardrails"]
+    [guardrails] = [r for r in stacks["HyperPod-dev-governance"].find_resources("Custom::KubernetesManifests").values()
+                    if r["Properties"]["Name"] == "guardrails"]
+    assert manifests_sha256(json.loads(guardrails["Properties"]["Manifests"])) == pinned["Sha256"]
+
+
+def test_installer_has_its_own_group_with_https_egress_only(template):
+    groups = template.find_resources("AWS::EC2::SecurityGroup")
+    [(group_id, group)] = groups.items()
+    assert group["Properties"]["SecurityGroupEgress"] == [
+        {"CidrIp": "0.0.0.0/0", "Description": "HTTPS to AWS APIs and chart sources", "FromPort": 443,
+         "IpProtocol": "tcp", "ToPort": 443}]
+    assert "SecurityGroupIngress" not in group["Properties"]
+    template.has_resource_properties("AWS::Lambda::Function", {
+        "Handler": "index.on_event", "Runtime": "python3.14", "Timeout": 900,
+        "VpcConfig": {"SubnetIds": ["subnet-0000000000000000a", "subnet-0000000000000000b"],
+                      "SecurityGroupIds": [{"Fn::GetAtt": [group_id, "GroupId"]}]},
+    })
+    # The cluster security group (on the API endpoint's interfaces) lets it in on 443, nothing else.
+    [(ingress_id, ingress)] = template.find_resources("AWS::EC2::SecurityGroupIngress").items()
+    assert ingress["Properties"] == {
+        "GroupId": "sg-0cccccccccccccccc", "SourceSecurityGroupId": {"Fn::GetAtt": [group_id, "GroupId"]},
+        "IpProtocol": "tcp", "FromPort": 443, "ToPort": 443,
+        "Description": "hyperpod-kit chart installer to the Kubernetes API"}
+    [release] = template.find_resources("Custom::HyperPodHelmRelease").values()
+    assert ingress_id in release["DependsOn"]  # the first helm call needs the rule
+
+
+@pytest.mark.parametrize(("version", "minor"), [("1.32", 33), ("1.33", 33), ("1.34", 34), ("1.35", 35), ("1.36", 35)])
+def test_the_layer_is_within_one_minor_of_the_cluster(version, minor):
+    assert layer_minor(version) == minor
+    template, _ = build(kubernetes_version=version)
+    [layer] = template.find_resources("AWS::Lambda::LayerVersion").values()
+    # The layer package describes its own kubectl version.
+    assert layer["Properties"]["Description"].startswith(f"/opt/kubectl/kubectl 1.{minor}.")
+
+
+@pytest.mark.parametrize("version", ["1.30", "1.31", "1.37"])
+def test_a_version_without_a_layer_is_refused(version):
+    assert layer_minor(version) is None
+    with pytest.raises(ValueError, match=f"no kubectl layer within one minor version of Kubernetes {version}; "
+                                         f"the kit ships layers for 1.{LAYER_MINORS[0]}"):
+        build(kubernetes_version=version)
+
+
+def test_installer_role_is_cluster_admin_and_the_release_waits_for_it(template):
+    entries = template.find_resources("AWS::EKS::AccessEntry")
+    [(entry_id, entry)] = entries.items()
+    assert entry["Properties"]["AccessPolicies"][0]["AccessScope"] == {"Type": "cluster"}
+    assert entry["Properties"]["AccessPolicies"][0]["PolicyArn"]["Fn::Join"][1][-1].endswith("AmazonEKSClusterAdminPolicy")
+    [release] = template.find_resources("Custom::HyperPodHelmRelease").values()
+    assert entry_id in release["DependsOn"]
+
+
+def test_installer_may_describe_only_its_cluster(template):
+    template.has_resource_properties("AWS::IAM::Policy", {"PolicyDocument": {"Statement": Match.array_with([
+        Match.object_like({"Action": "eks:DescribeCluster", "Resource": Match.any_value()})])}})
+
+
+def test_component_values_nest_chart_keys():
+    assert component_values({"efa_device_plugin": True, "job_auto_restart": False}) == {
+        "aws-efa-k8s-device-plugin": {"devicePlugin": {"enabled": True}}, "job-auto-restart": {"enabled": False}}
+
+
+def test_gpu_device_isolation_sets_the_device_plugins_strategy_next_to_the_toggles():
+    """On (RELEASE above) adds the strategy; off, the default, leaves the device plugin as the chart has it."""
+    assert release_values({"nvidia_device_plugin": True}, gpu_device_isolation=True) == {"nvidia-device-plugin": {
+        "devicePlugin": {"enabled": True}, "deviceListStrategy": "volume-mounts", "securityContext": {"privileged": True}}}
+    assert release_values({"nvidia_device_plugin": True}, gpu_device_isolation=False) == {
+        "nvidia-device-plugin": {"devicePlugin": {"enabled": True}}}
+    off, _ = build(gpu_device_isolation=False)
+    assert HyperPodHelmReleaseProps.__dataclass_fields__["gpu_device_isolation"].default is False
+    off.has_resource_properties("Custom::HyperPodHelmRelease", {"Values": json.dumps(
+        {"mlflow": {"enabled": True}, "nvidia-device-plugin": {"devicePlugin": {"enabled": False}}}, sort_keys=True)})
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"revision": "main"}, "revision must be a full 40-hex commit id, got 'main'"),
+    ({"content_sha256": ""}, "content_sha256 must be 64 lower-case hex digits"),
+    ({"dependencies": (dataclasses.replace(NVIDIA, sha256="xyz"),)}, "dependency nvidia-device-plugin: sha256 must be"),
+    ({"dependencies": (dataclasses.replace(NVIDIA, url="http://x/y.tgz"),)}, "url must be an https URL of a .tgz"),
+    ({"dependencies": (NVIDIA, NVIDIA)}, "pins a name twice"),
+    ({"repository": "not a repo"}, "repository must be a GitHub owner/name"),
+    ({"release_name": "Hyperpod_Deps"}, "release_name must be a Helm release name"),
+    ({"release_name": "-x"}, "release_name must be a Helm release name"),
+    ({"namespace": "--all-namespaces"}, "namespace must be a Kubernetes namespace name"),
+    ({"subnet_ids": ()}, "at least one subnet"),
+    ({"components": {"kuberay": True}}, "unknown components \\['kuberay'\\]"),
+    ({"stack_name_prefix": "HyperPod-dev"}, "stack_name_prefix must be a stack name prefix ending in '-'"),
+    ({"stack_name_prefix": "*-"}, "stack_name_prefix must be a stack name prefix"),
+    ({"pinned_manifests": {"guardrails": ({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "x"}},)}},
+     "pinned_manifests guardrails: the installer would refuse v1 Secret"),
+])
+def test_bad_props_raise(change, message):
+    with pytest.raises(ValueError, match=message):
+        build(**change)
+
+
+def test_manifests_and_deployment_waits_have_a_service_timeout():
+    stack = Stack(App(), "Gov", env=Environment(account="111122223333", region="eu-west-1"))
+    KubernetesManifests(stack, "Rbac", props=KubernetesManifestsProps(
+        service_token="arn:aws:lambda:eu-west-1:111122223333:function:x", cluster_name="hyperpod-eks", name="team-a",
+        manifests=tuple(team_manifests("a"))))
+    DeploymentAvailable(stack, "Kueue", props=DeploymentAvailableProps(
+        service_token="arn:aws:lambda:eu-west-1:111122223333:function:x", cluster_name="hyperpod-eks",
+        namespace="kueue-system", name="kueue-controller-manager"))
+    template = Template.from_stack(stack)
+    template.has_resource_properties("Custom::KubernetesManifests", {"Kind": "Manifests", "ServiceTimeout": "1200"})
+    template.has_resource_properties("Custom::DeploymentAvailable", {
+        "Kind": "WaitForDeployment", "ClusterName": "hyperpod-eks", "Region": "eu-west-1",
+        "Namespace": "kueue-system", "Name": "kueue-controller-manager", "TimeoutSeconds": "600", "ServiceTimeout": "1200"})
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"namespace": "-n"}, "namespace must be a Kubernetes namespace name"),
+    ({"name": "Kueue"}, "name must be a Kubernetes object name"),
+    ({"timeout": Duration.minutes(14)}, "timeout must be between 1 s and 780 s"),
+])
+def test_bad_deployment_wait_props_raise(change, message):
+    stack = Stack(App(), "Gov")
+    props = DeploymentAvailableProps(service_token="arn:x", cluster_name="c", namespace="kueue-system",
+                                     name="kueue-controller-manager")
+    with pytest.raises(ValueError, match=message):
+        DeploymentAvailable(stack, "Kueue", props=dataclasses.replace(props, **change))
+
+
+def test_manifests_the_installer_would_refuse_fail_the_synth():
+    stack = Stack(App(), "Gov", env=Environment(account="111122223333", region="eu-west-1"))
+    config_map = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x", "namespace": "kube-system"}}
+    with pytest.raises(ValueError, match="the installer would refuse these manifests: v1 ConfigMap 'x' is not an "
+                                         "object the kit writes"):
+        KubernetesManifests(stack, "Rbac", props=KubernetesManifestsProps(
+            service_token="arn:x", cluster_name="hyperpod-eks", name="team-a", manifests=(config_map,)))
+

@@ -1,0 +1,184 @@
+"""The admin's everyday path: selecting an environment (app.py), `validate --strict`, what each make target
+pulls in (real GNU make), and the example CI workflow (its shell steps checked by shellcheck)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+import pytest
+import yaml
+from click.testing import CliRunner
+from support.paths import ROOT
+
+from cdk_app.cli.main import main
+
+SHELLCHECK = ROOT / ".tools" / "shellcheck" / "usr" / "bin" / "shellcheck"
+DEV = (ROOT / "config" / "dev.yaml").read_text()
+# Every config file is an environment the message must list (the files themselves are the source).
+ENVIRONMENTS = ", ".join(sorted(p.stem for p in (ROOT / "config").glob("*.yaml")))
+
+
+def run_app(context: dict, tmp_path: Path) -> subprocess.CompletedProcess:
+    """app.py as the CDK CLI runs it: context in CDK_CONTEXT_JSON, output folder in CDK_OUTDIR."""
+    env = {**os.environ, "CDK_CONTEXT_JSON": json.dumps(context), "CDK_OUTDIR": str(tmp_path / "out")}
+    node = ROOT / "node_modules" / ".bin" / "node"
+    if node.exists():
+        env["JSII_NODE"] = str(node)
+    return subprocess.run([sys.executable, "app.py"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_no_environment_is_refused_listing_the_config_files(tmp_path):
+    result = run_app({}, tmp_path)
+    assert result.returncode == 2
+    assert f"no environment given: add -c env=<name> for config/<name>.yaml (environments: {ENVIRONMENTS})" in result.stderr
+    assert not (tmp_path / "out").exists() or not list((tmp_path / "out").glob("*.template.json"))
+
+
+def test_unknown_environment_is_refused(tmp_path):
+    result = run_app({"env": "qa"}, tmp_path)
+    assert result.returncode == 2
+    assert f"config/qa.yaml does not exist: -c env=qa names no environment (environments: {ENVIRONMENTS})" in result.stderr
+
+
+def test_copied_config_selected_under_another_name_is_refused(tmp_path):
+    """cp config/dev.yaml config/qa.yaml && cdk deploy -c env=qa would deploy the dev stacks."""
+    copy = tmp_path / "qa.yaml"
+    copy.write_text(DEV)
+    result = run_app({"env": "qa", "config": str(copy)}, tmp_path)
+    assert result.returncode == 1
+    line = DEV.splitlines().index("environment: dev") + 1
+    assert f"qa.yaml:{line}:1 environment: selected with -c env=qa but the file says environment: dev" in result.stderr
+    assert "[HPK020 error]" in result.stderr and "nothing synthesized" in result.stderr
+    assert not list((tmp_path / "out").glob("*.template.json"))
+
+
+def test_a_config_file_without_an_environment_name_is_refused(tmp_path):
+    """-c config=<copy of dev.yaml> alone used to synthesize (and deploy over) the HyperPod-dev-* stacks."""
+    copy = tmp_path / "qa.yaml"
+    copy.write_text(DEV.replace("vpc_cidr: 10.192.0.0/16", "vpc_cidr: 10.200.0.0/16"))
+    result = run_app({"config": str(copy)}, tmp_path)
+    assert result.returncode == 2
+    assert f"-c config={copy} needs it too" in result.stderr
+    assert not (tmp_path / "out").exists() or not list((tmp_path / "out").glob("*.template.json"))
+
+
+def test_strict_makes_warnings_fail(tmp_path):
+    """Two priority classes of one weight are a warning (HPK304): exit 0, and 1 with --strict."""
+    config = tmp_path / "dev.yaml"
+    config.write_text(DEV.replace("  fair_share: Enabled", "  priority_classes:\n    - {name: a, weight: 5}\n"
+                                  "    - {name: b, weight: 5}\n  fair_share: Enabled"))
+    assert CliRunner().invoke(main, ["validate", str(config)]).exit_code == 0
+    strict = CliRunner().invoke(main, ["validate", "--strict", "--format", "json", str(config)])
+    assert strict.exit_code == 1
+    assert json.loads(strict.stdout)["ok"] is False
+    assert "HPK304" in strict.stdout and "warning(s) fail the check" in strict.stderr
+
+
+def make_dry_run(target: str) -> str:
+    result = subprocess.run(["make", "-n", target, "SHELLCHECK=/nonexistent/shellcheck"], cwd=ROOT,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_synth_does_not_fetch_shellcheck_but_test_does():
+    assert "apt-get" not in make_dry_run("synth")
+    assert "apt-get download" in make_dry_run("test")
+
+
+def test_make_synth_names_validates_own_exit_code():
+    """GNU make exits 2 whenever a step fails; the step's own code is printed for the log."""
+    result = subprocess.run(["make", "synth", "ENV=no-such-env"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 2
+    assert "make synth: hyperpod-kit validate exited 2 (1 findings, 2 unreadable input)" in result.stderr
+
+
+WORKFLOW = ROOT / ".github" / "workflows" / "hyperpod-kit.yml"
+
+
+def workflow_steps() -> list[dict]:
+    jobs = yaml.safe_load(WORKFLOW.read_text())["jobs"]
+    return jobs["environments"]["steps"] + jobs["environment"]["steps"]
+
+
+def workflow_matrix(checkout: Path) -> dict:
+    """Run the first job's listing step (bash, as Actions runs it) in `checkout`."""
+    step, = [s for s in yaml.safe_load(WORKFLOW.read_text())["jobs"]["environments"]["steps"] if s.get("id") == "list"]
+    output = checkout / "github_output"
+    subprocess.run(["bash", "-e", "-c", step["run"]], cwd=checkout, env={**os.environ, "GITHUB_OUTPUT": str(output)},
+                   check=True, timeout=60)
+    line, = output.read_text().splitlines()
+    return json.loads(line.removeprefix("matrix="))
+
+
+def test_workflow_matrix_is_every_config_file_so_a_new_environment_is_checked(tmp_path):
+    import shutil
+
+    shutil.copytree(ROOT / "config", tmp_path / "config")
+    shutil.copytree(ROOT / ".github", tmp_path / ".github")
+    (tmp_path / "config" / "qa.yaml").write_text(DEV.replace("environment: dev", "environment: qa"))
+    matrix = workflow_matrix(tmp_path)["include"]
+    assert sorted(e["env"] for e in matrix) == sorted(p.stem for p in (tmp_path / "config").glob("*.yaml"))
+    assert {e["env"]: e["validate_flags"] for e in matrix}["prod"] == "--strict"
+    assert {e["env"]: e["validate_flags"] for e in matrix}["qa"] == ""
+    job = yaml.safe_load(WORKFLOW.read_text())["jobs"]["environment"]
+    assert job["needs"] == "environments"
+    assert job["strategy"]["matrix"] == "${{ fromJSON(needs.environments.outputs.matrix) }}"
+
+
+def test_workflow_runs_validate_synth_cfn_lint_and_plan_for_every_environment():
+    runs = "\n".join(step.get("run", "") for step in workflow_steps())
+    for command in ("hyperpod-kit validate", "cdk synth -c env=\"$ENV_NAME\"", "cfn-lint --regions",
+                    "hyperpod-kit plan \"config/$ENV_NAME.yaml\" --against-ref"):
+        assert command in runs
+    assert "make synth" not in runs  # make would turn every failure into exit 2
+
+
+@pytest.mark.skipif(not SHELLCHECK.exists(), reason="shellcheck comes with make setup-test")
+@pytest.mark.parametrize("index", [i for i, step in enumerate(workflow_steps()) if "run" in step])
+def test_workflow_shell_steps_pass_shellcheck(index, tmp_path):
+    step = workflow_steps()[index]
+    assert "${{" not in step["run"], "expressions go through env:, not into the script"
+    script = tmp_path / "step.sh"
+    script.write_text("#!/usr/bin/env bash\nset -euo pipefail\n" + step["run"])
+    result = subprocess.run([str(SHELLCHECK), "--shell=bash", str(script)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout
+
+
+def test_readme_exit_code_table_covers_every_command():
+    readme = (ROOT / "README.md").read_text()
+    table = readme[readme.index("### Exit codes"):].split("\n\n", 2)[1]
+    commands = set(re.findall(r"^\| `([^`]+)`", table, flags=re.M))
+    cli = {f"hyperpod-kit {name}" for name in main.list_commands(click.Context(main))}  # lazy ones too
+    assert cli | {"app.py (cdk synth / deploy)", "make <target>"} == commands
+
+
+def test_ci_plan_step_accepts_only_allow_replace_lines_the_change_adds(tmp_path):
+    """The step's own script in a scratch repository, with a stand-in for hyperpod-kit that prints its args:
+    a name approved in an earlier change must not pre-approve this one."""
+    step, = [s for s in workflow_steps() if s.get("name") == "Plan against the base commit"]
+    repo = tmp_path / "repo"
+    (repo / "config").mkdir(parents=True)
+    (repo / ".github").mkdir()
+    (repo / ".venv" / "bin").mkdir(parents=True)
+    (repo / "config" / "dev.yaml").write_text(DEV)
+    (repo / ".github" / "allow-replace-dev.txt").write_text("OldApproval\n")
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run([*git, "add", "config", ".github"], check=True)
+    subprocess.run([*git, "commit", "-qm", "base"], check=True)
+    (repo / ".github" / "allow-replace-dev.txt").write_text("OldApproval\nHyperPodED6AB1C4/h100-a\n")
+    kit = repo / ".venv" / "bin" / "hyperpod-kit"
+    kit.write_text("#!/usr/bin/env bash\necho \"$@\"\n")
+    kit.chmod(0o755)
+    result = subprocess.run(["bash", "-euo", "pipefail", "-c", step["run"]], cwd=repo, capture_output=True, text=True,
+                            env={**os.environ, "ENV_NAME": "dev", "PLAN_BASE": "HEAD"}, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == ("plan config/dev.yaml --against-ref HEAD --current cdk.out "
+                                     "--allow-replace HyperPodED6AB1C4/h100-a")

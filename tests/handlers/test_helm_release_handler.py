@@ -1,0 +1,1321 @@
+"""The installer's Lambda handler, run with the real helm and kubectl of the kubectl layer the construct
+deploys. Nothing reaches AWS, GitHub or a chart repository: the pinned chart (a00b22d) and its two remote
+dependencies are the copies in tests/support/data/hyperpod-chart (their provenance and published digests are in
+its README), served to the handler's download function; helm runs with its proxy pointed at a closed
+port, so any download it tried would fail; the cluster is a local stand-in API server or nothing."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import http.server
+import io
+import json
+import re
+import subprocess
+import tarfile
+import threading
+import time
+import urllib.parse
+from pathlib import Path
+from typing import Any
+
+import boto3
+import kubernetes_validate
+import pytest
+import yaml
+from botocore.stub import Stubber
+from support.handlers import layer_binary, load_handler
+from support.paths import ROOT, SUPPORT
+
+from cdk_app.config.loader import load_config
+from cdk_app.config.model import DEFAULT_HELM_CHART_CONTENT_SHA256, DEFAULT_HELM_CHART_REVISION
+from cdk_app.kubernetes.guardrails import guardrail_manifests
+from cdk_app.kubernetes.team_rbac import team_manifests
+from hyperpod_constructs.hyperpod_helm_release import COMPONENT_VALUES, release_values
+from hyperpod_constructs.private.kubectl_layers import layer_minor
+
+handler = load_handler("helm_release_handler")
+import chart_digest  # noqa: E402 (the handler's sibling modules, as Lambda imports them)
+import chart_source  # noqa: E402
+import installer_tools as tools  # noqa: E402
+from manifest_pins import pin  # noqa: E402
+
+DATA = SUPPORT / "data" / "hyperpod-chart"
+REVISION = DEFAULT_HELM_CHART_REVISION
+NVIDIA_URL = "https://nvidia.github.io/k8s-device-plugin/stable/nvidia-device-plugin-0.16.1.tgz"
+EFA_URL = "https://aws.github.io/eks-charts/aws-efa-k8s-device-plugin-v0.5.20.tgz"
+# The digests the repositories' index.yaml publish (tests/support/data/hyperpod-chart/README.md).
+NVIDIA_SHA = "a77b4e81fd56a11e39536500a7a6538899b952c4b4370200280bce313dffda6a"
+EFA_SHA = "252967e2083799987d576ac86986b3316ce350dd1da2d07a8b83b5c4288fbcf4"
+PINS = {"nvidia-device-plugin": chart_source.DependencyPin(NVIDIA_URL, NVIDIA_SHA),
+        "aws-efa-k8s-device-plugin": chart_source.DependencyPin(EFA_URL, EFA_SHA)}
+SERVED = {NVIDIA_URL: (DATA / "nvidia-device-plugin-0.16.1.tgz").read_bytes(),
+          EFA_URL: (DATA / "aws-efa-k8s-device-plugin-v0.5.20.tgz").read_bytes()}
+CLOSED = "http://127.0.0.1:9"
+
+
+# --- fixtures ---------------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="session")
+def helm(tmp_path_factory) -> Path:
+    return layer_binary("helm/helm", tmp_path_factory.mktemp("helm"))
+
+
+@pytest.fixture(scope="session")
+def kubectl_binary(tmp_path_factory) -> Path:
+    return layer_binary("kubectl/kubectl", tmp_path_factory.mktemp("kubectl"))
+
+
+@pytest.fixture
+def tools_offline(monkeypatch, helm, kubectl_binary):
+    """The layer's helm and kubectl; any download they tried would go to a closed proxy port."""
+    monkeypatch.setattr(tools, "HELM", str(helm))
+    monkeypatch.setattr(tools, "KUBECTL", str(kubectl_binary))
+    for name in ("HTTPS_PROXY", "HTTP_PROXY"):
+        monkeypatch.setenv(name, CLOSED)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+
+
+class Downloads:
+    """What the handler's downloads return (a URL not in `table` fails as an unreachable host would), and
+    the URLs it asked for."""
+
+    def __init__(self) -> None:
+        self.table, self.asked = dict(SERVED), []
+
+    def __call__(self, url: str, _budget) -> bytes:
+        self.asked.append(url)
+        if url not in self.table:
+            raise tools.HelmReleaseError(f"cannot download {url}: not served in this test")
+        return self.table[url]
+
+
+@pytest.fixture
+def served(monkeypatch) -> Downloads:
+    downloads = Downloads()
+    monkeypatch.setattr(chart_source, "download", downloads)
+    return downloads
+
+
+def budget(seconds: float = 600) -> tools.Budget:
+    return tools.Budget(seconds)
+
+
+def chart_tree(target: Path) -> Path:
+    with tarfile.open(DATA / "HyperPodHelmChart-a00b22d.tar.gz") as tar:
+        tar.extractall(target, filter="data")
+    return target / "HyperPodHelmChart"
+
+
+def codeload_archive(tree: Path, commit: str | None = REVISION) -> bytes:
+    """A GitHub-like source archive of the chart tree: <repo>-<commit>/helm_chart/HyperPodHelmChart/..., the
+    commit id as pax comment (git archive writes it), modes kept."""
+    buffer = io.BytesIO()
+    headers = {"comment": commit} if commit else {}
+    top = f"sagemaker-hyperpod-cli-{REVISION}"
+    with tarfile.open(fileobj=buffer, mode="w:gz", format=tarfile.PAX_FORMAT, pax_headers=headers) as tar:
+        tar.add(tree, arcname=f"{top}/helm_chart/HyperPodHelmChart")
+        readme = b"outside the chart\n"
+        info = tarfile.TarInfo(f"{top}/README.md")
+        info.size = len(readme)
+        tar.addfile(info, io.BytesIO(readme))
+    return buffer.getvalue()
+
+
+# --- the content digest -------------------------------------------------------------------------------------
+
+def test_content_digest_is_what_the_documented_coreutils_pipeline_prints(tmp_path):
+    """The definition in chart_digest.py, run by bash and coreutils, agrees with the code and with the pin."""
+    tree = chart_tree(tmp_path)
+    pipeline = ("find . -type f -printf '%P\\n' | LC_ALL=C sort | while IFS= read -r p; do m=100644; "
+                "[ -x \"$p\" ] && m=100755; printf '%s %s  %s\\n' $m \"$(sha256sum < \"$p\" | cut -c1-64)\" \"$p\"; "
+                "done | sha256sum | cut -c1-64")
+    by_coreutils = subprocess.run(["bash", "-c", pipeline], cwd=tree, capture_output=True, text=True, check=True)
+    assert by_coreutils.stdout.strip() == chart_digest.tree_sha256(tree) == DEFAULT_HELM_CHART_CONTENT_SHA256
+
+
+@pytest.mark.parametrize("tamper", ["byte", "mode", "rename", "extra"])
+def test_content_digest_changes_with_any_byte_mode_or_name(tmp_path, tamper):
+    tree = chart_tree(tmp_path)
+    values = tree / "values.yaml"
+    if tamper == "byte":
+        values.write_bytes(values.read_bytes().replace(b"enabled: true", b"enabled: fals", 1))
+    elif tamper == "mode":
+        values.chmod(0o755)
+    elif tamper == "rename":
+        values.rename(tree / "values.yml")
+    else:
+        (tree / "templates").mkdir()
+        (tree / "templates" / "extra.yaml").write_text("kind: ClusterRoleBinding\n")
+    assert chart_digest.tree_sha256(tree) != DEFAULT_HELM_CHART_CONTENT_SHA256
+
+
+def test_a_link_in_the_chart_is_refused(tmp_path):
+    tree = chart_tree(tmp_path)
+    (tree / "link").symlink_to("/etc/passwd")
+    with pytest.raises(chart_digest.ChartDigestError, match="link is not a regular file"):
+        chart_digest.tree_sha256(tree)
+
+
+# --- fetching the chart ---------------------------------------------------------------------------------------
+
+def test_the_pinned_chart_is_accepted(tmp_path, served):
+    served.table[chart_source.ARCHIVE_URL.format(repository="aws/sagemaker-hyperpod-cli", revision=REVISION)] = \
+        codeload_archive(chart_tree(tmp_path / "tree"))
+    chart = chart_source.fetch_chart("aws/sagemaker-hyperpod-cli", REVISION, DEFAULT_HELM_CHART_CONTENT_SHA256,
+                                     tmp_path / "src", budget())
+    assert (chart / "Chart.yaml").is_file()
+    top = tmp_path / "src" / f"sagemaker-hyperpod-cli-{REVISION}"
+    assert [p.name for p in top.iterdir()] == ["helm_chart"]  # nothing outside the chart folder
+
+
+def test_a_tampered_chart_is_refused(tmp_path, served):
+    tree = chart_tree(tmp_path / "tree")
+    template = tree / "charts" / "hyperpod-patching" / "templates" / "clusterrole.yaml"
+    template.write_text(template.read_text() + "\n# one more line\n")
+    served.table[chart_source.ARCHIVE_URL.format(repository="aws/sagemaker-hyperpod-cli", revision=REVISION)] = \
+        codeload_archive(tree)
+    with pytest.raises(tools.HelmReleaseError, match=f"chart folder of revision {REVISION} has content digest "
+                                                     f"[0-9a-f]{{64}}, but the config pins "
+                                                     f"{DEFAULT_HELM_CHART_CONTENT_SHA256}; refusing"):
+        chart_source.fetch_chart("aws/sagemaker-hyperpod-cli", REVISION, DEFAULT_HELM_CHART_CONTENT_SHA256,
+                                 tmp_path / "src", budget())
+
+
+@pytest.mark.parametrize(("commit", "message"), [
+    ("1" * 40, f"is of commit {'1' * 40}, not of the pinned revision {REVISION}"),
+    (None, f"is without a commit id, not of the pinned revision {REVISION}"),
+])
+def test_an_archive_of_another_or_no_commit_is_refused(tmp_path, commit, message):
+    with pytest.raises(tools.HelmReleaseError, match=message):
+        chart_source.verify_commit(codeload_archive(chart_tree(tmp_path), commit), REVISION)
+
+
+def test_archive_without_the_chart_is_refused(tmp_path):
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        info = tarfile.TarInfo("top/README.md")
+        tar.addfile(info, io.BytesIO(b""))
+    with pytest.raises(tools.HelmReleaseError, match="has no helm_chart/HyperPodHelmChart folder"):
+        chart_source.extract_chart(buffer.getvalue(), tmp_path)
+
+
+def test_link_out_of_the_target_is_refused(tmp_path):
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        data = b"apiVersion: v2\n"
+        info = tarfile.TarInfo("top/helm_chart/HyperPodHelmChart/Chart.yaml")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+        link = tarfile.TarInfo("top/helm_chart/HyperPodHelmChart/evil")
+        link.type, link.linkname = tarfile.SYMTYPE, "/etc/passwd"
+        tar.addfile(link)
+    with pytest.raises(tools.HelmReleaseError, match="refusing to extract"):
+        chart_source.extract_chart(buffer.getvalue(), tmp_path)
+
+
+# --- dependencies: pinned, verified, vendored; disabled ones dropped -------------------------------------------
+
+def kit_values_of(env: str, **lifecycle: Any) -> dict[str, Any]:
+    """The values the installer gives helm for config/<env>.yaml (hyperpod.lifecycle changed by `lifecycle`),
+    built as cluster_stack.py builds them."""
+    config = load_config(ROOT / "config" / f"{env}.yaml").config
+    config = config.model_copy(update={"hyperpod": config.hyperpod.model_copy(update={
+        "lifecycle": config.hyperpod.lifecycle.model_copy(update=lifecycle)})})
+    values = release_values(config.hyperpod.helm_chart.components.model_dump(), config.hyperpod.lifecycle.gpu_device_isolation)
+    return handler.kit_values({"Region": config.region, "Values": json.dumps(values)}), config
+
+
+def render(chart: Path, values_files: tuple[Path, ...], tmp_path: Path) -> list[dict[str, Any]]:
+    args = ["template", "hyperpod-dependencies", str(chart), "--namespace", "kube-system"]
+    for path in values_files:
+        args += ["--values", str(path)]
+    output = tools.run_tool(tools.HELM, args, tools.tool_env(tmp_path), "helm template", budget())
+    return [doc for doc in yaml.safe_load_all(output) if doc]
+
+
+@pytest.mark.parametrize("env", ["dev", "prod"])
+def test_the_pinned_chart_renders_offline_with_the_kit_values(tmp_path, env, served, tools_offline, monkeypatch):
+    """The chart as the config pins it: the config's pins, its components and region, the dependencies
+    verified and vendored, cert-manager dropped, rendered with no network by the helm of the layer the
+    construct picks for the config's Kubernetes version (node-level GPU isolation switched on, as an admin
+    opts in, so the device plugin's strategy is rendered too)."""
+    values, config = kit_values_of(env, gpu_device_isolation=True)
+    minor = layer_minor(config.eks.kubernetes_version)
+    monkeypatch.setattr(tools, "HELM", str(layer_binary("helm/helm", tmp_path / "layer", minor)))
+    content, pins = config.hyperpod.helm_chart.pins()
+    assert content == DEFAULT_HELM_CHART_CONTENT_SHA256
+    chart = chart_tree(tmp_path / "src")
+    assert chart_digest.tree_sha256(chart) == content
+    prepared = chart_source.prepare_chart(chart, config.region, values,
+                                          {n: chart_source.DependencyPin(p.url, p.sha256) for n, p in pins.items()},
+                                          tmp_path, budget())
+    assert (prepared.vendored, prepared.dropped) == (("nvidia-device-plugin", "aws-efa-k8s-device-plugin"),
+                                                     ("cert-manager",))
+    assert served.asked == [NVIDIA_URL, EFA_URL]
+    dependencies = [d["name"] for d in json.loads((chart / "Chart.yaml").read_text())["dependencies"]]
+    assert "cert-manager" not in dependencies and "nvidia-device-plugin" in dependencies
+    objects = render(prepared.path, prepared.values_files, tmp_path)
+    names = {(o["kind"], o["metadata"]["name"]) for o in objects}
+    assert {("DaemonSet", "hyperpod-dependencies-nvidia-device-plugin"),
+            ("DaemonSet", "hyperpod-dependencies-aws-efa-k8s-device-plugin"),
+            ("DaemonSet", "health-monitoring-agent"), ("Deployment", "hyperpod-dependencies-mpi-operator")} <= names
+    assert not [o for o in objects if "cert-manager" in json.dumps(o)]
+    plugin = device_plugin_container(objects)
+    # GPU device isolation, on in every shipped config: the 0.16.1 templates turn the kit's values into the
+    # plugin's DEVICE_LIST_STRATEGY and a privileged container (its own NVIDIA_VISIBLE_DEVICES=all needs it).
+    assert {"name": "DEVICE_LIST_STRATEGY", "value": "volume-mounts"} in plugin["env"]
+    assert {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"} in plugin["env"]
+    assert plugin["securityContext"] == {"privileged": True}
+    agent = next(o for o in objects if (o["kind"], o["metadata"]["name"]) == ("DaemonSet", "health-monitoring-agent"))
+    image = agent["spec"]["template"]["spec"]["containers"][0]["image"]
+    # The agent's image comes from the region's ECR; the chart's own values-<region>.yaml and helpers pick it.
+    assert f".dkr.ecr.{config.region}.amazonaws.com/hyperpod-health-monitoring-agent:" in image
+    # Every object of a built-in kind is valid for the config's Kubernetes version.
+    built_in = [o for o in objects if o["apiVersion"].split("/")[0] in ("v1", "apps", "rbac.authorization.k8s.io",
+                                                                        "apiextensions.k8s.io", "scheduling.k8s.io")]
+    assert len(built_in) > 30
+    for manifest in built_in:
+        kubernetes_validate.validate(manifest, config.eks.kubernetes_version, strict=False)
+
+
+def device_plugin_container(objects: list[dict[str, Any]]) -> dict[str, Any]:
+    [daemonset] = [o for o in objects if (o["kind"], o["metadata"]["name"])
+                   == ("DaemonSet", "hyperpod-dependencies-nvidia-device-plugin")]
+    [container] = [c for c in daemonset["spec"]["template"]["spec"]["containers"] if c["name"] == "nvidia-device-plugin-ctr"]
+    return container
+
+
+def test_without_gpu_device_isolation_the_device_plugin_is_as_the_chart_has_it(tmp_path, served, tools_offline):
+    """Off: no strategy (the plugin's default, envvar) and the chart's own unprivileged security context."""
+    values, config = kit_values_of("dev", gpu_device_isolation=False)
+    _, pins = config.hyperpod.helm_chart.pins()
+    prepared = chart_source.prepare_chart(chart_tree(tmp_path / "src"), config.region, values,
+                                          {n: chart_source.DependencyPin(p.url, p.sha256) for n, p in pins.items()},
+                                          tmp_path, budget())
+    plugin = device_plugin_container(render(prepared.path, prepared.values_files, tmp_path))
+    assert "DEVICE_LIST_STRATEGY" not in {e["name"] for e in plugin["env"]}
+    assert plugin["securityContext"] == {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
+
+
+def test_a_tampered_dependency_is_refused(tmp_path, served, tools_offline):
+    served.table[NVIDIA_URL] = SERVED[NVIDIA_URL][:-1] + bytes([SERVED[NVIDIA_URL][-1] ^ 1])
+    values, config = kit_values_of("dev")
+    with pytest.raises(tools.HelmReleaseError, match=f"dependency nvidia-device-plugin from {NVIDIA_URL} has SHA-256 "
+                                                     f"[0-9a-f]{{64}}, but the config pins {NVIDIA_SHA}; refusing"):
+        chart_source.prepare_chart(chart_tree(tmp_path / "src"), config.region, values, PINS, tmp_path, budget())
+
+
+def test_a_dependency_of_another_chart_is_refused_even_with_its_digest(tmp_path, served, tools_offline):
+    served.table[NVIDIA_URL] = SERVED[EFA_URL]
+    pins = {**PINS, "nvidia-device-plugin": chart_source.DependencyPin(NVIDIA_URL, EFA_SHA)}
+    values, config = kit_values_of("dev")
+    with pytest.raises(tools.HelmReleaseError, match="holds chart aws-efa-k8s-device-plugin 0.5.20, but Chart.yaml "
+                                                     "asks for nvidia-device-plugin 0.16.1"):
+        chart_source.prepare_chart(chart_tree(tmp_path / "src"), config.region, values, pins, tmp_path, budget())
+
+
+def test_a_pin_outside_the_repository_chart_yaml_names_is_refused(tmp_path, served, tools_offline):
+    pins = {**PINS, "nvidia-device-plugin": chart_source.DependencyPin("https://evil.example/nvidia-device-plugin-0.16.1.tgz",
+                                                                       NVIDIA_SHA)}
+    values, config = kit_values_of("dev")
+    with pytest.raises(tools.HelmReleaseError, match="not in the repository Chart.yaml names "
+                                                     "\\(https://nvidia.github.io/k8s-device-plugin\\)"):
+        chart_source.prepare_chart(chart_tree(tmp_path / "src"), config.region, values, pins, tmp_path, budget())
+    assert served.asked == []
+
+
+def test_an_enabled_remote_dependency_without_a_pin_is_refused_and_a_disabled_one_dropped(tmp_path, served, tools_offline):
+    values, config = kit_values_of("dev")
+    unpinned = {"aws-efa-k8s-device-plugin": PINS["aws-efa-k8s-device-plugin"]}
+    with pytest.raises(tools.HelmReleaseError, match="remote dependency nvidia-device-plugin 0.16.1 from "
+                                                     "https://nvidia.github.io/k8s-device-plugin is enabled but not pinned"):
+        chart_source.prepare_chart(chart_tree(tmp_path / "a"), config.region, values, unpinned, tmp_path, budget())
+    values["nvidia-device-plugin"] = {"devicePlugin": {"enabled": False}}
+    prepared = chart_source.prepare_chart(chart_tree(tmp_path / "b"), config.region, values, unpinned, tmp_path, budget())
+    assert prepared.dropped == ("cert-manager", "nvidia-device-plugin")
+    assert served.asked == [EFA_URL]
+    names = {o["metadata"]["name"] for o in render(prepared.path, prepared.values_files, tmp_path)}
+    assert "hyperpod-dependencies-nvidia-device-plugin" not in names
+
+
+def test_a_pin_for_a_dependency_the_chart_lacks_is_refused(tmp_path, served, tools_offline):
+    values, config = kit_values_of("dev")
+    pins = {**PINS, "cert-manager-x": chart_source.DependencyPin("https://charts.jetstack.io/cert-manager.tgz", NVIDIA_SHA)}
+    with pytest.raises(tools.HelmReleaseError, match="pins cert-manager-x, which the chart does not list"):
+        chart_source.prepare_chart(chart_tree(tmp_path / "src"), config.region, values, pins, tmp_path, budget())
+
+
+def test_a_local_sub_chart_needing_unpinned_remote_charts_is_refused(tmp_path, served, tools_offline):
+    values, config = kit_values_of("dev")
+    values["inferenceOperators"] = {"enabled": True}
+    with pytest.raises(tools.HelmReleaseError, match="sub-chart hyperpod-inference-operator is enabled but needs "
+                                                     "remote charts the kit does not pin \\(aws-mountpoint-s3-csi-driver"):
+        chart_source.prepare_chart(chart_tree(tmp_path / "src"), config.region, values, PINS, tmp_path, budget())
+
+
+def test_every_component_toggle_is_a_condition_of_the_pinned_chart(tmp_path, tools_offline):
+    """COMPONENT_VALUES against the chart's Chart.yaml (read by helm): each toggle is a dependency's
+    condition, and setting it false removes that sub-chart from helm's output."""
+    chart = chart_tree(tmp_path)
+    [metadata] = tools.read_yaml_files([chart / "Chart.yaml"], tmp_path, budget())
+    conditions = {d["condition"].strip(): d["name"] for d in metadata["dependencies"]}
+    for toggle, path in COMPONENT_VALUES.items():
+        assert ".".join(path) in conditions, f"{toggle}: {'.'.join(path)} is no condition of the chart"
+
+
+@pytest.mark.parametrize(("values", "expected"), [
+    ({}, {"plain": True, "cond": True, "tagged": True}),
+    ({"cond": {"enabled": False}}, {"plain": True, "cond": False, "tagged": True}),
+    ({"cond": {"enabled": "no"}}, {"plain": True, "cond": True, "tagged": True}),
+    ({"tags": {"t": False}}, {"plain": True, "cond": True, "tagged": False}),
+    ({"tags": {"t": False}, "other": {"enabled": True}}, {"plain": True, "cond": True, "tagged": True}),
+    ({"cond": {"enabled": False}, "alt": {"enabled": True}}, {"plain": True, "cond": False, "tagged": True}),
+])
+def test_dependency_conditions_follow_helm(tmp_path, helm, values, expected):
+    """dependency_enabled against what the real helm renders for the same Chart.yaml and values."""
+    chart = tmp_path / "c"
+    dependencies = [{"name": "plain", "version": "0.1.0", "repository": "file://charts/plain"},
+                    {"name": "cond", "version": "0.1.0", "repository": "file://charts/cond",
+                     "condition": "cond.enabled,alt.enabled"},
+                    {"name": "tagged", "version": "0.1.0", "repository": "file://charts/tagged", "tags": ["t"],
+                     "condition": "other.enabled"}]
+    (chart / "charts").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text(json.dumps({"apiVersion": "v2", "name": "c", "version": "0.1.0",
+                                                  "dependencies": dependencies}))
+    for name in expected:
+        (chart / "charts" / name / "templates").mkdir(parents=True)
+        (chart / "charts" / name / "Chart.yaml").write_text(f"apiVersion: v2\nname: {name}\nversion: 0.1.0\n")
+        (chart / "charts" / name / "templates" / "cm.yaml").write_text(
+            f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n")
+    (tmp_path / "values.json").write_text(json.dumps(values))
+    output = subprocess.run([str(helm), "template", "r", str(chart), "--values", str(tmp_path / "values.json")],
+                            capture_output=True, text=True, check=True, env=tools.tool_env(tmp_path)).stdout
+    rendered = {doc["metadata"]["name"] for doc in yaml.safe_load_all(output) if doc}
+    assert {name for name, on in expected.items() if on} == rendered
+    assert {d["name"]: chart_source.dependency_enabled(d, values) for d in dependencies} == expected
+
+
+def test_regional_values_of_a_sub_chart_reach_it_through_real_helm(tmp_path, tools_offline):
+    chart = tmp_path / "c"
+    sub = chart / "charts" / "agent"
+    (sub / "templates").mkdir(parents=True)
+    (sub / "regional-values").mkdir()
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 0.1.0\ndependencies:\n"
+                                      "  - name: agent\n    version: 0.1.0\n    repository: file://charts/agent\n")
+    (chart / "values.yaml").write_text("agent:\n  enabled: true\n")
+    (sub / "Chart.yaml").write_text("apiVersion: v2\nname: agent\nversion: 0.1.0\n")
+    (sub / "values.yaml").write_text("region: ''\nimage: default\n")
+    (sub / "regional-values" / "values-eu-west-1.yaml").write_text("---\nimage: eu-image\n")
+    (sub / "templates" / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: agent\ndata:\n"
+                                               "  image: {{ .Values.image | quote }}\n")
+    prepared = chart_source.prepare_chart(chart, "eu-west-1", {}, {}, tmp_path, budget())
+    [config_map] = render(prepared.path, prepared.values_files, tmp_path)
+    assert config_map["data"] == {"image": "eu-image"}
+
+
+# --- what the installer was built for: hostile events ---------------------------------------------------------
+
+SCOPE = {"ClusterName": "hyperpod-eks", "Release": {
+    "Repository": "aws/sagemaker-hyperpod-cli", "Revision": REVISION, "ContentSha256": DEFAULT_HELM_CHART_CONTENT_SHA256,
+    "Dependencies": json.dumps({n: {"url": p.url, "sha256": p.sha256} for n, p in PINS.items()}, sort_keys=True),
+    "ReleaseName": "hyperpod-dependencies", "Namespace": "kube-system", "Values": "{}"},
+    "Stacks": {"Partition": "aws", "Account": "111122223333", "StackPrefix": "HyperPod-dev-"}, "Manifests": {}}
+STACK_ID = "arn:aws:cloudformation:us-east-1:111122223333:stack/HyperPod-dev-cluster/5b6c8a70-a8f1-11ef-9f1c-0a1b2c3d4e5f"
+# The state CloudFormation shows for a custom resource while it waits for each request.
+WAITING = {"Create": "CREATE_IN_PROGRESS", "Update": "UPDATE_IN_PROGRESS", "Delete": "DELETE_IN_PROGRESS"}
+TYPES = {"Release": "Custom::HyperPodHelmRelease", "Manifests": "Custom::KubernetesManifests",
+         "WaitForDeployment": "Custom::DeploymentAvailable"}
+
+
+def invoke(event: dict[str, Any], status: str | None = None, physical_id: str | None = None,
+           resource_type: str | None = None, stack_status: str | None = None) -> dict[str, Any]:
+    """handler.on_event with CloudFormation's answer to DescribeStackResource (and DescribeStacks, when
+    stack_status is given) stubbed against the real CloudFormation model: by default the resource the
+    event names is of its Kind's type, in the state CloudFormation gives it for the request, under the
+    physical id the event names."""
+    client = boto3.client("cloudformation", region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="x")
+    stubber = Stubber(client)
+    kind = (event.get("ResourceProperties") or {}).get("Kind", "Release")
+    detail = {"StackId": str(event.get("StackId")), "LogicalResourceId": str(event.get("LogicalResourceId")),
+              "ResourceType": resource_type or TYPES.get(kind, kind),
+              "PhysicalResourceId": physical_id or event.get("PhysicalResourceId", "pending"),
+              "ResourceStatus": status or WAITING.get(event["RequestType"], "CREATE_COMPLETE"),
+              "LastUpdatedTimestamp": "2026-11-22T13:00:00Z"}
+    stubber.add_response("describe_stack_resource", {"StackResourceDetail": detail},
+                         {"StackName": event.get("StackId"), "LogicalResourceId": event.get("LogicalResourceId")})
+    if stack_status:
+        stubber.add_response("describe_stacks", {"Stacks": [{
+            "StackName": "HyperPod-dev-cluster", "StackId": STACK_ID, "CreationTime": "2026-11-01T00:00:00Z",
+            "StackStatus": stack_status}]}, {"StackName": event.get("StackId")})
+    original = handler.cloudformation
+    handler.cloudformation = lambda: client
+    try:
+        with stubber:
+            return handler.on_event(event)
+    finally:
+        handler.cloudformation = original
+
+
+@pytest.fixture
+def scoped(monkeypatch):
+    """The installer's environment as the construct writes it; any call to the cluster fails the test."""
+    monkeypatch.setenv("INSTALLER_SCOPE", json.dumps(SCOPE))
+    monkeypatch.setenv("AWS_REGION", "us-east-1")
+
+    def no_cluster(*_args):
+        raise AssertionError("a refused event must not reach the cluster")
+
+    monkeypatch.setattr(tools, "write_kubeconfig", no_cluster)
+
+
+def release_event(request: str = "Create", **change: str) -> dict[str, Any]:
+    props = {"ServiceToken": "arn:aws:lambda:us-east-1:111122223333:function:x", "ClusterName": "hyperpod-eks",
+             "Region": "us-east-1", **SCOPE["Release"], **change}
+    event = {"RequestType": request, "ResourceProperties": props, "StackId": STACK_ID, "LogicalResourceId": "Release"}
+    if request != "Create":
+        event["PhysicalResourceId"] = "hyperpod-eks/kube-system/hyperpod-dependencies"
+    return event
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"Repository": "attacker/charts"}, "Repository of the event \\('attacker/charts'\\) differs from what this "
+                                        "installer was built for"),
+    ({"Revision": "1" * 40}, "Revision of the event"),
+    ({"ContentSha256": ""}, "ContentSha256 of the event \\(''\\) differs"),
+    ({"Dependencies": "{}"}, "Dependencies of the event"),
+    ({"Values": json.dumps({"gpu-operator": {"enabled": True}})}, "Values of the event"),
+    ({"ReleaseName": "--post-renderer=/tmp/x"}, "ReleaseName '--post-renderer=/tmp/x' starts with '-'"),
+    ({"Namespace": "-n"}, "Namespace '-n' starts with '-'"),
+    ({"Namespace": "default"}, "Namespace of the event \\('default'\\) differs"),
+    ({"ClusterName": "another-cluster"}, "ClusterName 'another-cluster' is not the cluster this installer was built for"),
+    ({"Region": "eu-west-1"}, "Region 'eu-west-1' is not this installer's region \\(us-east-1\\)"),
+    ({"Kind": "Shell"}, "unknown Kind 'Shell'"),
+    ({"Kind": "WaitForDeployment", "Namespace": "kube-system;", "Name": "x"}, "must be Kubernetes names"),
+    ({"Kind": "WaitForDeployment", "Namespace": "kueue-system", "Name": "--raw=/"}, "Name '--raw=/' starts with '-'"),
+])
+def test_hostile_release_events_are_refused(scoped, change, message):
+    with pytest.raises(tools.HelmReleaseError, match=message):
+        invoke(release_event(**change))
+
+
+def test_a_rollback_before_the_function_is_rolled_back_changes_nothing_and_succeeds(scoped):
+    """CloudFormation may roll the release back (to the previous pins) while the function still holds the new
+    ones: acknowledged without touching the cluster (the scoped fixture fails the test if it is reached)."""
+    previous = release_event("Update", Revision="1" * 40)
+    rollback = {**previous, "PhysicalResourceId": "hyperpod-eks/kube-system/hyperpod-dependencies",
+                "OldResourceProperties": release_event()["ResourceProperties"]}
+    result = invoke(rollback)
+    assert result["PhysicalResourceId"] == "hyperpod-eks/kube-system/hyperpod-dependencies"
+    assert result["Data"]["Skipped"] == "rollback acknowledged; nothing changed"
+    # An update away from something else than the installer's own pins is no rollback: refused.
+    forged = {**rollback, "OldResourceProperties": release_event(Repository="attacker/charts")["ResourceProperties"]}
+    with pytest.raises(tools.HelmReleaseError, match="Revision of the event"):
+        invoke(forged)
+
+
+def test_without_its_scope_the_installer_refuses_everything(scoped, monkeypatch):
+    monkeypatch.delenv("INSTALLER_SCOPE")
+    with pytest.raises(tools.HelmReleaseError, match="INSTALLER_SCOPE is not set"):
+        invoke(release_event())
+
+
+def rbac_event(manifests: list[Any], request: str = "Create", old: list[Any] | None = None,
+               name: str = "team-a") -> dict[str, Any]:
+    event = {"RequestType": request, "ResourceProperties": {
+        "Kind": "Manifests", "ClusterName": "hyperpod-eks", "Region": "us-east-1", "Name": name,
+        "Manifests": json.dumps(manifests)}, "StackId": STACK_ID, "LogicalResourceId": "Rbac"}
+    if request != "Create":
+        event["PhysicalResourceId"] = f"hyperpod-eks/manifests/{name}"
+    if old is not None:
+        event["OldResourceProperties"] = {**event["ResourceProperties"], "Manifests": json.dumps(old)}
+    return event
+
+
+ROLE, BINDING, CLUSTER_ROLE, CLUSTER_BINDING = team_manifests("a")
+GUARDRAIL = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+             "metadata": {"name": "hyperpod-kit-pods"},
+             "spec": {"failurePolicy": "Fail", "validations": [{"expression": "true"}]}}
+GUARDRAIL_BINDING = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
+                     "metadata": {"name": "hyperpod-kit-pods"},
+                     "spec": {"policyName": "hyperpod-kit-pods", "validationActions": ["Deny"]}}
+ADMIN_TO_EVERYONE = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                     "metadata": {"name": "pwn"},
+                     "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+                     "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group",
+                                   "name": "system:authenticated"}]}
+
+
+def _with(manifest: dict[str, Any], **change: Any) -> dict[str, Any]:
+    copy = json.loads(json.dumps(manifest))
+    for path, value in change.items():
+        node = copy
+        *parents, leaf = path.split("__")
+        for key in parents:
+            node = node[key]
+        node[leaf] = value
+    return copy
+
+
+@pytest.mark.parametrize(("manifest", "message"), [
+    (ADMIN_TO_EVERYONE, "ClusterRoleBinding 'pwn' is not an object the kit writes"),
+    (_with(ROLE, metadata__namespace="kube-system"), "is in namespace 'kube-system'; team RBAC goes only into"),
+    (_with(BINDING, roleRef={"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"}),
+     "binds ClusterRole 'cluster-admin'; a team binding may only bind a Role"),
+    (_with(BINDING, subjects=[{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "system:authenticated"}]),
+     "its only subject may be the team's group hyperpod-team-a"),
+    (_with(BINDING, subjects=[{"kind": "ServiceAccount", "name": "default", "namespace": "kube-system"}]),
+     "its only subject may be the team's group"),
+    (_with(ROLE, rules=[{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]}]), "grants \\['secrets'\\]"),
+    (_with(ROLE, rules=[{"apiGroups": ["*"], "resources": ["pods"], "verbs": ["get"]}]), "may not hold wildcards"),
+    (_with(ROLE, rules=[{"apiGroups": [""], "resources": ["pods"], "verbs": ["*"]}]), "grants \\['\\*'\\]"),
+    (_with(GUARDRAIL, metadata__name="deny-everything"), "the kit's guardrails are named hyperpod-kit-"),
+    (_with(GUARDRAIL_BINDING, spec__policyName="someone-elses"), "binds the policy of its own name"),
+    (_with(GUARDRAIL, metadata__namespace="kube-system"), "is cluster-scoped"),
+    ({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "hyperpod-ns-a"}}, "v1 Namespace"),
+    ({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x", "namespace": "hyperpod-ns-a"}}, "v1 ConfigMap"),
+    (_with(ROLE, metadata__name="--all"), "metadata.name must be a lower-case DNS name"),
+    # The team's read-only ClusterRole and its binding: nothing more than its own objects, its own group.
+    (_with(CLUSTER_ROLE, metadata__name="hyperpod-kit-team-a-admin"), "ClusterRole 'hyperpod-kit-team-a-admin' is not an object the kit writes"),
+    (_with(CLUSTER_ROLE, rules=[{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]}]), "grants ''/'secrets'"),
+    (_with(CLUSTER_ROLE, rules=[{"apiGroups": ["kueue.x-k8s.io"], "resources": ["clusterqueues"], "verbs": ["update"],
+                                 "resourceNames": ["hyperpod-ns-a-clusterqueue"]}]), "may only get, list and watch"),
+    (_with(CLUSTER_ROLE, rules=[{"apiGroups": ["kueue.x-k8s.io"], "resources": ["clusterqueues"], "verbs": ["get"]}]),
+     "reads only its own hyperpod-ns-a-clusterqueue by name"),
+    (_with(CLUSTER_ROLE, rules=[{"apiGroups": ["kueue.x-k8s.io"], "resources": ["clusterqueues"], "verbs": ["get"],
+                                 "resourceNames": []}]), "reads only its own hyperpod-ns-a-clusterqueue by name"),
+    (_with(CLUSTER_ROLE, rules=[{"apiGroups": [""], "resources": ["namespaces"], "verbs": ["get"],
+                                 "resourceNames": ["hyperpod-ns-b"]}]), "reads only its own hyperpod-ns-a by name"),
+    (_with(CLUSTER_ROLE, rules=[{"apiGroups": ["*"], "resources": ["*"], "verbs": ["get"]}]), "grants '\\*'/'\\*'"),
+    (_with(CLUSTER_ROLE, rules=[{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}]), "may not grant non-resource URLs"),
+    (_with(CLUSTER_ROLE, aggregationRule={"clusterRoleSelectors": [{"matchLabels": {"x": "y"}}]}), "may not aggregate"),
+    (_with(CLUSTER_ROLE, metadata__namespace="hyperpod-ns-a"), "is cluster-scoped"),
+    (_with(CLUSTER_BINDING, subjects=[{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "hyperpod-team-b"}]),
+     "its only subject may be the team's group hyperpod-team-a"),
+    (_with(CLUSTER_BINDING, subjects=[{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "system:authenticated"}]),
+     "its only subject may be the team's group hyperpod-team-a"),
+    (_with(CLUSTER_BINDING, roleRef={"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"}),
+     "binds ClusterRole 'cluster-admin'; it may only bind the team's ClusterRole hyperpod-kit-team-a-read"),
+    (_with(CLUSTER_BINDING, roleRef={"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                                     "name": "hyperpod-kit-team-b-read"}), "may only bind the team's ClusterRole"),
+    ("kubectl delete ns --all", "a manifest must be a Kubernetes object"),
+])
+def test_hostile_manifests_are_refused(scoped, manifest, message):
+    with pytest.raises(tools.HelmReleaseError, match="refusing Manifests: .*" + message):
+        invoke(rbac_event([ROLE, BINDING, manifest]))
+
+
+def test_hostile_objects_smuggled_into_the_previous_manifests_are_not_deleted(scoped):
+    kube_proxy = {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "kube-proxy", "namespace": "kube-system"}}
+    with pytest.raises(tools.HelmReleaseError, match="refusing the previous Manifests: apps/v1 DaemonSet 'kube-proxy'"):
+        invoke(rbac_event([ROLE, BINDING], request="Update", old=[ROLE, BINDING, kube_proxy]))
+
+
+def test_what_the_kit_writes_is_accepted():
+    for env in ("dev", "prod"):
+        for manifest in [*team_manifests("research-1"), *guardrail_manifests(load_config(ROOT / "config" / f"{env}.yaml").config)]:
+            assert handler.manifest_refusal(manifest) is None, manifest["metadata"]["name"]
+
+
+# --- every event is confirmed by CloudFormation (cfn_anchor.py; Stubber, the real CloudFormation model) -----
+
+OTHER_ACCOUNT = STACK_ID.replace("111122223333", "444455556666")
+
+
+@pytest.mark.parametrize(("change", "answer", "message"), [
+    ({"StackId": OTHER_ACCOUNT}, {}, "is in account '444455556666', not this installer's"),
+    ({"StackId": STACK_ID.replace("us-east-1", "eu-west-1")}, {}, "is in region 'eu-west-1'"),
+    ({"StackId": STACK_ID.replace("HyperPod-dev-cluster", "Attacker-stack")}, {}, "is not one of the kit's stacks \\(HyperPod-dev-\\*\\)"),
+    ({"StackId": STACK_ID.replace("HyperPod-dev-", "HyperPod-prod-")}, {}, "is not one of the kit's stacks"),
+    ({"StackId": None}, {}, "StackId None is not a CloudFormation stack id"),
+    ({"LogicalResourceId": None}, {}, "is no CloudFormation request"),
+    ({}, {"status": "CREATE_COMPLETE"}, "Release of .* is CREATE_COMPLETE .*; CloudFormation is not sending a Create"),
+    ({}, {"resource_type": "AWS::S3::Bucket"}, "is a AWS::S3::Bucket, not a Custom::HyperPodHelmRelease"),
+])
+def test_an_event_cloudformation_does_not_confirm_is_refused(scoped, change, answer, message):
+    event = {**release_event(), **change}
+    with pytest.raises(tools.HelmReleaseError, match="refusing the event: .*" + message):
+        invoke(event, **answer)
+
+
+@pytest.mark.parametrize(("request_type", "answer"), [
+    ("Update", {"status": "UPDATE_COMPLETE"}),
+    ("Update", {"physical_id": "hyperpod-eks/kube-system/another"}),
+    ("Delete", {"status": "UPDATE_COMPLETE"}),
+    ("Delete", {"status": "DELETE_IN_PROGRESS", "physical_id": "hyperpod-eks/manifests/team-b",
+                "stack_status": "DELETE_IN_PROGRESS"}),
+])
+def test_a_forged_update_or_delete_of_the_release_or_manifests_is_refused(scoped, request_type, answer):
+    """Report finding R1/A6: a Delete of the release or of manifests that CloudFormation is not deleting."""
+    for event in (release_event(request_type), rbac_event([ROLE, BINDING], request=request_type)):
+        with pytest.raises(tools.HelmReleaseError, match="refusing the event: .*CloudFormation is not sending"):
+            invoke(event, **answer)
+
+
+def test_describe_stack_resource_failing_refuses_the_event(scoped):
+    client = boto3.client("cloudformation", region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="x")
+    stubber = Stubber(client)
+    stubber.add_client_error("describe_stack_resource", service_error_code="ValidationError",
+                             service_message="Stack 'HyperPod-dev-x' does not exist", http_status_code=400)
+    with stubber:
+        with pytest.raises(handler.cfn_anchor.NotAnchored, match="CloudFormation does not confirm Release .* does not exist"):
+            handler.cfn_anchor.confirm(release_event(), SCOPE["Stacks"], "us-east-1", TYPES["Release"], client)
+
+
+def test_the_cleanup_delete_of_a_replaced_copy_is_confirmed_only_during_cleanup(monkeypatch, scoped):
+    """CloudFormation deletes an id it no longer holds only in *_CLEANUP_IN_PROGRESS (the old copy of a
+    replaced resource); anywhere else that shape is forged."""
+    deleted = []
+    monkeypatch.setattr(tools, "write_kubeconfig", lambda workdir, *_: workdir / "kc.json")
+    monkeypatch.setattr(handler, "delete_manifests", lambda manifests, *_: deleted.append(manifests))
+    event = rbac_event([ROLE, BINDING], request="Delete")
+    for stack_status in ("UPDATE_COMPLETE_CLEANUP_IN_PROGRESS", "UPDATE_ROLLBACK_COMPLETE_CLEANUP_IN_PROGRESS"):
+        invoke(event, status="UPDATE_COMPLETE", physical_id="hyperpod-eks/manifests/team-a-2", stack_status=stack_status)
+    assert deleted == [[ROLE, BINDING]] * 2
+    with pytest.raises(tools.HelmReleaseError, match="CloudFormation is not sending a Delete"):
+        invoke(event, status="UPDATE_COMPLETE", physical_id="hyperpod-eks/manifests/team-a-2",
+               stack_status="UPDATE_IN_PROGRESS")
+
+
+# --- manifests: the guardrails are pinned, team sets stay in their team's namespace ----------------------------
+
+DEV = load_config(ROOT / "config" / "dev.yaml").config
+GUARDRAILS = guardrail_manifests(DEV)
+
+
+@pytest.fixture
+def pinned(monkeypatch):
+    """The scope with the dev config's guardrails pinned as the construct writes them; kubectl's apply and
+    delete are recorded (the real kubectl runs in the stand-in API server tests below)."""
+    scope = {**SCOPE, "Manifests": {"guardrails": pin(GUARDRAILS)}}
+    monkeypatch.setenv("INSTALLER_SCOPE", json.dumps(scope))
+    monkeypatch.setenv("AWS_REGION", "us-east-1")
+    calls: dict[str, list[Any]] = {"apply": [], "delete": []}
+    monkeypatch.setattr(tools, "write_kubeconfig", lambda workdir, *_: workdir / "kc.json")
+    monkeypatch.setattr(handler, "wait_for_namespaces", lambda *_args: None)
+    monkeypatch.setattr(handler, "apply_manifests", lambda manifests, *_: calls["apply"].append(manifests))
+    monkeypatch.setattr(handler, "delete_manifests", lambda manifests, *_: calls["delete"].append(manifests))
+    return calls
+
+
+def _named(manifests: list[dict[str, Any]], name: str) -> dict[str, Any]:
+    return next(m for m in manifests if m["metadata"]["name"] == name)
+
+
+def neutered_guardrails() -> list[dict[str, Any]]:
+    """Report findings A1+A2: the kit's own guardrails, switched off."""
+    objects = json.loads(json.dumps(GUARDRAILS))
+    for manifest in objects:
+        if manifest["kind"] == "ValidatingAdmissionPolicyBinding":
+            manifest["spec"]["validationActions"] = ["Deny"]
+            manifest["spec"]["matchResources"]["namespaceSelector"]["matchExpressions"][0]["values"] = ["nowhere"]
+        else:
+            manifest["spec"]["matchConditions"] = [{"name": "never", "expression": "false"}]
+    return objects
+
+
+DENY_EVERYTHING = [  # report finding A3
+    {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+     "metadata": {"name": "hyperpod-kit-x"}, "spec": {"failurePolicy": "Fail", "matchConstraints": {"resourceRules": [
+         {"apiGroups": ["*"], "apiVersions": ["*"], "operations": ["*"], "resources": ["*"]}]},
+         "validations": [{"expression": "false"}]}},
+    {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
+     "metadata": {"name": "hyperpod-kit-x"}, "spec": {"policyName": "hyperpod-kit-x", "validationActions": ["Deny"]}}]
+
+
+@pytest.mark.parametrize(("name", "manifests", "message"), [
+    ("guardrails", "neutered", "the manifests of guardrails are not the ones this installer was built with"),
+    ("guardrails", [*GUARDRAILS, *DENY_EVERYTHING], "not the ones this installer was built with"),
+    ("team-a", [ROLE, BINDING, *DENY_EVERYTHING], "ValidatingAdmissionPolicy//hyperpod-kit-x does not belong to the set of team a"),
+    ("team-a", [ROLE, _with(BINDING, metadata__namespace="hyperpod-ns-b", subjects=[
+        {"kind": "Group", "apiGroup": "rbac.authorization.k8s.io", "name": "hyperpod-team-b"}])],
+     "hyperpod-ns-b/hyperpod-team-a does not belong to the set of team a"),
+    ("kueue", [ROLE, BINDING], "kueue is not a set this installer was built for"),
+])
+def test_manifests_the_installer_was_not_built_for_are_refused(pinned, name, manifests, message):
+    manifests = neutered_guardrails() if manifests == "neutered" else manifests
+    for event in (rbac_event(manifests, name=name), rbac_event(manifests, request="Update", old=manifests, name=name)):
+        with pytest.raises(tools.HelmReleaseError, match=message):
+            invoke(event)
+    assert pinned == {"apply": [], "delete": []}
+
+
+def test_the_pinned_guardrails_are_applied_and_never_deleted_for_anyone(pinned):
+    invoke(rbac_event(GUARDRAILS, name="guardrails"))
+    assert pinned["apply"] == [GUARDRAILS]
+    # Report findings A6/A7: a team set's Delete or Update naming the guardrails is refused ...
+    for event in (rbac_event([ROLE, BINDING, *GUARDRAILS], request="Delete"),
+                  rbac_event([ROLE, BINDING], request="Update", old=[ROLE, BINDING, *GUARDRAILS])):
+        with pytest.raises(tools.HelmReleaseError, match="does not belong to the set of team a"):
+            invoke(event)
+    # ... a Delete whose Name is not the one the confirmed physical id was made from is refused ...
+    forged = {**rbac_event(GUARDRAILS, request="Delete", name="guardrails"), "PhysicalResourceId": "hyperpod-eks/manifests/team-a"}
+    with pytest.raises(tools.HelmReleaseError, match="Name 'guardrails' does not belong to 'hyperpod-eks/manifests/team-a'"):
+        invoke(forged)
+    # ... and even the guardrails' own Delete keeps what the function's scope still wants.
+    result = invoke(rbac_event(GUARDRAILS, request="Delete", name="guardrails"))
+    assert result == {"PhysicalResourceId": "hyperpod-eks/manifests/guardrails"}
+    assert pinned["delete"] == []
+    # A team's own objects go with its set.
+    invoke(rbac_event([ROLE, BINDING], request="Delete"))
+    assert pinned["delete"] == [[ROLE, BINDING]]
+
+
+def test_a_rollback_of_the_pinned_guardrails_is_acknowledged_without_touching_the_cluster(scoped, monkeypatch):
+    monkeypatch.setenv("INSTALLER_SCOPE", json.dumps({**SCOPE, "Manifests": {"guardrails": pin(GUARDRAILS)}}))
+    older = [_with(m, metadata__labels={"old": "yes"}) for m in GUARDRAILS]
+    rollback = rbac_event(older, request="Update", old=GUARDRAILS, name="guardrails")
+    result = invoke(rollback)
+    assert result["PhysicalResourceId"] == "hyperpod-eks/manifests/guardrails"
+    assert "rollback of guardrails acknowledged" in result["Data"]["Skipped"]
+    # The other way round - away from content that is not the pinned one - is no rollback: refused.
+    with pytest.raises(tools.HelmReleaseError, match="not the ones this installer was built with"):
+        invoke(rbac_event(older, request="Update", old=neutered_guardrails(), name="guardrails"))
+
+
+# --- the EKS cluster was replaced: requests for the old one never strand the stack (report finding 4) ------------
+
+def test_requests_for_the_replaced_cluster_are_acknowledged_without_touching_it(scoped):
+    """A rollback Update back to the old cluster, and the cleanup Delete of the old physical id, succeed
+    without touching any cluster (the scoped fixture fails the test if one is reached)."""
+    for kind_event in (release_event("Update", ClusterName="hyperpod-eks-old"),
+                       {**rbac_event([ROLE, BINDING], request="Update", old=[ROLE, BINDING])}):
+        event = json.loads(json.dumps(kind_event))
+        event["ResourceProperties"]["ClusterName"] = "hyperpod-eks-old"
+        event["OldResourceProperties"] = {**event["ResourceProperties"], "ClusterName": "hyperpod-eks"}
+        result = invoke(event)
+        assert result["PhysicalResourceId"] == event["PhysicalResourceId"]
+        assert "is not this installer's (hyperpod-eks); nothing changed" in result["Data"]["Skipped"]
+    cleanup = release_event("Delete", ClusterName="hyperpod-eks-old")
+    cleanup["PhysicalResourceId"] = "hyperpod-eks-old/kube-system/hyperpod-dependencies"
+    assert "nothing changed" in invoke(cleanup, status="UPDATE_COMPLETE", physical_id="hyperpod-eks/kube-system/x",
+                                       stack_status="UPDATE_COMPLETE_CLEANUP_IN_PROGRESS")["Data"]["Skipped"]
+    # A Create, or an Update that does not come from this installer's cluster, is still refused.
+    with pytest.raises(tools.HelmReleaseError, match="ClusterName 'hyperpod-eks-old' is not the cluster"):
+        invoke(release_event("Create", ClusterName="hyperpod-eks-old"))
+    update = release_event("Update", ClusterName="hyperpod-eks-old")
+    update["OldResourceProperties"] = {**update["ResourceProperties"], "ClusterName": "third"}
+    with pytest.raises(tools.HelmReleaseError, match="ClusterName 'hyperpod-eks-old' is not the cluster"):
+        invoke(update)
+
+
+# --- team Role rules and guardrail content, field by field (report findings 3 and A4) --------------------------
+
+@pytest.mark.parametrize(("rule", "message"), [
+    ({"apiGroups": [""], "resources": ["*/exec"], "verbs": ["create"]}, "grants \\['\\*/exec'\\]"),
+    ({"apiGroups": [""], "resources": ["*/token"], "verbs": ["create"]}, "grants \\['\\*/token'\\]"),
+    ({"apiGroups": [""], "resources": ["pods/*"], "verbs": ["get"]}, "grants \\['pods/\\*'\\]"),
+    ({"apiGroups": ["rbac.*"], "resources": ["roles"], "verbs": ["get"]}, "rbac"),
+    ({"apiGroups": [""], "resources": ["pods"], "verbs": ["escalate"]}, "grants \\['escalate'\\]"),
+    ({"apiGroups": [""], "resources": ["pods"], "verbs": ["impersonate"]}, "grants \\['impersonate'\\]"),
+    ({"apiGroups": [""], "resources": ["pods"], "verbs": ["bind"]}, "grants \\['bind'\\]"),
+    ({"apiGroups": [""], "resources": ["pods"], "verbs": ["proxy"]}, "grants \\['proxy'\\]"),
+    ({"apiGroups": [""], "resources": ["pods/proxy"], "verbs": ["create"]}, "pods/proxy"),
+    ({"nonResourceURLs": ["/metrics"], "verbs": ["get"]}, "may hold only .* not \\['nonResourceURLs'\\]"),
+    ({"apiGroups": [""], "resources": "pods", "verbs": ["get"]}, "must be non-empty lists of strings"),
+    ({"apiGroups": [""], "resources": [], "verbs": ["get"]}, "must be non-empty lists of strings"),
+    ({"apiGroups": [""], "resources": ["pods"], "verbs": ["get"], "resourceNames": [1]}, "non-empty lists of strings"),
+])
+def test_team_role_rules_are_checked_field_by_field(rule, message):
+    refusal = handler.manifest_refusal(_with(ROLE, rules=[*ROLE["rules"], rule]))
+    assert refusal is not None and re.search(message, refusal), refusal
+
+
+def test_every_rbac_wildcard_form_kubernetes_matches_is_refused():
+    """ResourceMatches (k8s.io/kubernetes pkg/apis/rbac/v1/evaluation_helpers.go) matches "*" and "*/<sub>";
+    the policy refuses every resource holding a "*"."""
+    for resource in ("*", "*/exec", "*/attach", "*/token", "*/ephemeralcontainers", "pods/*", "*/*"):
+        assert handler.manifest_refusal(_with(ROLE, rules=[{"apiGroups": [""], "resources": [resource],
+                                                            "verbs": ["get"]}]))
+
+
+@pytest.mark.parametrize(("manifest", "message"), [
+    (_with(GUARDRAIL, spec__failurePolicy="Ignore"), "failurePolicy Fail and no paramKind"),
+    (_with(GUARDRAIL, spec__paramKind={"apiVersion": "v1", "kind": "Secret"}), "no paramKind"),
+    (_with(GUARDRAIL_BINDING, spec__validationActions=["Audit"]), "validationActions Deny"),
+    (_with(GUARDRAIL_BINDING, spec__validationActions=["Deny", "Warn"]), "validationActions Deny"),
+    (_with(GUARDRAIL_BINDING, spec__paramRef={"name": "some-secret", "namespace": "kube-system"}), "without paramRef"),
+    (_with(GUARDRAIL_BINDING, spec__policyName="hyperpod-kit-other"), "binds the policy of its own name"),
+])
+def test_guardrail_content_that_fails_open_or_reads_params_is_refused(manifest, message):
+    refusal = handler.manifest_refusal(manifest)
+    assert refusal is not None and message in refusal, refusal
+
+
+# --- the cluster is gone: Delete has nothing to do (botocore Stubber, the real EKS model) --------------------
+
+@pytest.fixture
+def cluster_gone(monkeypatch):
+    client = boto3.client("eks", region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="x")
+    stubber = Stubber(client)
+    stubber.add_client_error("describe_cluster", service_error_code="ResourceNotFoundException", http_status_code=404,
+                             service_message="No cluster found for name: hyperpod-eks.",
+                             expected_params={"name": "hyperpod-eks"})
+    stubber.activate()
+    monkeypatch.setattr(tools, "eks_client", lambda _region: client)
+    monkeypatch.setenv("INSTALLER_SCOPE", json.dumps(SCOPE))
+    monkeypatch.setenv("AWS_REGION", "us-east-1")
+    yield stubber
+    stubber.assert_no_pending_responses()
+
+
+def test_deleting_the_release_of_a_deleted_cluster_succeeds(cluster_gone):
+    event = {**release_event("Delete"), "PhysicalResourceId": "hyperpod-eks/kube-system/hyperpod-dependencies"}
+    assert invoke(event) == {"PhysicalResourceId": "hyperpod-eks/kube-system/hyperpod-dependencies"}
+
+
+def test_deleting_manifests_of_a_deleted_cluster_succeeds(cluster_gone):
+    event = {**rbac_event([ROLE, BINDING], request="Delete"), "PhysicalResourceId": "hyperpod-eks/manifests/team-a"}
+    assert invoke(event) == {"PhysicalResourceId": "hyperpod-eks/manifests/team-a"}
+
+
+def test_creating_manifests_on_a_missing_cluster_fails_with_the_reason(cluster_gone):
+    with pytest.raises(tools.ClusterGone, match="EKS cluster hyperpod-eks does not exist in us-east-1"):
+        invoke(rbac_event([ROLE, BINDING]))
+
+
+# --- the real kubectl and helm against a local stand-in API server ---------------------------------------------
+
+class FakeApiServer:
+    """Answers GETs by path: routes maps a path to a function of the number of times it was asked and the
+    query, returning (status, body). Anything else is a NotFound Status."""
+
+    def __init__(self, routes: dict[str, Any]):
+        self.routes, self.asked = routes, {}
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                url = urllib.parse.urlparse(self.path)
+                path, query = url.path, urllib.parse.parse_qs(url.query)
+                outer.asked[path] = outer.asked.get(path, 0) + 1
+                route = outer.routes.get(path)
+                code, body = route(outer.asked[path], query) if route else (404, status(404, path))
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.end_headers()
+                self.wfile.write(json.dumps(body).encode())
+
+            def write(self):
+                # Writes are recorded and refused: the stand-in keeps no state.
+                outer.writes.append((self.command, urllib.parse.urlparse(self.path).path))
+                self.send_response(501)
+                self.end_headers()
+
+            do_POST = do_PUT = do_PATCH = do_DELETE = write
+
+            def log_message(self, *_args):
+                pass
+
+        self.writes: list[tuple[str, str]] = []
+        self.server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def kubeconfig(self, path: Path) -> Path:
+        document = tools.kubeconfig_document(f"http://127.0.0.1:{self.server.server_port}", "", "token")
+        del document["clusters"][0]["cluster"]["certificate-authority-data"]  # plain HTTP in the test
+        path.write_text(json.dumps(document))
+        return path
+
+
+def status(code: int, what: str) -> dict[str, Any]:
+    reason = {404: "NotFound", 403: "Forbidden"}[code]
+    return {"apiVersion": "v1", "kind": "Status", "status": "Failure", "reason": reason, "code": code,
+            "message": f"{what} {reason}"}
+
+
+def namespace_route(name: str, after: int, code: int = 404):
+    return {f"/api/v1/namespaces/{name}": lambda n, _query: (200, {"apiVersion": "v1", "kind": "Namespace",
+                                                           "metadata": {"name": name}}) if n > after
+            else (code, status(code, f'namespaces "{name}"'))}
+
+
+TEAM = [ROLE, BINDING, *team_manifests("b")]
+
+
+def test_manifests_wait_for_the_team_namespaces_the_add_on_creates(tmp_path, tools_offline):
+    server = FakeApiServer({**namespace_route("hyperpod-ns-a", 2), **namespace_route("hyperpod-ns-b", 0)})
+    handler.wait_for_namespaces(TEAM, server.kubeconfig(tmp_path / "kc.json"), tmp_path, budget(), timeout=30,
+                                poll_seconds=0.05)
+    assert server.asked == {"/api/v1/namespaces/hyperpod-ns-a": 3, "/api/v1/namespaces/hyperpod-ns-b": 1}
+
+
+def test_a_namespace_that_never_appears_fails_with_the_reason(tmp_path, tools_offline):
+    server = FakeApiServer(namespace_route("hyperpod-ns-a", 10**6))
+    with pytest.raises(tools.HelmReleaseError, match="namespace hyperpod-ns-a did not appear within 1 s; it is "
+                                                     "created by the task-governance add-on"):
+        handler.wait_for_namespaces([ROLE], server.kubeconfig(tmp_path / "kc.json"), tmp_path, budget(), timeout=1,
+                                    poll_seconds=0.1)
+
+
+def test_only_not_found_is_waited_on(tmp_path, tools_offline):
+    server = FakeApiServer(namespace_route("hyperpod-ns-a", 10**6, code=403))
+    with pytest.raises(tools.HelmReleaseError, match="kubectl get namespace hyperpod-ns-a failed .*Forbidden"):
+        handler.wait_for_namespaces([ROLE], server.kubeconfig(tmp_path / "kc.json"), tmp_path, budget(), timeout=30,
+                                    poll_seconds=0.05)
+    assert server.asked == {"/api/v1/namespaces/hyperpod-ns-a": 1}
+
+
+def test_the_wait_ends_with_the_request_budget_not_the_nominal_timeout(tmp_path, tools_offline):
+    """300 s nominal, 6 s left in the Lambda: the wait gives up within the budget, with the reason."""
+    server = FakeApiServer(namespace_route("hyperpod-ns-a", 10**6))
+    with pytest.raises(tools.HelmReleaseError, match="did not appear within 1 s"):
+        handler.wait_for_namespaces([ROLE], server.kubeconfig(tmp_path / "kc.json"), tmp_path, budget(6),
+                                    poll_seconds=0.1)
+
+
+KUEUE_PATH = "/apis/apps/v1/namespaces/kueue-system/deployments/kueue-controller-manager"
+
+
+def deployment(available: str, generation: int = 1, observed: int = 1, message: str = "") -> dict[str, Any]:
+    return {"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "kueue-controller-manager", "namespace": "kueue-system", "generation": generation},
+            "status": {"observedGeneration": observed, "conditions": [
+                {"type": "Progressing", "status": "True", "reason": "NewReplicaSetAvailable"},
+                {"type": "Available", "status": available, "reason": "MinimumReplicasUnavailable", "message": message}]}}
+
+
+def test_kueue_is_waited_for_until_available(tmp_path, tools_offline):
+    answers = {1: (404, status(404, "deployments.apps \"kueue-controller-manager\"")),
+               2: (200, deployment("False", message="Deployment does not have minimum availability.")),
+               3: (200, deployment("True", generation=2, observed=1))}
+    server = FakeApiServer({KUEUE_PATH: lambda n, _query: answers.get(n, (200, deployment("True", generation=2,
+                                                                                         observed=2)))})
+    handler.wait_for_deployment("kueue-system", "kueue-controller-manager", server.kubeconfig(tmp_path / "kc.json"),
+                                tmp_path, budget(), limit=30, poll_seconds=0.05)
+    assert server.asked == {KUEUE_PATH: 4}
+
+
+def test_kueue_never_available_fails_with_its_last_state(tmp_path, tools_offline):
+    server = FakeApiServer({KUEUE_PATH: lambda _n, _query: (200, deployment("False", message="0/0 nodes are available"))})
+    with pytest.raises(tools.HelmReleaseError, match="deployment kueue-system/kueue-controller-manager was not "
+                                                     "Available within 1 s \\(Available is False: "
+                                                     "MinimumReplicasUnavailable - 0/0 nodes are available\\)"):
+        handler.wait_for_deployment("kueue-system", "kueue-controller-manager", server.kubeconfig(tmp_path / "kc.json"),
+                                    tmp_path, budget(), limit=1, poll_seconds=0.1)
+
+
+def test_wait_for_deployment_event_is_a_bounded_wait_and_its_delete_does_nothing(tmp_path, tools_offline, monkeypatch):
+    server = FakeApiServer({KUEUE_PATH: lambda _n, _query: (200, deployment("True"))})
+    monkeypatch.setenv("INSTALLER_SCOPE", json.dumps(SCOPE))
+    monkeypatch.setenv("AWS_REGION", "us-east-1")
+    monkeypatch.setattr(tools, "write_kubeconfig", lambda workdir, *_: server.kubeconfig(workdir / "kc.json"))
+    props = {"Kind": "WaitForDeployment", "ClusterName": "hyperpod-eks", "Region": "us-east-1",
+             "Namespace": "kueue-system", "Name": "kueue-controller-manager", "TimeoutSeconds": "600"}
+    cfn = {"StackId": STACK_ID, "LogicalResourceId": "KueueAvailable"}
+    result = invoke({"RequestType": "Create", "ResourceProperties": props, **cfn})
+    assert result == {"PhysicalResourceId": "hyperpod-eks/wait/kueue-system/kueue-controller-manager"}
+    server.routes.clear()
+    invoke({"RequestType": "Delete", "ResourceProperties": props, "PhysicalResourceId": "x", **cfn})
+    assert server.asked == {KUEUE_PATH: 1}
+
+
+def helm_release_secret(name: str, revision: int, state: str) -> dict[str, Any]:
+    """A release record as helm stores it (Secret type helm.sh/release.v1, gzip+base64 JSON)."""
+    record = {"name": name, "namespace": "kube-system", "version": revision,
+              "info": {"status": state, "description": state, "first_deployed": "2026-11-01T00:00:00Z",
+                       "last_deployed": "2026-11-01T00:00:00Z"},
+              "chart": {"metadata": {"name": "hyperpod-helm-chart", "version": "0.1.0", "apiVersion": "v2"}}}
+    payload = base64.b64encode(gzip.compress(json.dumps(record).encode())).decode()
+    return {"apiVersion": "v1", "kind": "Secret", "type": "helm.sh/release.v1",
+            "metadata": {"name": f"sh.helm.release.v1.{name}.v{revision}", "namespace": "kube-system",
+                         "labels": {"owner": "helm", "name": name, "status": state, "version": str(revision)}},
+            "data": {"release": base64.b64encode(payload.encode()).decode()}}
+
+
+def releases(*states: str) -> dict[str, Any]:
+    items = [helm_release_secret("hyperpod-dependencies", i + 1, s) for i, s in enumerate(states)]
+    version = {"major": "1", "minor": "33", "gitVersion": "v1.33.5-eks", "platform": "linux/amd64"}
+
+    def secrets(_n: int, query: dict[str, list[str]]) -> tuple[int, dict[str, Any]]:
+        wanted = dict(term.split("=", 1) for term in query.get("labelSelector", [""])[0].split(",") if "=" in term)
+        chosen = [s for s in items if wanted.items() <= s["metadata"]["labels"].items()]
+        return 200, {"apiVersion": "v1", "kind": "SecretList", "metadata": {}, "items": chosen}
+
+    each = {f"/api/v1/namespaces/kube-system/secrets/{s['metadata']['name']}": (lambda _n, _query, s=s: (200, s))
+            for s in items}
+    return {"/version": lambda _n, _query: (200, version),  # helm asks whether the cluster is reachable first
+            "/api/v1/namespaces/kube-system/secrets": secrets, **each}
+
+
+@pytest.mark.parametrize(("states", "action"), [
+    (("superseded", "deployed"), None),
+    (("deployed", "pending-upgrade"), "rollback 1"),
+    (("deployed", "superseded", "failed", "pending-rollback"), "rollback 2"),
+    (("pending-install",), "uninstall"),
+    ((), None),
+])
+def test_a_release_left_pending_is_rolled_back_or_removed_before_the_upgrade(tmp_path, tools_offline, monkeypatch,
+                                                                              states, action):
+    """helm history is the real helm reading release records from the stand-in API server; the recovery
+    command it leads to is run by the real helm too, up to its first write (which the stand-in records and
+    refuses)."""
+    server = FakeApiServer(releases(*states))
+    kubeconfig = server.kubeconfig(tmp_path / "kc.json")
+    real_run, ran = tools.run_tool, []
+
+    def run(binary, args, env, what, budget_):
+        if args[0] == "history":
+            return real_run(binary, args, env, what, budget_)
+        ran.append(args[:2] + [a for a in args[2:] if a in ("1", "2")])
+        # The real helm takes the command as written: its failure is the stand-in refusing a write, not a flag.
+        with pytest.raises(tools.HelmReleaseError) as caught:
+            real_run(binary, args, env, what, budget_)
+        assert "unknown flag" not in str(caught.value) and "invalid argument" not in str(caught.value)
+        return ""
+
+    monkeypatch.setattr(tools, "run_tool", run)
+    props = {"ReleaseName": "hyperpod-dependencies", "Namespace": "kube-system"}
+    assert handler.recover_pending(props, kubeconfig, tmp_path, budget()) == action
+    secrets = "/api/v1/namespaces/kube-system/secrets"
+    if action is None:
+        assert ran == [] and server.writes == []
+    elif action == "uninstall":
+        assert ran == [["uninstall", "hyperpod-dependencies"]]
+        assert ("DELETE", f"{secrets}/sh.helm.release.v1.hyperpod-dependencies.v1") in server.writes
+    else:
+        assert ran == [["rollback", "hyperpod-dependencies", action.split()[1]]]
+        assert server.writes[:1] == [("POST", secrets)]  # helm began writing the rollback's release record
+
+
+def test_a_changed_release_name_is_refused_but_the_rollback_to_the_installed_name_is_not(tmp_path, tools_offline):
+    server = FakeApiServer(releases("deployed"))
+    kubeconfig = server.kubeconfig(tmp_path / "kc.json")
+    installed = release_event("Update")
+    renamed = {**installed, "ResourceProperties": {**installed["ResourceProperties"], "ReleaseName": "hyperpod-deps"},
+               "OldResourceProperties": installed["ResourceProperties"]}
+    with pytest.raises(tools.HelmReleaseError, match="ReleaseName 'hyperpod-dependencies' -> 'hyperpod-deps': the "
+                                                     "release name and namespace cannot change once installed"):
+        handler.refuse_identity_change(renamed, kubeconfig, tmp_path, budget())
+    rollback = {**installed, "OldResourceProperties": renamed["ResourceProperties"]}
+    handler.refuse_identity_change(rollback, kubeconfig, tmp_path, budget())  # hyperpod-dependencies exists
+
+
+def test_a_create_event_runs_the_whole_path_offline(tmp_path, tools_offline, served, monkeypatch):
+    """on_event(Create) as Lambda runs it: scope check, kubeconfig, archive and content digest, dependencies
+    verified and vendored, pending check (real helm history against the stand-in), then helm upgrade
+    --install - which the stand-in cannot serve, so the test runs `helm template` with the very arguments
+    the handler built, offline."""
+    server = FakeApiServer(releases())
+    served.table[chart_source.ARCHIVE_URL.format(repository="aws/sagemaker-hyperpod-cli", revision=REVISION)] = \
+        codeload_archive(chart_tree(tmp_path / "tree"))
+    monkeypatch.setenv("INSTALLER_SCOPE", json.dumps(SCOPE))
+    monkeypatch.setenv("AWS_REGION", "us-east-1")
+    monkeypatch.setattr(tools, "write_kubeconfig", lambda workdir, *_: server.kubeconfig(workdir / "kc.json"))
+    real_run, rendered = tools.run_tool, []
+
+    def run(binary, args, env, what, budget_):
+        if args[:2] != ["upgrade", "--install"]:
+            return real_run(binary, args, env, what, budget_)
+        assert "--kubeconfig" in args and "--wait=hookOnly" in args and "dependency" not in args
+        values = [args[i + 1] for i, a in enumerate(args) if a == "--values"]
+        template = ["template", args[2], args[3], "--namespace", args[args.index("--namespace") + 1]]
+        rendered.append(real_run(binary, template + [f"--values={v}" for v in values], env, "helm template", budget_))
+        return ""
+
+    monkeypatch.setattr(tools, "run_tool", run)
+    result = invoke(release_event("Create"))
+    assert result["PhysicalResourceId"] == "hyperpod-eks/kube-system/hyperpod-dependencies"
+    assert result["Data"] == {"ContentSha256": DEFAULT_HELM_CHART_CONTENT_SHA256, "Revision": REVISION,
+                              "Vendored": "nvidia-device-plugin,aws-efa-k8s-device-plugin", "Dropped": "cert-manager"}
+    [output] = rendered
+    assert "name: hyperpod-dependencies-nvidia-device-plugin" in output and "cert-manager" not in output
+    assert "/version" in server.asked  # helm history asked the stand-in
+
+
+def test_install_failure_carries_helm_output(tmp_path, tools_offline):
+    """The real helm against an address nothing serves: the error CloudFormation would show names the step,
+    the exit code and helm's own message."""
+    chart = tmp_path / "c"
+    chart.mkdir()
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 0.1.0\n")
+    kubeconfig = tmp_path / "kubeconfig.json"
+    kubeconfig.write_text(json.dumps(tools.kubeconfig_document("https://127.0.0.1:9", "", "token")))
+    props = {"ReleaseName": "hyperpod-dependencies", "Namespace": "kube-system", "Region": "eu-west-1"}
+    with pytest.raises(tools.HelmReleaseError) as caught:
+        handler.install(props, chart, (), kubeconfig, tmp_path, budget())
+    message = str(caught.value)
+    assert message.startswith("helm upgrade --install failed (exit 1): ")
+    assert "127.0.0.1:9" in message
+
+
+def test_a_tool_that_outlives_the_budget_is_stopped_with_a_reason(tmp_path):
+    slow = tmp_path / "slow"
+    slow.write_text("#!/bin/sh\nsleep 30\n")
+    slow.chmod(0o755)
+    with pytest.raises(tools.HelmReleaseError, match="helm upgrade did not finish within the 1 s left; stopped so that "
+                                                     "CloudFormation gets a reason"):
+        tools.run_tool(str(slow), [], {}, "helm upgrade", budget(1.5))
+
+
+def test_the_budget_comes_from_the_lambda_context_minus_a_margin():
+    class Context:
+        @staticmethod
+        def get_remaining_time_in_millis() -> int:
+            return 90_000
+
+    left = tools.Budget.from_context(Context()).remaining()
+    assert 29 < left <= 90 - tools.SAFETY_MARGIN_SECONDS
+    with pytest.raises(tools.HelmReleaseError, match="helm uninstall: out of time"):
+        tools.Budget(10).require("helm uninstall", 60)
+
+
+def test_missing_helm_binary_is_reported(tmp_path):
+    with pytest.raises(tools.HelmReleaseError, match="helm version could not run"):
+        tools.run_tool(str(tmp_path / "no-helm"), ["version"], {}, "helm version", budget())
+
+
+def test_yaml_helm_cannot_parse_is_named(tmp_path, tools_offline):
+    bad = tmp_path / "values.yaml"
+    bad.write_text("a: [1\n")
+    with pytest.raises(tools.HelmReleaseError, match="values.yaml is not valid YAML: .*did not find expected"):
+        tools.read_yaml_files([bad], tmp_path, budget())
+
+
+def test_eks_token_is_a_presigned_sts_call_bound_to_the_cluster(monkeypatch):
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIAIOSFODNN7EXAMPLE")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY")
+    token = tools.eks_token("hyperpod-eks", "eu-west-1")
+    assert token.startswith("k8s-aws-v1.")
+    payload = token.removeprefix("k8s-aws-v1.")
+    url = base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)).decode()
+    query = urllib.parse.parse_qs(urllib.parse.urlparse(url).query)
+    assert url.startswith("https://sts.eu-west-1.amazonaws.com/?Action=GetCallerIdentity")
+    assert "x-k8s-aws-id" in query["X-Amz-SignedHeaders"][0]
+    assert query["X-Amz-Credential"][0].startswith("AKIAIOSFODNN7EXAMPLE/")
+
+
+def test_manifests_left_out_by_an_update_are_removed():
+    assert handler.removed([ROLE, BINDING], [ROLE]) == [BINDING]
+    assert handler.removed([ROLE], [ROLE, BINDING]) == []
+
+
+def test_kubectl_apply_failure_carries_kubectl_output(tmp_path, tools_offline):
+    kubeconfig = tmp_path / "kubeconfig.json"
+    kubeconfig.write_text(json.dumps(tools.kubeconfig_document("https://127.0.0.1:9", "", "token")))
+    with pytest.raises(tools.HelmReleaseError) as caught:
+        handler.apply_manifests([ROLE], kubeconfig, tmp_path, budget())
+    assert str(caught.value).startswith("kubectl apply failed (exit 1): ")
+    assert "127.0.0.1:9" in str(caught.value)
+
+
+@pytest.mark.parametrize("minor", [33, 34, 35])
+def test_each_shipped_layer_holds_helm_and_a_kubectl_of_its_minor(tmp_path, minor):
+    kubectl = layer_binary("kubectl/kubectl", tmp_path, minor)
+    version = subprocess.run([str(kubectl), "version", "--client", "--output", "json"], capture_output=True, text=True,
+                             check=True).stdout
+    assert json.loads(version)["clientVersion"]["minor"].rstrip("+") == str(minor)
+    helm_version = subprocess.run([str(layer_binary("helm/helm", tmp_path, minor)), "version", "--short"],
+                                  capture_output=True, text=True, check=True).stdout
+    assert helm_version.startswith("v")
+
+
+def test_the_handler_needs_nothing_but_the_lambda_runtime():
+    """Lambda's Python runtime has the standard library and boto3 (no PyYAML: helm reads YAML for it)."""
+    import ast
+    import sys
+
+    folder = ROOT / "constructs" / "helm_release_handler"
+    siblings = {path.stem for path in folder.glob("*.py")}
+    for path in folder.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
+                [node.module] if isinstance(node, ast.ImportFrom) and node.module else [])
+            for name in names:
+                top = name.split(".")[0]
+                assert top in sys.stdlib_module_names or top in siblings | {"boto3", "botocore"}, f"{path.name}: {name}"
+
+
+
+# --- chart downloads end within the budget; the dependency's Chart.yaml is the one helm loads --------------------
+
+class DripServer:
+    """An HTTP server that promises a large body and then sends one byte every `interval` seconds."""
+
+    def __init__(self, interval: float) -> None:
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                self.send_response(200)
+                self.send_header("Content-Length", "100000")
+                self.end_headers()
+                try:
+                    while not stop.is_set():
+                        self.wfile.write(b"x")
+                        self.wfile.flush()
+                        stop.wait(interval)
+                except OSError:
+                    pass
+
+            def log_message(self, *_args):
+                pass
+
+        stop = threading.Event()
+        self.stop = stop
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/chart.tgz"
+
+    def close(self) -> None:
+        self.stop.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_a_download_that_trickles_is_stopped_at_its_overall_deadline():
+    """Report finding 8: each read comes well within the socket timeout, so only an overall deadline ends it."""
+    server = DripServer(interval=0.5)
+    started = time.monotonic()
+    try:
+        with pytest.raises(tools.HelmReleaseError, match="download of .* did not finish within 7 s"):
+            chart_source.download(server.url, tools.Budget(12))
+    finally:
+        server.close()
+    assert time.monotonic() - started < 12
+
+
+def packaged(path: Path, entries: list[tuple[str, str]]) -> Path:
+    """A .tgz with the entries in order, as a packaged chart would hold them."""
+    with tarfile.open(path, "w:gz") as tar:
+        for name, text in entries:
+            data = text.encode()
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return path
+
+
+def chart_yaml(version: str) -> str:
+    return f"apiVersion: v2\nname: dep\nversion: {version}\n"
+
+
+@pytest.mark.parametrize("entries", [
+    [("aaa/Chart.yaml", chart_yaml("1.0.0")), ("zzz/Chart.yaml", chart_yaml("6.6.6"))],  # report finding 9
+    [("aaa/Chart.yaml", chart_yaml("1.0.0")), ("zzz/templates/crb.yaml", "kind: ClusterRoleBinding\n")],
+    [("dep/Chart.yaml", chart_yaml("1.0.0")), ("dep/x/../Chart.yaml", chart_yaml("6.6.6"))],
+    [("dep/Chart.yaml", chart_yaml("1.0.0")), ("dep\\Chart.yaml", chart_yaml("6.6.6"))],
+])
+def test_a_dependency_archive_helm_would_read_differently_is_refused(tmp_path, entries):
+    archive = packaged(tmp_path / "dep-1.0.0.tgz", entries)
+    with pytest.raises(tools.HelmReleaseError, match="a packaged chart has one of each"):
+        chart_source._packaged_chart_yaml(archive, "dep")
+
+
+@pytest.mark.parametrize("name", ["dep/Chart.yaml", "dep/sub/../Chart.yaml", "dep\\Chart.yaml"])
+def test_the_checked_chart_yaml_is_the_one_the_layer_s_helm_loads(tmp_path, tools_offline, name):
+    archive = packaged(tmp_path / "dep-6.6.6.tgz", [(name, chart_yaml("6.6.6")), ("dep/values.yaml", "a: 1\n")])
+    ours = yaml.safe_load(chart_source._packaged_chart_yaml(archive, "dep"))
+    shown = yaml.safe_load(subprocess.run([tools.HELM, "show", "chart", str(archive)], capture_output=True, text=True,
+                                          check=True, env=tools.tool_env(tmp_path)).stdout)
+    assert (ours["name"], ours["version"]) == (shown["name"], shown["version"]) == ("dep", "6.6.6")
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-1", "0", "soon"])
+def test_wait_for_deployment_refuses_poll_and_timeout_values_that_are_not_seconds(scoped, value):
+    props = {"Kind": "WaitForDeployment", "ClusterName": "hyperpod-eks", "Region": "us-east-1",
+             "Namespace": "kueue-system", "Name": "kueue-controller-manager"}
+    for key in ("PollSeconds", "TimeoutSeconds"):
+        event = {"RequestType": "Create", "ResourceProperties": {**props, key: value}, "StackId": STACK_ID,
+                 "LogicalResourceId": "KueueAvailable"}
+        with pytest.raises(tools.HelmReleaseError, match=f"{key} '{re.escape(value)}' must be a positive number|starts with '-'"):
+            invoke(event)

@@ -1,0 +1,483 @@
+"""The node lifecycle scripts, run for real by bash against a fake root: a temporary folder stands in
+for /, and small stand-ins for systemctl, mountpoint, mount, dnf and rpm on PATH record what they are
+asked to do. shellcheck (Debian's package, unpacked by `make setup`) lints every script."""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import subprocess
+import tomllib
+import zipfile
+from pathlib import Path
+
+import pytest
+from support.handlers import load_handler
+from support.paths import ROOT
+
+from cdk_app.config.loader import load_config
+from cdk_app.stacks.cluster_stack import PROVISIONING_ENV, provisioning_env
+
+SCRIPTS = ROOT / "lifecycle_scripts"
+SHELLCHECK = ROOT / ".tools" / "shellcheck" / "usr" / "bin" / "shellcheck"
+
+# Stand-ins: each appends its command line to $PROVISION_ROOT/.calls; mounts live in $PROVISION_ROOT/.mounts,
+# running units in $PROVISION_ROOT/.active.
+STUBS = {
+    "systemctl": 'echo "systemctl $*" >> "$PROVISION_ROOT/.calls"; [[ "${FAIL_SYSTEMCTL:-}" != 1 ]] || exit 1\n'
+                 'if [[ "$1" == is-active ]]; then grep -qxF "${*: -1}" "$PROVISION_ROOT/.active" 2>/dev/null; fi',
+    "mountpoint": 'path="${*: -1}"; grep -qxF "$path" "$PROVISION_ROOT/.mounts" 2>/dev/null',
+    "dnf": 'echo "dnf $*" >> "$PROVISION_ROOT/.calls"; shift 2; printf "%s\\n" "$@" >> "$PROVISION_ROOT/.packages"',
+    "rpm": 'grep -qxF "${*: -1}" "$PROVISION_ROOT/.packages" 2>/dev/null',
+    "hostname": "echo node-1",
+}
+# What the EKS node images ship, abridged: AL2's template that bootstrap.sh renders into
+# /etc/containerd/config.toml (amazon-eks-ami, templates/al2), and the file nodeadm writes on AL2023.
+AL2_TEMPLATE = """version = 2
+root = "/var/lib/containerd"
+state = "/run/containerd"
+
+[grpc]
+address = "/run/containerd/containerd.sock"
+
+[plugins."io.containerd.grpc.v1.cri".containerd]
+default_runtime_name = "runc"
+discard_unpacked_layers = true
+
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+SystemdCgroup = true
+"""
+NODEADM_CONFIG = AL2_TEMPLATE.replace('default_runtime_name = "runc"', 'default_runtime_name = "nvidia"')
+OS_RELEASE = {"al2": 'NAME="Amazon Linux"\nVERSION="2"\nID="amzn"\nID_LIKE="centos rhel fedora"\nVERSION_ID="2"\n',
+              "al2023": 'NAME="Amazon Linux"\nVERSION="2023"\nID="amzn"\nID_LIKE="fedora"\nVERSION_ID="2023"\n',
+              "ubuntu": 'NAME="Ubuntu"\nID=ubuntu\nVERSION_ID="22.04"\n'}
+# /etc/nvidia-container-runtime/config.toml as the toolkit writes it by default (`nvidia-ctk config default`;
+# NVIDIA/nvidia-container-toolkit, internal/config/toml_test.go "defaultConfig"), on AL2 and AL2023 alike.
+TOOLKIT_DEFAULT = """#accept-nvidia-visible-devices-as-volume-mounts = false
+#accept-nvidia-visible-devices-envvar-when-unprivileged = true
+disable-require = false
+supported-driver-capabilities = "compat32,compute,display,graphics,ngx,utility,video"
+#swarm-resource = "DOCKER_RESOURCE_GPU"
+
+[nvidia-container-cli]
+#debug = "/var/log/nvidia-container-toolkit.log"
+environment = []
+#ldcache = "/etc/ld.so.cache"
+ldconfig = "@/sbin/ldconfig"
+load-kmods = true
+#no-cgroups = false
+#path = "/usr/bin/nvidia-container-cli"
+#root = "/run/nvidia/driver"
+#user = "root:video"
+
+[nvidia-container-runtime]
+#debug = "/var/log/nvidia-container-runtime.log"
+log-level = "info"
+mode = "auto"
+runtimes = ["docker-runc", "runc"]
+
+[nvidia-container-runtime.modes]
+
+[nvidia-container-runtime.modes.cdi]
+annotation-prefixes = ["cdi.k8s.io/"]
+default-kind = "nvidia.com/gpu"
+spec-dirs = ["/etc/cdi", "/var/run/cdi"]
+
+[nvidia-container-runtime.modes.csv]
+mount-spec-path = "/etc/nvidia-container-runtime/host-files-for-container.d"
+
+[nvidia-container-runtime-hook]
+path = "nvidia-container-runtime-hook"
+skip-mode-detection = false
+
+[nvidia-ctk]
+path = "nvidia-ctk"
+"""
+TOOLKIT_CONFIG = "etc/nvidia-container-runtime/config.toml"
+# The toolkit's names for the two settings (its Config struct's toml tags, as in the default above).
+VOLUME_MOUNTS = "accept-nvidia-visible-devices-as-volume-mounts"
+ENVVAR_UNPRIVILEGED = "accept-nvidia-visible-devices-envvar-when-unprivileged"
+DATA_ROOT = "/opt/sagemaker/containerd/data-root"
+DROP_IN = "etc/systemd/system/containerd.service.d/90-hyperpod-kit-data-root.conf"
+
+
+def scripts() -> list[Path]:
+    return sorted(p for p in SCRIPTS.rglob("*.sh"))
+
+
+def test_shellcheck_is_clean():
+    assert SHELLCHECK.exists(), "run `make setup`: it unpacks Debian's shellcheck into .tools/"
+    result = subprocess.run([str(SHELLCHECK), "--external-sources", *map(str, scripts())],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_every_script_on_create_runs_is_uploaded():
+    """Users' classic failure: only on_create.sh uploaded while it calls helpers."""
+    text = (SCRIPTS / "on_create.sh").read_text()
+    called = set(re.findall(r'\$SCRIPT_DIR/([\w./-]+\.sh)', text))
+    for step in list(called):
+        called |= {str((Path(step).parent / m).as_posix()).replace("steps/../", "")
+                   for m in re.findall(r'\$SCRIPT_DIR/([\w./-]+\.sh)', (SCRIPTS / step).read_text())}
+    assert {"lib/common.sh", "steps/gpu_device_isolation.sh", "steps/data_roots.sh", "steps/extra_packages.sh"} <= called
+    sync = load_handler("scripts_sync_handler")
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for path in SCRIPTS.rglob("*"):
+            if path.is_file():
+                archive.write(path, path.relative_to(SCRIPTS).as_posix())
+    uploads, _ = sync.plan(sync.with_generated(sync.read_archive(buffer.getvalue()), {PROVISIONING_ENV: "X=1\n"}),
+                           [], "lifecycle-scripts")
+    assert {f"lifecycle-scripts/{name}" for name in called | {"on_create.sh", PROVISIONING_ENV}} <= set(uploads)
+
+
+def make_node(tmp_path: Path, layout: str = "al2023", running: tuple[str, ...] = (),
+              bootstrapped: bool = False, toolkit: str | None = None) -> tuple[Path, Path, Path]:
+    """A fake root with what an EKS node image of `layout` has, the stand-ins on PATH, /opt/sagemaker mounted.
+    bootstrapped (AL2): bootstrap.sh already rendered /etc/containerd/config.toml. toolkit: the NVIDIA
+    container toolkit's config.toml of a GPU node; None: a node without the toolkit (CPU, Trainium)."""
+    root = tmp_path / "root"
+    (root / "etc").mkdir(parents=True)
+    if toolkit is not None:
+        (root / TOOLKIT_CONFIG).parent.mkdir(parents=True)
+        (root / TOOLKIT_CONFIG).write_text(toolkit)
+    (root / "etc/os-release").write_text(OS_RELEASE[layout])
+    if layout == "al2":
+        (root / "etc/eks/containerd").mkdir(parents=True)
+        (root / "etc/eks/containerd/containerd-config.toml").write_text(AL2_TEMPLATE)
+        if bootstrapped:
+            (root / "etc/containerd").mkdir()
+            (root / "etc/containerd/config.toml").write_text(AL2_TEMPLATE)
+    else:
+        (root / "etc/containerd").mkdir()
+        (root / "etc/containerd/config.toml").write_text(NODEADM_CONFIG)
+    (root / "etc/fstab").write_text("UUID=abc / xfs defaults 0 0\n")
+    (root / "var/lib/containerd/io.containerd.content.v1.content").mkdir(parents=True)
+    (root / "var/lib/containerd/io.containerd.content.v1.content/blob").write_text("layer")
+    (root / "var/lib/kubelet").mkdir(parents=True)
+    (root / "var/lib/kubelet/kubeconfig").write_text("kubelet")
+    (root / "opt/sagemaker").mkdir(parents=True)
+    (root / ".mounts").write_text(f"{root}/opt/sagemaker\n")
+    (root / ".active").write_text("".join(f"{unit}\n" for unit in running))
+    stubs = tmp_path / "bin"
+    stubs.mkdir()
+    for name, body in STUBS.items():
+        (stubs / name).write_text(f"#!/usr/bin/env bash\n{body}\n")
+        (stubs / name).chmod(0o755)
+    scripts_copy = tmp_path / "scripts"
+    subprocess.run(["cp", "-a", str(SCRIPTS), str(scripts_copy)], check=True)
+    return root, stubs, scripts_copy
+
+
+@pytest.fixture
+def node(tmp_path):
+    return make_node(tmp_path)
+
+
+# provisioning.env with the opt-in node-level GPU isolation switched on (the other settings at their defaults).
+ISOLATION_ON = "GPU_DEVICE_ISOLATION=true\n"
+
+
+def run(node, settings: str | None = None, **env: str) -> subprocess.CompletedProcess:
+    root, stubs, scripts_copy = node
+    if settings is not None:
+        (scripts_copy / PROVISIONING_ENV).write_text(settings)
+    environment = {"PATH": f"{stubs}{os.pathsep}/usr/bin:/bin", "PROVISION_ROOT": str(root),
+                   "VOLUME_WAIT_SECONDS": "0", **env}
+    return subprocess.run(["bash", str(scripts_copy / "on_create.sh")], env=environment, capture_output=True,
+                          text=True, timeout=60)
+
+
+def calls(root: Path) -> list[str]:
+    path = root / ".calls"
+    return path.read_text().splitlines() if path.exists() else []
+
+
+def tree(root: Path) -> dict[str, str]:
+    """Every file (content) and symlink (target) under the fake root, but the stand-ins' records and logs."""
+    return {str(p.relative_to(root)): (f"-> {os.readlink(p)}" if p.is_symlink() else p.read_text())
+            for p in sorted(root.rglob("*"))
+            if (p.is_file() or p.is_symlink()) and p.name != ".calls" and "var/log" not in str(p)}
+
+
+def without_root(text: str) -> dict:
+    data = tomllib.loads(text)
+    data.pop("root", None)
+    return data
+
+
+def assert_data_moved(root: Path) -> None:
+    assert (root / DATA_ROOT.lstrip("/") / "io.containerd.content.v1.content/blob").read_text() == "layer"
+    assert (root / "var/lib/kubelet").is_symlink() and os.readlink(root / "var/lib/kubelet") == "/opt/sagemaker/kubelet"
+    assert (root / "opt/sagemaker/kubelet/kubeconfig").read_text() == "kubelet"
+    assert (root / "etc/fstab").read_text() == "UUID=abc / xfs defaults 0 0\n", "no mount at boot to depend on"
+
+
+def test_al2_before_bootstrap_sets_the_root_in_the_template_bootstrap_renders(tmp_path):
+    """AWS's reference edits /etc/eks/containerd/containerd-config.toml on AL2; bootstrap.sh renders it later."""
+    node = make_node(tmp_path, "al2")
+    root = node[0]
+    result = run(node)
+    assert result.returncode == 0, result.stdout + result.stderr
+    template = (root / "etc/eks/containerd/containerd-config.toml").read_text()
+    assert tomllib.loads(template)["root"] == DATA_ROOT
+    assert without_root(template) == without_root(AL2_TEMPLATE), "every other setting stays"
+    assert not (root / "etc/containerd/config.toml").exists(), "bootstrap.sh writes it, not the step"
+    assert not (root / DROP_IN).exists()
+    assert_data_moved(root)
+    assert calls(root) == ["systemctl is-active --quiet containerd", "systemctl is-active --quiet kubelet"]
+    log = (root / "var/log/provision/provisioning.log").read_text()
+    assert "node image: amzn-2" in log and "step 'data roots on the secondary volume': done" in log
+    assert "on_create.sh: done" in log
+    assert log.strip().splitlines() == result.stdout.strip().splitlines()
+
+
+def test_al2_after_bootstrap_also_sets_the_rendered_config_and_restarts_containerd(tmp_path):
+    node = make_node(tmp_path, "al2", running=("containerd",), bootstrapped=True)
+    root = node[0]
+    result = run(node)
+    assert result.returncode == 0, result.stdout + result.stderr
+    for path in ("etc/eks/containerd/containerd-config.toml", "etc/containerd/config.toml"):
+        assert tomllib.loads((root / path).read_text())["root"] == DATA_ROOT, path
+    assert calls(root) == ["systemctl is-active --quiet containerd", "systemctl stop containerd",
+                           "systemctl start containerd", "systemctl is-active --quiet kubelet"]
+    assert_data_moved(root)
+
+
+@pytest.mark.parametrize("template", [
+    AL2_TEMPLATE.replace('root = "/var/lib/containerd"\n', '# root = "/var/lib/containerd"\n'),
+    AL2_TEMPLATE.replace('root = "/var/lib/containerd"\n', ""),
+    'version = 2\nstate = "/run/containerd"\n',
+], ids=["commented-out", "absent", "no-tables"])
+def test_al2_root_is_set_at_top_level_whatever_the_template_says(tmp_path, template):
+    """A top-level key must come before the first [table]: TOML would put it inside the table otherwise."""
+    node = make_node(tmp_path, "al2")
+    path = node[0] / "etc/eks/containerd/containerd-config.toml"
+    path.write_text(template)
+    assert run(node).returncode == 0
+    edited = tomllib.loads(path.read_text())
+    assert edited["root"] == DATA_ROOT
+    assert without_root(path.read_text()) == without_root(template)
+
+
+def test_al2023_keeps_nodeadms_config_and_starts_containerd_with_the_root_on_the_volume(tmp_path):
+    """nodeadm rewrites /etc/containerd/config.toml at every boot: the step leaves it alone and overrides
+    containerd's root with a systemd drop-in, which systemd-analyze accepts for an AL2023-like unit."""
+    node = make_node(tmp_path, "al2023", running=("containerd",))
+    root = node[0]
+    result = run(node)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert (root / "etc/containerd/config.toml").read_text() == NODEADM_CONFIG
+    drop_in = (root / DROP_IN).read_text()
+    assert f"ExecStart=/usr/bin/containerd --root {DATA_ROOT}\n" in drop_in
+    assert calls(root) == ["systemctl is-active --quiet containerd", "systemctl stop containerd",
+                           "systemctl daemon-reload", "systemctl start containerd",
+                           "systemctl is-active --quiet kubelet"]
+    assert_data_moved(root)
+    # systemd's own verdict on the unit plus the drop-in, in a root of their own.
+    units = tmp_path / "systemd-root"
+    (units / "usr/bin").mkdir(parents=True)
+    (units / "usr/bin/containerd").write_text("#!/bin/sh\n")
+    (units / "usr/bin/containerd").chmod(0o755)
+    (units / "usr/lib/systemd/system").mkdir(parents=True)
+    (units / "usr/lib/systemd/system/containerd.service").write_text(
+        "[Unit]\nDescription=containerd\nDefaultDependencies=no\n[Service]\nExecStart=/usr/bin/containerd\n")
+    (units / DROP_IN).parent.mkdir(parents=True)
+    (units / DROP_IN).write_text(drop_in)
+    verify = subprocess.run(["systemd-analyze", "verify", f"--root={units}", "containerd.service"],
+                            capture_output=True, text=True)
+    assert verify.returncode == 0, verify.stderr
+
+
+@pytest.mark.parametrize("layout,running", [("al2", ()), ("al2", ("containerd", "kubelet")), ("al2023", ()),
+                                            ("al2023", ("containerd",))])
+def test_second_run_changes_nothing_and_succeeds(tmp_path, layout, running):
+    node = make_node(tmp_path, layout, running=running, bootstrapped=bool(running))
+    root = node[0]
+    first = run(node)
+    assert first.returncode == 0, first.stdout + first.stderr
+    before, calls_before = tree(root), calls(root)
+    second = run(node)
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert tree(root) == before
+    assert calls(root) == calls_before, "a second run must not restart containerd or kubelet"
+    assert "containerd already keeps its data" in second.stdout
+    assert "/var/lib/kubelet already points to /opt/sagemaker/kubelet" in second.stdout
+
+
+def test_unknown_node_image_leaves_containerd_alone_with_a_warning(tmp_path):
+    node = make_node(tmp_path, "ubuntu")
+    root = node[0]
+    result = run(node)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "WARNING: node image 'ubuntu-22.04' is neither Amazon Linux 2 nor 2023" in result.stdout
+    assert (root / "etc/containerd/config.toml").read_text() == NODEADM_CONFIG
+    assert not (root / DROP_IN).exists() and not (root / DATA_ROOT.lstrip("/")).exists()
+
+
+def test_data_another_node_image_left_on_the_volume_is_not_reused(tmp_path):
+    """The secondary volume outlives an AL2 -> AL2023 image update; the reference starts afresh too."""
+    node = make_node(tmp_path, "al2023")
+    root = node[0]
+    stale = root / DATA_ROOT.lstrip("/") / "stale-al2-snapshot"
+    stale.parent.mkdir(parents=True)
+    stale.write_text("al2")
+    (root / "opt/sagemaker/.hyperpod-kit-data-roots-os").write_text("amzn-2\n")
+    result = run(node)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "written by node image amzn-2; starting afresh for amzn-2023" in result.stdout
+    assert not stale.exists()
+    assert_data_moved(root)
+
+
+def test_missing_secondary_volume_fails_with_its_message(node):
+    root = node[0]
+    (root / ".mounts").write_text("")
+    result = run(node)
+    assert result.returncode == 1
+    assert "ERROR: /opt/sagemaker is not mounted after 0s" in result.stdout
+    assert "step 'data roots on the secondary volume' failed" in result.stdout
+    assert "on_create.sh: done" not in result.stdout
+    assert "ERROR: /opt/sagemaker is not mounted" in (root / "var/log/provision/provisioning.log").read_text()
+
+
+def test_failing_command_stops_the_run_with_the_step_named(node):
+    result = run(node, FAIL_SYSTEMCTL="1")
+    assert result.returncode == 1
+    assert "step 'data roots on the secondary volume' failed (exit 1)" in result.stdout
+    assert "step 'extra packages'" not in result.stdout
+
+
+def test_missing_helper_is_named(node):
+    (node[2] / "steps" / "extra_packages.sh").unlink()
+    result = run(node)
+    assert result.returncode == 1
+    assert "steps/extra_packages.sh is missing (upload every file of lifecycle_scripts/)" in result.stdout
+
+
+def test_settings_from_config_install_only_missing_packages_once(node, tmp_path):
+    root = node[0]
+    (root / ".packages").write_text("htop\n")
+    config = tmp_path / "dev.yaml"
+    config.write_text((ROOT / "config" / "dev.yaml").read_text().replace(
+        "hyperpod:\n", "hyperpod:\n  lifecycle:\n    extra_packages: [htop, nvtop, iotop]\n", 1))
+    settings = provisioning_env(load_config(config).config)
+    first = run(node, settings)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert [c for c in calls(root) if c.startswith("dnf")] == ["dnf install -y nvtop iotop"]
+    second = run(node, settings)
+    assert second.returncode == 0
+    assert [c for c in calls(root) if c.startswith("dnf")] == ["dnf install -y nvtop iotop"]
+    assert "extra packages already installed: htop nvtop iotop" in second.stdout
+
+
+def test_move_data_roots_off_leaves_the_node_alone(node):
+    root = node[0]
+    (root / ".mounts").write_text("")  # not even needed then
+    result = run(node, "MOVE_DATA_ROOTS=false\nEXTRA_PACKAGES=''\n")
+    assert result.returncode == 0, result.stdout
+    assert calls(root) == []
+    assert (root / "etc/containerd/config.toml").read_text() == NODEADM_CONFIG
+
+
+# --- GPU device isolation ---------------------------------------------------------------------------------
+
+def without_device_keys(text: str) -> dict:
+    data = tomllib.loads(text)
+    data.pop(VOLUME_MOUNTS, None)
+    data.pop(ENVVAR_UNPRIVILEGED, None)
+    return data
+
+
+# The default of older toolkits (1.x before nvidia-ctk: the keys after disable-require), the keys absent, and
+# the keys set to the permissive values outright.
+OLDER_TOOLKIT = """disable-require = false
+#swarm-resource = "DOCKER_RESOURCE_GPU"
+#accept-nvidia-visible-devices-envvar-when-unprivileged = true
+#accept-nvidia-visible-devices-as-volume-mounts = false
+
+[nvidia-container-cli]
+#root = "/run/nvidia/driver"
+environment = []
+load-kmods = true
+ldconfig = "@/sbin/ldconfig"
+
+[nvidia-container-runtime]
+#debug = "/var/log/nvidia-container-runtime.log"
+"""
+ABSENT = "\n".join(line for line in TOOLKIT_DEFAULT.splitlines() if "accept-nvidia" not in line) + "\n"
+PERMISSIVE = TOOLKIT_DEFAULT.replace(f"#{VOLUME_MOUNTS} = false", f"{VOLUME_MOUNTS} = false").replace(
+    f"#{ENVVAR_UNPRIVILEGED} = true", f"{ENVVAR_UNPRIVILEGED} = true")
+
+
+@pytest.mark.parametrize("layout", ["al2", "al2023"])
+@pytest.mark.parametrize("toolkit", [TOOLKIT_DEFAULT, OLDER_TOOLKIT, ABSENT, PERMISSIVE],
+                         ids=["default", "older-toolkit", "keys-absent", "keys-permissive"])
+def test_gpu_node_toolkit_takes_devices_from_the_plugins_mounts_only(tmp_path, layout, toolkit):
+    """Both settings land as top-level keys (tomllib's reading, not a text search), every other setting
+    stays, and nothing is restarted: the toolkit reads the file at each container start."""
+    node = make_node(tmp_path, layout, running=("containerd",), bootstrapped=layout == "al2", toolkit=toolkit)
+    root = node[0]
+    result = run(node, ISOLATION_ON)
+    assert result.returncode == 0, result.stdout + result.stderr
+    written = (root / TOOLKIT_CONFIG).read_text()
+    config = tomllib.loads(written)
+    assert config[VOLUME_MOUNTS] is True and config[ENVVAR_UNPRIVILEGED] is False
+    assert without_device_keys(written) == without_device_keys(toolkit), "every other setting stays"
+    assert [line for line in written.splitlines() if "accept-nvidia" in line] == [
+        line for line in written.splitlines() if line.startswith("accept-nvidia")], "no stale commented copy"
+    log = (root / "var/log/provision/provisioning.log").read_text()
+    assert "GPUs from the device plugin's mounts only" in log
+    assert log.index("step 'GPU device isolation': done") < log.index("step 'data roots on the secondary volume': start")
+    # Only data_roots' own calls: the step restarts nothing.
+    expected = {"al2": ["systemctl is-active --quiet containerd", "systemctl stop containerd",
+                        "systemctl start containerd", "systemctl is-active --quiet kubelet"],
+                "al2023": ["systemctl is-active --quiet containerd", "systemctl stop containerd",
+                           "systemctl daemon-reload", "systemctl start containerd",
+                           "systemctl is-active --quiet kubelet"]}[layout]
+    assert calls(root) == expected
+
+
+@pytest.mark.parametrize("layout", ["al2", "al2023"])
+def test_gpu_isolation_second_run_changes_nothing(tmp_path, layout):
+    node = make_node(tmp_path, layout, toolkit=TOOLKIT_DEFAULT)
+    root = node[0]
+    assert run(node, ISOLATION_ON).returncode == 0
+    before, calls_before = tree(root), calls(root)
+    second = run(node, ISOLATION_ON)
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert tree(root) == before and calls(root) == calls_before
+    assert "the NVIDIA container toolkit already takes GPUs from the device plugin's mounts only" in second.stdout
+
+
+def test_node_without_the_toolkit_is_left_alone(node):
+    """CPU and Trainium nodes: no toolkit config, nothing written, the run goes on."""
+    root = node[0]
+    result = run(node, ISOLATION_ON)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "no /etc/nvidia-container-runtime/config.toml: no NVIDIA container toolkit on this node" in result.stdout
+    assert not (root / "etc/nvidia-container-runtime").exists()
+
+
+@pytest.mark.parametrize("flag", [True, False])
+def test_gpu_device_isolation_follows_the_config(tmp_path, flag):
+    """The config's hyperpod.lifecycle.gpu_device_isolation, through the provisioning.env the kit writes."""
+    node = make_node(tmp_path, "al2023", toolkit=TOOLKIT_DEFAULT)
+    root = node[0]
+    config = tmp_path / "dev.yaml"
+    config.write_text((ROOT / "config" / "dev.yaml").read_text().replace(
+        "hyperpod:\n", f"hyperpod:\n  lifecycle:\n    gpu_device_isolation: {str(flag).lower()}\n", 1))
+    result = run(node, provisioning_env(load_config(config).config))
+    assert result.returncode == 0, result.stdout + result.stderr
+    if flag:
+        assert tomllib.loads((root / TOOLKIT_CONFIG).read_text())[ENVVAR_UNPRIVILEGED] is False
+    else:
+        assert (root / TOOLKIT_CONFIG).read_text() == TOOLKIT_DEFAULT
+        assert "GPU_DEVICE_ISOLATION=false: the NVIDIA container toolkit keeps the node image's settings" in result.stdout
+
+
+def test_gpu_device_isolation_is_off_by_default():
+    """Off until the health monitoring agent is known to keep its GPU access under it (README)."""
+    config = load_config(ROOT / "config" / "dev.yaml").config
+    assert "GPU_DEVICE_ISOLATION=false\n" in provisioning_env(config)

@@ -1,0 +1,40 @@
+"""The kit's CDK app built in-process with cdk.json's feature flags, and its templates."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from aws_cdk import App, Environment, Stack
+from aws_cdk.assertions import Template
+
+from cdk_app.config.loader import load_config
+from cdk_app.config.model import KitConfig
+from cdk_app.stacks.app_builder import build_app
+from cdk_app.stacks.governance_stack import GovernanceStack
+from support.paths import ROOT
+
+# cdk.json's feature flags plus what the CLI adds to every synth (construct paths and asset metadata), so an
+# app built here renders exactly the templates of the shared CLI synths it is compared with.
+CONTEXT = {**json.loads((ROOT / "cdk.json").read_text())["context"], "aws:cdk:enable-path-metadata": True,
+           "aws:cdk:enable-asset-metadata": True}
+
+
+def build(config_path: Path, outdir: Path) -> App:
+    app = App(context=CONTEXT, outdir=str(outdir))
+    build_app(app, load_config(config_path).config)
+    return app
+
+
+def templates(app: App) -> dict[str, Template]:
+    return {stack.stack_name: Template.from_stack(stack) for stack in app.node.children if isinstance(stack, Stack)}
+
+
+
+def governance_template(config: KitConfig) -> Template:
+    """The governance stack of a config, as the app builds it, with stand-ins for the cluster stack's outputs."""
+    stack = GovernanceStack(App(), "Governance", config=config, eks_cluster_name="eks",
+                            hyperpod_cluster_arn=f"arn:aws:sagemaker:{config.region}:{config.account}:cluster/abcdef123456",
+                            installer_service_token=f"arn:aws:lambda:{config.region}:{config.account}:function:i",
+                            env=Environment(account=config.account, region=config.region))
+    return Template.from_stack(stack)

@@ -1,0 +1,14 @@
+"""The hyperpod-kit command run as a user runs it: a subprocess, with its exit code and output."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from support.paths import ROOT
+
+
+def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "cdk_app", *args], cwd=ROOT, capture_output=True, text=True,
+                          env={**os.environ, **(env or {})})

@@ -1,0 +1,134 @@
+"""Capacity behaviour that mutation testing of cdk_app/domain/capacity.py found untested (issue 15).
+
+Expected amounts are worked out by hand from the public EC2 figures, written here and not read from the
+kit's catalogue: ml.g5.12xlarge has 4 GPUs, 48 vCPU and 192 GiB; ml.m5.2xlarge has no accelerator, 8 vCPU
+and 32 GiB. The base config (tests/support/adversarial/base.yaml) has 4 x g5 and 2 x m5; john reserves 3 g5 and
+1 m5, smith 1 g5 and 1 m5.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from support.paths import SUPPORT
+
+from cdk_app.domain.capacity import Resources, shared_pool_quota
+from cdk_app.validator.report import check_file
+
+BASE = (SUPPORT / "adversarial" / "base.yaml").read_text()
+G5 = {"accelerators": 4, "vcpu": 48, "memory_gib": 192}
+M5 = {"accelerators": 0, "vcpu": 8, "memory_gib": 32}
+JOHN_G5 = "      - instance_type: ml.g5.12xlarge\n        count: 3\n"
+JOHN_M5 = "      - instance_type: ml.m5.2xlarge\n        count: 1\n    principals:"
+SMITH_M5 = "      - instance_type: ml.m5.2xlarge\n        count: 1\n"
+
+
+def write(tmp_path, text: str) -> Path:
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    return path
+
+
+def edit(text: str, old: str, new: str) -> str:
+    assert text.count(old) == 1, old
+    return text.replace(old, new)
+
+
+def with_pool(text: str) -> str:
+    return edit(text, "teams:\n", "shared_pool:\n  name: pool\nteams:\n")
+
+
+def errors(path: Path) -> list[tuple[str, str]]:
+    return sorted((f.code, f.path) for f in check_file(path).errors)
+
+
+def test_accelerators_on_a_cpu_type_reserve_nothing(tmp_path):
+    # john's m5 entry asks for GPUs m5 does not have (HPK407); smith takes both m5 instances. The bad entry
+    # adds nothing, so 0 + 2 <= 2 instances: HPK407 alone, no capacity error.
+    text = edit(BASE, JOHN_M5, "      - instance_type: ml.m5.2xlarge\n        accelerators: 2\n    principals:")
+    text = edit(text, SMITH_M5, "      - instance_type: ml.m5.2xlarge\n        count: 2\n")
+    assert errors(write(tmp_path, text)) == [("HPK407", "teams[0].quota[1].accelerators")]
+
+
+def test_an_entry_without_amounts_reserves_nothing(tmp_path):
+    text = edit(BASE, JOHN_M5, "      - instance_type: ml.m5.2xlarge\n    principals:")
+    text = edit(text, SMITH_M5, "      - instance_type: ml.m5.2xlarge\n        count: 2\n")
+    assert errors(write(tmp_path, text)) == [("HPK406", "teams[0].quota[1]")]
+
+
+def test_vcpu_written_next_to_accelerators_is_reserved_as_written(tmp_path):
+    # john: 1 GPU but 190 vCPU of g5; smith: 1 whole g5 (48 vCPU). 190 + 48 = 238 vCPU > 4 x 48 = 192,
+    # although the GPUs (1 + 4 of 16) fit.
+    text = edit(BASE, JOHN_G5, "      - instance_type: ml.g5.12xlarge\n        accelerators: 1\n        vcpu: 190\n")
+    report = check_file(write(tmp_path, text))
+    assert sorted((f.code, f.path) for f in report.errors) == [("HPK501", "teams[0].quota[0]"),
+                                                               ("HPK501", "teams[1].quota[0]")]
+    john = next(f for f in report.errors if f.path == "teams[0].quota[0]")
+    assert f"teams reserve {190 + G5['vcpu']} vCPU of ml.g5.12xlarge" in john.message
+    assert f"the cluster has {4 * G5['vcpu']} vCPU" in john.message
+
+
+def test_two_entries_of_one_type_add_up(tmp_path):
+    # john writes g5 twice (HPK405: merge them): 2 + 2 instances, with smith's 1 that is 5 of 4.
+    text = edit(BASE, JOHN_G5, "      - instance_type: ml.g5.12xlarge\n        count: 2\n"
+                               "      - instance_type: ml.g5.12xlarge\n        count: 2\n")
+    report = check_file(write(tmp_path, text))
+    assert sorted((f.code, f.path) for f in report.errors) == [
+        ("HPK405", "teams[0].quota[1].instance_type"), ("HPK501", "teams[0].quota[0]"),
+        ("HPK501", "teams[1].quota[0]")]
+    assert "teams reserve 5 instances of ml.g5.12xlarge but the cluster has 4 instances" in next(
+        f for f in report.errors if f.code == "HPK501").message
+
+
+def test_the_shared_pool_skips_a_type_the_teams_fill_and_goes_on_to_the_next(tmp_path):
+    # g5: 4 - 3 - 1 = 0 instances left: no pool entry (not a zero entry). m5, listed after g5: john reserves
+    # 3 vCPU (3/8 of an instance), smith 1 instance: 16 - 3 - 8 = 5 vCPU and 64 - 12 - 32 = 20 GiB are left.
+    text = with_pool(edit(BASE, JOHN_M5, "      - instance_type: ml.m5.2xlarge\n        vcpu: 3\n    principals:"))
+    report = check_file(write(tmp_path, text))
+    assert report.errors == []
+    entries = [e.model_dump(exclude_none=True) for e in shared_pool_quota(report.loaded.config)]
+    assert entries == [{"instance_type": "ml.m5.2xlarge", "vcpu": 5.0, "memory_gib": 20.0}]
+
+
+def capacity_rows(path: Path) -> dict[str, dict[str, dict[str, float]]]:
+    rows = [row.to_json() for row in check_file(path).capacity]
+    return {row["instance_type"]: {"capacity": row["capacity"], "reserved": row["reserved"]} for row in rows}
+
+
+def test_with_a_shared_pool_the_table_reserves_the_whole_cluster(tmp_path):
+    # john keeps 2 g5 instead of 3: the pool holds the third, so the table shows all 4 g5 reserved.
+    text = with_pool(edit(BASE, JOHN_G5, "      - instance_type: ml.g5.12xlarge\n        count: 2\n"))
+    g5 = {"count": 4, **{d: 4 * v for d, v in G5.items()}}
+    m5 = {"count": 2, **{d: 2 * v for d, v in M5.items()}}
+    assert capacity_rows(write(tmp_path, text)) == {"ml.g5.12xlarge": {"capacity": g5, "reserved": g5},
+                                                    "ml.m5.2xlarge": {"capacity": m5, "reserved": m5}}
+
+
+def test_with_a_shared_pool_a_dimension_over_capacity_shows_the_teams_sum(tmp_path):
+    # m5: john 1 vCPU and 60 GiB (1/8 of an instance by vCPU), smith 1 instance (8 vCPU, 32 GiB). Memory
+    # 60 + 32 = 92 GiB is over the 64 GiB of 2 x m5, so the pool gets no m5 entry and the table shows the
+    # teams' sum alone (9/8 instances, 9 vCPU): what the stacks write, not the capacity the pool could not fill.
+    text = with_pool(edit(BASE, JOHN_M5, "      - instance_type: ml.m5.2xlarge\n        vcpu: 1\n"
+                                         "        memory_gib: 60\n    principals:"))
+    rows = capacity_rows(write(tmp_path, text))
+    assert rows["ml.m5.2xlarge"] == {"capacity": {"count": 2, "accelerators": 0, "vcpu": 16, "memory_gib": 64},
+                                     "reserved": {"count": 1.125, "accelerators": 0, "vcpu": 9, "memory_gib": 92}}
+
+
+@pytest.mark.parametrize("amounts", [(1, 0, 0, 0), (0, 1, 0, 0), (0, 0, 1, 0), (0, 0, 0, 1), (0, 0, 1, 1),
+                                     (1, 1, 0, 0)])
+def test_an_amount_in_any_one_dimension_is_not_nothing(amounts):
+    assert not Resources(*amounts).is_zero()
+    assert Resources().is_zero() and Resources(0, 0, 0, 0).is_zero()
+
+
+def test_a_pool_left_with_vcpu_but_no_memory_still_holds_something(tmp_path):
+    # m5: john 2 vCPU and all 64 GiB, smith nothing on m5: the gap is 14 vCPU and 0 GiB, not nothing, so
+    # no HPK505 ("the shared pool would hold nothing").
+    text = with_pool(edit(BASE, JOHN_M5, "      - instance_type: ml.m5.2xlarge\n        vcpu: 2\n"
+                                         "        memory_gib: 64\n    principals:"))
+    text = edit(text, "        count: 1\n      - instance_type: ml.m5.2xlarge\n        count: 1\n",
+                "        count: 1\n")
+    codes = [f.code for f in check_file(write(tmp_path, text)).findings]
+    assert "HPK505" not in codes

@@ -1,0 +1,102 @@
+"""`hyperpod-kit topology`: grouping nodes by network node, on realistic node lists."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+from support.node_lists import CPU, SEVEN, kubectl_list, node
+from support.paths import ROOT
+
+from cdk_app.kubernetes.topology import TopologyInputError, as_json, mermaid, parse_nodes, table
+
+
+def test_groups_by_deepest_network_node():
+    nodes = parse_nodes(kubectl_list(SEVEN + [CPU]), "nodes.json")
+    grouped = {g["network_node"]: [n["name"] for n in g["nodes"]] for g in as_json(nodes)["groups"]}
+    assert grouped == {"nn-3a": ["hyperpod-i-01", "hyperpod-i-02"], "nn-3b": ["hyperpod-i-03"],
+                       "nn-3c": ["hyperpod-i-04", "hyperpod-i-05", "hyperpod-i-06"], "nn-3d": ["hyperpod-i-07"],
+                       None: ["hyperpod-i-cpu"]}
+
+
+def test_mermaid_is_a_tree_layer_by_layer():
+    text = mermaid(parse_nodes(kubectl_list(SEVEN + [CPU]), "nodes.json"))
+    lines = text.splitlines()
+    assert lines[0] == "flowchart TD"
+    edges = [tuple(re.fullmatch(r"\s+(\S+) --> (\S+)", line).groups()) for line in lines if "-->" in line]
+    declared = {re.match(r"\s+(\S+)\[", line).group(1) for line in lines if re.match(r"\s+\S+\[\"", line)}
+    assert all(a in declared and b in declared for a, b in edges)
+    assert len(edges) == len(set(edges))
+    parents: dict[str, str] = {}
+    for parent, child in edges:
+        assert child not in parents, f"{child} has two parents"
+        parents[child] = parent
+    # Ids encode every character but ASCII letters and digits as _<hex>_ ('-' is 2d): one id per name.
+    assert {c for c in parents if c.startswith("L2_")} == {"L2_nn_2d_2a", "L2_nn_2d_2b"}
+    assert all(parents[c] == "L1_nn_2d_1a" for c in parents if c.startswith("L2_"))
+    assert parents["node_hyperpod_2d_i_2d_05"] == "L3_nn_2d_3c" and parents["L3_nn_2d_3c"] == "L2_nn_2d_2b"
+    assert "UnschedulablePendingReplacement" in text
+    assert "1 node(s) without topology labels: hyperpod-i-cpu" in text
+
+
+def test_table_names_shared_network_nodes_and_unlabelled_nodes():
+    text = table(parse_nodes(kubectl_list(SEVEN + [CPU]), "nodes.json"))
+    assert "3 nodes share layer-3 network node nn-3c: hyperpod-i-04, hyperpod-i-05, hyperpod-i-06" in text
+    assert "without topology labels (type not supported, or labels not yet set): hyperpod-i-cpu" in text
+    assert "ml.m7i.4xlarge" in text
+
+
+def test_fourth_layer_is_shown_where_present():
+    nodes = parse_nodes(kubectl_list([node("a", ["x1", "x2", "x3", "x4"], "ml.p6e-gb200.36xlarge"),
+                                      node("b", ["x1", "x2", "x3", "x4"], "ml.p6e-gb200.36xlarge")]), "nodes.json")
+    assert as_json(nodes)["groups"][0]["deepest_layer"] == 4
+    assert "L4_x4 --> node_a" in mermaid(nodes)
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("not json", "not JSON"),
+    (json.dumps({"kind": "Node"}), "not a Kubernetes list"),
+    (kubectl_list([{"kind": "Pod", "metadata": {"name": "p"}}]), "item 0 is a Pod, not a Node"),
+    (kubectl_list([]), "has no nodes"),
+])
+def test_bad_input_is_named(text, message):
+    with pytest.raises(TopologyInputError, match=message):
+        parse_nodes(text, "nodes.json")
+
+
+@pytest.mark.slow
+def test_cli_reads_stdin_and_reports_bad_input_without_traceback(tmp_path):
+    run = lambda *args, **kw: subprocess.run([sys.executable, "-m", "cdk_app", "topology", *args], cwd=ROOT,
+                                             capture_output=True, text=True, **kw)
+    good = run("-", "--format", "mermaid", input=kubectl_list(SEVEN))
+    assert good.returncode == 0 and good.stdout.startswith("flowchart TD")
+    as_json_out = run("-", "--format", "json", input=kubectl_list(SEVEN))
+    assert len(json.loads(as_json_out.stdout)["nodes"]) == 7
+    bad = tmp_path / "pods.json"
+    bad.write_text(kubectl_list([{"kind": "Pod", "metadata": {"name": "p"}}]))
+    result = run(str(bad))
+    assert result.returncode == 2 and "not a Node" in result.stderr and "Traceback" not in result.stderr
+    binary = tmp_path / "x.bin"
+    binary.write_bytes(b"\xff\xfe\x00")
+    result = run(str(binary))
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+
+
+def test_table_and_json_show_what_each_node_advertises():
+    nodes = parse_nodes(kubectl_list(SEVEN + [CPU]), "nodes.json")
+    rows = {line.split()[4]: line.split() for line in table(nodes).splitlines()[1:9]}
+    assert rows["hyperpod-i-01"][-2:] == ["8", "32"]
+    assert rows["hyperpod-i-cpu"][-2:] == ["-", "-"]
+    by_name = {n["name"]: n for n in as_json(nodes)["nodes"]}
+    assert by_name["hyperpod-i-01"]["allocatable"] == {"vpc.amazonaws.com/efa": 32, "nvidia.com/gpu": 8}
+    assert by_name["hyperpod-i-cpu"]["allocatable"] == {}
+
+
+def test_a_device_count_that_is_not_a_whole_number_is_named():
+    broken = node("hyperpod-i-01", ["nn-1a"], allocatable={"vpc.amazonaws.com/efa": "lots"})
+    with pytest.raises(TopologyInputError, match="nodes.json: node hyperpod-i-01 has vpc.amazonaws.com/efa "
+                                                 "allocatable 'lots'; a device count must be a whole number"):
+        parse_nodes(kubectl_list([broken]), "nodes.json")
