@@ -12,6 +12,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 AcceleratorKind = Literal["nvidia-gpu", "aws-trainium"]
+# The extended resource each kind's device plugin advertises on a node, and the EFA device plugin's.
+ACCELERATOR_RESOURCES: dict[str, str] = {"nvidia-gpu": "nvidia.com/gpu", "aws-trainium": "aws.amazon.com/neuron"}
+EFA_RESOURCE = "vpc.amazonaws.com/efa"
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from cdk_app.domain.instance_types import ACCELERATOR_RESOURCES, EFA_RESOURCE
 from cdk_app.support.text_table import aligned, printable
 
 LAYER_LABEL = "topology.k8s.aws/network-node-layer-{}"
@@ -19,8 +20,6 @@ LAYERS = (1, 2, 3, 4)
 HEALTH_LABEL = "sagemaker.amazonaws.com/node-health-status"
 INSTANCE_TYPE_LABELS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
 ULTRASERVER_LABEL = "topology.k8s.aws/ultraserver-id"
-EFA_RESOURCE = "vpc.amazonaws.com/efa"
-ACCELERATOR_RESOURCES = {"nvidia-gpu": "nvidia.com/gpu", "aws-trainium": "aws.amazon.com/neuron"}
 # Device-plugin resources a node advertises in status.allocatable; counts, so always whole numbers.
 DEVICE_RESOURCES = (EFA_RESOURCE, *ACCELERATOR_RESOURCES.values())
 

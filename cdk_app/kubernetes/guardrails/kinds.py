@@ -61,7 +61,9 @@ WORKLOAD_KINDS: tuple[WorkloadKind, ...] = (
 
 
 def kind_switch(kinds: Iterable[WorkloadKind], branch: Callable[[WorkloadKind], str]) -> str:
-    """CEL: a chain of conditionals on the request's kind, one branch per distinct expression."""
+    """CEL: a chain of conditionals on the request's kind, one branch per distinct expression, in parentheses:
+    the conditional binds loosest, so `a && <chain>` unparenthesized would read `(a && kind in ..) ? .. : ..`
+    and evaluate the last branch whenever `a` is false (the API server refused every job create that way)."""
     groups: dict[str, list[str]] = {}
     for kind in kinds:
         groups.setdefault(branch(kind), []).append(kind.ref)
@@ -69,15 +71,15 @@ def kind_switch(kinds: Iterable[WorkloadKind], branch: Callable[[WorkloadKind], 
     text = items[-1][0]
     for expression, refs in reversed(items[:-1]):
         text = f"variables.kind in {lit(refs)} ? {expression} : ({text})"
-    return text
+    return f"({text})"
 
 
 def pods_of(kind: WorkloadKind) -> str:
-    # {'path': <string>, 'spec': <object field>}: Kubernetes checks literals as homogeneous, and cel-go joins
-    # a string and a dyn value to dyn (checker isAssignable), so these maps type-check there too.
+    # Kubernetes' CEL requires homogeneous aggregate literals: every value of a map literal is wrapped in dyn()
+    # (the API server refused {'path': <string>, 'c': <container>, 'init': <bool>} when the policy was created).
     parts = []
     for path, spec, guard in kind.pod_specs():
-        item = f"[{{'path': {lit(path)}, 'spec': {spec}}}]"
+        item = f"[{{'path': dyn({lit(path)}), 'spec': dyn({spec})}}]"
         parts.append(item if guard is None else f"({guard} ? {item} : [])")
     return " + ".join(parts)
 
@@ -89,7 +91,7 @@ def annotations_of(kind: WorkloadKind) -> str:
         meta_path, meta = path.removesuffix("spec") + "metadata", spec.removesuffix("spec") + "metadata"
         present = f"has({meta}.annotations)" if kind.role == "pod" else f"has({meta}) && has({meta}.annotations)"
         present = present if guard is None else f"{guard} && {present}"
-        parts.append(f"({present} ? [{{'path': {lit(meta_path + '.annotations')}, 'a': {meta}.annotations}}] : [])")
+        parts.append(f"({present} ? [{{'path': dyn({lit(meta_path + '.annotations')}), 'a': dyn({meta}.annotations)}}] : [])")
     return " + ".join(parts)
 
 
@@ -98,7 +100,8 @@ def containers_of(kind: WorkloadKind) -> str:
     for path, spec, guard in kind.pod_specs():
         for field in CONTAINER_FIELDS:
             present = f"has({spec}.{field})" if guard is None else f"{guard} && has({spec}.{field})"
-            entry = f"{{'path': {lit(f'{path}.{field}[')} + c.name + ']', 'c': c, 'init': {str(field == 'initContainers').lower()}}}"
+            entry = (f"{{'path': dyn({lit(f'{path}.{field}[')} + c.name + ']'), 'c': dyn(c), "
+                     f"'init': dyn({str(field == 'initContainers').lower()})}}")
             parts.append(f"({present} ? {spec}.{field}.map(c, {entry}) : [])")
     return " + ".join(parts)
 

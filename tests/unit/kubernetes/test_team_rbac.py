@@ -15,13 +15,12 @@ import yaml
 from support.handlers import layer_binary
 from support.paths import ROOT, SUPPORT
 from support.rbac_authorizer import Authorizer, Request
+from support.team_access_cases import FORBIDDEN, JOHN, NEEDED, NS, OTHER
 
 from cdk_app.config.loader import load_config
 from cdk_app.kubernetes.team_rbac import team_group, team_manifests
 
 CHART = SUPPORT / "data" / "hyperpod-chart" / "HyperPodHelmChart-a00b22d.tar.gz"
-JOHN = {team_group("john")}
-NS, OTHER = "hyperpod-ns-john", "hyperpod-ns-smith"
 
 
 @pytest.mark.parametrize("env", ["dev", "prod"])
@@ -94,24 +93,6 @@ def test_a_cluster_role_binding_grants_everywhere_and_a_role_binding_of_a_cluste
 # --- what the team's RBAC allows and denies --------------------------------------------------------------
 
 TEAM = Authorizer(team_manifests("john"))
-WRITE = ("create", "get", "list", "watch", "update", "patch", "delete")
-NEEDED = [  # (verbs, group, resource, namespace, name): what a team member's workloads and tools do
-    (WRITE, "batch", "jobs", NS, "j"),
-    (WRITE, "kubeflow.org", "pytorchjobs", NS, "fsdp"),
-    (WRITE, "kubeflow.org", "mpijobs", NS, "m"),
-    (WRITE, "", "services", NS, "fsdp-etcd"),
-    (WRITE, "", "configmaps", NS, "c"),
-    (WRITE, "apps", "deployments", NS, "fsdp-etcd"),
-    (("get", "list", "watch"), "", "pods", NS, "p"),
-    (("get",), "", "pods/log", NS, "p"),
-    (("list",), "", "events", NS, ""),
-    (("create",), "", "pods/exec", NS, "p"),
-    (("create",), "", "pods/portforward", NS, "p"),
-    (("get", "list", "watch"), "kueue.x-k8s.io", "workloads", NS, "w"),
-    (("get", "list", "watch"), "kueue.x-k8s.io", "localqueues", NS, "hyperpod-ns-john-localqueue"),
-    (("get", "watch"), "kueue.x-k8s.io", "clusterqueues", "", "hyperpod-ns-john-clusterqueue"),
-    (("get", "list"), "kueue.x-k8s.io", "workloadpriorityclasses", "", ""),
-]
 
 
 @pytest.mark.parametrize(("verbs", "group", "resource", "namespace", "name"), NEEDED)
@@ -127,31 +108,7 @@ def test_the_team_reads_its_own_namespace():
     assert not TEAM.allows(Request("list", "", "namespaces"), JOHN)  # which namespaces exist: not the team's
 
 
-@pytest.mark.parametrize("request_", [
-    Request("get", "", "secrets", NS, "s"),
-    Request("list", "", "secrets", NS),
-    Request("create", "", "pods", NS),  # a bare pod is not queued: it would bypass the quota
-    Request("create", "", "pods/attach", NS, "p"),
-    Request("patch", "", "pods/ephemeralcontainers", NS, "p"),
-    Request("create", "", "serviceaccounts/token", NS, "default"),
-    Request("create", "rbac.authorization.k8s.io", "rolebindings", NS),
-    Request("create", "apps", "statefulsets", NS),
-    Request("patch", "kueue.x-k8s.io", "workloads", NS, "w"),
-    Request("create", "kueue.x-k8s.io", "localqueues", NS),
-    Request("create", "batch", "jobs", OTHER),
-    Request("get", "", "pods", OTHER, "p"),
-    Request("create", "", "pods/exec", OTHER, "p"),
-    Request("get", "kueue.x-k8s.io", "clusterqueues", "", "hyperpod-ns-smith-clusterqueue"),
-    Request("list", "kueue.x-k8s.io", "clusterqueues", ""),
-    Request("update", "kueue.x-k8s.io", "clusterqueues", "", "hyperpod-ns-john-clusterqueue"),
-    Request("create", "kueue.x-k8s.io", "workloadpriorityclasses", ""),
-    Request("list", "kueue.x-k8s.io", "resourceflavors", ""),
-    Request("list", "", "nodes", ""),
-    Request("create", "", "namespaces", ""),
-    Request.of("delete", "", "namespaces", name=NS),
-    Request("create", "rbac.authorization.k8s.io", "clusterrolebindings", ""),
-    Request("create", "admissionregistration.k8s.io", "validatingadmissionpolicybindings", ""),
-])
+@pytest.mark.parametrize("request_", FORBIDDEN)
 def test_the_team_may_do_nothing_else(request_):
     assert not TEAM.allows(request_, JOHN)
 

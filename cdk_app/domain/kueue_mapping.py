@@ -1,0 +1,173 @@
+"""What task governance makes in Kueue (v0.19.2, kueue.x-k8s.io/v1beta2) from an environment's config: one
+ResourceFlavor per instance type of the cluster, one ClusterQueue and LocalQueue per team (and the shared pool)
+in one cohort, one WorkloadPriorityClass per priority class of the cluster policy.
+
+The documented part of the translation is fixed here (names, nominal quota as SageMaker fills it, the team's
+preemption setting). Where AWS documents no translation, `Choices` names the reading this module makes, with the
+one AWS's own samples point to as the default; callers (the real-Kueue harness, k8s-up, a simulator) say which
+they ran with. Kueue's controller configuration (fair sharing on or off) is not an object: `kueue_configuration`
+gives it. Pure Python: no aws_cdk, no Kubernetes client.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Literal
+
+from cdk_app.config.model import DEFAULT_BORROW_LIMIT, KitConfig, Team
+from cdk_app.config.names import local_queue, team_cluster_queue, team_namespace
+from cdk_app.domain.capacity import Resources, cluster_capacity, reservations, shared_pool_quota
+from cdk_app.domain.instance_types import ACCELERATOR_RESOURCES, CATALOGUE
+
+API_VERSION = "kueue.x-k8s.io/v1beta2"
+INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
+CPU, MEMORY = "cpu", "memory"
+
+
+@dataclass(frozen=True)
+class Choices:
+    """The readings of what AWS leaves undocumented (shared reference: task-governance mapping, section 5)."""
+
+    # BorrowLimit as a percentage of the team's own nominal quota, per flavor and resource (H1); "idle" (H2,
+    # a share of the cluster's idle compute) would need a controller rewriting limits, so it is not offered.
+    borrow_limit: Literal["percent-of-nominal"] = "percent-of-nominal"
+    # DontLend: the API says only that such a team lends nothing; whether it may still borrow is unknown.
+    dont_lend_may_borrow: bool = False
+    # Reclaim within the cohort: AWS's walkthrough shows an equal-priority job of the lender evicting a
+    # borrower, which only Any allows.
+    reclaim_within_cohort: Literal["Never", "LowerPriority", "Any"] = "Any"
+    # The cohort's name is not documented; one cohort holds every team (teams can borrow from each other).
+    cohort: str = "hyperpod-teams"
+    # A flavor selects nodes of its instance type by the well-known label.
+    flavor_node_labels: bool = True
+
+    def describe(self) -> dict[str, Any]:
+        return {"borrow_limit": self.borrow_limit, "dont_lend_may_borrow": self.dont_lend_may_borrow,
+                "reclaim_within_cohort": self.reclaim_within_cohort, "cohort": self.cohort,
+                "flavor_node_labels": self.flavor_node_labels}
+
+
+def quantity(value: Fraction | int | float, unit: str = "") -> str:
+    """A Kubernetes quantity for an exact amount: whole numbers as they are, fractions in milli-units (cpu)
+    or Mi (memory in GiB), rounded down so a quota is never larger than the config's."""
+    value = Fraction(value)
+    if value.denominator == 1:
+        return f"{value.numerator}{unit}"
+    if unit == "Gi":
+        return f"{int(value * 1024)}Mi"
+    return f"{int(value * 1000)}m"
+
+
+def _resources(itype: str, amounts: Resources) -> dict[str, str]:
+    spec = CATALOGUE[itype]
+    resources = {CPU: quantity(amounts.vcpu), MEMORY: quantity(amounts.memory_gib, "Gi")}
+    for kind, name in ACCELERATOR_RESOURCES.items():
+        resources[name] = quantity(amounts.accelerators if spec.accelerator_kind == kind else 0)
+    return resources
+
+
+def covered_resources() -> list[str]:
+    return [CPU, MEMORY, *ACCELERATOR_RESOURCES.values()]
+
+
+def resource_flavors(config: KitConfig, choices: Choices = Choices()) -> list[dict[str, Any]]:
+    flavors = []
+    for itype in sorted(cluster_capacity(config)):
+        spec: dict[str, Any] = {"nodeLabels": {INSTANCE_TYPE_LABEL: itype}} if choices.flavor_node_labels else {}
+        flavors.append({"apiVersion": API_VERSION, "kind": "ResourceFlavor", "metadata": {"name": itype},
+                        "spec": spec})
+    return flavors
+
+
+def _borrowing(strategy: str, percent: int, nominal: dict[str, str], amounts: Resources, itype: str,
+               choices: Choices) -> dict[str, str]:
+    """borrowingLimit per resource: BorrowLimit per cent of the nominal quota, none for a team that may not borrow."""
+    if strategy == "Lend" or (strategy == "DontLend" and not choices.dont_lend_may_borrow):
+        return {name: "0" for name in nominal}
+    return _resources(itype, amounts.scaled(Fraction(percent, 100)))
+
+
+def cluster_queue(name: str, quota: dict[str, Resources], flavors: list[str], *, strategy: str, borrow_limit: int,
+                  preempt_team_tasks: str, fair_share_weight: int | None, choices: Choices) -> dict[str, Any]:
+    entries = []
+    for itype in flavors:
+        amounts = quota.get(itype, Resources())
+        nominal = _resources(itype, amounts)
+        borrowing = _borrowing(strategy, borrow_limit, nominal, amounts, itype, choices)
+        resources = []
+        for resource in covered_resources():
+            entry: dict[str, Any] = {"name": resource, "nominalQuota": nominal[resource],
+                                     "borrowingLimit": borrowing[resource]}
+            if strategy == "DontLend":
+                entry["lendingLimit"] = "0"
+            resources.append(entry)
+        entries.append({"name": itype, "resources": resources})
+    spec: dict[str, Any] = {
+        "cohortName": choices.cohort,
+        "namespaceSelector": {},
+        "resourceGroups": [{"coveredResources": covered_resources(), "flavors": entries}],
+        "preemption": {"withinClusterQueue": preempt_team_tasks,
+                       "reclaimWithinCohort": choices.reclaim_within_cohort},
+    }
+    if fair_share_weight is not None:
+        spec["fairSharing"] = {"weight": str(fair_share_weight)}
+    return {"apiVersion": API_VERSION, "kind": "ClusterQueue", "metadata": {"name": name}, "spec": spec}
+
+
+def _queues(team_name: str, quota: dict[str, Resources], flavors: list[str], fair: bool, choices: Choices, *,
+            strategy: str, borrow_limit: int, preempt: str, weight: int) -> list[dict[str, Any]]:
+    queue = cluster_queue(team_cluster_queue(team_name), quota, flavors, strategy=strategy, borrow_limit=borrow_limit,
+                          preempt_team_tasks=preempt, fair_share_weight=weight if fair else None, choices=choices)
+    local = {"apiVersion": API_VERSION, "kind": "LocalQueue",
+             "metadata": {"name": local_queue(team_name), "namespace": team_namespace(team_name)},
+             "spec": {"clusterQueue": team_cluster_queue(team_name)}}
+    return [queue, local]
+
+
+def team_queues(config: KitConfig, team: Team, choices: Choices = Choices()) -> list[dict[str, Any]]:
+    flavors = sorted(cluster_capacity(config))
+    fair = config.cluster_policy.fair_share == "Enabled"
+    limit = team.borrow_limit if team.borrow_limit is not None else DEFAULT_BORROW_LIMIT
+    return _queues(team.name, reservations(team.quota), flavors, fair, choices, strategy=team.sharing_strategy,
+                   borrow_limit=limit, preempt=team.preempt_team_tasks, weight=team.fair_share_weight)
+
+
+def priority_classes(config: KitConfig) -> list[dict[str, Any]]:
+    """<name>-priority with the class's weight as its value (UNVERIFIED; Kueue only compares values, so any
+    order-preserving mapping decides the same)."""
+    return [{"apiVersion": API_VERSION, "kind": "WorkloadPriorityClass", "metadata": {"name": f"{pc.name}-priority"},
+             "value": pc.weight} for pc in config.cluster_policy.priority_classes]
+
+
+def governance_objects(config: KitConfig, choices: Choices = Choices()) -> list[dict[str, Any]]:
+    """Every Kueue object task governance makes for the config's enabled teams (a disabled compute
+    allocation is left out: nothing is admitted for it), flavors first."""
+    objects = [*resource_flavors(config, choices), *priority_classes(config)]
+    for team in config.teams:
+        if team.enabled:
+            objects.extend(team_queues(config, team, choices))
+    pool = config.shared_pool
+    if pool is not None:
+        quota = reservations(shared_pool_quota(config))
+        objects.extend(_queues(pool.name, quota, sorted(cluster_capacity(config)),
+                               config.cluster_policy.fair_share == "Enabled", choices,
+                               strategy=pool.sharing_strategy, borrow_limit=DEFAULT_BORROW_LIMIT,
+                               preempt="LowerPriority", weight=pool.fair_share_weight))
+    return objects
+
+
+def team_namespaces(config: KitConfig) -> list[str]:
+    """The namespaces task governance makes: one per team with a compute allocation, and the shared pool's."""
+    names = [team.name for team in config.teams] + ([config.shared_pool.name] if config.shared_pool else [])
+    return [team_namespace(name) for name in names]
+
+
+def kueue_configuration(config: KitConfig) -> dict[str, Any]:
+    """The part of Kueue's controller configuration the cluster policy sets: fair sharing, with Kueue's
+    default preemption strategies when on."""
+    if config.cluster_policy.fair_share != "Enabled":
+        return {"fairSharing": {"enable": False}}
+    return {"fairSharing": {"enable": True,
+                            "preemptionStrategies": ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]}}
+

@@ -1,0 +1,60 @@
+"""What a team member of team john (config/dev.yaml) must be able to do, and what not, as RBAC requests."""
+
+from __future__ import annotations
+
+from cdk_app.kubernetes.team_rbac import team_group
+from support.rbac_authorizer import Request
+
+JOHN = {team_group("john")}
+
+
+NS, OTHER = "hyperpod-ns-john", "hyperpod-ns-smith"
+
+
+WRITE = ("create", "get", "list", "watch", "update", "patch", "delete")
+
+
+NEEDED = [  # (verbs, group, resource, namespace, name): what a team member's workloads and tools do
+    (WRITE, "batch", "jobs", NS, "j"),
+    (WRITE, "kubeflow.org", "pytorchjobs", NS, "fsdp"),
+    (WRITE, "kubeflow.org", "mpijobs", NS, "m"),
+    (WRITE, "", "services", NS, "fsdp-etcd"),
+    (WRITE, "", "configmaps", NS, "c"),
+    (WRITE, "apps", "deployments", NS, "fsdp-etcd"),
+    (("get", "list", "watch"), "", "pods", NS, "p"),
+    (("get",), "", "pods/log", NS, "p"),
+    (("list",), "", "events", NS, ""),
+    (("create",), "", "pods/exec", NS, "p"),
+    (("create",), "", "pods/portforward", NS, "p"),
+    (("get", "list", "watch"), "kueue.x-k8s.io", "workloads", NS, "w"),
+    (("get", "list", "watch"), "kueue.x-k8s.io", "localqueues", NS, "hyperpod-ns-john-localqueue"),
+    (("get", "watch"), "kueue.x-k8s.io", "clusterqueues", "", "hyperpod-ns-john-clusterqueue"),
+    (("get", "list"), "kueue.x-k8s.io", "workloadpriorityclasses", "", ""),
+]
+
+
+FORBIDDEN = [  # what a team member may not do
+    Request("get", "", "secrets", NS, "s"),
+    Request("list", "", "secrets", NS),
+    Request("create", "", "pods", NS),  # a bare pod is not queued: it would bypass the quota
+    Request("create", "", "pods/attach", NS, "p"),
+    Request("patch", "", "pods/ephemeralcontainers", NS, "p"),
+    Request("create", "", "serviceaccounts/token", NS, "default"),
+    Request("create", "rbac.authorization.k8s.io", "rolebindings", NS),
+    Request("create", "apps", "statefulsets", NS),
+    Request("patch", "kueue.x-k8s.io", "workloads", NS, "w"),
+    Request("create", "kueue.x-k8s.io", "localqueues", NS),
+    Request("create", "batch", "jobs", OTHER),
+    Request("get", "", "pods", OTHER, "p"),
+    Request("create", "", "pods/exec", OTHER, "p"),
+    Request("get", "kueue.x-k8s.io", "clusterqueues", "", "hyperpod-ns-smith-clusterqueue"),
+    Request("list", "kueue.x-k8s.io", "clusterqueues", ""),
+    Request("update", "kueue.x-k8s.io", "clusterqueues", "", "hyperpod-ns-john-clusterqueue"),
+    Request("create", "kueue.x-k8s.io", "workloadpriorityclasses", ""),
+    Request("list", "kueue.x-k8s.io", "resourceflavors", ""),
+    Request("list", "", "nodes", ""),
+    Request("create", "", "namespaces", ""),
+    Request.of("delete", "", "namespaces", name=NS),
+    Request("create", "rbac.authorization.k8s.io", "clusterrolebindings", ""),
+    Request("create", "admissionregistration.k8s.io", "validatingadmissionpolicybindings", ""),
+]
