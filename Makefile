@@ -97,8 +97,8 @@ mutation: setup
 
 ## mutation-sample: kill rate of one module from a seeded random sample of its mutants, with a 95 % confidence
 ## interval and the survivors' names. A full run of a big module takes hours here; a uniform sample is the honest
-## measure in minutes. e.g. make mutation-sample MODULE=cdk_app.validator.rules N=200 SEED=1
-MODULE ?= cdk_app.validator.rules
+## measure in minutes. e.g. make mutation-sample MODULE=cdk_app.validator.rules.teams N=200 SEED=1
+MODULE ?= cdk_app.validator.rules.capacity
 N ?= 200
 SEED ?= 1
 CHILDREN ?= 1

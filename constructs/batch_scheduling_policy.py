@@ -12,9 +12,12 @@ from typing import Literal
 from aws_cdk import aws_batch as batch
 from constructs import Construct
 
+from hyperpod_constructs.private.limits import SHARE_IDENTIFIER as SHARE_IDENTIFIER_PATTERN
+from hyperpod_constructs.private.limits import anchored
+
 # A policy name is the queue's name plus a suffix, so the queue name keeps room for it.
 POLICY_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,115}$")
-SHARE_IDENTIFIER = re.compile(r"^[A-Za-z0-9]{1,255}$")
+SHARE_IDENTIFIER = re.compile(anchored(SHARE_IDENTIFIER_PATTERN))
 SUFFIX = {"fair_share": "fair-share", "quota_share": "quota-share"}
 
 

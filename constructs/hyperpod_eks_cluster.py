@@ -20,11 +20,11 @@ from constructs import Construct
 from hyperpod_constructs.imported_network import import_vpc_subnets
 from hyperpod_constructs.nag_acknowledgements import acknowledge, managed_policy
 from hyperpod_constructs.private.access_entry_keys import admin_entry_key
+from hyperpod_constructs.private.limits import MIN_KUBERNETES_MINOR
 from hyperpod_constructs.protection import retain
 from hyperpod_constructs.service_trust import restrict_service_trust
 
 CORE_ADDONS = ("vpc-cni", "kube-proxy", "coredns", "eks-pod-identity-agent")
-MIN_KUBERNETES_MINOR = 30
 EndpointAccessName = Literal["public", "private", "public_and_private"]
 
 

@@ -44,9 +44,6 @@ def wildcard_resource(resource: str) -> str:
     return f"AwsSolutions-IAM5[Resource::{resource}]"
 
 
-def wildcard_action(action: str) -> str:
-    return f"AwsSolutions-IAM5[Action::{action}]"
-
 
 def nag_text(scope: IConstruct, value: str) -> str:
     """`value` (a string that may hold tokens) as cdk-nag prints it in a finding id."""

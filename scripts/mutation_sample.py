@@ -1,12 +1,12 @@
 """Mutation testing of one module by a seeded random sample of its mutants.
 
-A full `mutmut run` of a big module (cdk_app/validator/rules/ has about 2,150 mutants) takes hours on a
+A full `mutmut run` of a big module (the validator's rules have about 2,150 mutants) takes hours on a
 shared machine, mostly in mutants that survive. A uniform random sample measures the kill rate honestly in a
 fraction of the time: it prints the sample's counts, the kill rate with its 95 % Wilson confidence interval, and
 the surviving mutants' names (inspect one with `mutmut show <name>`).
 
 Usage (from the repository root; `make mutation-sample` wraps it):
-    python scripts/mutation_sample.py cdk_app.validator.rules --n 200 --seed 1
+    python scripts/mutation_sample.py cdk_app.validator.rules.capacity --n 200 --seed 1
 
 The same module, N and seed always draw the same mutants (the names are sorted before sampling), so a result can
 be re-run after a test is added. N at or above the module's mutant count runs them all.

@@ -18,11 +18,11 @@ from typing import Any
 
 from cdk_app.config.model import KitConfig, QuotaEntry
 from cdk_app.domain.capacity import Resources, capacity_of, reservations
+from cdk_app.domain.governance_types import TASK_GOVERNANCE_ADDON
 from cdk_app.domain.network_zones import cluster_zone_ids
 from cdk_app.findings import Finding, Severity, format_path
 from cdk_app.stacks.layout import stack_name
 
-TASK_GOVERNANCE_ADDON = "amazon-sagemaker-hyperpod-taskgovernance"
 ACTIVE = {"Created", "Updated", "Creating", "Updating"}
 RETRIES = {"mode": "standard", "max_attempts": 6}
 # The IAM actions --live needs; the README prints them as a policy.

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
-from cdk_app.domain.regions import _cfnlint_data as cfnlint_data
+from cdk_app.domain.regions import cfnlint_data
 from cdk_app.domain.resource_schemas import resource_schema
 
 # cfn-lint rules E3035 (DeletionPolicy) and E3036 (UpdateReplacePolicy); Snapshot only on types that have it,

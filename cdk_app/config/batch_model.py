@@ -3,7 +3,7 @@ and each team's share), as frozen pydantic models.
 
 Ranges and formats are the ones botocore's batch model and cfn-lint's AWS::Batch::* schemas give
 (cited per field); rules across fields (references, capacity, uniqueness) live in
-cdk_app.validator.batch_rules with codes HPK701-HPK719.
+cdk_app.validator.rules.batch with codes HPK701-HPK719.
 
 Teams use the same vocabulary as HyperPod teams (sharing_strategy, borrow_limit, preempt_team_tasks,
 quota) so that an admin reads one language; the Batch stack maps it onto a QuotaShare:

@@ -9,6 +9,8 @@ from typing import Literal
 from cdk_app.config.model import KitConfig
 from cdk_app.domain.regions import cloudformation_types
 
+TASK_GOVERNANCE_ADDON = "amazon-sagemaker-hyperpod-taskgovernance"  # the EKS add-on's name
+
 Kind = Literal["ClusterSchedulerConfig", "ComputeQuota"]
 # config key under task_governance.cloudformation_types -> (kind, CloudFormation type)
 GOVERNANCE_TYPES: dict[str, tuple[Kind, str]] = {

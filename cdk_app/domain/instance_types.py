@@ -15,6 +15,13 @@ AcceleratorKind = Literal["nvidia-gpu", "aws-trainium"]
 # The extended resource each kind's device plugin advertises on a node, and the EFA device plugin's.
 ACCELERATOR_RESOURCES: dict[str, str] = {"nvidia-gpu": "nvidia.com/gpu", "aws-trainium": "aws.amazon.com/neuron"}
 EFA_RESOURCE = "vpc.amazonaws.com/efa"
+# Instance families whose nodes carry topology.k8s.aws/network-node-layer-* labels.
+TOPOLOGY_FAMILIES = ("p3dn", "p4d", "p4de", "p5", "p5e", "p5en", "p6e-gb200", "trn1", "trn1n", "trn2", "trn2u")
+# Maximum EFA interfaces, only where public AWS documentation states it. Other types are checked
+# only against the nodes' allocatable (--cluster-nodes), which is the authority when given.
+EFA_MAXIMUM = {"ml.p5.48xlarge": 32, "ml.p5e.48xlarge": 32, "ml.g6e.48xlarge": 4,
+               "ml.trn1.32xlarge": 8, "ml.trn1n.32xlarge": 16, "ml.p4d.24xlarge": 4, "ml.p4de.24xlarge": 4,
+               **{f"ml.g5.{size}xlarge": 1 for size in (8, 12, 16, 24, 48)}}
 
 
 @dataclass(frozen=True, slots=True)

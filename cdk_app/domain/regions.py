@@ -10,7 +10,7 @@ from functools import cache, lru_cache
 from pathlib import Path
 
 
-def _cfnlint_data() -> Path:
+def cfnlint_data() -> Path:
     spec = importlib.util.find_spec("cfnlint")
     if spec is None or not spec.submodule_search_locations:
         raise RuntimeError("cfn-lint is not installed; it is a dependency of hyperpod-kit (run make setup)")
@@ -19,7 +19,7 @@ def _cfnlint_data() -> Path:
 
 @lru_cache(maxsize=1)
 def _cluster_instance_types() -> dict[str, frozenset[str]]:
-    path = _cfnlint_data() / "schemas" / "extensions" / "aws_sagemaker_cluster" / "instancetype_enum.json"
+    path = cfnlint_data() / "schemas" / "extensions" / "aws_sagemaker_cluster" / "instancetype_enum.json"
     data = json.loads(path.read_text())
     return {region: frozenset(entry["enum"]) for region, entry in data.items() if isinstance(entry, dict)}
 
@@ -41,13 +41,13 @@ def cloudformation_types(region: str) -> frozenset[str]:
 def _provider_file(region: str) -> Path | None:
     # The region comes from the config model, whose pattern (^[a-z]{2}(-[a-z]+)+-[0-9]$) admits only a
     # plain name, so it can become part of a path as it is.
-    path = _cfnlint_data() / "schemas" / "providers" / f"{region}.json"
+    path = cfnlint_data() / "schemas" / "providers" / f"{region}.json"
     return path if path.is_file() else None
 
 
 def known_regions() -> list[str]:
     """Regions cfn-lint has provider data for (names only; no file is read)."""
-    folder = _cfnlint_data() / "schemas" / "providers"
+    folder = cfnlint_data() / "schemas" / "providers"
     return sorted(p.stem for p in folder.glob("*.json") if "-" in p.stem)
 
 

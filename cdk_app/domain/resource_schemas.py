@@ -10,7 +10,7 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
-from cdk_app.domain.regions import _cfnlint_data as cfnlint_data
+from cdk_app.domain.regions import cfnlint_data
 
 # Regions tried first when a type is not offered in the region asked for (its schema is the same).
 FALLBACK_REGIONS = ("us-east-1", "us-west-2", "eu-west-1")

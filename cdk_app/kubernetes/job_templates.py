@@ -26,7 +26,7 @@ from cdk_app.config.names import team_namespace
 from cdk_app.domain.capacity import Resources, describe
 from cdk_app.domain.efa_support import has_efa
 from cdk_app.domain.image_reference import reference_problem
-from cdk_app.domain.instance_types import CATALOGUE, family
+from cdk_app.domain.instance_types import CATALOGUE, EFA_MAXIMUM, TOPOLOGY_FAMILIES, family
 from cdk_app.domain.reach import team_reach
 from cdk_app.domain.versions import version_tuple
 from cdk_app.kubernetes.guardrails.constants import (
@@ -40,8 +40,6 @@ from cdk_app.kubernetes.guardrails.team_scope import allowed_priority_classes, p
 from cdk_app.kubernetes.quantity import GIB, parse_quantity
 from cdk_app.kubernetes.topology import ACCELERATOR_RESOURCES, EFA_RESOURCE, HEALTH_LABEL, NodeInfo
 
-# Instance families whose nodes carry topology.k8s.aws/network-node-layer-* labels.
-TOPOLOGY_FAMILIES = ("p3dn", "p4d", "p4de", "p5", "p5e", "p5en", "p6e-gb200", "trn1", "trn1n", "trn2", "trn2u")
 MIN_TOPOLOGY_ADDON = (1, 2, 2)
 # The training operator names a Service after each replica, so the job name must be a DNS-1035 label.
 JOB_NAME = re.compile(r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?")
@@ -60,11 +58,6 @@ ETCD_IMAGE = "quay.io/coreos/etcd:v3.5.17"
 ETCD_PORT = 2379
 C10D_PORT = 29400
 SHM_MOUNT = "/dev/shm"
-# Maximum EFA interfaces, only where public AWS documentation states it. Other types are checked
-# only against the nodes' allocatable (--cluster-nodes), which is the authority when given.
-EFA_MAXIMUM = {"ml.p5.48xlarge": 32, "ml.p5e.48xlarge": 32, "ml.g6e.48xlarge": 4,
-               "ml.trn1.32xlarge": 8, "ml.trn1n.32xlarge": 16, "ml.p4d.24xlarge": 4, "ml.p4de.24xlarge": 4,
-               **{f"ml.g5.{size}xlarge": 1 for size in (8, 12, 16, 24, 48)}}
 
 
 INT32_MAX = 2**31 - 1  # Kubernetes backoffLimit fields are int32

@@ -10,7 +10,7 @@ role to:
 
 Nothing else: no Secrets, no bare Pods (a Pod is not queued, so it would bypass the team's quota), no
 ServiceAccounts or RBAC, nothing in another namespace and no cluster-scoped write. The admission
-guardrails (cdk_app/kubernetes/guardrails.py) check every kind this Role lets a team create that holds pods.
+guardrails (cdk_app/kubernetes/guardrails/) check every kind this Role lets a team create that holds pods.
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ LIFECYCLE_SCRIPTS_DIR = Path(__file__).resolve().parents[2] / "lifecycle_scripts
 def build_app(app: App, config: KitConfig) -> None:
     """Add the environment's stacks to `app`, checked by cdk-nag's AwsSolutions pack at synth: a finding
     nobody acknowledged (with a reason, in the construct that causes it) fails the synth. Which stacks exist
-    is stack_layout's to say (the validator checks the same list against CloudFormation's limits)."""
+    is the stack layout's to say (cdk_app/stacks/layout.py) (the validator checks the same list against CloudFormation's limits)."""
     env = Environment(account=config.account, region=config.region)
     layout = team_layout(config)
     suffixes = stack_suffixes(config, layout)

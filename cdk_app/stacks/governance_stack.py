@@ -16,7 +16,7 @@ from constructs import Construct
 
 from cdk_app.config.model import KitConfig, Team
 from cdk_app.domain.capacity import shared_pool_quota
-from cdk_app.domain.governance_types import uses_native
+from cdk_app.domain.governance_types import TASK_GOVERNANCE_ADDON, uses_native
 from cdk_app.kubernetes.guardrails import guardrail_manifests
 from cdk_app.stacks.layout import GOVERNANCE, team_layout
 from cdk_app.stacks.team_stack import ClusterRefs, add_quota, add_team, role_arns_output
@@ -29,7 +29,6 @@ from hyperpod_constructs.sagemaker_governance_resource import (
 )
 from hyperpod_constructs.service_trust import service_principal
 
-TASK_GOVERNANCE_ADDON = "amazon-sagemaker-hyperpod-taskgovernance"
 OBSERVABILITY_ADDON = "amazon-cloudwatch-observability"
 # Where the task-governance add-on runs Kueue's controller.
 KUEUE_NAMESPACE = "kueue-system"

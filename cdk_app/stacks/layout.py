@@ -19,21 +19,17 @@ the estimate drifts from the synthesized templates by more than its stated margi
 
 from __future__ import annotations
 
-import json
 import re
 import zlib
 from dataclasses import dataclass, field
-from functools import cache
 
 from cdk_app.config.model import KitConfig, QuotaEntry, Team
 from cdk_app.domain.governance_types import uses_native
-from cdk_app.kubernetes.team_rbac import team_manifests
 
 GOVERNANCE = "governance"
 NETWORK, CLUSTER, BATCH = "network", "cluster", "batch"
 # CloudFormation's quotas per template (the body CDK uploads to S3 when it is over 51,200 bytes: 1 MB).
 LIMITS = {"resources": 500, "outputs": 200, "parameters": 200, "template bytes": 1_000_000}
-MAX_TEAM_STACKS = 100
 
 # Resources per piece (the constructs' own counts; tests/stacks/test_layout.py compares with the synth).
 TEAM_QUOTA = 1  # ComputeQuota, native or API custom resource
@@ -63,6 +59,7 @@ BYTES_OBSERVABILITY = 1_900
 BYTES_QUOTA = 660  # plus its entries
 BYTES_QUOTA_ENTRY = 40  # plus the instance type, and per amount given 14 + the field's name and value
 BYTES_RBAC = 700  # plus the manifests string, as the template escapes it
+RBAC_PAYLOAD_BASE, RBAC_NAME_USES = 2701, 16
 BYTES_ROLE = 565  # plus each principal (12 more each when there are several)
 BYTES_ACCESS_ENTRY = 565
 BYTES_ROLE_ARN_ENTRY = 125  # the team's part of the TeamRoleArns output, plus 2 per name character
@@ -145,15 +142,12 @@ def team_layout(config: KitConfig) -> TeamLayout:
     return TeamLayout({GOVERNANCE: (), **{name: tuple(teams) for name, teams in members.items()}})
 
 
-def _rbac_payload(team: str) -> int:
-    """The team's manifests string as written in the template (compact JSON, then escaped as a JSON string).
-    A team name is a DNS label (nothing to escape), so the size depends on its length only."""
-    return _rbac_payload_of_length(len(team))
-
-
-@cache
-def _rbac_payload_of_length(length: int) -> int:
-    return len(json.dumps(json.dumps(team_manifests("a" * length), sort_keys=True, separators=(",", ":"))))
+def rbac_payload(team: str) -> int:
+    """The team's RBAC manifests string as written in the template (compact JSON, then escaped as a JSON
+    string). A team name is a DNS label (nothing to escape) and appears RBAC_NAME_USES times, so the size is
+    affine in its length; tests/unit/stacks/test_layout.py holds it equal to cdk_app.kubernetes.team_rbac's
+    manifests (kept out of this module so that the validator, which uses it, imports no manifest code)."""
+    return RBAC_PAYLOAD_BASE + RBAC_NAME_USES * len(team)
 
 
 def _quota_entry(entry: QuotaEntry) -> int:
@@ -170,7 +164,7 @@ def team_cost(config: KitConfig, team: Team, stack: str) -> Cost:
     name = NAME_USES * len(team.name)
     resources = TEAM_QUOTA + TEAM_RBAC
     size = (BYTES_QUOTA + name + sum(map(_quota_entry, team.quota)) + len(config.environment)
-            + BYTES_RBAC + name + _rbac_payload(team.name)
+            + BYTES_RBAC + name + rbac_payload(team.name)
             + 2 * per_resource + (IMPORTS["quota"] + IMPORTS["rbac"]) * per_import)
     if team.principals:
         resources += TEAM_ACCESS

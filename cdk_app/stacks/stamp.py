@@ -14,7 +14,7 @@ DIGEST_STACK_SUFFIXES = ("-governance", "-batch")
 
 
 def config_digest(config: Any) -> str:
-    """A digest of the validated config's content, stamped into every template a synth writes."""
+    """A digest of the validated config's content, stamped into the governance stack's template (or, with no governance stack, the Batch stack's)."""
     return hashlib.sha256(config.model_dump_json().encode()).hexdigest()
 
 

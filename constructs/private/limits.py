@@ -8,6 +8,10 @@ from __future__ import annotations
 
 # AWS::SageMaker::Cluster (cfn-lint schema): InstanceCount 0-6758, EbsVolumeConfig.VolumeSizeInGB 1-16384.
 MAX_INSTANCE_COUNT = 6758
+# HyperPod task governance needs Kubernetes 1.30 or later (EKS add-on amazon-sagemaker-hyperpod-taskgovernance).
+MIN_KUBERNETES_MINOR = 30
+# AWS Batch fair-share ShareIdentifier (AWS::Batch::SchedulingPolicy ShareDistribution): letters and digits.
+SHARE_IDENTIFIER = r"[A-Za-z0-9]{1,255}"
 MIN_EBS_VOLUME_GIB, MAX_EBS_VOLUME_GIB = 1, 16384
 DEEP_HEALTH_CHECKS = ("InstanceStress", "InstanceConnectivity")
 # SageMaker's ClusterName and InstanceGroupName: letters, digits and hyphens, 1-63 characters.

@@ -1,4 +1,4 @@
-"""Batch-only environments (issue 16: "a Batch-only environment deploys no EKS"): config/batch-only-example.yaml
+"""Batch-only environments (a Batch-only environment deploys no EKS): config/batch-only-example.yaml
 and seed 004's scenarios have a batch section and no hyperpod section. The real CDK CLI synthesizes the Batch
 stack alone, clean under cfn-lint (the region's data) and cdk-nag; validate shows the Batch verdict; commands
 that need a HyperPod cluster say there is none (exit 2); `validate --live` reads Batch only, through botocore's

@@ -231,7 +231,7 @@ CASES = [
     # "none" is a device list of one empty name to the toolkit: no GPU, but the feature variables then apply.
     Case("none-does-not-hide-gpus", workload("Job", NLP, pod_spec(container(env=[
         {"name": "NVIDIA_VISIBLE_DEVICES", "value": "none"}]))), {"device-env": "containers[main].env: NVIDIA_VISIBLE_DEVICES"}),
-    # Every EFA and NVSwitch device of a shared node from a Deployment with no device request (the attack of 2026-11-22).
+    # Every EFA and NVSwitch device of a shared node from a Deployment with no device request.
     Case("deployment-takes-every-efa-through-mofed", workload("Deployment", NLP, pod_spec(container("efa", env=[
         {"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"}, {"name": "NVIDIA_MOFED", "value": "enabled"},
         {"name": "NVIDIA_NVSWITCH", "value": "enabled"}])), metadata_labels={}, replicas=1),
@@ -508,7 +508,7 @@ CASES += [
          {}, operation="UPDATE", old=with_meta(CLEAN_JOB, "labels", {"kueue.x-k8s.io/prebuilt-workload-name": "w1"})),
     Case("mpi-operator-updates-its-launcher", spec_of(LAUNCHER, suspend=True), {}, operation="UPDATE", old=LAUNCHER,
          user=MPI_OPERATOR),
-    # Detaching the MPI launcher from its MPIJob (metadata only) would leave it outside Kueue (attack of 2026-11-22).
+    # Detaching the MPI launcher from its MPIJob (metadata only) would leave it outside Kueue.
     Case("team-detaches-a-launcher-from-its-mpijob", {**LAUNCHER, "metadata": {**LAUNCHER["metadata"], "ownerReferences": []}},
          {"owner-references": "only the garbage collector removes owners"}, operation="UPDATE", old=LAUNCHER),
     Case("team-drops-one-of-two-owners", owned_by(CLEAN_JOB), {"owner-references": "PyTorchJob/tiny may not be set"},
@@ -549,7 +549,7 @@ CASES += [
         container("pytorch", **GPU), initContainers=[{"name": "init-pytorch", "image": "repo/cuda:12"}]),
         metadata_labels={})), {"gpu-visibility": "initContainers[init-pytorch].env"}),
     # Only the operator's init container as the operator writes it (no env): CUDA_VERSION alone makes the NVIDIA
-    # toolkit treat a container as a legacy CUDA image and give it every GPU (attack of 2026-11-22, F1).
+    # toolkit treat a container as a legacy CUDA image and give it every GPU.
     Case("operator-init-image-with-cuda-version", workload("Deployment", NLP, pod_spec(
         container(), initContainers=[{"name": "w", "image": "alpine:3.10", "env": [{"name": "CUDA_VERSION", "value": "12.4.1"}]}]),
         metadata_labels={}, replicas=1), {"gpu-visibility": "initContainers[w].env"}),

@@ -41,13 +41,14 @@ from hyperpod_constructs.private.batch_team_policy import (
     quota_share_arn,
     team_policy,
 )
+from hyperpod_constructs.private.limits import SHARE_IDENTIFIER as SHARE_IDENTIFIER_PATTERN
 from hyperpod_constructs.private.role_trust import TRUST_POLICY_LIMIT, policy_size, trust_policy
 
 if TYPE_CHECKING:
     from cdk_app.validator.reporter import Reporter
 
 # Used with fullmatch: a Python `$` also accepts a trailing newline ("AAA\n").
-SHARE_IDENTIFIER = re.compile(r"[A-Za-z0-9]{1,255}")
+SHARE_IDENTIFIER = re.compile(SHARE_IDENTIFIER_PATTERN)
 MAX_SHARE_IDENTIFIERS = 500
 # AWS Batch service quotas that cannot be raised, per account and Region ("Resource: AWS Batch service quotas",
 # https://docs.aws.amazon.com/batch/latest/userguide/service_limits.html): 50 job queues, 50 service

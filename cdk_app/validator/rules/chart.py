@@ -11,8 +11,8 @@ from cdk_app.config.model import (
 )
 from cdk_app.config.yaml_source import PathKey
 from cdk_app.validator.reporter import Reporter
-from cdk_app.validator.rules.environment import MIN_KUBERNETES_MINOR
 from hyperpod_constructs.private.kubectl_layers import LAYER_MINORS, layer_minor
+from hyperpod_constructs.private.limits import MIN_KUBERNETES_MINOR
 
 
 def check_helm_chart(config: KitConfig, report: Reporter) -> None:

@@ -8,8 +8,7 @@ from cdk_app.config.model import (
 from cdk_app.domain.regions import region_problem
 from cdk_app.validator.reporter import Reporter, report_repeats
 from cdk_app.validator.rules.region import region_code
-
-MIN_KUBERNETES_MINOR = 30
+from hyperpod_constructs.private.limits import MIN_KUBERNETES_MINOR
 
 
 def check_environment(config: KitConfig, report: Reporter) -> None:

@@ -1,6 +1,6 @@
 """The CLI tools (plan, chart-sha256, schema, topology, batch-job, job) under hostile input: a documented
 exit code (2 unreadable input or usage) and a message naming what was typed - never a traceback, never a
-file written where the user did not ask. Cases from hostile review 4 (/work/wt/attack-reports/hostile4.md)."""
+file written where the user did not ask. Cases from an outside hostile-input review."""
 
 from __future__ import annotations
 
@@ -104,6 +104,7 @@ BAD_TEMPLATES = {
 }
 
 
+@pytest.mark.synth
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(BAD_TEMPLATES))
 def test_a_baseline_cfn_lint_refuses_is_refused_as_unreadable(tmp_path, name):
@@ -122,6 +123,7 @@ def test_a_baseline_cfn_lint_refuses_is_refused_as_unreadable(tmp_path, name):
         planning.read_templates(tmp_path)
 
 
+@pytest.mark.synth
 @pytest.mark.parametrize("text, why", [
     ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
     ('{"Resources": {}, "Resources": 7}', "key 'Resources' given twice in one object"),
@@ -152,6 +154,7 @@ def test_plan_with_a_garbage_baseline_exits_2_naming_the_file_and_field(tmp_path
             "Resources.Cluster.Properties is null, CloudFormation wants a mapping") in result.stderr
 
 
+@pytest.mark.synth
 def test_a_manifest_that_is_not_a_cloud_assembly_is_unreadable(tmp_path):
     (tmp_path / "manifest.json").write_text('{"artifacts": {"S": {"type": "aws:cloudformation:stack"}}}')
     with pytest.raises(planning.PlanInputError, match="artifacts.S.properties.templateFile"):

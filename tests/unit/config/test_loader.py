@@ -1,4 +1,4 @@
-"""The config loader's findings that mutation testing of cdk_app/config/loader.py found untested (issue 15).
+"""The config loader's findings that mutation testing of cdk_app/config/loader.py found untested.
 
 Every shape error must name file, line, column and field, say what is wrong and what is allowed. The
 expected words come from sources the loader does not own: the bounds, choices and patterns of the JSON

@@ -1,5 +1,5 @@
 """Config-model behaviour that mutation testing of cdk_app/config (names, field docs, the README reference,
-the float fields) found untested (issue 15).
+the float fields) found untested.
 
 Sources of truth: Kubernetes' qualified-name rules (apimachinery: name part at most 63 characters,
 alphanumerics with '-', '_', '.', starting and ending alphanumeric; prefix a DNS-1123 subdomain of at most

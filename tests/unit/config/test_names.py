@@ -13,13 +13,13 @@ from hypothesis import strategies as st
 from support.paths import SUPPORT
 
 from cdk_app.config.names import hyperpod_cluster_name, lifecycle_bucket_name, local_queue
-from cdk_app.domain.regions import HYPERPOD_RESOURCE, _cfnlint_data, cloudformation_types, known_regions
+from cdk_app.domain.regions import HYPERPOD_RESOURCE, cfnlint_data, cloudformation_types, known_regions
 from cdk_app.stacks.governance_stack import policy_parameters
 from cdk_app.stacks.team_stack import quota_parameters
 from cdk_app.validator.report import check_file
 
 BASE = (SUPPORT / "adversarial" / "base.yaml").read_text()
-PROVIDERS = _cfnlint_data() / "schemas"
+PROVIDERS = cfnlint_data() / "schemas"
 ENV = "e" * 20
 TEAM = "t" * 39 + "1"
 HYPERPOD_REGIONS = [r for r in known_regions() if HYPERPOD_RESOURCE in cloudformation_types(r)]
@@ -76,6 +76,7 @@ def test_one_character_more_is_refused(tmp_path):
 # Hostile review 4 F4(a): an environment validate accepted gave names AWS (or the bucket construct) refuses, and
 # `cdk synth` died with a traceback. Oracles: cfn-lint's AWS::SageMaker::Cluster ClusterName and AWS::S3::Bucket
 # BucketName schemas, and the LifecycleScriptsBucket construct itself (it refuses a name at synth).
+@pytest.mark.synth
 @pytest.mark.parametrize("environment", ["dev-", "a--b", "a-", "ab--", "a-b-c", "a1", "e" * 19 + "-", "dev"])
 def test_an_environment_is_accepted_exactly_when_its_derived_names_are(tmp_path, environment):
     from aws_cdk import App, Stack

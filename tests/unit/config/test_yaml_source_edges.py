@@ -1,4 +1,4 @@
-"""The YAML reader's behaviour that mutation testing of cdk_app/config/yaml_source.py found untested (issue 15).
+"""The YAML reader's behaviour that mutation testing of cdk_app/config/yaml_source.py found untested.
 
 Sources of truth: PyYAML's own loader (yaml.load with the C safe loader the reader uses, and the pure Python
 composer for node positions), the YAML 1.1 scalar forms it implements, and the limits the reader's messages

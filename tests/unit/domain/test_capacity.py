@@ -1,4 +1,4 @@
-"""Capacity behaviour that mutation testing of cdk_app/domain/capacity.py found untested (issue 15).
+"""Capacity behaviour that mutation testing of cdk_app/domain/capacity.py found untested.
 
 Expected amounts are worked out by hand from the public EC2 figures, written here and not read from the
 kit's catalogue: ml.g5.12xlarge has 4 GPUs, 48 vCPU and 192 GiB; ml.m5.2xlarge has no accelerator, 8 vCPU

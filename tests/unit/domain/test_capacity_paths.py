@@ -1,4 +1,4 @@
-"""Capacity paths no test reached before issue 15: memory-only partial quotas, shared-pool gaps that are not
+"""Capacity paths the other tests do not reach: memory-only partial quotas, shared-pool gaps that are not
 whole instances, exact decimals, and teams over capacity in one dimension only. Expected amounts are worked
 out by hand from the public EC2 figures (ml.g5.12xlarge: 4 GPUs, 48 vCPU, 192 GiB; ml.m5.2xlarge: 8 vCPU,
 32 GiB)."""

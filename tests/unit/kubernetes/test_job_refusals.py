@@ -1,4 +1,4 @@
-"""Messages are part of the contract (issue 15: every message actionable): the exact text of the topology
+"""Messages are part of the contract (every message actionable): the exact text of the topology
 reader's refusals and of the job command's refusals, the table the topology command prints, and the JSON
 shapes of findings and capacity rows that CI tools read."""
 

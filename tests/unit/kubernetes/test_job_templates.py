@@ -151,7 +151,7 @@ def test_batch_job_is_valid_for_the_cluster_kubernetes_version():
     ({"name": "9lives"}, "--name '9lives' is not a DNS-1035 label"),
     ({"name": "a" * 64}, "is not a DNS-1035 label: 1-63"),
     ({"max_retries": -1}, "--max-retries must be 0 or more"),
-    # Input checks of issue 15: more nodes than the config holds, an empty image, a Service name past 63.
+    # Input checks: more nodes than the config holds, an empty image, a Service name past 63.
     ({"nodes": 11}, r"--nodes 11: the config's instance groups have 10 ml.p5.48xlarge node\(s\)"),
     ({"image": ""}, "--image '': give a container image reference"),
     ({"image": "repo/train:1 "}, r"give a container image reference \(not empty, no spaces\)"),
@@ -302,6 +302,7 @@ def test_every_rendered_manifest_passes_its_schema(kind, instance_type, topology
                                       "template": copy.deepcopy(template)}, version, strict=True)
 
 
+@pytest.mark.synth
 @pytest.mark.parametrize("kind", ["pytorchjob", "mpijob", "job"])
 @pytest.mark.parametrize("instance_type", ["ml.p5.48xlarge", "ml.m7i.4xlarge"])
 def test_every_container_without_gpus_hides_them_and_the_guardrails_admit_the_job(kind, instance_type):

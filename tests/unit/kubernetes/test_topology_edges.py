@@ -6,7 +6,7 @@ Sources of truth: the node labels HyperPod and EC2 set (/work/shared/reference/h
 sagemaker.amazonaws.com/node-health-status, topology.k8s.aws/network-node-layer-1 to -4,
 topology.k8s.aws/ultraserver-id); Kubernetes' Quantity JSON form (apimachinery's Quantity.UnmarshalJSON
 parses a bare JSON number as well as a quoted one, so both forms must read alike); the README's promise
-that the table names each node's instance type and health and lists unlabelled nodes apart; issue 15's
+that the table names each node's instance type and health and lists unlabelled nodes apart; the
 rule that hostile input gets one short actionable line (exit 2), not a page."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Every finding's text, word for word, over the bad-input corpora (issue 15: messages are part of the
+"""Every finding's text, word for word, over the bad-input corpora (messages are part of the
 contract, and mutation testing found most of the validator's wording unpinned: a message or hint could lose a
 word, change case or vanish with every test still passing).
 

@@ -201,7 +201,7 @@ def test_the_cli_never_prints_a_traceback_for_hostile_node_lists(tmp_path):
 
 
 # --- The shared pool's quota, as the stack writes it, against an independent integer computation ----------
-# Issue 15 / hostile review 4 F6: the pool was given whole instances (or accelerators, which SageMaker fills
+# The pool was given whole instances (or accelerators, which SageMaker fills
 # to the instance's vCPU and memory) whenever the *count* gap was whole, overrunning memory or vCPU that a
 # team's entry of several amounts had taken. The fill rule (README "How capacity is summed", hyperpod-facts
 # "Partial quotas", CreateComputeQuota's model): Count is whole instances; Accelerators alone fill vCPU and

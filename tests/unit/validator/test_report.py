@@ -1,5 +1,5 @@
 """Behaviour of the validator's smaller modules (kinds, report, reach, regions, stack_limits, batch_summary) that
-mutation testing found untested (issue 15). The base config (tests/support/adversarial/base.yaml) is valid and gives no
+mutation testing found untested. The base config (tests/support/adversarial/base.yaml) is valid and gives no
 finding; codes are the README's finding table.
 """
 

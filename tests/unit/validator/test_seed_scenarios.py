@@ -160,6 +160,7 @@ def test_10_inside_a_full_share_priority_90_preempts_lower_ones():
         render_batch_job(config, replace(job, priority=100))
 
 
+@pytest.mark.synth
 def test_10_fifo_queue_for_cpu_and_fair_share_queue_with_weights_1_3_5():
     config = load_config(SCENARIOS / "s10_batch_fifo_and_fair_share.yaml").config
     assert policy_findings(check_file(SCENARIOS / "s10_batch_fifo_and_fair_share.yaml")) == []

@@ -58,6 +58,7 @@ def test_the_fact_is_botocores():
     assert "can't have a fair-share scheduling policy added" in doc and "can't be removed" in doc
 
 
+@pytest.mark.synth
 @pytest.mark.parametrize(("edit", "queue", "change"), [
     (("{name: ff, service_environment: cpu, scheduling: fifo}", "{name: ff, service_environment: cpu, scheduling: fair_share}"),
      "Queue-ff", "fifo -> fair_share"),
@@ -80,6 +81,7 @@ def test_scheduling_change_is_refused_as_a_failure(tmp_path, baseline, edit, que
     assert re.search(rf"scheduling {change}.* - will FAIL: refused", render(plan, (hazard.name,)))
 
 
+@pytest.mark.synth
 def test_other_queue_edits_are_not_called_a_scheduling_change(tmp_path, baseline):
     """Priority, timeout, state, another environment and another team weight keep the scheduling type."""
     text = (BASE.replace("{name: ff, service_environment: cpu, scheduling: fifo}",

@@ -79,6 +79,7 @@ def refused(plan, allowed=()) -> dict[str, tuple[str, ...]]:
     return {c.logical_id: c.reasons for c in plan.refused(allowed)}
 
 
+@pytest.mark.synth
 @pytest.mark.slow
 def test_rename_replaces_the_hyperpod_cluster_and_everything_bound_to_it(synths):
     plan = plan_for(synths, "rename")
@@ -93,8 +94,9 @@ def test_rename_replaces_the_hyperpod_cluster_and_everything_bound_to_it(synths)
     assert set(refused(plan, (cluster,))) == {*quotas, policy}
 
 
+@pytest.mark.synth
 def test_zone_append_adds_subnets_and_leaves_both_clusters_alone(synths):
-    """Zones are append-only (issue 13, blocker 5): the cluster-level subnets are the recorded
+    """Zones are append-only: the cluster-level subnets are the recorded
     cluster_zone_ids, so a new zone only adds its subnet, NAT and routes."""
     plan = plan_for(synths, "zone_append")
     assert refused(plan) == {}
@@ -103,6 +105,7 @@ def test_zone_append_adds_subnets_and_leaves_both_clusters_alone(synths):
                 and c.action in ("replace", "remove")]
 
 
+@pytest.mark.synth
 def test_zone_reorder_changes_no_subnet_and_no_cluster(synths):
     plan = plan_for(synths, "zone_reorder")
     assert refused(plan) == {}
@@ -110,12 +113,14 @@ def test_zone_reorder_changes_no_subnet_and_no_cluster(synths):
                                                        "AWS::SageMaker::Cluster")]
 
 
+@pytest.mark.synth
 def test_changing_the_cluster_zones_replaces_the_hyperpod_cluster_through_its_vpc_config(synths):
     plan = plan_for(synths, "cluster_zones")
     cluster, = logical_ids(synths, "cluster", "AWS::SageMaker::Cluster")
     assert refused(plan)[cluster] == ("create-only VpcConfig changes",)
 
 
+@pytest.mark.synth
 def test_team_removal_is_called_out_and_not_refused(synths):
     plan = plan_for(synths, "team_removal")
     assert refused(plan) == {}
@@ -135,6 +140,7 @@ def test_team_removal_is_called_out_and_not_refused(synths):
     assert "running jobs of team shared" not in text
 
 
+@pytest.mark.synth
 def test_quota_cut_names_the_team_and_the_instance_type(synths):
     plan = plan_for(synths, "quota_cut")
     assert refused(plan) == {}
@@ -148,6 +154,7 @@ def test_readme_has_the_removal_procedure_plan_points_to():
     assert "### Removing or disabling a team" in (ROOT / "README.md").read_text()
 
 
+@pytest.mark.synth
 @pytest.mark.parametrize(("edit", "allowed", "code"), [
     ("rename", (), 1), ("quota_cut", (), 0), ("team_removal", (), 0),
 ])
@@ -159,6 +166,7 @@ def test_cli_exit_codes_against_a_saved_synth(synths, edit, allowed, code):
     assert document["ok"] is (code == 0)
 
 
+@pytest.mark.synth
 def test_cli_allow_replace_accepts_the_named_resource_only(synths):
     cluster, = logical_ids(synths, "cluster", "AWS::SageMaker::Cluster")
     args = ["plan", config_of(synths, "rename"), "--baseline", str(synths["base"]), "--current", str(synths["rename"])]
@@ -184,6 +192,7 @@ def test_cli_usage_errors_exit_2(args, message):
     assert result.exit_code == 2 and message in result.output
 
 
+@pytest.mark.synth
 def test_cli_unreadable_baseline_exits_2_without_traceback(synths, tmp_path):
     (tmp_path / "broken.template.json").write_text("{not json")
     result = CliRunner().invoke(main, ["plan", config_of(synths, "base"), "--baseline", str(tmp_path),
@@ -193,6 +202,7 @@ def test_cli_unreadable_baseline_exits_2_without_traceback(synths, tmp_path):
     assert result.exception is None or isinstance(result.exception, SystemExit)
 
 
+@pytest.mark.synth
 @pytest.mark.slow
 def test_baseline_from_a_git_ref_is_that_ref_synthesized(tmp_path):
     """HEAD's own app.py and constructs, run from an archive of the ref with this virtualenv."""
@@ -205,6 +215,7 @@ def test_baseline_from_a_git_ref_is_that_ref_synthesized(tmp_path):
     assert planning.synthesize_ref(ROOT, "HEAD", "config/qa.yaml", "qa", tmp_path / "missing") is None
 
 
+@pytest.mark.synth
 def test_plan_of_an_environment_added_since_the_ref_creates_everything_and_refuses_nothing(synths, tmp_path):
     """A pull request that adds config/<new>.yaml: CI runs plan against the base ref, which lacks the file."""
     repo = tmp_path / "repo"
@@ -229,6 +240,7 @@ def stub_network_then_missing_cluster(stub, network):
                           expected_params={"StackName": "HyperPod-prod-cluster", "TemplateStage": "Original"})
 
 
+@pytest.mark.synth
 def test_deployed_templates_are_read_with_get_template_and_missing_stacks_count_as_new(synths):
     """Against botocore's real CloudFormation model."""
     client = boto3.client("cloudformation", region_name="us-west-2", aws_access_key_id="x", aws_secret_access_key="x")
@@ -246,6 +258,7 @@ def test_deployed_templates_are_read_with_get_template_and_missing_stacks_count_
                                                  "HyperPod-prod-governance"])
 
 
+@pytest.mark.synth
 def test_cli_refuses_a_synth_of_another_environment(synths):
     result = CliRunner().invoke(main, ["plan", str(ROOT / "config/dev.yaml"), "--baseline", str(synths["base"]),
                                        "--current", str(synths["base"])])
@@ -307,6 +320,7 @@ def test_a_retained_stateful_deletion_is_still_refused_and_says_it_is_kept():
     assert "the old one stays in the account (DeletionPolicy Retain)" in planning.render(plan)
 
 
+@pytest.mark.synth
 def test_cli_config_with_errors_exits_1_and_unreadable_exits_2(synths, tmp_path):
     bad = tmp_path / "prod.yaml"
     bad.write_text(BASE.replace(TRAINING_QUOTA, TRAINING_QUOTA.replace("count: 3", "count: 30")))
@@ -323,6 +337,7 @@ def hazards(plan) -> dict[str, str]:
     return {h.name: h.text for h in plan.hazards}
 
 
+@pytest.mark.synth
 def test_instance_group_rename_shrink_and_dropped_training_plan_are_refused_by_group(synths):
     """UpdateCluster deletes a group missing from the desired state (InstanceGroupsToDelete, botocore's
     sagemaker model) with its nodes: an in-place update, so createOnlyProperties never saw it."""
@@ -344,6 +359,7 @@ def test_instance_group_rename_shrink_and_dropped_training_plan_are_refused_by_g
     assert "REFUSED (name it with --allow-replace " + f"{cluster}/h100-a" in text
 
 
+@pytest.mark.synth
 def test_cli_refuses_a_group_removal_and_accepts_it_named(synths):
     cluster, = logical_ids(synths, "cluster", "AWS::SageMaker::Cluster")
     args = ["plan", config_of(synths, "groups"), "--baseline", str(synths["base"]), "--current", str(synths["groups"])]
@@ -355,6 +371,7 @@ def test_cli_refuses_a_group_removal_and_accepts_it_named(synths):
     assert "no such stateful" not in named.stderr
 
 
+@pytest.mark.synth
 def test_removing_the_first_admin_deletes_only_its_access_entry(synths):
     """Access entries are keyed by principal: removing PlatformAdmin leaves BreakGlass's entry alone
     (it was replaced by a positional id before)."""
@@ -373,7 +390,7 @@ def test_an_access_entry_moved_to_a_new_id_for_the_same_principal_fails():
 
 
 def test_a_quota_moved_to_another_stack_under_its_fixed_name_is_refused_unless_named():
-    """Issue 18 moves team resources into team stacks: the quota keeps Name dev-a under a new stack."""
+    """Team stacks move team resources out of the governance stack: the quota keeps Name dev-a under a new stack."""
     quota = quota_template("AWS::SageMaker::ComputeQuota")["HyperPod-dev-governance"]["Resources"]["Quota"]
     before = {"HyperPod-dev-governance": {"Resources": {"Quota": quota}}, "HyperPod-dev-team-a": {"Resources": {}}}
     after = {"HyperPod-dev-governance": {"Resources": {}}, "HyperPod-dev-team-a": {"Resources": {"TeamQuota": quota}}}
@@ -383,6 +400,7 @@ def test_a_quota_moved_to_another_stack_under_its_fixed_name_is_refused_unless_n
     assert plan.blocked() == ["TeamQuota"] and plan.blocked(("TeamQuota",)) == []
 
 
+@pytest.mark.synth
 def test_quota_type_flip_fails_and_is_refused_even_when_named(synths):
     plan = plan_for(synths, "quota_type_flip")
     flipped = [c for c in plan.changes if c.reasons and c.reasons[0].startswith("resource type")]
@@ -391,6 +409,7 @@ def test_quota_type_flip_fails_and_is_refused_even_when_named(synths):
     assert set(plan.blocked(tuple(c.logical_id for c in flipped))) == {c.logical_id for c in flipped}
 
 
+@pytest.mark.synth
 def test_team_rename_is_refused_unless_named(synths):
     plan = plan_for(synths, "team_rename")
     assert plan.blocked() == ["team:research-nlp"]
@@ -398,6 +417,7 @@ def test_team_rename_is_refused_unless_named(synths):
     assert plan.blocked(("team:research-nlp",)) == []
 
 
+@pytest.mark.synth
 def test_rename_knock_on_quota_replacements_fail_on_their_fixed_names(synths):
     """Cluster renamed: each quota is replaced (its ClusterArn is create-only) but keeps Name prod-<team>,
     which CloudFormation cannot create a second time - refused even with --allow-replace."""
@@ -408,6 +428,7 @@ def test_rename_knock_on_quota_replacements_fail_on_their_fixed_names(synths):
     assert set(quotas) <= set(plan.blocked((cluster, *quotas)))
 
 
+@pytest.mark.synth
 def test_same_name_vpc_config_replacement_will_fail(synths):
     plan = plan_for(synths, "cluster_zones")
     cluster, = logical_ids(synths, "cluster", "AWS::SageMaker::Cluster")
@@ -441,6 +462,7 @@ def weakened(synths, tmp_path) -> Path:
     return folder
 
 
+@pytest.mark.synth
 def test_dropped_policies_and_termination_protection_are_refused(synths, tmp_path):
     weak = weakened(synths, tmp_path)
     cluster, = logical_ids(synths, "cluster", "AWS::SageMaker::Cluster")
@@ -491,6 +513,7 @@ def test_batch_queue_rename_is_refused():
 # ---------------------------------------------------------------------------------------- inputs are checked
 
 
+@pytest.mark.synth
 def test_current_synth_of_another_config_is_refused(synths):
     result = CliRunner().invoke(main, ["plan", str(ROOT / "config/prod.yaml"), "--baseline", str(synths["base"]),
                                        "--current", str(synths["rename"])])
@@ -512,6 +535,7 @@ def test_against_account_refuses_credentials_of_another_account():
         planning.check_account(sts, "444455556666")
 
 
+@pytest.mark.synth
 def test_environment_renamed_since_the_ref_is_refused_naming_both_sides(tmp_path):
     """Before: the ref's file was synthesized with the new name and its HPK020 told the admin to make the
     edit they had just made."""
@@ -539,6 +563,7 @@ def test_hpk311_hint_keeps_the_deployed_value_not_the_edited_one(tmp_path):
     assert finding.hint.startswith("for a deployed environment keep the value it was deployed with")
 
 
+@pytest.mark.synth
 def test_deployed_termination_protection_is_read_and_turning_it_off_is_refused(synths):
     """DescribeStacks' EnableTerminationProtection (botocore's CloudFormation model) against the synth's manifest."""
     from datetime import datetime
@@ -559,6 +584,7 @@ def test_deployed_termination_protection_is_read_and_turning_it_off_is_refused(s
     assert unprotected.blocked() == ["HyperPod-prod-network"]
 
 
+@pytest.mark.synth
 def test_against_account_without_credentials_exits_2_with_the_fix(synths, monkeypatch):
     for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
         monkeypatch.delenv(name, raising=False)

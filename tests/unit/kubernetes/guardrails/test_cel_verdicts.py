@@ -45,8 +45,9 @@ def synthesized() -> dict[str, list[dict[str, Any]]]:
 # ---- the objects of the matrix ------------------------------------------------------------------------
 
 
-# ---- the classes of the outside attack report (attack-reports/guardrails.md) and their siblings -------
+# ---- the classes of an outside attack on the guardrails, and their siblings ---------------------------
 
+@pytest.mark.synth
 @pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_matrix(synthesized, case):
@@ -69,6 +70,7 @@ def test_every_built_in_object_of_the_matrix_is_one_the_api_server_accepts(case)
         kubernetes_validate.validate(copy.deepcopy(obj), "1.33", strict=True)
 
 
+@pytest.mark.synth
 def test_the_matrix_is_large_and_refuses_every_rule(synthesized):
     assert len(CASES) >= 40
     refused = {rule for case in CASES for rule in case.refused}

@@ -111,6 +111,7 @@ def governance() -> dict[str, dict]:
     return {env: governance_template(config).to_json() for env, config in CONFIGS.items()}
 
 
+@pytest.mark.synth
 @pytest.mark.parametrize("env", CONFIGS)
 def test_guardrails_apply_before_any_team_is_granted_anything(governance, env):
     resources = governance[env]["Resources"]
@@ -124,6 +125,7 @@ def test_guardrails_apply_before_any_team_is_granted_anything(governance, env):
         assert guardrails in resource.get("DependsOn", []), resource
 
 
+@pytest.mark.synth
 def test_a_config_without_team_namespaces_has_no_guardrails():
     bare = CONFIGS["dev"].model_copy(update={"teams": (), "shared_pool": None})
     assert guardrail_manifests(bare) == []

@@ -1,4 +1,4 @@
-"""Batch rules behaviour that mutation testing of cdk_app/validator/rules/batch.py found untested (issue 15).
+"""Batch rules behaviour that mutation testing of cdk_app/validator/rules/batch.py found untested.
 
 Limits are read from botocore's batch model (the documentation of ShareAttributes.shareIdentifier states the
 255-character and 500-identifier limits) and tested on both sides of the edge; the config is

@@ -116,6 +116,7 @@ def load_config_text(text: str):
         return load_config(path).config
 
 
+@pytest.mark.synth
 @pytest.mark.parametrize(("make", "which", "limit", "field"), [
     (trust_config, 0, IAM_TRUST_LIMIT, "principals"), (inline_config, 1, IAM_INLINE_LIMIT, "queues")],
     ids=["trust-policy", "inline-policy"])
@@ -135,6 +136,7 @@ def test_finding_fires_exactly_when_the_synthesized_document_is_over_the_limit(w
             assert f"{limit:,} characters" in findings[0].message
 
 
+@pytest.mark.synth
 def test_documents_in_the_template_are_the_estimated_ones(write_config, tmp_path):
     """Every statement and principal the validator counts is the one written (order aside)."""
     trust, policy, (est_trust, est_policy) = synthesized(write_config, tmp_path, inline_config(3))
@@ -169,6 +171,7 @@ def test_attack_cases_are_refused_with_the_attackers_sizes(write_config):
     assert "13,714-character inline policy" in inline.message
 
 
+@pytest.mark.synth
 @pytest.mark.parametrize("principals", [(f"arn:aws:iam::{ACCOUNT}:role/A",),
                                         (f"arn:aws:iam::{ACCOUNT}:role/C", f"arn:aws:iam::{ACCOUNT}:role/A",
                                          f"arn:aws:iam::{ACCOUNT}:user/b", f"arn:aws:iam::{ACCOUNT}:role/A")])
@@ -208,6 +211,7 @@ def hyperpod_team_config(principals: int) -> str:
     return head + sep + tail[:at] + "    principals:\n" + arns + tail[end:]
 
 
+@pytest.mark.synth
 def test_a_hyperpod_team_trust_policy_is_refused_exactly_past_iams_quota(tmp_path):
     """Hostile review 4 F8 (HPK170): the trust policy TeamAccess writes, measured in the template, against IAM's
     default quota; the verdict must flip where the template's policy passes 2,048 characters."""

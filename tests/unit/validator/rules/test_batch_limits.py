@@ -1,4 +1,4 @@
-"""The attack of 2026-11-22 on the `batch:` section (attack-reports/batch2.md), adapted: each hostile config gives
+"""An outside attack on the `batch:` section, adapted: each hostile config gives
 exactly the listed findings (code, field path, severity), nothing more.
 
 Sources of truth (none written here): the AWS Batch user guide's service-quotas page
@@ -41,6 +41,7 @@ def test_limit_findings_name_the_limit_and_the_entry(write_config):
     assert "at most 1 job queue" in shown["c35-two-quota-queues-one-environment:batch.queues[1].service_environment"]
 
 
+@pytest.mark.synth
 @pytest.mark.parametrize("make", ["environment", "queue", "quota_share", "policy", "share", "role"])
 def test_constructs_refuse_a_trailing_newline(make):
     """The constructs check names themselves (they can be used without the validator); their regexes end in `$`,
@@ -70,6 +71,7 @@ def test_constructs_refuse_a_trailing_newline(make):
         build[make]()
 
 
+@pytest.mark.synth
 def test_every_code_of_the_attack_fixes_has_a_case():
     from cdk_app.findings import CODES
 

@@ -1,4 +1,4 @@
-"""Rules behaviour that mutation testing of cdk_app/validator/rules/ found untested (issue 15).
+"""Rules behaviour that mutation testing of cdk_app/validator/rules/ found untested.
 
 Each limit is tested on both sides of its edge, with the edge taken from a source the kit did not write:
 botocore's SageMaker and IAM service models (name lengths, list sizes) and Kubernetes' 63-character label
@@ -178,7 +178,7 @@ def test_case_only_typo_is_suggested_after_the_fuzzy_budget(write_config):
     assert hints["teams[0].quota[1].instance_type"].startswith("HyperPod types look like")
 
 
-# --- Findings word for word (messages are part of the contract, issue 15) -----------------------------------------
+# --- Findings word for word (messages are part of the contract) ------------------------------------------------
 JOHN = "  - name: john\n"
 ZONES = "availability_zone_ids: [use1-az4, use1-az6]\n"
 CLUSTER_ZONES = "  cluster_zone_ids: [use1-az4, use1-az6]\n"

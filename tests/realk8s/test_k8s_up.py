@@ -1,0 +1,43 @@
+"""`make k8s-up ENV=dev` as a developer runs it (python -m support.realk8s): its last line is KUBECONFIG=<path>,
+and with that kubeconfig a member of team john creates the walkthrough's job (server-side dry run) and cannot
+read team smith's namespace; `down` stops every process."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from support.paths import ROOT
+
+
+def _run(*args: str, **kw) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "tests")}
+    return subprocess.run([sys.executable, "-m", "support.realk8s", *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=600, **kw)
+
+
+def test_k8s_up_applies_dev_and_a_member_acts_as_the_team(tmp_path, k8s_bin):
+    state = tmp_path / "dev"
+    up = _run("up", "--env", "dev", "--dir", str(state))
+    try:
+        assert up.returncode == 0, up.stderr[-3000:]
+        last = up.stdout.strip().splitlines()[-1]
+        assert last == f"KUBECONFIG={state / 'admin.kubeconfig'}"
+        kubectl = [str(k8s_bin / "kubectl"), f"--kubeconfig={state / 'admin.kubeconfig'}",
+                   "--as=alice", "--as-group=hyperpod-team-john"]
+        job = subprocess.run([sys.executable, "-m", "cdk_app", "job", "--config", "config/dev.yaml", "--team", "john",
+                              "--name", "fsdp", "--image", "repo/train:1", "--nodes", "2", "--min-nodes", "1",
+                              "--max-nodes", "4", "--rdzv-backend", "etcd", "--", "python", "train.py"],
+                             cwd=ROOT, capture_output=True, text=True, timeout=120)
+        assert job.returncode == 0, job.stderr
+        created = subprocess.run([*kubectl, "create", "--dry-run=server", "-f", "-"], input=job.stdout,
+                                 capture_output=True, text=True, timeout=120)
+        assert created.returncode == 0, created.stderr
+        assert "pytorchjob.kubeflow.org/fsdp created (server dry run)" in created.stdout
+        foreign = subprocess.run([*kubectl, "get", "pods", "-n", "hyperpod-ns-smith"], capture_output=True,
+                                 text=True, timeout=60)
+        assert foreign.returncode == 1 and "Forbidden" in foreign.stderr
+    finally:
+        down = _run("down", "--env", "dev", "--dir", str(state))
+    assert down.returncode == 0 and "stopped 3 process(es)" in down.stderr
