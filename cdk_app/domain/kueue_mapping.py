@@ -142,7 +142,9 @@ def priority_classes(config: KitConfig) -> list[dict[str, Any]]:
 
 def governance_objects(config: KitConfig, choices: Choices = Choices()) -> list[dict[str, Any]]:
     """Every Kueue object task governance makes for the config's enabled teams (a disabled compute
-    allocation is left out: nothing is admitted for it), flavors first."""
+    allocation is left out: nothing is admitted for it), flavors first; none without a HyperPod cluster."""
+    if config.hyperpod is None:
+        return []
     objects = [*resource_flavors(config, choices), *priority_classes(config)]
     for team in config.teams:
         if team.enabled:
@@ -159,6 +161,8 @@ def governance_objects(config: KitConfig, choices: Choices = Choices()) -> list[
 
 def team_namespaces(config: KitConfig) -> list[str]:
     """The namespaces task governance makes: one per team with a compute allocation, and the shared pool's."""
+    if config.hyperpod is None:
+        return []
     names = [team.name for team in config.teams] + ([config.shared_pool.name] if config.shared_pool else [])
     return [team_namespace(name) for name in names]
 

@@ -1,0 +1,102 @@
+"""The Kueue objects the kit expects task governance to make (cdk_app/domain/kueue_mapping.py), judged by the real
+Kueue v0.19.2: its webhook validation accepts them for every shipped environment, and its scheduler replays the
+seed-002 walkthrough on config/dev.yaml (john 3 x ml.g5.12xlarge, smith 1, borrow limits 50 % and 100 %) as
+AWS describes it: smith's 8-GPU job borrows john's idle GPUs; when john needs them back, Kueue reclaims them."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from support.kueue_oracle import oracle_bin, run_oracle
+from support.paths import ROOT
+
+from cdk_app.config.loader import load_config
+from cdk_app.config.model import KitConfig
+from cdk_app.config.names import local_queue, team_cluster_queue, team_namespace
+from cdk_app.domain.kueue_mapping import governance_objects, kueue_configuration, team_namespaces
+
+G5 = "ml.g5.12xlarge"
+LISTS = {"ResourceFlavor": "resourceFlavors", "ClusterQueue": "clusterQueues", "LocalQueue": "localQueues",
+         "WorkloadPriorityClass": "workloadPriorityClasses"}
+
+
+@pytest.fixture(scope="module")
+def oracle():
+    return oracle_bin() / "kueue-oracle"
+
+
+def _input(config: KitConfig, workloads: list[dict[str, Any]]) -> dict[str, Any]:
+    doc: dict[str, Any] = {"cycles": 1, "namespaces": [{"metadata": {"name": n}} for n in team_namespaces(config)],
+                           "workloads": workloads}
+    for obj in governance_objects(config):
+        doc.setdefault(LISTS[obj["kind"]], []).append(obj)
+    fair = kueue_configuration(config)["fairSharing"]
+    if fair["enable"]:
+        doc["fairSharing"] = {"preemptionStrategies": fair["preemptionStrategies"]}
+    return doc
+
+
+def _workload(team: str, name: str, pods: int, gpus: int, admitted: bool = False) -> dict[str, Any]:
+    """A job of `pods` pods of `gpus` GPUs each, queued in the team's local queue (admitted: running on G5)."""
+    container = {"name": "c", "resources": {"requests": {"nvidia.com/gpu": str(gpus)}}}
+    workload: dict[str, Any] = {
+        "metadata": {"name": name, "namespace": team_namespace(team), "uid": f"{team}-{name}"},
+        "spec": {"queueName": local_queue(team), "priority": 0,
+                 "podSets": [{"name": "main", "count": pods, "template": {"spec": {"containers": [container]}}}]}}
+    if admitted:
+        conditions = [{"type": kind, "status": "True", "reason": kind, "message": "",
+                       "lastTransitionTime": "2025-01-01T00:00:00Z"} for kind in ("QuotaReserved", "Admitted")]
+        workload["status"] = {"conditions": conditions, "admission": {
+            "clusterQueue": team_cluster_queue(team),
+            "podSetAssignments": [{"name": "main", "count": pods, "flavors": {"nvidia.com/gpu": G5},
+                                   "resourceUsage": {"nvidia.com/gpu": str(pods * gpus)}}]}}
+    return workload
+
+
+def _final(output: dict[str, Any], name: str) -> dict[str, Any]:
+    return next(w for w in output["workloads"] if w["name"].endswith(name))
+
+
+@pytest.mark.parametrize("env", sorted(p.stem for p in (ROOT / "config").glob("*.yaml")))
+def test_kueue_accepts_every_object_the_mapping_makes(oracle, env):
+    config = load_config(ROOT / "config" / f"{env}.yaml").config
+    output = run_oracle(oracle, {"name": env, "input": _input(config, [])})
+    assert not output.get("validationErrors"), output["validationErrors"]
+    objects = governance_objects(config)
+    assert {q["metadata"]["name"] for q in objects if q["kind"] == "ClusterQueue"} == set(output.get("clusterQueues", {}))
+    assert all(q["active"] for q in output.get("clusterQueues", {}).values()), output
+
+
+def test_smith_borrows_johns_idle_gpus_for_an_8_gpu_job(oracle):
+    dev = load_config(ROOT / "config" / "dev.yaml").config
+    running = _workload("john", "john-8", 2, 4, admitted=True)
+    waiting = _workload("smith", "smith-8", 2, 4)
+    output = run_oracle(oracle, {"name": "seed-002", "input": _input(dev, [running, waiting])})
+    smith = _final(output, "smith-8")
+    assert smith["state"] in ("Admitted", "QuotaReserved"), smith
+    assert smith["borrowing"], smith
+    assert smith["flavors"] == {"main/nvidia.com/gpu": G5}
+
+
+def test_john_reclaims_what_smith_borrowed(oracle):
+    """john's own 4 GPUs back, within his nominal 12: Kueue preempts smith's borrowing job to make room."""
+    dev = load_config(ROOT / "config" / "dev.yaml").config
+    john = _workload("john", "john-8", 2, 4, admitted=True)
+    smith = _workload("smith", "smith-8", 2, 4, admitted=True)
+    more = _workload("john", "john-4", 1, 4)
+    output = run_oracle(oracle, {"name": "reclaim", "input": _input(dev, [john, smith, more])})
+    preempted = [p for cycle in output["cycles"] for p in cycle["preempted"]]
+    assert [p["workload"].split("/")[-1] for p in preempted] == ["smith-8"], output["cycles"]
+    assert preempted[0]["reason"] in ("InCohortReclamation", "InCohortFairSharing"), preempted
+
+
+def test_without_borrowing_the_job_waits(oracle):
+    """The same 8-GPU job for smith with borrow limit 0 % of the mapping's reading (Lend: never borrows)."""
+    dev = load_config(ROOT / "config" / "dev.yaml").config
+    lender = dev.model_copy(update={"teams": tuple(
+        t.model_copy(update={"sharing_strategy": "Lend"}) if t.name == "smith" else t for t in dev.teams)})
+    output = run_oracle(oracle, {"name": "lend-only", "input": _input(
+        lender, [_workload("john", "john-8", 2, 4, admitted=True), copy.deepcopy(_workload("smith", "smith-8", 2, 4))])})
+    assert _final(output, "smith-8")["state"] == "Pending"

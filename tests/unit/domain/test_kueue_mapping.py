@@ -1,0 +1,59 @@
+"""The config in Kueue terms, against the worked example of the task-governance mapping reference (AWS's
+observed nominal quota: Count x the whole instance; BorrowLimit read as a percentage of it) and Kueue's own
+naming rules for what task governance creates."""
+
+from __future__ import annotations
+
+from support.paths import ROOT
+
+from cdk_app.config.loader import load_config
+from cdk_app.config.model import QuotaEntry
+from cdk_app.domain.kueue_mapping import Choices, governance_objects, quantity
+
+PROD = load_config(ROOT / "config" / "prod.yaml").config
+
+
+def _with_team(**team) -> list[dict]:
+    base = PROD.teams[0].model_copy(update={"name": "a", "quota": (QuotaEntry(instance_type="ml.p5.48xlarge", count=2),),
+                                            **team})
+    return governance_objects(PROD.model_copy(update={"teams": (base,), "shared_pool": None}))
+
+
+def _p5(objects: list[dict]) -> dict[str, dict[str, str]]:
+    [queue] = [o for o in objects if o["kind"] == "ClusterQueue"]
+    [flavor] = [f for f in queue["spec"]["resourceGroups"][0]["flavors"] if f["name"] == "ml.p5.48xlarge"]
+    return {r["name"]: {k: v for k, v in r.items() if k != "name"} for r in flavor["resources"]}
+
+
+def test_the_worked_example_two_p5_with_borrow_limit_50():
+    p5 = _p5(_with_team(sharing_strategy="LendAndBorrow", borrow_limit=50))
+    assert p5["nvidia.com/gpu"] == {"nominalQuota": "16", "borrowingLimit": "8"}
+    assert p5["cpu"] == {"nominalQuota": "384", "borrowingLimit": "192"}
+    assert p5["memory"] == {"nominalQuota": "4096Gi", "borrowingLimit": "2048Gi"}
+
+
+def test_lend_never_borrows_and_dont_lend_lends_nothing():
+    assert _p5(_with_team(sharing_strategy="Lend"))["nvidia.com/gpu"] == {"nominalQuota": "16", "borrowingLimit": "0"}
+    assert _p5(_with_team(sharing_strategy="DontLend"))["nvidia.com/gpu"] == {
+        "nominalQuota": "16", "borrowingLimit": "0", "lendingLimit": "0"}
+
+
+def test_names_are_task_governances():
+    objects = _with_team()
+    names = {(o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"]) for o in objects}
+    assert ("ClusterQueue", None, "hyperpod-ns-a-clusterqueue") in names
+    assert ("LocalQueue", "hyperpod-ns-a", "hyperpod-ns-a-localqueue") in names
+    assert ("ResourceFlavor", None, "ml.p5.48xlarge") in names
+    assert {n for k, _, n in names if k == "WorkloadPriorityClass"} == {
+        f"{pc.name}-priority" for pc in PROD.cluster_policy.priority_classes}
+
+
+def test_the_choices_are_reported_and_change_the_objects():
+    assert Choices().describe()["reclaim_within_cohort"] == "Any"
+    strict = governance_objects(PROD, Choices(reclaim_within_cohort="Never", cohort="other"))
+    queue = next(o for o in strict if o["kind"] == "ClusterQueue")
+    assert queue["spec"]["preemption"]["reclaimWithinCohort"] == "Never" and queue["spec"]["cohortName"] == "other"
+
+
+def test_quantities_never_round_up():
+    assert quantity(3) == "3" and quantity(1.5) == "1500m" and quantity(0.5, "Gi") == "512Mi"
