@@ -159,12 +159,14 @@ def governance_objects(config: KitConfig, choices: Choices = Choices()) -> list[
     return objects
 
 
+def governed_teams(config: KitConfig) -> list[str]:
+    """Every team with a compute allocation, and the shared pool: the teams task governance makes a
+    namespace and queues for (and the guardrails bind)."""
+    return [team.name for team in config.teams] + ([config.shared_pool.name] if config.shared_pool else [])
+
+
 def team_namespaces(config: KitConfig) -> list[str]:
-    """The namespaces task governance makes: one per team with a compute allocation, and the shared pool's."""
-    if config.hyperpod is None:
-        return []
-    names = [team.name for team in config.teams] + ([config.shared_pool.name] if config.shared_pool else [])
-    return [team_namespace(name) for name in names]
+    return [team_namespace(name) for name in governed_teams(config)]
 
 
 def kueue_configuration(config: KitConfig) -> dict[str, Any]:

@@ -28,10 +28,10 @@ from __future__ import annotations
 from typing import Any
 
 from cdk_app.config.model import KitConfig
+from cdk_app.domain.kueue_mapping import team_namespaces
 from cdk_app.kubernetes.guardrails.bindings import binding
 from cdk_app.kubernetes.guardrails.pod_security import pod_security_policy
 from cdk_app.kubernetes.guardrails.services import service_policy
-from cdk_app.kubernetes.guardrails.team_scope import team_namespaces
 from cdk_app.kubernetes.guardrails.workload_queue import workload_queue_policy
 
 

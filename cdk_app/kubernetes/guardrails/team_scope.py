@@ -3,21 +3,9 @@
 from __future__ import annotations
 
 from cdk_app.config.model import KitConfig
-from cdk_app.config.names import team_namespace
+from cdk_app.domain.kueue_mapping import governed_teams
 from cdk_app.kubernetes.guardrails.cel import lit, per_namespace
 from cdk_app.kubernetes.guardrails.constants import BASELINE_CAPABILITIES
-
-
-def _bound_teams(config: KitConfig) -> list[str]:
-    """Every team whose namespace the guardrails bind: the config's teams and the shared pool."""
-    names = [team.name for team in config.teams]
-    if config.shared_pool is not None:
-        names.append(config.shared_pool.name)
-    return names
-
-
-def team_namespaces(config: KitConfig) -> list[str]:
-    return [team_namespace(name) for name in _bound_teams(config)]
 
 
 def allowed_priority_classes(config: KitConfig, team: str) -> list[str]:
@@ -34,7 +22,7 @@ def _allowed_by_team(config: KitConfig) -> dict[str, list[str]]:
     for team in config.teams:
         chosen.setdefault(team.name, team.priority_classes)  # the first team of a name, as next() finds it
     default = tuple(c.name for c in config.cluster_policy.priority_classes)
-    return {name: list(default if chosen.get(name) is None else chosen[name]) for name in _bound_teams(config)}
+    return {name: list(default if chosen.get(name) is None else chosen[name]) for name in governed_teams(config)}
 
 
 def priority_label(priority_class: str) -> str:
@@ -55,5 +43,5 @@ def priority_text(config: KitConfig) -> str:
 
 def capability_variable(config: KitConfig) -> dict[str, str]:
     extras = {team.name: team.allowed_capabilities for team in config.teams}
-    values = {team: extras.get(team, ()) for team in _bound_teams(config)}
+    values = {team: extras.get(team, ()) for team in governed_teams(config)}
     return {"name": "capabilities", "expression": f"{lit(BASELINE_CAPABILITIES)} + {per_namespace(values)}"}
