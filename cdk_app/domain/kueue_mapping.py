@@ -18,7 +18,7 @@ from typing import Any, Literal
 from cdk_app.config.model import DEFAULT_BORROW_LIMIT, KitConfig, Team
 from cdk_app.config.names import local_queue, team_cluster_queue, team_namespace
 from cdk_app.domain.capacity import Resources, cluster_capacity, reservations, shared_pool_quota
-from cdk_app.domain.instance_types import ACCELERATOR_RESOURCES, CATALOGUE
+from cdk_app.domain.instance_types import ACCELERATOR_RESOURCES, CATALOGUE, EFA_MAXIMUM, EFA_RESOURCE
 
 API_VERSION = "kueue.x-k8s.io/v1beta2"
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
@@ -64,11 +64,16 @@ def _resources(itype: str, amounts: Resources) -> dict[str, str]:
     resources = {CPU: quantity(amounts.vcpu), MEMORY: quantity(amounts.memory_gib, "Gi")}
     for kind, name in ACCELERATOR_RESOURCES.items():
         resources[name] = quantity(amounts.accelerators if spec.accelerator_kind == kind else 0)
+    # EFA interfaces in the same share of the instance as the vCPU (AWS's sample shows the flavor covering
+    # vpc.amazonaws.com/efa): a job asking for EFA on a queue that does not cover it is never admitted. The
+    # count per instance is the one AWS documents (EFA_MAXIMUM); a type without one gets none (UNVERIFIED).
+    share = amounts.vcpu / spec.vcpu if spec.vcpu else 0
+    resources[EFA_RESOURCE] = quantity(share * EFA_MAXIMUM.get(itype, 0))
     return resources
 
 
 def covered_resources() -> list[str]:
-    return [CPU, MEMORY, *ACCELERATOR_RESOURCES.values()]
+    return [CPU, MEMORY, *ACCELERATOR_RESOURCES.values(), EFA_RESOURCE]
 
 
 def resource_flavors(config: KitConfig, choices: Choices = Choices()) -> list[dict[str, Any]]:

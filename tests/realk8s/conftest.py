@@ -36,7 +36,8 @@ def go() -> str:
     return go_binary()
 
 
-@pytest.fixture(scope="session")
+# Module scope: a module's control planes stop when it ends, so a worker holds only those of the module it runs.
+@pytest.fixture(scope="module")
 def start_cluster(tmp_path_factory: pytest.TempPathFactory, k8s_bin: Path, go: str
                   ) -> Iterator[Callable[..., Cluster]]:
     """start_cluster(env, controllers=None): a running control plane with config/<env>.yaml applied."""

@@ -11,8 +11,8 @@ import sys
 from support.paths import ROOT
 
 
-def _run(*args: str, **kw) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "tests")}
+def _run(*args: str, extra_env: dict[str, str] | None = None, **kw) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "tests"), **(extra_env or {})}
     return subprocess.run([sys.executable, "-m", "support.realk8s", *args], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=600, **kw)
 
@@ -41,3 +41,22 @@ def test_k8s_up_applies_dev_and_a_member_acts_as_the_team(tmp_path, k8s_bin):
     finally:
         down = _run("down", "--env", "dev", "--dir", str(state))
     assert down.returncode == 0 and "stopped 3 process(es)" in down.stderr
+
+
+def test_a_reused_state_dir_starts_empty_and_down_finds_binaries_behind_symlinks(tmp_path, k8s_bin):
+    """up --env dev, down, then up --env prod in the same dir: prod has none of dev's namespaces. The binaries
+    are reached through symlinks, which down must still recognise as its own processes."""
+    links = tmp_path / "bin"
+    links.mkdir()
+    for binary in k8s_bin.iterdir():
+        (links / binary.name).symlink_to(binary)
+    state, env = tmp_path / "state", {"HYPERPOD_K8S_BIN_DIR": str(links)}
+    for name in ("dev", "prod"):
+        up = _run("up", "--env", name, "--dir", str(state), extra_env=env)
+        assert up.returncode == 0, up.stderr[-3000:]
+        if name == "prod":
+            kubectl = [str(links / "kubectl"), f"--kubeconfig={state / 'admin.kubeconfig'}"]
+            left = subprocess.run([*kubectl, "get", "namespace", "hyperpod-ns-john"], capture_output=True, text=True)
+            assert left.returncode == 1 and "NotFound" in left.stderr, left.stdout
+        down = _run("down", "--env", name, "--dir", str(state), extra_env=env)
+        assert down.returncode == 0 and "stopped 3 process(es)" in down.stderr, down.stderr

@@ -38,9 +38,10 @@ def _input(config: KitConfig, workloads: list[dict[str, Any]]) -> dict[str, Any]
     return doc
 
 
-def _workload(team: str, name: str, pods: int, gpus: int, admitted: bool = False) -> dict[str, Any]:
-    """A job of `pods` pods of `gpus` GPUs each, queued in the team's local queue (admitted: running on G5)."""
-    container = {"name": "c", "resources": {"requests": {"nvidia.com/gpu": str(gpus)}}}
+def _workload(team: str, name: str, pods: int, gpus: int, admitted: bool = False, **more: str) -> dict[str, Any]:
+    """A job of `pods` pods of `gpus` GPUs each (and `more` requests), queued in the team's local queue
+    (admitted: running on G5)."""
+    container = {"name": "c", "resources": {"requests": {"nvidia.com/gpu": str(gpus), **more}}}
     workload: dict[str, Any] = {
         "metadata": {"name": name, "namespace": team_namespace(team), "uid": f"{team}-{name}"},
         "spec": {"queueName": local_queue(team), "priority": 0,
@@ -100,3 +101,14 @@ def test_without_borrowing_the_job_waits(oracle):
     output = run_oracle(oracle, {"name": "lend-only", "input": _input(
         lender, [_workload("john", "john-8", 2, 4, admitted=True), copy.deepcopy(_workload("smith", "smith-8", 2, 4))])})
     assert _final(output, "smith-8")["state"] == "Pending"
+
+
+def test_a_job_with_efa_as_job_writes_it_is_admitted(oracle):
+    """`hyperpod-kit job --efa all` on p5.48xlarge asks for 32 EFA interfaces per pod: the team's queue covers them."""
+    prod = load_config(ROOT / "config" / "prod.yaml").config
+    request = {"cpu": "16", "memory": "64Gi", "vpc.amazonaws.com/efa": "32"}
+    job = _workload("research-nlp", "efa", 1, 8, **request)
+    output = run_oracle(oracle, {"name": "efa", "input": _input(prod, [job])})
+    admitted = _final(output, "efa")
+    assert admitted["state"] in ("Admitted", "QuotaReserved"), admitted
+    assert admitted["flavors"]["main/vpc.amazonaws.com/efa"] == "ml.p5.48xlarge"

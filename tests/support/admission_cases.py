@@ -533,6 +533,11 @@ CASES += [
          operation="DELETE", options={"propagationPolicy": "Orphan"}),
     Case("api-delete-of-a-job-naming-no-policy", CLEAN_JOB, {"delete-propagation": "propagationPolicy"},
          operation="DELETE", options={}),
+    # The deprecated form of a cascading delete: no policy named, orphanDependents false.
+    Case("api-delete-of-a-job-with-orphan-dependents-false", CLEAN_JOB, {}, operation="DELETE",
+         options={"orphanDependents": False}),
+    Case("api-delete-of-a-job-with-orphan-dependents-true", CLEAN_JOB, {"delete-propagation": "propagationPolicy"},
+         operation="DELETE", options={"orphanDependents": True}),
     Case("orphan-dependents-delete-of-an-mpijob", workload("MPIJob", NLP, pod_spec(container("launcher")),
                                                            pod_spec(container("worker", **GPU))),
          {"delete-propagation": "propagationPolicy"}, operation="DELETE", options={"orphanDependents": True}),

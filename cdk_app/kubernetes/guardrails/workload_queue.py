@@ -100,8 +100,10 @@ ORPHAN_FINALIZER = "orphan"
 _OPTIONS = "has(request.options)"
 
 
-_NAMES_CASCADE = (f"{_OPTIONS} && has(request.options.propagationPolicy) "
-                  "&& request.options.propagationPolicy in ['Background', 'Foreground']")
+# orphanDependents: false is the deprecated way to ask for the same (the API server refuses both fields at once).
+_NAMES_CASCADE = (f"{_OPTIONS} && (has(request.options.propagationPolicy) "
+                  "&& request.options.propagationPolicy in ['Background', 'Foreground'] "
+                  "|| has(request.options.orphanDependents) && request.options.orphanDependents == false)")
 
 
 _ORPHANS = (f"{_OPTIONS} && (has(request.options.propagationPolicy) && request.options.propagationPolicy == 'Orphan' "
@@ -221,11 +223,12 @@ def workload_queue_policy(config: KitConfig) -> dict[str, Any]:
                            for v in spec["validations"]]
     spec["validations"].append(validation(
         "delete-propagation", f"request.operation != 'DELETE' || {_DELETES_PODS}",
-        "a delete may not orphan the pods: a Job's must name propagationPolicy Background or Foreground, a "
+        "a delete may not orphan the pods: a Job's must name propagationPolicy Background or Foreground (or "
+        "orphanDependents false), a "
         "PyTorchJob's or MPIJob's may not name Orphan (orphaned pods keep running on their devices after the "
         "quota is freed; kubectl delete sends Background)",
         "'DeleteOptions.propagationPolicy: ' + (request.kind.group == 'batch' ? 'a Job\\'s delete must name "
-        "Background or Foreground' : 'may not be Orphan (nor orphanDependents, nor a delete naming none of an object "
+        "Background or Foreground (or orphanDependents false)' : 'may not be Orphan (nor orphanDependents, nor a delete naming none of an object "
         "with the orphan finalizer)') + ' - orphaned pods keep running after Kueue frees the quota; kubectl delete "
         "sends Background unless --cascade=orphan'"))
     return {"apiVersion": API_VERSION, "kind": "ValidatingAdmissionPolicy", "metadata": policy_metadata(WORKLOAD_QUEUE),

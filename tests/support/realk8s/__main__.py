@@ -5,6 +5,7 @@ kubectl --as=<anyone> --as-group=hyperpod-team-<team>."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from pathlib import Path
 
@@ -31,16 +32,19 @@ def main(argv: list[str] | None = None) -> int:
             print(finding.render(), file=sys.stderr)
         return 2
     bin_dir = controlplane.resolve_bin_dir(None)
-    code = controlplane.main(["up", "--dir", str(state_dir), "--bin-dir", str(bin_dir)])
+    # The control plane's own KUBECONFIG line goes to stderr: stdout's last line is printed once the
+    # environment is applied, and never for a start that failed.
+    with contextlib.redirect_stdout(sys.stderr):
+        code = controlplane.main(["up", "--dir", str(state_dir), "--bin-dir", str(bin_dir)])
     if code != 0:
         return code
     kubeconfig = state_dir / "admin.kubeconfig"
     try:
         apply_environment(config, bin_dir / "kubectl", kubeconfig, go_binary())
-    except (RuntimeError, OSError) as err:
-        print(f"k8s-up: applying config/{args.env}.yaml failed: {err}", file=sys.stderr)
+    except BaseException as err:  # an error, or Ctrl-C: nothing may be left running half-applied
+        print(f"k8s-up: applying config/{args.env}.yaml failed: {err!r}", file=sys.stderr)
         controlplane.main(["down", "--dir", str(state_dir)])
-        return 1
+        return 130 if isinstance(err, KeyboardInterrupt) else 1
     print(f"k8s-up: config/{args.env}.yaml applied; kubectl is {bin_dir / 'kubectl'}", file=sys.stderr)
     print(f"KUBECONFIG={kubeconfig}")
     return 0

@@ -24,6 +24,7 @@ import argparse
 import base64
 import json
 import os
+import shutil
 import signal
 import socket
 import ssl
@@ -226,15 +227,15 @@ def proc_pgid_and_exe(pid: int) -> tuple[int, str] | None:
 
 
 def our_processes(state: dict) -> list[int]:
-    """Live pids in the recorded process group that run our binaries."""
-    bin_dir = os.path.realpath(state["bin_dir"])
+    """Live pids of the recorded process group that run one of our components (by the binary's name, so a
+    bin dir of symlinks is recognised too)."""
     pgid = state["pgid"]
     pids = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         info = proc_pgid_and_exe(int(entry))
-        if info and info[0] == pgid and os.path.dirname(info[1]) == bin_dir:
+        if info and info[0] == pgid and os.path.basename(info[1]) in COMPONENTS:
             pids.append(int(entry))
     return pids
 
@@ -323,6 +324,9 @@ def up(args: argparse.Namespace) -> int:
             raise UpError(f"{bin_dir / c} is missing or not executable")
 
     t0 = time.monotonic()
+    # A state dir may be reused (up, down, up --env other): its etcd data would keep the first environment's
+    # objects under the second one's, so every start begins with an empty store. Certificates are kept.
+    shutil.rmtree(d / "etcd-data", ignore_errors=True)
     pki = d / "pki"
     make_pki(pki)
     etcd_client, etcd_peer, api_port, kcm_port = free_ports(4)
