@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Literal
 
-from cdk_app.config.model import DEFAULT_BORROW_LIMIT, KitConfig, Team
+from cdk_app.config.model import DEFAULT_BORROW_LIMIT, KitConfig
 from cdk_app.config.names import local_queue, team_cluster_queue, team_namespace
 from cdk_app.domain.capacity import Resources, cluster_capacity, reservations, shared_pool_quota
 from cdk_app.domain.instance_types import ACCELERATOR_RESOURCES, CATALOGUE, EFA_MAXIMUM, EFA_RESOURCE
@@ -85,11 +85,10 @@ def resource_flavors(config: KitConfig, choices: Choices = Choices()) -> list[di
     return flavors
 
 
-def _borrowing(strategy: str, percent: int, nominal: dict[str, str], amounts: Resources, itype: str,
-               choices: Choices) -> dict[str, str]:
+def _borrowing(strategy: str, percent: int, amounts: Resources, itype: str, choices: Choices) -> dict[str, str]:
     """borrowingLimit per resource: BorrowLimit per cent of the nominal quota, none for a team that may not borrow."""
     if strategy == "Lend" or (strategy == "DontLend" and not choices.dont_lend_may_borrow):
-        return {name: "0" for name in nominal}
+        return {name: "0" for name in covered_resources()}
     return _resources(itype, amounts.scaled(Fraction(percent, 100)))
 
 
@@ -99,7 +98,7 @@ def cluster_queue(name: str, quota: dict[str, Resources], flavors: list[str], *,
     for itype in flavors:
         amounts = quota.get(itype, Resources())
         nominal = _resources(itype, amounts)
-        borrowing = _borrowing(strategy, borrow_limit, nominal, amounts, itype, choices)
+        borrowing = _borrowing(strategy, borrow_limit, amounts, itype, choices)
         resources = []
         for resource in covered_resources():
             entry: dict[str, Any] = {"name": resource, "nominalQuota": nominal[resource],
@@ -130,14 +129,6 @@ def _queues(team_name: str, quota: dict[str, Resources], flavors: list[str], fai
     return [queue, local]
 
 
-def team_queues(config: KitConfig, team: Team, choices: Choices = Choices()) -> list[dict[str, Any]]:
-    flavors = sorted(cluster_capacity(config))
-    fair = config.cluster_policy.fair_share == "Enabled"
-    limit = team.borrow_limit if team.borrow_limit is not None else DEFAULT_BORROW_LIMIT
-    return _queues(team.name, reservations(team.quota), flavors, fair, choices, strategy=team.sharing_strategy,
-                   borrow_limit=limit, preempt=team.preempt_team_tasks, weight=team.fair_share_weight)
-
-
 def priority_classes(config: KitConfig) -> list[dict[str, Any]]:
     """<name>-priority with the class's weight as its value (UNVERIFIED; Kueue only compares values, so any
     order-preserving mapping decides the same)."""
@@ -151,14 +142,16 @@ def governance_objects(config: KitConfig, choices: Choices = Choices()) -> list[
     if config.hyperpod is None:
         return []
     objects = [*resource_flavors(config, choices), *priority_classes(config)]
+    flavors, fair = sorted(cluster_capacity(config)), config.cluster_policy.fair_share == "Enabled"
     for team in config.teams:
         if team.enabled:
-            objects.extend(team_queues(config, team, choices))
+            limit = team.borrow_limit if team.borrow_limit is not None else DEFAULT_BORROW_LIMIT
+            objects.extend(_queues(team.name, reservations(team.quota), flavors, fair, choices,
+                                   strategy=team.sharing_strategy, borrow_limit=limit,
+                                   preempt=team.preempt_team_tasks, weight=team.fair_share_weight))
     pool = config.shared_pool
     if pool is not None:
-        quota = reservations(shared_pool_quota(config))
-        objects.extend(_queues(pool.name, quota, sorted(cluster_capacity(config)),
-                               config.cluster_policy.fair_share == "Enabled", choices,
+        objects.extend(_queues(pool.name, reservations(shared_pool_quota(config)), flavors, fair, choices,
                                strategy=pool.sharing_strategy, borrow_limit=DEFAULT_BORROW_LIMIT,
                                preempt="LowerPriority", weight=pool.fair_share_weight))
     return objects
