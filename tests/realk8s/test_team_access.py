@@ -109,6 +109,24 @@ def test_what_job_writes_is_created_by_the_member_with_nothing_pruned(dev, varia
         assert _missing(obj, answer.body) == [], obj["kind"]
 
 
+@pytest.fixture(scope="module")
+def prod(start_cluster) -> Cluster:
+    return start_cluster("prod")
+
+
+@pytest.mark.parametrize("variant", JOBS)
+def test_what_job_writes_for_a_prod_team_with_a_priority_class_is_created_with_nothing_pruned(prod, variant):
+    """config/prod.yaml: priority classes, a team allowed IPC_LOCK, p5 nodes with EFA."""
+    args = ("--priority", "training", *JOBS[variant])
+    if variant in ("pytorchjob", "walkthrough"):
+        args += ("--efa", "all")
+    member = ("hyperpod-team-research-nlp",)
+    for obj in _job(*args, team="research-nlp", config="config/prod.yaml"):
+        answer = prod.create(obj, user=ALICE, groups=member)
+        assert answer.allowed, (obj["kind"], answer.status, answer.message)
+        assert _missing(obj, answer.body) == [], obj["kind"]
+
+
 def test_the_member_cannot_create_in_or_read_another_teams_namespace(dev):
     for obj in _job():
         foreign = {**obj, "metadata": {**obj["metadata"], "namespace": OTHER}}
