@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from typing import Any
 
 import pytest
@@ -14,7 +15,7 @@ import yaml
 from support.paths import ROOT
 from support.rbac_authorizer import Authorizer, Request
 from support.realk8s.api import Cluster
-from support.team_access_cases import FORBIDDEN, JOHN, NEEDED, NS, OTHER
+from support.team_access_cases import FORBIDDEN, JOHN, NEEDED, NS, OTHER, RULE_CASES
 
 from cdk_app.config.loader import load_config
 from cdk_app.kubernetes.team_rbac import team_group, team_manifests
@@ -134,3 +135,33 @@ def test_the_member_cannot_create_in_or_read_another_teams_namespace(dev):
         assert answer.status == 403 and "cannot create" in answer.message, answer.message
     listing = dev.request("GET", f"/api/v1/namespaces/{OTHER}/pods", user=ALICE, groups=tuple(JOHN))
     assert listing.status == 403 and "cannot list resource \"pods\"" in listing.message
+
+
+def test_the_authorizer_of_the_fast_tier_decides_the_documented_cases_as_the_api_server(start_cluster):
+    """Each case's rules as a Role in namespace a, bound to a group of its own; the real API server's answer
+    (SubjectAccessReview) is the case's, and so the fast tier's authorizer is right to hold it."""
+    cluster = start_cluster("dev")
+    for name in ("a", "b"):
+        assert cluster.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}, dry_run=False).allowed
+    probe = [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]}]
+    for i, (rules, _, _) in enumerate([*RULE_CASES, (probe, None, None)]):
+        role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+                "metadata": {"name": f"r{i}", "namespace": "a"}, "rules": rules}
+        binding = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+                   "metadata": {"name": f"r{i}", "namespace": "a"},
+                   "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": f"r{i}"},
+                   "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": f"g{i}"}]}
+        assert cluster.create(role, dry_run=False).allowed and cluster.create(binding, dry_run=False).allowed
+    # Roles and bindings reach the authorizer in the order they were made: once the last one acts, all do.
+    last = len(RULE_CASES)
+    deadline = time.monotonic() + 30
+    while not cluster.can(ALICE, (f"g{last}",), "get", "configmaps", namespace="a", name="x"):
+        assert time.monotonic() < deadline, "RBAC did not take the roles in time"
+        time.sleep(0.1)
+    wrong = []
+    for i, (_, request, allowed) in enumerate(RULE_CASES):
+        if _server_allows(cluster, request, {f"g{i}"}) is not allowed:
+            wrong.append((i, request, allowed))
+        if _server_allows(cluster, request, {"other"}):
+            wrong.append((i, request, "allowed for another group"))
+    assert wrong == []

@@ -58,3 +58,31 @@ FORBIDDEN = [  # what a team member may not do
     Request("create", "rbac.authorization.k8s.io", "clusterrolebindings", ""),
     Request("create", "admissionregistration.k8s.io", "validatingadmissionpolicybindings", ""),
 ]
+
+
+# (rules of a Role in namespace "a" bound to group "g", request, allowed): cases the Kubernetes RBAC
+# documentation states, for the authorizer of the fast tier and the real API server alike.
+RULE_CASES = [
+    ([{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}], Request("get", "", "pods", "a", "p"), True),
+    ([{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}], Request("get", "", "pods/log", "a", "p"), False),
+    ([{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}], Request("list", "", "pods", "a"), False),
+    ([{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}], Request("get", "", "pods", "b", "p"), False),
+    ([{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}], Request("get", "apps", "pods", "a", "p"), False),
+    ([{"apiGroups": ["apps"], "resources": ["*/scale"], "verbs": ["update"]}],
+     Request("update", "apps", "deployments/scale", "a", "d"), True),
+    ([{"apiGroups": ["apps"], "resources": ["*/scale"], "verbs": ["update"]}],
+     Request("update", "apps", "deployments", "a", "d"), False),
+    ([{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}], Request("delete", "x.io", "things", "a", "t"), True),
+    ([{"apiGroups": [""], "resources": ["configmaps"], "resourceNames": ["c"], "verbs": ["get", "list"]}],
+     Request("get", "", "configmaps", "a", "c"), True),
+    ([{"apiGroups": [""], "resources": ["configmaps"], "resourceNames": ["c"], "verbs": ["get", "list"]}],
+     Request("get", "", "configmaps", "a", "d"), False),
+    # A list names no object unless it selects metadata.name: resourceNames refuses it.
+    ([{"apiGroups": [""], "resources": ["configmaps"], "resourceNames": ["c"], "verbs": ["get", "list"]}],
+     Request("list", "", "configmaps", "a"), False),
+    # A Role of namespace a grants reading namespace a itself (the request is "in" a), not namespace b.
+    ([{"apiGroups": [""], "resources": ["namespaces"], "verbs": ["get"]}], Request.of("get", "", "namespaces", name="a"), True),
+    ([{"apiGroups": [""], "resources": ["namespaces"], "verbs": ["get"]}], Request.of("get", "", "namespaces", name="b"), False),
+    # Nor anything cluster-scoped: a RoleBinding applies in its namespace only.
+    ([{"apiGroups": [""], "resources": ["nodes"], "verbs": ["list"]}], Request("list", "", "nodes"), False),
+]

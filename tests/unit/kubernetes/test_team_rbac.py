@@ -15,7 +15,7 @@ import yaml
 from support.handlers import layer_binary
 from support.paths import ROOT, SUPPORT
 from support.rbac_authorizer import Authorizer, Request
-from support.team_access_cases import FORBIDDEN, JOHN, NEEDED, NS, OTHER
+from support.team_access_cases import FORBIDDEN, JOHN, NEEDED, NS, OTHER, RULE_CASES
 
 from cdk_app.config.loader import load_config
 from cdk_app.kubernetes.team_rbac import team_group, team_manifests
@@ -49,30 +49,7 @@ def _objects(rules, *, cluster=False, namespace="a", group="g"):
              "subjects": [{"kind": "Group", "name": group}]}]
 
 
-@pytest.mark.parametrize(("rules", "request_", "allowed"), [
-    ([{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}], Request("get", "", "pods", "a", "p"), True),
-    ([{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}], Request("get", "", "pods/log", "a", "p"), False),
-    ([{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}], Request("list", "", "pods", "a"), False),
-    ([{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}], Request("get", "", "pods", "b", "p"), False),
-    ([{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}], Request("get", "apps", "pods", "a", "p"), False),
-    ([{"apiGroups": ["apps"], "resources": ["*/scale"], "verbs": ["update"]}],
-     Request("update", "apps", "deployments/scale", "a", "d"), True),
-    ([{"apiGroups": ["apps"], "resources": ["*/scale"], "verbs": ["update"]}],
-     Request("update", "apps", "deployments", "a", "d"), False),
-    ([{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}], Request("delete", "x.io", "things", "a", "t"), True),
-    ([{"apiGroups": [""], "resources": ["configmaps"], "resourceNames": ["c"], "verbs": ["get", "list"]}],
-     Request("get", "", "configmaps", "a", "c"), True),
-    ([{"apiGroups": [""], "resources": ["configmaps"], "resourceNames": ["c"], "verbs": ["get", "list"]}],
-     Request("get", "", "configmaps", "a", "d"), False),
-    # A list names no object unless it selects metadata.name: resourceNames refuses it.
-    ([{"apiGroups": [""], "resources": ["configmaps"], "resourceNames": ["c"], "verbs": ["get", "list"]}],
-     Request("list", "", "configmaps", "a"), False),
-    # A Role of namespace a grants reading namespace a itself (the request is "in" a), not namespace b.
-    ([{"apiGroups": [""], "resources": ["namespaces"], "verbs": ["get"]}], Request.of("get", "", "namespaces", name="a"), True),
-    ([{"apiGroups": [""], "resources": ["namespaces"], "verbs": ["get"]}], Request.of("get", "", "namespaces", name="b"), False),
-    # Nor anything cluster-scoped: a RoleBinding applies in its namespace only.
-    ([{"apiGroups": [""], "resources": ["nodes"], "verbs": ["list"]}], Request("list", "", "nodes"), False),
-])
+@pytest.mark.parametrize(("rules", "request_", "allowed"), RULE_CASES)
 def test_the_authorizer_follows_kubernetes_rbac(rules, request_, allowed):
     assert Authorizer(_objects(rules)).allows(request_, {"g"}) is allowed
     assert Authorizer(_objects(rules)).allows(request_, {"other"}) is False
