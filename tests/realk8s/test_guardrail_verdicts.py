@@ -13,13 +13,12 @@ from __future__ import annotations
 import copy
 import json
 import re
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from support.admission_cases import CASES, Case, run, synthesized_manifests
-from support.realk8s.api import Answer, Cluster
+from support.realk8s.api import Answer, Cluster, wait_until
 from support.realk8s.controlplane import JUDGE_CONTROLLERS
 
 from cdk_app.kubernetes.guardrails.constants import NAMESPACE_NAME_LABEL
@@ -118,14 +117,13 @@ def _probe(manifests: list[dict[str, Any]]) -> dict[str, Any]:
 
 def settle(cluster: Cluster, manifests: list[dict[str, Any]], actions: list[str], timeout: float = 60) -> None:
     """The admission plugin reads bindings through an informer: wait until a probe shows the new ones act."""
-    probe, deadline = _probe(manifests), time.monotonic() + timeout
-    while True:
+    probe, wanted = _probe(manifests), ("Deny" in actions, "Warn" in actions and "Deny" not in actions)
+
+    def acting() -> bool:
         answer = cluster.create(probe)
-        denied, warned = not answer.allowed, bool(_rules(answer.warnings))
-        if (denied, warned) == ("Deny" in actions, "Warn" in actions and "Deny" not in actions):
-            return
-        assert time.monotonic() < deadline, f"bindings {actions} not in effect after {timeout} s: {answer}"
-        time.sleep(0.2)
+        return (not answer.allowed, bool(_rules(answer.warnings))) == wanted
+
+    wait_until(acting, f"bindings {actions}", timeout, interval=0.2)
 
 
 @pytest.fixture(scope="module", params=ENVS)

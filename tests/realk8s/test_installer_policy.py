@@ -4,11 +4,11 @@ gives the team none of the rights that hand out more rights, as the API server's
 
 from __future__ import annotations
 
-import time
 from itertools import product
 
 import pytest
-from support.realk8s.api import Cluster
+from support.realk8s.api import Cluster, wait_until
+from support.realk8s.environment import namespace
 
 from cdk_app.kubernetes.team_rbac import team_group
 from hyperpod_constructs.helm_release_handler.manifest_policy import manifest_refusal
@@ -46,8 +46,7 @@ ADMITTED = [(g, r, v) for (g, r), v in product(RESOURCES, VERBS) if manifest_ref
 @pytest.fixture(scope="module")
 def dev(start_cluster) -> Cluster:
     cluster = start_cluster("dev")
-    assert cluster.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}},
-                          dry_run=False).allowed
+    assert cluster.create(namespace(NAMESPACE), dry_run=False).allowed
     assert manifest_refusal(BINDING) is None
     assert cluster.create(BINDING, dry_run=False).allowed
     return cluster
@@ -56,13 +55,6 @@ def dev(start_cluster) -> Cluster:
 def _can(cluster: Cluster, verb: str, group: str, resource: str, sub: str | None) -> bool:
     return cluster.can(MEMBER, (team_group(TEAM),), verb, resource.split("/")[0], group=group, namespace=NAMESPACE,
                        subresource=sub if sub else (resource.split("/")[1] if "/" in resource else None))
-
-
-def _wait_for(cluster: Cluster, check, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, "RBAC did not take the change in time"
-        time.sleep(0.1)
 
 
 def test_the_corpus_holds_admitted_and_refused_roles():
@@ -77,9 +69,9 @@ def test_a_role_the_installer_applies_is_valid_and_hands_out_no_rights(dev, grou
     assert created.allowed, created.message
     try:
         granted = verb if verb != "*" else "get"
-        _wait_for(dev, lambda: _can(dev, granted, group, resource, None))
+        wait_until(lambda: _can(dev, granted, group, resource, None), "the probe Role")
         leaks = [e for e in ESCALATIONS if _can(dev, e[0], e[1], e[2], e[3])]
         assert leaks == []
     finally:
         assert dev.delete(role, dry_run=False).allowed
-        _wait_for(dev, lambda: not _can(dev, verb if verb != "*" else "get", group, resource, None))
+        wait_until(lambda: not _can(dev, verb if verb != "*" else "get", group, resource, None), "the probe Role's removal")

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 
+from support.cli_runner import run
 from support.paths import ROOT
 
 
@@ -26,10 +27,9 @@ def test_k8s_up_applies_dev_and_a_member_acts_as_the_team(tmp_path, k8s_bin):
         assert last == f"KUBECONFIG={state / 'admin.kubeconfig'}"
         kubectl = [str(k8s_bin / "kubectl"), f"--kubeconfig={state / 'admin.kubeconfig'}",
                    "--as=alice", "--as-group=hyperpod-team-john"]
-        job = subprocess.run([sys.executable, "-m", "cdk_app", "job", "--config", "config/dev.yaml", "--team", "john",
-                              "--name", "fsdp", "--image", "repo/train:1", "--nodes", "2", "--min-nodes", "1",
-                              "--max-nodes", "4", "--rdzv-backend", "etcd", "--", "python", "train.py"],
-                             cwd=ROOT, capture_output=True, text=True, timeout=120)
+        job = run("job", "--config", "config/dev.yaml", "--team", "john", "--name", "fsdp", "--image", "repo/train:1",
+                  "--nodes", "2", "--min-nodes", "1", "--max-nodes", "4", "--rdzv-backend", "etcd", "--", "python",
+                  "train.py")
         assert job.returncode == 0, job.stderr
         created = subprocess.run([*kubectl, "create", "--dry-run=server", "-f", "-"], input=job.stdout,
                                  capture_output=True, text=True, timeout=120)

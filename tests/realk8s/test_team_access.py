@@ -5,16 +5,15 @@ hand-written authorizer of the fast tier agrees on every request - and what `hyp
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import time
 from typing import Any
 
 import pytest
 import yaml
+from support.cli_runner import run
 from support.paths import ROOT
 from support.rbac_authorizer import Authorizer, Request
-from support.realk8s.api import Cluster
+from support.realk8s.api import Cluster, wait_until
+from support.realk8s.environment import namespace
 from support.team_access_cases import FORBIDDEN, JOHN, NEEDED, NS, OTHER, RULE_CASES
 
 from cdk_app.config.loader import load_config
@@ -64,9 +63,8 @@ def test_another_teams_group_gets_nothing_of_johns(dev):
 
 
 def _job(*args: str, team: str = "john", config: str = "config/dev.yaml") -> list[dict[str, Any]]:
-    done = subprocess.run([sys.executable, "-m", "cdk_app", "job", "--config", config, "--team", team,
-                           "--name", "fsdp", "--image", "repo/train:1", *args, "--", "python", "train.py"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    done = run("job", "--config", config, "--team", team, "--name", "fsdp", "--image", "repo/train:1", *args,
+               "--", "python", "train.py")
     assert done.returncode == 0, done.stderr
     return list(yaml.safe_load_all(done.stdout))
 
@@ -142,7 +140,7 @@ def test_the_authorizer_of_the_fast_tier_decides_the_documented_cases_as_the_api
     (SubjectAccessReview) is the case's, and so the fast tier's authorizer is right to hold it."""
     cluster = start_cluster("dev")
     for name in ("a", "b"):
-        assert cluster.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}, dry_run=False).allowed
+        assert cluster.create(namespace(name), dry_run=False).allowed
     probe = [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]}]
     for i, (rules, _, _) in enumerate([*RULE_CASES, (probe, None, None)]):
         role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
@@ -154,10 +152,7 @@ def test_the_authorizer_of_the_fast_tier_decides_the_documented_cases_as_the_api
         assert cluster.create(role, dry_run=False).allowed and cluster.create(binding, dry_run=False).allowed
     # Roles and bindings reach the authorizer in the order they were made: once the last one acts, all do.
     last = len(RULE_CASES)
-    deadline = time.monotonic() + 30
-    while not cluster.can(ALICE, (f"g{last}",), "get", "configmaps", namespace="a", name="x"):
-        assert time.monotonic() < deadline, "RBAC did not take the roles in time"
-        time.sleep(0.1)
+    wait_until(lambda: cluster.can(ALICE, (f"g{last}",), "get", "configmaps", namespace="a", name="x"), "the Roles")
     wrong = []
     for i, (_, request, allowed) in enumerate(RULE_CASES):
         if _server_allows(cluster, request, {f"g{i}"}) is not allowed:

@@ -46,12 +46,12 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from cdk_app.kubernetes.quantity import parse_quantity
 from support.paths import ROOT
 from support.realk8s import go_binary
 
@@ -61,13 +61,6 @@ BUILD_TIMEOUT = 3600
 # One case takes well under a second; a case that takes a minute is a hung oracle.
 RUN_TIMEOUT = 60
 TAIL = 4000
-
-SUFFIX: dict[str, int | Fraction] = {
-    "": 1, "m": Fraction(1, 1000), "u": Fraction(1, 10**6), "n": Fraction(1, 10**9),
-    "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18,
-    "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60,
-}
-
 
 class OracleError(Exception):
     """The oracle could not be built, or failed on a case."""
@@ -123,16 +116,14 @@ def _tail(output: str | bytes | None) -> str:
 
 
 def quantity(q: str | int | float) -> Fraction:
-    """A Kubernetes resource.Quantity string as an exact Fraction ("500m" -> 1/2, "2Gi" -> 2147483648)."""
+    """A Kubernetes resource.Quantity as an exact Fraction ("500m" -> 1/2, "2Gi" -> 2147483648), read by the
+    kit's own quantity parser (the API server's grammar)."""
     if isinstance(q, int | float):
         return Fraction(q)
-    m = re.fullmatch(r"([+-]?[0-9.]+)(?:[eE]([+-]?\d+))?([a-zA-Z]*)", q.strip())
-    if not m or m.group(3) not in SUFFIX:
+    value = parse_quantity(q.strip())
+    if value is None:
         raise ValueError(f"bad quantity {q!r}")
-    num = Fraction(m.group(1))
-    if m.group(2):
-        num *= Fraction(10) ** int(m.group(2))
-    return num * SUFFIX[m.group(3)]
+    return value
 
 
 def norm_admission(a: dict[str, Any] | None) -> dict[str, Any] | None:

@@ -7,12 +7,24 @@ from __future__ import annotations
 
 import json
 import ssl
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+
+def wait_until(check: Callable[[], Any], what: str, timeout: float = 30, interval: float = 0.1) -> Any:
+    """Poll `check` until it returns something true, and return that. The API server applies RBAC and
+    admission-policy changes through informers, a moment after the write: tests wait for them with this."""
+    deadline = time.monotonic() + timeout
+    while not (result := check()):
+        assert time.monotonic() < deadline, f"{what} not in effect after {timeout} s"
+        time.sleep(interval)
+    return result
 
 
 @dataclass(frozen=True)
