@@ -14,6 +14,10 @@ MIN_KUBERNETES_MINOR = 30
 SHARE_IDENTIFIER = r"[A-Za-z0-9]{1,255}"
 MIN_EBS_VOLUME_GIB, MAX_EBS_VOLUME_GIB = 1, 16384
 DEEP_HEALTH_CHECKS = ("InstanceStress", "InstanceConnectivity")
+# How long the governance stack waits for a Ready, schedulable HyperPod node before it installs task governance:
+# one custom resource, whose wait CloudFormation bounds at ServiceTimeout 3600 s and CDK's provider framework at
+# one hour; the rest is the installer's margin. Deep health checks of new GPU nodes take about two hours.
+SCHEDULABLE_NODE_WAIT_MINUTES = 55
 # SageMaker's ClusterName and InstanceGroupName: letters, digits and hyphens, 1-63 characters.
 SAGEMAKER_NAME = r"[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}"
 # A git commit of the chart repository and SHA-256 digests, lower-case hex.
