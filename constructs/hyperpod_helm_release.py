@@ -40,6 +40,9 @@ DEFAULT_REPOSITORY = "aws/sagemaker-hyperpod-cli"
 # within Lambda's 15 minutes (it stops a minute early with a reason), so this only bounds a lost answer.
 SERVICE_TIMEOUT = Duration.minutes(20)
 HANDLER_TIMEOUT = Duration.minutes(15)
+# The provider framework's waiter, for the resources that wait across invocations (SchedulableNode): one
+# is_complete call per QUERY_INTERVAL, each a kubectl call or two; WAITER_TIMEOUT is the framework's maximum.
+QUERY_INTERVAL, COMPLETE_TIMEOUT, WAITER_TIMEOUT = Duration.seconds(30), Duration.minutes(3), Duration.hours(1)
 
 # Component toggles -> the chart value that switches each one (the chart's dependency conditions,
 # Chart.yaml at a00b22d; tests check each against the chart).
@@ -181,12 +184,16 @@ class HyperPodHelmRelease(Construct):
             timeout=HANDLER_TIMEOUT, memory_mib=1024, ephemeral_storage_mib=2048,
             layers=(kubectl_layer(self, "KubectlLayer", props.kubernetes_version),), vpc=vpc, vpc_subnets=subnets,
             security_groups=(self.security_group,), log_retention=props.log_retention,
+            is_complete=True, is_complete_timeout=COMPLETE_TIMEOUT, query_interval=QUERY_INTERVAL,
+            total_timeout=WAITER_TIMEOUT,
         ))
         # What the installer may act on, fixed at synth; the handler refuses events that differ.
         stacks = {"Partition": stack.partition, "Account": stack.account, "StackPrefix": props.stack_name_prefix}
-        installer.function.add_environment("INSTALLER_SCOPE", stack.to_json_string(
+        installer_scope = stack.to_json_string(
             {"ClusterName": props.cluster.cluster_name, "Release": release, "Stacks": stacks,
-             "Manifests": {name: pin(list(objects)) for name, objects in sorted(props.pinned_manifests.items())}}))
+             "Manifests": {name: pin(list(objects)) for name, objects in sorted(props.pinned_manifests.items())}})
+        for function in installer.functions:
+            function.add_environment("INSTALLER_SCOPE", installer_scope)
         role = installer.role
         role.add_to_policy(iam.PolicyStatement(actions=["eks:DescribeCluster"], resources=[props.cluster.cluster_arn]))
         # Every event is confirmed with CloudFormation (cfn_anchor.py), for the kit's own stacks only.
@@ -217,8 +224,8 @@ class HyperPodHelmRelease(Construct):
         # so both must exist before the first call.
         self.resource.node.add_dependency(self.access_entry, api_ingress)
         self.content_sha256 = self.resource.get_att_string("ContentSha256")
-        # The same cluster-admin installer applies Kubernetes manifests (KubernetesManifests) and waits for
-        # deployments (DeploymentAvailable) for other stacks.
+        # The same cluster-admin installer applies Kubernetes manifests (KubernetesManifests), waits for
+        # deployments (DeploymentAvailable) and for a schedulable node (SchedulableNode) for other stacks.
         self.service_token = installer.service_token
 
 

@@ -33,6 +33,7 @@ class PythonHandlerProviderProps:
     is_complete: also run index.is_complete through CDK's waiter state machine: on_event only starts the
         work and returns the physical id, so a failure or time-out afterwards still reaches CloudFormation
         with that id (its rollback Delete then runs). Default False.
+    is_complete_timeout: Lambda timeout of each is_complete call. Default 1 minute.
     query_interval: how often is_complete is called. Default 10 seconds.
     total_timeout: how long is_complete may keep answering "not yet" before the resource fails. Default 30 minutes.
     """
@@ -48,6 +49,7 @@ class PythonHandlerProviderProps:
     security_groups: tuple[ec2.ISecurityGroup, ...] = ()
     log_retention: logs.RetentionDays = logs.RetentionDays.ONE_YEAR
     is_complete: bool = False
+    is_complete_timeout: Duration = field(default_factory=lambda: Duration.minutes(1))
     query_interval: Duration = field(default_factory=lambda: Duration.seconds(10))
     total_timeout: Duration = field(default_factory=lambda: Duration.minutes(30))
 
@@ -81,8 +83,11 @@ class PythonHandlerProvider(Construct):
             log_group=log_group, description=props.description,
         )
         waiter: dict = {}
+        # The functions that run the handler's code (with is_complete, two), e.g. for environment variables.
+        self.functions: tuple[lambda_.Function, ...] = (self.function,)
         if props.is_complete:
-            waiter = {"is_complete_handler": self._complete_function(props, log_group),
+            self.functions += (self._complete_function(props, log_group),)
+            waiter = {"is_complete_handler": self.functions[1],
                       "query_interval": props.query_interval, "total_timeout": props.total_timeout}
         provider = cr.Provider(self, "Provider", on_event_handler=self.function,
                                log_group=logs.LogGroup(self, "ProviderLogs", retention=props.log_retention,
@@ -105,7 +110,8 @@ class PythonHandlerProvider(Construct):
             self, "CompleteFunction",
             runtime=lambda_.Runtime.PYTHON_3_14, handler="index.is_complete",
             code=lambda_.Code.from_asset(props.handler_dir, exclude=["__pycache__"]),
-            role=self.role, timeout=Duration.minutes(1), memory_size=props.memory_mib,
+            role=self.role, timeout=props.is_complete_timeout, memory_size=props.memory_mib,
+            ephemeral_storage_size=Size.mebibytes(props.ephemeral_storage_mib), layers=list(props.layers),
             vpc=props.vpc, vpc_subnets=props.vpc_subnets, security_groups=list(props.security_groups) or None,
             log_group=log_group, description=f"{props.description} (completion check)",
         )

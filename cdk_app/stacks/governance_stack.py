@@ -27,6 +27,7 @@ from hyperpod_constructs.sagemaker_governance_resource import (
     SageMakerGovernanceResource,
     SageMakerGovernanceResourceProps,
 )
+from hyperpod_constructs.schedulable_node import SchedulableNode, SchedulableNodeProps
 from hyperpod_constructs.service_trust import service_principal
 
 OBSERVABILITY_ADDON = "amazon-cloudwatch-observability"
@@ -53,11 +54,16 @@ class GovernanceStack(Stack):
         refs = ClusterRefs(eks_cluster_name, hyperpod_cluster_arn, installer_service_token)
         cluster = eks.Cluster.from_cluster_attributes(self, "Eks", cluster_name=eks_cluster_name)
 
-        # Kueue comes from this add-on, which needs the HyperPod cluster (this stack deploys after it).
+        # Kueue comes from this add-on, which needs the HyperPod cluster (this stack deploys after it) and a node
+        # its controller can run on: the cluster stack finishes before any node has joined (continuous
+        # provisioning), so the add-on waits for one, as AWS's Terraform for HyperPod does.
+        node = SchedulableNode(self, "SchedulableNode", props=SchedulableNodeProps(
+            service_token=installer_service_token, cluster_name=eks_cluster_name))
         addon = eks.Addon(self, "TaskGovernance", cluster=cluster, addon_name=TASK_GOVERNANCE_ADDON,
                           addon_version=config.task_governance.addon_version,
                           # Deleting the stack must not take Kueue (and every queued and running job) with it.
                           preserve_on_delete=True)
+        addon.node.add_dependency(node)
         policy = SageMakerGovernanceResource(self, "ClusterPolicy", props=SageMakerGovernanceResourceProps(
             kind="ClusterSchedulerConfig", parameters=policy_parameters(config, hyperpod_cluster_arn),
             native=uses_native(config, "cluster_policy"), eks_cluster_name=eks_cluster_name))

@@ -7,6 +7,10 @@
 - Manifests: Kubernetes objects (team RBAC, admission guardrails) applied server-side after their
   namespaces exist; objects an update leaves out, or a delete, are deleted.
 - WaitForDeployment: succeeds once a Deployment reports Available (Kueue before the cluster policy).
+- WaitForSchedulableNode: succeeds once a HyperPod node can take pods (before the task-governance add-on,
+  whose Kueue needs one). It waits across many invocations: on_event only starts the clock and is_complete,
+  which CDK's provider framework calls every 30 s, looks at the nodes once per call; the wait fails with the
+  nodes' states as the reason when its TimeoutSeconds pass. Every other Kind is complete when on_event returns.
 
 The function is a standing cluster-admin that anyone allowed lambda:InvokeFunction can call, so it does
 only what it was built for, fixed in its environment at synth (INSTALLER_SCOPE):
@@ -56,10 +60,15 @@ NAMESPACE_WAIT_SECONDS = 300
 POLL_SECONDS = 5
 # WaitForDeployment's default bound when the event names none.
 DEPLOYMENT_WAIT_SECONDS = 600
+# WaitForSchedulableNode's default bound (the construct always names one).
+NODE_WAIT_SECONDS = 3300
+# The labels HyperPod puts on its nodes (SageMaker HyperPod EKS docs: node health and deep health checks).
+HEALTH_LABEL = "sagemaker.amazonaws.com/node-health-status"
+DEEP_HEALTH_LABEL = "sagemaker.amazonaws.com/deep-health-check"
 
 # The CloudFormation type of the custom resource each Kind belongs to (the constructs set them).
 RESOURCE_TYPES = {"Release": "Custom::HyperPodHelmRelease", "Manifests": "Custom::KubernetesManifests",
-                  "WaitForDeployment": "Custom::DeploymentAvailable"}
+                  "WaitForDeployment": "Custom::DeploymentAvailable", "WaitForSchedulableNode": "Custom::SchedulableNode"}
 
 DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 
@@ -173,7 +182,7 @@ def on_release(event: dict[str, Any], budget: Budget) -> dict[str, Any]:
         if request == "Delete":
             check_release_scope(props, CREATE_ONLY_KEYS)
             try:
-                kubeconfig = tools.write_kubeconfig(workdir, props["ClusterName"], props["Region"])
+                kubeconfig = tools.write_kubeconfig(workdir, props["ClusterName"], props["Region"], budget)
             except ClusterGone:
                 return {"PhysicalResourceId": event.get("PhysicalResourceId", physical_id)}
             uninstall(props, kubeconfig, workdir, budget)
@@ -183,7 +192,7 @@ def on_release(event: dict[str, Any], budget: Budget) -> dict[str, Any]:
                     "Data": {"ContentSha256": props.get("ContentSha256", ""), "Revision": props.get("Revision", ""),
                              "Vendored": "", "Dropped": "", "Skipped": "rollback acknowledged; nothing changed"}}
         built = check_release_scope(props, RELEASE_KEYS)
-        kubeconfig = tools.write_kubeconfig(workdir, props["ClusterName"], props["Region"])
+        kubeconfig = tools.write_kubeconfig(workdir, props["ClusterName"], props["Region"], budget)
         if request == "Update":
             refuse_identity_change(event, kubeconfig, workdir, budget)
         pins = {name: DependencyPin(**pin) for name, pin in json.loads(built["Dependencies"]).items()}
@@ -347,7 +356,7 @@ def on_manifests(event: dict[str, Any], budget: Budget) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as work:
         workdir = Path(work)
         try:
-            kubeconfig = tools.write_kubeconfig(workdir, props["ClusterName"], props["Region"])
+            kubeconfig = tools.write_kubeconfig(workdir, props["ClusterName"], props["Region"], budget)
         except ClusterGone:
             if request == "Delete":
                 return result  # the objects went with the cluster
@@ -457,7 +466,7 @@ def on_wait_for_deployment(event: dict[str, Any], budget: Budget) -> dict[str, A
     poll_seconds = seconds(props, "PollSeconds", POLL_SECONDS)
     with tempfile.TemporaryDirectory() as work:
         workdir = Path(work)
-        kubeconfig = tools.write_kubeconfig(workdir, props["ClusterName"], props["Region"])
+        kubeconfig = tools.write_kubeconfig(workdir, props["ClusterName"], props["Region"], budget)
         wait_for_deployment(namespace, name, kubeconfig, workdir, budget, limit, poll_seconds)
     return {"PhysicalResourceId": physical_id}
 
@@ -486,6 +495,81 @@ def wait_for_deployment(namespace: str, name: str, kubeconfig: Path, workdir: Pa
         f"kubectl -n {namespace} describe deployment {name}"))
 
 
+# --- WaitForSchedulableNode ---------------------------------------------------------------------------
+
+def node_refusal(node: dict[str, Any]) -> str | None:
+    """None when a pod without tolerations (Kueue's controller) can be scheduled on the node, else why not:
+    HyperPod marks a node Schedulable once its health checks pass; it must also be Ready, not cordoned, and
+    carry no NoSchedule/NoExecute taint (an instance group's own taints keep Kueue off it as well)."""
+    labels = (node.get("metadata") or {}).get("labels") or {}
+    health = labels.get(HEALTH_LABEL)
+    if health != "Schedulable":
+        deep = labels.get(DEEP_HEALTH_LABEL)
+        return f"{health or 'no health status yet'}" + (f" (deep health check {deep})" if deep else "")
+    ready = next((c for c in (node.get("status") or {}).get("conditions") or [] if c.get("type") == "Ready"), None)
+    if ready is None or ready.get("status") != "True":
+        return "not Ready"
+    spec = node.get("spec") or {}
+    if spec.get("unschedulable"):
+        return "cordoned"
+    taints = [t for t in spec.get("taints") or [] if t.get("effect") in ("NoSchedule", "NoExecute")]
+    if taints:
+        return "tainted " + ", ".join(f"{t.get('key')}={t.get('value', '')}:{t.get('effect')}" for t in taints)
+    return None
+
+
+def on_wait_for_node(event: dict[str, Any], _budget: Budget) -> dict[str, Any]:
+    """Starts the wait; is_complete does it."""
+    props = event["ResourceProperties"]
+    physical_id = f"{props['ClusterName']}/wait/schedulable-node"
+    if event["RequestType"] == "Delete":
+        return {"PhysicalResourceId": event.get("PhysicalResourceId", physical_id)}
+    seconds(props, "TimeoutSeconds", NODE_WAIT_SECONDS)  # refused now rather than at the first check
+    return {"PhysicalResourceId": physical_id, "Data": {"WaitStartedAt": f"{time.time():.0f}"}}
+
+
+def is_complete(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
+    """CDK's provider framework asks this after on_event; only WaitForSchedulableNode has anything to wait for.
+    It only reads nodes and answers yes or no, so it needs no CloudFormation anchor beyond on_event's."""
+    props = event.get("ResourceProperties") or {}
+    if props.get("Kind") != "WaitForSchedulableNode" or event.get("RequestType") == "Delete":
+        return {"IsComplete": True}
+    check_scope(event)
+    if props.get("ClusterName") != scope()["ClusterName"] or "Skipped" in (event.get("Data") or {}):
+        return {"IsComplete": True}  # on_event left it alone (a request for a replaced cluster)
+    budget = Budget.from_context(context)
+    limit = seconds(props, "TimeoutSeconds", NODE_WAIT_SECONDS)
+    started = seconds(event.get("Data") or {}, "WaitStartedAt", time.time())
+    with tempfile.TemporaryDirectory() as work:
+        workdir = Path(work)
+        kubeconfig = tools.write_kubeconfig(workdir, props["ClusterName"], props["Region"], budget)
+        nodes = (_raw_get("/api/v1/nodes", kubeconfig, workdir, budget, "kubectl get nodes") or {}).get("items") or []
+    states = {(n.get("metadata") or {}).get("name", "?"): node_refusal(n) for n in nodes}
+    schedulable = sorted(name for name, refusal in states.items() if refusal is None)
+    if schedulable:
+        return {"IsComplete": True, "Data": {"SchedulableNode": schedulable[0]}}
+    summary = nodes_summary(states)
+    waited = time.time() - started
+    if waited >= limit:
+        raise HelmReleaseError(
+            f"no HyperPod node could take pods after {waited / 60:.0f} min ({summary}), so task governance "
+            "(Kueue) cannot start. Nodes with deep health checks need about 2 hours: deploy this stack again once "
+            f"kubectl get nodes -L {HEALTH_LABEL} shows one Schedulable, untainted node")
+    print(json.dumps({"waiting_for": "a schedulable HyperPod node", "seconds": round(waited), "nodes": summary}))
+    return {"IsComplete": False}
+
+
+def nodes_summary(states: dict[str, str | None]) -> str:
+    """'3 nodes: 2 Unschedulable (deep health check InProgress), 1 not Ready' or 'no nodes yet'."""
+    if not states:
+        return "no nodes have joined yet"
+    counts: dict[str, int] = {}
+    for refusal in states.values():
+        counts[refusal or "schedulable"] = counts.get(refusal or "schedulable", 0) + 1
+    return f"{len(states)} node(s): " + ", ".join(f"{n} {why}" for why, n in sorted(counts.items()))
+
+
 KINDS: dict[str, Callable[[dict[str, Any], Budget], dict[str, Any]]] = {
     "Release": on_release, "Manifests": on_manifests, "WaitForDeployment": on_wait_for_deployment,
+    "WaitForSchedulableNode": on_wait_for_node,
 }

@@ -25,6 +25,11 @@ OUTPUT_TAIL = 3000
 SAFETY_MARGIN_SECONDS = 60
 # Budget when no Lambda context is given (tests, local runs): Lambda's own maximum.
 DEFAULT_SECONDS = 900
+# A new access entry (and its access policy) takes a moment to reach the API server: until then the installer's
+# token is answered 401 or 403. Waited out this long, then the request fails naming the access entry.
+ACCESS_WAIT_SECONDS, ACCESS_POLL_SECONDS = 120, 5
+# How kubectl reports a token the cluster does not (yet) know, or rights not (yet) granted.
+NOT_YET_AUTHORIZED = ("(Unauthorized)", "(Forbidden)", "must be logged in")
 
 
 class HelmReleaseError(Exception):
@@ -91,8 +96,9 @@ def eks_client(region: str) -> Any:
     return boto3.client("eks", region_name=region)
 
 
-def write_kubeconfig(workdir: Path, cluster_name: str, region: str) -> Path:
-    """A kubeconfig for the installer's role; ClusterGone when EKS no longer knows the cluster."""
+def write_kubeconfig(workdir: Path, cluster_name: str, region: str, budget: Budget) -> Path:
+    """A kubeconfig for the installer's role, once the cluster accepts it (await_access); ClusterGone when EKS no
+    longer knows the cluster."""
     client = eks_client(region)
     try:
         cluster = client.describe_cluster(name=cluster_name)["cluster"]
@@ -103,7 +109,30 @@ def write_kubeconfig(workdir: Path, cluster_name: str, region: str) -> Path:
     path = workdir / "kubeconfig.json"
     path.write_text(json.dumps(config))
     path.chmod(0o600)
+    await_access(path, workdir, budget)
     return path
+
+
+def await_access(kubeconfig: Path, workdir: Path, budget: Budget, limit: float = ACCESS_WAIT_SECONDS,
+                 poll_seconds: float = ACCESS_POLL_SECONDS) -> None:
+    """Wait until the cluster lets the installer read kube-system: right after its access entry is created (the
+    cluster's first deploy) EKS answers 401/403 for a while, which must not roll back the whole create. Any
+    other failure is raised at once."""
+    bound = min(limit, max(budget.remaining() - poll_seconds, 0))
+    deadline = time.monotonic() + bound
+    while True:
+        try:
+            run_tool(KUBECTL, ["get", "--raw", "/api/v1/namespaces/kube-system", "--kubeconfig", str(kubeconfig)],
+                     tool_env(workdir), "kubectl get namespace kube-system", budget)
+            return
+        except HelmReleaseError as err:
+            if not any(sign in str(err) for sign in NOT_YET_AUTHORIZED):
+                raise
+            if time.monotonic() + poll_seconds >= deadline:
+                raise HelmReleaseError(f"the cluster still refuses the installer after {bound:.0f} s ({err}); its "
+                                       "access entry (AmazonEKSClusterAdminPolicy) should take seconds to apply - "
+                                       "check it with aws eks list-associated-access-policies") from err
+        time.sleep(poll_seconds)
 
 
 def kubeconfig_document(endpoint: str, ca_data: str, token: str) -> dict[str, Any]:

@@ -72,10 +72,12 @@ def test_release_names_the_pins_region_and_values_and_has_a_service_timeout(temp
 
 def test_the_function_is_built_for_exactly_that_release(template):
     """The handler compares each event with INSTALLER_SCOPE; the construct writes the same values to both."""
-    [function] = [f for f in template.find_resources("AWS::Lambda::Function").values()
-                  if f["Properties"]["Handler"] == "index.on_event"]
-    scope = json.loads(rendered(function["Properties"]["Environment"]["Variables"]["INSTALLER_SCOPE"]))
-    assert scope == {"ClusterName": "hyperpod-eks", "Release": RELEASE,
+    functions = [f for f in template.find_resources("AWS::Lambda::Function").values()
+                 if f["Properties"]["Handler"] in ("index.on_event", "index.is_complete")]
+    assert sorted(f["Properties"]["Handler"] for f in functions) == ["index.is_complete", "index.on_event"]
+    scopes = [json.loads(rendered(f["Properties"]["Environment"]["Variables"]["INSTALLER_SCOPE"])) for f in functions]
+    assert scopes[0] == scopes[1]
+    assert scopes[0] == {"ClusterName": "hyperpod-eks", "Release": RELEASE,
                      "Stacks": {"Partition": "aws", "Account": "111122223333", "StackPrefix": "HyperPod-dev-"},
                      "Manifests": {"guardrails": pin(list(GUARDRAILS))}}
 
@@ -106,7 +108,8 @@ def test_the_pinned_guardrails_are_exactly_what_the_governance_stack_sends(tmp_p
     build_app(app, load_config(ROOT / "config" / "dev.yaml").config)
     stacks = {stack.stack_name: Template.from_stack(stack) for stack in app.node.children if isinstance(stack, Stack)}
     [function] = [f for f in stacks["HyperPod-dev-cluster"].find_resources("AWS::Lambda::Function").values()
-                  if "INSTALLER_SCOPE" in f["Properties"].get("Environment", {}).get("Variables", {})]
+                  if "INSTALLER_SCOPE" in f["Properties"].get("Environment", {}).get("Variables", {})
+                  and f["Properties"]["Handler"] == "index.on_event"]
     raw = function["Properties"]["Environment"]["Variables"]["INSTALLER_SCOPE"]
     # The cluster name and partition are references (Fn::Join); the pins are literal.
     text = "".join(p if isinstance(p, str) else "" for p in raw["Fn::Join"][1])
@@ -114,6 +117,19 @@ def test_the_pinned_guardrails_are_exactly_what_the_governance_stack_sends(tmp_p
     [guardrails] = [r for r in stacks["HyperPod-dev-governance"].find_resources("Custom::KubernetesManifests").values()
                     if r["Properties"]["Name"] == "guardrails"]
     assert manifests_sha256(json.loads(guardrails["Properties"]["Manifests"])) == pinned["Sha256"]
+
+
+def test_the_completion_check_runs_like_the_installer_within_the_waiter_s_hour(template):
+    """is_complete needs kubectl (the layer), the VPC and the cluster-admin role, and a Lambda budget above the
+    handler's 60 s safety margin; CDK's waiter stops at its one-hour maximum."""
+    functions = {f["Properties"]["Handler"]: f["Properties"] for f in template.find_resources("AWS::Lambda::Function").values()}
+    on_event, complete = functions["index.on_event"], functions["index.is_complete"]
+    for key in ("Layers", "VpcConfig", "Role", "Runtime"):
+        assert complete[key] == on_event[key]
+    assert complete["Timeout"] == 180
+    [machine] = template.find_resources("AWS::StepFunctions::StateMachine").values()
+    definition = json.dumps(machine["Properties"]["DefinitionString"])
+    assert '\\"IntervalSeconds\\":30' in definition and '\\"MaxAttempts\\":120' in definition
 
 
 def test_installer_has_its_own_group_with_https_egress_only(template):

@@ -426,7 +426,7 @@ STACK_ID = "arn:aws:cloudformation:us-east-1:111122223333:stack/HyperPod-dev-clu
 # The state CloudFormation shows for a custom resource while it waits for each request.
 WAITING = {"Create": "CREATE_IN_PROGRESS", "Update": "UPDATE_IN_PROGRESS", "Delete": "DELETE_IN_PROGRESS"}
 TYPES = {"Release": "Custom::HyperPodHelmRelease", "Manifests": "Custom::KubernetesManifests",
-         "WaitForDeployment": "Custom::DeploymentAvailable"}
+         "WaitForDeployment": "Custom::DeploymentAvailable", "WaitForSchedulableNode": "Custom::SchedulableNode"}
 
 
 def invoke(event: dict[str, Any], status: str | None = None, physical_id: str | None = None,
@@ -920,7 +920,7 @@ class FakeApiServer:
 
 
 def status(code: int, what: str) -> dict[str, Any]:
-    reason = {404: "NotFound", 403: "Forbidden"}[code]
+    reason = {404: "NotFound", 403: "Forbidden", 401: "Unauthorized", 500: "InternalError"}[code]
     return {"apiVersion": "v1", "kind": "Status", "status": "Failure", "reason": reason, "code": code,
             "message": f"{what} {reason}"}
 
@@ -1319,3 +1319,148 @@ def test_wait_for_deployment_refuses_poll_and_timeout_values_that_are_not_second
                  "LogicalResourceId": "KueueAvailable"}
         with pytest.raises(tools.HelmReleaseError, match=f"{key} '{re.escape(value)}' must be a positive number|starts with '-'"):
             invoke(event)
+
+
+# --- the installer's first calls after its access entry (401/403 until EKS has applied it) -----------------------
+
+KUBE_SYSTEM = "/api/v1/namespaces/kube-system"
+
+
+def access_route(refused: int, code: int):
+    return {KUBE_SYSTEM: lambda n, _query: (code, status(code, 'namespaces "kube-system"')) if n <= refused
+            else (200, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kube-system"}})}
+
+
+@pytest.mark.parametrize("code", [401, 403])
+def test_the_installer_waits_out_access_entry_propagation(tmp_path, tools_offline, code):
+    """kubectl's own wording of 401 and 403 is what the wait recognises (real kubectl, stand-in server)."""
+    server = FakeApiServer(access_route(2, code))
+    tools.await_access(server.kubeconfig(tmp_path / "kc.json"), tmp_path, budget(), limit=30, poll_seconds=0.05)
+    assert server.asked == {KUBE_SYSTEM: 3}
+
+
+def test_access_that_never_comes_fails_naming_the_access_entry(tmp_path, tools_offline):
+    server = FakeApiServer(access_route(10**6, 401))
+    with pytest.raises(tools.HelmReleaseError, match="still refuses the installer after 1 s .*Unauthorized.*access entry"):
+        tools.await_access(server.kubeconfig(tmp_path / "kc.json"), tmp_path, budget(), limit=1, poll_seconds=0.1)
+
+
+def test_other_failures_are_not_waited_on(tmp_path, tools_offline):
+    server = FakeApiServer(access_route(10**6, 500))
+    with pytest.raises(tools.HelmReleaseError, match="kubectl get namespace kube-system failed"):
+        tools.await_access(server.kubeconfig(tmp_path / "kc.json"), tmp_path, budget(), limit=30, poll_seconds=0.05)
+    assert server.asked == {KUBE_SYSTEM: 1}
+
+
+# --- WaitForSchedulableNode --------------------------------------------------------------------------------------
+
+NODES = "/api/v1/nodes"
+
+
+def hyperpod_node(name: str, health: str | None = "Schedulable", ready: str = "True", deep: str | None = None,
+                  unschedulable: bool = False, taints: tuple[dict[str, str], ...] = ()) -> dict[str, Any]:
+    labels = {"sagemaker.amazonaws.com/compute-type": "hyperpod"}
+    if health:
+        labels["sagemaker.amazonaws.com/node-health-status"] = health
+    if deep:
+        labels["sagemaker.amazonaws.com/deep-health-check"] = deep
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels},
+            "spec": {"unschedulable": unschedulable, "taints": list(taints)},
+            "status": {"conditions": [{"type": "Ready", "status": ready}]}}
+
+
+HEALTH_TAINT = {"key": "sagemaker.amazonaws.com/node-health-status", "value": "Unschedulable", "effect": "NoSchedule"}
+
+
+@pytest.mark.parametrize("node, refusal", [
+    (hyperpod_node("a"), None),
+    (hyperpod_node("a", taints=({"key": "x", "effect": "PreferNoSchedule"},)), None),
+    (hyperpod_node("a", health="Unschedulable", deep="InProgress", taints=(HEALTH_TAINT,)),
+     "Unschedulable (deep health check InProgress)"),
+    (hyperpod_node("a", health=None), "no health status yet"),
+    (hyperpod_node("a", ready="False"), "not Ready"),
+    (hyperpod_node("a", unschedulable=True), "cordoned"),
+    (hyperpod_node("a", taints=({"key": "team", "value": "a", "effect": "NoExecute"},)), "tainted team=a:NoExecute"),
+])
+def test_a_node_takes_kueue_only_when_healthy_ready_uncordoned_and_untainted(node, refusal):
+    assert handler.node_refusal(node) == refusal
+
+
+@pytest.fixture
+def nodes_server(monkeypatch, tools_offline):
+    """The installer's scope, and the cluster answered by a stand-in API server whose node list a test sets."""
+    answer: dict[str, Any] = {"items": []}
+    server = FakeApiServer({NODES: lambda _n, _q: (200, {"apiVersion": "v1", "kind": "NodeList", **answer}),
+                            **access_route(0, 401)})
+    monkeypatch.setenv("INSTALLER_SCOPE", json.dumps(SCOPE))
+    monkeypatch.setenv("AWS_REGION", "us-east-1")
+    monkeypatch.setattr(tools, "eks_client", lambda _region: None)
+
+    def kubeconfig(workdir, _cluster, _region, budget):
+        path = server.kubeconfig(workdir / "kc.json")
+        tools.await_access(path, workdir, budget)
+        return path
+
+    monkeypatch.setattr(tools, "write_kubeconfig", kubeconfig)
+    server.answer = answer
+    return server
+
+
+def node_event(request: str = "Create", timeout: str = "3300", started: float | None = None) -> dict[str, Any]:
+    props = {"Kind": "WaitForSchedulableNode", "ClusterName": "hyperpod-eks", "Region": "us-east-1",
+             "TimeoutSeconds": timeout}
+    event = {"RequestType": request, "ResourceProperties": props, "StackId": STACK_ID,
+             "LogicalResourceId": "SchedulableNode"}
+    if started is not None:
+        event |= {"PhysicalResourceId": "hyperpod-eks/wait/schedulable-node", "Data": {"WaitStartedAt": f"{started:.0f}"}}
+    return event
+
+
+def test_the_node_wait_starts_the_clock_and_waits_until_a_node_is_schedulable(nodes_server):
+    started = invoke(node_event())
+    assert started["PhysicalResourceId"] == "hyperpod-eks/wait/schedulable-node"
+    assert abs(float(started["Data"]["WaitStartedAt"]) - time.time()) < 5
+    event = {**node_event(), **started}
+    assert handler.is_complete(event) == {"IsComplete": False}
+    nodes_server.answer["items"] = [hyperpod_node("gpu-1", health="Unschedulable", deep="InProgress",
+                                                  taints=(HEALTH_TAINT,)), hyperpod_node("cpu-1", ready="False")]
+    assert handler.is_complete(event) == {"IsComplete": False}
+    nodes_server.answer["items"].append(hyperpod_node("cpu-2"))
+    assert handler.is_complete(event) == {"IsComplete": True, "Data": {"SchedulableNode": "cpu-2"}}
+
+
+def test_the_node_wait_fails_with_the_nodes_states_when_its_time_is_up(nodes_server):
+    nodes_server.answer["items"] = [hyperpod_node(f"gpu-{i}", health="Unschedulable", deep="InProgress",
+                                                  taints=(HEALTH_TAINT,)) for i in range(3)]
+    with pytest.raises(tools.HelmReleaseError, match=re.escape(
+            "no HyperPod node could take pods after 56 min (3 node(s): 3 Unschedulable (deep health check "
+            "InProgress)), so task governance (Kueue) cannot start")):
+        handler.is_complete(node_event(started=time.time() - 3360))
+
+
+def test_without_nodes_the_failure_says_none_joined(nodes_server):
+    with pytest.raises(tools.HelmReleaseError, match=re.escape("(no nodes have joined yet)")):
+        handler.is_complete(node_event(timeout="60", started=time.time() - 61))
+
+
+def test_other_kinds_and_deletes_are_complete_without_a_call(scoped):
+    for event in ({**release_event(), "PhysicalResourceId": "x"}, node_event("Delete", started=0)):
+        assert handler.is_complete(event) == {"IsComplete": True}
+
+
+def test_deleting_the_node_wait_does_nothing(scoped):
+    assert invoke({**node_event("Delete"), "PhysicalResourceId": "hyperpod-eks/wait/schedulable-node"}) == {
+        "PhysicalResourceId": "hyperpod-eks/wait/schedulable-node"}
+
+
+@pytest.mark.parametrize("value", ["nan", "0", "soon"])
+def test_the_node_wait_refuses_a_timeout_that_is_not_seconds(scoped, value):
+    with pytest.raises(tools.HelmReleaseError, match="TimeoutSeconds .* must be a positive number"):
+        invoke(node_event(timeout=value))
+
+
+def test_a_forged_node_wait_for_another_cluster_is_refused_by_is_complete_too(scoped):
+    event = node_event(started=time.time())
+    event["ResourceProperties"]["ClusterName"] = "someone-elses"
+    with pytest.raises(tools.HelmReleaseError, match="not the cluster this installer was built for"):
+        handler.is_complete(event)

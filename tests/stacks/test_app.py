@@ -131,9 +131,9 @@ def test_no_wildcard_action_in_any_iam_policy(apps, env):
                     assert not [a for a in actions if "*" in a], (stack, logical_id, statement)
 
 
-def test_deploy_order_chart_cluster_addon_policy_quotas(apps, tmp_path):
-    """Helm release -> HyperPod cluster (cluster stack) -> task governance add-on -> Kueue Available -> cluster
-    policy -> quotas."""
+def test_deploy_order_chart_cluster_node_addon_policy_quotas(apps, tmp_path):
+    """Helm release -> HyperPod cluster (cluster stack) -> a schedulable node -> task governance add-on -> Kueue
+    Available -> cluster policy -> quotas."""
     for env in ENVIRONMENTS:
         governance = apps[env][f"HyperPod-{env}-governance"].to_json()["Resources"]
         [addon_id] = [k for k, v in governance.items() if v["Type"] == "AWS::EKS::Addon"
@@ -144,6 +144,8 @@ def test_deploy_order_chart_cluster_addon_policy_quotas(apps, tmp_path):
         assert governance[wait_id]["Properties"]["Namespace"] == "kueue-system"
         assert governance[wait_id]["Properties"]["Name"] == "kueue-controller-manager"
         assert addon_id in governance[wait_id]["DependsOn"] and wait_id in governance[policy_id]["DependsOn"]
+        [node_id] = [k for k, v in governance.items() if v["Type"] == "Custom::SchedulableNode"]
+        assert governance[addon_id]["DependsOn"] == [node_id]
         assert quotas and all(policy_id in q["DependsOn"] for q in quotas)
         # The governance stack reads the HyperPod cluster's ARN from the cluster stack, so it deploys after it.
         policy_cluster = json.dumps(governance[policy_id]["Properties"])
