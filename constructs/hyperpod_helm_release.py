@@ -16,7 +16,6 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from aws_cdk import CustomResource, Duration, Stack
 from aws_cdk import aws_ec2 as ec2
@@ -25,8 +24,6 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from hyperpod_constructs.helm_release_handler.manifest_pins import pin
-from hyperpod_constructs.helm_release_handler.manifest_policy import manifest_refusal
 from hyperpod_constructs.imported_network import import_vpc_subnets
 from hyperpod_constructs.nag_acknowledgements import acknowledge, nag_text, wildcard_resource
 from hyperpod_constructs.private.kubectl_layers import kubectl_layer
@@ -102,9 +99,6 @@ class HyperPodHelmReleaseProps:
     gpu_device_isolation: the NVIDIA device plugin hands GPUs over as volume mounts (GPU_DEVICE_ISOLATION_VALUES);
         the nodes' container toolkit must read them and ignore NVIDIA_VISIBLE_DEVICES from unprivileged
         containers (the lifecycle step of the same name), or GPU pods get no GPU. Default False.
-    pinned_manifests: KubernetesManifests set name -> its exact objects (the admission guardrails); the
-        installer applies such a set only with this content and never deletes its objects for another set.
-        Default: none (the installer then refuses admission objects altogether).
     log_retention: retention of the installer's log group. Default one year.
     """
 
@@ -121,7 +115,6 @@ class HyperPodHelmReleaseProps:
     namespace: str = "kube-system"
     components: dict[str, bool] = field(default_factory=dict)
     gpu_device_isolation: bool = False
-    pinned_manifests: dict[str, tuple[dict[str, Any], ...]] = field(default_factory=dict)
     log_retention: logs.RetentionDays = logs.RetentionDays.ONE_YEAR
 
 
@@ -190,8 +183,7 @@ class HyperPodHelmRelease(Construct):
         # What the installer may act on, fixed at synth; the handler refuses events that differ.
         stacks = {"Partition": stack.partition, "Account": stack.account, "StackPrefix": props.stack_name_prefix}
         installer_scope = stack.to_json_string(
-            {"ClusterName": props.cluster.cluster_name, "Release": release, "Stacks": stacks,
-             "Manifests": {name: pin(list(objects)) for name, objects in sorted(props.pinned_manifests.items())}})
+            {"ClusterName": props.cluster.cluster_name, "Release": release, "Stacks": stacks})
         for function in installer.functions:
             function.add_environment("INSTALLER_SCOPE", installer_scope)
         role = installer.role
@@ -204,6 +196,13 @@ class HyperPodHelmRelease(Construct):
         acknowledge(role, {wildcard_resource(nag_text(self, kit_stacks)): (
             "read-only calls on the kit's own stacks (HyperPod-<env>-*, every stack id): the installer asks "
             "CloudFormation whether an event is a real request of those stacks before it acts")})
+        # Large manifest sets and every admission object come as S3 assets of the kit's deployments
+        # (KubernetesManifests): the installer may read the bucket its own code was published to, and no other.
+        assets = f"arn:{stack.partition}:s3:::{installer.function.node.default_child.code.s3_bucket}/*"
+        role.add_to_policy(iam.PolicyStatement(actions=["s3:GetObject"], resources=[assets]))
+        acknowledge(role, {wildcard_resource(nag_text(self, assets)): (
+            "read-only on the CDK asset bucket the kit's deployments publish to: manifest sets are assets named by "
+            "content hash, one per deploy, and a rollback reads the previous one")})
         self.function = installer.function
         self.access_entry = eks.AccessEntry(
             self, "InstallerAccess", cluster=props.cluster, principal=role.role_arn,
@@ -249,10 +248,6 @@ def _validate(props: HyperPodHelmReleaseProps) -> None:
         raise ValueError(f"namespace must be a Kubernetes namespace name, got {props.namespace!r}")
     if not re.fullmatch(r"[A-Za-z][-A-Za-z0-9]*-", props.stack_name_prefix):
         raise ValueError(f"stack_name_prefix must be a stack name prefix ending in '-', got {props.stack_name_prefix!r}")
-    for name, objects in props.pinned_manifests.items():
-        refusals = [reason for reason in map(manifest_refusal, objects) if reason]
-        if refusals:
-            raise ValueError(f"pinned_manifests {name}: the installer would refuse " + "; ".join(refusals))
     if not props.subnet_ids:
         raise ValueError("subnet_ids must name at least one subnet for the installer")
     unknown = set(props.components) - set(COMPONENT_VALUES)

@@ -211,6 +211,9 @@ def parse_yaml(text: str, file: str) -> tuple[Any, SourceMap]:
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        lines = text.splitlines()
+        if line > len(lines):  # the end of the stream, after the last newline: point at the end of the last line
+            line, column = max(len(lines), 1), len(lines[-1]) + 1 if lines else 1
         problem = err.problem or err.context or "invalid YAML"
         raise _fail("HPK002", file, f"not valid YAML: {problem}", "fix the YAML syntax at this place",
                     line, column) from None

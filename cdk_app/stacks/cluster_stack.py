@@ -13,7 +13,6 @@ from cdk_app.config.model import InstanceGroup, KitConfig
 from cdk_app.config.names import hyperpod_cluster_name, lifecycle_bucket_name
 from cdk_app.domain.instance_types import CATALOGUE
 from cdk_app.domain.network_zones import cluster_zone_ids
-from cdk_app.kubernetes.guardrails import guardrail_manifests
 from cdk_app.stacks.layout import stack_name
 from hyperpod_constructs.hyperpod_cluster import HyperPodCluster, HyperPodClusterProps, InstanceGroupSpec, NodeTaint
 from hyperpod_constructs.hyperpod_eks_cluster import HyperPodEksCluster, HyperPodEksClusterProps
@@ -86,8 +85,6 @@ class ClusterStack(Stack):
             release_name=chart.release_name, components=chart.components.model_dump(),
             gpu_device_isolation=config.hyperpod.lifecycle.gpu_device_isolation,
             stack_name_prefix=stack_name(config, ""),
-            # The governance stack's admission guardrails, pinned: the installer applies exactly these.
-            pinned_manifests={"guardrails": guardrails} if (guardrails := tuple(guardrail_manifests(config))) else {},
         ))
         for addon in eks.addons.values():
             dependencies.node.add_dependency(addon)

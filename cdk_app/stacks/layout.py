@@ -37,7 +37,7 @@ TEAM_RBAC = 1  # Custom::KubernetesManifests
 TEAM_ACCESS = 2  # IAM role + EKS access entry
 # The API path's handler: 5 functions, 5 roles, 5 policies, 2 log groups, the waiter state machine.
 API_PROVIDER = 18
-GOVERNANCE_FIXED = 3  # task-governance add-on, Kueue wait, cluster policy
+GOVERNANCE_FIXED = 4  # schedulable-node wait, task-governance add-on, Kueue wait, cluster policy
 GUARDRAILS = 1
 OBSERVABILITY = 2  # CloudWatch agent role + add-on
 PLACEHOLDER = 1  # AWS::CloudFormation::WaitConditionHandle of an empty team stack
@@ -49,12 +49,12 @@ PARAMETERS = 1  # BootstrapVersion of CDK's default synthesizer
 # (logical id, path, names: NAME_USES times), its stack's name in its path and, per import of a cluster-stack
 # value, the environment name. tests/stacks/test_layout.py holds the estimate to the real templates.
 BYTES_STACK = 1_400  # description, Parameters, Rules, CDK metadata
-BYTES_GOVERNANCE = 2_400  # add-on, Kueue wait, native cluster policy, ClusterPolicyArn output
+BYTES_GOVERNANCE = 3_000  # node wait, add-on, Kueue wait, native cluster policy, ClusterPolicyArn output
 BYTES_API_POLICY = 500  # the API-backed cluster policy is that much larger than the native one
 BYTES_API_PROVIDER = 25_000
-BYTES_GUARDRAILS = 73_700  # the admission policies and bindings, without the per-namespace entries
-BYTES_GUARDRAILS_CLASS = 250  # per priority class of the cluster policy
-BYTES_GUARDED_TEAM = 214  # plus 6 per name character and per allowed priority class 2 x its name + 30
+# The guardrails resource names its content's asset (bucket, key, digest); the content itself, which grows with
+# the teams, is an S3 object (constructs/kubernetes_manifests.py), so the template does not.
+BYTES_GUARDRAILS = 1_050
 BYTES_OBSERVABILITY = 1_900
 BYTES_QUOTA = 660  # plus its entries
 BYTES_QUOTA_ENTRY = 40  # plus the instance type, and per amount given 14 + the field's name and value
@@ -174,16 +174,6 @@ def team_cost(config: KitConfig, team: Team, stack: str) -> Cost:
     return Cost(resources=resources, bytes=size)
 
 
-def _guarded_team(config: KitConfig, name: str, classes: tuple[str, ...] | None, capabilities: tuple[str, ...]) -> int:
-    allowed = config_classes(config) if classes is None else classes
-    return (BYTES_GUARDED_TEAM + 6 * len(name) + sum(2 * len(c) + 30 for c in allowed)
-            + sum(2 * len(c) + 20 for c in capabilities))
-
-
-def config_classes(config: KitConfig) -> tuple[str, ...]:
-    return tuple(c.name for c in config.cluster_policy.priority_classes)
-
-
 def _base(config: KitConfig, teams: tuple[Team, ...]) -> Cost:
     """What every team-holding stack has besides its teams: CDK's parameter and metadata, the API handler
     when its quotas are API-backed, the TeamRoleArns output when a team has principals."""
@@ -203,11 +193,7 @@ def governance_cost(config: KitConfig, teams: tuple[Team, ...]) -> Cost:
         if not (teams and not uses_native(config, "compute_quota")):  # the policy's handler, if not there yet
             cost += Cost(resources=API_PROVIDER, bytes=BYTES_API_PROVIDER)
     if bound:
-        guarded = sum(_guarded_team(config, t.name, t.priority_classes, t.allowed_capabilities) for t in config.teams)
-        if config.shared_pool is not None:
-            guarded += _guarded_team(config, config.shared_pool.name, None, ())
-        cost += Cost(resources=GUARDRAILS,
-                     bytes=BYTES_GUARDRAILS + BYTES_GUARDRAILS_CLASS * len(config_classes(config)) + guarded)
+        cost += Cost(resources=GUARDRAILS, bytes=BYTES_GUARDRAILS)
     if config.shared_pool is not None:  # one entry per instance type of the cluster
         types = {g.instance_type for g in config.hyperpod.instance_groups}
         cost += Cost(resources=TEAM_QUOTA, bytes=BYTES_QUOTA + 4 * len(config.shared_pool.name) + sum(

@@ -5,7 +5,10 @@
   interrupted run left pending, and run `helm upgrade --install`; Delete uninstalls the release (the
   resource is RetainExceptOnCreate, so only a failed create's rollback sends one).
 - Manifests: Kubernetes objects (team RBAC, admission guardrails) applied server-side after their
-  namespaces exist; objects an update leaves out, or a delete, are deleted.
+  namespaces exist; objects an update leaves out, or a delete, are deleted. A set comes in the event
+  (Manifests) or, when it holds admission objects or is large, as an S3 object of the kit's CDK asset bucket
+  (ManifestsObject: Bucket, Key, Sha256) - an update's event carries old and new properties and must fit
+  Lambda's asynchronous payload limit, whatever the number of teams.
 - WaitForDeployment: succeeds once a Deployment reports Available (Kueue before the cluster policy).
 - WaitForSchedulableNode: succeeds once a HyperPod node can take pods (before the task-governance add-on,
   whose Kueue needs one). It waits across many invocations: on_event only starts the clock and is_complete,
@@ -20,9 +23,10 @@ only what it was built for, fixed in its environment at synth (INSTALLER_SCOPE):
 - the cluster, region, chart source and pins, release name and namespace must be the scope's (an Update
   back from exactly those values, the shape of a rollback, is acknowledged without touching the cluster,
   as are the rollback and clean-up requests for a cluster the EKS cluster's replacement left behind);
-- manifests may only be the kinds the kit writes, with the content it writes (manifest_policy.py); the
-  admission guardrails are applied only with the exact content pinned by digest (manifest_pins.py), a
-  team's set holds objects of its own namespace only, and no removal deletes a pinned object;
+- manifests may only be the kinds the kit writes, with the content it writes (manifest_policy.py); admission
+  objects (the guardrails set) only from the asset bucket, which only the account's CDK deployments write and
+  which IAM lets the installer read (a forged event can at most name content a kit deploy uploaded); a team's
+  set holds objects of its own namespace only and no admission object;
 - values that start with "-" (helm and kubectl would read them as flags) are refused.
 
 Every request budgets its time from the Lambda context and fails with a reason before Lambda's own
@@ -45,7 +49,7 @@ import cfn_anchor
 import installer_tools as tools
 from chart_source import DependencyPin, fetch_chart, prepare_chart
 from installer_tools import Budget, ClusterGone, HelmReleaseError
-from manifest_pins import identity, manifests_sha256
+from manifest_content import identity, sha256_hex
 from manifest_policy import ADMISSION_API, DNS_SUBDOMAIN, manifest_refusal
 
 SCOPE_VARIABLE = "INSTALLER_SCOPE"
@@ -71,6 +75,12 @@ RESOURCE_TYPES = {"Release": "Custom::HyperPodHelmRelease", "Manifests": "Custom
                   "WaitForDeployment": "Custom::DeploymentAvailable", "WaitForSchedulableNode": "Custom::SchedulableNode"}
 
 DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+# The set of admission guardrails; every other set is a team's (team-<team>).
+GUARDRAILS_SET = "guardrails"
+# CDK names a file asset by its hash: the only keys a ManifestsObject may name.
+ASSET_KEY = re.compile(r"[0-9a-f]{64}\.json")
+# A set larger than this is not the kit's (the guardrails of thousands of teams are a few MB).
+MAX_MANIFEST_BYTES = 64 * 1024 * 1024
 
 
 def on_event(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
@@ -299,17 +309,18 @@ def check_manifests(manifests: Any, where: str) -> list[dict[str, Any]]:
     return manifests
 
 
-def set_refusal(name: str, manifests: list[dict[str, Any]], pins: dict[str, Any]) -> str | None:
-    """Why the set `name` may not hold `manifests`: a pinned set (the guardrails) holds exactly its pinned
-    content; a team's set (team-<team>) holds no admission object and namespaced objects only in its
+def set_refusal(name: str, manifests: list[dict[str, Any]], from_asset: bool) -> str | None:
+    """Why the set `name` may not hold `manifests`: the guardrails set holds admission objects only, read from
+    the asset bucket; a team's set (team-<team>) holds no admission object and namespaced objects only in its
     team's namespace; no other set exists."""
-    if name in pins:
-        if manifests_sha256(manifests) != pins[name]["Sha256"]:
-            return f"the manifests of {name} are not the ones this installer was built with (SHA-256 differs)"
-        return None
+    if name == GUARDRAILS_SET:
+        if not from_asset:
+            return "the guardrails are read from the kit's asset bucket only (ManifestsObject), not from the event"
+        strays = [identity(m) for m in manifests if m["apiVersion"] != ADMISSION_API]
+        return f"{', '.join(strays)} do not belong to the guardrails" if strays else None
     team = re.fullmatch(r"team-(.+)", name)
     if team is None:
-        return f"{name} is not a set this installer was built for (pinned: {sorted(pins) or 'none'}; or team-<team>)"
+        return f"{name} is not a set this installer was built for ({GUARDRAILS_SET}, or team-<team>)"
     for manifest in manifests:
         namespace = (manifest.get("metadata") or {}).get("namespace")
         if manifest["apiVersion"] == ADMISSION_API or (namespace and namespace != f"hyperpod-ns-{team.group(1)}"):
@@ -317,15 +328,52 @@ def set_refusal(name: str, manifests: list[dict[str, Any]], pins: dict[str, Any]
     return None
 
 
-def check_set(name: str, manifests: list[dict[str, Any]], pins: dict[str, Any], where: str) -> None:
-    refusal = set_refusal(name, manifests, pins)
+def check_set(name: str, manifests: list[dict[str, Any]], from_asset: bool, where: str) -> None:
+    refusal = set_refusal(name, manifests, from_asset)
     if refusal:
         raise HelmReleaseError(f"refusing {where}: {refusal}")
 
 
+def s3_client() -> Any:
+    import boto3
+    from botocore.config import Config
+
+    return boto3.client("s3", config=Config(connect_timeout=10, read_timeout=60,
+                                            retries={"mode": "standard", "max_attempts": 3}))
+
+
+def read_manifests_object(reference: Any, where: str, budget: Budget) -> bytes:
+    """The bytes of a ManifestsObject, checked against the SHA-256 the event names. The installer's role may read
+    the kit's asset bucket only; IAM refuses any other."""
+    if not isinstance(reference, dict) or not ASSET_KEY.fullmatch(str(reference.get("Key", ""))) \
+            or not re.fullmatch(r"[0-9a-f]{64}", str(reference.get("Sha256", ""))):
+        raise HelmReleaseError(f"{where}: ManifestsObject must name Bucket, an asset Key (<sha256>.json) and Sha256")
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    budget.require(f"reading {where} from S3", 30)
+    try:
+        answer = s3_client().get_object(Bucket=str(reference.get("Bucket", "")), Key=reference["Key"])
+        content = answer["Body"].read(MAX_MANIFEST_BYTES + 1)
+    except (BotoCoreError, ClientError) as err:
+        raise HelmReleaseError(f"{where}: reading s3://{reference.get('Bucket')}/{reference['Key']} failed: {err}") from err
+    if len(content) > MAX_MANIFEST_BYTES:
+        raise HelmReleaseError(f"{where}: the object is larger than {MAX_MANIFEST_BYTES} bytes")
+    if sha256_hex(content) != reference["Sha256"]:
+        raise HelmReleaseError(f"{where}: s3://{reference.get('Bucket')}/{reference['Key']} is not the content the "
+                               "event names (SHA-256 differs)")
+    return content
+
+
+def manifests_of(props: dict[str, Any], where: str, budget: Budget) -> tuple[list[dict[str, Any]], bool]:
+    """The set an event's properties name, and whether it came from the asset bucket."""
+    if "ManifestsObject" in props:
+        raw = read_manifests_object(props["ManifestsObject"], where, budget)
+        return check_manifests(json.loads(raw), where), True
+    return check_manifests(json.loads(props.get("Manifests", "[]")), where), False
+
+
 def on_manifests(event: dict[str, Any], budget: Budget) -> dict[str, Any]:
-    """Apply the manifests (server-side), and delete those an update or a delete leaves out - except
-    objects of a pinned set, which the function's scope still wants."""
+    """Apply the manifests (server-side), and delete those an update or a delete leaves out."""
     props = event["ResourceProperties"]
     request = event["RequestType"]
     name = str(props.get("Name", ""))
@@ -335,23 +383,22 @@ def on_manifests(event: dict[str, Any], budget: Budget) -> dict[str, Any]:
     if request == "Delete" and event.get("PhysicalResourceId") != physical_id:
         # The anchor confirmed the physical id; the Name must be the one it was made from.
         raise HelmReleaseError(f"refusing the event: Name {name!r} does not belong to {event.get('PhysicalResourceId')!r}")
-    pins = scope().get("Manifests", {})
-    current = check_manifests(json.loads(props["Manifests"]), "Manifests")
+    current, current_from_asset = manifests_of(props, "Manifests", budget)
+    check_set(name, current, current_from_asset, "Manifests")
     old = event.get("OldResourceProperties") or {}
-    previous = check_manifests(json.loads(old.get("Manifests", "[]")), "the previous Manifests")
-    if request == "Update" and set_refusal(name, current, pins) and str(old.get("Name", "")) == name \
-            and name in pins and set_refusal(name, previous, pins) is None:
-        # A rollback of the pinned set that runs before the function's own rollback: the cluster keeps
-        # the content the function was built with, the next deploy converges.
-        return left_alone(event, f"rollback of {name} acknowledged; the installer keeps its pinned content")
-    check_set(name, current, pins, "Manifests")
-    if request == "Update" and str(old.get("Name", name)) == name:
-        check_set(name, previous, pins, "the previous Manifests")
+    same_set = request == "Update" and str(old.get("Name", name)) == name
+    previous: list[dict[str, Any]] = []
+    if same_set:
+        previous, previous_from_asset = manifests_of(old, "the previous Manifests", budget)
+        if name == GUARDRAILS_SET and not previous_from_asset:
+            # Guardrails of a kit before ManifestsObject came in the event, which anyone may forge: nothing is
+            # deleted on their word (objects they had and the new set lacks stay until removed by hand).
+            previous = []
+        check_set(name, previous, True, "the previous Manifests")
     wanted = [] if request == "Delete" else current
     # An Update to another Name is a replacement: CloudFormation deletes the old set by its own Delete.
-    before = current if request == "Delete" else previous if str(old.get("Name", name)) == name else []
-    pinned = {obj for entry in pins.values() for obj in entry["Objects"]}
-    gone = [m for m in removed(before, wanted) if identity(m) not in pinned]
+    before = current if request == "Delete" else previous
+    gone = removed(before, wanted)
     result = {"PhysicalResourceId": event.get("PhysicalResourceId", physical_id) if request == "Delete" else physical_id}
     with tempfile.TemporaryDirectory() as work:
         workdir = Path(work)

@@ -13,7 +13,8 @@ from aws_cdk.assertions import Template
 from support.paths import ROOT
 
 from cdk_app.domain.resource_schemas import action_resource_types, handler_permissions, resource_type_arn_formats
-from hyperpod_constructs.kubernetes_manifests import KubernetesManifests, KubernetesManifestsProps
+from hyperpod_constructs.helm_release_handler.manifest_content import canonical_json, sha256_hex
+from hyperpod_constructs.kubernetes_manifests import INLINE_BYTES, KubernetesManifests, KubernetesManifestsProps
 from hyperpod_constructs.sagemaker_governance_permissions import HANDLER_PERMISSIONS
 from hyperpod_constructs.sagemaker_governance_resource import (
     SageMakerGovernanceResource,
@@ -246,3 +247,29 @@ def test_manifests_resource_and_bad_props():
     with pytest.raises(ValueError, match="apiVersion, kind and metadata.name"):
         KubernetesManifests(stack(), "M", props=KubernetesManifestsProps(service_token="t", cluster_name="eks",
                                                                          name="set", manifests=({"kind": "X"},)))
+
+
+def _carried(manifests: tuple[dict, ...]) -> dict:
+    s = stack()
+    KubernetesManifests(s, "M", props=KubernetesManifestsProps(service_token="t", cluster_name="eks", name="set",
+                                                               manifests=manifests))
+    [resource] = Template.from_stack(s).find_resources("Custom::KubernetesManifests").values()
+    return resource["Properties"]
+
+
+def test_admission_objects_and_large_sets_travel_as_an_asset_small_team_sets_in_the_event():
+    """Lambda's asynchronous payload (256 KB) holds an update's old and new properties; the installer takes
+    admission objects from the asset bucket only."""
+    role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+            "metadata": {"name": "hyperpod-team-a", "namespace": "hyperpod-ns-a"}, "rules": []}
+    assert set(_carried((role,))) >= {"Manifests"}
+    many = tuple({**role, "metadata": {**role["metadata"], "name": f"hyperpod-team-a-{i:04d}"}}
+                 for i in range(INLINE_BYTES // 100))
+    policy = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+              "metadata": {"name": "hyperpod-kit-pods"}, "spec": {"failurePolicy": "Fail", "validations": [
+                  {"expression": "true"}]}}
+    for manifests in (many, (policy,)):
+        properties = _carried(manifests)
+        assert "Manifests" not in properties
+        assert properties["ManifestsObject"]["Sha256"] == sha256_hex(canonical_json(list(manifests)))
+        assert re.fullmatch(r"[0-9a-f]{64}\.json", properties["ManifestsObject"]["Key"])

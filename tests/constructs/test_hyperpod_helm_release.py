@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 
 import pytest
 from aws_cdk import App, Duration, Environment, Stack
@@ -17,7 +18,7 @@ from cdk_app.kubernetes.guardrails import guardrail_manifests
 from cdk_app.kubernetes.team_rbac import team_manifests
 from cdk_app.stacks.app_builder import build_app
 from hyperpod_constructs.deployment_available import DeploymentAvailable, DeploymentAvailableProps
-from hyperpod_constructs.helm_release_handler.manifest_pins import manifests_sha256, pin
+from hyperpod_constructs.helm_release_handler.manifest_content import canonical_json, sha256_hex
 from hyperpod_constructs.hyperpod_helm_release import (
     ChartDependency,
     HyperPodHelmRelease,
@@ -44,7 +45,7 @@ def build(**change) -> tuple[Template, HyperPodHelmRelease]:
                                      revision=REVISION, content_sha256=CONTENT, dependencies=(NVIDIA,),
                                      components={"mlflow": True, "nvidia_device_plugin": False},
                                      gpu_device_isolation=True,
-                                     stack_name_prefix="HyperPod-dev-", pinned_manifests={"guardrails": GUARDRAILS})
+                                     stack_name_prefix="HyperPod-dev-")
     release = HyperPodHelmRelease(stack, "Chart", props=dataclasses.replace(props, **change))
     return Template.from_stack(stack), release
 
@@ -78,8 +79,7 @@ def test_the_function_is_built_for_exactly_that_release(template):
     scopes = [json.loads(rendered(f["Properties"]["Environment"]["Variables"]["INSTALLER_SCOPE"])) for f in functions]
     assert scopes[0] == scopes[1]
     assert scopes[0] == {"ClusterName": "hyperpod-eks", "Release": RELEASE,
-                     "Stacks": {"Partition": "aws", "Account": "111122223333", "StackPrefix": "HyperPod-dev-"},
-                     "Manifests": {"guardrails": pin(list(GUARDRAILS))}}
+                     "Stacks": {"Partition": "aws", "Account": "111122223333", "StackPrefix": "HyperPod-dev-"}}
 
 
 def rendered(value: object) -> str:
@@ -100,23 +100,34 @@ def test_installer_may_confirm_events_with_the_kit_s_stacks_only(template):
          "arn:aws:cloudformation:eu-west-1:111122223333:stack/HyperPod-dev-*/*")]
 
 
-def test_the_pinned_guardrails_are_exactly_what_the_governance_stack_sends(tmp_path):
-    """The digest in the installer's environment (cluster stack) and the Manifests property of the
-    Guardrails resource (governance stack) of the synthesized app: what the handler compares."""
+def test_the_guardrails_travel_as_an_asset_the_installer_alone_may_read(tmp_path):
+    """The governance stack's Guardrails resource names an asset of the cloud assembly whose bytes are the app's
+    guardrails (SHA-256 in the event), in the bucket the cluster stack's installer may read; the cluster stack
+    holds no guardrail content, so a team change does not touch it (review finding 3)."""
     context = json.loads((ROOT / "cdk.json").read_text())["context"]
     app = App(context=context, outdir=str(tmp_path))
-    build_app(app, load_config(ROOT / "config" / "dev.yaml").config)
+    config = load_config(ROOT / "config" / "dev.yaml").config
+    build_app(app, config)
+    assembly = app.synth()
     stacks = {stack.stack_name: Template.from_stack(stack) for stack in app.node.children if isinstance(stack, Stack)}
-    [function] = [f for f in stacks["HyperPod-dev-cluster"].find_resources("AWS::Lambda::Function").values()
-                  if "INSTALLER_SCOPE" in f["Properties"].get("Environment", {}).get("Variables", {})
-                  and f["Properties"]["Handler"] == "index.on_event"]
-    raw = function["Properties"]["Environment"]["Variables"]["INSTALLER_SCOPE"]
-    # The cluster name and partition are references (Fn::Join); the pins are literal.
-    text = "".join(p if isinstance(p, str) else "" for p in raw["Fn::Join"][1])
-    pinned = json.loads(text)["Manifests"]["guardrails"]
-    [guardrails] = [r for r in stacks["HyperPod-dev-governance"].find_resources("Custom::KubernetesManifests").values()
-                    if r["Properties"]["Name"] == "guardrails"]
-    assert manifests_sha256(json.loads(guardrails["Properties"]["Manifests"])) == pinned["Sha256"]
+    [guardrails] = [r["Properties"] for r in stacks["HyperPod-dev-governance"].find_resources(
+        "Custom::KubernetesManifests").values() if r["Properties"]["Name"] == "guardrails"]
+    reference = guardrails["ManifestsObject"]
+    assert "Manifests" not in guardrails
+    content = canonical_json(guardrail_manifests(config))
+    assert reference["Sha256"] == sha256_hex(content)
+    # What `cdk deploy` publishes: the stack's asset manifest, source file -> bucket and key.
+    published = json.loads((Path(assembly.directory) / "HyperPod-dev-governance.assets.json").read_text())["files"]
+    [entry] = [entry for entry in published.values()
+               if [d["objectKey"] for d in entry["destinations"].values()] == [reference["Key"]]]
+    assert (Path(assembly.directory) / entry["source"]["path"]).read_bytes() == content
+    [destination] = entry["destinations"].values()
+    bucket = destination["bucketName"].replace("${AWS::AccountId}", "111122223333").replace("${AWS::Region}", "us-east-1")
+    assert reference["Bucket"] == bucket
+    reads = [st for p in stacks["HyperPod-dev-cluster"].find_resources("AWS::IAM::Policy").values()
+             for st in p["Properties"]["PolicyDocument"]["Statement"] if st["Action"] == "s3:GetObject"]
+    assert f"arn:aws:s3:::{bucket}/*" in [rendered(st["Resource"]) for st in reads]
+    assert "hyperpod-kit-" not in json.dumps(stacks["HyperPod-dev-cluster"].to_json())
 
 
 def test_the_completion_check_runs_like_the_installer_within_the_waiter_s_hour(template):
@@ -216,8 +227,6 @@ def test_gpu_device_isolation_sets_the_device_plugins_strategy_next_to_the_toggl
     ({"components": {"kuberay": True}}, "unknown components \\['kuberay'\\]"),
     ({"stack_name_prefix": "HyperPod-dev"}, "stack_name_prefix must be a stack name prefix ending in '-'"),
     ({"stack_name_prefix": "*-"}, "stack_name_prefix must be a stack name prefix"),
-    ({"pinned_manifests": {"guardrails": ({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "x"}},)}},
-     "pinned_manifests guardrails: the installer would refuse v1 Secret"),
 ])
 def test_bad_props_raise(change, message):
     with pytest.raises(ValueError, match=message):

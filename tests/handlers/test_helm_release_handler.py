@@ -24,6 +24,7 @@ import boto3
 import kubernetes_validate
 import pytest
 import yaml
+from botocore.response import StreamingBody
 from botocore.stub import Stubber
 from support.handlers import layer_binary, load_handler
 from support.paths import ROOT, SUPPORT
@@ -39,7 +40,7 @@ handler = load_handler("helm_release_handler")
 import chart_digest  # noqa: E402 (the handler's sibling modules, as Lambda imports them)
 import chart_source  # noqa: E402
 import installer_tools as tools  # noqa: E402
-from manifest_pins import pin  # noqa: E402
+from manifest_content import canonical_json, sha256_hex  # noqa: E402
 
 DATA = SUPPORT / "data" / "hyperpod-chart"
 REVISION = DEFAULT_HELM_CHART_REVISION
@@ -421,7 +422,7 @@ SCOPE = {"ClusterName": "hyperpod-eks", "Release": {
     "Repository": "aws/sagemaker-hyperpod-cli", "Revision": REVISION, "ContentSha256": DEFAULT_HELM_CHART_CONTENT_SHA256,
     "Dependencies": json.dumps({n: {"url": p.url, "sha256": p.sha256} for n, p in PINS.items()}, sort_keys=True),
     "ReleaseName": "hyperpod-dependencies", "Namespace": "kube-system", "Values": "{}"},
-    "Stacks": {"Partition": "aws", "Account": "111122223333", "StackPrefix": "HyperPod-dev-"}, "Manifests": {}}
+    "Stacks": {"Partition": "aws", "Account": "111122223333", "StackPrefix": "HyperPod-dev-"}}
 STACK_ID = "arn:aws:cloudformation:us-east-1:111122223333:stack/HyperPod-dev-cluster/5b6c8a70-a8f1-11ef-9f1c-0a1b2c3d4e5f"
 # The state CloudFormation shows for a custom resource while it waits for each request.
 WAITING = {"Create": "CREATE_IN_PROGRESS", "Update": "UPDATE_IN_PROGRESS", "Delete": "DELETE_IN_PROGRESS"}
@@ -684,19 +685,56 @@ DEV = load_config(ROOT / "config" / "dev.yaml").config
 GUARDRAILS = guardrail_manifests(DEV)
 
 
+ASSETS = "cdk-hnb659fds-assets-111122223333-us-east-1"
+
+
+def as_asset(manifests: list[dict[str, Any]]) -> tuple[dict[str, str], bytes]:
+    """The ManifestsObject the KubernetesManifests construct writes for a set, and the object's bytes."""
+    content = canonical_json(manifests)
+    return {"Bucket": ASSETS, "Key": f"{sha256_hex(content + b'asset')}.json", "Sha256": sha256_hex(content)}, content
+
+
+def guardrails_event(manifests: list[dict[str, Any]], request: str = "Create",
+                     old: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    event = rbac_event([], request=request, name="guardrails")
+    del event["ResourceProperties"]["Manifests"]
+    event["ResourceProperties"]["ManifestsObject"] = as_asset(manifests)[0]
+    if old is not None:
+        event["OldResourceProperties"] = {**event["ResourceProperties"], "ManifestsObject": as_asset(old)[0]}
+    return event
+
+
 @pytest.fixture
-def pinned(monkeypatch):
-    """The scope with the dev config's guardrails pinned as the construct writes them; kubectl's apply and
-    delete are recorded (the real kubectl runs in the stand-in API server tests below)."""
-    scope = {**SCOPE, "Manifests": {"guardrails": pin(GUARDRAILS)}}
-    monkeypatch.setenv("INSTALLER_SCOPE", json.dumps(scope))
+def applied(monkeypatch):
+    """The installer's scope; the asset bucket answered through botocore's Stubber (the real S3 model) with the
+    objects a test names in `served`, in the order the handler reads them; kubectl's apply and delete recorded
+    (the real kubectl runs in the stand-in API server tests below)."""
+    monkeypatch.setenv("INSTALLER_SCOPE", json.dumps(SCOPE))
     monkeypatch.setenv("AWS_REGION", "us-east-1")
-    calls: dict[str, list[Any]] = {"apply": [], "delete": []}
+    calls: dict[str, list[Any]] = {"apply": [], "delete": [], "served": []}
+    client = boto3.client("s3", region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="x")
+    stubber = Stubber(client)
+
+    def s3_client():
+        for reference, content in calls["served"]:
+            stubber.add_response("get_object", {"Body": StreamingBody(io.BytesIO(content), len(content)),
+                                                "ContentLength": len(content)},
+                                 {"Bucket": reference["Bucket"], "Key": reference["Key"]})
+        calls["served"].clear()
+        return client
+
+    stubber.activate()
+    monkeypatch.setattr(handler, "s3_client", s3_client)
     monkeypatch.setattr(tools, "write_kubeconfig", lambda workdir, *_: workdir / "kc.json")
     monkeypatch.setattr(handler, "wait_for_namespaces", lambda *_args: None)
     monkeypatch.setattr(handler, "apply_manifests", lambda manifests, *_: calls["apply"].append(manifests))
     monkeypatch.setattr(handler, "delete_manifests", lambda manifests, *_: calls["delete"].append(manifests))
-    return calls
+    yield calls
+    stubber.deactivate()
+
+
+def serve(calls: dict[str, list[Any]], *sets: list[dict[str, Any]]) -> None:
+    calls["served"] = [as_asset(manifests) for manifests in sets]
 
 
 def _named(manifests: list[dict[str, Any]], name: str) -> dict[str, Any]:
@@ -725,53 +763,83 @@ DENY_EVERYTHING = [  # report finding A3
 
 
 @pytest.mark.parametrize(("name", "manifests", "message"), [
-    ("guardrails", "neutered", "the manifests of guardrails are not the ones this installer was built with"),
-    ("guardrails", [*GUARDRAILS, *DENY_EVERYTHING], "not the ones this installer was built with"),
+    ("guardrails", "neutered", "the guardrails are read from the kit's asset bucket only"),
+    ("guardrails", GUARDRAILS, "the guardrails are read from the kit's asset bucket only"),
     ("team-a", [ROLE, BINDING, *DENY_EVERYTHING], "ValidatingAdmissionPolicy//hyperpod-kit-x does not belong to the set of team a"),
     ("team-a", [ROLE, _with(BINDING, metadata__namespace="hyperpod-ns-b", subjects=[
         {"kind": "Group", "apiGroup": "rbac.authorization.k8s.io", "name": "hyperpod-team-b"}])],
      "hyperpod-ns-b/hyperpod-team-a does not belong to the set of team a"),
     ("kueue", [ROLE, BINDING], "kueue is not a set this installer was built for"),
 ])
-def test_manifests_the_installer_was_not_built_for_are_refused(pinned, name, manifests, message):
+def test_manifests_in_the_event_the_installer_was_not_built_for_are_refused(applied, name, manifests, message):
+    """Report findings A1-A3: whoever may invoke the installer can write any event; admission objects it takes
+    from the asset bucket only, which the account's CDK deployments write."""
     manifests = neutered_guardrails() if manifests == "neutered" else manifests
     for event in (rbac_event(manifests, name=name), rbac_event(manifests, request="Update", old=manifests, name=name)):
         with pytest.raises(tools.HelmReleaseError, match=message):
             invoke(event)
-    assert pinned == {"apply": [], "delete": []}
+    assert (applied["apply"], applied["delete"]) == ([], [])
 
 
-def test_the_pinned_guardrails_are_applied_and_never_deleted_for_anyone(pinned):
-    invoke(rbac_event(GUARDRAILS, name="guardrails"))
-    assert pinned["apply"] == [GUARDRAILS]
+def test_the_guardrails_set_holds_admission_objects_only(applied):
+    serve(applied, [*GUARDRAILS, ROLE])
+    with pytest.raises(tools.HelmReleaseError, match="Role/hyperpod-ns-a/hyperpod-team-a do not belong to the guardrails"):
+        invoke(guardrails_event([*GUARDRAILS, ROLE]))
+
+
+def test_content_other_than_what_the_event_names_is_refused(applied):
+    event = guardrails_event(GUARDRAILS)
+    applied["served"] = [(event["ResourceProperties"]["ManifestsObject"], canonical_json(neutered_guardrails()))]
+    with pytest.raises(tools.HelmReleaseError, match="is not the content the event names \\(SHA-256 differs\\)"):
+        invoke(event)
+    event["ResourceProperties"]["ManifestsObject"]["Key"] = "../other.json"
+    with pytest.raises(tools.HelmReleaseError, match="an asset Key"):
+        invoke(event)
+    assert applied["apply"] == []
+
+
+def test_the_guardrails_are_applied_from_the_asset_and_go_with_their_set(applied):
+    serve(applied, GUARDRAILS)
+    invoke(guardrails_event(GUARDRAILS))
+    assert applied["apply"] == [GUARDRAILS]
     # Report findings A6/A7: a team set's Delete or Update naming the guardrails is refused ...
     for event in (rbac_event([ROLE, BINDING, *GUARDRAILS], request="Delete"),
                   rbac_event([ROLE, BINDING], request="Update", old=[ROLE, BINDING, *GUARDRAILS])):
         with pytest.raises(tools.HelmReleaseError, match="does not belong to the set of team a"):
             invoke(event)
     # ... a Delete whose Name is not the one the confirmed physical id was made from is refused ...
-    forged = {**rbac_event(GUARDRAILS, request="Delete", name="guardrails"), "PhysicalResourceId": "hyperpod-eks/manifests/team-a"}
+    forged = {**guardrails_event(GUARDRAILS, request="Delete"), "PhysicalResourceId": "hyperpod-eks/manifests/team-a"}
     with pytest.raises(tools.HelmReleaseError, match="Name 'guardrails' does not belong to 'hyperpod-eks/manifests/team-a'"):
         invoke(forged)
-    # ... and even the guardrails' own Delete keeps what the function's scope still wants.
-    result = invoke(rbac_event(GUARDRAILS, request="Delete", name="guardrails"))
-    assert result == {"PhysicalResourceId": "hyperpod-eks/manifests/guardrails"}
-    assert pinned["delete"] == []
-    # A team's own objects go with its set.
-    invoke(rbac_event([ROLE, BINDING], request="Delete"))
-    assert pinned["delete"] == [[ROLE, BINDING]]
+    # ... an update that drops a team's binding deletes it, and the set's own Delete (the governance stack
+    # deleted) deletes every guardrail object (review finding 9).
+    fewer = [m for m in GUARDRAILS if m["kind"] != "ValidatingAdmissionPolicyBinding"] + \
+        [m for m in GUARDRAILS if m["kind"] == "ValidatingAdmissionPolicyBinding"][1:]
+    serve(applied, fewer, GUARDRAILS)
+    invoke(guardrails_event(fewer, request="Update", old=GUARDRAILS))
+    assert applied["delete"] == [[m for m in GUARDRAILS if m not in fewer]]
+    serve(applied, fewer)
+    assert invoke(guardrails_event(fewer, request="Delete")) == {"PhysicalResourceId": "hyperpod-eks/manifests/guardrails"}
+    assert applied["delete"][-1] == fewer
 
 
-def test_a_rollback_of_the_pinned_guardrails_is_acknowledged_without_touching_the_cluster(scoped, monkeypatch):
-    monkeypatch.setenv("INSTALLER_SCOPE", json.dumps({**SCOPE, "Manifests": {"guardrails": pin(GUARDRAILS)}}))
-    older = [_with(m, metadata__labels={"old": "yes"}) for m in GUARDRAILS]
-    rollback = rbac_event(older, request="Update", old=GUARDRAILS, name="guardrails")
-    result = invoke(rollback)
-    assert result["PhysicalResourceId"] == "hyperpod-eks/manifests/guardrails"
-    assert "rollback of guardrails acknowledged" in result["Data"]["Skipped"]
-    # The other way round - away from content that is not the pinned one - is no rollback: refused.
-    with pytest.raises(tools.HelmReleaseError, match="not the ones this installer was built with"):
-        invoke(rbac_event(older, request="Update", old=neutered_guardrails(), name="guardrails"))
+def test_a_rollback_of_the_guardrails_applies_the_previous_content(applied):
+    """The old asset stays in the bucket, so CloudFormation's rollback Update truly restores it (no success
+    without applying, review finding 3)."""
+    older = [_with(m, metadata__labels={"old": "yes"}) for m in GUARDRAILS][:-1]
+    serve(applied, older, GUARDRAILS)
+    invoke(guardrails_event(older, request="Update", old=GUARDRAILS))
+    assert applied["apply"] == [older]
+    assert applied["delete"] == [[GUARDRAILS[-1]]]
+
+
+def test_guardrails_an_older_kit_sent_in_the_event_delete_nothing(applied):
+    event = guardrails_event(GUARDRAILS, request="Update")
+    event["OldResourceProperties"] = {**event["ResourceProperties"], "Manifests": json.dumps(DENY_EVERYTHING)}
+    del event["OldResourceProperties"]["ManifestsObject"]
+    serve(applied, GUARDRAILS)
+    invoke(event)
+    assert (applied["apply"], applied["delete"]) == ([GUARDRAILS], [])
 
 
 # --- the EKS cluster was replaced: requests for the old one never strand the stack (report finding 4) ------------

@@ -120,6 +120,25 @@ def test_team_quota_edit_leaves_network_and_cluster_stacks_unchanged(apps, tmp_p
         assert after[stack].to_json() == apps["dev"][stack].to_json(), stack
 
 
+def test_removing_a_team_changes_its_guardrails_but_not_the_cluster_stack(apps, tmp_path):
+    """Review finding 3: the guardrails of every team namespace were pinned in the cluster stack, so a team change
+    that deployed the governance stack alone applied nothing. A team change is now the governance stack's only."""
+    text = (ROOT / "config" / "dev.yaml").read_text()
+    start = text.index("  - name: john\n")
+    edited = text[:start] + text[text.index("  - name: smith\n"):]
+    path = tmp_path / "dev.yaml"
+    path.write_text(edited.replace("count: 1\n", "count: 1\n", 1))
+    after = templates(build(path, tmp_path / "out"))
+    for stack in ("HyperPod-dev-network", "HyperPod-dev-cluster"):
+        assert after[stack].to_json() == apps["dev"][stack].to_json(), stack
+
+    def guardrails(template) -> dict:
+        return next(r["Properties"]["ManifestsObject"] for r in template.find_resources("Custom::KubernetesManifests").values()
+                    if r["Properties"]["Name"] == "guardrails")
+
+    assert guardrails(after["HyperPod-dev-governance"])["Sha256"] != guardrails(apps["dev"]["HyperPod-dev-governance"])["Sha256"]
+
+
 @pytest.mark.parametrize("env", ENVIRONMENTS)
 def test_no_wildcard_action_in_any_iam_policy(apps, env):
     """Identity policies only: the KMS key policy keeps AWS's default statement that hands the key to IAM."""

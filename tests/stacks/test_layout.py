@@ -52,7 +52,7 @@ def test_too_many_teams_for_the_governance_stack_are_refused_before_synth(write_
     text = generated_config(130, team_stacks=0)
     report, by_code = findings(write_config, text)
     finding = by_code["HPK510"]
-    assert "HyperPod-bench-governance would have 527 resources; CloudFormation allows 500 per stack" in finding.message
+    assert "HyperPod-bench-governance would have 528 resources; CloudFormation allows 500 per stack" in finding.message
     assert finding.path == "teams" and "task_governance.team_stacks: 3" in finding.hint
     assert report.exit_code == 1
 

@@ -256,7 +256,11 @@ def test_syntax_errors_are_pyyaml_s_located(text):
         yaml.load(text, Loader=LOADER)
     err = pyyaml_error.value
     mark = err.problem_mark or err.context_mark
-    assert problem(text) == ("HPK002", mark.line + 1, mark.column + 1, f"not valid YAML: {err.problem or err.context}",
+    line, column = mark.line + 1, mark.column + 1
+    lines = text.splitlines()
+    if line > len(lines):  # PyYAML marks the end of the stream after the last newline: a line the file lacks
+        line, column = len(lines), len(lines[-1]) + 1
+    assert problem(text) == ("HPK002", line, column, f"not valid YAML: {err.problem or err.context}",
                              "fix the YAML syntax at this place")
 
 
