@@ -125,8 +125,9 @@ class InstanceGroup(KitModel):
     ebs_volume_gib: Annotated[Int, Field(ge=MIN_EBS_VOLUME_GIB, le=MAX_EBS_VOLUME_GIB)] = 500
     """Secondary EBS volume per instance, mounted at /opt/sagemaker."""
     deep_health_checks: tuple[DeepHealthCheck, ...] | None = None
-    """Deep health checks run when a node joins. Default: both on GPU and Trainium types, none on CPU
-    types. An empty list turns them off."""
+    """Deep health checks run when a node joins. Default: InstanceStress on GPU and Trainium types, and
+    InstanceConnectivity as well on those with EFA in a group of 2 or more; none on CPU types. An empty list turns
+    them off."""
     training_plan_arn: Annotated[Str, Field(pattern=r"^arn:aws[a-z-]*:sagemaker:[a-z0-9-]+:[0-9]{12}:training-plan/.+$")] | None = None
     """SageMaker training plan that provides the capacity."""
     availability_zone_id: Annotated[Str, Field(pattern=AZ_ID_PATTERN)] | None = None

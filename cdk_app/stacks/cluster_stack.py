@@ -11,7 +11,7 @@ from constructs import Construct
 
 from cdk_app.config.model import InstanceGroup, KitConfig
 from cdk_app.config.names import hyperpod_cluster_name, lifecycle_bucket_name
-from cdk_app.domain.instance_types import CATALOGUE
+from cdk_app.domain.deep_health_checks import group_deep_health_checks
 from cdk_app.domain.network_zones import cluster_zone_ids
 from cdk_app.stacks.layout import stack_name
 from hyperpod_constructs.hyperpod_cluster import HyperPodCluster, HyperPodClusterProps, InstanceGroupSpec, NodeTaint
@@ -24,7 +24,6 @@ from hyperpod_constructs.hyperpod_helm_release import (
 )
 from hyperpod_constructs.hyperpod_network import HyperPodNetwork
 from hyperpod_constructs.lifecycle_scripts_bucket import LifecycleScriptsBucket, LifecycleScriptsBucketProps
-from hyperpod_constructs.private.limits import DEEP_HEALTH_CHECKS
 
 PROVISIONING_ENV = "provisioning.env"
 
@@ -39,15 +38,12 @@ def provisioning_env(config: KitConfig) -> str:
 
 
 def instance_group_spec(config: KitConfig, group: InstanceGroup) -> InstanceGroupSpec:
-    checks = group.deep_health_checks
-    if checks is None:
-        spec = CATALOGUE.get(group.instance_type)
-        checks = DEEP_HEALTH_CHECKS if spec is not None and spec.has_accelerators else ()
     return InstanceGroupSpec(
         name=group.name, instance_type=group.instance_type, count=group.count,
         availability_zone_id=group.availability_zone_id or config.availability_zone_ids[0],
         threads_per_core=group.threads_per_core, ebs_volume_gib=group.ebs_volume_gib,
-        deep_health_checks=tuple(checks), training_plan_arn=group.training_plan_arn, labels=dict(group.labels),
+        deep_health_checks=group_deep_health_checks(group), training_plan_arn=group.training_plan_arn,
+        labels=dict(group.labels),
         taints=tuple(NodeTaint(key=t.key, effect=t.effect, value=t.value) for t in group.taints),
     )
 

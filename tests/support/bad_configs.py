@@ -211,6 +211,10 @@ CASES: list[tuple[str, str, str, str, str]] = [
      "HPK205", "hyperpod.instance_groups[0].availability_zone_id", "error"),
     ("deep-health-check-twice", edit("      count: 4\n", f"      count: 4\n      deep_health_checks: [InstanceStress, InstanceStress]  {MARK}\n"),
      "HPK206", "hyperpod.instance_groups[0].deep_health_checks", "error"),
+    ("deep-health-connectivity-on-one-node", edit("task_governance:\n", "    - name: solo\n      instance_type: ml.p5.48xlarge\n"
+                                                  f"      count: 1\n      deep_health_checks: [InstanceConnectivity]  {MARK}\n"
+                                                  "task_governance:\n"),
+     "HPK213", "hyperpod.instance_groups[2].deep_health_checks[0]", "error"),
     ("cluster-name-leading-hyphen", edit("hyperpod:\n", f"hyperpod:\n  cluster_name: -bad  {MARK}\n"), "HPK207",
      "hyperpod.cluster_name", "error"),
     # Cluster policy.

@@ -9,7 +9,12 @@ from cdk_app.validator.rules.capacity import check_capacity
 from cdk_app.validator.rules.chart import check_helm_chart
 from cdk_app.validator.rules.environment import check_environment
 from cdk_app.validator.rules.governance import check_cluster_policy, check_governance_types, check_observability
-from cdk_app.validator.rules.instance_groups import check_instance_groups, check_kubernetes_labels, check_threads
+from cdk_app.validator.rules.instance_groups import (
+    check_instance_groups,
+    check_kubernetes_labels,
+    check_schedulable_node,
+    check_threads,
+)
 from cdk_app.validator.rules.kinds import check_kinds, has_cluster
 from cdk_app.validator.rules.names import check_derived_names
 from cdk_app.validator.rules.network import check_cidrs, check_eks_endpoint, check_network
@@ -32,6 +37,7 @@ HYPERPOD_RULES: tuple[Rule, ...] = (
     check_zones,
     check_cluster_zones_recorded,
     check_instance_groups,
+    check_schedulable_node,
     check_helm_chart,
     check_cluster_policy,
     check_governance_types,

@@ -1,10 +1,12 @@
-"""HyperPod instance groups: types, counts, threads, deep health checks, labels and taints."""
+"""HyperPod instance groups: types, counts, threads, deep health checks, labels and taints, and whether one of
+them can give the governance stack a schedulable node in time."""
 
 from __future__ import annotations
 
 import difflib
 
 from cdk_app.config.model import (
+    InstanceGroup,
     KitConfig,
 )
 from cdk_app.config.names import (
@@ -14,11 +16,19 @@ from cdk_app.config.names import (
     qualified_name_problem,
 )
 from cdk_app.config.yaml_source import PathKey
+from cdk_app.domain.deep_health_checks import (
+    DEEP_HEALTH_CHECK_HOURS,
+    INSTANCE_CONNECTIVITY,
+    allowed_deep_health_checks,
+    connectivity_problem,
+    group_deep_health_checks,
+)
 from cdk_app.domain.instance_types import CATALOGUE, ONE_THREAD_PER_CORE_FAMILIES, family
 from cdk_app.domain.regions import hyperpod_instance_types
 from cdk_app.findings import format_path
 from cdk_app.validator.reporter import Reporter, duplicates, report_repeats
 from cdk_app.validator.rules.names import is_sagemaker_name
+from hyperpod_constructs.private.limits import SCHEDULABLE_NODE_WAIT_MINUTES
 
 
 def check_instance_groups(config: KitConfig, report: Reporter) -> None:
@@ -47,6 +57,8 @@ def check_instance_groups(config: KitConfig, report: Reporter) -> None:
             report.error("HPK204", base + ("deep_health_checks",),
                          f"deep health checks need GPU or Trainium instances; {group.instance_type} has neither",
                          "remove deep_health_checks from this group (or set it to [])")
+        else:
+            _check_connectivity(group, base, report)
         for repeated in duplicates(group.deep_health_checks or ()):
             report.error("HPK206", base + ("deep_health_checks",), f"deep health check {repeated} is listed twice",
                          "list each of InstanceStress, InstanceConnectivity once")
@@ -62,6 +74,39 @@ def check_instance_groups(config: KitConfig, report: Reporter) -> None:
                          f"use one of {', '.join(config.availability_zone_ids)} or add it to availability_zone_ids")
     report_repeats(report, "HPK203", [(("hyperpod", "instance_groups", i, "name"), g.name)
                                        for i, g in enumerate(groups)], "instance group")
+
+
+def _check_connectivity(group: InstanceGroup, base: PathKey, report: Reporter) -> None:
+    checks = group.deep_health_checks or ()
+    if INSTANCE_CONNECTIVITY not in checks:
+        return
+    problem = connectivity_problem(group.instance_type, group.count)
+    if problem is not None:
+        allowed = allowed_deep_health_checks(group.instance_type, group.count)
+        report.error("HPK213", base + ("deep_health_checks", checks.index(INSTANCE_CONNECTIVITY)),
+                     f"InstanceConnectivity needs an instance type with EFA and a group of at least 2 nodes; {problem}",
+                     f"allowed here: [{', '.join(allowed)}] (remove InstanceConnectivity, or leave deep_health_checks "
+                     "out for this default)")
+
+
+def check_schedulable_node(config: KitConfig, report: Reporter) -> None:
+    """The governance stack waits a bounded time for a Ready, schedulable HyperPod node before it installs task
+    governance; a node is not schedulable until its deep health checks pass, which takes longer than the wait."""
+    path: PathKey = ("hyperpod", "instance_groups")
+    fails = (f"the governance stack waits at most {SCHEDULABLE_NODE_WAIT_MINUTES} minutes for a schedulable "
+             "HyperPod node before it installs task governance, so its first deploy fails after the wait")
+    cluster_first = ("deploy the cluster stack first and the governance stack once `kubectl get nodes -L "
+                     "sagemaker.amazonaws.com/node-health-status` shows a node Schedulable")
+    with_nodes = [g for g in config.hyperpod.instance_groups if g.count > 0]
+    if not with_nodes:
+        report.warning("HPK214", path, f"no instance group has nodes (every count is 0): {fails}",
+                       f"give a group count 1 or more (a small CPU group is schedulable soonest), or {cluster_first}")
+    elif all(group_deep_health_checks(g) for g in with_nodes):
+        shown = ", ".join(g.name[:63] for g in with_nodes[:3]) + (", ..." if len(with_nodes) > 3 else "")
+        report.warning("HPK214", path,
+                       f"every instance group with nodes ({shown}) runs deep health checks, which keep new nodes "
+                       f"unschedulable for about {DEEP_HEALTH_CHECK_HOURS} hours: {fails}",
+                       f"add a small group without deep health checks (e.g. ml.m5.xlarge, count 1), or {cluster_first}")
 
 
 def check_threads(config: KitConfig, report: Reporter) -> None:

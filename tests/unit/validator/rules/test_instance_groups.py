@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import pytest
 from support.rule_runner import (
+    BASE,
     JOHN_M5,
     SAGEMAKER,
     codes,
     limit,
     run,
 )
+
+from hyperpod_constructs.private.limits import SCHEDULABLE_NODE_WAIT_MINUTES
 
 
 @pytest.mark.parametrize("field, shape, code, where", [
@@ -38,3 +41,72 @@ def test_case_only_typo_is_suggested_after_the_fuzzy_budget(write_config):
     assert hints["teams[0].quota[52].instance_type"].startswith("did you mean ml.g5.12xlarge? ")
     assert hints["teams[0].quota[51].instance_type"].startswith("HyperPod types look like")
     assert hints["teams[0].quota[1].instance_type"].startswith("HyperPod types look like")
+
+
+# --- HPK213: InstanceConnectivity where HyperPod cannot run it ----------------------------------------------------
+# The check names are botocore's DeepHealthCheckType values. ml.g5.12xlarge has EFA and ml.g5.xlarge has none (AWS's
+# EFA instance list as the EFA device plugin chart names it); the docs ask for at least 2 nodes.
+GPU_GROUP = "      instance_type: ml.g5.12xlarge\n      count: 4\n"
+BOTH = "[InstanceStress, InstanceConnectivity]"
+
+
+@pytest.mark.parametrize("instance_type, count, refused", [
+    ("ml.g5.12xlarge", 2, False), ("ml.g5.12xlarge", 1, True), ("ml.g5.12xlarge", 0, False),
+    ("ml.g5.xlarge", 2, True), ("ml.g5.xlarge", 0, True),
+])
+def test_connectivity_needs_efa_and_two_nodes(write_config, instance_type, count, refused):
+    assert set(BOTH.strip("[]").split(", ")) <= set(SAGEMAKER.shape_for("DeepHealthCheckType").enum)
+    report = run(write_config, (GPU_GROUP, f"      instance_type: {instance_type}\n      count: {count}\n"
+                                           f"      deep_health_checks: {BOTH}\n"))
+    found = [(f.path, f.line, f.severity.value) for f in report.findings if f.code == "HPK213"]
+    line = BASE.splitlines().index("      count: 4") + 2  # the line added after the count
+    assert found == ([("hyperpod.instance_groups[0].deep_health_checks[1]", line, "error")] if refused else [])
+
+
+@pytest.mark.parametrize("instance_type, count, reason", [
+    ("ml.g5.12xlarge", 1, "the group has 1 node"), ("ml.g5.xlarge", 4, "ml.g5.xlarge has no EFA interfaces")])
+def test_connectivity_refusal_says_why_and_what_is_allowed(write_config, instance_type, count, reason):
+    report = run(write_config, (GPU_GROUP, f"      instance_type: {instance_type}\n      count: {count}\n"
+                                           "      deep_health_checks: [InstanceConnectivity]\n"))
+    [finding] = [f for f in report.findings if f.code == "HPK213"]
+    assert finding.path == "hyperpod.instance_groups[0].deep_health_checks[0]"
+    assert finding.message == f"InstanceConnectivity needs an instance type with EFA and a group of at least 2 nodes; {reason}"
+    assert finding.hint == ("allowed here: [InstanceStress] (remove InstanceConnectivity, or leave deep_health_checks "
+                            "out for this default)")
+
+
+# --- HPK214: a schedulable node within the governance stack's wait -------------------------------------------------
+# SageMaker's "recommended resiliency configurations": new GPU nodes run deep health checks for about 2 hours, longer
+# than the governance stack waits for a schedulable node (constructs/private/limits.py).
+CPU_COUNT = "      instance_type: ml.m5.2xlarge\n      count: 2\n"
+CPU_NONE = "      instance_type: ml.m5.2xlarge\n      count: 0\n"
+
+
+def schedulable_warnings(report) -> list[tuple[str, int, str]]:
+    return [(f.path, f.line, f.severity.value) for f in report.findings if f.code == "HPK214"]
+
+
+@pytest.mark.parametrize("edits, warned", [
+    ([], False),                                                                     # the CPU group has none
+    ([(CPU_COUNT, CPU_NONE)], True),                                                 # only the GPU group has nodes
+    ([(CPU_COUNT, CPU_NONE), (GPU_GROUP, GPU_GROUP + "      deep_health_checks: []\n")], False),
+    ([(CPU_COUNT, CPU_NONE), (GPU_GROUP, GPU_GROUP.replace("4", "0"))], True),       # no nodes at all
+    ([(GPU_GROUP, GPU_GROUP.replace("4", "0"))], False),                             # the CPU group has nodes
+])
+def test_warns_when_no_group_gives_a_schedulable_node_in_time(write_config, edits, warned):
+    report = run(write_config, *edits)
+    line = BASE.splitlines().index("  instance_groups:") + 1
+    assert schedulable_warnings(report) == ([("hyperpod.instance_groups", line, "warning")] if warned else [])
+
+
+def test_schedulable_warning_gives_the_numbers_and_the_ways_out(write_config):
+    [finding] = [f for f in run(write_config, (CPU_COUNT, CPU_NONE)).findings if f.code == "HPK214"]
+    assert finding.message.startswith("every instance group with nodes (gpu) runs deep health checks, which keep new "
+                                      "nodes unschedulable for about 2 hours")
+    assert f"waits at most {SCHEDULABLE_NODE_WAIT_MINUTES} minutes" in finding.message
+    assert "first deploy fails" in finding.message
+    assert finding.hint.startswith("add a small group without deep health checks")
+    assert "`kubectl get nodes -L sagemaker.amazonaws.com/node-health-status` shows a node Schedulable" in finding.hint
+    [empty] = [f for f in run(write_config, (CPU_COUNT, CPU_NONE), (GPU_GROUP, GPU_GROUP.replace("4", "0"))).findings
+               if f.code == "HPK214"]
+    assert empty.message.startswith("no instance group has nodes (every count is 0)")
