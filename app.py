@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """CDK entry point: `cdk synth -c env=<name>` builds config/<name>.yaml; `-c env=<name> -c config=<file>`
-builds any file as environment <name>.
+builds any file as environment <name>; `-c teardown=<name>` (the same name) builds it for the last steps of
+`hyperpod-kit teardown`, where a delete of the network stack removes the network instead of keeping it.
 
 There is no default environment: a command without one would deploy whichever the default was. The file's
 `environment` (which names the stacks) must be the name it was selected by - a copy of dev.yaml selected as
@@ -40,6 +41,12 @@ def main() -> int:
         print(f"no environment given: add -c env=<name> for config/<name>.yaml (environments: {known}){also}",
               file=sys.stderr)
         return 2
+    teardown = app.node.try_get_context("teardown")
+    if teardown is not None and teardown != env_name:
+        # Named, not a bare flag: releasing the network of another environment than the one built is refused.
+        print(f"-c teardown={teardown} must name the environment being built (-c teardown={env_name}); it "
+              "releases that environment's network for deletion (see hyperpod-kit teardown)", file=sys.stderr)
+        return 2
     config_path = Path(config_file or CONFIG_DIR / f"{env_name}.yaml").resolve()
     shown = str(config_path.relative_to(Path.cwd())) if config_path.is_relative_to(Path.cwd()) else str(config_path)
     if not config_file and not config_path.is_file():
@@ -57,7 +64,7 @@ def main() -> int:
         print(f"{shown}: nothing synthesized; fix the errors above (check with: hyperpod-kit validate {shown})",
               file=sys.stderr)
         return 1
-    build_app(app, loaded.config)
+    build_app(app, loaded.config, teardown=teardown is not None)
     stamp(app, loaded.config)  # `plan --current` checks the synth is of this config
     app.synth()
     return 0

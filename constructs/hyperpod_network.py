@@ -14,7 +14,7 @@ import ipaddress
 import re
 from dataclasses import dataclass, field
 
-from aws_cdk import Fn, RemovalPolicy, Stack, Tags
+from aws_cdk import CfnResource, Fn, RemovalPolicy, Stack, Tags
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_logs as logs
@@ -22,7 +22,7 @@ from constructs import Construct
 
 from hyperpod_constructs.nag_acknowledgements import acknowledge, ref, wildcard_resource
 from hyperpod_constructs.private.subnet_layout import subnet_cidrs
-from hyperpod_constructs.protection import retain
+from hyperpod_constructs.protection import keep_on_delete, retain
 from hyperpod_constructs.service_trust import service_principal
 
 # FSx for Lustre: 988 for the file system, 1018-1023 for its clients.
@@ -44,6 +44,10 @@ class HyperPodNetworkProps:
     existing_vpc_id: use this VPC instead of creating one. Default: create a VPC.
     existing_subnets: private subnets of existing_vpc_id. Required with existing_vpc_id.
     flow_log_retention: retention of the VPC flow log group. Default one year.
+    keep_on_delete: a delete of the stack keeps everything the clusters' nodes use - VPC, subnets, NAT, routes,
+        the node security group and its rules - so deleting it under running (retained) clusters cuts nothing
+        and cannot fail half-way on their network interfaces. False only for an environment's final teardown,
+        once no cluster uses the network: the delete then removes all of it. Default True.
     """
 
     availability_zone_ids: tuple[str, ...]
@@ -51,6 +55,7 @@ class HyperPodNetworkProps:
     existing_vpc_id: str | None = None
     existing_subnets: tuple[ExistingSubnetRef, ...] = field(default_factory=tuple)
     flow_log_retention: logs.RetentionDays = logs.RetentionDays.ONE_YEAR
+    keep_on_delete: bool = True
 
 
 class HyperPodNetwork(Construct):
@@ -67,6 +72,9 @@ class HyperPodNetwork(Construct):
         if not 16 <= prefix <= 20:
             raise ValueError(f"vpc_cidr must be /16 to /20, got {props.vpc_cidr}")
 
+        # What the nodes' traffic runs on: the stateful part is kept on replacement too, the rest only on delete.
+        self._stateful: list[CfnResource] = []
+        self._connective: list[CfnResource] = []
         if props.existing_vpc_id is not None:
             self.vpc_id = props.existing_vpc_id
             self.private_subnet_ids = {s.availability_zone_id: s.subnet_id for s in props.existing_subnets}
@@ -74,12 +82,15 @@ class HyperPodNetwork(Construct):
             self.vpc_id, self.private_subnet_ids = self._create_vpc(props)
         self.security_group = self._create_security_group()
         self.security_group_id = self.security_group.attr_group_id
+        if props.keep_on_delete:
+            retain(*self._stateful)
+            keep_on_delete(*self._connective)
 
     def _create_vpc(self, props: HyperPodNetworkProps) -> tuple[str, dict[str, str]]:
         vpc = ec2.CfnVPC(self, "Vpc", cidr_block=props.vpc_cidr, enable_dns_hostnames=True,
                          enable_dns_support=True)
         Tags.of(vpc).add("Name", f"{self.node.path}/Vpc")
-        retain(vpc)
+        self._stateful.append(vpc)
         igw = ec2.CfnInternetGateway(self, "InternetGateway")
         attach = ec2.CfnVPCGatewayAttachment(self, "InternetGatewayAttachment", vpc_id=vpc.ref,
                                              internet_gateway_id=igw.ref)
@@ -87,6 +98,7 @@ class HyperPodNetwork(Construct):
         public_route = ec2.CfnRoute(self, "PublicDefaultRoute", route_table_id=public_table.ref,
                                     destination_cidr_block="0.0.0.0/0", gateway_id=igw.ref)
         public_route.add_resource_dependency(attach)
+        self._connective += [igw, attach, public_table, public_route]
 
         private_ids: dict[str, str] = {}
         private_tables: dict[str, str] = {}
@@ -95,8 +107,8 @@ class HyperPodNetwork(Construct):
             name = _zone_name(zone)
             public = ec2.CfnSubnet(self, f"PublicSubnet{name}", vpc_id=vpc.ref, availability_zone_id=zone,
                                    cidr_block=public_cidr, map_public_ip_on_launch=False)
-            ec2.CfnSubnetRouteTableAssociation(self, f"PublicSubnet{name}RouteTable",
-                                               subnet_id=public.ref, route_table_id=public_table.ref)
+            public_association = ec2.CfnSubnetRouteTableAssociation(
+                self, f"PublicSubnet{name}RouteTable", subnet_id=public.ref, route_table_id=public_table.ref)
             # Kept with the subnets: other systems may allow-list the NAT addresses (see HPK108).
             eip = ec2.CfnEIP(self, f"NatEip{name}", domain="vpc")
             nat = ec2.CfnNatGateway(self, f"NatGateway{name}", subnet_id=public.ref,
@@ -107,17 +119,19 @@ class HyperPodNetwork(Construct):
                                     availability_zone_id=zone, cidr_block=private_cidr)
             Tags.of(private).add("Name", f"{self.node.path}/Private-{zone}")
             table = ec2.CfnRouteTable(self, f"PrivateRouteTable{name}", vpc_id=vpc.ref)
-            ec2.CfnRoute(self, f"PrivateDefaultRoute{name}", route_table_id=table.ref,
-                         destination_cidr_block="0.0.0.0/0", nat_gateway_id=nat.ref)
-            ec2.CfnSubnetRouteTableAssociation(self, f"PrivateSubnet{name}RouteTable",
-                                               subnet_id=private.ref, route_table_id=table.ref)
-            retain(public, private, eip)
+            route = ec2.CfnRoute(self, f"PrivateDefaultRoute{name}", route_table_id=table.ref,
+                                 destination_cidr_block="0.0.0.0/0", nat_gateway_id=nat.ref)
+            private_association = ec2.CfnSubnetRouteTableAssociation(
+                self, f"PrivateSubnet{name}RouteTable", subnet_id=private.ref, route_table_id=table.ref)
+            self._stateful += [public, private, eip]
+            self._connective += [public_association, nat, table, route, private_association]
             private_ids[zone] = private.ref
             private_tables[zone] = table.ref
 
-        ec2.CfnVPCEndpoint(self, "S3Endpoint", vpc_id=vpc.ref, vpc_endpoint_type="Gateway",
-                           service_name=Fn.join("", ["com.amazonaws.", Fn.ref("AWS::Region"), ".s3"]),
-                           route_table_ids=[private_tables[zone] for zone in sorted(private_tables)])
+        self._connective.append(ec2.CfnVPCEndpoint(
+            self, "S3Endpoint", vpc_id=vpc.ref, vpc_endpoint_type="Gateway",
+            service_name=Fn.join("", ["com.amazonaws.", Fn.ref("AWS::Region"), ".s3"]),
+            route_table_ids=[private_tables[zone] for zone in sorted(private_tables)]))
         self._create_flow_log(vpc.ref, props.flow_log_retention)
         return vpc.ref, private_ids
 
@@ -147,17 +161,21 @@ class HyperPodNetwork(Construct):
                 ip_protocol="-1", cidr_ip="0.0.0.0/0", description="Egress to AWS APIs and registries through NAT")],
         )
         # EFA needs all protocols in both directions between the nodes themselves.
-        ec2.CfnSecurityGroupIngress(self, "NodeIngressSelf", group_id=group.attr_group_id, ip_protocol="-1",
-                                    source_security_group_id=group.attr_group_id,
-                                    description="All traffic between HyperPod nodes (EFA)")
-        ec2.CfnSecurityGroupEgress(self, "NodeEgressSelf", group_id=group.attr_group_id, ip_protocol="-1",
-                                   destination_security_group_id=group.attr_group_id,
-                                   description="All traffic between HyperPod nodes (EFA)")
-        for low, high in LUSTRE_PORTS:
-            ec2.CfnSecurityGroupIngress(self, f"LustreIngress{low}", group_id=group.attr_group_id,
-                                        ip_protocol="tcp", from_port=low, to_port=high,
+        rules: list[CfnResource] = [
+            ec2.CfnSecurityGroupIngress(self, "NodeIngressSelf", group_id=group.attr_group_id, ip_protocol="-1",
                                         source_security_group_id=group.attr_group_id,
-                                        description=f"FSx for Lustre TCP {low}-{high}")
+                                        description="All traffic between HyperPod nodes (EFA)"),
+            ec2.CfnSecurityGroupEgress(self, "NodeEgressSelf", group_id=group.attr_group_id, ip_protocol="-1",
+                                       destination_security_group_id=group.attr_group_id,
+                                       description="All traffic between HyperPod nodes (EFA)")]
+        rules += [ec2.CfnSecurityGroupIngress(self, f"LustreIngress{low}", group_id=group.attr_group_id,
+                                              ip_protocol="tcp", from_port=low, to_port=high,
+                                              source_security_group_id=group.attr_group_id,
+                                              description=f"FSx for Lustre TCP {low}-{high}")
+                  for low, high in LUSTRE_PORTS]
+        # The EKS control plane's and the HyperPod nodes' interfaces carry this group: CloudFormation could not
+        # delete it under them anyway, and its rules going first would cut EFA and the control plane off.
+        self._connective += [group, *rules]
         return group
 
 

@@ -27,15 +27,17 @@ from cdk_app.stacks.team_stack import ClusterRefs, TeamStack
 LIFECYCLE_SCRIPTS_DIR = Path(__file__).resolve().parents[2] / "lifecycle_scripts"
 
 
-def build_app(app: App, config: KitConfig) -> None:
+def build_app(app: App, config: KitConfig, teardown: bool = False) -> None:
     """Add the environment's stacks to `app`, checked by cdk-nag's AwsSolutions pack at synth: a finding
     nobody acknowledged (with a reason, in the construct that causes it) fails the synth. Which stacks exist
-    is the stack layout's to say (cdk_app/stacks/layout.py) (the validator checks the same list against CloudFormation's limits)."""
+    is the stack layout's to say (cdk_app/stacks/layout.py) (the validator checks the same list against CloudFormation's limits).
+    teardown: the network stack's delete removes its network instead of keeping it (the last steps of
+    `hyperpod-kit teardown`, once no cluster uses it)."""
     env = Environment(account=config.account, region=config.region)
     layout = team_layout(config)
     suffixes = stack_suffixes(config, layout)
     if NETWORK in suffixes:
-        _hyperpod_stacks(app, config, env, layout)
+        _hyperpod_stacks(app, config, env, layout, teardown)
     if BATCH in suffixes:
         # Termination protection too: deleting a job queue ends the queued and running training jobs in it.
         BatchStack(app, stack_name(config, BATCH), config=config, env=env, termination_protection=True,
@@ -44,11 +46,12 @@ def build_app(app: App, config: KitConfig) -> None:
     Validations.of(app).add_plugins(AwsSolutionsChecks(app))
 
 
-def _hyperpod_stacks(app: App, config: KitConfig, env: Environment, layout: TeamLayout) -> None:
+def _hyperpod_stacks(app: App, config: KitConfig, env: Environment, layout: TeamLayout, teardown: bool) -> None:
     """Network, cluster (EKS and HyperPod), governance and the team stacks."""
     # Termination protection on the stateful stacks: `cdk destroy` and a console delete are refused until an
     # admin turns it off on purpose. The governance stack stays deletable (its add-on is preserved on delete).
-    network = NetworkStack(app, stack_name(config, NETWORK), config=config, env=env, termination_protection=True,
+    network = NetworkStack(app, stack_name(config, NETWORK), config=config, teardown=teardown, env=env,
+                           termination_protection=True,
                            description=f"hyperpod-kit {config.environment}: VPC, subnets and node security group")
     # The cluster stack references the network's outputs, which makes it deploy after the network.
     cluster = ClusterStack(app, stack_name(config, CLUSTER), config=config, network=network.network,

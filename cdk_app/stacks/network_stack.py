@@ -12,7 +12,9 @@ from hyperpod_constructs.hyperpod_network import ExistingSubnetRef, HyperPodNetw
 
 
 class NetworkStack(Stack):
-    def __init__(self, scope: Construct, construct_id: str, *, config: KitConfig, **kwargs: Any) -> None:
+    def __init__(self, scope: Construct, construct_id: str, *, config: KitConfig, teardown: bool = False,
+                 **kwargs: Any) -> None:
+        """teardown: release what a delete keeps by default (hyperpod-kit teardown prints when to)."""
         super().__init__(scope, construct_id, **kwargs)
         net = config.network
         self.network = HyperPodNetwork(self, "Network", props=HyperPodNetworkProps(
@@ -21,6 +23,7 @@ class NetworkStack(Stack):
             existing_vpc_id=net.existing_vpc_id,
             existing_subnets=tuple(ExistingSubnetRef(s.subnet_id, s.availability_zone_id)
                                    for s in net.existing_subnets),
+            keep_on_delete=not teardown,
         ))
         CfnOutput(self, "VpcId", value=self.network.vpc_id)
         CfnOutput(self, "NodeSecurityGroupId", value=self.network.security_group_id)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+from dataclasses import replace
 
 import pytest
 from aws_cdk import App, Environment, Stack
@@ -102,6 +103,18 @@ def test_vpc_subnets_and_nat_addresses_are_retained():
     for logical_id, resource in kept.items():
         assert (resource.get("DeletionPolicy"), resource.get("UpdateReplacePolicy")) == ("RetainExceptOnCreate", "Retain"), \
             logical_id
+
+
+@pytest.mark.parametrize("existing", [False, True])
+def test_the_security_group_is_kept_on_delete_unless_released(existing):
+    """Running nodes' interfaces carry it (new or existing VPC); keep_on_delete=False releases it for teardown."""
+    props = HyperPodNetworkProps(availability_zone_ids=("use1-az4",), existing_vpc_id="vpc-0123456789abcdef0",
+                                 existing_subnets=(ExistingSubnetRef("subnet-0123456789abcdef0", "use1-az4"),)) \
+        if existing else HyperPodNetworkProps(availability_zone_ids=("use1-az4",))
+    for keep, policy in ((True, "RetainExceptOnCreate"), (False, None)):
+        resources = template_for(replace(props, keep_on_delete=keep)).to_json()["Resources"]
+        groups = [r for r in resources.values() if r["Type"].startswith("AWS::EC2::SecurityGroup")]
+        assert len(groups) == 5 and {r.get("DeletionPolicy") for r in groups} == {policy}
 
 
 def test_flow_log_role_trusts_the_service_for_this_account_and_its_flow_logs_only():

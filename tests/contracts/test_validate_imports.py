@@ -28,7 +28,7 @@ def test_validate_imports_no_cdk_no_aws_sdk_and_no_other_command():
     top = {name.split(".")[0] for name in probe["modules"]}
     assert not top & {"aws_cdk", "jsii", "constructs", "cdk_nag", "boto3", "botocore", "cfnlint"}
     assert not {"cdk_app.cli.batch_job", "cdk_app.cli.plan", "cdk_app.cli.live", "cdk_app.cli.live_batch", "cdk_app.kubernetes.job_templates",
-                "cdk_app.kubernetes.topology", "cdk_app.cli.chart_archive"} & set(probe["modules"])
+                "cdk_app.kubernetes.topology", "cdk_app.cli.chart_archive", "cdk_app.cli.teardown"} & set(probe["modules"])
     assert "cdk_app.stacks.layout" in probe["modules"]  # the limits are checked on the same layout the app builds
 
 

@@ -20,9 +20,9 @@ CONTEXT = {**json.loads((ROOT / "cdk.json").read_text())["context"], "aws:cdk:en
            "aws:cdk:enable-asset-metadata": True}
 
 
-def build(config_path: Path, outdir: Path) -> App:
+def build(config_path: Path, outdir: Path, teardown: bool = False) -> App:
     app = App(context=CONTEXT, outdir=str(outdir))
-    build_app(app, load_config(config_path).config)
+    build_app(app, load_config(config_path).config, teardown=teardown)
     return app
 
 
