@@ -238,10 +238,12 @@ class GovernanceTypes(KitModel):
 
     cluster_policy: GovernanceType | None = None
     """native: AWS::SageMaker::ClusterSchedulerConfig; api: a custom resource calling the SageMaker API.
-    Default: native where cfn-lint's region data has the type (the validator warns: record it)."""
+    Required where the environment has a HyperPod cluster: unrecorded, the validator refuses the config
+    (HPK312) and names the value cfn-lint's region data gives."""
     compute_quota: GovernanceType | None = None
     """native: AWS::SageMaker::ComputeQuota; api: a custom resource calling the SageMaker API.
-    Default: native where cfn-lint's region data has the type (the validator warns: record it)."""
+    Required where the environment has a HyperPod cluster: unrecorded, the validator refuses the config
+    (HPK312) and names the value cfn-lint's region data gives."""
 
 
 class TaskGovernance(KitModel):

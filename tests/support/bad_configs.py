@@ -232,7 +232,8 @@ CASES: list[tuple[str, str, str, str, str]] = [
     ("api-where-native-exists", edit("cluster_policy: native,", f"cluster_policy: api,  {MARK}\n   "),
      "HPK311", "task_governance.cloudformation_types.cluster_policy", "warning"),
     ("governance-types-not-recorded", edit("  cloudformation_types: {cluster_policy: native, compute_quota: native}\n", "")
-     .replace("task_governance:\n", f"task_governance:  {MARK}\n"), "HPK312", "task_governance", "warning"),
+     .replace("task_governance:\n", f"task_governance:  {MARK}\n"), "HPK312", "task_governance.cloudformation_types",
+     "error"),
     # Teams.
     ("team-name-upper-case", edit("  - name: john\n", f"  - name: John  {MARK}\n"), "HPK401", "teams[0].name", "error"),
     ("team-name-41-chars", edit("  - name: john\n", f"  - name: {'a' * 41}  {MARK}\n"), "HPK401", "teams[0].name", "error"),
