@@ -43,6 +43,8 @@ CODES: dict[str, str] = {
     "HPK109": "public_access_cidrs given for an endpoint that is not public",
     "HPK110": "the region does not exist or has no SageMaker HyperPod (per cfn-lint's region data)",
     "HPK111": "an IAM principal is not a role or user of the config's account (root, session, group, other account)",
+    "HPK112": "a public API endpoint without public_access_cidrs (no default of anywhere)",
+    "HPK113": "public_access_cidrs open the Kubernetes API to the whole internet (0.0.0.0/0)",
     "HPK120": "an availability zone's number has no subnet slot in a new VPC (az1 to az7 fit)",
     "HPK121": "a cluster zone (network.cluster_zone_ids) has no subnet in the environment",
     "HPK122": "network.cluster_zone_ids names fewer than two distinct zones",

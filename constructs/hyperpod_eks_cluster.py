@@ -20,7 +20,7 @@ from constructs import Construct
 from hyperpod_constructs.imported_network import import_vpc_subnets
 from hyperpod_constructs.nag_acknowledgements import acknowledge, managed_policy
 from hyperpod_constructs.private.access_entry_keys import admin_entry_key
-from hyperpod_constructs.private.limits import MIN_KUBERNETES_MINOR
+from hyperpod_constructs.private.limits import ANYWHERE_IPV4, MIN_KUBERNETES_MINOR
 from hyperpod_constructs.protection import retain
 from hyperpod_constructs.service_trust import restrict_service_trust
 
@@ -38,8 +38,9 @@ class HyperPodEksClusterProps:
     availability_zone_ids: zone of each subnet, same order as subnet_ids - required.
     security_group_id: extra security group of the control plane. HyperPod nodes carry the same
         group, so it must allow all traffic from itself - required.
-    endpoint_access: who reaches the API endpoint. Default public_and_private.
-    public_access_cidrs: CIDRs allowed to reach a public endpoint. Default: none given, anywhere.
+    endpoint_access: who reaches the API endpoint. Default private (from inside the VPC only).
+    public_access_cidrs: CIDRs allowed to reach a public endpoint; required for one (anywhere is
+        ("0.0.0.0/0",), never implied; a public-only endpoint takes only that). Default: none.
     admin_principals: IAM role or user ARNs given AmazonEKSClusterAdminPolicy. Default: none.
     addon_versions: version per core add-on. Default: EKS picks the default for the Kubernetes version.
     """
@@ -49,7 +50,7 @@ class HyperPodEksClusterProps:
     subnet_ids: tuple[str, ...]
     availability_zone_ids: tuple[str, ...]
     security_group_id: str
-    endpoint_access: EndpointAccessName = "public_and_private"
+    endpoint_access: EndpointAccessName = "private"
     public_access_cidrs: tuple[str, ...] = ()
     admin_principals: tuple[str, ...] = ()
     addon_versions: dict[str, str] = field(default_factory=dict)
@@ -119,6 +120,11 @@ def _validate(props: HyperPodEksClusterProps) -> None:
                          f"got {sorted(set(props.availability_zone_ids))}")
     if props.public_access_cidrs and props.endpoint_access == "private":
         raise ValueError("public_access_cidrs needs endpoint_access public or public_and_private")
+    if not props.public_access_cidrs and props.endpoint_access != "private":
+        raise ValueError(f"endpoint_access {props.endpoint_access} needs public_access_cidrs: who may reach the API")
+    if props.endpoint_access == "public" and props.public_access_cidrs not in ((), (ANYWHERE_IPV4,)):
+        raise ValueError("a public-only endpoint cannot be restricted (nodes reach it through NAT); "
+                         "use public_and_private with public_access_cidrs")
     unknown = set(props.addon_versions) - set(CORE_ADDONS)
     if unknown:
         raise ValueError(f"addon_versions names unknown add-ons {sorted(unknown)}; core add-ons are {list(CORE_ADDONS)}")
@@ -128,4 +134,6 @@ def _endpoint_access(kind: EndpointAccessName, cidrs: tuple[str, ...]) -> eks.En
     if kind == "private":
         return eks.EndpointAccess.PRIVATE
     base = eks.EndpointAccess.PUBLIC if kind == "public" else eks.EndpointAccess.PUBLIC_AND_PRIVATE
-    return base.only_from(*cidrs) if cidrs else base
+    # Anywhere is the CDK's (and EKS's) default, written as no PublicAccessCidrs: a cluster deployed when the
+    # kit defaulted to it keeps its template when the config spells it out.
+    return base if cidrs == (ANYWHERE_IPV4,) else base.only_from(*cidrs)

@@ -96,10 +96,12 @@ class Network(KitModel):
 class Eks(KitModel):
     kubernetes_version: Annotated[Str, Field(pattern=r"^1\.[0-9]{2}$")] = "1.33"
     """Kubernetes version of the EKS cluster, quoted ("1.33"); task governance needs 1.30 or later."""
-    endpoint_access: Literal["public", "private", "public_and_private"] = "public_and_private"
-    """Who can reach the Kubernetes API endpoint."""
+    endpoint_access: Literal["public", "private", "public_and_private"] = "private"
+    """Who can reach the Kubernetes API endpoint: private (in the VPC only, as the kit's own deploy does),
+    public_and_private (also from public_access_cidrs) or public (no private endpoint: the nodes reach it
+    through NAT, so public_access_cidrs must be [0.0.0.0/0])."""
     public_access_cidrs: tuple[Annotated[Str, Field(pattern=r"^([0-9]{1,3}\.){3}[0-9]{1,3}/[0-9]{1,2}$")], ...] = ()
-    """CIDRs allowed to reach a public endpoint; empty means anywhere."""
+    """CIDRs allowed to reach a public endpoint; required for one (0.0.0.0/0, anywhere, is warned about)."""
     admin_principals: tuple[Annotated[Str, Field(pattern=IAM_PRINCIPAL_PATTERN)], ...] = ()
     """IAM role or user ARNs that become cluster administrators through EKS access entries."""
 
@@ -239,10 +241,12 @@ class GovernanceTypes(KitModel):
 
     cluster_policy: GovernanceType | None = None
     """native: AWS::SageMaker::ClusterSchedulerConfig; api: a custom resource calling the SageMaker API.
-    Default: native where cfn-lint's region data has the type (the validator warns: record it)."""
+    Required where the environment has a HyperPod cluster: unrecorded, the validator refuses the config
+    (HPK312) and names the value cfn-lint's region data gives."""
     compute_quota: GovernanceType | None = None
     """native: AWS::SageMaker::ComputeQuota; api: a custom resource calling the SageMaker API.
-    Default: native where cfn-lint's region data has the type (the validator warns: record it)."""
+    Required where the environment has a HyperPod cluster: unrecorded, the validator refuses the config
+    (HPK312) and names the value cfn-lint's region data gives."""
 
 
 class TaskGovernance(KitModel):

@@ -24,7 +24,7 @@ import zlib
 from dataclasses import dataclass, field
 
 from cdk_app.config.model import KitConfig, QuotaEntry, Team
-from cdk_app.domain.governance_types import uses_native
+from cdk_app.domain.governance_types import estimated_native
 
 GOVERNANCE = "governance"
 NETWORK, CLUSTER, BATCH = "network", "cluster", "batch"
@@ -178,7 +178,7 @@ def _base(config: KitConfig, teams: tuple[Team, ...]) -> Cost:
     """What every team-holding stack has besides its teams: CDK's parameter and metadata, the API handler
     when its quotas are API-backed, the TeamRoleArns output when a team has principals."""
     cost = Cost(resources=CDK_METADATA, parameters=PARAMETERS, bytes=BYTES_STACK)
-    if teams and not uses_native(config, "compute_quota"):
+    if teams and not estimated_native(config, "compute_quota"):
         cost += Cost(resources=API_PROVIDER, bytes=BYTES_API_PROVIDER)
     if any(t.principals for t in teams):
         cost += Cost(outputs=1)
@@ -188,9 +188,9 @@ def _base(config: KitConfig, teams: tuple[Team, ...]) -> Cost:
 def governance_cost(config: KitConfig, teams: tuple[Team, ...]) -> Cost:
     bound = len(config.teams) + (config.shared_pool is not None)
     cost = _base(config, teams) + Cost(resources=GOVERNANCE_FIXED, outputs=1, bytes=BYTES_GOVERNANCE)
-    if not uses_native(config, "cluster_policy"):
+    if not estimated_native(config, "cluster_policy"):
         cost += Cost(bytes=BYTES_API_POLICY)
-        if not (teams and not uses_native(config, "compute_quota")):  # the policy's handler, if not there yet
+        if not (teams and not estimated_native(config, "compute_quota")):  # the policy's handler, if not there yet
             cost += Cost(resources=API_PROVIDER, bytes=BYTES_API_PROVIDER)
     if bound:
         cost += Cost(resources=GUARDRAILS, bytes=BYTES_GUARDRAILS)

@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import dataclasses
 
+import jsonschema
 import pytest
 from aws_cdk import App, Environment, Stack
 from aws_cdk.assertions import Match, Template
 from support.paths import SUPPORT
 
+from cdk_app.domain.resource_schemas import resource_schema
 from hyperpod_constructs.hyperpod_eks_cluster import CORE_ADDONS, HyperPodEksCluster, HyperPodEksClusterProps
 
 PROPS = HyperPodEksClusterProps(
     kubernetes_version="1.33", vpc_id="vpc-0123456789abcdef0",
     subnet_ids=("subnet-0123456789abcdef0", "subnet-0123456789abcdef1"), availability_zone_ids=("use1-az4", "use1-az6"),
-    security_group_id="sg-0123456789abcdef0", public_access_cidrs=("203.0.113.0/24",),
+    security_group_id="sg-0123456789abcdef0", endpoint_access="public_and_private",
+    public_access_cidrs=("203.0.113.0/24",),
     admin_principals=("arn:aws:iam::111122223333:role/Admin", "arn:aws:iam::111122223333:role/Oncall"),
 )
 
@@ -82,8 +85,34 @@ def test_core_addons(template):
         template.has_resource_properties("AWS::EKS::Addon", {"AddonName": name})
 
 
-def test_private_endpoint():
-    template = template_for(dataclasses.replace(PROPS, endpoint_access="private", public_access_cidrs=()))
+# CloudFormation's schema of AWS::EKS::Cluster (cfn-lint's copy) is the source of truth for what the endpoint
+# settings may be, and documents a missing PublicAccessCidrs as 0.0.0.0/0.
+VPC_CONFIG = resource_schema("AWS::EKS::Cluster")["definitions"]["ResourcesVpcConfig"]
+SCHEMA_DEFAULT_CIDRS = ["0.0.0.0/0"]
+assert "The default value is 0.0.0.0/0" in VPC_CONFIG["properties"]["PublicAccessCidrs"]["description"]
+
+
+@pytest.mark.parametrize(("access", "cidrs", "reach"), [
+    ("private", (), (False, True)),
+    ("public_and_private", ("203.0.113.0/24", "198.51.100.7/32"), (True, True)),
+    ("public_and_private", ("0.0.0.0/0",), (True, True)),
+    ("public", ("0.0.0.0/0",), (True, False)),
+])
+def test_endpoint_access_is_valid_for_cloudformation_and_reaches_only_the_listed_networks(access, cidrs, reach):
+    template = template_for(dataclasses.replace(PROPS, endpoint_access=access, public_access_cidrs=cidrs))
+    (cluster,) = template.find_resources("AWS::EKS::Cluster").values()
+    vpc_config = cluster["Properties"]["ResourcesVpcConfig"]
+    jsonschema.validate(vpc_config, VPC_CONFIG)
+    assert (vpc_config["EndpointPublicAccess"], vpc_config["EndpointPrivateAccess"]) == reach
+    if reach[0]:
+        assert sorted(vpc_config.get("PublicAccessCidrs", SCHEMA_DEFAULT_CIDRS)) == sorted(cidrs)
+    else:
+        assert "PublicAccessCidrs" not in vpc_config
+
+
+def test_the_endpoint_is_private_unless_the_props_open_it():
+    template = template_for(dataclasses.replace(PROPS, endpoint_access=HyperPodEksClusterProps.endpoint_access,
+                                                public_access_cidrs=()))
     template.has_resource_properties("AWS::EKS::Cluster", {
         "ResourcesVpcConfig": {"EndpointPrivateAccess": True, "EndpointPublicAccess": False}})
 
@@ -95,6 +124,9 @@ def test_private_endpoint():
      "at least two availability zones"),
     ({"availability_zone_ids": ("use1-az4",)}, "same length"),
     ({"endpoint_access": "private"}, "public_access_cidrs needs endpoint_access public"),
+    ({"public_access_cidrs": ()}, "endpoint_access public_and_private needs public_access_cidrs"),
+    ({"endpoint_access": "public", "public_access_cidrs": ()}, "endpoint_access public needs public_access_cidrs"),
+    ({"endpoint_access": "public"}, "a public-only endpoint cannot be restricted"),
     ({"addon_versions": {"aws-ebs-csi-driver": "v1"}}, "unknown add-ons \\['aws-ebs-csi-driver'\\]"),
 ])
 def test_bad_props_raise(change, message):

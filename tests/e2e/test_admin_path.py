@@ -40,6 +40,20 @@ def test_no_environment_is_refused_listing_the_config_files(tmp_path):
     assert not (tmp_path / "out").exists() or not list((tmp_path / "out").glob("*.template.json"))
 
 
+def test_unrecorded_governance_types_are_refused_by_the_app(tmp_path):
+    """Issue 27: a type derived from cfn-lint's region data at synth flips with a cfn-lint upgrade, so app.py
+    builds nothing for a config that leaves task_governance.cloudformation_types out."""
+    recorded = "  cloudformation_types:\n    cluster_policy: native\n    compute_quota: native\n"
+    assert recorded in DEV
+    unrecorded = tmp_path / "dev.yaml"
+    unrecorded.write_text(DEV.replace(recorded, ""))
+    result = run_app({"env": "dev", "config": str(unrecorded)}, tmp_path)
+    assert result.returncode == 1
+    assert "`cloudformation_types: {cluster_policy: native, compute_quota: native}`" in result.stderr
+    assert "[HPK312 error]" in result.stderr and "nothing synthesized" in result.stderr
+    assert not list((tmp_path / "out").glob("*.template.json"))
+
+
 def test_unknown_environment_is_refused(tmp_path):
     result = run_app({"env": "qa"}, tmp_path)
     assert result.returncode == 2

@@ -337,16 +337,19 @@ def test_a_cfn_lint_upgrade_adding_the_native_type_changes_no_recorded_environme
     # (The shared synth is the CLI's, which app.py stamps with the config digest; this one is not stamped.)
     unstamped = {k: v for k, v in apps["prod"]["HyperPod-prod-governance"].to_json().items() if k != "Metadata"}
     assert after["HyperPod-prod-governance"].to_json() == unstamped
-    # Without the record the same upgrade would flip the type: the reason the validator warns (HPK312).
+    # Without the record the same upgrade would flip the type, so nothing is built from the region data: the
+    # validator refuses the config (HPK312, which app.py treats as every error) and the stacks cannot use it.
     text = (ROOT / "config" / "prod.yaml").read_text()
     unrecorded = text.replace("    cluster_policy: api\n", "")
     assert unrecorded != text
     (tmp_path / "prod.yaml").write_text(unrecorded)
     config = load_config(tmp_path / "prod.yaml").config
-    assert governance_types.uses_native(config, "cluster_policy")
+    assert governance_types.derived_type(config, "cluster_policy") == "native"
     monkeypatch.setattr(governance_types, "cloudformation_types", real)
-    assert not governance_types.uses_native(config, "cluster_policy")
-    assert "HPK312" in {f.code for f in check_file(tmp_path / "prod.yaml").findings}
+    assert governance_types.derived_type(config, "cluster_policy") == "api"
+    assert [f.code for f in check_file(tmp_path / "prod.yaml").errors] == ["HPK312"]
+    with pytest.raises(ValueError, match="cluster_policy is not recorded"):
+        build(tmp_path / "prod.yaml", tmp_path / "unrecorded")
 
 
 # Stateful: cfn-lint's own list of types that hold data (AdditionalSpecs/StatefulResources.json), plus what a

@@ -170,6 +170,13 @@ CASES: list[tuple[str, str, str, str, str]] = [
                                          '  kubernetes_version: "1.33"\n  endpoint_access: private\n'
                                          f"  public_access_cidrs: [203.0.113.0/24]  {MARK}\n"),
      "HPK109", "eks.public_access_cidrs", "warning"),
+    ("public-endpoint-naming-nobody", edit('  kubernetes_version: "1.33"\n',
+                                           f'  kubernetes_version: "1.33"\n  endpoint_access: public_and_private  {MARK}\n'),
+     "HPK112", "eks.endpoint_access", "error"),
+    ("public-endpoint-to-anywhere", edit('  kubernetes_version: "1.33"\n',
+                                         '  kubernetes_version: "1.33"\n  endpoint_access: public_and_private\n'
+                                         f"  public_access_cidrs: [0.0.0.0/0]  {MARK}\n"),
+     "HPK113", "eks.public_access_cidrs", "warning"),
     ("chart-not-pinned", edit("  helm_chart:\n", f"  helm_chart:  {MARK}\n    revision: \"{'1' * 40}\"\n"),
      "HPK208", "hyperpod.helm_chart", "error"),
     ("chart-content-pin-wrong", edit("  helm_chart:\n", f"  helm_chart:\n    content_sha256: {'ab' * 32}  {MARK}\n"),
@@ -236,7 +243,8 @@ CASES: list[tuple[str, str, str, str, str]] = [
     ("api-where-native-exists", edit("cluster_policy: native,", f"cluster_policy: api,  {MARK}\n   "),
      "HPK311", "task_governance.cloudformation_types.cluster_policy", "warning"),
     ("governance-types-not-recorded", edit("  cloudformation_types: {cluster_policy: native, compute_quota: native}\n", "")
-     .replace("task_governance:\n", f"task_governance:  {MARK}\n"), "HPK312", "task_governance", "warning"),
+     .replace("task_governance:\n", f"task_governance:  {MARK}\n"), "HPK312", "task_governance.cloudformation_types",
+     "error"),
     # Teams.
     ("team-name-upper-case", edit("  - name: john\n", f"  - name: John  {MARK}\n"), "HPK401", "teams[0].name", "error"),
     ("team-name-41-chars", edit("  - name: john\n", f"  - name: {'a' * 41}  {MARK}\n"), "HPK401", "teams[0].name", "error"),

@@ -12,6 +12,11 @@ FLEET_TYPES = frozenset({"AWS::SageMaker::Cluster", "AWS::EKS::Cluster", "AWS::E
                          "AWS::Batch::ServiceEnvironment"})
 
 
+# A replaced resource the old copy of which UpdateReplacePolicy keeps: what keeps costing until it is deleted by hand.
+BILLED_WHEN_KEPT = {"AWS::SageMaker::Cluster": "its nodes keep running and billing",
+                    "AWS::EKS::Cluster": "its control plane keeps billing"}
+
+
 # The API-backed governance resources keep the native type's properties under "Parameters".
 STAND_INS = {f"Custom::SageMaker{kind}": (f"AWS::SageMaker::{kind}", ("Parameters",))
              for kind in ("ClusterSchedulerConfig", "ComputeQuota")}
@@ -37,6 +42,9 @@ IGNORED_TYPES = frozenset({"AWS::CDK::Metadata"})  # `cdk synth` adds it, the in
 
 
 REMOVAL_DOC = "README.md, section 'Removing or disabling a team'"
+
+
+EDITING_DOC = "README.md, section 'Things to know before editing'"
 
 
 MOVE_DOC = "README.md, section 'Many teams: team stacks'"
@@ -130,6 +138,14 @@ class Plan:
     def blocked(self, allowed: tuple[str, ...] | set[str] = ()) -> list[str]:
         """Everything that makes the plan exit 1: logical ids, <logical id>/<group> and stack names."""
         return sorted({c.logical_id for c in self.refused(allowed)} | {h.name for h in self.refused_hazards(allowed)})
+
+    def failing(self) -> list[str]:
+        """What CloudFormation would fail on: blocked whatever --allow-replace names."""
+        return sorted({c.logical_id for c in self.changes if c.fails} | {h.name for h in self.hazards if h.fails})
+
+    def unnamed(self, allowed: tuple[str, ...] | set[str] = ()) -> list[str]:
+        """What blocks the plan only until it is named with --allow-replace."""
+        return sorted(set(self.blocked(allowed)) - set(self.failing()))
 
     def names(self) -> set[str]:
         """What --allow-replace can name in this plan."""

@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
-from cdk_app.cli.plan.model import MOVE_DOC, QUOTA_FIELDS, REMOVAL_DOC, STACK_REMOVAL_DOC, Plan, TeamChange
+from cdk_app.cli.plan.model import (
+    BILLED_WHEN_KEPT,
+    EDITING_DOC,
+    MOVE_DOC,
+    QUOTA_FIELDS,
+    REMOVAL_DOC,
+    STACK_REMOVAL_DOC,
+    Plan,
+    ResourceChange,
+    TeamChange,
+)
 from cdk_app.domain.capacity import unit_for
 
 
@@ -23,10 +33,31 @@ def _quota_lines(change: TeamChange) -> list[str]:
 ACTION_WORDS = {"add": "create", "remove": "DELETE", "replace": "REPLACE", "modify": "update"}
 
 
-def _verdict(name: str, allowed: tuple[str, ...], fails: bool) -> str:
-    if fails:
-        return "will FAIL: refused"
+# The line already says "will FAIL" and why; naming it changes nothing.
+FAILS_VERDICT = "refused whatever --allow-replace names"
+
+
+def _verdict(name: str, allowed: tuple[str, ...]) -> str:
     return "allowed by --allow-replace" if name in allowed else f"REFUSED (name it with --allow-replace {name} if intended)"
+
+
+def _outcome(change: ResourceChange) -> str:
+    if change.fails:
+        return f"; will FAIL: {change.fails}"
+    if change.retained:
+        billed = BILLED_WHEN_KEPT.get(change.type)
+        return (f"; the old one stays in the account ({change.retained})"
+                + (f": {billed} until you delete it" if billed else ""))
+    return "; the old one is DELETED" if change.action == "replace" else ""
+
+
+def _cluster_advice(change: ResourceChange) -> str:
+    """A HyperPod cluster is never replaced by a deploy that works: its policy and quotas follow it and keep
+    their fixed names (and with its name kept, so does the cluster), so say what to do instead."""
+    return (f"  ! the HyperPod cluster cannot be replaced by this environment's deploy ({'; '.join(change.reasons)}). "
+            "Keep hyperpod.cluster_name, network.cluster_zone_ids and the EKS cluster as deployed, or create a new "
+            "environment (a config file with its own environment name) beside this one, move the teams' work to it "
+            f"and then remove this one ({EDITING_DOC})")
 
 
 def render(plan: Plan, allowed: tuple[str, ...] = ()) -> str:
@@ -50,21 +81,20 @@ def render(plan: Plan, allowed: tuple[str, ...] = ()) -> str:
     if plan.hazards:
         lines.append("nodes, allocations and protection:")
     for hazard in plan.hazards:
-        verdict = _verdict(hazard.name, allowed, hazard.fails) if hazard.refuse else "called out, not refused"
+        if hazard.fails:
+            verdict = f"will FAIL: {FAILS_VERDICT}"
+        else:
+            verdict = _verdict(hazard.name, allowed) if hazard.refuse else "called out, not refused"
         lines.append(f"  {hazard.text} - {verdict}")
     dangerous = [c for c in plan.changes if c.dangerous]
     if dangerous:
         lines.append("stateful resources replaced or deleted:")
     for change in dangerous:
-        if change.fails:
-            outcome = f"; will FAIL: {change.fails}"
-        elif change.retained:
-            outcome = f"; the old one stays in the account ({change.retained})"
-        else:
-            outcome = "; the old one is DELETED" if change.action == "replace" else ""
+        verdict = FAILS_VERDICT if change.fails else _verdict(change.logical_id, allowed)
         lines.append(f"  {ACTION_WORDS[change.action]} {change.path} ({change.type}, logical id {change.logical_id}): "
-                     f"{'; '.join(change.reasons) or 'removed from the template'}{outcome} - "
-                     f"{_verdict(change.logical_id, allowed, change.fails is not None)}")
+                     f"{'; '.join(change.reasons) or 'removed from the template'}{_outcome(change)} - {verdict}")
+    lines.extend(_cluster_advice(c) for c in dangerous
+                 if c.type == "AWS::SageMaker::Cluster" and c.action == "replace")
     others = [c for c in plan.changes if not c.dangerous]
     if others:
         lines.append("other changes:")
@@ -80,8 +110,13 @@ def render(plan: Plan, allowed: tuple[str, ...] = ()) -> str:
                      f"running unmanaged (see {STACK_REMOVAL_DOC})")
     if not plan.changes and not plan.left_stacks:
         lines.append("no changes")
-    blocked = plan.blocked(allowed)
-    lines.append(f"refused: {len(blocked)} change(s) that destroy or fail, not named with --allow-replace: "
-                 f"{', '.join(blocked)}" if blocked else
-                 "ok: nothing stateful is replaced, deleted or weakened without --allow-replace")
+    failing, unnamed = plan.failing(), plan.unnamed(allowed)
+    if failing:
+        lines.append(f"will fail: {len(failing)} change(s) CloudFormation refuses, whatever --allow-replace names: "
+                     f"{', '.join(failing)}")
+    if unnamed:
+        lines.append(f"refused: {len(unnamed)} change(s) that destroy, not named with --allow-replace: "
+                     f"{', '.join(unnamed)}")
+    if not failing and not unnamed:
+        lines.append("ok: nothing stateful is replaced, deleted or weakened without --allow-replace")
     return "\n".join(lines)

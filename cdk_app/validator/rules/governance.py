@@ -9,7 +9,7 @@ from cdk_app.config.names import (
     DNS1123_LABEL,
 )
 from cdk_app.config.yaml_source import PathKey
-from cdk_app.domain.governance_types import GOVERNANCE_TYPES, region_offers
+from cdk_app.domain.governance_types import GOVERNANCE_TYPES, derived_type, recorded_type, region_offers
 from cdk_app.domain.regions import region_problem
 from cdk_app.domain.versions import version_tuple
 from cdk_app.validator.reporter import Reporter, report_repeats
@@ -64,10 +64,9 @@ def check_governance_types(config: KitConfig, report: Reporter) -> None:
     offline; CloudFormation refuses it (a new type under the same logical id)."""
     if region_problem(config.region) is not None:
         return  # HPK110 names the region; every type would be "not offered" there too
-    recorded = config.task_governance.cloudformation_types
     for key, (_, cfn_type) in GOVERNANCE_TYPES.items():
         path: PathKey = ("task_governance", "cloudformation_types", key)
-        choice, offered = getattr(recorded, key), region_offers(config, key)
+        choice, offered = recorded_type(config, key), region_offers(config, key)
         if choice == "native" and not offered:
             report.error("HPK310", path, f"{cfn_type} is not a CloudFormation type in {config.region}",
                          f"use {key}: api (a custom resource calling the SageMaker API)")
@@ -77,12 +76,18 @@ def check_governance_types(config: KitConfig, report: Reporter) -> None:
                            "for a deployed environment keep the value it was deployed with (CloudFormation refuses "
                            "a type change under the same logical id; `hyperpod-kit plan` shows it); to move, see "
                            "README 'Things to know before editing'")
-        elif choice is None:
-            default = "native" if offered else "api"
-            report.warning("HPK312", ("task_governance",),
-                           f"task_governance.cloudformation_types.{key} is not recorded; the kit uses {default} "
-                           f"from the region data of the installed cfn-lint, which an upgrade may change",
-                           f"record it: task_governance.cloudformation_types.{key}: {default}")
+    missing = [key for key in GOVERNANCE_TYPES if recorded_type(config, key) is None]
+    if missing:
+        # An error, not a default: a type derived at synth flips when a cfn-lint upgrade changes the region
+        # data, and CloudFormation refuses a new type under the policy's and quotas' logical ids.
+        whole = ", ".join(f"{key}: {recorded_type(config, key) or derived_type(config, key)}"
+                          for key in GOVERNANCE_TYPES)
+        report.error("HPK312", ("task_governance", "cloudformation_types"),
+                     f"{' and '.join(missing)} not recorded: the stacks would take the type from the installed "
+                     "cfn-lint's region data, which an upgrade may change under the deployed policy and quotas",
+                     f"write under task_governance: `cloudformation_types: {{{whole}}}`, what {config.region} "
+                     "offers today; for an environment already deployed, the types its stacks have - "
+                     "`hyperpod-kit plan --against-account` shows any other as a type change that will fail")
 
 
 def check_observability(config: KitConfig, report: Reporter) -> None:

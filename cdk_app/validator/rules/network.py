@@ -10,19 +10,45 @@ from cdk_app.config.model import (
 from cdk_app.config.yaml_source import PathKey
 from cdk_app.validator.reporter import Reporter
 from cdk_app.validator.rules.zones import group_zone
+from hyperpod_constructs.private.limits import ANYWHERE_IPV4
 
 
 def check_eks_endpoint(config: KitConfig, report: Reporter) -> None:
     eks = config.eks
-    if eks.endpoint_access == "public" and eks.public_access_cidrs:
+    public = eks.endpoint_access != "private"
+    anywhere = _covers_the_internet(eks.public_access_cidrs)
+    if public and not eks.public_access_cidrs:
+        # No default of "anywhere": the API of a shared GPU cluster is not opened by leaving a field out.
+        report.error("HPK112", ("eks", "endpoint_access"),
+                     f"a {eks.endpoint_access} endpoint with no public_access_cidrs: the config does not say who "
+                     "may reach the Kubernetes API from outside the VPC",
+                     "list the networks the admins' kubectl runs from in eks.public_access_cidrs (e.g. "
+                     "[203.0.113.0/24]), or use endpoint_access: private (the default; the kit's deploy reaches "
+                     "the API inside the VPC)")
+    elif eks.endpoint_access == "public" and eks.public_access_cidrs != (ANYWHERE_IPV4,):
         report.error("HPK108", ("eks", "endpoint_access"),
                      "with a public-only endpoint, nodes and the Helm installer reach the API through NAT, "
                      "whose addresses public_access_cidrs does not list",
-                     "use public_and_private (in-VPC traffic then takes the private endpoint)")
+                     "use public_and_private (in-VPC traffic then takes the private endpoint); public alone takes "
+                     f"only public_access_cidrs: [{ANYWHERE_IPV4}]")
+    if public and anywhere:
+        report.warning("HPK113", ("eks", "public_access_cidrs"),
+                       "public_access_cidrs let the whole internet reach the Kubernetes API of a shared GPU "
+                       "cluster: IAM authentication is all that stands between it and a leaked key or an API "
+                       "server vulnerability",
+                       "list only the networks the admins' kubectl runs from, or use endpoint_access: private "
+                       "and reach the API from inside the VPC")
     if eks.endpoint_access == "private" and eks.public_access_cidrs:
         report.warning("HPK109", ("eks", "public_access_cidrs"),
                        "public_access_cidrs has no effect on a private endpoint",
                        "remove it, or use endpoint_access: public_and_private")
+
+
+def _covers_the_internet(cidrs: tuple[str, ...]) -> bool:
+    """Whether the valid networks among `cidrs` add up to all of IPv4 (0.0.0.0/0, or its halves listed apart);
+    invalid ones are HPK015's."""
+    networks = [ipaddress.IPv4Network(c) for c in cidrs if _cidr_problem(c) is None]
+    return ipaddress.IPv4Network(ANYWHERE_IPV4) in ipaddress.collapse_addresses(networks)
 
 
 def _cidr_problem(text: str) -> str | None:

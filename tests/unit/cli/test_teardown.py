@@ -239,7 +239,7 @@ def test_the_command_prints_the_runbook_and_exits_0():
     assert result.stdout.startswith("# Teardown of environment dev") and "WARNING: deleting the HyperPod" in result.stdout
 
 
-@pytest.mark.parametrize("text, where", [("environment: [dev\n", ":2:1 "), ("environment: Dev!\naccount: 1\n", ":1:")])
+@pytest.mark.parametrize("text, where", [("environment: [dev\n", ":1:18 "), ("environment: Dev!\naccount: 1\n", ":1:")])
 def test_an_unreadable_or_invalid_config_exits_2_naming_file_and_line(tmp_path, text, where):
     path = tmp_path / "env.yaml"
     path.write_text(text)

@@ -107,6 +107,7 @@ def configs(draw):
 
 def render(groups, teams) -> str:
     out = ["environment: dev", 'account: "111122223333"', "region: us-east-1", "availability_zone_ids: [use1-az4, use1-az6]",
+           "task_governance:", "  cloudformation_types: {cluster_policy: native, compute_quota: native}",
            "hyperpod:", "  instance_groups:"]
     for i, (itype, count) in enumerate(groups):
         out += [f"    - name: g{i}", f"      instance_type: {itype}", f"      count: {count}"]

@@ -78,7 +78,10 @@ def test_scheduling_change_is_refused_as_a_failure(tmp_path, baseline, edit, que
     assert hazard.fails and hazard.stack == STACK and f"{STACK}/{queue}/" in hazard.text and change in hazard.text
     # Fails: --allow-replace cannot accept it.
     assert hazard.name in plan.blocked(allowed=(hazard.name,))
-    assert re.search(rf"scheduling {change}.* - will FAIL: refused", render(plan, (hazard.name,)))
+    text = render(plan, (hazard.name,))
+    assert re.search(rf"scheduling {change}.* - will FAIL: refused whatever --allow-replace names$", text, re.M)
+    assert ("will fail: 1 change(s) CloudFormation refuses, whatever --allow-replace names: "
+            f"{hazard.name}") in text.splitlines()
 
 
 @pytest.mark.synth

@@ -174,8 +174,9 @@ def test_cli_allow_replace_accepts_the_named_resource_only(synths):
     # The cluster is accepted; the quotas that follow it keep their fixed names, so the deploy would fail.
     assert allowed.exit_code == 1, allowed.output
     assert f"logical id {cluster}): create-only ClusterName changes; the old one stays in the account " \
-           "(UpdateReplacePolicy Retain) - allowed by --allow-replace" in allowed.stdout
-    assert "will FAIL: refused" in allowed.stdout
+           "(UpdateReplacePolicy Retain): its nodes keep running and billing until you delete it - allowed by " \
+           "--allow-replace" in allowed.stdout
+    assert "will FAIL: the name prod-policy is taken" in allowed.stdout
     wrong = CliRunner().invoke(main, [*args, "--allow-replace", "NoSuchResource"])
     assert wrong.exit_code == 1
     assert "--allow-replace NoSuchResource: no such stateful replacement" in wrong.stderr
@@ -426,6 +427,37 @@ def test_rename_knock_on_quota_replacements_fail_on_their_fixed_names(synths):
     quotas = logical_ids(synths, "governance", "AWS::SageMaker::ComputeQuota")
     assert all(c.fails and "is taken" in c.fails for c in plan.changes if c.logical_id in quotas)
     assert set(quotas) <= set(plan.blocked((cluster, *quotas)))
+
+
+@pytest.mark.synth
+def test_rename_with_everything_named_says_what_fails_and_what_to_do_instead(synths):
+    """Issue 27: with every replacement named, the summary called the failing ones 'not named', each of their
+    lines said 'will FAIL' twice, and nothing said to keep the name or move to a new environment, or that
+    the retained old cluster keeps billing."""
+    plan = plan_for(synths, "rename")
+    cluster, = logical_ids(synths, "cluster", "AWS::SageMaker::Cluster")
+    failing = sorted(c.logical_id for c in plan.changes if c.fails)
+    assert len(failing) == 7 and cluster not in failing  # the policy and six quotas keep fixed names
+    named = planning.render(plan, (cluster, *failing)).splitlines()
+    assert all(line.count("will FAIL") <= 1 for line in named)
+    assert [line for line in named if "will FAIL" in line] == [line for line in named if any(f"logical id {f})" in line
+                                                                                             for f in failing)]
+    assert named[-1] == ("will fail: 7 change(s) CloudFormation refuses, whatever --allow-replace names: "
+                         + ", ".join(failing))
+    assert not [line for line in named if "not named" in line]
+    kept, = [line for line in named if f"logical id {cluster})" in line]
+    assert kept.endswith("(UpdateReplacePolicy Retain): its nodes keep running and billing until you delete it "
+                         "- allowed by --allow-replace")
+    advice, = [line for line in named if line.startswith("  ! the HyperPod cluster cannot be replaced")]
+    assert "(create-only ClusterName changes)" in advice and "Keep hyperpod.cluster_name" in advice
+    assert "create a new environment" in advice and "'Things to know before editing'" in advice
+    # Nothing named: the cluster is the one change naming would accept, counted apart from the failing ones.
+    unnamed = planning.render(plan).splitlines()
+    assert unnamed[-2:] == [named[-1], f"refused: 1 change(s) that destroy, not named with --allow-replace: {cluster}"]
+
+
+def test_readme_has_the_section_the_cluster_advice_points_to():
+    assert "### Things to know before editing" in (ROOT / "README.md").read_text()
 
 
 @pytest.mark.synth

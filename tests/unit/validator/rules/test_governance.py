@@ -62,15 +62,33 @@ def test_governance_types_follow_the_region_data(write_config, region, recorded)
     expected = []
     for key, cfn_type in GOVERNANCE.items():
         offered = cfn_type in offered_in(region)
-        if recorded is None:
-            default = "native" if offered else "api"
-            expected.append(("HPK312", "task_governance", f"task_governance.cloudformation_types.{key} is not "
-                             f"recorded; the kit uses {default} from the region data of the installed cfn-lint, "
-                             "which an upgrade may change"))
-        elif recorded == "native" and not offered:
+        if recorded == "native" and not offered:
             expected.append(("HPK310", f"task_governance.cloudformation_types.{key}",
                              f"{cfn_type} is not a CloudFormation type in {region}"))
         elif recorded == "api" and offered:
             expected.append(("HPK311", f"task_governance.cloudformation_types.{key}",
                              f"{region} now offers {cfn_type}, but this environment records api"))
+    if recorded is None:
+        expected.append(("HPK312", "task_governance.cloudformation_types", "cluster_policy and compute_quota not "
+                         "recorded: the stacks would take the type from the installed cfn-lint's region data, which "
+                         "an upgrade may change under the deployed policy and quotas"))
     assert [(f.code, f.path, f.message) for f in report.findings if f.code.startswith("HPK31")] == expected
+
+
+@pytest.mark.parametrize("region", MIXED)
+@pytest.mark.parametrize("recorded", ["", "cluster_policy: api", "compute_quota: native"])
+def test_unrecorded_governance_types_are_an_error_naming_what_to_write(write_config, region, recorded):
+    """The hint is the whole mapping to write: recorded values kept, the others what cfn-lint's provider
+    data for the region offers (native where the type is listed)."""
+    report = run(write_config, ("region: us-east-1\n", f"region: {region}\n"),
+                 ("  cloudformation_types: {cluster_policy: native, compute_quota: native}\n",
+                  f"  cloudformation_types: {{{recorded}}}\n"))
+    kept = dict(item.split(": ") for item in recorded.split(", ") if item)
+    whole = {key: kept.get(key, "native" if cfn_type in offered_in(region) else "api")
+             for key, cfn_type in GOVERNANCE.items()}
+    finding, = [f for f in report.findings if f.code == "HPK312"]
+    assert finding.severity.value == "error" and report.exit_code == 1
+    assert finding.message.startswith(" and ".join(k for k in GOVERNANCE if k not in kept) + " not recorded")
+    written = ", ".join(f"{key}: {value}" for key, value in whole.items())
+    assert finding.hint.startswith(f"write under task_governance: `cloudformation_types: {{{written}}}`, "
+                                   f"what {region} offers today")
