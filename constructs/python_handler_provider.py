@@ -95,7 +95,6 @@ class PythonHandlerProvider(Construct):
         if props.is_complete:
             _acknowledge_waiter(provider, self.function, waiter["is_complete_handler"])
         framework_role = provider.node.find_child("framework-onEvent").role
-        restrict_service_trust(framework_role)
         acknowledge(framework_role, {
             managed_policy("service-role/AWSLambdaBasicExecutionRole"):
                 "CDK's custom resource framework function; the managed policy only lets it write its own logs",
@@ -130,7 +129,6 @@ def _acknowledge_waiter(provider: cr.Provider, *handlers: lambda_.Function) -> N
     acknowledge(provider.node.find_child("framework-onEvent").role, invoke(handlers[1:]))
     for name in ("framework-isComplete", "framework-onTimeout"):
         role = provider.node.find_child(name).role
-        restrict_service_trust(role)
         acknowledge(role, {**basic, **invoke(handlers)})
     machine = provider.node.find_child("waiter-state-machine")
     restrict_service_trust(machine.node.find_child("Role"))

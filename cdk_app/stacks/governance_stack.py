@@ -28,9 +28,11 @@ from hyperpod_constructs.sagemaker_governance_resource import (
     SageMakerGovernanceResourceProps,
 )
 from hyperpod_constructs.schedulable_node import SchedulableNode, SchedulableNodeProps
-from hyperpod_constructs.service_trust import service_principal
+from hyperpod_constructs.service_trust import pod_identity_principal
 
 OBSERVABILITY_ADDON = "amazon-cloudwatch-observability"
+# Where that add-on runs its CloudWatch agent (EKS user guide, CloudWatch Observability add-on).
+OBSERVABILITY_NAMESPACE, OBSERVABILITY_AGENT = "amazon-cloudwatch", "cloudwatch-agent"
 # Where the task-governance add-on runs Kueue's controller.
 KUEUE_NAMESPACE = "kueue-system"
 KUEUE_DEPLOYMENT = "kueue-controller-manager"
@@ -64,6 +66,10 @@ class GovernanceStack(Stack):
                           # Deleting the stack must not take Kueue (and every queued and running job) with it.
                           preserve_on_delete=True)
         addon.node.add_dependency(node)
+        # A governance stack rolled back once leaves the preserved add-on's Kueue objects behind; the next create
+        # takes them over instead of failing on the conflict (AWS's HyperPod templates set the same, e.g.
+        # aws/sagemaker-hyperpod-cluster-setup eks/cloudformation/eks-template.yaml; CDK's Addon has no prop for it).
+        addon.node.default_child.resolve_conflicts = "OVERWRITE"
         policy = SageMakerGovernanceResource(self, "ClusterPolicy", props=SageMakerGovernanceResourceProps(
             kind="ClusterSchedulerConfig", parameters=policy_parameters(config, hyperpod_cluster_arn),
             native=uses_native(config, "cluster_policy"), eks_cluster_name=eks_cluster_name))
@@ -91,12 +97,12 @@ class GovernanceStack(Stack):
         role_arns_output(self, arns)
 
         if config.observability.enabled:
-            self._observability(config, cluster)
+            self._observability(config, cluster, eks_cluster_name)
         CfnOutput(self, "ClusterPolicyArn", value=policy.arn)
 
-    def _observability(self, config: KitConfig, cluster: eks.ICluster) -> None:
+    def _observability(self, config: KitConfig, cluster: eks.ICluster, eks_cluster_name: str) -> None:
         role = iam.Role(self, "CloudWatchAgentRole",
-                        assumed_by=service_principal(self, "pods.eks.amazonaws.com").with_session_tags(),
+                        assumed_by=pod_identity_principal(eks_cluster_name, OBSERVABILITY_NAMESPACE, OBSERVABILITY_AGENT),
                         managed_policies=[iam.ManagedPolicy.from_aws_managed_policy_name("CloudWatchAgentServerPolicy")],
                         description="CloudWatch agent of the observability add-on (EKS Pod Identity)")
         acknowledge(role, {managed_policy("CloudWatchAgentServerPolicy"):
@@ -110,5 +116,5 @@ class GovernanceStack(Stack):
             addon_version=config.observability.addon_version, resolve_conflicts="OVERWRITE",
             configuration_values=json.dumps(agent, sort_keys=True),
             pod_identity_associations=[eks.CfnAddon.PodIdentityAssociationProperty(
-                role_arn=role.role_arn, service_account="cloudwatch-agent")],
+                role_arn=role.role_arn, service_account=OBSERVABILITY_AGENT)],
         )

@@ -165,6 +165,8 @@ def test_deploy_order_chart_cluster_node_addon_policy_quotas(apps, tmp_path):
         assert addon_id in governance[wait_id]["DependsOn"] and wait_id in governance[policy_id]["DependsOn"]
         [node_id] = [k for k, v in governance.items() if v["Type"] == "Custom::SchedulableNode"]
         assert governance[addon_id]["DependsOn"] == [node_id]
+        # Review finding 7: the preserved Kueue objects of a rolled-back stack must not block the next create.
+        assert governance[addon_id]["Properties"]["ResolveConflicts"] == "OVERWRITE"
         assert quotas and all(policy_id in q["DependsOn"] for q in quotas)
         # The governance stack reads the HyperPod cluster's ARN from the cluster stack, so it deploys after it.
         policy_cluster = json.dumps(governance[policy_id]["Properties"])
@@ -235,10 +237,22 @@ def test_observability_addon_collects_kueue_metrics(apps):
     assert addon["Properties"]["PodIdentityAssociations"][0]["ServiceAccount"] == "cloudwatch-agent"
 
 
+# What AWS documents for each service's role trust (constructs/service_trust.py has the sources): a condition
+# on a key a service does not send would stop it from assuming the role.
+DOCUMENTED_TRUST = {
+    "eks.amazonaws.com": {"aws:SourceAccount"}, "states.amazonaws.com": {"aws:SourceAccount"},
+    "vpc-flow-logs.amazonaws.com": {"aws:SourceAccount", "aws:SourceArn"},
+    "pods.eks.amazonaws.com": {"aws:RequestTag/eks-cluster-name", "aws:RequestTag/kubernetes-namespace",
+                               "aws:RequestTag/kubernetes-service-account"},
+    "sagemaker.amazonaws.com": set(), "lambda.amazonaws.com": set(),
+}
+
+
 @pytest.mark.parametrize("env", ENVIRONMENTS)
-def test_every_service_trust_is_limited_to_the_account(apps, env):
-    """Confused deputy: a service may assume a kit role only when acting for this account (and, where it
-    sets one, for a source ARN of this account). Every role of every stack, CDK's own framework roles too."""
+def test_every_service_trust_carries_exactly_the_conditions_aws_documents(apps, env):
+    """Review finding 2: no AWS page says HyperPod (or Lambda) sends aws:SourceAccount, and AWS's HyperPod templates
+    leave it off; where a service documents a key, the trust checks it against this account. Every role of every
+    stack, CDK's own framework roles too."""
     account = load_config(ROOT / "config" / f"{env}.yaml").config.account
     checked = set()
     for stack, template in apps[env].items():
@@ -247,13 +261,16 @@ def test_every_service_trust_is_limited_to_the_account(apps, env):
                 services = statement["Principal"].get("Service")
                 if services is None:
                     continue
+                [service] = services if isinstance(services, list) else [services]
                 condition = statement.get("Condition", {})
-                assert condition.get("StringEquals", {}).get("aws:SourceAccount") == account, (stack, logical_id)
+                keys = {key for operator in condition.values() for key in operator}
+                assert keys == DOCUMENTED_TRUST[service], (stack, logical_id)
+                if "aws:SourceAccount" in keys:
+                    assert condition["StringEquals"]["aws:SourceAccount"] == account, (stack, logical_id)
                 source_arn = condition.get("ArnLike", {}).get("aws:SourceArn")
                 assert source_arn is None or f":{account}:" in json.dumps(source_arn), (stack, logical_id)
-                checked |= set(services if isinstance(services, list) else [services])
-    assert {"sagemaker.amazonaws.com", "lambda.amazonaws.com", "eks.amazonaws.com",
-            "vpc-flow-logs.amazonaws.com", "pods.eks.amazonaws.com"} <= checked
+                checked.add(service)
+    assert checked == set(DOCUMENTED_TRUST)
 
 
 SCHEMAS = Path(__import__("cfnlint").__file__).parent / "data" / "schemas"
