@@ -62,6 +62,8 @@ class Cluster:
     """The API server of one control plane directory (controlplane.py up --dir DIR)."""
 
     def __init__(self, state_dir: Path) -> None:
+        # What kubectl (the installer's own, in handler tests) reads to reach this API server as its admin.
+        self.admin_kubeconfig = state_dir / "admin.kubeconfig"
         state = json.loads((state_dir / "state.json").read_text())
         self.server = state["server"]
         pki = state_dir / "pki"
