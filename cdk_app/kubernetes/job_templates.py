@@ -37,7 +37,7 @@ from cdk_app.kubernetes.guardrails.constants import (
     QUEUE_LABEL,
 )
 from cdk_app.kubernetes.guardrails.team_scope import allowed_priority_classes, priority_label
-from cdk_app.kubernetes.quantity import GIB, parse_quantity
+from cdk_app.kubernetes.quantity import GIB, QuantityOutOfRange, parse_quantity
 from cdk_app.kubernetes.topology import ACCELERATOR_RESOURCES, EFA_RESOURCE, HEALTH_LABEL, NodeInfo
 
 MIN_TOPOLOGY_ADDON = (1, 2, 2)
@@ -334,7 +334,10 @@ def _quantity(option: str, text: str | None, unit: int, most: Fraction, instance
     """A positive quantity (in `unit`s) that fits in one node; 0 when not given."""
     if text is None:
         return Fraction(0)
-    value = parse_quantity(text)
+    try:
+        value = parse_quantity(text)
+    except QuantityOutOfRange as err:
+        raise JobSpecError(f"{option} {err}: no node has anything near that much") from None
     if value is None or value <= 0:
         raise JobSpecError(f"{option} {text!r} is not a positive Kubernetes quantity (e.g. 500m or 4 for CPU, "
                            "512Mi or 16Gi for memory)")
