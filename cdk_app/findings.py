@@ -73,7 +73,7 @@ CODES: dict[str, str] = {
     "HPK211": "a Kubernetes label or taint key or value is not allowed",
     "HPK212": "threads_per_core 2 on an instance type with one thread per core (AWS Graviton)",
     "HPK213": "InstanceConnectivity deep health check on an instance type without EFA or a group of one node",
-    "HPK214": "no instance group gives a schedulable node within the governance stack's wait (deep health checks, no nodes)",
+    "HPK214": "no instance group gives a schedulable node within the governance stack's wait (deep health checks, taints, no nodes)",
     "HPK220": "the HyperPod Helm chart's remote dependencies are not pinned",
     "HPK221": "no kubectl/helm layer within one minor version of the Kubernetes version",
     "HPK222": "a chart component needs remote charts the kit cannot pin",

@@ -101,10 +101,13 @@ def _hyperpod_steps(config: KitConfig, region: str, cdk: str) -> list[Step]:
              tuple(f"npx cdk destroy {cdk} {stack}" for stack in [*team_stacks, stack_name(config, GOVERNANCE)])),
         Step(f"Delete the HyperPod cluster {hyperpod} and wait until it is gone",
              "Its stack keeps it (RetainExceptOnCreate), so only this stops it billing. Every running job ends. "
-             "The loop prints the status until describe-cluster reports that the cluster does not exist.",
+             "The loop prints the status every minute until describe-cluster answers that the cluster does not "
+             "exist (ResourceNotFound); it stops on Failed (read FailureMessage, fix, delete again) and keeps "
+             "polling through throttling or an expired session, which only print their error.",
              (f"aws sagemaker delete-cluster --cluster-name {hyperpod} --region {region}",
-              f"while aws sagemaker describe-cluster --cluster-name {hyperpod} --region {region} "
-              "--query ClusterStatus --output text; do sleep 60; done")),
+              f"while true; do s=$(aws sagemaker describe-cluster --cluster-name {hyperpod} --region {region} "
+              "--query ClusterStatus --output text 2>&1); echo \"$s\"; case \"$s\" in *ResourceNotFound*) break;; "
+              "Failed) break;; esac; sleep 60; done")),
         Step("Delete the EKS cluster and wait until it is gone",
              "Kept by its stack as well; its add-ons (Kueue included) and access entries go with it.",
              (f"aws eks delete-cluster --name \"$EKS\" --region {region}",

@@ -67,8 +67,9 @@ class GovernanceStack(Stack):
                           preserve_on_delete=True)
         addon.node.add_dependency(node)
         # A governance stack rolled back once leaves the preserved add-on's Kueue objects behind; the next create
-        # takes them over instead of failing on the conflict (AWS's HyperPod templates set the same, e.g.
-        # aws/sagemaker-hyperpod-cluster-setup eks/cloudformation/eks-template.yaml; CDK's Addon has no prop for it).
+        # takes them over instead of failing on the conflict. AWS's HyperPod CloudFormation sets OVERWRITE on the
+        # add-ons it creates (aws/sagemaker-hyperpod-cluster-setup eks/cloudformation/eks-template.yaml, the core
+        # add-ons); the deploy review reads awsome-distributed-ai's Terraform the same. CDK's Addon has no prop for it.
         addon.node.default_child.resolve_conflicts = "OVERWRITE"
         policy = SageMakerGovernanceResource(self, "ClusterPolicy", props=SageMakerGovernanceResourceProps(
             kind="ClusterSchedulerConfig", parameters=policy_parameters(config, hyperpod_cluster_arn),

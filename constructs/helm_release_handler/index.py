@@ -47,6 +47,7 @@ from typing import Any, Callable
 
 import cfn_anchor
 import installer_tools as tools
+from botocore.exceptions import BotoCoreError, ClientError
 from chart_source import DependencyPin, fetch_chart, prepare_chart
 from installer_tools import Budget, ClusterGone, HelmReleaseError
 from manifest_content import identity, sha256_hex
@@ -348,8 +349,6 @@ def read_manifests_object(reference: Any, where: str, budget: Budget) -> bytes:
     if not isinstance(reference, dict) or not ASSET_KEY.fullmatch(str(reference.get("Key", ""))) \
             or not re.fullmatch(r"[0-9a-f]{64}", str(reference.get("Sha256", ""))):
         raise HelmReleaseError(f"{where}: ManifestsObject must name Bucket, an asset Key (<sha256>.json) and Sha256")
-    from botocore.exceptions import BotoCoreError, ClientError
-
     budget.require(f"reading {where} from S3", 30)
     try:
         answer = s3_client().get_object(Bucket=str(reference.get("Bucket", "")), Key=reference["Key"])
@@ -384,8 +383,16 @@ def on_manifests(event: dict[str, Any], budget: Budget) -> dict[str, Any]:
         # The anchor confirmed the physical id; the Name must be the one it was made from.
         raise HelmReleaseError(f"refusing the event: Name {name!r} does not belong to {event.get('PhysicalResourceId')!r}")
     current, current_from_asset = manifests_of(props, "Manifests", budget)
-    check_set(name, current, current_from_asset, "Manifests")
     old = event.get("OldResourceProperties") or {}
+    if request == "Update" and name == GUARDRAILS_SET and not current_from_asset and "ManifestsObject" in old:
+        # The rollback of the first deploy of this kit, back to a kit that sent the guardrails in the event: that
+        # content cannot be told from a forgery, so it is not applied. The cluster keeps the guardrails the failed
+        # deploy applied from the asset bucket (newer, checked); the next deploy converges.
+        return left_alone(event, "rollback to guardrails sent in the event acknowledged; the cluster keeps the "
+                                 "guardrails read from the asset bucket")
+    # A Delete only removes what it names (kit-named objects, manifest_policy.py), so content in the event is
+    # enough for it - the governance stack of an older kit can still be deleted.
+    check_set(name, current, current_from_asset or request == "Delete", "Manifests")
     same_set = request == "Update" and str(old.get("Name", name)) == name
     previous: list[dict[str, Any]] = []
     if same_set:
@@ -566,12 +573,17 @@ def node_refusal(node: dict[str, Any]) -> str | None:
 
 
 def on_wait_for_node(event: dict[str, Any], _budget: Budget) -> dict[str, Any]:
-    """Starts the wait; is_complete does it."""
+    """Starts the wait; is_complete does it. Only a new cluster is waited for: an Update for the same cluster
+    (a changed bound, a rollback) finds task governance installed already, and must not wait an hour for a node
+    that a scaled-down cluster may not have right now."""
     props = event["ResourceProperties"]
     physical_id = f"{props['ClusterName']}/wait/schedulable-node"
     if event["RequestType"] == "Delete":
         return {"PhysicalResourceId": event.get("PhysicalResourceId", physical_id)}
     seconds(props, "TimeoutSeconds", NODE_WAIT_SECONDS)  # refused now rather than at the first check
+    old = event.get("OldResourceProperties") or {}
+    if event["RequestType"] == "Update" and old.get("ClusterName") == props["ClusterName"]:
+        return {"PhysicalResourceId": physical_id, "Data": {"Skipped": "the cluster is not new; nothing to wait for"}}
     return {"PhysicalResourceId": physical_id, "Data": {"WaitStartedAt": f"{time.time():.0f}"}}
 
 
@@ -587,16 +599,24 @@ def is_complete(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
     budget = Budget.from_context(context)
     limit = seconds(props, "TimeoutSeconds", NODE_WAIT_SECONDS)
     started = seconds(event.get("Data") or {}, "WaitStartedAt", time.time())
-    with tempfile.TemporaryDirectory() as work:
-        workdir = Path(work)
-        kubeconfig = tools.write_kubeconfig(workdir, props["ClusterName"], props["Region"], budget)
-        nodes = (_raw_get("/api/v1/nodes", kubeconfig, workdir, budget, "kubectl get nodes") or {}).get("items") or []
+    waited = time.time() - started
+    try:
+        with tempfile.TemporaryDirectory() as work:
+            workdir = Path(work)
+            kubeconfig = tools.write_kubeconfig(workdir, props["ClusterName"], props["Region"], budget)
+            nodes = (_raw_get("/api/v1/nodes", kubeconfig, workdir, budget, "kubectl get nodes") or {}).get("items") or []
+    except (HelmReleaseError, BotoCoreError, ClientError) as err:
+        # CDK's waiter ends the resource on any error of is_complete; throttling, an API server restart or a slow
+        # start must only cost a poll. The error is the reason once the wait's time is up.
+        if waited >= limit:
+            raise HelmReleaseError(f"no HyperPod node could be seen after {waited / 60:.0f} min: {err}") from err
+        print(json.dumps({"waiting_for": "a schedulable HyperPod node", "seconds": round(waited), "error": str(err)}))
+        return {"IsComplete": False}
     states = {(n.get("metadata") or {}).get("name", "?"): node_refusal(n) for n in nodes}
     schedulable = sorted(name for name, refusal in states.items() if refusal is None)
     if schedulable:
         return {"IsComplete": True, "Data": {"SchedulableNode": schedulable[0]}}
     summary = nodes_summary(states)
-    waited = time.time() - started
     if waited >= limit:
         raise HelmReleaseError(
             f"no HyperPod node could take pods after {waited / 60:.0f} min ({summary}), so task governance "

@@ -1532,3 +1532,52 @@ def test_a_forged_node_wait_for_another_cluster_is_refused_by_is_complete_too(sc
     event["ResourceProperties"]["ClusterName"] = "someone-elses"
     with pytest.raises(tools.HelmReleaseError, match="not the cluster this installer was built for"):
         handler.is_complete(event)
+
+
+# --- deploy review, second pass: upgrade rollbacks and a wait that survives a bad poll ---------------------------
+
+def test_the_rollback_of_the_upgrade_to_inline_guardrails_is_acknowledged_without_touching_the_cluster(applied):
+    """The first deploy of this kit fails (e.g. its node wait) and CloudFormation rolls the guardrails back to the
+    older kit's inline form: not applied (it cannot be told from a forgery), not refused (the stack would be stuck
+    in UPDATE_ROLLBACK_FAILED)."""
+    event = rbac_event(GUARDRAILS, request="Update", name="guardrails")
+    event["OldResourceProperties"] = {**event["ResourceProperties"], "ManifestsObject": as_asset(GUARDRAILS)[0]}
+    del event["OldResourceProperties"]["Manifests"]
+    result = invoke(event)
+    assert "rollback to guardrails sent in the event acknowledged" in result["Data"]["Skipped"]
+    assert (applied["apply"], applied["delete"]) == ([], [])
+    # Away from the asset form without a rollback's shape, inline guardrails are still refused.
+    with pytest.raises(tools.HelmReleaseError, match="read from the kit's asset bucket only"):
+        invoke(rbac_event(neutered_guardrails(), request="Update", old=GUARDRAILS, name="guardrails"))
+
+
+def test_an_older_kit_s_governance_stack_can_still_be_deleted(applied):
+    result = invoke(rbac_event(GUARDRAILS, request="Delete", name="guardrails"))
+    assert result == {"PhysicalResourceId": "hyperpod-eks/manifests/guardrails"}
+    assert applied["delete"] == [GUARDRAILS]
+
+
+def test_an_update_for_the_same_cluster_does_not_wait_again(nodes_server):
+    """A changed bound or a rollback finds task governance installed; a scaled-down cluster may have no
+    schedulable node right now, and must not hold (or strand) the stack for an hour."""
+    event = {**node_event("Update"), "PhysicalResourceId": "hyperpod-eks/wait/schedulable-node"}
+    event["OldResourceProperties"] = {**event["ResourceProperties"], "TimeoutSeconds": "1800"}
+    started = invoke(event)
+    assert "WaitStartedAt" not in started["Data"]
+    assert handler.is_complete({**event, **started}) == {"IsComplete": True}
+    assert nodes_server.asked == {}
+    # A new cluster (the EKS cluster replaced) is waited for again.
+    event["OldResourceProperties"]["ClusterName"] = "hyperpod-eks-old"
+    assert "WaitStartedAt" in invoke(event)["Data"]
+
+
+def test_a_failed_poll_only_costs_a_poll_until_the_wait_is_up(nodes_server):
+    """CDK's waiter ends the resource on any error of is_complete: an API server 5xx must not roll back the stack."""
+    nodes_server.routes[NODES] = lambda n, _q: (500, status(500, "nodes")) if n == 1 else (
+        200, {"apiVersion": "v1", "kind": "NodeList", "items": [hyperpod_node("cpu-1")]})
+    event = node_event(started=time.time())
+    assert handler.is_complete(event) == {"IsComplete": False}
+    assert handler.is_complete(event) == {"IsComplete": True, "Data": {"SchedulableNode": "cpu-1"}}
+    nodes_server.routes[NODES] = lambda _n, _q: (500, status(500, "nodes"))
+    with pytest.raises(tools.HelmReleaseError, match="no HyperPod node could be seen after 56 min: kubectl get nodes failed"):
+        handler.is_complete(node_event(started=time.time() - 3360))

@@ -101,12 +101,24 @@ def check_schedulable_node(config: KitConfig, report: Reporter) -> None:
     if not with_nodes:
         report.warning("HPK214", path, f"no instance group has nodes (every count is 0): {fails}",
                        f"give a group count 1 or more (a small CPU group is schedulable soonest), or {cluster_first}")
-    elif all(group_deep_health_checks(g) for g in with_nodes):
-        shown = ", ".join(g.name[:63] for g in with_nodes[:3]) + (", ..." if len(with_nodes) > 3 else "")
+    elif all(_closed_to_kueue(g) for g in with_nodes):
+        shown = "; ".join(f"{g.name[:63]} {_closed_to_kueue(g)}" for g in with_nodes[:3]) + (
+            "; ..." if len(with_nodes) > 3 else "")
         report.warning("HPK214", path,
-                       f"every instance group with nodes ({shown}) runs deep health checks, which keep new nodes "
-                       f"unschedulable for about {DEEP_HEALTH_CHECK_HOURS} hours: {fails}",
-                       f"add a small group without deep health checks (e.g. ml.m5.xlarge, count 1), or {cluster_first}")
+                       f"no instance group with nodes can take Kueue's controller soon ({shown}): {fails}",
+                       f"add a small untainted group without deep health checks (e.g. ml.m5.xlarge, count 1), or "
+                       f"{cluster_first}")
+
+
+def _closed_to_kueue(group: InstanceGroup) -> str | None:
+    """Why the group's nodes cannot take a pod without tolerations soon after they join - the node the installer's
+    wait looks for (helm_release_handler node_refusal: Schedulable, Ready, untainted) - or None."""
+    if group_deep_health_checks(group):
+        return f"runs deep health checks, which keep new nodes unschedulable for about {DEEP_HEALTH_CHECK_HOURS} hours"
+    repelling = [t for t in group.taints if t.effect in ("NoSchedule", "NoExecute")]
+    if repelling:
+        return "is tainted " + ", ".join(f"{t.key}={t.value or ''}:{t.effect}" for t in repelling)
+    return None
 
 
 def check_threads(config: KitConfig, report: Reporter) -> None:

@@ -80,6 +80,7 @@ def test_connectivity_refusal_says_why_and_what_is_allowed(write_config, instanc
 # than the governance stack waits for a schedulable node (constructs/private/limits.py).
 CPU_COUNT = "      instance_type: ml.m5.2xlarge\n      count: 2\n"
 CPU_NONE = "      instance_type: ml.m5.2xlarge\n      count: 0\n"
+TAINT = "      taints:\n        - key: nvidia.com/gpu\n          value: \"true\"\n          effect: NoSchedule\n"
 
 
 def schedulable_warnings(report) -> list[tuple[str, int, str]]:
@@ -89,7 +90,11 @@ def schedulable_warnings(report) -> list[tuple[str, int, str]]:
 @pytest.mark.parametrize("edits, warned", [
     ([], False),                                                                     # the CPU group has none
     ([(CPU_COUNT, CPU_NONE)], True),                                                 # only the GPU group has nodes
-    ([(CPU_COUNT, CPU_NONE), (GPU_GROUP, GPU_GROUP + "      deep_health_checks: []\n")], False),
+    # Without deep health checks the GPU group is still tainted NoSchedule: Kueue's controller cannot run there.
+    ([(CPU_COUNT, CPU_NONE), (GPU_GROUP, GPU_GROUP + "      deep_health_checks: []\n")], True),
+    ([(CPU_COUNT, CPU_NONE), (GPU_GROUP, GPU_GROUP + "      deep_health_checks: []\n"), (TAINT, "")], False),
+    ([(CPU_COUNT, CPU_NONE), (GPU_GROUP, GPU_GROUP + "      deep_health_checks: []\n"),
+      (TAINT, TAINT.replace("NoSchedule", "PreferNoSchedule"))], False),
     ([(CPU_COUNT, CPU_NONE), (GPU_GROUP, GPU_GROUP.replace("4", "0"))], True),       # no nodes at all
     ([(GPU_GROUP, GPU_GROUP.replace("4", "0"))], False),                             # the CPU group has nodes
 ])
@@ -101,11 +106,14 @@ def test_warns_when_no_group_gives_a_schedulable_node_in_time(write_config, edit
 
 def test_schedulable_warning_gives_the_numbers_and_the_ways_out(write_config):
     [finding] = [f for f in run(write_config, (CPU_COUNT, CPU_NONE)).findings if f.code == "HPK214"]
-    assert finding.message.startswith("every instance group with nodes (gpu) runs deep health checks, which keep new "
-                                      "nodes unschedulable for about 2 hours")
+    assert finding.message.startswith("no instance group with nodes can take Kueue's controller soon (gpu runs deep "
+                                      "health checks, which keep new nodes unschedulable for about 2 hours)")
     assert f"waits at most {SCHEDULABLE_NODE_WAIT_MINUTES} minutes" in finding.message
     assert "first deploy fails" in finding.message
-    assert finding.hint.startswith("add a small group without deep health checks")
+    assert finding.hint.startswith("add a small untainted group without deep health checks")
+    [tainted] = [f for f in run(write_config, (CPU_COUNT, CPU_NONE),
+                                (GPU_GROUP, GPU_GROUP + "      deep_health_checks: []\n")).findings if f.code == "HPK214"]
+    assert "(gpu is tainted nvidia.com/gpu=true:NoSchedule)" in tainted.message
     assert "`kubectl get nodes -L sagemaker.amazonaws.com/node-health-status` shows a node Schedulable" in finding.hint
     [empty] = [f for f in run(write_config, (CPU_COUNT, CPU_NONE), (GPU_GROUP, GPU_GROUP.replace("4", "0"))).findings
                if f.code == "HPK214"]
