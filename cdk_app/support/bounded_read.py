@@ -37,12 +37,23 @@ def read_bounded(path: str, limit: int) -> bytes:
     """At most `limit` bytes of the regular file `path` (or of standard input for `-`); UnreadableInput if
     the file is missing, not a regular file, unreadable or larger than `limit`."""
     if path == "-":
-        data = sys.stdin.buffer.read(limit + 1)
+        data = _read_stdin(limit)
     else:
         data = _read_regular(path, limit)
     if len(data) > limit:
         raise UnreadableInput("HPK005", f"more than {limit} bytes", f"an input may hold at most {limit} bytes")
     return data
+
+
+def _read_stdin(limit: int) -> bytes:
+    # With descriptor 0 closed (`<&-`) Python has no sys.stdin at all; a descriptor that is not readable fails.
+    if sys.stdin is None:
+        raise UnreadableInput("HPK001", "standard input is closed", "pipe the content in, or name a file")
+    try:
+        return sys.stdin.buffer.read(limit + 1)
+    except (OSError, ValueError) as err:
+        raise UnreadableInput("HPK001", f"standard input cannot be read ({getattr(err, 'strerror', None) or err})",
+                              "pipe the content in, or name a file") from None
 
 
 def _read_regular(path: str, limit: int) -> bytes:

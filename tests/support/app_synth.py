@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -31,10 +32,25 @@ def templates(app: App) -> dict[str, Template]:
 
 
 
-def governance_template(config: KitConfig) -> Template:
+def _governance_stack(config: KitConfig) -> GovernanceStack:
     """The governance stack of a config, as the app builds it, with stand-ins for the cluster stack's outputs."""
-    stack = GovernanceStack(App(), "Governance", config=config, eks_cluster_name="eks",
-                            hyperpod_cluster_arn=f"arn:aws:sagemaker:{config.region}:{config.account}:cluster/abcdef123456",
-                            installer_service_token=f"arn:aws:lambda:{config.region}:{config.account}:function:i",
-                            env=Environment(account=config.account, region=config.region))
-    return Template.from_stack(stack)
+    return GovernanceStack(App(), "Governance", config=config, eks_cluster_name="eks",
+                           hyperpod_cluster_arn=f"arn:aws:sagemaker:{config.region}:{config.account}:cluster/abcdef123456",
+                           installer_service_token=f"arn:aws:lambda:{config.region}:{config.account}:function:i",
+                           env=Environment(account=config.account, region=config.region))
+
+
+def governance_template(config: KitConfig) -> Template:
+    return Template.from_stack(_governance_stack(config))
+
+
+def guardrail_objects(config: KitConfig) -> list[dict]:
+    """The guardrails as the installer reads them: the asset file the Guardrails resource names, staged in the cloud
+    assembly, checked against the SHA-256 the resource carries."""
+    stack = _governance_stack(config)
+    template = Template.from_stack(stack)  # synthesizes: the asset is staged in the app's output folder
+    [resource] = template.find_resources("Custom::KubernetesManifests", {"Properties": {"Name": "guardrails"}}).values()
+    asset = stack.node.find_child("Guardrails").asset
+    content = (Path(stack.node.root.outdir) / asset.asset_path).read_bytes()
+    assert hashlib.sha256(content).hexdigest() == resource["Properties"]["ManifestsObject"]["Sha256"]
+    return json.loads(content)

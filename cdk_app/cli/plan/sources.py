@@ -11,6 +11,7 @@ from cdk_app.cli.plan.model import STACK_REMOVAL_DOC, STAND_INS, PlanInputError
 from cdk_app.cli.template_shape import TemplateShapeError, check_template
 from cdk_app.stacks.layout import environment_of, stack_prefix
 from cdk_app.stacks.stamp import DIGEST_KEY, config_digest, digest_stacks, stamp
+from cdk_app.support.bounded_read import UnreadableInput, read_bounded
 
 
 def read_templates(folder: Path) -> dict[str, dict[str, Any]]:
@@ -93,10 +94,23 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return found
 
 
-def _json(path: Path) -> Any:
+# A CloudFormation template is at most 1,000,000 bytes (in S3); CDK's manifest and tree files of a large app are a
+# few MB. Whatever a path names (a FIFO, /dev/zero behind a symlink), no more than this is read.
+MAX_INPUT_BYTES = 64 * 1024 * 1024
+
+
+def _bounded(path: Path) -> bytes:
     try:
-        return json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=_unique_keys)
-    except (OSError, UnicodeDecodeError, ValueError) as err:  # JSONDecodeError is a ValueError
+        return read_bounded(str(path), MAX_INPUT_BYTES)
+    except UnreadableInput as err:
+        raise PlanInputError(f"{path}: {err.message}; {err.hint}") from err
+
+
+def _json(path: Path) -> Any:
+    raw = _bounded(path)
+    try:
+        return json.loads(raw.decode("utf-8"), object_pairs_hook=_unique_keys)
+    except (UnicodeDecodeError, ValueError) as err:  # JSONDecodeError is a ValueError
         raise PlanInputError(f"{path}: cannot be read as JSON: {err}") from err
     except RecursionError as err:
         raise PlanInputError(f"{path}: cannot be read as JSON: nested too deeply") from err
@@ -210,7 +224,8 @@ def synthesize_ref(repo: Path, ref: str, config_path: str, environment: str, wor
     subprocess.run(["tar", "-x", "-C", str(source)], input=archive.stdout, check=True)
     if not (source / config_path).is_file():
         return None
-    declared = re.search(r"^environment:\s*[\"']?([\w-]+)", (source / config_path).read_text(errors="replace"), re.M)
+    declared = re.search(r"^environment:\s*[\"']?([\w-]+)", _bounded(source / config_path).decode(errors="replace"),
+                         re.M)
     if declared and declared.group(1) != environment:
         old = declared.group(1)
         raise PlanInputError(f"environment renamed: {config_path} says environment: {environment}, at {ref} it said "

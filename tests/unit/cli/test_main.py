@@ -126,3 +126,15 @@ def test_chart_archive_url_matches_the_installer():
     assert chart_source.ARCHIVE_URL == ARCHIVE_URL
     from hyperpod_constructs.hyperpod_helm_release import DEFAULT_REPOSITORY
     assert DEFAULT_REPOSITORY == CHART_REPOSITORY
+
+
+def test_validate_with_standard_input_closed_exits_2_naming_it():
+    """Hostile round 3, class 4: `validate -` with descriptor 0 closed was an internal error (exit 3)."""
+    import subprocess
+    import sys
+
+    result = subprocess.run(f"{sys.executable} -m cdk_app validate - <&-", shell=True, cwd=ROOT, capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == 2, result.stderr
+    assert "standard input is closed" in result.stdout + result.stderr
+    assert "internal error" not in result.stderr

@@ -6,7 +6,9 @@ come from the compute quotas in the templates."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
 from datetime import UTC
 from pathlib import Path
 
@@ -201,6 +203,23 @@ def test_cli_unreadable_baseline_exits_2_without_traceback(synths, tmp_path):
     assert result.exit_code == 2
     assert "broken.template.json: cannot be read as JSON" in result.stderr
     assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+@pytest.mark.synth
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero"])
+def test_a_baseline_template_that_is_a_fifo_or_dev_zero_exits_2_at_once(synths, tmp_path, kind):
+    """Hostile round 3, class 4: a FIFO hung plan, a symlink to /dev/zero ended in MemoryError (exit 3)."""
+    template = tmp_path / "HyperPod-dev-network.template.json"
+    if kind == "fifo":
+        os.mkfifo(template)
+    else:
+        template.symlink_to("/dev/zero")
+    result = subprocess.run([sys.executable, "-m", "cdk_app", "plan", config_of(synths, "base"), "--baseline",
+                             str(tmp_path), "--current", str(synths["base"])], cwd=ROOT, capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == 2, result.stderr
+    assert f"{template}: is a " in result.stderr and "not a regular file" in result.stderr
+    assert "Traceback" not in result.stderr
 
 
 @pytest.mark.synth
