@@ -1,6 +1,7 @@
 """The EKS cluster that orchestrates a HyperPod cluster: API_AND_CONFIG_MAP authentication (HyperPod
 creates its own access entries), every control-plane log type, secrets encrypted with a KMS key of
-its own, administrator access entries and the core add-ons.
+its own, administrator access entries and the core add-ons, the VPC CNI with Kubernetes NetworkPolicy
+enforcement on.
 
 The cluster has no node groups: HyperPod instance groups are its nodes. CoreDNS therefore reports
 degraded until the first HyperPod node joins; that is expected.
@@ -25,6 +26,13 @@ from hyperpod_constructs.protection import retain
 from hyperpod_constructs.service_trust import restrict_service_trust
 
 CORE_ADDONS = ("vpc-cni", "kube-proxy", "coredns", "eks-pod-identity-agent")
+# The VPC CNI enforces NetworkPolicies only with this configuration value; it starts the network policy agent
+# in every aws-node pod (VPC CNI 1.14 or later, Linux kernel 5.10+, BPF file system mounted; EKS user guide,
+# "Limit pod traffic with Kubernetes network policies"). ConfigurationValues is updated in place
+# (AWS::EKS::Addon's create-only properties are ClusterName, AddonName, NamespaceConfig). Namespaces without a
+# NetworkPolicy stay open (the default "standard" enforcing mode).
+ADDON_CONFIGURATION = {"vpc-cni": {"enableNetworkPolicy": "true"}}
+MIN_NETWORK_POLICY_CNI = (1, 14)
 EndpointAccessName = Literal["public", "private", "public_and_private"]
 
 
@@ -42,7 +50,8 @@ class HyperPodEksClusterProps:
     public_access_cidrs: CIDRs allowed to reach a public endpoint; required for one (anywhere is
         ("0.0.0.0/0",), never implied; a public-only endpoint takes only that). Default: none.
     admin_principals: IAM role or user ARNs given AmazonEKSClusterAdminPolicy. Default: none.
-    addon_versions: version per core add-on. Default: EKS picks the default for the Kubernetes version.
+    addon_versions: version per core add-on; vpc-cni v1.14 or later (network policies). Default: EKS picks the
+        default for the Kubernetes version.
     """
 
     kubernetes_version: str
@@ -102,7 +111,8 @@ class HyperPodEksCluster(Construct):
                             access_policies=[admin])
         self.addons = {
             name: eks.Addon(self, f"Addon-{name}", cluster=self.cluster, addon_name=name,
-                            addon_version=props.addon_versions.get(name), preserve_on_delete=True)
+                            addon_version=props.addon_versions.get(name), preserve_on_delete=True,
+                            configuration_values=ADDON_CONFIGURATION.get(name))
             for name in CORE_ADDONS
         }
         self.cluster_name = self.cluster.cluster_name
@@ -128,6 +138,10 @@ def _validate(props: HyperPodEksClusterProps) -> None:
     unknown = set(props.addon_versions) - set(CORE_ADDONS)
     if unknown:
         raise ValueError(f"addon_versions names unknown add-ons {sorted(unknown)}; core add-ons are {list(CORE_ADDONS)}")
+    cni = re.match(r"v([0-9]+)\.([0-9]+)\.", props.addon_versions.get("vpc-cni", "v1.14."))
+    if cni is None or (int(cni.group(1)), int(cni.group(2))) < MIN_NETWORK_POLICY_CNI:
+        raise ValueError(f"addon_versions vpc-cni {props.addon_versions['vpc-cni']!r}: network policy enforcement "
+                         "needs v1.14 or later (such as v1.19.2-eksbuild.1)")
 
 
 def _endpoint_access(kind: EndpointAccessName, cidrs: tuple[str, ...]) -> eks.EndpointAccess:

@@ -4,7 +4,8 @@ role to:
 - a Role in hyperpod-ns-<team>: submit and manage the kinds its workloads are made of (batch Jobs,
   PyTorchJobs - elastic ones too -, MPIJobs, and the Services, ConfigMaps and Deployments a rendezvous
   such as etcd needs), read pods, their logs and events, exec into and port-forward to its own pods,
-  read its Kueue workloads and local queue;
+  read its Kueue workloads and local queue; add NetworkPolicies of its own (the kit's own hyperpod-kit-* one
+  it may not change or delete: guardrail hyperpod-kit-network-policies) and read its ResourceQuota;
 - a ClusterRole and ClusterRoleBinding that read the cluster-scoped objects a team member's tools look
   at: its own namespace and its own ClusterQueue (by name), and the cluster's WorkloadPriorityClasses.
 
@@ -48,6 +49,11 @@ def team_role_rules() -> list[dict[str, Any]]:
         # service account and volumes. attach and ephemeral containers stay out.
         {"apiGroups": [""], "resources": ["pods/exec", "pods/portforward"], "verbs": ["create"]},
         {"apiGroups": [KUEUE], "resources": ["workloads", "localqueues"], "verbs": READ_VERBS},
+        # A team may open its namespace to more ingress (its policies only add allowances); RBAC cannot say
+        # "but not the kit's", so guardrails/network_policies.py refuses changes to hyperpod-kit-* and egress rules.
+        {"apiGroups": ["networking.k8s.io"], "resources": ["networkpolicies"], "verbs": JOB_VERBS},
+        # `kubectl describe quota`: what the kit's ResourceQuota allows and uses; no write.
+        {"apiGroups": [""], "resources": ["resourcequotas"], "verbs": READ_VERBS},
     ]
 
 

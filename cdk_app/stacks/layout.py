@@ -59,7 +59,7 @@ BYTES_OBSERVABILITY = 1_900
 BYTES_QUOTA = 660  # plus its entries
 BYTES_QUOTA_ENTRY = 40  # plus the instance type, and per amount given 14 + the field's name and value
 BYTES_RBAC = 700  # plus the manifests string, as the template escapes it
-RBAC_PAYLOAD_BASE, RBAC_NAME_USES = 2701, 16
+RBAC_PAYLOAD_BASE, RBAC_NAME_USES = 4090, 20
 BYTES_ROLE = 565  # plus each principal (12 more each when there are several)
 BYTES_ACCESS_ENTRY = 565
 BYTES_ROLE_ARN_ENTRY = 125  # the team's part of the TeamRoleArns output, plus 2 per name character
@@ -145,7 +145,7 @@ def team_layout(config: KitConfig) -> TeamLayout:
 def rbac_payload(team: str) -> int:
     """The team's RBAC manifests string as written in the template (compact JSON, then escaped as a JSON
     string). A team name is a DNS label (nothing to escape) and appears RBAC_NAME_USES times, so the size is
-    affine in its length; tests/unit/stacks/test_layout.py holds it equal to cdk_app.kubernetes.team_rbac's
+    affine in its length; tests/unit/stacks/test_layout.py holds it equal to cdk_app.kubernetes.team_set's
     manifests (kept out of this module so that the validator, which uses it, imports no manifest code)."""
     return RBAC_PAYLOAD_BASE + RBAC_NAME_USES * len(team)
 

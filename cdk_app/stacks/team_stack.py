@@ -12,7 +12,8 @@ from constructs import Construct, IConstruct
 
 from cdk_app.config.model import DEFAULT_BORROW_LIMIT, KitConfig, QuotaEntry, SharedPool, Team
 from cdk_app.domain.governance_types import uses_native
-from cdk_app.kubernetes.team_rbac import team_group, team_manifests
+from cdk_app.kubernetes.team_rbac import team_group
+from cdk_app.kubernetes.team_set import team_set
 from hyperpod_constructs.kubernetes_manifests import KubernetesManifests, KubernetesManifestsProps
 from hyperpod_constructs.sagemaker_governance_resource import (
     SageMakerGovernanceResource,
@@ -73,10 +74,11 @@ def add_team(scope: Construct, config: KitConfig, refs: ClusterRefs, team: Team,
     after_guardrails = (guardrails,) if guardrails is not None else ()
     if policy is not None:
         quota.node.add_dependency(policy)
-    # The task-governance add-on creates hyperpod-ns-<team> with the team's quota; RBAC goes in after.
+    # The task-governance add-on creates hyperpod-ns-<team> with the team's quota; RBAC, the NetworkPolicy and the
+    # ResourceQuota go in after.
     rbac = KubernetesManifests(scope, f"Rbac-{team.name}", props=KubernetesManifestsProps(
         service_token=refs.installer_service_token, cluster_name=refs.eks_cluster_name, name=f"team-{team.name}",
-        manifests=tuple(team_manifests(team.name)), region=config.region))
+        manifests=tuple(team_set(team.name)), region=config.region))
     rbac.node.add_dependency(quota, *after_guardrails)
     if not team.principals:
         return None

@@ -2,8 +2,10 @@
 writes - a Role or RoleBinding of a team in hyperpod-ns-<team>, bound to that team's group only and
 granting no wildcard or escalating right; the team's read-only ClusterRole and ClusterRoleBinding named
 hyperpod-kit-team-<team>-read (get/list/watch of its own namespace and ClusterQueue by name, and of the
-cluster's WorkloadPriorityClasses), bound to that team's group only; and admission guardrails
-(ValidatingAdmissionPolicy and ValidatingAdmissionPolicyBinding) named hyperpod-kit-*. Anything else - any
+cluster's WorkloadPriorityClasses), bound to that team's group only; admission guardrails
+(ValidatingAdmissionPolicy and ValidatingAdmissionPolicyBinding) named hyperpod-kit-*; and a team namespace's
+NetworkPolicy and ResourceQuota exactly as the kit writes them (kit_network_policy, kit_resource_quota below: the
+one definition, which cdk_app/kubernetes/ wraps). Anything else - any
 other ClusterRole or ClusterRoleBinding, an object in kube-system, a Namespace (whose delete would remove a
 team's jobs) - is refused.
 
@@ -37,6 +39,59 @@ BINDING_ACTIONS = {"Deny", "Audit"}
 TEAM_CLUSTER_ROLE = re.compile(r"hyperpod-kit-team-([a-z0-9]([-a-z0-9]*[a-z0-9])?)-read")
 READ_VERBS = {"get", "list", "watch"}
 KUEUE_API = "kueue.x-k8s.io"
+KIT_MANAGED = {"app.kubernetes.io/managed-by": "hyperpod-kit"}
+NETWORK_POLICY_NAME = f"{GUARDRAIL_PREFIX}team-isolation"
+RESOURCE_QUOTA_NAME = f"{GUARDRAIL_PREFIX}unqueued-objects"
+# EC2 instance metadata (IPv4; the VPC CNI ignores IPv6 rules in an IPv4 cluster, EKS network policy docs).
+IMDS_CIDR = "169.254.169.254/32"
+# What Kueue does not queue: the objects beside a team's jobs; the operators' count too (quota is per namespace).
+# Deployments: one etcd rendezvous per elastic job (cdk_app/kubernetes/job_templates.py), 20 such jobs at once.
+# Services: the etcd Service, the training operator's master Service and the MPI operator's worker Service - one or
+# two per job, 50 jobs at once. ConfigMaps: the MPI operator's hostfile per MPIJob, the team's own, kube-root-ca.crt.
+# No load balancers or node ports (defence in depth behind the hyperpod-kit-services guardrail). Pods and compute
+# are not capped: Kueue-admitted job pods count in the same namespace, and no quota scope tells them apart.
+UNQUEUED_HARD = {"count/deployments.apps": "20", "services": "100", "services.loadbalancers": "0",
+                 "services.nodeports": "0", "configmaps": "100"}
+
+
+def _team_metadata(name: str, namespace: str) -> dict[str, Any]:
+    team = TEAM_NAMESPACE.fullmatch(namespace)
+    labels = {**KIT_MANAGED, "hyperpod-kit/team": team.group(1)} if team else dict(KIT_MANAGED)
+    return {"name": name, "namespace": namespace, "labels": labels}
+
+
+def kit_network_policy(namespace: str) -> dict[str, Any]:
+    """The NetworkPolicy of a team namespace; every pod of it is selected. NetworkPolicies only add allowances, so
+    what is not listed is refused: ingress from other namespaces, egress to IMDS. Ingress: the namespace's own pods,
+    every port (NCCL's TCP bootstrap, torchrun's c10d store on 29400, etcd). The kubelet's probes come from the
+    node's own IP, which the VPC CNI's agent always allows (aws/aws-network-policy-agent,
+    pkg/fwruleprocessor/fw_rule_processor.go). Egress: the namespace's own pods; CoreDNS (UDP/TCP 53); anything
+    else but IMDS - the API server, AWS endpoints (public or VPC interface endpoints), EKS Pod Identity's
+    169.254.170.23. That ipBlock covers other teams' pod IPs too (they are VPC addresses): their own copy of this
+    policy refuses that traffic as ingress."""
+    everything_but_imds = {"ipBlock": {"cidr": "0.0.0.0/0", "except": [IMDS_CIDR]}}
+    dns = {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kube-system"}},
+           "podSelector": {"matchLabels": {"k8s-app": "kube-dns"}}}
+    return {
+        "apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+        "metadata": _team_metadata(NETWORK_POLICY_NAME, namespace),
+        "spec": {
+            "podSelector": {}, "policyTypes": ["Ingress", "Egress"],
+            "ingress": [{"from": [{"podSelector": {}}]}],
+            "egress": [{"to": [{"podSelector": {}}]},
+                       {"to": [dns], "ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}]},
+                       {"to": [everything_but_imds]}],
+        },
+    }
+
+
+def kit_resource_quota(namespace: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": _team_metadata(RESOURCE_QUOTA_NAME, namespace),
+            "spec": {"hard": dict(UNQUEUED_HARD)}}
+
+
+KIT_TEAM_OBJECTS = {("networking.k8s.io/v1", "NetworkPolicy"): kit_network_policy,
+                    ("v1", "ResourceQuota"): kit_resource_quota}
 
 
 def _team_cluster_objects(team: str) -> dict[tuple[str, str], set[str] | None]:
@@ -69,6 +124,14 @@ def manifest_refusal(manifest: Any) -> str | None:
         if ref.get("kind") != "Role" or ref.get("apiGroup") != RBAC_API:
             return f"{what} binds {ref.get('kind')} {ref.get('name')!r}; a team binding may only bind a Role of its namespace"
         return _subject_refusal(what, team.group(1), manifest.get("subjects"))
+    build = KIT_TEAM_OBJECTS.get((api, kind))
+    if build is not None:
+        if TEAM_NAMESPACE.fullmatch(namespace or "") is None:
+            return f"{what} is in namespace {namespace!r}; the kit writes one only into hyperpod-ns-<team>"
+        if manifest != build(namespace):
+            return (f"{what}: the installer applies only the kit's own {build(namespace)['metadata']['name']}, "
+                    "exactly as the kit writes it")
+        return None
     cluster_team = TEAM_CLUSTER_ROLE.fullmatch(name)
     if api == f"{RBAC_API}/v1" and kind in ("ClusterRole", "ClusterRoleBinding") and cluster_team:
         team = cluster_team.group(1)
@@ -86,7 +149,8 @@ def manifest_refusal(manifest: Any) -> str | None:
         if not name.startswith(GUARDRAIL_PREFIX):
             return f"{what}: the kit's guardrails are named {GUARDRAIL_PREFIX}*"
         return _admission_refusal(what, kind, name, manifest.get("spec"))
-    return (f"{api} {kind} {name!r} is not an object the kit writes (only Role and RoleBinding in hyperpod-ns-<team>, "
+    return (f"{api} {kind} {name!r} is not an object the kit writes (only Role, RoleBinding and the kit's "
+            f"NetworkPolicy {NETWORK_POLICY_NAME} and ResourceQuota {RESOURCE_QUOTA_NAME} in hyperpod-ns-<team>, "
             "ClusterRole and ClusterRoleBinding hyperpod-kit-team-<team>-read, ValidatingAdmissionPolicy and "
             f"ValidatingAdmissionPolicyBinding named {GUARDRAIL_PREFIX}*)")
 

@@ -117,6 +117,20 @@ def test_the_endpoint_is_private_unless_the_props_open_it():
         "ResourcesVpcConfig": {"EndpointPrivateAccess": True, "EndpointPublicAccess": False}})
 
 
+def test_the_vpc_cni_enforces_network_policies_and_only_it_is_configured(template):
+    # A string, as AWS::EKS::Addon takes it; the other core add-ons keep EKS's defaults.
+    template.has_resource_properties("AWS::EKS::Addon", {"AddonName": "vpc-cni",
+                                                          "ConfigurationValues": '{"enableNetworkPolicy":"true"}'})
+    configured = [r["Properties"]["AddonName"] for r in template.find_resources("AWS::EKS::Addon").values()
+                  if "ConfigurationValues" in r["Properties"]]
+    assert configured == ["vpc-cni"]
+
+
+def test_a_pinned_vpc_cni_with_network_policies_is_accepted():
+    template = template_for(dataclasses.replace(PROPS, addon_versions={"vpc-cni": "v1.14.0-eksbuild.3"}))
+    template.has_resource_properties("AWS::EKS::Addon", {"AddonName": "vpc-cni", "AddonVersion": "v1.14.0-eksbuild.3"})
+
+
 @pytest.mark.parametrize(("change", "message"), [
     ({"kubernetes_version": "1.29"}, "kubernetes_version must be 1.30 or later, got '1.29'"),
     ({"kubernetes_version": "2.0"}, "kubernetes_version must be 1.30 or later"),
@@ -128,6 +142,8 @@ def test_the_endpoint_is_private_unless_the_props_open_it():
     ({"endpoint_access": "public", "public_access_cidrs": ()}, "endpoint_access public needs public_access_cidrs"),
     ({"endpoint_access": "public"}, "a public-only endpoint cannot be restricted"),
     ({"addon_versions": {"aws-ebs-csi-driver": "v1"}}, "unknown add-ons \\['aws-ebs-csi-driver'\\]"),
+    ({"addon_versions": {"vpc-cni": "v1.13.4-eksbuild.1"}}, "vpc-cni 'v1.13.4-eksbuild.1': network policy enforcement"),
+    ({"addon_versions": {"vpc-cni": "latest"}}, "vpc-cni 'latest': network policy enforcement needs v1.14"),
 ])
 def test_bad_props_raise(change, message):
     with pytest.raises(ValueError, match=message):

@@ -33,6 +33,7 @@ from cdk_app.config.loader import load_config
 from cdk_app.config.model import DEFAULT_HELM_CHART_CONTENT_SHA256, DEFAULT_HELM_CHART_REVISION
 from cdk_app.kubernetes.guardrails import guardrail_manifests
 from cdk_app.kubernetes.team_rbac import team_manifests
+from cdk_app.kubernetes.team_set import team_set
 from hyperpod_constructs.hyperpod_helm_release import COMPONENT_VALUES, release_values
 from hyperpod_constructs.private.kubectl_layers import layer_minor
 
@@ -615,8 +616,35 @@ def test_hostile_objects_smuggled_into_the_previous_manifests_are_not_deleted(sc
 
 def test_what_the_kit_writes_is_accepted():
     for env in ("dev", "prod"):
-        for manifest in [*team_manifests("research-1"), *guardrail_manifests(load_config(ROOT / "config" / f"{env}.yaml").config)]:
+        for manifest in [*team_set("research-1"), *guardrail_manifests(load_config(ROOT / "config" / f"{env}.yaml").config)]:
             assert handler.manifest_refusal(manifest) is None, manifest["metadata"]["name"]
+
+
+NETWORK_POLICY, QUOTA = team_set("a")[-2:]
+OPEN_INGRESS = [{"from": [{"namespaceSelector": {}}]}]
+
+
+@pytest.mark.parametrize(("manifest", "message"), [
+    (_with(NETWORK_POLICY, spec__ingress=OPEN_INGRESS), "the installer applies only the kit's own hyperpod-kit-team-isolation"),
+    (_with(NETWORK_POLICY, spec__egress=[{}]), "exactly as the kit writes it"),  # egress anywhere, IMDS included
+    (_with(NETWORK_POLICY, spec__policyTypes=["Ingress"]), "exactly as the kit writes it"),
+    (_with(NETWORK_POLICY, metadata__name="hyperpod-kit-allow-all"), "exactly as the kit writes it"),
+    (_with(NETWORK_POLICY, metadata__labels={}), "exactly as the kit writes it"),
+    (_with(NETWORK_POLICY, metadata__namespace="kube-system"), "is in namespace 'kube-system'; the kit writes one only"),
+    (_with(NETWORK_POLICY, metadata__namespace="hyperpod-ns-b"), "exactly as the kit writes it"),  # labelled for team a
+    (_with(QUOTA, spec__hard={**QUOTA["spec"]["hard"], "services": "100000"}), "only the kit's own hyperpod-kit-unqueued-objects"),
+    (_with(QUOTA, spec__hard={"pods": "0"}), "exactly as the kit writes it"),
+    (_with(QUOTA, spec__scopes=["Terminating"]), "exactly as the kit writes it"),
+    (_with(QUOTA, metadata__namespace=None), "is in namespace None"),
+    (_with(QUOTA, apiVersion="v2"), "is not an object the kit writes"),
+])
+def test_near_misses_of_the_kits_network_policy_and_quota_are_refused(manifest, message):
+    assert message in (handler.manifest_refusal(manifest) or "")
+
+
+def test_the_kits_network_policy_and_quota_are_accepted_in_any_team_namespace():
+    for team in ("a", "research-1", "t" * 40):
+        assert [handler.manifest_refusal(m) for m in team_set(team)[-2:]] == [None, None]
 
 
 # --- every event is confirmed by CloudFormation (cfn_anchor.py; Stubber, the real CloudFormation model) -----

@@ -30,6 +30,9 @@ NEEDED = [  # (verbs, group, resource, namespace, name): what a team member's wo
     (("get", "list", "watch"), "kueue.x-k8s.io", "localqueues", NS, "hyperpod-ns-john-localqueue"),
     (("get", "watch"), "kueue.x-k8s.io", "clusterqueues", "", "hyperpod-ns-john-clusterqueue"),
     (("get", "list"), "kueue.x-k8s.io", "workloadpriorityclasses", "", ""),
+    # its own ingress policies (the guardrail hyperpod-kit-network-policies keeps the kit's and refuses egress)
+    (WRITE, "networking.k8s.io", "networkpolicies", NS, "allow-tensorboard"),
+    (("get", "list", "watch"), "", "resourcequotas", NS, "hyperpod-kit-unqueued-objects"),
 ]
 
 
@@ -57,6 +60,11 @@ FORBIDDEN = [  # what a team member may not do
     Request.of("delete", "", "namespaces", name=NS),
     Request("create", "rbac.authorization.k8s.io", "clusterrolebindings", ""),
     Request("create", "admissionregistration.k8s.io", "validatingadmissionpolicybindings", ""),
+    Request("update", "", "resourcequotas", NS, "hyperpod-kit-unqueued-objects"),
+    Request("delete", "", "resourcequotas", NS, "hyperpod-kit-unqueued-objects"),
+    Request("create", "", "resourcequotas", NS),
+    Request("create", "networking.k8s.io", "networkpolicies", OTHER),
+    Request("delete", "networking.k8s.io", "networkpolicies", OTHER, "hyperpod-kit-team-isolation"),
 ]
 
 

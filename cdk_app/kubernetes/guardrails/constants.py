@@ -21,6 +21,9 @@ WORKLOAD_QUEUE = f"{NAME_PREFIX}workload-queue"
 SERVICES = f"{NAME_PREFIX}services"
 
 
+NETWORK_POLICIES = f"{NAME_PREFIX}network-policies"
+
+
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 
 

@@ -22,7 +22,7 @@ import yaml
 from cdk_app.config.model import KitConfig
 from cdk_app.domain.kueue_mapping import governance_objects, team_namespaces
 from cdk_app.kubernetes.guardrails import guardrail_manifests
-from cdk_app.kubernetes.team_rbac import team_manifests
+from cdk_app.kubernetes.team_set import team_set
 from support.paths import SUPPORT
 
 CHART = SUPPORT / "data" / "hyperpod-chart" / "HyperPodHelmChart-a00b22d.tar.gz"
@@ -61,11 +61,11 @@ def namespace(name: str) -> dict[str, Any]:
 
 
 def environment_objects(config: KitConfig) -> list[dict[str, Any]]:
-    """Namespaces, the teams' RBAC, the guardrails (policies before bindings) and the Kueue objects."""
+    """Namespaces, the teams' RBAC, NetworkPolicy and ResourceQuota, the guardrails (policies before bindings) and the Kueue objects."""
     teams = [team.name for team in config.teams] + ([config.shared_pool.name] if config.shared_pool else [])
     objects = [namespace(name) for name in team_namespaces(config)]
     for team in teams:
-        objects.extend(team_manifests(team))
+        objects.extend(team_set(team))
     objects.extend(guardrail_manifests(config))
     objects.extend(governance_objects(config))
     return objects

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from cdk_app.config.names import team_namespace
-from cdk_app.kubernetes.team_rbac import team_manifests
+from cdk_app.kubernetes.team_set import team_set
 from cdk_app.stacks.layout import rbac_payload
 
 
@@ -13,5 +13,5 @@ def test_the_rbac_payload_is_the_manifests_as_the_template_escapes_them_for_ever
     for length in range(1, 41):  # a team name is 1-40 characters (its local queue name is a label value)
         team = "t" * length
         assert len(team_namespace(team)) <= 63
-        written = json.dumps(json.dumps(team_manifests(team), sort_keys=True, separators=(",", ":")))
+        written = json.dumps(json.dumps(team_set(team), sort_keys=True, separators=(",", ":")))
         assert rbac_payload(team) == len(written), length
