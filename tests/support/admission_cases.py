@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 import copy
-import json
 from dataclasses import dataclass
 from typing import Any
 
-from cdk_app.config.loader import load_config
+from cdk_app.kubernetes.guardrails import guardrail_manifests
 from cdk_app.kubernetes.guardrails.kinds import WORKLOAD_KINDS, WorkloadKind
+from hyperpod_constructs.helm_release_handler.manifest_content import canonical_json, sha256_hex
 from support.app_synth import governance_template
+from support.case_configs import TAINTED, case_config
 from support.cel_admission import (
     Verdict,
     admit,
     labels,
 )
-from support.paths import ROOT
 
 MPI_OPERATOR = "system:serviceaccount:kube-system:hyperpod-dependencies-mpi-operator"
 
@@ -24,11 +24,15 @@ MEMBER = "arn:aws:sts::444455556666:assumed-role/hyperpod-team/alice"
 
 
 def synthesized_manifests(env: str) -> list[dict[str, Any]]:
-    """The guardrail objects as the governance stack hands them to the installer."""
-    template = governance_template(load_config(ROOT / "config" / f"{env}.yaml").config)
+    """The guardrail objects as the governance stack hands them to the installer: an S3 asset whose SHA-256 the
+    resource names (KubernetesManifests), so the objects the app builds are those whose digest the template holds."""
+    config = case_config(env)
+    template = governance_template(config)
     resources = template.find_resources("Custom::KubernetesManifests", {"Properties": {"Name": "guardrails"}})
     (resource,) = resources.values()
-    return json.loads(resource["Properties"]["Manifests"])
+    manifests = guardrail_manifests(config)
+    assert resource["Properties"]["ManifestsObject"]["Sha256"] == sha256_hex(canonical_json(manifests))
+    return manifests
 
 
 GROUPS = {k.kind: k for k in WORKLOAD_KINDS}
@@ -453,6 +457,7 @@ ADMITTED_TOLERATIONS = [
     {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
     {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
     {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+DEDICATED_NLP = {"key": "example.com/dedicated", "operator": "Equal", "value": "research-nlp", "effect": "NoSchedule"}
 HOSTNAME_AFFINITY = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
     {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": ["hyperpod-i-0abc"]}]}]}}}
 MATCH_FIELDS_AFFINITY = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
@@ -742,4 +747,33 @@ CASES += [
         "requests": {"aws.amazon.com/neuroncore": 2}})), metadata_labels={}), {"unqueued-devices": "resources"}),
     Case("container-resource-claim", job(containers=[container(resources={"claims": [{"name": "gpu"}]})]),
          {"resource-claims": "containers[main].resources.claims"}, dropped_by_api_server=DRA_OFF),
+    # 7. administrators' taints (support/case_configs.py TAINTED: h100-a example.com/dedicated=research-nlp for
+    # research-nlp, system node-role=system for nobody, h100-a nvidia.com/gpu for every GPU pod)
+    Case("toleration-of-the-team-s-own-dedicated-group", job(tolerations=[*ADMITTED_TOLERATIONS, DEDICATED_NLP]), {},
+         env=TAINTED),
+    Case("toleration-of-another-team-s-dedicated-group", workload("Job", INF, pod_spec(container(**GPU), tolerations=[
+        DEDICATED_NLP]), metadata_labels=labels(INF, priority="inference-priority")),
+         {"admin-taints": "spec.template.spec.tolerations: tolerates example.com/dedicated=research-nlp:NoSchedule "
+                          "(instance group h100-a)"}, env=TAINTED),
+    Case("toleration-of-the-system-group", job(tolerations=[{"key": "node-role", "operator": "Equal", "value": "system",
+                                                             "effect": "NoSchedule"}]),
+         {"admin-taints": "node-role=system:NoSchedule (instance group system)"}, env=TAINTED),
+    Case("toleration-of-every-value-of-the-system-key", job(tolerations=[{"key": "node-role", "operator": "Exists"}]),
+         {"admin-taints": "node-role=system:NoSchedule"}, env=TAINTED),
+    Case("toleration-of-a-dedicated-value-no-group-has", job(tolerations=[
+        {"key": "example.com/dedicated", "operator": "Equal", "value": "research-vision", "effect": "NoSchedule"}]), {},
+         env=TAINTED),
+    Case("toleration-of-the-system-key-with-another-effect", job(tolerations=[
+        {"key": "node-role", "operator": "Exists", "effect": "NoExecute"}]), {}, env=TAINTED),
+    Case("toleration-of-every-taint-on-a-tainted-cluster", workload("PyTorchJob", INF, pod_spec(container("pytorch")),
+                                                                   pod_spec(container("pytorch"), tolerations=[{"operator": "Exists"}]),
+                                                                   metadata_labels=labels(INF, priority="inference-priority")),
+         {"tolerations": "spec.pytorchReplicaSpecs.Worker.template.spec.tolerations",
+          "admin-taints": "spec.pytorchReplicaSpecs.Worker.template.spec.tolerations: tolerates"}, env=TAINTED),
+    Case("gpu-pod-as-admission-plugins-leave-it-on-a-tainted-cluster", workload("Pod", NLP, pod_spec(
+        container(**GPU), nodeSelector=HEALTHY, tolerations=ADMITTED_TOLERATIONS), metadata_labels={}), {}, env=TAINTED),
+    Case("kueue-starts-a-job-on-a-tainted-cluster", job(tolerations=[DEDICATED_NLP]), {}, operation="UPDATE",
+         old=spec_of(workload("Job", INF, pod_spec(container(**GPU)), metadata_labels=labels(INF, priority="inference-priority")),
+                     suspend=True) | {"metadata": {"name": "w", "namespace": NLP, "labels": labels(NLP)}},
+         user=KUEUE, env=TAINTED),
 ]

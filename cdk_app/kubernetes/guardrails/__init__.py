@@ -1,7 +1,7 @@
 """Admission guardrails of the team namespaces: Kubernetes ValidatingAdmissionPolicies (CEL, built into
 the API server since 1.30, no controller to run) and their bindings, built from the config.
 
-Two policies, each bound to the namespaces of every team and of the shared pool (by the name label the
+The policies, each bound to the namespaces of every team and of the shared pool (by the name label the
 API server itself sets on every namespace), so a team added to the config is covered by the same synth:
 
 - hyperpod-kit-pod-security: the pods and pod templates of every kind in WORKLOAD_KINDS - no privileged
@@ -13,6 +13,9 @@ API server itself sets on every namespace), so a team added to the config is cov
 - hyperpod-kit-workload-queue: workloads Kueue admits (Job, PyTorchJob, MPIJob) carry the namespace's own
   queue label and a priority class the team is allowed, and nothing that changes how Kueue accounts them
   (owner references, another managedBy, Kueue's other labels and annotations).
+- hyperpod-kit-services: only ClusterIP Services.
+- hyperpod-kit-tolerations (only when the config has administrators' taints): no toleration of a taint of
+  hyperpod.instance_groups[].taints unless the taint lists the team.
 
 Kueue and the operators are not checked when they update an object (see pod_security_policy).
 
@@ -32,6 +35,7 @@ from cdk_app.domain.kueue_mapping import team_namespaces
 from cdk_app.kubernetes.guardrails.bindings import binding
 from cdk_app.kubernetes.guardrails.pod_security import pod_security_policy
 from cdk_app.kubernetes.guardrails.services import service_policy
+from cdk_app.kubernetes.guardrails.tolerations import tolerations_policies
 from cdk_app.kubernetes.guardrails.workload_queue import workload_queue_policy
 
 
@@ -41,5 +45,5 @@ def guardrail_manifests(config: KitConfig) -> list[dict[str, Any]]:
     namespaces = team_namespaces(config)
     if not namespaces:
         return []
-    policies = [pod_security_policy(config), workload_queue_policy(config), service_policy()]
+    policies = [pod_security_policy(config), workload_queue_policy(config), service_policy(), *tolerations_policies(config)]
     return [*policies, *(binding(p, namespaces) for p in policies)]
