@@ -58,6 +58,7 @@ CODES: dict[str, str] = {
     "HPK165": "an existing subnet is listed twice (a subnet lies in exactly one availability zone)",
     "HPK166": "a training_plan_arn whose name part cannot be a training plan's name",
     "HPK167": "more than 40 eks.public_access_cidrs (EKS's limit per cluster)",
+    "HPK168": "a taint's teams names a team the config does not have (or a taint keyed by a device resource)",
     "HPK170": "a HyperPod team role's trust policy is over IAM's 2,048-character limit (too many principals)",
     # HyperPod instance groups.
     "HPK201": "instance type is not a SageMaker HyperPod instance type",

@@ -174,6 +174,7 @@ class HyperPodHelmRelease(Construct):
         }
         installer = PythonHandlerProvider(self, "Installer", props=PythonHandlerProviderProps(
             handler_dir=str(HANDLER_DIR), description="Installs helm_chart/HyperPodHelmChart at a pinned revision",
+            shared_modules=("cfn_anchor",),
             timeout=HANDLER_TIMEOUT, memory_mib=1024, ephemeral_storage_mib=2048,
             layers=(kubectl_layer(self, "KubectlLayer", props.kubernetes_version),), vpc=vpc, vpc_subnets=subnets,
             security_groups=(self.security_group,), log_retention=props.log_retention,
@@ -188,7 +189,7 @@ class HyperPodHelmRelease(Construct):
             function.add_environment("INSTALLER_SCOPE", installer_scope)
         role = installer.role
         role.add_to_policy(iam.PolicyStatement(actions=["eks:DescribeCluster"], resources=[props.cluster.cluster_arn]))
-        # Every event is confirmed with CloudFormation (cfn_anchor.py), for the kit's own stacks only.
+        # Every event is confirmed with CloudFormation (shared_handler/cfn_anchor.py), for the kit's own stacks only.
         kit_stacks = stack.format_arn(service="cloudformation", resource="stack",
                                       resource_name=f"{props.stack_name_prefix}*/*")
         role.add_to_policy(iam.PolicyStatement(

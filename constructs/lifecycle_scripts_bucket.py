@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from aws_cdk import CustomResource, Duration, Stack
+from aws_cdk import CustomResource, Duration
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_s3_assets as s3_assets
@@ -80,7 +80,10 @@ class LifecycleScriptsBucket(Construct):
 
         asset = s3_assets.Asset(self, "ScriptsAsset", path=props.scripts_dir)
         sync = PythonHandlerProvider(self, "Sync", props=PythonHandlerProviderProps(
-            handler_dir=str(HANDLER_DIR), description="Copies the lifecycle scripts into the lifecycle bucket"))
+            handler_dir=str(HANDLER_DIR), description="Copies the lifecycle scripts into the lifecycle bucket",
+            # What it writes, every new node runs as root: only CloudFormation's own requests are acted on (and
+            # on Delete it asks whether its stack is rolling back a failed first create).
+            anchored_to_stack=True))
         prefix_objects = self.bucket.arn_for_objects(f"{props.key_prefix}/*")
         sync.role.add_to_policy(iam.PolicyStatement(actions=["s3:GetObject"], resources=[
             f"arn:{self.bucket.stack.partition}:s3:::{asset.s3_bucket_name}/{asset.s3_object_key}"]))
@@ -88,9 +91,6 @@ class LifecycleScriptsBucket(Construct):
         sync.role.add_to_policy(iam.PolicyStatement(actions=["s3:ListBucket", "s3:ListBucketVersions"],
                                                     resources=[self.bucket.bucket_arn],
                                                     conditions={"StringLike": {"s3:prefix": f"{props.key_prefix}/*"}}))
-        # On Delete the handler asks whether its stack is rolling back a failed first create.
-        sync.role.add_to_policy(iam.PolicyStatement(actions=["cloudformation:DescribeStacks"],
-                                                    resources=[Stack.of(self).stack_id]))
         # Nobody but the copy handler writes or deletes scripts, whatever their identity policies allow.
         # CloudFormation's deploy role needs no exception: it never writes objects here (the scripts' zip
         # goes to the CDK assets bucket; the handler copies it), and on a failed first create it deletes

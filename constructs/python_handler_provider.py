@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from aws_cdk import Duration, RemovalPolicy, Size
+from aws_cdk import Duration, RemovalPolicy, Size, Stack
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
@@ -15,6 +15,7 @@ from aws_cdk import custom_resources as cr
 from constructs import Construct
 
 from hyperpod_constructs.nag_acknowledgements import acknowledge, managed_policy, ref, wildcard_resource
+from hyperpod_constructs.private.handler_source import handler_source
 from hyperpod_constructs.service_trust import restrict_service_trust, service_principal
 
 
@@ -24,6 +25,11 @@ class PythonHandlerProviderProps:
 
     handler_dir: folder with index.py defining on_event - required.
     description: what the function does - required.
+    shared_modules: modules of constructs/shared_handler/ (e.g. "cfn_anchor") put next to index.py in the
+        asset (private/handler_source.py). Default none.
+    anchored_to_stack: the handler acts only on requests CloudFormation is making of this construct's own
+        stack (cfn_anchor.confirm_own_stack): the asset gets cfn_anchor, the functions that stack's id
+        (CFN_ANCHOR_STACK_ID), the role DescribeStackResource and DescribeStacks on that stack alone. Default False.
     timeout: Default 5 minutes (at most 15).
     memory_mib: Default 256.
     ephemeral_storage_mib: /tmp size. Default 512.
@@ -40,6 +46,8 @@ class PythonHandlerProviderProps:
 
     handler_dir: str
     description: str
+    shared_modules: tuple[str, ...] = ()
+    anchored_to_stack: bool = False
     timeout: Duration = field(default_factory=lambda: Duration.minutes(5))
     memory_mib: int = 256
     ephemeral_storage_mib: int = 512
@@ -73,10 +81,12 @@ class PythonHandlerProvider(Construct):
             self.role.add_to_policy(iam.PolicyStatement(actions=list(LAMBDA_VPC_ACTIONS), resources=["*"]))
             findings[wildcard_resource("*")] = "Lambda's VPC attachment calls EC2 ENI actions that accept no narrower resource"
         acknowledge(self.role, findings)
+        shared = tuple(dict.fromkeys((*props.shared_modules, *(("cfn_anchor",) if props.anchored_to_stack else ()))))
+        self.code_dir = handler_source(props.handler_dir, shared)
         self.function = lambda_.Function(
             self, "Function",
             runtime=lambda_.Runtime.PYTHON_3_14, handler="index.on_event",
-            code=lambda_.Code.from_asset(props.handler_dir, exclude=["__pycache__"]),
+            code=lambda_.Code.from_asset(self.code_dir, exclude=["__pycache__"]),
             role=self.role, timeout=props.timeout, memory_size=props.memory_mib,
             ephemeral_storage_size=Size.mebibytes(props.ephemeral_storage_mib), layers=list(props.layers),
             vpc=props.vpc, vpc_subnets=props.vpc_subnets, security_groups=list(props.security_groups) or None,
@@ -89,6 +99,8 @@ class PythonHandlerProvider(Construct):
             self.functions += (self._complete_function(props, log_group),)
             waiter = {"is_complete_handler": self.functions[1],
                       "query_interval": props.query_interval, "total_timeout": props.total_timeout}
+        if props.anchored_to_stack:
+            self._anchor_to_stack()
         provider = cr.Provider(self, "Provider", on_event_handler=self.function,
                                log_group=logs.LogGroup(self, "ProviderLogs", retention=props.log_retention,
                                                        removal_policy=RemovalPolicy.DESTROY), **waiter)
@@ -103,12 +115,20 @@ class PythonHandlerProvider(Construct):
         })
         self.service_token = provider.service_token
 
+    def _anchor_to_stack(self) -> None:
+        """What cfn_anchor.confirm_own_stack needs: the stack's id (AWS::StackId) and read calls on it only."""
+        stack = Stack.of(self)
+        for function in self.functions:
+            function.add_environment("CFN_ANCHOR_STACK_ID", stack.stack_id)
+        self.role.add_to_policy(iam.PolicyStatement(
+            actions=["cloudformation:DescribeStackResource", "cloudformation:DescribeStacks"], resources=[stack.stack_id]))
+
     def _complete_function(self, props: PythonHandlerProviderProps, log_group: logs.ILogGroup) -> lambda_.Function:
         """The same code and role as the handler, entered at index.is_complete."""
         return lambda_.Function(
             self, "CompleteFunction",
             runtime=lambda_.Runtime.PYTHON_3_14, handler="index.is_complete",
-            code=lambda_.Code.from_asset(props.handler_dir, exclude=["__pycache__"]),
+            code=lambda_.Code.from_asset(self.code_dir, exclude=["__pycache__"]),
             role=self.role, timeout=props.is_complete_timeout, memory_size=props.memory_mib,
             ephemeral_storage_size=Size.mebibytes(props.ephemeral_storage_mib), layers=list(props.layers),
             vpc=props.vpc, vpc_subnets=props.vpc_subnets, security_groups=list(props.security_groups) or None,

@@ -104,6 +104,7 @@ def _api_provider(stack: Stack, props: SageMakerGovernanceResourceProps) -> Pyth
     if provider is None:
         provider = PythonHandlerProvider(stack, PROVIDER_ID, props=PythonHandlerProviderProps(
             handler_dir=str(HANDLER_DIR), timeout=HANDLER_TIMEOUT, is_complete=True, total_timeout=WAIT_TIMEOUT,
+            anchored_to_stack=True,
             description="Creates, updates and deletes HyperPod cluster policies and compute quotas via the SageMaker API"))
         provider.granted = {}  # type: ignore[attr-defined]
     granted: dict[str, tuple[str, str]] = provider.granted  # type: ignore[attr-defined]

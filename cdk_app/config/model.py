@@ -113,6 +113,12 @@ class Taint(KitModel):
     """Taint value."""
     effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
     """Taint effect."""
+    teams: tuple[Str, ...] = ()
+    """Teams whose pods may tolerate this taint (e.g. a group dedicated to them). Default none: the admission
+    guardrail refuses a team pod's toleration that matches it (key, value, effect as Kubernetes matches them),
+    so only the administrators' own workloads run on the group. Taints keyed by a device resource
+    (nvidia.com/..., aws.amazon.com/neuron..., vpc.amazonaws.com/efa) are the exception: the API server itself
+    adds their toleration to every pod that asks for the device, so they keep only other pods off."""
 
 
 class InstanceGroup(KitModel):

@@ -15,6 +15,8 @@ AcceleratorKind = Literal["nvidia-gpu", "aws-trainium"]
 # The extended resource each kind's device plugin advertises on a node, and the EFA device plugin's.
 ACCELERATOR_RESOURCES: dict[str, str] = {"nvidia-gpu": "nvidia.com/gpu", "aws-trainium": "aws.amazon.com/neuron"}
 EFA_RESOURCE = "vpc.amazonaws.com/efa"
+# Prefixes of every device plugin's extended resources (NVIDIA's MIG and shared names, Neuron's cores and devices).
+DEVICE_RESOURCE_PREFIXES = ("nvidia.com/", "aws.amazon.com/neuron", EFA_RESOURCE)
 # Instance families whose nodes carry topology.k8s.aws/network-node-layer-* labels.
 TOPOLOGY_FAMILIES = ("p3dn", "p4d", "p4de", "p5", "p5e", "p5en", "p6e-gb200", "trn1", "trn1n", "trn2", "trn2u")
 # Maximum EFA interfaces, only where public AWS documentation states it. Other types are checked

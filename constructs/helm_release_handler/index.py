@@ -18,7 +18,7 @@
 The function is a standing cluster-admin that anyone allowed lambda:InvokeFunction can call, so it does
 only what it was built for, fixed in its environment at synth (INSTALLER_SCOPE):
 - every event must be a request CloudFormation is making of a resource of the kit's own stacks right now
-  (cfn_anchor.py: DescribeStackResource shows it in the matching *_IN_PROGRESS state under the event's
+  (cfn_anchor.py, from shared_handler/: DescribeStackResource shows it in the matching *_IN_PROGRESS state under the event's
   physical id), so a forged Create, Update or Delete - including a Delete of the release - is refused;
 - the cluster, region, chart source and pins, release name and namespace must be the scope's (an Update
   back from exactly those values, the shape of a rollback, is acknowledged without touching the cluster,

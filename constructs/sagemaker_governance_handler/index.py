@@ -26,6 +26,12 @@ connections only make the completion check answer "not yet". Each invocation bud
 Lambda's remaining time: every call's socket timeouts and retries fit in what is left, and the handler stops
 with a reason well before the Lambda would be killed.
 
+Anyone allowed lambda:InvokeFunction on either function could otherwise create, change or delete any policy or
+quota of the cluster: on_event and is_complete first ask CloudFormation whether the event is a request it is
+making of this handler's stack now (cfn_anchor.py, shared with the installer; the framework's own function
+calls on_event and the waiter is_complete, each with CloudFormation's event). A CloudFormation call that may
+pass (throttling) makes the completion check answer "not yet", like a SageMaker one.
+
 CloudFormation passes every scalar of a custom resource as a string; the handler converts each value
 to the type the SageMaker API model gives it, so requests are valid against the real model.
 """
@@ -36,6 +42,7 @@ import math
 import time
 from typing import Any
 
+import cfn_anchor
 from botocore.exceptions import ClientError, ConnectionError as EndpointConnectionFailure, HTTPClientError
 
 # Stop this long before Lambda's own limit, so the failure carries a reason instead of "Task timed out".
@@ -129,9 +136,28 @@ def ownership(event: dict[str, Any]) -> dict[str, str]:
     return {STACK_TAG: str(event.get("StackId", "")), LOGICAL_TAG: str(event.get("LogicalResourceId", ""))}
 
 
+def cloudformation(budget: Budget) -> Any:
+    """The CloudFormation client that confirms each event, within the same budget as SageMaker's."""
+    import boto3
+
+    return boto3.client("cloudformation", config=client_config(budget))
+
+
+def confirm_caller(event: dict[str, Any], budget: Budget, replacing: bool = False) -> None:
+    """Raise unless CloudFormation is making this request of this handler's stack now."""
+    budget.check("confirming the event with CloudFormation")
+    try:
+        cfn_anchor.confirm_own_stack(event, f"Custom::SageMaker{event['ResourceProperties']['Kind']}",
+                                     cloudformation(budget), replacing)
+    except cfn_anchor.NotAnchored as err:
+        passing = err.__cause__ is not None and isinstance(_failure("", err.__cause__), Transient)
+        raise (Transient if passing else GovernanceError)(f"refusing the event: {err}") from err
+
+
 def on_event(event: dict[str, Any], context: Any = None, client: Any = None) -> dict[str, Any]:
     """Start the change and return the id at once; is_complete waits for it."""
     kind, client, budget = _setup(event, context, client)
+    confirm_caller(event, budget)
     request = event["RequestType"]
     props = event["ResourceProperties"]
     if request == "Delete":
@@ -233,6 +259,8 @@ def is_complete(event: dict[str, Any], context: Any = None, client: Any = None) 
     asks again, bounded by its total timeout."""
     kind, client, budget = _setup(event, context, client)
     try:
+        # An Update that replaced the resource polls with the new id on_event answered.
+        confirm_caller(event, budget, replacing=True)
         return _is_complete(event, kind, client, budget)
     except Transient:
         return {"IsComplete": False}

@@ -8,7 +8,10 @@ the stack rolls back a failed first create (ROLLBACK_IN_PROGRESS) does Delete re
 under the prefix, so that CloudFormation can delete the then empty bucket (its RetainExceptOnCreate
 policy) and the next deploy can create it again under its fixed name; a Create that itself fails part-way
 removes what it wrote before failing, since the rollback sends it no Delete.
-Standard library and boto3 only (both are in the Lambda runtime).
+
+What this handler writes, every new node runs as root: it acts only on a request CloudFormation is making of
+its own stack now (cfn_anchor.py, shared with the installer), never on an event from another caller allowed
+lambda:InvokeFunction. Standard library and boto3 only (both are in the Lambda runtime).
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ import io
 import mimetypes
 import zipfile
 from typing import Any
+
+import cfn_anchor
 
 MAX_FILES = 1000
 # Uploads stop with this much of the Lambda's time left, enough to remove what a failed first create wrote.
@@ -33,8 +38,13 @@ def on_event(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
     physical_id = f"s3://{bucket}/{prefix}/"
     import boto3
 
+    cloudformation = boto3.client("cloudformation")
+    try:
+        cfn_anchor.confirm_own_stack(event, "Custom::LifecycleScripts", cloudformation)
+    except cfn_anchor.NotAnchored as err:
+        raise ScriptsSyncError(f"refusing the event: {err}") from err
     if event["RequestType"] == "Delete":
-        on_delete(event, boto3.client("cloudformation"), boto3.client("s3"))
+        on_delete(event, cloudformation, boto3.client("s3"))
         return {"PhysicalResourceId": event.get("PhysicalResourceId", physical_id)}
     uploaded, deleted = sync(event, boto3.client("s3"), Deadline(context))
     return {"PhysicalResourceId": physical_id,

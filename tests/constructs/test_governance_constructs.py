@@ -73,6 +73,10 @@ def test_api_policies_share_one_handler_with_a_completion_check_and_a_service_ti
     handlers = sorted(f["Properties"]["Handler"] for f in template.find_resources("AWS::Lambda::Function").values()
                       if f["Properties"].get("Handler", "").startswith("index."))
     assert handlers == ["index.is_complete", "index.on_event"]
+    # Both confirm each event with CloudFormation, for this stack only (test_python_handler_provider.py).
+    assert all(f["Properties"]["Environment"]["Variables"] == {"CFN_ANCHOR_STACK_ID": {"Ref": "AWS::StackId"}}
+               for f in template.find_resources("AWS::Lambda::Function").values()
+               if f["Properties"].get("Handler", "").startswith("index."))
     machine, = template.find_resources("AWS::StepFunctions::StateMachine").values()
     definition = json.dumps(machine["Properties"]["DefinitionString"])
     # The waiter polls every 10 s for 30 minutes, well inside the 40-minute ServiceTimeout.

@@ -78,11 +78,19 @@ def test_copy_role_names_each_s3_action_and_no_wildcard_action(built):
             found = statement["Action"]
             actions += found if isinstance(found, list) else [found]
     assert {"s3:GetObject", "s3:PutObject", "s3:DeleteObject", "s3:DeleteObjectVersion", "s3:ListBucket",
-            "s3:ListBucketVersions", "cloudformation:DescribeStacks"} <= set(actions)
+            "s3:ListBucketVersions", "cloudformation:DescribeStackResource", "cloudformation:DescribeStacks"} <= set(actions)
     assert not [a for a in actions if "*" in a]
     template.has_resource_properties("AWS::IAM::Policy", {"PolicyDocument": {"Statement": Match.array_with([
         Match.object_like({"Action": ["s3:ListBucket", "s3:ListBucketVersions"],
                            "Condition": {"StringLike": {"s3:prefix": "lifecycle-scripts/*"}}})])}})
+
+
+def test_the_copy_handler_acts_only_on_its_own_stack_s_requests(built):
+    """What it writes every new node runs as root: the handler confirms each event with CloudFormation
+    (PythonHandlerProvider's anchored_to_stack; tests/handlers/test_scripts_sync_handler.py runs it)."""
+    _, template = built
+    [function] = [v for k, v in template.find_resources("AWS::Lambda::Function").items() if k.startswith("ScriptsSyncFunction")]
+    assert function["Properties"]["Environment"]["Variables"] == {"CFN_ANCHOR_STACK_ID": {"Ref": "AWS::StackId"}}
 
 
 @pytest.mark.parametrize(("name", "prefix", "message"), [

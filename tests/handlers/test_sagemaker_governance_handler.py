@@ -31,6 +31,13 @@ QUOTA_PARAMS = {"Name": "hyperpod-prod-team-a", "ClusterArn": CLUSTER, "Activati
 POLICY_ID, QUOTA_ID = "abcdefghij01", "abcdefghij02"
 
 
+@pytest.fixture(autouse=True)
+def confirmed_by_cloudformation(monkeypatch):
+    """CloudFormation confirms every event of the tests below but those of the anchor section at the end, which
+    run the real confirmation against a stubbed CloudFormation client (the real model)."""
+    monkeypatch.setattr(handler, "confirm_caller", lambda *_args, **_kwargs: None)
+
+
 @pytest.fixture
 def sagemaker():
     client = boto3.client("sagemaker", region_name="us-west-2", aws_access_key_id="x", aws_secret_access_key="x")
@@ -478,3 +485,85 @@ def test_is_complete_against_a_stalled_endpoint_ends_within_its_budget(monkeypat
         server.close()
     assert answer == {"IsComplete": False}
     assert time.monotonic() - started < 29 - handler.MARGIN_SECONDS
+
+
+# --- only CloudFormation's own requests of this stack are acted on (cfn_anchor.py) --------------------------------
+
+WAITING = {"Create": "CREATE_IN_PROGRESS", "Update": "UPDATE_IN_PROGRESS", "Delete": "DELETE_IN_PROGRESS"}
+
+
+@pytest.fixture
+def cloudformation(monkeypatch):
+    """The real confirmation, the function's environment as PythonHandlerProvider writes it, and a CloudFormation
+    client stubbed against the real model; yields its Stubber."""
+    monkeypatch.undo()
+    monkeypatch.setenv("CFN_ANCHOR_STACK_ID", STACK_ID)
+    monkeypatch.setenv("AWS_REGION", "us-west-2")
+    client = boto3.client("cloudformation", region_name="us-west-2", aws_access_key_id="x", aws_secret_access_key="x")
+    monkeypatch.setattr(handler, "cloudformation", lambda _budget: client)
+    with Stubber(client) as stub:
+        yield stub
+        stub.assert_no_pending_responses()
+
+
+def shows(stub, request, kind="ClusterSchedulerConfig", status=None, physical_id="pending"):
+    """DescribeStackResource of the event's resource: by default in the state CloudFormation gives it for `request`."""
+    stub.add_response("describe_stack_resource", {"StackResourceDetail": {
+        "StackId": STACK_ID, "LogicalResourceId": "ClusterPolicy", "ResourceType": f"Custom::SageMaker{kind}",
+        "PhysicalResourceId": physical_id, "ResourceStatus": status or WAITING[request],
+        "LastUpdatedTimestamp": "2026-11-22T12:00:00Z"}}, {"StackName": STACK_ID, "LogicalResourceId": "ClusterPolicy"})
+
+
+@pytest.mark.parametrize(("forged", "status", "message"), [
+    (event("Delete", QUOTA_PARAMS, kind="ComputeQuota", PhysicalResourceId=QUOTA_ID), "CREATE_COMPLETE",
+     "is CREATE_COMPLETE .*; CloudFormation is not sending a Delete"),
+    (event("Create", POLICY_PARAMS), "UPDATE_COMPLETE", "is UPDATE_COMPLETE"),
+    (event("Update", POLICY_PARAMS, PhysicalResourceId="abcdefghij99", OldResourceProperties={"Parameters": {}}),
+     "UPDATE_IN_PROGRESS", "CloudFormation is not sending a Update for 'abcdefghij99'"),
+])
+def test_an_event_cloudformation_does_not_confirm_calls_no_sagemaker_api(sagemaker, cloudformation, forged, status, message):
+    """Anyone allowed lambda:InvokeFunction could otherwise delete or rewrite any team's quota."""
+    client, _stub = sagemaker  # nothing queued: a SageMaker call fails the test
+    # CloudFormation holds the quota's id for the Delete, the policy's for the Update.
+    held = forged.get("PhysicalResourceId") if forged["RequestType"] == "Delete" else POLICY_ID
+    shows(cloudformation, forged["RequestType"], forged["ResourceProperties"]["Kind"], status, physical_id=held)
+    with pytest.raises(handler.GovernanceError, match="refusing the event: .*" + message):
+        handler.on_event(forged, Context(300), client=client)
+
+
+def test_an_event_of_another_stack_is_refused_without_asking(sagemaker, cloudformation):
+    client, _stub = sagemaker
+    other = event("Create", POLICY_PARAMS, StackId=STACK_ID.replace("HyperPod-prod-governance", "HyperPod-prod-team-0"))
+    with pytest.raises(handler.GovernanceError, match="refusing the event: .* is not this handler's stack"):
+        handler.on_event(other, Context(300), client=client)
+
+
+def test_a_confirmed_create_goes_ahead(sagemaker, cloudformation):
+    client, stub = sagemaker
+    shows(cloudformation, "Create")
+    no_namesake(stub)
+    stub.add_response("create_cluster_scheduler_config", {
+        "ClusterSchedulerConfigArn": f"arn:aws:sagemaker:us-west-2:111122223333:cluster-scheduler-config/{POLICY_ID}",
+        "ClusterSchedulerConfigId": POLICY_ID}, {"Name": ANY, "ClusterArn": CLUSTER, "SchedulerConfig": ANY, "Tags": OWNED})
+    assert handler.on_event(event("Create", POLICY_PARAMS), Context(300), client=client)["PhysicalResourceId"] == POLICY_ID
+
+
+def test_the_completion_check_is_confirmed_too_and_accepts_a_replacement_s_new_id(sagemaker, cloudformation):
+    """is_complete deletes and updates as well; the waiter passes it the id on_event answered, which an Update
+    that replaced the quota made new (CloudFormation still holds the old one until it cleans up)."""
+    client, stub = sagemaker
+    shows(cloudformation, "Update", "ComputeQuota", physical_id="oldquota0001")
+    stub.add_response("describe_compute_quota", describe_quota("Created"), {"ComputeQuotaId": QUOTA_ID})
+    polled = event("Update", QUOTA_PARAMS, kind="ComputeQuota", PhysicalResourceId=QUOTA_ID, Data={})
+    assert handler.is_complete(polled, Context(60), client=client)["IsComplete"] is True
+    shows(cloudformation, "Delete", "ComputeQuota", status="DELETE_COMPLETE", physical_id=QUOTA_ID)
+    with pytest.raises(handler.GovernanceError, match="refusing the event: .*is DELETE_COMPLETE"):
+        handler.is_complete(event("Delete", QUOTA_PARAMS, kind="ComputeQuota", PhysicalResourceId=QUOTA_ID),
+                            Context(60), client=client)
+
+
+def test_cloudformation_throttling_makes_the_completion_check_ask_again(sagemaker, cloudformation):
+    client, _stub = sagemaker
+    cloudformation.add_client_error("describe_stack_resource", service_error_code="Throttling", http_status_code=400)
+    polled = event("Delete", QUOTA_PARAMS, kind="ComputeQuota", PhysicalResourceId=QUOTA_ID)
+    assert handler.is_complete(polled, Context(60), client=client) == {"IsComplete": False}

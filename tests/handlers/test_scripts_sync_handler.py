@@ -53,7 +53,15 @@ def test_bad_archives_are_refused(archive, message):
 
 STACK_ID = "arn:aws:cloudformation:us-east-1:111122223333:stack/HyperPod-dev-cluster/0a1b"
 DELETE = {"RequestType": "Delete", "PhysicalResourceId": "s3://b/p/", "StackId": STACK_ID,
-          "ResourceProperties": {"DestinationBucket": "b", "DestinationPrefix": "p"}}
+          "LogicalResourceId": "Scripts", "ResourceProperties": {"DestinationBucket": "b", "DestinationPrefix": "p"}}
+WAITING = {"Create": "CREATE_IN_PROGRESS", "Update": "UPDATE_IN_PROGRESS", "Delete": "DELETE_IN_PROGRESS"}
+
+
+@pytest.fixture(autouse=True)
+def own_stack(monkeypatch):
+    """The function's environment as PythonHandlerProvider writes it for a handler anchored to its stack."""
+    monkeypatch.setenv("CFN_ANCHOR_STACK_ID", STACK_ID)
+    monkeypatch.setenv("AWS_REGION", "us-east-1")
 
 
 def stubbed(service: str) -> tuple[object, Stubber]:
@@ -61,8 +69,22 @@ def stubbed(service: str) -> tuple[object, Stubber]:
     return client, Stubber(client)
 
 
-def stack_status(status: str) -> tuple[object, Stubber]:
+def confirmed(event: dict, status: str | None = None, resource_type: str = "Custom::LifecycleScripts",
+              physical_id: str | None = None) -> tuple[object, Stubber]:
+    """A CloudFormation client (the real model) whose DescribeStackResource shows the resource the event names:
+    by default in the state CloudFormation gives it while it waits for this request."""
     cloudformation, stub = stubbed("cloudformation")
+    stub.add_response("describe_stack_resource", {"StackResourceDetail": {
+        "StackId": STACK_ID, "LogicalResourceId": event["LogicalResourceId"], "ResourceType": resource_type,
+        "PhysicalResourceId": physical_id or event.get("PhysicalResourceId", "pending"),
+        "ResourceStatus": status or WAITING[event["RequestType"]], "LastUpdatedTimestamp": "2026-11-22T12:00:00Z"}},
+        {"StackName": STACK_ID, "LogicalResourceId": event["LogicalResourceId"]})
+    return cloudformation, stub
+
+
+def stack_status(status: str, event: dict | None = None) -> tuple[object, Stubber]:
+    """DescribeStacks showing the stack in `status`; after the event's confirmation when one is given."""
+    cloudformation, stub = confirmed(event) if event else stubbed("cloudformation")
     stub.add_response("describe_stacks", {"Stacks": [{
         "StackName": "HyperPod-dev-cluster", "StackId": STACK_ID, "CreationTime": "2026-11-22T12:00:00Z",
         "StackStatus": status}]}, {"StackName": STACK_ID})
@@ -73,7 +95,7 @@ def stack_status(status: str) -> tuple[object, Stubber]:
                                     "UPDATE_ROLLBACK_COMPLETE_CLEANUP_IN_PROGRESS", "UPDATE_ROLLBACK_IN_PROGRESS"])
 def test_delete_keeps_the_scripts_unless_a_first_create_rolls_back(monkeypatch, status):
     """Stack deletion and update clean-up keep the scripts (the bucket is retained): no S3 call at all."""
-    cloudformation, cfn_stub = stack_status(status)
+    cloudformation, cfn_stub = stack_status(status, DELETE)
     s3, s3_stub = stubbed("s3")
     monkeypatch.setattr(boto3, "client", {"cloudformation": cloudformation, "s3": s3}.__getitem__)
     with cfn_stub, s3_stub:
@@ -121,7 +143,8 @@ SCRIPTS = zipped({"on_create.sh": "#!/bin/bash\n", "lib/a.sh": "a\n", "lib/b.sh"
 
 
 def sync_event(request: str) -> dict[str, object]:
-    return {"RequestType": request, "StackId": STACK_ID, "ResourceProperties": {
+    return {"RequestType": request, "StackId": STACK_ID, "LogicalResourceId": "Scripts",
+            **({"PhysicalResourceId": "s3://b/p/"} if request == "Update" else {}), "ResourceProperties": {
         "DestinationBucket": "b", "DestinationPrefix": "p", "SourceBucket": "assets", "SourceKey": "scripts.zip"}}
 
 
@@ -135,6 +158,13 @@ def source_and_listing(stub: Stubber, existing: list[str]) -> None:
 def put(stub: Stubber, key: str, version: str) -> None:
     stub.add_response("put_object", {"VersionId": version},
                       {"Bucket": "b", "Key": key, "Body": ANY, "ContentType": ANY})
+
+
+def with_clients(monkeypatch, s3: object, event: dict) -> None:
+    """boto3.client gives the stubbed S3 client, and a CloudFormation client that confirms `event`."""
+    cloudformation, stub = confirmed(event)
+    stub.activate()
+    monkeypatch.setattr(boto3, "client", {"s3": s3, "cloudformation": cloudformation}.__getitem__)
 
 
 class Context:
@@ -156,7 +186,7 @@ def test_a_first_create_that_fails_part_way_removes_what_it_wrote(monkeypatch):
                           service_message="Please reduce your request rate.")
     stub.add_response("delete_objects", {}, {"Bucket": "b", "Delete": {"Quiet": True, "Objects": [
         {"Key": "p/lib/a.sh", "VersionId": "va"}, {"Key": "p/lib/b.sh", "VersionId": "vb"}]}})
-    monkeypatch.setattr(boto3, "client", {"s3": s3}.__getitem__)
+    with_clients(monkeypatch, s3, sync_event("Create"))
     with stub, pytest.raises(ClientError, match="SlowDown"):
         handler.on_event(sync_event("Create"), Context(300))
     stub.assert_no_pending_responses()
@@ -168,7 +198,7 @@ def test_a_create_out_of_time_stops_with_a_reason_and_removes_what_it_wrote(monk
     put(stub, "p/lib/a.sh", "va")
     stub.add_response("delete_objects", {}, {"Bucket": "b", "Delete": {"Quiet": True, "Objects": [
         {"Key": "p/lib/a.sh", "VersionId": "va"}]}})
-    monkeypatch.setattr(boto3, "client", {"s3": s3}.__getitem__)
+    with_clients(monkeypatch, s3, sync_event("Create"))
     remaining = iter([300, 30])
     context = Context(0)
     context.get_remaining_time_in_millis = lambda: next(remaining) * 1000
@@ -182,7 +212,7 @@ def test_an_update_that_fails_part_way_keeps_what_nodes_may_already_use(monkeypa
     source_and_listing(stub, ["p/lib/a.sh"])
     put(stub, "p/lib/a.sh", "va2")
     stub.add_client_error("put_object", service_error_code="SlowDown", http_status_code=503)
-    monkeypatch.setattr(boto3, "client", {"s3": s3}.__getitem__)
+    with_clients(monkeypatch, s3, sync_event("Update"))
     with stub, pytest.raises(ClientError):
         handler.on_event(sync_event("Update"), Context(300))
     stub.assert_no_pending_responses()
@@ -196,7 +226,38 @@ def test_a_stale_script_s3_would_not_delete_fails_with_its_key(monkeypatch):
     stub.add_response("delete_objects", {"Errors": [{"Key": "p/old_script.sh", "Code": "AccessDenied",
                                                      "Message": "Access Denied"}]},
                       {"Bucket": "b", "Delete": {"Quiet": True, "Objects": [{"Key": "p/old_script.sh"}]}})
-    monkeypatch.setattr(boto3, "client", {"s3": s3}.__getitem__)
+    with_clients(monkeypatch, s3, sync_event("Update"))
     with stub, pytest.raises(handler.ScriptsSyncError, match="could not remove stale scripts in s3://b/ \\(1 key\\(s\\)\\): "
                                                              "p/old_script.sh: AccessDenied Access Denied"):
         handler.on_event(sync_event("Update"), Context(300))
+
+
+# --- only CloudFormation's own requests of this stack are acted on (cfn_anchor.py) --------------------------------
+
+
+@pytest.mark.parametrize(("change", "answer", "message"), [
+    ({"StackId": STACK_ID.replace("HyperPod-dev-cluster", "HyperPod-dev-clusterx")}, {}, "is not this handler's stack"),
+    ({"StackId": STACK_ID.replace("111122223333", "444455556666")}, {}, "is not this handler's stack"),
+    ({}, {"status": "UPDATE_COMPLETE"}, "Scripts of .* is UPDATE_COMPLETE .*; CloudFormation is not sending a Update"),
+    ({}, {"physical_id": "s3://attacker/p/"}, "CloudFormation is not sending a Update for 's3://b/p/'"),
+    ({}, {"resource_type": "AWS::S3::Bucket"}, "is a AWS::S3::Bucket, not a Custom::LifecycleScripts"),
+])
+def test_an_event_cloudformation_does_not_confirm_writes_nothing(monkeypatch, change, answer, message):
+    """Whoever may invoke the function would otherwise choose what every new node runs as root."""
+    event = {**sync_event("Update"), **change}
+    s3, s3_stub = stubbed("s3")  # no response queued: any S3 call fails the test
+    cloudformation, cfn_stub = (stubbed("cloudformation") if "StackId" in change
+                                else confirmed(event, **answer))
+    monkeypatch.setattr(boto3, "client", {"s3": s3, "cloudformation": cloudformation}.__getitem__)
+    with cfn_stub, s3_stub, pytest.raises(handler.ScriptsSyncError, match="refusing the event: .*" + message):
+        handler.on_event(event, Context(300))
+    cfn_stub.assert_no_pending_responses()
+
+
+def test_a_forged_delete_during_a_first_create_rollback_removes_nothing(monkeypatch):
+    """The one Delete that empties the prefix: refused unless CloudFormation is deleting this very resource."""
+    s3, s3_stub = stubbed("s3")
+    cloudformation, cfn_stub = confirmed(DELETE, status="CREATE_COMPLETE")
+    monkeypatch.setattr(boto3, "client", {"s3": s3, "cloudformation": cloudformation}.__getitem__)
+    with cfn_stub, s3_stub, pytest.raises(handler.ScriptsSyncError, match="CloudFormation is not sending a Delete"):
+        handler.on_event(DELETE)

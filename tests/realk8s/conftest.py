@@ -8,12 +8,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from support.paths import ROOT
+from support.case_configs import case_config
 from support.realk8s import controlplane, go_binary
 from support.realk8s.api import Cluster
 from support.realk8s.environment import apply_environment
-
-from cdk_app.config.loader import load_config
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -40,7 +38,8 @@ def go() -> str:
 @pytest.fixture(scope="module")
 def start_cluster(tmp_path_factory: pytest.TempPathFactory, k8s_bin: Path, go: str
                   ) -> Iterator[Callable[..., Cluster]]:
-    """start_cluster(env, controllers=None): a running control plane with config/<env>.yaml applied."""
+    """start_cluster(env, controllers=None): a running control plane with config/<env>.yaml (or a case config,
+    support/case_configs.py) applied."""
     started: list[Path] = []
 
     def start(env: str, controllers: list[str] | None = None) -> Cluster:
@@ -51,7 +50,7 @@ def start_cluster(tmp_path_factory: pytest.TempPathFactory, k8s_bin: Path, go: s
         if controlplane.main(argv) != 0:
             pytest.fail(f"the control plane did not start; logs in {state}")
         started.append(state)
-        config = load_config(ROOT / "config" / f"{env}.yaml").config
+        config = case_config(env)
         apply_environment(config, k8s_bin / "kubectl", state / "admin.kubeconfig", go)
         return Cluster(state)
 

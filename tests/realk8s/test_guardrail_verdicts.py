@@ -17,11 +17,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from support.admission_cases import CASES, Case, run, synthesized_manifests
+from support.admission_cases import CASES, CLEAN_JOB, Case, run, synthesized_manifests
 from support.realk8s.api import Answer, Cluster, wait_until
 from support.realk8s.controlplane import JUDGE_CONTROLLERS
 
-from cdk_app.kubernetes.guardrails.constants import NAMESPACE_NAME_LABEL
+from cdk_app.kubernetes.guardrails.constants import NAMESPACE_NAME_LABEL, TOLERATIONS
 
 RULE = re.compile(r"hyperpod-kit guardrail ([a-z0-9-]+):")
 ENVS = sorted({case.env for case in CASES})
@@ -106,22 +106,35 @@ class Judge:
                                     content_type="application/merge-patch+json")
 
 
-def _probe(manifests: list[dict[str, Any]]) -> dict[str, Any]:
-    """A privileged Job in a bound namespace: what every binding's policy refuses."""
+def _probes(manifests: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per policy, a request it refuses: each binding leaves or joins the informer on its own time. A privileged
+    Job (pod-security, workload-queue), a LoadBalancer Service (services) and, where the config has
+    administrators' taints, a clean Job tolerating one its namespace may not (tolerations)."""
     binding = _bindings(manifests, [])[0]
     namespace = binding["spec"]["matchResources"]["namespaceSelector"]["matchExpressions"][0]["values"][0]
-    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "probe", "namespace": namespace},
-            "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [
-                {"name": "c", "image": "busybox", "securityContext": {"privileged": True}}]}}}}
+    probes = [{"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "probe", "namespace": namespace},
+               "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [
+                   {"name": "c", "image": "busybox", "securityContext": {"privileged": True}}]}}}},
+              {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "probe", "namespace": namespace},
+               "spec": {"type": "LoadBalancer", "ports": [{"port": 80}]}}]
+    for policy in manifests:
+        if policy["kind"] == "ValidatingAdmissionPolicy" and policy["metadata"]["name"] == TOLERATIONS:
+            [taints] = [v["expression"] for v in policy["spec"]["variables"] if v["name"] == "taints"]
+            guarded = json.loads(taints.removesuffix("[request.namespace]"))[CLEAN_JOB["metadata"]["namespace"]]
+            job = copy.deepcopy(CLEAN_JOB)
+            job["spec"]["template"]["spec"]["tolerations"] = [{**{k: guarded[0][k] for k in ("key", "value", "effect")},
+                                                              "operator": "Equal"}]
+            probes.append(job)
+    return probes
 
 
 def settle(cluster: Cluster, manifests: list[dict[str, Any]], actions: list[str], timeout: float = 60) -> None:
-    """The admission plugin reads bindings through an informer: wait until a probe shows the new ones act."""
-    probe, wanted = _probe(manifests), ("Deny" in actions, "Warn" in actions and "Deny" not in actions)
+    """The admission plugin reads bindings through an informer: wait until probes show the new ones act."""
+    probes, wanted = _probes(manifests), ("Deny" in actions, "Warn" in actions and "Deny" not in actions)
 
     def acting() -> bool:
-        answer = cluster.create(probe)
-        return (not answer.allowed, bool(_rules(answer.warnings))) == wanted
+        answers = [cluster.create(probe) for probe in probes]
+        return all((not answer.allowed, bool(_rules(answer.warnings))) == wanted for answer in answers)
 
     wait_until(acting, f"bindings {actions}", timeout, interval=0.2)
 

@@ -6,15 +6,14 @@ import copy
 from dataclasses import dataclass
 from typing import Any
 
-from cdk_app.config.loader import load_config
 from cdk_app.kubernetes.guardrails.kinds import WORKLOAD_KINDS, WorkloadKind
 from support.app_synth import guardrail_objects
+from support.case_configs import TAINTED, case_config
 from support.cel_admission import (
     Verdict,
     admit,
     labels,
 )
-from support.paths import ROOT
 
 MPI_OPERATOR = "system:serviceaccount:kube-system:hyperpod-dependencies-mpi-operator"
 
@@ -23,15 +22,17 @@ MEMBER = "arn:aws:sts::444455556666:assumed-role/hyperpod-team/alice"
 
 
 def synthesized_manifests(env: str) -> list[dict[str, Any]]:
-    """The guardrail objects as the governance stack hands them to the installer."""
-    return guardrail_objects(load_config(ROOT / "config" / f"{env}.yaml").config)
+    """The guardrail objects as the governance stack hands them to the installer: the staged asset the Guardrails
+    resource names, checked against its SHA-256."""
+    return guardrail_objects(case_config(env))
 
 
 GROUPS = {k.kind: k for k in WORKLOAD_KINDS}
 
 
 # Kinds a team may create that hold no pods (the Role's other objects).
-OTHER_KINDS = {"Service": WorkloadKind("", "v1", "services", "Service", "unqueued")}
+OTHER_KINDS = {"Service": WorkloadKind("", "v1", "services", "Service", "unqueued"),
+               "NetworkPolicy": WorkloadKind("networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy", "unqueued")}
 
 
 HIDE_GPUS = {"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"}
@@ -404,6 +405,12 @@ def with_template_annotations(obj: dict[str, Any], values: dict[str, str]) -> di
     return out
 
 
+def network_policy(name: str = "allow-from-ingress-x", **spec: Any) -> dict[str, Any]:
+    body = {"podSelector": {}, "policyTypes": ["Ingress"], "ingress": [{"from": [{"podSelector": {}}]}], **spec}
+    return {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": {"name": name, "namespace": NLP},
+            "spec": body}
+
+
 def service(**spec: Any) -> dict[str, Any]:
     body = {"selector": {"app": "w"}, "ports": [{"port": 29500}], **spec}
     return {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "w", "namespace": NLP},
@@ -449,6 +456,7 @@ ADMITTED_TOLERATIONS = [
     {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
     {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
     {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+DEDICATED_NLP = {"key": "example.com/dedicated", "operator": "Equal", "value": "research-nlp", "effect": "NoSchedule"}
 HOSTNAME_AFFINITY = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
     {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": ["hyperpod-i-0abc"]}]}]}}}
 MATCH_FIELDS_AFFINITY = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
@@ -626,6 +634,13 @@ CASES += [
         volumes=[{"name": "x", "emptyDir": {}}])), {"device-annotations": "volumeMounts"}),
     Case("swarm-gpu-variable", workload("Job", NLP, pod_spec(container(env=[{"name": "DOCKER_RESOURCE_GPU", "value": "0,1"}]))),
          {"device-env": "env: DOCKER_RESOURCE_GPU"}),
+    # NetworkPolicies: a team may add ingress allowances; the kit's policy and egress rules are not its to write
+    # (updates and deletes of the kit's policy: tests/realk8s/test_network_isolation.py).
+    Case("team-ingress-network-policy", network_policy(), {}),
+    Case("team-egress-reopens-metadata", network_policy(policyTypes=["Ingress", "Egress"], egress=[
+        {"to": [{"ipBlock": {"cidr": "169.254.169.254/32"}}]}]), {"network-policy-egress": "spec.egress"}),
+    Case("team-takes-the-kit-s-network-policy-name", network_policy("hyperpod-kit-team-isolation-2"),
+         {"kit-network-policy": "metadata.name: hyperpod-kit-team-isolation-2"}),
     # Services: ClusterIP only, no externalIPs (a NodePort, load balancer or external IP reaches past the namespace).
     Case("headless-service-of-a-job", service(clusterIP="None"), {}),
     Case("cluster-ip-service", service(type="ClusterIP"), {}),
@@ -738,4 +753,33 @@ CASES += [
         "requests": {"aws.amazon.com/neuroncore": 2}})), metadata_labels={}), {"unqueued-devices": "resources"}),
     Case("container-resource-claim", job(containers=[container(resources={"claims": [{"name": "gpu"}]})]),
          {"resource-claims": "containers[main].resources.claims"}, dropped_by_api_server=DRA_OFF),
+    # 7. administrators' taints (support/case_configs.py TAINTED: h100-a example.com/dedicated=research-nlp for
+    # research-nlp, system node-role=system for nobody, h100-a nvidia.com/gpu for every GPU pod)
+    Case("toleration-of-the-team-s-own-dedicated-group", job(tolerations=[*ADMITTED_TOLERATIONS, DEDICATED_NLP]), {},
+         env=TAINTED),
+    Case("toleration-of-another-team-s-dedicated-group", workload("Job", INF, pod_spec(container(**GPU), tolerations=[
+        DEDICATED_NLP]), metadata_labels=labels(INF, priority="inference-priority")),
+         {"admin-taints": "spec.template.spec.tolerations: tolerates example.com/dedicated=research-nlp:NoSchedule "
+                          "(instance group h100-a)"}, env=TAINTED),
+    Case("toleration-of-the-system-group", job(tolerations=[{"key": "node-role", "operator": "Equal", "value": "system",
+                                                             "effect": "NoSchedule"}]),
+         {"admin-taints": "node-role=system:NoSchedule (instance group system)"}, env=TAINTED),
+    Case("toleration-of-every-value-of-the-system-key", job(tolerations=[{"key": "node-role", "operator": "Exists"}]),
+         {"admin-taints": "node-role=system:NoSchedule"}, env=TAINTED),
+    Case("toleration-of-a-dedicated-value-no-group-has", job(tolerations=[
+        {"key": "example.com/dedicated", "operator": "Equal", "value": "research-vision", "effect": "NoSchedule"}]), {},
+         env=TAINTED),
+    Case("toleration-of-the-system-key-with-another-effect", job(tolerations=[
+        {"key": "node-role", "operator": "Exists", "effect": "NoExecute"}]), {}, env=TAINTED),
+    Case("toleration-of-every-taint-on-a-tainted-cluster", workload("PyTorchJob", INF, pod_spec(container("pytorch")),
+                                                                   pod_spec(container("pytorch"), tolerations=[{"operator": "Exists"}]),
+                                                                   metadata_labels=labels(INF, priority="inference-priority")),
+         {"tolerations": "spec.pytorchReplicaSpecs.Worker.template.spec.tolerations",
+          "admin-taints": "spec.pytorchReplicaSpecs.Worker.template.spec.tolerations: tolerates"}, env=TAINTED),
+    Case("gpu-pod-as-admission-plugins-leave-it-on-a-tainted-cluster", workload("Pod", NLP, pod_spec(
+        container(**GPU), nodeSelector=HEALTHY, tolerations=ADMITTED_TOLERATIONS), metadata_labels={}), {}, env=TAINTED),
+    Case("kueue-starts-a-job-on-a-tainted-cluster", job(tolerations=[DEDICATED_NLP]), {}, operation="UPDATE",
+         old=spec_of(workload("Job", INF, pod_spec(container(**GPU)), metadata_labels=labels(INF, priority="inference-priority")),
+                     suspend=True) | {"metadata": {"name": "w", "namespace": NLP, "labels": labels(NLP)}},
+         user=KUEUE, env=TAINTED),
 ]

@@ -16,11 +16,12 @@ CONSTRUCTS = Path(__file__).resolve().parents[2] / "constructs"
 
 
 def load_handler(folder: str) -> ModuleType:
-    """constructs/<folder>/index.py as a fresh module. Its sibling modules are imported as Lambda imports
-    them (top-level names, the folder on sys.path)."""
-    directory = str(CONSTRUCTS / folder)
-    if directory not in sys.path:
-        sys.path.insert(0, directory)
+    """constructs/<folder>/index.py as a fresh module. Its sibling modules, and the shared ones its asset
+    also holds (constructs/shared_handler/), are imported as Lambda imports them (top-level names, the
+    folders on sys.path)."""
+    for directory in (str(CONSTRUCTS / "shared_handler"), str(CONSTRUCTS / folder)):
+        if directory not in sys.path:
+            sys.path.insert(0, directory)
     spec = importlib.util.spec_from_file_location(folder, CONSTRUCTS / folder / "index.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -1,7 +1,7 @@
 """Admission guardrails of the team namespaces: Kubernetes ValidatingAdmissionPolicies (CEL, built into
 the API server since 1.30, no controller to run) and their bindings, built from the config.
 
-Four policies, each bound to the namespaces of every team and of the shared pool (by the name label the
+The policies, each bound to the namespaces of every team and of the shared pool (by the name label the
 API server itself sets on every namespace), so a team added to the config is covered by the same synth:
 
 - hyperpod-kit-pod-security: the pods and pod templates of every kind in WORKLOAD_KINDS - no privileged
@@ -16,6 +16,8 @@ API server itself sets on every namespace), so a team added to the config is cov
 - hyperpod-kit-services: ClusterIP Services only, without externalIPs.
 - hyperpod-kit-network-policies: a team member may not change or delete the kit's NetworkPolicy, nor write egress
   rules (which could reopen instance metadata).
+- hyperpod-kit-tolerations (only when the config has administrators' taints): no toleration of a taint of
+  hyperpod.instance_groups[].taints unless the taint lists the team.
 
 Kueue and the operators are not checked when they update an object (see pod_security_policy).
 
@@ -36,6 +38,7 @@ from cdk_app.kubernetes.guardrails.bindings import binding
 from cdk_app.kubernetes.guardrails.network_policies import network_policy_policy
 from cdk_app.kubernetes.guardrails.pod_security import pod_security_policy
 from cdk_app.kubernetes.guardrails.services import service_policy
+from cdk_app.kubernetes.guardrails.tolerations import tolerations_policies
 from cdk_app.kubernetes.guardrails.workload_queue import workload_queue_policy
 
 
@@ -46,5 +49,5 @@ def guardrail_manifests(config: KitConfig) -> list[dict[str, Any]]:
     if not namespaces:
         return []
     policies = [pod_security_policy(config), workload_queue_policy(config), service_policy(),
-                network_policy_policy(config)]
+                network_policy_policy(config), *tolerations_policies(config)]
     return [*policies, *(binding(p, namespaces) for p in policies)]

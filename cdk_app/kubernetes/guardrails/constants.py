@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Literal, get_args
 
 from cdk_app.config.model import ExtraCapability
+from cdk_app.domain import instance_types
 
 API_VERSION = "admissionregistration.k8s.io/v1"
 
@@ -22,6 +23,7 @@ SERVICES = f"{NAME_PREFIX}services"
 
 
 NETWORK_POLICIES = f"{NAME_PREFIX}network-policies"
+TOLERATIONS = f"{NAME_PREFIX}tolerations"
 
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
@@ -138,7 +140,7 @@ DEVICE_ENV_VARS = tuple(DEVICE_ENV_OFF)
 
 
 # Extended resources that only a queued workload may ask for (Kueue counts them against the quota).
-DEVICE_RESOURCE_PREFIXES = ("nvidia.com/", "aws.amazon.com/neuron", "vpc.amazonaws.com/efa")
+DEVICE_RESOURCE_PREFIXES = instance_types.DEVICE_RESOURCE_PREFIXES
 
 
 # The rest of Pod Security "baseline": the sysctls it calls safe and the SELinux types it allows.

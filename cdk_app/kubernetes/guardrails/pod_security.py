@@ -296,10 +296,12 @@ def pod_security_validations() -> list[dict[str, str]]:
     return rules
 
 
-def pod_security_policy(config: KitConfig) -> dict[str, Any]:
+def pod_policy(config: KitConfig, name: str, variables: list[dict[str, str]],
+               validations: list[dict[str, str]]) -> dict[str, Any]:
+    """A policy on the pods and pod templates of every kind in WORKLOAD_KINDS (variables.kind and .pods given)."""
     kinds = WORKLOAD_KINDS
     return {
-        "apiVersion": API_VERSION, "kind": "ValidatingAdmissionPolicy", "metadata": policy_metadata(POD_SECURITY),
+        "apiVersion": API_VERSION, "kind": "ValidatingAdmissionPolicy", "metadata": policy_metadata(name),
         "spec": {
             "failurePolicy": "Fail",
             "matchConstraints": {"resourceRules": match_rules(kinds, subresources=True)},
@@ -313,11 +315,17 @@ def pod_security_policy(config: KitConfig) -> dict[str, Any]:
             "variables": [
                 {"name": "kind", "expression": "request.kind.group + '/' + request.kind.kind"},
                 {"name": "pods", "expression": kind_switch(kinds, pods_of)},
-                {"name": "annotations", "expression": kind_switch(kinds, annotations_of)},
-                {"name": "containers", "expression": kind_switch(kinds, containers_of)},
-                capability_variable(config),
-                priority_variable(config),
+                *variables,
             ],
-            "validations": pod_security_validations(),
+            "validations": validations,
         },
     }
+
+
+def pod_security_policy(config: KitConfig) -> dict[str, Any]:
+    return pod_policy(config, POD_SECURITY, [
+        {"name": "annotations", "expression": kind_switch(WORKLOAD_KINDS, annotations_of)},
+        {"name": "containers", "expression": kind_switch(WORKLOAD_KINDS, containers_of)},
+        capability_variable(config),
+        priority_variable(config),
+    ], pod_security_validations())

@@ -23,7 +23,8 @@ from cdk_app.domain.deep_health_checks import (
     connectivity_problem,
     group_deep_health_checks,
 )
-from cdk_app.domain.instance_types import CATALOGUE, ONE_THREAD_PER_CORE_FAMILIES, family
+from cdk_app.domain.instance_types import CATALOGUE, DEVICE_RESOURCE_PREFIXES, ONE_THREAD_PER_CORE_FAMILIES, family
+from cdk_app.domain.kueue_mapping import governed_teams
 from cdk_app.domain.regions import hyperpod_instance_types
 from cdk_app.findings import format_path
 from cdk_app.validator.reporter import Reporter, duplicates, report_repeats
@@ -142,6 +143,24 @@ def check_kubernetes_labels(config: KitConfig, report: Reporter) -> None:
                 report.error("HPK211", base + ("labels", key), f"label value {value[:80]!r} of {key[:80]!r} is not allowed",
                              f"a Kubernetes label value is {why}")
         _check_taints(group.taints, base, report)
+        _check_taint_teams(config, group.taints, base, report)
+
+
+def _check_taint_teams(config: KitConfig, taints: tuple, base: PathKey, report: Reporter) -> None:
+    """taints[].teams names governed teams (the tolerations guardrail binds no other), and only on taints the
+    guardrail keeps: every pod asking for a device tolerates a taint keyed by it (ExtendedResourceToleration)."""
+    known = governed_teams(config)
+    for j, taint in enumerate(taints):
+        if taint.teams and taint.key.startswith(DEVICE_RESOURCE_PREFIXES):
+            report.error("HPK168", base + ("taints", j, "teams"), f"taint {taint.key[:80]!r} is keyed by a device "
+                         "resource: the API server adds its toleration to every pod that asks for the device, "
+                         "so teams cannot narrow it", "remove teams, or taint the group with a key of your own")
+        for k, team in enumerate(taint.teams):
+            if team not in known:
+                hint = difflib.get_close_matches(team, known, n=1)
+                report.error("HPK168", base + ("taints", j, "teams", k), f"taint {taint.key[:80]!r} lists team "
+                             f"{team[:80]!r}, which the config does not have",
+                             f"name one of teams[].name or the shared pool{f' (did you mean {hint[0]!r}?)' if hint else ''}")
 
 
 def _check_taints(taints: tuple, base: PathKey, report: Reporter) -> None:

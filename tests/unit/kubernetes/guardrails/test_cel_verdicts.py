@@ -28,6 +28,7 @@ from support.admission_cases import (
     with_label,
     workload,
 )
+from support.case_configs import TAINTED
 from support.cel_admission import (
     labels,
 )
@@ -39,7 +40,7 @@ from cdk_app.kubernetes.guardrails import guardrail_manifests
 
 @pytest.fixture(scope="module")
 def synthesized() -> dict[str, list[dict[str, Any]]]:
-    return {env: synthesized_manifests(env) for env in ("dev", "prod")}
+    return {env: synthesized_manifests(env) for env in sorted({case.env for case in CASES})}
 
 
 # ---- the objects of the matrix ------------------------------------------------------------------------
@@ -75,7 +76,8 @@ def test_the_matrix_is_large_and_refuses_every_rule(synthesized):
     assert len(CASES) >= 40
     refused = {rule for case in CASES for rule in case.refused}
     names = {re.match(r"hyperpod-kit guardrail ([a-z-]+):", v["message"]).group(1)
-             for m in synthesized["prod"] if m["kind"] == "ValidatingAdmissionPolicy" for v in m["spec"]["validations"]}
+             for env in ("prod", TAINTED) for m in synthesized[env] if m["kind"] == "ValidatingAdmissionPolicy"
+             for v in m["spec"]["validations"]}
     assert refused == names
     kinds = {case.obj["kind"] for case in CASES}
     assert {"Pod", "Job", "PyTorchJob", "MPIJob", "Deployment", "StatefulSet"} <= kinds

@@ -118,3 +118,26 @@ def test_schedulable_warning_gives_the_numbers_and_the_ways_out(write_config):
     [empty] = [f for f in run(write_config, (CPU_COUNT, CPU_NONE), (GPU_GROUP, GPU_GROUP.replace("4", "0"))).findings
                if f.code == "HPK214"]
     assert empty.message.startswith("no instance group has nodes (every count is 0)")
+
+
+# --- HPK168: the teams a taint lets tolerate it (tolerations guardrail) ------------------------------------------
+GPU_TAINT = '        - key: nvidia.com/gpu\n          value: "true"\n          effect: NoSchedule\n'
+
+
+@pytest.mark.parametrize(("teams", "found"), [
+    ("[john, smith]", []),
+    ("[jhon]", [("HPK168", "hyperpod.instance_groups[0].taints[1].teams[0]")]),
+    ("[]", []),
+])
+def test_a_taint_lists_only_teams_the_config_has(write_config, teams, found):
+    report = run(write_config, (GPU_TAINT, GPU_TAINT + f"        - key: example.com/dedicated\n          value: john\n"
+                                                       f"          effect: NoSchedule\n          teams: {teams}\n"))
+    assert [c for c in codes(report) if c[0] == "HPK168"] == found
+    hints = [f.hint for f in report.findings if f.code == "HPK168"]
+    assert all("did you mean 'john'" in h for h in hints)
+
+
+def test_a_device_resource_taint_takes_no_teams(write_config):
+    """The API server adds a toleration of nvidia.com/gpu to every pod that asks for GPUs (ExtendedResourceToleration)."""
+    report = run(write_config, (GPU_TAINT, GPU_TAINT + "          teams: [john]\n"))
+    assert [c for c in codes(report) if c[0] == "HPK168"] == [("HPK168", "hyperpod.instance_groups[0].taints[0].teams")]

@@ -1,16 +1,19 @@
-"""Anchor every installer request in CloudFormation itself. A custom-resource Lambda cannot tell
-CloudFormation from any other principal allowed lambda:InvokeFunction, so before it acts the installer
-asks CloudFormation whether the event describes a real request of one of the kit's own stacks:
+"""Anchor every custom-resource request in CloudFormation itself. A custom-resource Lambda cannot tell
+CloudFormation from any other principal allowed lambda:InvokeFunction, so before it acts a handler asks
+CloudFormation whether the event describes a real request of a stack it serves. Shared by the kit's
+handlers (shared_handler/: PythonHandlerProvider puts it next to each handler's index.py in its asset):
 
 - the event's StackId is a stack of this account, partition and region whose name starts with the kit's
-  stack-name prefix (HyperPod-<env>-, fixed in the function's environment at synth);
+  stack-name prefix (HyperPod-<env>-, fixed in the function's environment at synth), or, for a handler
+  that serves one stack only, exactly that stack's id;
 - DescribeStackResource(StackId, LogicalResourceId) shows that resource of the type the Kind belongs to,
   in the state CloudFormation gives a custom resource while it waits for this request: CREATE_IN_PROGRESS
   for Create, UPDATE_IN_PROGRESS for Update (a rollback updates the resource again, with its stack in
   UPDATE_ROLLBACK_IN_PROGRESS), DELETE_IN_PROGRESS for Delete (also a failed create's rollback);
 - Update and Delete name the physical id CloudFormation holds - except the Delete of a replaced copy
   while the stack is in a *_CLEANUP_IN_PROGRESS state, the only time CloudFormation deletes an id it no
-  longer holds.
+  longer holds, and an Update's completion check (CDK's waiter passes it the id on_event answered, which
+  is new when the update replaces the resource: `replacing=True`).
 
 DescribeStackResource does not return properties, so the content of an event is checked by the handler
 itself (scope pins and manifest_policy). Standard library and boto3 only (both in the Lambda runtime).
@@ -18,6 +21,7 @@ itself (scope pins and manifest_policy). Standard library and boto3 only (both i
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any
 
@@ -35,7 +39,10 @@ class NotAnchored(Exception):
 
 
 def stack_refusal(stack_id: Any, stacks: dict[str, str], region: str | None) -> str | None:
-    """Why `stack_id` is not one of the kit's stacks (`stacks`: Partition, Account, StackPrefix), or None."""
+    """Why `stack_id` is not one of the kit's stacks (`stacks`: Partition, Account, StackPrefix; or StackId,
+    the one stack a handler serves), or None."""
+    if "StackId" in stacks:
+        return None if stack_id == stacks["StackId"] else f"StackId {stack_id!r} is not this handler's stack"
     match = STACK_ARN.fullmatch(stack_id) if isinstance(stack_id, str) else None
     if match is None:
         return f"StackId {stack_id!r} is not a CloudFormation stack id"
@@ -49,7 +56,7 @@ def stack_refusal(stack_id: Any, stacks: dict[str, str], region: str | None) -> 
 
 
 def confirm(event: dict[str, Any], stacks: dict[str, str], region: str | None, resource_type: str,
-            cloudformation: Any) -> None:
+            cloudformation: Any, replacing: bool = False) -> None:
     """Raise NotAnchored unless CloudFormation is making exactly this request now."""
     request, stack_id, logical_id = event.get("RequestType"), event.get("StackId"), event.get("LogicalResourceId")
     refusal = stack_refusal(stack_id, stacks, region)
@@ -66,7 +73,8 @@ def confirm(event: dict[str, Any], stacks: dict[str, str], region: str | None, r
     if detail.get("ResourceType") != resource_type:
         raise NotAnchored(f"{what} is a {detail.get('ResourceType')}, not a {resource_type}")
     status = detail.get("ResourceStatus")
-    same_id = request == "Create" or event.get("PhysicalResourceId") == detail.get("PhysicalResourceId")
+    same_id = (request == "Create" or replacing and request == "Update"
+               or event.get("PhysicalResourceId") == detail.get("PhysicalResourceId"))
     if status in IN_PROGRESS[request] and same_id:
         return
     if request == "Delete" and not same_id and _stack_status(cloudformation, stack_id) in CLEANUP:
@@ -81,3 +89,13 @@ def _stack_status(cloudformation: Any, stack_id: str) -> str | None:
     except Exception as err:  # botocore ClientError and friends
         raise NotAnchored(f"CloudFormation does not describe {stack_id}: {err}") from err
     return stack.get("StackStatus")
+
+
+# A handler that serves its own stack only finds that stack's id here (PythonHandlerProvider writes it).
+STACK_ENV = "CFN_ANCHOR_STACK_ID"
+
+
+def confirm_own_stack(event: dict[str, Any], resource_type: str, cloudformation: Any, replacing: bool = False) -> None:
+    """confirm() for the one stack in the function's environment."""
+    confirm(event, {"StackId": os.environ[STACK_ENV]}, os.environ.get("AWS_REGION"), resource_type, cloudformation,
+            replacing)
