@@ -209,13 +209,15 @@ class Lifecycle(KitModel):
     """Keep containerd's and kubelet's data on the secondary EBS volume (/opt/sagemaker), not the root volume."""
     extra_packages: tuple[Annotated[Str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9+._-]{0,99}$")], ...] = ()
     """OS packages installed on every node (dnf or apt-get); only missing ones are installed."""
-    gpu_device_isolation: Bool = False
+    gpu_device_isolation: Bool = True
     """Node-level GPU isolation: the chart's device plugin hands GPUs over as volume mounts and GPU nodes'
     container toolkit ignores NVIDIA_VISIBLE_DEVICES in unprivileged containers (set in the image, as every
-    CUDA image does). Off by default: the HyperPod health monitoring agent runs unprivileged without a GPU
-    request and may read the GPUs through that variable (unverified; its image is private), and node recovery
-    depends on it. Without it, the admission guardrails refuse containers that request no GPU unless they
-    hide the devices. Changing it changes the chart at once but only nodes created afterwards."""
+    CUDA image does), so a container sees only the GPUs it requested. With it the guardrails need not refuse
+    GPU-less containers that leave NVIDIA_VISIBLE_DEVICES unset (gpu-visibility); without it they do.
+    Changing it changes the chart at the next deploy but the toolkit only on nodes created afterwards: replace
+    the GPU nodes in the same change (aws sagemaker update-cluster-software). Unverified on HyperPod: the
+    health monitoring agent runs unprivileged without a GPU request; see the README before turning it on for
+    a running cluster."""
 
 
 class HyperPod(KitModel):

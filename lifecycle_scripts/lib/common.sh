@@ -22,7 +22,7 @@ load_settings() {
   local file="$1"
   MOVE_DATA_ROOTS=true
   EXTRA_PACKAGES=""
-  GPU_DEVICE_ISOLATION=false
+  GPU_DEVICE_ISOLATION=true
   if [[ -f "$file" ]]; then
     # shellcheck source=/dev/null
     source "$file" || die "cannot read settings from $file"

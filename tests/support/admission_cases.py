@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import copy
-import json
 from dataclasses import dataclass
 from typing import Any
 
 from cdk_app.config.loader import load_config
 from cdk_app.kubernetes.guardrails.kinds import WORKLOAD_KINDS, WorkloadKind
-from support.app_synth import governance_template
+from support.app_synth import governance_manifests
 from support.cel_admission import (
     Verdict,
     admit,
@@ -25,10 +24,7 @@ MEMBER = "arn:aws:sts::444455556666:assumed-role/hyperpod-team/alice"
 
 def synthesized_manifests(env: str) -> list[dict[str, Any]]:
     """The guardrail objects as the governance stack hands them to the installer."""
-    template = governance_template(load_config(ROOT / "config" / f"{env}.yaml").config)
-    resources = template.find_resources("Custom::KubernetesManifests", {"Properties": {"Name": "guardrails"}})
-    (resource,) = resources.values()
-    return json.loads(resource["Properties"]["Manifests"])
+    return governance_manifests(load_config(ROOT / "config" / f"{env}.yaml").config, "guardrails")
 
 
 GROUPS = {k.kind: k for k in WORKLOAD_KINDS}

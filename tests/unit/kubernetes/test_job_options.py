@@ -137,7 +137,7 @@ def test_env_volumes_shm_cpu_and_memory_reach_every_container(kind):
         [container] = spec["containers"]
         has_gpus = "nvidia.com/gpu" in container["resources"].get("limits", {})
         assert container["env"] == [{"name": "NCCL_DEBUG", "value": "INFO"},
-                                    *(map(dict, GPU_FEATURES_OFF_ENV) if has_gpus else [HIDE_GPUS_ENV])]
+                                    *(map(dict, GPU_FEATURES_OFF_ENV) if has_gpus else [])]  # dev: isolation on
         assert container["volumeMounts"] == [{"name": "pvc-0", "mountPath": "/fsx"},
                                              {"name": "pvc-1", "mountPath": "/data", "readOnly": True},
                                              {"name": "shm", "mountPath": "/dev/shm"}]
