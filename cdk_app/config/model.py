@@ -218,9 +218,10 @@ class Lifecycle(KitModel):
     gpu_device_isolation: Bool = False
     """Node-level GPU isolation: the chart's device plugin hands GPUs over as volume mounts and GPU nodes'
     container toolkit ignores NVIDIA_VISIBLE_DEVICES in unprivileged containers (set in the image, as every
-    CUDA image does). Off by default: the HyperPod health monitoring agent runs unprivileged without a GPU
-    request and may read the GPUs through that variable (unverified; its image is private), and node recovery
-    depends on it. Without it, the admission guardrails refuse containers that request no GPU unless they
+    CUDA image does). Off by default: node recovery depends on the HyperPod health monitoring agent, whose GPU
+    DaemonSet runs unprivileged, without a GPU request and without setting NVIDIA_VISIBLE_DEVICES (chart a00b22d,
+    charts/health-monitoring-agent/templates/health-monitoring-agent.yaml; its CPU twin sets it to void) - so it
+    sees the GPUs through its image's variable, which isolation makes the toolkit ignore. Without it, the admission guardrails refuse containers that request no GPU unless they
     hide the devices. Changing it changes the chart at once but only nodes created afterwards."""
 
 

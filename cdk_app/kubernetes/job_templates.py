@@ -35,6 +35,7 @@ from cdk_app.kubernetes.guardrails.constants import (
     HIDE_GPUS_ENV,
     PRIORITY_LABEL,
     QUEUE_LABEL,
+    gpus_hidden_by_manifest,
 )
 from cdk_app.kubernetes.guardrails.team_scope import allowed_priority_classes, priority_label
 from cdk_app.kubernetes.quantity import GIB, QuantityOutOfRange, parse_quantity
@@ -128,6 +129,7 @@ class Placement:
     instance_type: str
     accelerators: int
     efa: int
+    hide_gpus: bool = True  # GPU-less containers hide the image's GPUs (guardrails.constants.gpus_hidden_by_manifest)
 
 
 def _fleet(nodes: Sequence[NodeInfo], instance_type: str, source: str) -> list[NodeInfo]:
@@ -427,7 +429,8 @@ def check(config: KitConfig, request: JobRequest, cluster_nodes: Sequence[NodeIn
     if efa and fleet is None and not has_efa(instance_type):  # a node list is the authority when given
         raise JobSpecError(f"--efa {efa}: {instance_type} has no EFA interface (the EFA device plugin advertises "
                            "vpc.amazonaws.com/efa only on EFA instance types): drop --efa")
-    placement = Placement(instance_type=instance_type, accelerators=wanted, efa=efa)
+    placement = Placement(instance_type=instance_type, accelerators=wanted, efa=efa,
+                          hide_gpus=gpus_hidden_by_manifest(config))
     pod = per_pod(request, placement)
     if fleet is not None:
         _check_nodes(request, placement, fleet, nodes_source)
@@ -459,7 +462,7 @@ def _container(request: JobRequest, placement: Placement, name: str, *, devices:
         raise JobSpecError(f"--env {HIDE_GPUS_ENV['name']}: the containers ask for GPUs, which the device plugin "
                            "selects; hiding them would leave the job charged for GPUs it cannot see")
     if ACCELERATOR_RESOURCES["nvidia-gpu"] not in limits:
-        hide = [HIDE_GPUS_ENV]  # the guardrail gpu-visibility: hide the image's GPUs
+        hide = [HIDE_GPUS_ENV] if placement.hide_gpus else []  # the guardrail gpu-visibility, where it applies
     else:
         hide = list(GPU_FEATURES_OFF_ENV)  # gpu-features: no host-wide EFA/NVSwitch device nodes from the image
     env += [dict(v) for v in hide if v["name"] not in given]
@@ -565,7 +568,7 @@ def render(config: KitConfig, request: JobRequest, cluster_nodes: Sequence[NodeI
             "spec": _pytorchjob_spec(request, placement)}
 
 
-def etcd_manifests(request: JobRequest) -> list[dict[str, Any]]:
+def etcd_manifests(request: JobRequest, hide_gpus: bool) -> list[dict[str, Any]]:
     """The etcd rendezvous store of an elastic PyTorchJob: one pod, CPU only (not queued: a Deployment may
     not ask for accelerators), reached through the Service <name>-etcd."""
     name, namespace = f"{request.name}-etcd", team_namespace(request.team)
@@ -576,7 +579,9 @@ def etcd_manifests(request: JobRequest) -> list[dict[str, Any]]:
                  "args": ["--data-dir", "/var/lib/etcd", "--enable-v2", "--listen-client-urls", url,
                           "--advertise-client-urls", url, "--initial-cluster-state", "new"],
                  "ports": [{"containerPort": ETCD_PORT, "name": "client", "protocol": "TCP"}],
-                 "env": [dict(HIDE_GPUS_ENV)], "resources": {"requests": {"cpu": "250m", "memory": "256Mi"}}}
+                 "resources": {"requests": {"cpu": "250m", "memory": "256Mi"}}}
+    if hide_gpus:
+        container["env"] = [dict(HIDE_GPUS_ENV)]
     service = {"apiVersion": "v1", "kind": "Service", "metadata": meta,
                "spec": {"selector": selector, "ports": [{"name": "client", "port": ETCD_PORT, "targetPort": ETCD_PORT,
                                                          "protocol": "TCP"}]}}
@@ -591,5 +596,6 @@ def manifests(config: KitConfig, request: JobRequest, cluster_nodes: Sequence[No
               nodes_source: str = "the node list") -> list[dict[str, Any]]:
     """Everything `kubectl apply -f` needs for the job, in order: the etcd rendezvous (when asked), the job."""
     job = render(config, request, cluster_nodes, nodes_source)
-    rendezvous = etcd_manifests(request) if request.elastic and request.rdzv_backend == "etcd" else []
+    elastic_etcd = request.elastic and request.rdzv_backend == "etcd"
+    rendezvous = etcd_manifests(request, gpus_hidden_by_manifest(config)) if elastic_etcd else []
     return [*rendezvous, job]

@@ -67,6 +67,8 @@ POLL_SECONDS = 5
 DEPLOYMENT_WAIT_SECONDS = 600
 # WaitForSchedulableNode's default bound (the construct always names one).
 NODE_WAIT_SECONDS = 3300
+# Where the task-governance add-on runs Kueue's controller (cdk_app/stacks/governance_stack.py waits for it too).
+KUEUE_DEPLOYMENT_PATH = "/apis/apps/v1/namespaces/kueue-system/deployments/kueue-controller-manager"
 # The labels HyperPod puts on its nodes (SageMaker HyperPod EKS docs: node health and deep health checks).
 HEALTH_LABEL = "sagemaker.amazonaws.com/node-health-status"
 DEEP_HEALTH_LABEL = "sagemaker.amazonaws.com/deep-health-check"
@@ -605,6 +607,9 @@ def is_complete(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
             workdir = Path(work)
             kubeconfig = tools.write_kubeconfig(workdir, props["ClusterName"], props["Region"], budget)
             nodes = (_raw_get("/api/v1/nodes", kubeconfig, workdir, budget, "kubectl get nodes") or {}).get("items") or []
+            return _node_or_kueue(nodes, kubeconfig, workdir, budget, waited, limit)
+    except NodeWaitOver:
+        raise
     except (HelmReleaseError, BotoCoreError, ClientError) as err:
         # CDK's waiter ends the resource on any error of is_complete; throttling, an API server restart or a slow
         # start must only cost a poll. The error is the reason once the wait's time is up.
@@ -612,18 +617,32 @@ def is_complete(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
             raise HelmReleaseError(f"no HyperPod node could be seen after {waited / 60:.0f} min: {err}") from err
         print(json.dumps({"waiting_for": "a schedulable HyperPod node", "seconds": round(waited), "error": str(err)}))
         return {"IsComplete": False}
+
+
+def _node_or_kueue(nodes: list[dict[str, Any]], kubeconfig: Path, workdir: Path, budget: Budget, waited: float,
+                   limit: float) -> dict[str, Any]:
+    """Done when a node can take Kueue's controller, or when Kueue is installed already; else not yet, or the
+    failure with the nodes' states once the wait is up."""
     states = {(n.get("metadata") or {}).get("name", "?"): node_refusal(n) for n in nodes}
     schedulable = sorted(name for name, refusal in states.items() if refusal is None)
     if schedulable:
         return {"IsComplete": True, "Data": {"SchedulableNode": schedulable[0]}}
+    # An environment that had task governance before this wait existed (the kit's upgrade creates the wait for it)
+    # may be scaled to zero right now: its Kueue is installed, there is nothing to wait for.
+    if _raw_get(KUEUE_DEPLOYMENT_PATH, kubeconfig, workdir, budget, "kubectl get deployment (Kueue)") is not None:
+        return {"IsComplete": True, "Data": {"SchedulableNode": "", "Skipped": "task governance already runs"}}
     summary = nodes_summary(states)
     if waited >= limit:
-        raise HelmReleaseError(
+        raise NodeWaitOver(
             f"no HyperPod node could take pods after {waited / 60:.0f} min ({summary}), so task governance "
             "(Kueue) cannot start. Nodes with deep health checks need about 2 hours: deploy this stack again once "
             f"kubectl get nodes -L {HEALTH_LABEL} shows one Schedulable, untainted node")
     print(json.dumps({"waiting_for": "a schedulable HyperPod node", "seconds": round(waited), "nodes": summary}))
     return {"IsComplete": False}
+
+
+class NodeWaitOver(HelmReleaseError):
+    """The wait's time is up: the resource fails with this reason."""
 
 
 def nodes_summary(states: dict[str, str | None]) -> str:

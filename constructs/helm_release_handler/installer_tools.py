@@ -91,9 +91,12 @@ def run_tool(binary: str, args: list[str], env: dict[str, str], what: str, budge
 
 
 def eks_client(region: str) -> Any:
+    """Bounded like the installer's other clients: a hung DescribeCluster must fail a poll, not outlast the Lambda."""
     import boto3
+    from botocore.config import Config
 
-    return boto3.client("eks", region_name=region)
+    return boto3.client("eks", region_name=region, config=Config(connect_timeout=10, read_timeout=20,
+                                                                  retries={"mode": "standard", "max_attempts": 3}))
 
 
 def write_kubeconfig(workdir: Path, cluster_name: str, region: str, budget: Budget) -> Path:

@@ -1612,3 +1612,13 @@ def test_a_failed_poll_only_costs_a_poll_until_the_wait_is_up(nodes_server):
     nodes_server.routes[NODES] = lambda _n, _q: (500, status(500, "nodes"))
     with pytest.raises(tools.HelmReleaseError, match="no HyperPod node could be seen after 56 min: kubectl get nodes failed"):
         handler.is_complete(node_event(started=time.time() - 3360))
+
+
+def test_an_environment_that_already_runs_kueue_does_not_wait_for_a_node(nodes_server):
+    """Deploy review, third pass: the kit's upgrade creates the wait for an environment that has task governance
+    already and may be scaled to zero right now - its Kueue Deployment exists, so there is nothing to wait for."""
+    event = node_event(started=time.time())
+    assert handler.is_complete(event) == {"IsComplete": False}
+    nodes_server.routes[KUEUE_PATH] = lambda _n, _q: (200, deployment("False", message="0/0 nodes are available"))
+    assert handler.is_complete(event) == {"IsComplete": True,
+                                          "Data": {"SchedulableNode": "", "Skipped": "task governance already runs"}}

@@ -477,7 +477,10 @@ def test_gpu_device_isolation_follows_the_config(tmp_path, flag):
         assert "GPU_DEVICE_ISOLATION=false: the NVIDIA container toolkit keeps the node image's settings" in result.stdout
 
 
-def test_gpu_device_isolation_is_off_by_default():
-    """Off until the health monitoring agent is known to keep its GPU access under it (README)."""
-    config = load_config(ROOT / "config" / "dev.yaml").config
-    assert "GPU_DEVICE_ISOLATION=false\n" in provisioning_env(config)
+def test_gpu_device_isolation_is_on_by_default_and_prod_keeps_it_off_until_its_nodes_are_replaced():
+    """dev.yaml says nothing and gets the default; prod.yaml, an environment deployed before, sets it off."""
+    dev = load_config(ROOT / "config" / "dev.yaml").config
+    assert "gpu_device_isolation" not in (ROOT / "config" / "dev.yaml").read_text()
+    assert "GPU_DEVICE_ISOLATION=true\n" in provisioning_env(dev)
+    prod = load_config(ROOT / "config" / "prod.yaml").config
+    assert "GPU_DEVICE_ISOLATION=false\n" in provisioning_env(prod)

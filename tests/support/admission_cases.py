@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cdk_app.kubernetes.guardrails.kinds import WORKLOAD_KINDS, WorkloadKind
-from support.app_synth import guardrail_objects
+from support.app_synth import governance_manifests
 from support.case_configs import TAINTED, case_config
 from support.cel_admission import (
     Verdict,
@@ -22,9 +22,8 @@ MEMBER = "arn:aws:sts::444455556666:assumed-role/hyperpod-team/alice"
 
 
 def synthesized_manifests(env: str) -> list[dict[str, Any]]:
-    """The guardrail objects as the governance stack hands them to the installer: the staged asset the Guardrails
-    resource names, checked against its SHA-256."""
-    return guardrail_objects(case_config(env))
+    """The guardrail objects as the governance stack hands them to the installer."""
+    return governance_manifests(case_config(env), "guardrails")
 
 
 GROUPS = {k.kind: k for k in WORKLOAD_KINDS}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import Any, cast
 
 from aws_cdk import App, Environment, Stack
 from aws_cdk.assertions import Template
@@ -33,7 +34,6 @@ def templates(app: App) -> dict[str, Template]:
 
 
 def _governance_stack(config: KitConfig) -> GovernanceStack:
-    """The governance stack of a config, as the app builds it, with stand-ins for the cluster stack's outputs."""
     return GovernanceStack(App(), "Governance", config=config, eks_cluster_name="eks",
                            hyperpod_cluster_arn=f"arn:aws:sagemaker:{config.region}:{config.account}:cluster/abcdef123456",
                            installer_service_token=f"arn:aws:lambda:{config.region}:{config.account}:function:i",
@@ -41,16 +41,21 @@ def _governance_stack(config: KitConfig) -> GovernanceStack:
 
 
 def governance_template(config: KitConfig) -> Template:
+    """The governance stack of a config, as the app builds it, with stand-ins for the cluster stack's outputs."""
     return Template.from_stack(_governance_stack(config))
 
 
-def guardrail_objects(config: KitConfig) -> list[dict]:
-    """The guardrails as the installer reads them: the asset file the Guardrails resource names, staged in the cloud
-    assembly, checked against the SHA-256 the resource carries."""
+def governance_manifests(config: KitConfig, name: str) -> list[dict[str, Any]]:
+    """The objects of the governance stack's manifest set `name` as the installer reads them: inline, or from
+    the S3 asset the resource names (read from the cloud assembly, its SHA-256 checked)."""
     stack = _governance_stack(config)
-    template = Template.from_stack(stack)  # synthesizes: the asset is staged in the app's output folder
-    [resource] = template.find_resources("Custom::KubernetesManifests", {"Properties": {"Name": "guardrails"}}).values()
-    asset = stack.node.find_child("Guardrails").asset
-    content = (Path(stack.node.root.outdir) / asset.asset_path).read_bytes()
-    assert hashlib.sha256(content).hexdigest() == resource["Properties"]["ManifestsObject"]["Sha256"]
+    assembly = Path(cast(App, stack.node.root).synth().directory)
+    (resource,) = Template.from_stack(stack).find_resources(
+        "Custom::KubernetesManifests", {"Properties": {"Name": name}}).values()
+    properties = resource["Properties"]
+    if "Manifests" in properties:
+        return json.loads(properties["Manifests"])
+    carried = properties["ManifestsObject"]
+    content = (assembly / f"asset.{carried['Key']}").read_bytes()
+    assert hashlib.sha256(content).hexdigest() == carried["Sha256"], "the asset is not the content the resource names"
     return json.loads(content)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
-from cdk_app.config.model import ExtraCapability
+from cdk_app.config.model import ExtraCapability, KitConfig
 from cdk_app.domain import instance_types
 
 API_VERSION = "admissionregistration.k8s.io/v1"
@@ -93,6 +93,14 @@ GPU_ENV_VAR = "NVIDIA_VISIBLE_DEVICES"
 
 # What a container that asks for no GPU sets (the rule gpu-visibility); `job` writes it.
 HIDE_GPUS_ENV = {"name": GPU_ENV_VAR, "value": "void"}
+
+
+def gpus_hidden_by_manifest(config: KitConfig) -> bool:
+    """Whether the manifest must hide the image's GPUs (gpu-visibility, and `job` writing HIDE_GPUS_ENV):
+    only without node-level isolation. With it the toolkit ignores NVIDIA_VISIBLE_DEVICES in every container
+    without CAP_SYS_ADMIN (nvidia-container-toolkit internal/config/image/cuda_image.go VisibleDevices,
+    privileged.go), which no team container may add, legacy CUDA images included."""
+    return config.hyperpod is None or not config.hyperpod.lifecycle.gpu_device_isolation
 
 
 # Once a container has any GPU, the toolkit adds every host device node of each feature its env (the image's

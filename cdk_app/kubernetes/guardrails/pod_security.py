@@ -40,6 +40,7 @@ from cdk_app.kubernetes.guardrails.constants import (
     OPERATOR_INIT_IMAGES,
     POD_SECURITY,
     REFUSED_VOLUME_TYPES,
+    gpus_hidden_by_manifest,
 )
 from cdk_app.kubernetes.guardrails.kinds import (
     WORKLOAD_KINDS,
@@ -155,7 +156,7 @@ _SWITCHES_FEATURES_OFF = (f"has(e.c.env) && {lit([v['name'] for v in GPU_FEATURE
                           ".all(n, e.c.env.exists(v, v.name == n))")
 
 
-def pod_security_validations() -> list[dict[str, str]]:
+def pod_security_validations(config: KitConfig) -> list[dict[str, str]]:
     devices = lit(DEVICE_ENV_VARS)
     exposes = (f"v.name in {devices} && (has(v.valueFrom) || has(v.value) && !(v.value in {json.dumps(DEVICE_ENV_OFF)}[v.name]))")
     bad_capability = "!(a in variables.capabilities)"
@@ -189,19 +190,22 @@ def pod_security_validations() -> list[dict[str, str]]:
         container_rule("device-env",
                         f"has(e.c.envFrom) && e.c.envFrom.exists(s, !has(s.prefix) || {devices}.exists(n, n.startsWith(s.prefix)))",
                         "envFrom", f"each source needs a prefix that none of {', '.join(DEVICE_ENV_VARS)} starts with"),
-        # The toolkit reads the image's environment too (every CUDA image sets NVIDIA_VISIBLE_DEVICES=all, and one
-        # with CUDA_VERSION and no such variable counts as "legacy" and gets every GPU): a container that asks for
-        # no GPU must hide them itself. The pod's env overrides the image's; device-env keeps it a hiding value.
-        container_rule("gpu-visibility",
-                        f"!({_ASKS_GPU}) && !({_HIDES_GPUS}) && !({_OPERATOR_INIT})", "env",
-                        "a container that requests no nvidia.com GPU must set NVIDIA_VISIBLE_DEVICES=void (its "
-                        "image may expose every GPU of the node otherwise; kubectl debug: --env "
-                        "NVIDIA_VISIBLE_DEVICES=void)"),
+        # The toolkit honours the image's feature variables whenever a container has GPUs, whatever its
+        # privileges (nvidia-container-toolkit internal/modifier/cdi.go gatedDevices): no node setting stops it.
         container_rule("gpu-features", f"({_ASKS_GPU}) && !({_SWITCHES_FEATURES_OFF})", "env",
                         "a container that requests nvidia.com GPUs must set "
                         + ", ".join(f"{v['name']}={v['value']}" for v in GPU_FEATURES_OFF_ENV)
                         + " (its image may give it every EFA, NVSwitch, GDRCopy or GDS device of the node otherwise)"),
     ]
+    if gpus_hidden_by_manifest(config):
+        # Without node-level isolation the toolkit reads the image's environment (every CUDA image sets
+        # NVIDIA_VISIBLE_DEVICES=all, and one with CUDA_VERSION and no such variable counts as "legacy" and gets
+        # every GPU): a container that asks for no GPU must hide them itself. The pod's env overrides the
+        # image's; device-env keeps it a hiding value.
+        rules.append(container_rule(
+            "gpu-visibility", f"!({_ASKS_GPU}) && !({_HIDES_GPUS}) && !({_OPERATOR_INIT})", "env",
+            "a container that requests no nvidia.com GPU must set NVIDIA_VISIBLE_DEVICES=void (its image may "
+            "expose every GPU of the node otherwise; kubectl debug: --env NVIDIA_VISIBLE_DEVICES=void)"))
     rules += baseline_validations()
     claim = "v.ephemeral.volumeClaimTemplate.spec"
     bad_volume = " || ".join([*(f"has(v.{t})" for t in REFUSED_VOLUME_TYPES),
@@ -328,4 +332,4 @@ def pod_security_policy(config: KitConfig) -> dict[str, Any]:
         {"name": "containers", "expression": kind_switch(WORKLOAD_KINDS, containers_of)},
         capability_variable(config),
         priority_variable(config),
-    ], pod_security_validations())
+    ], pod_security_validations(config))

@@ -208,3 +208,15 @@ def test_the_init_container_exemption_is_the_training_operator_the_chart_runs(mp
     assert "PYTORCH_INIT_CONTAINER_IMAGE" not in {e["name"] for e in container.get("env", [])}
     assert not deployment["spec"]["template"]["spec"].get("volumes")  # no /etc/config/initContainer.yaml
     assert OPERATOR_INIT_IMAGES == ("alpine:3.10",)
+
+
+@pytest.mark.parametrize("isolation", [True, False])
+def test_gpu_visibility_is_a_rule_only_where_the_nodes_do_not_isolate_gpus(isolation):
+    """With node-level isolation the toolkit ignores NVIDIA_VISIBLE_DEVICES in unprivileged containers, so no
+    manifest needs to hide the image's GPUs; gpu-features stays either way (no toolkit setting covers it)."""
+    config = CONFIGS["dev"].model_copy(deep=True)
+    object.__setattr__(config.hyperpod.lifecycle, "gpu_device_isolation", isolation)
+    policy = next(m for m in guardrail_manifests(config) if m["metadata"]["name"] == f"{NAME_PREFIX}pod-security")
+    messages = " ".join(v["message"] for v in policy["spec"]["validations"])
+    assert ("hyperpod-kit guardrail gpu-visibility:" in messages) is not isolation
+    assert "hyperpod-kit guardrail gpu-features:" in messages

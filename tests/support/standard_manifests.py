@@ -1,0 +1,120 @@
+"""Manifests written outside the kit, as a team would submit them: each labelled for its team's queue in the
+team's namespace, hostPath volumes replaced by emptyDir (that refusal is right), nothing else changed. Each
+carries the guardrails' verdict per environment: None (admitted unchanged) or the rules that refuse it with
+the one field each names. Node-level GPU isolation is off in both (the default: the health monitoring agent
+needs the image's GPU variable), so gpu-visibility applies."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Any
+
+# Seed 002 (/work/shared/seeds/002_fe2ac7381aff7e59.txt, "fsbp-john.yaml"): the task-governance walkthrough's
+# FSDP job after AWS's HyperPod EKS workshop (catalog.workshops.aws/sagemaker-hyperpod-eks, 02-fsdp): an etcd
+# rendezvous Service and Deployment and an elastic PyTorchJob, as the author labelled them for team john.
+SEED_SOURCE = "seed 002 fsbp-john.yaml (HyperPod EKS workshop 02-fsdp)"
+
+ETCD_SERVICE = {
+    "apiVersion": "v1", "kind": "Service", "metadata": {"name": "etcd"},
+    "spec": {"ports": [{"name": "etcd-client-port", "port": 2379, "protocol": "TCP", "targetPort": 2379}],
+             "selector": {"app": "etcd"}}}
+
+ETCD_ARGS = ["--data-dir", "/var/lib/etcd", "--enable-v2", "--listen-client-urls", "http://0.0.0.0:2379",
+             "--advertise-client-urls", "http://0.0.0.0:2379", "--initial-cluster-state", "new"]
+
+ETCD_DEPLOYMENT = {
+    "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"labels": {"app": "etcd"}, "name": "etcd"},
+    "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "etcd"}}, "template": {
+        "metadata": {"labels": {"app": "etcd", "kueue.x-k8s.io/queue-name": "{queue}"}},
+        "spec": {"containers": [{"name": "etcd", "command": ["/usr/local/bin/etcd"], "args": ETCD_ARGS,
+                                 "image": "quay.io/coreos/etcd:latest",
+                                 "ports": [{"containerPort": 2379, "name": "client", "protocol": "TCP"},
+                                           {"containerPort": 2380, "name": "server", "protocol": "TCP"}]}],
+                 "restartPolicy": "Always"}}}}
+
+FSDP_ENV = [{"name": "LOGLEVEL", "value": "DEBUG"}, {"name": "TORCH_DISTRIBUTED_DEBUG", "value": "DETAIL"},
+            {"name": "TORCH_NCCL_ENABLE_MONITORING", "value": "1"}, {"name": "TORCH_NCCL_TRACE_BUFFER_SIZE", "value": "20000"},
+            {"name": "TORCH_NCCL_DUMP_ON_TIMEOUT", "value": "1"},
+            {"name": "TORCH_NCCL_DEBUG_INFO_TEMP_FILE", "value": "/local/nccl_trace_rank_"},
+            {"name": "PYTORCH_CUDA_ALLOC_CONF", "value": "expandable_segments:True"}, {"name": "NCCL_DEBUG", "value": "INFO"},
+            {"name": "NCCL_SOCKET_IFNAME", "value": "^lo"}, {"name": "TORCH_NCCL_ASYNC_ERROR_HANDLING", "value": "1"}]
+
+FSDP_ARGS = ["/usr/local/bin/torchrun", "--nproc_per_node=4", "--nnodes=2", "/fsdp/train.py", "--max_context_width=4096",
+             "--model_type=llama_v2", "--checkpoint_dir=/checkpoints", "--dataset=allenai/c4", "--sharding_strategy=full"]
+
+GPUS_AND_EFA = {"nvidia.com/gpu": 4, "vpc.amazonaws.com/efa": 1}
+
+FSDP_PYTORCHJOB = {
+    "apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob",
+    "metadata": {"name": "fsdp", "labels": {"kueue.x-k8s.io/queue-name": "{queue}"}},
+    "spec": {
+        "elasticPolicy": {"rdzvBackend": "etcd", "rdzvHost": "etcd", "rdzvPort": 2379, "minReplicas": 1,
+                          "maxReplicas": 64, "maxRestarts": 100,
+                          "metrics": [{"type": "Resource", "resource": {"name": "cpu", "target": {
+                              "type": "Utilization", "averageUtilization": 90}}}]},
+        "pytorchReplicaSpecs": {"Worker": {"replicas": 2, "restartPolicy": "OnFailure", "template": {
+            "metadata": {"labels": {"app": "fsdp", "kueue.x-k8s.io/queue-name": "{queue}"}},
+            "spec": {
+                # hostPath /dev/shm and /mnt/k8s-disks/0 in the seed: node folders, replaced.
+                "volumes": [{"name": "shmem", "emptyDir": {"medium": "Memory"}}, {"name": "local", "emptyDir": {}}],
+                "containers": [{"name": "pytorch", "image": "123456789012.dkr.ecr.us-west-2.amazonaws.com/hyprpd-tskgvrn-fsdp:pytorch2.2",
+                                "imagePullPolicy": "Always",
+                                "resources": {"requests": dict(GPUS_AND_EFA), "limits": dict(GPUS_AND_EFA)},
+                                "env": FSDP_ENV, "command": FSDP_ARGS,
+                                "volumeMounts": [{"name": "shmem", "mountPath": "/dev/shm"},
+                                                 {"name": "local", "mountPath": "/local"}]}]}}}}}}
+
+# The plain GPU Job of AWS's HyperPod EKS documentation and of the NVIDIA device plugin's README: one container
+# asking for GPUs, nothing else (the shape the issue names).
+GPU_JOB_SOURCE = "NVIDIA k8s-device-plugin README gpu-pod, as a Job (v0.16.1)"
+
+GPU_JOB = {
+    "apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "gpu-job", "labels": {"kueue.x-k8s.io/queue-name": "{queue}"}},
+    "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{
+        "name": "cuda-container", "image": "nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda10.2",
+        "resources": {"limits": {"nvidia.com/gpu": 1}}}],
+        "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]}}}}
+
+
+@dataclass(frozen=True)
+class Standard:
+    id: str
+    source: str
+    manifest: dict[str, Any]
+    refused: dict[str, dict[str, str]]  # env -> rule -> the field its message names; an env not listed: admitted
+
+
+# The team of each environment the collection is labelled for, and the priority class prod requires.
+TEAMS = {"dev": ("john", None), "prod": ("research-nlp", "training-priority")}
+
+GPU_FEATURES = {"gpu-features": "containers[pytorch].env"}
+
+STANDARD = [
+    Standard("seed-etcd-service", SEED_SOURCE, ETCD_SERVICE, {}),
+    Standard("seed-etcd-deployment", SEED_SOURCE, ETCD_DEPLOYMENT,
+             {env: {"gpu-visibility": "spec.template.spec.containers[etcd].env"} for env in TEAMS}),
+    Standard("seed-fsdp-pytorchjob", SEED_SOURCE, FSDP_PYTORCHJOB,
+             {env: {**GPU_FEATURES, "clean-pod-policy": "spec.runPolicy.cleanPodPolicy"} for env in TEAMS}),
+    Standard("device-plugin-gpu-job", GPU_JOB_SOURCE, GPU_JOB,
+             {env: {"gpu-features": "containers[cuda-container].env"} for env in TEAMS}),
+]
+
+
+def _fill(value: Any, queue: str) -> Any:
+    if isinstance(value, dict):
+        return {k: _fill(v, queue) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_fill(v, queue) for v in value]
+    return queue if value == "{queue}" else value
+
+
+def for_team(standard: Standard, env: str) -> dict[str, Any]:
+    """The manifest in the env's team namespace, its queue (and, where the env requires one, priority) labelled."""
+    team, priority = TEAMS[env]
+    namespace = f"hyperpod-ns-{team}"
+    out = _fill(copy.deepcopy(standard.manifest), f"{namespace}-localqueue")
+    out["metadata"]["namespace"] = namespace
+    if priority and "kueue.x-k8s.io/queue-name" in out["metadata"].get("labels", {}):
+        out["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] = priority
+    return out
