@@ -49,7 +49,7 @@ PARAMETERS = 1  # BootstrapVersion of CDK's default synthesizer
 # (logical id, path, names: NAME_USES times), its stack's name in its path and, per import of a cluster-stack
 # value, the environment name. tests/stacks/test_layout.py holds the estimate to the real templates.
 BYTES_STACK = 1_400  # description, Parameters, Rules, CDK metadata
-BYTES_GOVERNANCE = 3_000  # node wait, add-on, Kueue wait, native cluster policy, ClusterPolicyArn output
+BYTES_GOVERNANCE = 3_260  # node wait, add-on, Kueue wait, native cluster policy, ClusterPolicyArn output
 BYTES_API_POLICY = 500  # the API-backed cluster policy is that much larger than the native one
 BYTES_API_PROVIDER = 25_000
 # The guardrails resource names its content's asset (bucket, key, digest); the content itself, which grows with

@@ -50,8 +50,8 @@ IMDS_CIDR = "169.254.169.254/32"
 # two per job, 50 jobs at once. ConfigMaps: the MPI operator's hostfile per MPIJob, the team's own, kube-root-ca.crt.
 # No load balancers or node ports (defence in depth behind the hyperpod-kit-services guardrail). Pods and compute
 # are not capped: Kueue-admitted job pods count in the same namespace, and no quota scope tells them apart.
-UNQUEUED_HARD = {"count/deployments.apps": "20", "services": "100", "services.loadbalancers": "0",
-                 "services.nodeports": "0", "configmaps": "100"}
+# NodePort and LoadBalancer Services are the services guardrail's to refuse, with its message; no second rule here.
+UNQUEUED_HARD = {"count/deployments.apps": "20", "services": "100", "configmaps": "100"}
 
 
 def _team_metadata(name: str, namespace: str) -> dict[str, Any]:

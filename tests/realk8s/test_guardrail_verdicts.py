@@ -36,11 +36,13 @@ def _groups(case: Case) -> tuple[str, ...]:
 
 
 def _named(obj: dict[str, Any] | None, name: str) -> dict[str, Any] | None:
-    """The case's object under a name of its own, so stored old objects of different cases never collide."""
+    """The case's object under a name of its own, so stored old objects of different cases never collide; a name
+    in the kit's prefix keeps the prefix (a guardrail decides by it)."""
     if obj is None:
         return None
     out = copy.deepcopy(obj)
-    out["metadata"]["name"] = name
+    kit = "hyperpod-kit-"
+    out["metadata"]["name"] = (kit if out["metadata"].get("name", "").startswith(kit) else "") + name
     return out
 
 
@@ -108,7 +110,8 @@ class Judge:
 
 def _probes(manifests: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per policy, a request it refuses: each binding leaves or joins the informer on its own time. A privileged
-    Job (pod-security, workload-queue), a LoadBalancer Service (services) and, where the config has
+    Job (pod-security, workload-queue), a Service with an external IP (services: not a LoadBalancer, which the
+    namespace's ResourceQuota refuses whatever the bindings) and, where the config has
     administrators' taints, a clean Job tolerating one its namespace may not (tolerations)."""
     binding = _bindings(manifests, [])[0]
     namespace = binding["spec"]["matchResources"]["namespaceSelector"]["matchExpressions"][0]["values"][0]
@@ -116,7 +119,7 @@ def _probes(manifests: list[dict[str, Any]]) -> list[dict[str, Any]]:
                "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [
                    {"name": "c", "image": "busybox", "securityContext": {"privileged": True}}]}}}},
               {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "probe", "namespace": namespace},
-               "spec": {"type": "LoadBalancer", "ports": [{"port": 80}]}}]
+               "spec": {"externalIPs": ["10.0.0.10"], "ports": [{"port": 80}]}}]
     for policy in manifests:
         if policy["kind"] == "ValidatingAdmissionPolicy" and policy["metadata"]["name"] == TOLERATIONS:
             [taints] = [v["expression"] for v in policy["spec"]["variables"] if v["name"] == "taints"]
@@ -126,6 +129,15 @@ def _probes(manifests: list[dict[str, Any]]) -> list[dict[str, Any]]:
                                                               "operator": "Equal"}]
             probes.append(job)
     return probes
+
+
+def _namespaced_quotas(cluster: Cluster) -> list[dict[str, Any]]:
+    """The ResourceQuotas of the cluster, as they can be created again."""
+    answer = cluster.request("GET", "/api/v1/resourcequotas")
+    assert answer.allowed, answer.message
+    return [{"apiVersion": "v1", "kind": "ResourceQuota",
+             "metadata": {"name": q["metadata"]["name"], "namespace": q["metadata"]["namespace"]}, "spec": q["spec"]}
+            for q in answer.body["items"]]
 
 
 def settle(cluster: Cluster, manifests: list[dict[str, Any]], actions: list[str], timeout: float = 60) -> None:
@@ -161,6 +173,11 @@ def judge(request: pytest.FixtureRequest, start_cluster) -> Iterator[tuple[str, 
         "metadata": {"name": "admission-judge-everything"},
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": EVERYTHING["metadata"]["name"]},
         "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": u} for u in users]}])
+    # ... and before the kit's ResourceQuota, which refuses e.g. a LoadBalancer whatever the bindings: lifted
+    # while the old objects are stored, put back before any case is judged.
+    quotas = _namespaced_quotas(cluster)
+    for quota in quotas:
+        assert cluster.delete(quota, dry_run=False).allowed
     for index, case in enumerate(CASES):
         stored = _named(_stored(case), f"case-{index}")
         if case.env == env and stored is not None:
@@ -168,6 +185,8 @@ def judge(request: pytest.FixtureRequest, start_cluster) -> Iterator[tuple[str, 
                 stored["metadata"].pop(field, None)
             answer = cluster.create(stored, dry_run=False)
             assert answer.allowed, f"{case.id}: the old object was refused: {answer.message}"
+    for quota in quotas:
+        assert cluster.create(quota, dry_run=False).allowed
     yield env, Judge(cluster, manifests)
 
 

@@ -222,7 +222,7 @@ def test_team_rbac_is_applied_after_the_team_quota(apps):
                       and v["Properties"]["ComputeQuotaTarget"]["TeamName"] == team]
         assert quota_id in rbac["DependsOn"]
         manifests = json.loads(rbac["Properties"]["Manifests"])
-        assert {m["kind"] for m in manifests} == {"Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding"}
+        assert {m["kind"] for m in manifests} == {"Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding", "NetworkPolicy", "ResourceQuota"}
         # Namespaced objects go to the team's namespace; the cluster-scoped ones read only the team's own.
         assert {m["metadata"].get("namespace") for m in manifests} == {f"hyperpod-ns-{team}", None}
 

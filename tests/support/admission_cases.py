@@ -639,7 +639,7 @@ CASES += [
     Case("team-egress-reopens-metadata", network_policy(policyTypes=["Ingress", "Egress"], egress=[
         {"to": [{"ipBlock": {"cidr": "169.254.169.254/32"}}]}]), {"network-policy-egress": "spec.egress"}),
     Case("team-takes-the-kit-s-network-policy-name", network_policy("hyperpod-kit-team-isolation-2"),
-         {"kit-network-policy": "metadata.name: hyperpod-kit-team-isolation-2"}),
+         {"kit-network-policy": "metadata.name: hyperpod-kit-"}),
     # Services: ClusterIP only, no externalIPs (a NodePort, load balancer or external IP reaches past the namespace).
     Case("headless-service-of-a-job", service(clusterIP="None"), {}),
     Case("cluster-ip-service", service(type="ClusterIP"), {}),
