@@ -274,7 +274,8 @@ def _parse_volume(text: str):
               help="`kubectl get nodes -o json` output (file or -): check GPUs, EFA and node count against it.")
 @click.option("--topology", type=click.Choice(["required", "preferred"]), default=None,
               help="Keep the pods on one network node of --topology-layer.")
-@click.option("--topology-layer", type=int, default=3, show_default=True)
+@click.option("--topology-layer", type=int, default=None,
+              help="Network node layer (1-4) of --topology, which it needs. Default: 3.")
 @click.option("--auto-resume/--no-auto-resume", default=False,
               help="HyperPod restarts the job after node recovery (PyTorchJob only).")
 @click.option("--max-retries", type=int, default=None,
@@ -283,13 +284,17 @@ def _parse_volume(text: str):
 def job(config_path: Path, team: str, priority: str | None, name: str, image: str, kind: str, instance_type: str | None,
         nodes: int, min_nodes: int | None, max_nodes: int | None, rdzv_backend: str | None, accelerators: int | None,
         efa: int | str, cpu: str | None, memory: str | None, shm: str | None, env: tuple, volumes: tuple,
-        cluster_nodes, topology: str | None, topology_layer: int, auto_resume: bool, max_retries: int | None,
+        cluster_nodes, topology: str | None, topology_layer: int | None, auto_resume: bool, max_retries: int | None,
         command: tuple[str, ...]) -> None:
     """Print the manifests of a job for the team's queue: hyperpod-kit job ... -- python train.py"""
     import yaml
 
     from cdk_app.kubernetes.job_templates import JobRequest, JobSpecError, manifests
 
+    if topology_layer is not None and topology is None:
+        # The layer only shapes the topology annotation: alone it would be dropped without a word.
+        raise click.UsageError(f"--topology-layer {topology_layer} needs --topology required or --topology "
+                               "preferred; add one, or leave out --topology-layer")
     report = check_file(config_path, str(config_path))
     if report.loaded is None or report.errors:
         click.echo(render_table(report), err=True)
@@ -307,7 +312,8 @@ def job(config_path: Path, team: str, priority: str | None, name: str, image: st
     fleet = _read_nodes(cluster_nodes, typed=True) if cluster_nodes is not None else None
     request = JobRequest(team=team, priority=priority, name=name, image=image, command=command, kind=kind,
                          instance_type=instance_type, nodes=nodes, accelerators_per_node=accelerators,
-                         efa_per_node=efa, topology=topology, topology_layer=topology_layer,
+                         efa_per_node=efa, topology=topology,
+                         topology_layer=3 if topology_layer is None else topology_layer,
                          auto_resume=auto_resume, max_retries=3 if max_retries is None else max_retries,
                          min_nodes=min_nodes, max_nodes=max_nodes,
                          rdzv_backend=rdzv_backend, env=env, volumes=volumes, shm=shm, cpu=cpu, memory=memory)

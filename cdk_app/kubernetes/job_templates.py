@@ -39,7 +39,7 @@ from cdk_app.kubernetes.guardrails.constants import (
 )
 from cdk_app.kubernetes.guardrails.team_scope import allowed_priority_classes, priority_label
 from cdk_app.kubernetes.quantity import GIB, QuantityOutOfRange, parse_quantity
-from cdk_app.kubernetes.topology import ACCELERATOR_RESOURCES, EFA_RESOURCE, HEALTH_LABEL, NodeInfo
+from cdk_app.kubernetes.topology import ACCELERATOR_RESOURCES, EFA_RESOURCE, HEALTH_LABEL, NodeInfo, domain_name
 
 MIN_TOPOLOGY_ADDON = (1, 2, 2)
 # The training operator names a Service after each replica, so the job name must be a DNS-1035 label.
@@ -140,23 +140,46 @@ def _fleet(nodes: Sequence[NodeInfo], instance_type: str, source: str) -> list[N
     return fleet
 
 
-def _efa(request: JobRequest, instance_type: str, fleet: list[NodeInfo] | None) -> int:
-    if request.efa_per_node != "all":
-        if request.efa_per_node < 0:
-            raise JobSpecError(f"--efa must be 0 or more, got {request.efa_per_node}")
-        return request.efa_per_node
+def _efa(request: JobRequest, instance_type: str, fleet: list[NodeInfo] | None, source: str) -> int:
+    """EFA interfaces per pod. One rule for --efa N and --efa all: asking any of nodes that have none is
+    refused - the node list is the authority when given, else the type's EFA support."""
+    asked = request.efa_per_node
+    if asked != "all" and asked < 0:
+        raise JobSpecError(f"--efa must be 0 or more, got {asked}")
+    if asked == 0:
+        return 0
     if fleet is not None:
-        return max(n.devices.get(EFA_RESOURCE, 0) for n in fleet)
+        most = max(n.devices.get(EFA_RESOURCE, 0) for n in fleet)
+        if most == 0:
+            others = sorted({r for n in fleet for r, count in n.devices.items() if count and r != EFA_RESOURCE})
+            spans = {r: (min(c), max(c)) for r in others for c in [[n.devices.get(r, 0) for n in fleet]]}
+            advertised = [f"{low} to {high} {r}" if low != high else f"{low} {r}" for r, (low, high) in spans.items()]
+            remedy = (f"drop --efa ({_NO_EFA.format(instance_type)})" if not has_efa(instance_type)
+                      else "is the HyperPod chart's EFA device plugin running on them?")
+            raise JobSpecError(f"--efa {asked}: none of the {len(fleet)} {instance_type} nodes in {source} advertises "
+                               f"{EFA_RESOURCE} (they advertise {', '.join(advertised) or 'no device'}); {remedy}")
+        return most if asked == "all" else asked
+    if not has_efa(instance_type):
+        raise JobSpecError(f"--efa {asked}: {_NO_EFA.format(instance_type)}: drop --efa")
+    if asked != "all":
+        return asked
     if instance_type in EFA_MAXIMUM:
         return EFA_MAXIMUM[instance_type]
     raise JobSpecError(f"--efa all: the kit has no documented EFA count for {instance_type}; pass --efa N, or "
                        "--cluster-nodes with `kubectl get nodes -o json` output to read it from the nodes")
 
 
-def _shortfall(node: NodeInfo, needs: dict[str, int]) -> str | None:
-    """Why one pod of the job cannot run on this node, or None."""
+_NO_EFA = ("{} has no EFA interface (the EFA device plugin advertises vpc.amazonaws.com/efa only on EFA instance "
+           "types)")
+
+
+def _shortfall(node: NodeInfo, needs: dict[str, int], auto_resume: bool) -> str | None:
+    """Why one pod of the job cannot run on this node, or None. An --auto-resume pod selects nodes labelled
+    healthy (_pod_template's nodeSelector), so for it a node without that label is no place either."""
     if node.health.startswith("Unschedulable"):
         return node.health
+    if auto_resume and node.health != "Schedulable":
+        return f"health {node.health} (--auto-resume pods select only nodes labelled {HEALTH_LABEL}=Schedulable)"
     short = [f"{node.devices.get(r, 0)} {r}" for r, amount in needs.items() if node.devices.get(r, 0) < amount]
     return f"has {', '.join(short)}" if short else None
 
@@ -166,7 +189,7 @@ def _check_nodes(request: JobRequest, placement: Placement, fleet: list[NodeInfo
     needs = {EFA_RESOURCE: placement.efa} if placement.efa else {}
     if placement.accelerators and spec.accelerator_kind:
         needs[ACCELERATOR_RESOURCES[spec.accelerator_kind]] = placement.accelerators
-    reasons = {n.name: _shortfall(n, needs) for n in fleet}
+    reasons = {n.name: _shortfall(n, needs, request.auto_resume) for n in fleet}
     fitting = [n for n in fleet if reasons[n.name] is None]
     if len(fitting) >= request.nodes:
         if request.topology == "required":
@@ -184,16 +207,19 @@ def _check_nodes(request: JobRequest, placement: Placement, fleet: list[NodeInfo
 
 
 def _largest_domain(nodes: list[NodeInfo], layer: int) -> tuple[int, str]:
-    """The most nodes under one network node of the layer, and that network node."""
-    sizes: dict[str, int] = {}
+    """The most nodes in one topology domain of the layer, and that domain. A domain is keyed by the values
+    of layers 1 to `layer`, as Kueue keys it: the same layer-3 value under two layer-2 nodes is two domains."""
+    sizes: dict[tuple[str, ...], int] = {}
     for node in nodes:
-        if len(node.layers) >= layer:
-            sizes[node.layers[layer - 1]] = sizes.get(node.layers[layer - 1], 0) + 1
-    return max(((size, nn) for nn, size in sizes.items()), default=(0, "none"))
+        key = node.domain(layer)
+        if key is not None:
+            sizes[key] = sizes.get(key, 0) + 1
+    key, size = max(sorted(sizes.items()), key=lambda pair: pair[1], default=((), 0))  # a tie: the first in order
+    return size, domain_name(key) if key else "none"
 
 
 def _check_required_topology(request: JobRequest, fitting: list[NodeInfo], source: str) -> None:
-    """Kueue keeps a required-topology job pending until every pod fits under one network node."""
+    """Kueue keeps a required-topology job pending until every pod fits in one domain of the layer."""
     size, network_node = _largest_domain(fitting, request.topology_layer)
     if size >= request.nodes:
         return
@@ -413,10 +439,6 @@ def check(config: KitConfig, request: JobRequest, cluster_nodes: Sequence[NodeIn
         raise JobSpecError(f"--accelerators must be 0 or more, got {wanted}")
     if wanted > spec.accelerators:
         raise JobSpecError(f"--accelerators {wanted} per node is more than one {instance_type} has ({spec.accelerators})")
-    fleet = None if cluster_nodes is None else _fleet(cluster_nodes, instance_type, nodes_source)
-    efa = _efa(request, instance_type, fleet)
-    if efa > EFA_MAXIMUM.get(instance_type, efa):
-        raise JobSpecError(f"--efa {efa} per node is more than one {instance_type} has ({EFA_MAXIMUM[instance_type]})")
     if request.topology is not None:
         if family(instance_type) not in TOPOLOGY_FAMILIES:
             raise JobSpecError(f"--topology: {instance_type} nodes have no topology labels; supported families: "
@@ -426,9 +448,10 @@ def check(config: KitConfig, request: JobRequest, cluster_nodes: Sequence[NodeIn
                                f"{config.task_governance.addon_version}")
         if request.topology_layer not in (1, 2, 3, 4):
             raise JobSpecError(f"--topology-layer must be 1 to 4, got {request.topology_layer}")
-    if efa and fleet is None and not has_efa(instance_type):  # a node list is the authority when given
-        raise JobSpecError(f"--efa {efa}: {instance_type} has no EFA interface (the EFA device plugin advertises "
-                           "vpc.amazonaws.com/efa only on EFA instance types): drop --efa")
+    fleet = None if cluster_nodes is None else _fleet(cluster_nodes, instance_type, nodes_source)
+    efa = _efa(request, instance_type, fleet, nodes_source)
+    if efa > EFA_MAXIMUM.get(instance_type, efa):
+        raise JobSpecError(f"--efa {efa} per node is more than one {instance_type} has ({EFA_MAXIMUM[instance_type]})")
     placement = Placement(instance_type=instance_type, accelerators=wanted, efa=efa,
                           hide_gpus=gpus_hidden_by_manifest(config))
     pod = per_pod(request, placement)

@@ -3,6 +3,12 @@
 EC2 labels each node with the network nodes above it: topology.k8s.aws/network-node-layer-1 (farthest)
 to -3 (closest; some types also have -4). Nodes that share the deepest layer are the closest; a job
 asks for that with kueue.x-k8s.io/podset-required-topology or podset-preferred-topology.
+
+A network node of layer N is known by the values of layers 1 to N, not by its own value alone: Kueue
+names a topology domain by every level up to it (v0.19.2 pkg/util/tas DomainID joins the level values,
+pkg/cache/scheduler/tas_topology_tree.go builds each parent from the values above), so two nodes with the
+same layer-3 value under different layer-2 nodes are in two domains. `domain` is that key, for every
+reader here and for `job`'s topology check.
 """
 
 from __future__ import annotations
@@ -38,12 +44,23 @@ class NodeInfo:
     # status.allocatable of DEVICE_RESOURCES; a resource the node does not advertise is absent.
     devices: dict[str, int] = field(default_factory=dict, compare=False, hash=False)
 
+    def domain(self, layer: int) -> tuple[str, ...] | None:
+        """The node's topology domain on the layer: the values of layers 1 to `layer` (Kueue's domain id);
+        None when the node has no label for the layer."""
+        return self.layers[:layer] if len(self.layers) >= layer else None
+
     def type_is(self, instance_type: str) -> bool:
         """HyperPod labels nodes ml.<type>; plain EC2 names are accepted too."""
         return self.instance_type.removeprefix("ml.") == instance_type.removeprefix("ml.")
 
 
 _KUBECTL = "give the output of `kubectl get nodes -o json`"
+DOMAIN_SEPARATOR = "/"  # not a character of a label value, so a domain's path reads one way
+
+
+def domain_name(domain: tuple[str, ...]) -> str:
+    """A domain as people read it: its network nodes from layer 1 down, nn-1a/nn-2a/nn-3a."""
+    return DOMAIN_SEPARATOR.join(domain)
 _COUNT = re.compile(r"[0-9]{1,9}")
 
 
@@ -101,12 +118,17 @@ def parse_nodes(text: str, source: str) -> list[NodeInfo]:
     if not isinstance(document, dict) or not isinstance(document.get("items"), list):
         raise TopologyInputError(f"{source}: not a Kubernetes list; {_KUBECTL}")
     nodes = []
+    first_seen: dict[str, int] = {}
     for index, item in enumerate(document["items"]):
         if not isinstance(item, dict) or item.get("kind", "Node") != "Node":
             kind = item.get("kind") if isinstance(item, dict) else type(item).__name__
             raise TopologyInputError(f"{source}: item {index} is a {str(kind)[:40]}, not a Node; {_KUBECTL}")
         metadata = _mapping(item.get("metadata"), f"item {index} metadata", source)
         name = _text(metadata.get("name", f"item-{index}"), f"item {index} metadata.name", source)
+        if name in first_seen:  # Kubernetes names each node once: a second entry would count its capacity twice
+            raise TopologyInputError(f"{source}: node {name!r:.60} is listed twice (items {first_seen[name]} and "
+                                     f"{index}); a node list names each node once - {_KUBECTL}, not lists joined")
+        first_seen[name] = index
         labels = _mapping(metadata.get("labels"), f"node {name} metadata.labels", source)
         for key, value in labels.items():
             _text(value, f"node {name} label {key}", source)
@@ -138,12 +160,24 @@ def _mermaid_text(value: str) -> str:
 
 
 def mermaid(nodes: list[NodeInfo]) -> str:
-    """flowchart: layer 1 -> layer 2 -> layer 3 (-> 4) -> node, each edge once."""
+    """flowchart: layer 1 -> layer 2 -> layer 3 (-> 4) -> node, each edge once. A network node is one box
+    per domain: a layer-3 value under two layer-2 nodes is two boxes (the second id ends _x2, a suffix no
+    escaped value ends in, since an escape's '_' is followed by a hex digit)."""
     lines = ["flowchart TD"]
     declared: set[str] = set()
+    ids: dict[tuple[str, ...], str] = {}  # domain -> its box
+    taken: dict[str, int] = {}  # a value's plain id -> the domains that use it so far
     edges: dict[str, None] = {}  # insertion-ordered set: each edge once, in linear time
+
+    def box(domain: tuple[str, ...]) -> str:
+        if domain not in ids:
+            plain = _mermaid_id(f"L{len(domain)}_", domain[-1])
+            taken[plain] = taken.get(plain, 0) + 1
+            ids[domain] = plain if taken[plain] == 1 else f"{plain}_x{taken[plain]}"
+        return ids[domain]
+
     for node in sorted(nodes, key=lambda n: (n.layers, n.name)):
-        chain = [(_mermaid_id(f"L{i + 1}_", nn), f"layer {i + 1}: {_mermaid_text(nn)}")
+        chain = [(box(node.layers[:i + 1]), f"layer {i + 1}: {_mermaid_text(nn)}")
                  for i, nn in enumerate(node.layers)]
         leaf = _mermaid_id("node_", node.name)
         chain.append((leaf, "<br/>".join(_mermaid_text(v) for v in (node.name, node.instance_type, node.health))))
@@ -182,10 +216,16 @@ def table(nodes: list[NodeInfo]) -> str:
             + (n.name, n.instance_type, n.health, _accelerators(n), n.devices.get(EFA_RESOURCE, "-"))
             for n in sorted(nodes, key=lambda n: (n.layers, n.name))]
     lines = aligned([header, *rows])
-    for group in groups(nodes):
+    found = groups(nodes)
+    # A value that names network nodes of two domains is shown with the network nodes above it.
+    values = [(g["deepest_layer"], g["network_node"]) for g in found]
+    for group in found:
         if group["network_node"] and len(group["nodes"]) > 1:
+            where = group["network_node"]
+            if values.count((group["deepest_layer"], where)) > 1:
+                where = f"{where} (under {domain_name(tuple(group['layers'][:-1]))})"
             lines.append(f"{len(group['nodes'])} nodes share layer-{group['deepest_layer']} network node "
-                         f"{group['network_node']}: {', '.join(n['name'] for n in group['nodes'])}")
+                         f"{where}: {', '.join(n['name'] for n in group['nodes'])}")
     unlabeled = [n.name for n in nodes if not n.layers]
     if unlabeled:
         lines.append(f"without topology labels (type not supported, or labels not yet set): {', '.join(unlabeled)}")

@@ -582,3 +582,143 @@ def test_chart_sha256_refuses_a_fifo_or_device_instead_of_blocking(tmp_path, wha
     assert f"cannot read {fifo.as_uri()}: is a pipe (FIFO), not a regular file" in result.stderr
     result = run("chart-sha256", "--archive", "/dev/zero", timeout=30)
     assert result.returncode == 2 and "file:///dev/zero: is a device, not a regular file" in result.stderr
+
+
+# --------------------------------------------------------------- topology domains and node lists (round 3, class 2)
+# Source of truth: Kueue v0.19.2 names a topology domain by every level up to it - pkg/util/tas DomainID joins the
+# level values, and pkg/cache/scheduler/tas_topology_tree.go makes each domain's parent from the values above it -
+# so one layer-3 value under two layer-2 nodes is two domains, and a required-topology job must fit in one.
+
+PROD_JOB = ("job", "--config", "config/prod.yaml", "--team", "research-nlp", "--priority", "training", "--name", "t",
+            "--image", "img", "--accelerators", "4")
+
+
+def _nodes_under(*paths: tuple[str, ...], **labels: str) -> list[dict]:
+    """Two p5 nodes under each path of network nodes."""
+    from support.node_lists import node
+
+    return [node(f"n-{i}-{j}", list(path), **labels) for i, path in enumerate(paths) for j in range(2)]
+
+
+@pytest.mark.parametrize("paths, layer, largest", [
+    ((("x", "b1", "c"), ("x", "b2", "c")), 3, "x/b1/c"),  # layer-3 "c" under two layer-2 nodes
+    ((("x1", "b", "c1"), ("x2", "b", "c2")), 2, "x1/b"),  # layer-2 "b" under two layer-1 nodes
+    ((("x", "b", "c", "d"), ("x", "e", "c", "d")), 4, "x/b/c/d"),  # layer-4 "d" under two paths
+])
+def test_required_topology_counts_a_value_under_two_parents_as_two_domains(paths, layer, largest):
+    import dataclasses
+
+    from support.node_lists import kubectl_list
+
+    from cdk_app.kubernetes.job_templates import JobRequest, JobSpecError, render
+    from cdk_app.kubernetes.topology import parse_nodes
+
+    config = _prod_config("prod")
+    nodes = parse_nodes(kubectl_list(_nodes_under(*paths)), "nodes.json")
+    request = JobRequest(team="research-nlp", priority="training", name="t", image="img", command=("python",),
+                         nodes=3, accelerators_per_node=4, topology="required", topology_layer=layer)
+    with pytest.raises(JobSpecError, match=f"at most 2 of the nodes in nodes.json that fit share one layer-{layer} "
+                                           f"network node \\({largest}\\), so --nodes 3 would wait forever"):
+        render(config, request, nodes, "nodes.json")
+    render(config, dataclasses.replace(request, topology="preferred"), nodes, "nodes.json")
+    shared = next(i for i in range(layer, -1, -1) if paths[0][:i] == paths[1][:i])  # layers 1..shared are one domain
+    if shared:
+        render(config, dataclasses.replace(request, topology_layer=shared), nodes, "nodes.json")
+
+
+def _prod_config(environment: str):
+    from cdk_app.config.loader import load_config
+
+    return load_config(ROOT / "config" / f"{environment}.yaml").config
+
+
+def test_the_topology_views_keep_a_value_under_two_parents_apart():
+    from support.node_lists import kubectl_list
+
+    from cdk_app.kubernetes.topology import as_json, mermaid, parse_nodes, table
+
+    nodes = parse_nodes(kubectl_list(_nodes_under(("x", "b1", "c"), ("x", "b2", "c"), ("x", "b2", "d"))), "n.json")
+    labels, parents = _tree(mermaid(nodes))
+    layer3 = sorted(ident for ident in labels if ident.startswith("L3_"))
+    assert layer3 == ["L3_c", "L3_c_x2", "L3_d"]
+    assert (parents["L3_c"], parents["L3_c_x2"], parents["L3_d"]) == ("L2_b1", "L2_b2", "L2_b2")
+    assert {parents[f"node_n_2d_{i}_2d_{j}"] for i in (0, 1) for j in (0, 1)} == {"L3_c", "L3_c_x2"}
+    lines = table(nodes).splitlines()
+    assert "2 nodes share layer-3 network node c (under x/b1): n-0-0, n-0-1" in lines
+    assert "2 nodes share layer-3 network node c (under x/b2): n-1-0, n-1-1" in lines
+    assert "2 nodes share layer-3 network node d: n-2-0, n-2-1" in lines  # a value of one domain stays short
+    assert [g["layers"] for g in as_json(nodes)["groups"]] == [["x", "b1", "c"], ["x", "b2", "c"], ["x", "b2", "d"]]
+
+
+@pytest.mark.parametrize("command", ["topology", "job"])
+def test_a_node_listed_twice_is_unreadable_input_naming_it(tmp_path, command):
+    """Kubernetes names each node once; a second entry (two lists pasted together) would count its GPUs twice."""
+    from support.node_lists import kubectl_list, node
+
+    items = _nodes_under(("x", "b", "c")) + [node("n-0-1", ["x", "b", "c"])]
+    nodes = tmp_path / "nodes.json"
+    nodes.write_text(kubectl_list(items))
+    args = ("topology", str(nodes)) if command == "topology" else (
+        *PROD_JOB, "--nodes", "3", "--cluster-nodes", str(nodes), "--", "python")
+    result = run(*args)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr == (f"{nodes}: node 'n-0-1' is listed twice (items 1 and 2); a node list names each node "
+                             "once - give the output of `kubectl get nodes -o json`, not lists joined\n")
+
+
+def test_auto_resume_counts_only_nodes_labelled_schedulable():
+    """--auto-resume pods select sagemaker.amazonaws.com/node-health-status=Schedulable (the pod template's
+    nodeSelector): a node without the label, or with another value, is no place for them."""
+    import dataclasses
+
+    from support.node_lists import kubectl_list, node
+
+    from cdk_app.kubernetes.job_templates import JobRequest, JobSpecError, render
+    from cdk_app.kubernetes.topology import HEALTH_LABEL, parse_nodes
+
+    unlabelled = node("fresh", ["x", "b", "c"])
+    del unlabelled["metadata"]["labels"][HEALTH_LABEL]
+    items = [node("ok", ["x", "b", "c"]), unlabelled, node("odd", ["x", "b", "c"], health="Degraded")]
+    nodes = parse_nodes(kubectl_list(items), "nodes.json")
+    request = JobRequest(team="research-nlp", priority="training", name="t", image="img", command=("python",),
+                         nodes=2, accelerators_per_node=4, auto_resume=True)
+    config = _prod_config("prod")
+    with pytest.raises(JobSpecError) as err:
+        render(config, request, nodes, "nodes.json")
+    assert str(err.value) == (
+        "--nodes 2: 1 of the 3 ml.p5.48xlarge nodes in nodes.json can give one pod 4 nvidia.com/gpu (fresh health unknown (--auto-resume pods select only nodes labelled "
+        "sagemaker.amazonaws.com/node-health-status=Schedulable); odd health Degraded (--auto-resume pods select "
+        "only nodes labelled sagemaker.amazonaws.com/node-health-status=Schedulable))")
+    # Without auto-resume the pods select no health label: all three nodes can take them.
+    render(config, dataclasses.replace(request, auto_resume=False, nodes=3), nodes, "nodes.json")
+
+
+@pytest.mark.parametrize("args, code, message", [
+    (("--topology-layer", "2"), 2, "--topology-layer 2 needs --topology required or --topology preferred"),
+    (("--topology-layer", "9"), 2, "--topology-layer 9 needs --topology"),
+    (("--topology-layer", "0", "--topology", "preferred"), 1, "--topology-layer must be 1 to 4, got 0"),
+    (("--topology-layer", "2", "--topology", "preferred"), 0, "kueue.x-k8s.io/podset-preferred-topology: "
+                                                              "topology.k8s.aws/network-node-layer-2"),
+    (("--topology", "preferred"), 0, "topology.k8s.aws/network-node-layer-3"),
+])
+def test_topology_layer_means_something_or_is_refused(args, code, message):
+    result = run(*PROD_JOB, *args, "--", "python")
+    assert result.returncode == code, result.stderr
+    assert message in (result.stdout if code == 0 else result.stderr)
+
+
+@pytest.mark.parametrize("efa", ["all", "1"])
+def test_efa_all_and_efa_n_are_refused_alike_on_nodes_without_efa(tmp_path, efa):
+    from support.node_lists import CPU, kubectl_list
+
+    nodes = tmp_path / "nodes.json"
+    nodes.write_text(kubectl_list([CPU]))
+    result = run(*PROD_JOB[:-2], "--instance-type", "ml.m7i.4xlarge", "--accelerators", "0", "--efa", efa,
+                 "--cluster-nodes", str(nodes), "--", "python")
+    assert result.returncode == 1, result.stderr
+    assert (f"--efa {efa}: none of the 1 ml.m7i.4xlarge nodes in {nodes} advertises vpc.amazonaws.com/efa (they "
+            "advertise no device); drop --efa (ml.m7i.4xlarge has no EFA interface") in result.stderr
+    offline = run(*PROD_JOB[:-2], "--instance-type", "ml.m7i.4xlarge", "--accelerators", "0", "--efa", efa,
+                  "--", "python")
+    assert offline.returncode == 1
+    assert f"--efa {efa}: ml.m7i.4xlarge has no EFA interface" in offline.stderr

@@ -46,6 +46,9 @@ KUBECTL = "give the output of `kubectl get nodes -o json`"
     ('{"items": [{"kind": "Node", "metadata": {"name": "n1"}, "status": {"allocatable": {"nvidia.com/gpu": 1000000000}}}]}',
      "n.json: node n1 has nvidia.com/gpu allocatable 1000000000; a device count must be a whole number"),
     ('{"items": []}', "n.json: the list has no nodes"),
+    ('{"items": [{"metadata": {"name": "n1"}}, {"metadata": {"name": "n2"}}, {"metadata": {"name": "n1"}}]}',
+     f"n.json: node 'n1' is listed twice (items 0 and 2); a node list names each node once - {KUBECTL}, not lists "
+     "joined"),
 ])
 def test_topology_input_errors_word_for_word(document, message):
     if message is None:
@@ -136,6 +139,11 @@ BARE_ONE_DOWN = parse_nodes(kubectl_list([node(f"p{i}", ["a", "b", "c"], health=
                                               "Schedulable", allocatable={"cpu": "191450m", "memory": "2027323936Ki"})
                                          for i in range(3)]), "bare.json")
 ONLY_CPU = parse_nodes(kubectl_list([CPU]), "cpu.json")
+BARE_GPU = parse_nodes(kubectl_list([node(f"p{i}", ["a", "b", "c"], allocatable={"nvidia.com/gpu": str(4 + 2 * i)})
+                                     for i in range(3)]), "bare.json")  # GPUs, but no EFA device plugin
+M7I_48 = PROD.model_copy(update={"hyperpod": PROD.hyperpod.model_copy(update={"instance_groups": tuple(
+    g.model_copy(update={"instance_type": "ml.m7i.48xlarge"}) if g.instance_type == "ml.m7i.4xlarge" else g
+    for g in PROD.hyperpod.instance_groups)})})  # an EFA type without a documented count
 NO_DEFAULTS = _teams(**{t.name: {"default_priority_class": None} for t in PROD.teams})
 OLD_ADDON = PROD.model_copy(update={"task_governance": PROD.task_governance.model_copy(
     update={"addon_version": "v1.1.3-eksbuild.1"})})
@@ -149,9 +157,17 @@ REFUSALS = [
     ({"instance_type": "ml.p5.48xlarge"}, PROD, ONLY_CPU,
      "--cluster-nodes: the node list has no ml.p5.48xlarge node; it has ml.m7i.4xlarge"),
     ({"efa_per_node": -1}, PROD, None, "--efa must be 0 or more, got -1"),
-    ({"instance_type": "ml.m7i.4xlarge", "efa_per_node": "all", "accelerators_per_node": 0}, PROD, None,
-     "--efa all: the kit has no documented EFA count for ml.m7i.4xlarge; pass --efa N, or --cluster-nodes with "
+    ({"instance_type": "ml.m7i.48xlarge", "efa_per_node": "all", "accelerators_per_node": 0}, M7I_48, None,
+     "--efa all: the kit has no documented EFA count for ml.m7i.48xlarge; pass --efa N, or --cluster-nodes with "
      "`kubectl get nodes -o json` output to read it from the nodes"),
+    # --efa all and --efa N follow one rule: nodes that advertise no EFA are refused either way, naming what they have.
+    ({"instance_type": "ml.m7i.4xlarge", "efa_per_node": "all", "accelerators_per_node": 0}, PROD, ONLY_CPU,
+     "--efa all: none of the 1 ml.m7i.4xlarge nodes in the node list advertises vpc.amazonaws.com/efa (they "
+     "advertise no device); drop --efa (ml.m7i.4xlarge has no EFA interface (the EFA device plugin advertises "
+     "vpc.amazonaws.com/efa only on EFA instance types))"),
+    ({"efa_per_node": "all", "nodes": 3}, PROD, BARE_GPU, "--efa all: none of the 3 ml.p5.48xlarge nodes in the node "
+     "list advertises vpc.amazonaws.com/efa (they advertise 4 to 8 nvidia.com/gpu); is the HyperPod chart's EFA "
+     "device plugin running on them?"),
     ({"nodes": 4}, PROD, FLAT, "--nodes 4: the node list has only 3 ml.p5.48xlarge node(s)"),
     ({"nodes": 7}, PROD, CLUSTER, "--nodes 7: 6 of the 7 ml.p5.48xlarge nodes in the node list can give one pod 8 "
      "nvidia.com/gpu (hyperpod-i-07 UnschedulablePendingReplacement)"),

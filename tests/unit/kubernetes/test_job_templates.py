@@ -161,7 +161,7 @@ def test_batch_job_is_valid_for_the_cluster_kubernetes_version():
     ({"efa_per_node": -1}, "--efa must be 0 or more"),
     ({"accelerators_per_node": -2}, "--accelerators must be 0 or more"),
     ({"instance_type": "ml.m7i.4xlarge", "nodes": 2, "topology": None, "efa_per_node": "all"},
-     "--efa all: the kit has no documented EFA count for ml.m7i.4xlarge; pass --efa N, or --cluster-nodes"),
+     "--efa all: ml.m7i.4xlarge has no EFA interface .*: drop --efa"),
 ])
 def test_refusals_name_the_option(change, message):
     with pytest.raises(JobSpecError, match=message):
@@ -207,7 +207,8 @@ def test_required_topology_must_fit_under_one_network_node():
     # Four GPUs per pod: 4 and 6 pods stay within what research-nlp can reach (24 GPUs).
     half = dataclasses.replace(BASE, nodes=4, accelerators_per_node=4)
     with pytest.raises(JobSpecError, match="--topology required on layer 3: at most 3 of the nodes in nodes.json that "
-                                           "fit share one layer-3 network node \\(nn-3c\\), so --nodes 4 would wait "
+                                           "fit share one layer-3 network node \\(nn-1a/nn-2b/nn-3c\\), so --nodes 4 "
+                                           "would wait "
                                            "forever; ask for fewer nodes, a lower layer number \\(layer 2 holds 3, "
                                            "layer 1 holds 6\\) or --topology preferred"):
         render(PROD, half, CLUSTER, "nodes.json")
@@ -221,9 +222,12 @@ def test_efa_all_reads_the_nodes_not_the_table():
     manifest = render(PROD, dataclasses.replace(BASE, efa_per_node="all"), sixteen)
     assert manifest["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]["containers"][0]["resources"][
         "limits"]["vpc.amazonaws.com/efa"] == 16
-    cpu_only = render(PROD, dataclasses.replace(BASE, instance_type="ml.m7i.4xlarge", topology=None, nodes=1,
-                                                efa_per_node="all", accelerators_per_node=None), CLUSTER)
-    assert "resources" not in cpu_only["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]["containers"][0]
+    # Nodes that advertise no EFA: --efa all is refused as --efa N is, not turned into 0.
+    cpu_only = dataclasses.replace(BASE, instance_type="ml.m7i.4xlarge", topology=None, nodes=1, accelerators_per_node=None)
+    for asked in ("all", 1):
+        with pytest.raises(JobSpecError, match=f"--efa {asked}: none of the 1 ml.m7i.4xlarge nodes in nodes.json "
+                                               "advertises vpc.amazonaws.com/efa \\(they advertise no device\\); drop --efa"):
+            render(PROD, dataclasses.replace(cpu_only, efa_per_node=asked), CLUSTER, "nodes.json")
 
 
 def test_plain_ec2_instance_type_labels_are_matched():
@@ -236,8 +240,8 @@ def test_plain_ec2_instance_type_labels_are_matched():
                           "32 vpc.amazonaws.com/efa and 8 nvidia.com/gpu \\(hyperpod-i-07 "
                           "UnschedulablePendingReplacement\\)$"),
     ([node(f"n{i}", ABC, allocatable={**P5_ALLOCATABLE, "vpc.amazonaws.com/efa": "0"}) for i in range(4)], {},
-     "0 of the 4 .* \\(n0 has 0 vpc.amazonaws.com/efa; .*\\); no node advertises vpc.amazonaws.com/efa - is "
-     "the HyperPod chart's device plugin for it running\\?$"),
+     "--efa 32: none of the 4 ml.p5.48xlarge nodes in nodes.json advertises vpc.amazonaws.com/efa \\(they advertise "
+     "8 nvidia.com/gpu\\); is the HyperPod chart's EFA device plugin running on them\\?$"),
     ([node("n0", ABC), node("n1", ABC, allocatable=M7I_ALLOCATABLE | {"nvidia.com/gpu": "4"})], {"nodes": 2},
      "1 of the 2 .* \\(n1 has 0 vpc.amazonaws.com/efa, 4 nvidia.com/gpu\\)$"),
     ([CPU], {}, "--cluster-nodes: nodes.json has no ml.p5.48xlarge node; it has ml.m7i.4xlarge"),
