@@ -161,6 +161,7 @@ CODES: dict[str, str] = {
     "HPK726": "two Batch teams pass the same training execution role",
     "HPK727": "a disabled Batch team (enabled: false) is on a FIFO or fair-share queue, where Batch cannot disable it",
     "HPK728": "a Batch team role's trust policy (2,048) or inline policy (10,240 characters) is over IAM's size quota",
+    "HPK729": "a Batch team lists one job queue twice",
 }
 
 

@@ -28,6 +28,7 @@ from cdk_app.domain.batch_shares import (
     queue_named,
     quota_share_name,
     quota_share_reach,
+    submission_refusal,
     team_named,
     training_instance_types,
 )
@@ -217,6 +218,9 @@ def render(config: KitConfig, request: BatchJobRequest) -> dict[str, Any]:
         raise BatchJobError(f"--priority {request.priority}: team {team.name} may use 0-{ceiling}")
     if not 1 <= request.attempts <= MAX_ATTEMPTS:
         raise BatchJobError(f"--attempts {request.attempts}: Batch allows 1-{MAX_ATTEMPTS}")
+    refusal = submission_refusal(batch, team, queue_name)
+    if refusal:
+        raise BatchJobError(f"--team {team.name} --queue {queue_name}: {refusal}")
     _check_capacity(config, request, queue_name)
     submit: dict[str, Any] = {
         "jobName": request.name,

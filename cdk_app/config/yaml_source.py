@@ -156,6 +156,8 @@ def parse_yaml(text: str, file: str) -> tuple[Any, SourceMap]:
                         if kind is not _SCALAR:
                             raise _fail("HPK002", file, "a mapping key must be plain text", "write `name: value`",
                                         *here)
+                        if event.tag not in _UNTAGGED_KEY:  # a key stays the text written; a tag would be lost
+                            raise _tag_refused(event, "a mapping key", file)
                         key = event.value
                         if key in parent.key_positions:
                             first = parent.key_positions[key]
@@ -199,6 +201,8 @@ def parse_yaml(text: str, file: str) -> tuple[Any, SourceMap]:
                     root = value
                 continue
             # Start of a mapping or a sequence.
+            if event.tag not in _UNTAGGED:
+                raise _tag_refused(event, "a mapping" if kind is _MAPPING_START else "a list", file)
             if len(stack) >= MAX_DEPTH:
                 raise _fail("HPK005", file, f"nesting deeper than {MAX_DEPTH} levels",
                             "a config nests a few levels at most", *_pos(event.start_mark))
@@ -233,6 +237,23 @@ def _bad_character(err: yaml.reader.ReaderError, text: str, file: str) -> Config
     return _fail("HPK002", file, f"not valid YAML: unacceptable character #x{code:04x}: {err.reason}",
                  f"remove it, or write it as the escape \\u{code:04x} inside double quotes",
                  before.count("\n") + 1, len(before) - before.rfind("\n"))
+
+
+# Tags that mean "no tag": none written, or YAML's non-specific `!` (the node's natural kind). A scalar with any
+# other tag is constructed as that tag says (`!!str 5` is text) or refused when no safe constructor knows the tag
+# (`!Policy x`, `!!python/object:...`). A mapping or a list is always read as plain data, so every tag on one is
+# refused - silently dropping `!Policy {...}` would read a config other than the one written. A key stays the
+# text written, so a tag on it other than `!!str` is refused too.
+_UNTAGGED = (None, "!")
+_UNTAGGED_KEY = (None, "!", "tag:yaml.org,2002:str")
+_SHORTHAND = "tag:yaml.org,2002:"
+
+
+def _tag_refused(event: Any, what: str, file: str) -> ConfigReadError:
+    tag = event.tag
+    written = "!!" + tag[len(_SHORTHAND):] if tag.startswith(_SHORTHAND) else tag
+    return _fail("HPK002", file, f"YAML tag '{written}' on {what}: the kit reads no tags on mappings, lists "
+                 "or keys (it would drop the tag)", "remove the tag", *_pos(event.start_mark))
 
 
 _DOCUMENT_START = yaml.DocumentStartEvent

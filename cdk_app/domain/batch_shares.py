@@ -59,6 +59,35 @@ def team_named(batch: Batch, name: str) -> BatchTeam | None:
     return next((t for t in batch.teams if t.name == name), None)
 
 
+def submission_refusal(batch: Batch, team: BatchTeam, queue_name: str) -> str | None:
+    """Why no new job of `team` on queue `queue_name` is accepted or ever placed, naming the config field that
+    says so, or None. botocore's batch model (CreateJobQueue state): "If the job queue state is DISABLED, new jobs
+    can't be added to the queue, but jobs already in the queue can finish." (CreateQuotaShare state): "If the quota
+    share is DISABLED, new jobs won't be accepted but jobs already submitted can finish." A DISABLED service
+    environment is one Batch's scheduler places no jobs on (the batch model says so of a DISABLED compute
+    environment, CreateComputeEnvironment state: "the Batch scheduler doesn't attempt to place jobs within the
+    environment"), so a job accepted on its queue waits RUNNABLE."""
+    i, queue = next(((i, q) for i, q in enumerate(batch.queues) if q.name == queue_name), (None, None))
+    if queue is None:
+        return None  # an unknown queue is the validator's finding (HPK706), not a state
+    if not queue.enabled:
+        return (f"queue '{queue_name}' is disabled (batch.queues[{i}].enabled: false): Batch adds no new jobs to a "
+                "DISABLED job queue; jobs already in it finish")
+    k, env = next(((k, e) for k, e in enumerate(batch.service_environments) if e.name == queue.service_environment),
+                  (None, None))
+    if env is not None and not env.enabled:
+        waits = (f"until its runnable timeout ({queue.runnable_timeout_seconds} s) ends it"
+                 if queue.runnable_timeout_seconds is not None else "for as long as the environment stays disabled")
+        return (f"service environment '{env.name}' of queue '{queue_name}' is disabled "
+                f"(batch.service_environments[{k}].enabled: false): Batch places no jobs on a DISABLED service "
+                f"environment, so the job would wait RUNNABLE {waits}")
+    if queue.scheduling == "quota_share" and not team.enabled:
+        t = next(t for t, other in enumerate(batch.teams) if other is team)
+        return (f"quota share '{quota_share_name(team)}' is disabled (batch.teams[{t}].enabled: false): Batch accepts "
+                "no new jobs in a DISABLED quota share; jobs already submitted finish")
+    return None
+
+
 def quota_share_name(team: BatchTeam) -> str:
     return team.name
 

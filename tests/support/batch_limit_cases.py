@@ -125,4 +125,19 @@ CASES: list[tuple[str, str, set[tuple[str, str, str]]]] = [
     ("disabled-team-on-quota-share-queue-is-fine",
      config(P4D, QUOTA_QUEUE, "    - {name: A, queues: [q], enabled: false, "
                               "quota: [{instance_type: ml.p4d.24xlarge, count: 1}]}\n"), set()),
+    # Issue 32 (class 5): a queue twice in a team's queues is one finding of its own, whatever the queue's kind; the
+    # repeat is not a second share identifier (HPK708), a second quota-share queue (HPK713) or "1 more" (HPK727).
+    ("fifo-queue-listed-twice",
+     config(G6, "    - {name: ff, service_environment: g6}\n", "    - {name: A, queues: [ff, ff]}\n"),
+     {("HPK729", "batch.teams[0].queues[1]", "error")}),
+    ("fair-share-queue-listed-twice",
+     config(G6, "    - {name: fs, service_environment: g6, scheduling: fair_share}\n",
+            "    - {name: A, queues: [fs, fs], share_identifier: A1}\n"),
+     {("HPK729", "batch.teams[0].queues[1]", "error")}),
+    ("quota-share-queue-listed-twice",
+     config(P4D, QUOTA_QUEUE, "    - {name: A, queues: [q, q], quota: [{instance_type: ml.p4d.24xlarge, count: 1}]}\n"),
+     {("HPK729", "batch.teams[0].queues[1]", "error")}),
+    ("disabled-team-on-one-fifo-queue-listed-twice",
+     config(G6, "    - {name: ff, service_environment: g6}\n", "    - {name: A, queues: [ff, ff], enabled: false}\n"),
+     {("HPK727", "batch.teams[0].enabled", "error"), ("HPK729", "batch.teams[0].queues[1]", "error")}),
 ]

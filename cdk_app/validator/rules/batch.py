@@ -169,7 +169,16 @@ def _check_teams(batch: Batch, report: Reporter) -> None:
     for i, team in enumerate(batch.teams):
         base = BASE + ("teams", i)
         kinds: dict[str, list[str]] = {}
+        listed: dict[str, int] = {}
         for j, name in enumerate(team.queues):
+            if name in listed:
+                # One finding for the repeat, whatever the queue's kind; the repeat is not counted again (it is no
+                # second share identifier on the queue, HPK708, nor a second quota-share queue, HPK713).
+                report.error("HPK729", base + ("queues", j), f"team '{team.name}' lists job queue '{name}' twice "
+                             f"(first at queues[{listed[name]}])",
+                             "list each queue once; if another queue was meant, name that one")
+                continue
+            listed[name] = j
             queue = queue_named(batch, name)
             if queue is None:
                 report.error("HPK706", base + ("queues", j), f"job queue '{name}' is not defined",
@@ -323,10 +332,10 @@ def _check_disabled_teams(batch: Batch, report: Reporter) -> None:
     for i, team in enumerate(batch.teams):
         if team.enabled:
             continue
-        open_queues = [(j, name) for j, name in enumerate(team.queues)
+        open_queues = [name for name in dict.fromkeys(team.queues)  # a queue listed twice is HPK729's, counted once
                        if (queue := queue_named(batch, name)) is not None and queue.scheduling != "quota_share"]
         if open_queues:
-            j, name = open_queues[0]
+            name = open_queues[0]
             report.error("HPK727", BASE + ("teams", i, "enabled"),
                          f"team '{team.name}' is disabled but is on {queue_named(batch, name).scheduling} queue "
                          f"'{name}'" + (f" (and {len(open_queues) - 1} more)" if len(open_queues) > 1 else "")

@@ -101,6 +101,47 @@ def test_quota_share_job_larger_than_the_share_can_ever_reach(write_config):
         render(config, request(instance_count=76))
 
 
+# Issue 32, class 5: a DISABLED queue, service environment or quota share takes no new job (botocore's batch
+# model, CreateJobQueue and CreateQuotaShare state: new jobs can't be added / won't be accepted); batch-job wrote
+# the request anyway and told a disabled share it "reaches at most 0". Each is refused naming the field.
+DISABLED = [
+    ("    - name: prod-p4d\n      service_environment: p4d\n",
+     "    - name: prod-p4d\n      enabled: false\n      service_environment: p4d\n",
+     {}, "queue 'prod-p4d' is disabled (batch.queues[0].enabled: false): Batch adds no new jobs to a DISABLED job "
+     "queue"),
+    ("    - name: p4d\n      capacity_limits:\n", "    - name: p4d\n      enabled: false\n      capacity_limits:\n",
+     {}, "service environment 'p4d' of queue 'prod-p4d' is disabled (batch.service_environments[0].enabled: false): "
+     "Batch places no jobs on a DISABLED service environment, so the job would wait RUNNABLE until its runnable "
+     "timeout (86400 s) ends it"),
+    ("    - name: cpu\n      capacity_limits:\n", "    - name: cpu\n      enabled: false\n      capacity_limits:\n",
+     {"team": "production", "queue": "ml-c5-xlarge-queue", "instance_type": "ml.c5.xlarge", "instance_count": 1,
+      "priority": 0}, "service environment 'cpu' of queue 'ml-c5-xlarge-queue' is disabled "
+     "(batch.service_environments[2].enabled: false): Batch places no jobs on a DISABLED service environment, so the "
+     "job would wait RUNNABLE for as long as the environment stays disabled"),
+    ("    - name: ProdExp1\n      queues: [prod-p4d]\n", "    - name: ProdExp1\n      enabled: false\n"
+     "      queues: [prod-p4d]\n", {}, "quota share 'ProdExp1' is disabled (batch.teams[0].enabled: false): Batch "
+     "accepts no new jobs in a DISABLED quota share"),
+]
+
+
+@pytest.mark.parametrize("old, new, overrides, message", DISABLED, ids=["queue", "environment", "fifo-environment",
+                                                                        "quota-share"])
+def test_nothing_disabled_takes_a_new_job(write_config, old, new, overrides, message):
+    text = EXAMPLE.read_text()
+    assert text.count(old) == 1
+    config = load_config(write_config(text.replace(old, new))).config
+    with pytest.raises(BatchJobError) as refused:
+        render(config, request(**{"instance_count": 1, **overrides}))
+    assert message in str(refused.value) and "reaches at most" not in str(refused.value)
+
+
+def test_a_disabled_share_leaves_the_others_on_its_queue_open(write_config):
+    text = EXAMPLE.read_text().replace("    - name: ProdExp2\n      queues: [prod-p4d]\n",
+                                       "    - name: ProdExp2\n      enabled: false\n      queues: [prod-p4d]\n")
+    config = load_config(write_config(text)).config
+    accepted_by_batch(render(config, request(instance_count=60)))  # ProdExp1's own quota
+
+
 def run(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "cdk_app", "batch-job", *args], cwd=ROOT, capture_output=True,
                           text=True, timeout=120)
@@ -115,5 +156,10 @@ def test_cli_prints_the_request_and_exits_0_1_2(tmp_path):
     assert json.loads(ok.stdout)["shareIdentifier"] == "MIDPRI"
     refused = run("--config", str(EXAMPLE), *common[:-1], "10000")
     assert refused.returncode == 1 and "may use 0-9999" in refused.stderr and "Traceback" not in refused.stderr
+    disabled = tmp_path / "disabled.yaml"
+    disabled.write_text(EXAMPLE.read_text().replace("    - name: g6\n      capacity_limits:\n",
+                                                    "    - name: g6\n      enabled: false\n      capacity_limits:\n"))
+    waits = run("--config", str(disabled), *common)
+    assert waits.returncode == 1 and waits.stdout == "" and "batch.service_environments[1].enabled" in waits.stderr
     missing = run("--config", str(tmp_path / "none.yaml"), *common)
     assert missing.returncode == 2 and "HPK001" in missing.stderr and "Traceback" not in missing.stderr

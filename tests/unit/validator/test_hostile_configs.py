@@ -374,3 +374,54 @@ def test_a_number_written_as_text_gets_the_hint_that_is_true_for_it(write_config
     assert text != DEV
     (finding,) = [f for f in check_file(write_config(text)).findings if f.path == "teams[0].quota[1].vcpu"]
     assert finding.code == "HPK012" and finding.hint.endswith(hint)
+
+
+# Issue 32, class 5: a tag on a mapping, a list or a key was dropped and the config read as if it were not there.
+# A scalar's unknown tag was already refused (no safe constructor); a collection is always read as plain data, so
+# every explicit tag on one is refused, with the file, line and column of the tag.
+MAPPING = ("cluster_policy:\n", "cluster_policy: {tag}\n")
+LIST = ("availability_zone_ids: [", "availability_zone_ids: {tag} [")
+LIST_ITEM = ("    - name: gpu-workers\n", "    - {tag}\n      name: gpu-workers\n")
+KEY = ("region: us-east-1\n", "{tag} region: us-east-1\n")
+
+
+@pytest.mark.parametrize("place, tag, what", [
+    (MAPPING, "!Policy", "a mapping"), (MAPPING, "!!python/object:os.system", "a mapping"),
+    (MAPPING, "!!python/object/apply:os.system", "a mapping"), (MAPPING, "!!map", "a mapping"),
+    (MAPPING, "!!omap", "a mapping"), (LIST, "!Zones", "a list"), (LIST, "!!seq", "a list"), (LIST, "!!set", "a list"),
+    (LIST, "!<tag:example.com,2025:z>", "a list"), (LIST_ITEM, "!Group", "a mapping"),
+    (KEY, "!Region", "a mapping key"), (KEY, "!!int", "a mapping key"),
+])
+def test_a_tag_on_a_mapping_a_list_or_a_key_is_refused_where_it_stands(write_config, place, tag, what):
+    text = DEV.replace(place[0], place[1].format(tag=tag), 1)
+    assert text.count(tag) == 1
+    report = check_file(write_config(text), "c.yaml")
+    assert report.exit_code == 2
+    [finding] = report.findings
+    line, row = next((n, row) for n, row in enumerate(text.splitlines(), 1) if tag in row)
+    assert (finding.code, finding.file, finding.line, finding.column) == ("HPK002", "c.yaml", line, row.index(tag) + 1)
+    written = tag[2:-1] if tag.startswith("!<") else tag  # a verbatim tag is shown as the tag it names
+    assert finding.message.startswith(f"YAML tag '{written}' on {what}:")
+
+
+def test_a_tag_on_the_whole_document_is_refused(write_config):
+    [finding] = check_file(write_config("--- !!map\n" + DEV.split("\n", 1)[1]), "c.yaml").findings
+    assert (finding.code, finding.line, finding.column) == ("HPK002", 1, 5) and "'!!map' on a mapping" in finding.message
+
+
+def test_a_tagged_anchor_is_refused_before_any_alias_repeats_it(write_config):
+    text = DEV.replace("cluster_policy:\n", "cluster_policy: &p !Policy\n", 1)
+    [finding] = check_file(write_config(text)).findings
+    assert finding.code == "HPK002" and "'!Policy' on a mapping" in finding.message
+
+
+@pytest.mark.parametrize("before, after", [
+    ("cluster_policy:\n", "cluster_policy: !\n"),  # YAML's non-specific tag: the node's natural kind
+    ("availability_zone_ids: [", "availability_zone_ids: ! ["),
+    ("region: us-east-1\n", "!!str region: us-east-1\n"),  # a key is text: !!str says just that
+])
+def test_tags_that_add_nothing_are_read_as_written(write_config, before, after):
+    text = DEV.replace(before, after, 1)
+    assert text != DEV
+    report = check_file(write_config(text))
+    assert report.exit_code == 0, [f.render() for f in report.findings]

@@ -188,3 +188,33 @@ def test_trust_policy_at_the_iam_quota(write_config, size):
     assert [(f.code, f.path, f.message) for f in report.findings] == ([] if size == TRUST_QUOTA else [
         ("HPK728", "batch.teams[3].principals",
          f"team 'low''s Batch role would have a {size:,}-character trust policy, over IAM's limit of 2,048 characters")])
+
+
+# --- HPK729: a queue listed twice in a team's queues, whatever its kind -------------------------------------------
+FIFO_ENV = "    - name: fifo-env\n      capacity_limits: [{unit: NUM_INSTANCES, max_capacity: 2}]\n  queues:\n"
+FIFO_QUEUE = "    - name: fifo-q\n      service_environment: fifo-env\n  teams:\n"
+
+
+@pytest.mark.parametrize("team, queues, queue, repeat, first", [
+    ("high", "[fair-q, fifo-q, fifo-q]", "fifo-q", 2, 1),  # FIFO: no finding at all before
+    ("high", "[fifo-q, fair-q, fair-q]", "fair-q", 2, 1),  # was "share identifier used twice" (HPK708): untrue
+    ("ProdExp2", "[quota-q, quota-q]", "quota-q", 1, 0),  # was "on quota-share queues quota-q, quota-q" (HPK713)
+])
+def test_a_queue_listed_twice_by_one_team_is_one_finding_of_its_own(write_config, team, queues, queue, repeat, first):
+    text = BASE.replace("  queues:\n", FIFO_ENV, 1).replace("  teams:\n", FIFO_QUEUE, 1)
+    listed = "[fair-q]" if team == "high" else "[quota-q]"
+    text = edit(f"    - name: {team}\n      queues: {listed}\n", f"    - name: {team}\n      queues: {queues}\n", text)
+    index = 2 if team == "high" else 1
+    report = check_file(write_config(text))
+    assert [(f.code, f.path, f.message) for f in report.findings] == [
+        ("HPK729", f"batch.teams[{index}].queues[{repeat}]",
+         f"team '{team}' lists job queue '{queue}' twice (first at queues[{first}])")]
+    assert report.exit_code == 1
+
+
+def test_one_queue_on_two_teams_is_no_repeat(write_config):
+    text = BASE.replace("  queues:\n", FIFO_ENV, 1).replace("  teams:\n", FIFO_QUEUE, 1)
+    text = edit(HIGH_ON_FAIR, "    - name: high\n      queues: [fair-q, fifo-q]\n", text)
+    text = text.replace("      queues: [fair-q]\n      share_identifier: LOWPRI\n",
+                        "      queues: [fair-q, fifo-q]\n      share_identifier: LOWPRI\n")
+    assert codes(write_config, text) == []
