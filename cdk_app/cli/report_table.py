@@ -3,25 +3,28 @@ Shared by validate and the commands that validate before they act (job, plan, ba
 
 from __future__ import annotations
 
-from cdk_app.domain.capacity import DIMENSIONS, Resources
-from cdk_app.domain.reach import TeamReach
+from cdk_app.domain.capacity import DIMENSIONS, Resources, exact_text
+from cdk_app.domain.reach import SHARING_DISABLED, TeamReach
 from cdk_app.support.text_table import aligned, printable
 from cdk_app.validator.report import Report
 
 
 def _cell(reserved: Resources, capacity: Resources, dim: str) -> str:
-    used, total = reserved.to_json()[dim], capacity.to_json()[dim]
-    return f"{used}/{total}" + (" !" if used > total else "")
+    """Exact amounts, compared exactly: 16.0002 of 16 is over, and reads so."""
+    used, total = getattr(reserved, dim), getattr(capacity, dim)
+    return f"{exact_text(used)}/{exact_text(total)}" + (" !" if used > total else "")
 
 
 def _amount(resources: Resources) -> str:
-    amounts = resources.to_json()
-    return f"{amounts['count']}" + (f" ({amounts['accelerators']})" if amounts["accelerators"] else "")
+    accelerators = resources.accelerators
+    return exact_text(resources.count) + (f" ({exact_text(accelerators)})" if accelerators else "")
 
 
 def _limited_by(row: TeamReach) -> str:
     if row.capped_by is None:
         return "-"
+    if row.capped_by == SHARING_DISABLED:
+        return "idle sharing Disabled"
     return f"borrow limit {row.borrow_limit} %" if row.capped_by == "borrow limit" else "what others lend"
 
 

@@ -282,7 +282,7 @@ class ClusterPolicy(KitModel):
     fair_share: Toggle = "Enabled"
     """Enabled shares idle compute by team fair-share weight; Disabled is first come, first served."""
     idle_resource_sharing: Toggle = "Enabled"
-    """Whether idle capacity may be lent and borrowed at all."""
+    """Whether idle capacity may be lent and borrowed at all; Enabled also lends the capacity no team holds."""
     require_priority_class: Bool = False
     """Refuse (admission guardrail) a team workload without a priority-class label; off, such a workload
     runs at the lowest priority."""

@@ -84,8 +84,30 @@ def unit_for(value: float | Amount, unit: str) -> str:
     return unit[:-1] if value == 1 and unit.endswith("s") else unit
 
 
+def exact_text(value: Amount) -> str:
+    """An amount exactly as it is, for messages: 16.0002 stays 16.0002 (never "16.0" beside a capacity of 16),
+    a whole amount has no decimals, and an amount no decimal writes exactly (a third of an instance) reads as
+    its fraction with a rounded decimal after it: "4/3 (about 1.333)"."""
+    value = Fraction(value)
+    numerator, denominator = value.numerator, value.denominator
+    if denominator == 1:
+        return str(numerator)
+    twos = fives = 0
+    rest = denominator
+    while rest % 2 == 0:
+        rest, twos = rest // 2, twos + 1
+    while rest % 5 == 0:
+        rest, fives = rest // 5, fives + 1
+    if rest != 1:
+        return f"{numerator}/{denominator} (about {round(float(value), 3)})"
+    places = max(twos, fives)
+    digits = str(abs(numerator) * 10**places // denominator).rjust(places + 1, "0")
+    sign = "-" if numerator < 0 else ""
+    return f"{sign}{digits[:-places]}.{digits[-places:]}".rstrip("0")
+
+
 def describe(value: Amount, dimension: str) -> str:
-    return f"{plain_number(value)} {unit_for(value, _UNITS[dimension])}"
+    return f"{exact_text(value)} {unit_for(value, _UNITS[dimension])}"
 
 
 @cache

@@ -19,6 +19,7 @@ from cdk_app.config.model import DEFAULT_BORROW_LIMIT, KitConfig
 from cdk_app.config.names import local_queue, team_cluster_queue, team_namespace
 from cdk_app.domain.capacity import Resources, cluster_capacity, reservations, shared_pool_quota
 from cdk_app.domain.instance_types import ACCELERATOR_RESOURCES, CATALOGUE, EFA_MAXIMUM, EFA_RESOURCE
+from cdk_app.domain.reach import sharing_enabled, unallocated
 
 API_VERSION = "kueue.x-k8s.io/v1beta2"
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
@@ -85,20 +86,23 @@ def resource_flavors(config: KitConfig, choices: Choices = Choices()) -> list[di
     return flavors
 
 
-def _borrowing(strategy: str, percent: int, amounts: Resources, itype: str, choices: Choices) -> dict[str, str]:
-    """borrowingLimit per resource: BorrowLimit per cent of the nominal quota, none for a team that may not borrow."""
-    if strategy == "Lend" or (strategy == "DontLend" and not choices.dont_lend_may_borrow):
+def _borrowing(strategy: str, percent: int, amounts: Resources, itype: str, choices: Choices,
+               sharing: bool = True) -> dict[str, str]:
+    """borrowingLimit per resource: BorrowLimit per cent of the nominal quota, none for a team that may not borrow
+    and for every team while the cluster policy's IdleResourceSharing is Disabled (cdk_app.domain.reach)."""
+    if not sharing or strategy == "Lend" or (strategy == "DontLend" and not choices.dont_lend_may_borrow):
         return {name: "0" for name in covered_resources()}
     return _resources(itype, amounts.scaled(Fraction(percent, 100)))
 
 
 def cluster_queue(name: str, quota: dict[str, Resources], flavors: list[str], *, strategy: str, borrow_limit: int,
-                  preempt_team_tasks: str, fair_share_weight: int | None, choices: Choices) -> dict[str, Any]:
+                  preempt_team_tasks: str, fair_share_weight: int | None, choices: Choices,
+                  sharing: bool = True) -> dict[str, Any]:
     entries = []
     for itype in flavors:
         amounts = quota.get(itype, Resources())
         nominal = _resources(itype, amounts)
-        borrowing = _borrowing(strategy, borrow_limit, amounts, itype, choices)
+        borrowing = _borrowing(strategy, borrow_limit, amounts, itype, choices, sharing)
         resources = []
         for resource in covered_resources():
             entry: dict[str, Any] = {"name": resource, "nominalQuota": nominal[resource],
@@ -120,13 +124,26 @@ def cluster_queue(name: str, quota: dict[str, Resources], flavors: list[str], *,
 
 
 def _queues(team_name: str, quota: dict[str, Resources], flavors: list[str], fair: bool, choices: Choices, *,
-            strategy: str, borrow_limit: int, preempt: str, weight: int) -> list[dict[str, Any]]:
+            strategy: str, borrow_limit: int, preempt: str, weight: int, sharing: bool) -> list[dict[str, Any]]:
     queue = cluster_queue(team_cluster_queue(team_name), quota, flavors, strategy=strategy, borrow_limit=borrow_limit,
-                          preempt_team_tasks=preempt, fair_share_weight=weight if fair else None, choices=choices)
+                          preempt_team_tasks=preempt, fair_share_weight=weight if fair else None, choices=choices,
+                          sharing=sharing)
     local = {"apiVersion": API_VERSION, "kind": "LocalQueue",
              "metadata": {"name": local_queue(team_name), "namespace": team_namespace(team_name)},
              "spec": {"clusterQueue": team_cluster_queue(team_name)}}
     return [queue, local]
+
+
+def idle_cohort(pool: dict[str, Resources], flavors: list[str], choices: Choices) -> dict[str, Any]:
+    """IdleResourceSharing Enabled: "unallocated resources are automatically calculated and made available for
+    entities to borrow" (API_SchedulerConfig). Read here as the cohort's own nominal quota (a Cohort object holding
+    what no ClusterQueue does), which its ClusterQueues borrow within their borrowingLimit and which nobody
+    reclaims (UNVERIFIED: the mapping reference calls it "possibly a cohort-level quota")."""
+    entries = [{"name": itype, "resources": [{"name": name, "nominalQuota": amount}
+                                             for name, amount in _resources(itype, pool.get(itype, Resources())).items()]}
+               for itype in flavors]
+    return {"apiVersion": API_VERSION, "kind": "Cohort", "metadata": {"name": choices.cohort},
+            "spec": {"resourceGroups": [{"coveredResources": covered_resources(), "flavors": entries}]}}
 
 
 def priority_classes(config: KitConfig) -> list[dict[str, Any]]:
@@ -143,17 +160,22 @@ def governance_objects(config: KitConfig, choices: Choices = Choices()) -> list[
         return []
     objects = [*resource_flavors(config, choices), *priority_classes(config)]
     flavors, fair = sorted(cluster_capacity(config)), config.cluster_policy.fair_share == "Enabled"
+    sharing = sharing_enabled(config)
+    pool = unallocated(config)
+    if sharing and any(not amounts.is_zero() for amounts in pool.values()):
+        objects.append(idle_cohort(pool, flavors, choices))
     for team in config.teams:
         if team.enabled:
             limit = team.borrow_limit if team.borrow_limit is not None else DEFAULT_BORROW_LIMIT
             objects.extend(_queues(team.name, reservations(team.quota), flavors, fair, choices,
                                    strategy=team.sharing_strategy, borrow_limit=limit,
-                                   preempt=team.preempt_team_tasks, weight=team.fair_share_weight))
-    pool = config.shared_pool
-    if pool is not None:
-        objects.extend(_queues(pool.name, reservations(shared_pool_quota(config)), flavors, fair, choices,
-                               strategy=pool.sharing_strategy, borrow_limit=DEFAULT_BORROW_LIMIT,
-                               preempt="LowerPriority", weight=pool.fair_share_weight))
+                                   preempt=team.preempt_team_tasks, weight=team.fair_share_weight,
+                                   sharing=sharing))
+    shared = config.shared_pool
+    if shared is not None:
+        objects.extend(_queues(shared.name, reservations(shared_pool_quota(config)), flavors, fair, choices,
+                               strategy=shared.sharing_strategy, borrow_limit=DEFAULT_BORROW_LIMIT,
+                               preempt="LowerPriority", weight=shared.fair_share_weight, sharing=sharing))
     return objects
 
 

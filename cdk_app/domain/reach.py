@@ -1,12 +1,20 @@
-"""How far each team can go: its quota, plus what it may borrow from teams that lend.
+"""How far each team can go: its quota, plus what it may borrow - the one rule of reach that `validate`
+(the reach table, HPK411, HPK503), `job` (its refusals) and the Kueue mapping follow.
 
 This is the ceiling the compute allocations allow, not a scheduler: whether a team reaches it depends on
-what the lending teams use at the time. Per instance type:
-- DontLend and Lend teams never borrow: their ceiling is their quota.
-- A LendAndBorrow team may borrow up to borrow_limit percent of its quota, and no more than the other
-  allocations that lend (Lend or LendAndBorrow teams, and the shared pool) hold together.
-A team borrows only on instance types it has a quota for: the limit is a percent of that quota.
-Disabled allocations are left out, both as borrowers and as lenders.
+what the others use at the time. The cluster policy's SchedulerConfig.IdleResourceSharing (botocore's
+sagemaker model: "Configuration for sharing idle compute resources across entities in the cluster. When
+enabled, unallocated resources are automatically calculated and made available for entities to borrow")
+decides whether any idle compute is shared:
+- Disabled: no team borrows; every team's ceiling is its quota (`idle_resource_sharing: Disabled` is "whether
+  idle capacity may be lent and borrowed at all", the kit's reading of that sentence).
+- Enabled, per instance type: DontLend and Lend teams never borrow (ResourceSharingConfig.Strategy); a
+  LendAndBorrow team may borrow up to borrow_limit percent of its quota, and no more than the allocations
+  that lend (Lend and LendAndBorrow teams, the shared pool) and the unallocated capacity hold together.
+A team borrows only on instance types it has a quota for: the limit is a percent of that quota (the Kueue
+mapping's borrowingLimit, task-governance mapping H1), so a team without a quota borrows nothing.
+Disabled allocations are left out, both as borrowers and as lenders: task governance makes no queue for them,
+so their quota counts as unallocated.
 """
 
 from __future__ import annotations
@@ -15,9 +23,12 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from cdk_app.config.model import DEFAULT_BORROW_LIMIT, KitConfig
-from cdk_app.domain.capacity import Resources, reservations, shared_pool_quota
+from cdk_app.domain.capacity import DIMENSIONS, Resources, cluster_capacity, reservations, shared_pool_quota
 
 LENDING = ("Lend", "LendAndBorrow")
+
+# What stops a team borrowing more (TeamReach.capped_by).
+BORROW_LIMIT, LENDERS, SHARING_DISABLED = "borrow limit", "lenders", "idle_resource_sharing Disabled"
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,7 +39,8 @@ class TeamReach:
     borrow_limit: int | None  # percent; None where the team does not borrow
     quota: Resources
     reach: Resources
-    # "borrow limit" or "lenders": what stops the team borrowing more; None if it does not borrow.
+    # BORROW_LIMIT, LENDERS or SHARING_DISABLED: what stops the team borrowing more; None for a Lend or
+    # DontLend team, which never borrows.
     capped_by: str | None
 
     def to_json(self) -> dict[str, object]:
@@ -37,18 +49,54 @@ class TeamReach:
                 "capped_by": self.capped_by}
 
 
+def sharing_enabled(config: KitConfig) -> bool:
+    return config.cluster_policy.idle_resource_sharing == "Enabled"
+
+
+def allocated(config: KitConfig) -> dict[str, Resources]:
+    """Per known instance type, what the enabled compute allocations (teams and the shared pool) hold."""
+    held = [reservations(t.quota) for t in config.teams if t.enabled]
+    if config.shared_pool is not None:
+        held.append(reservations(shared_pool_quota(config)))
+    total: dict[str, Resources] = {}
+    for holding in held:
+        for itype, amount in holding.items():
+            total[itype] = total.get(itype, Resources()) + amount
+    return total
+
+
+def unallocated(config: KitConfig) -> dict[str, Resources]:
+    """Per instance type of the cluster, the capacity no enabled allocation holds (none below zero, per
+    dimension): what IdleResourceSharing Enabled makes available to borrow."""
+    held = allocated(config)
+    free = {}
+    for itype, cap in cluster_capacity(config).items():
+        gap = cap - held.get(itype, Resources())
+        free[itype] = Resources(*(max(getattr(gap, d), 0) for d in DIMENSIONS))
+    return free
+
+
+def borrowers(config: KitConfig, itype: str) -> list[str]:
+    """The teams that may borrow on `itype`: who can use its unallocated capacity."""
+    return [row.team for row in team_reach(config) if row.instance_type == itype
+            and row.capped_by in (BORROW_LIMIT, LENDERS) and not row.quota.is_zero()]
+
+
 def team_reach(config: KitConfig) -> list[TeamReach]:
     """One row per enabled team and instance type of its quota, in config order."""
     held = [(t, reservations(t.quota)) for t in config.teams if t.enabled]
-    # What all lending allocations hold per instance type; a team never borrows from itself, so its own
-    # share comes off again below (one pass, not one per team: validate runs after every edit).
-    lenders = [reserved for t, reserved in held if t.sharing_strategy in LENDING]
-    if config.shared_pool is not None:
-        lenders.append(reservations(shared_pool_quota(config)))
+    sharing = sharing_enabled(config)
     lent: dict[str, Resources] = {}
-    for holding in lenders:
-        for itype, amount in holding.items():
-            lent[itype] = lent.get(itype, Resources()) + amount
+    if sharing:
+        # What all lending allocations and the unallocated capacity hold per instance type; a team never
+        # borrows from itself, so its own share comes off again below (one pass, not one per team).
+        lenders = [reserved for t, reserved in held if t.sharing_strategy in LENDING]
+        if config.shared_pool is not None:
+            lenders.append(reservations(shared_pool_quota(config)))
+        lenders.append(unallocated(config))
+        for holding in lenders:
+            for itype, amount in holding.items():
+                lent[itype] = lent.get(itype, Resources()) + amount
     rows = []
     for team, reserved in held:
         for itype, quota in reserved.items():
@@ -56,8 +104,12 @@ def team_reach(config: KitConfig) -> list[TeamReach]:
                 rows.append(TeamReach(team.name, itype, team.sharing_strategy, None, quota, quota, None))
                 continue
             limit = team.borrow_limit or DEFAULT_BORROW_LIMIT
+            if not sharing:
+                rows.append(TeamReach(team.name, itype, team.sharing_strategy, limit, quota, quota, SHARING_DISABLED))
+                continue
             allowed = quota.scaled(Fraction(limit, 100))
-            borrowed = allowed.smaller(lent[itype] - quota)
-            capped_by = "borrow limit" if borrowed == allowed else "lenders"
+            others = lent.get(itype, Resources()) - quota
+            borrowed = allowed.smaller(Resources(*(max(getattr(others, d), 0) for d in DIMENSIONS)))
+            capped_by = BORROW_LIMIT if borrowed == allowed else LENDERS
             rows.append(TeamReach(team.name, itype, team.sharing_strategy, limit, quota, quota + borrowed, capped_by))
     return rows

@@ -27,7 +27,7 @@ from cdk_app.domain.capacity import Resources, describe
 from cdk_app.domain.efa_support import has_efa
 from cdk_app.domain.image_reference import reference_problem
 from cdk_app.domain.instance_types import CATALOGUE, EFA_MAXIMUM, TOPOLOGY_FAMILIES, family
-from cdk_app.domain.reach import team_reach
+from cdk_app.domain.reach import BORROW_LIMIT, SHARING_DISABLED, team_reach
 from cdk_app.domain.versions import version_tuple
 from cdk_app.kubernetes.guardrails.constants import (
     DEVICE_ENV_OFF,
@@ -398,13 +398,17 @@ def _check_reach(config: KitConfig, request: JobRequest, placement: Placement, p
         return
     dim = over[0]
     if row is None:
-        why = (f"team {request.team!r} has no quota for {itype} and borrows only on instance types it has a quota for")
+        why = (f"team {request.team!r} has no quota for {itype}, and a team borrows only on instance types it has "
+               "a quota for (its borrow_limit is a percent of that quota)")
+    elif row.capped_by == SHARING_DISABLED:
+        why = (f"its quota is {describe(getattr(row.quota, dim), dim)} and no team borrows while "
+               "cluster_policy.idle_resource_sharing is Disabled")
     elif row.borrow_limit is None:
         why = f"its quota is {describe(getattr(row.quota, dim), dim)} and a {row.strategy} team does not borrow"
     else:
         borrowed = getattr(row.reach, dim) - getattr(row.quota, dim)
-        cap = (f"borrow_limit {row.borrow_limit}%" if row.capped_by == "borrow limit"
-               else "all that the lending teams hold")
+        cap = (f"borrow_limit {row.borrow_limit}%" if row.capped_by == BORROW_LIMIT
+               else "all that the lending teams and the unallocated capacity hold")
         why = (f"its quota {describe(getattr(row.quota, dim), dim)} + at most {describe(borrowed, dim)} borrowed "
                f"({cap}) = {describe(getattr(row.reach, dim), dim)}")
     raise JobSpecError(f"--nodes {request.nodes} x {describe(getattr(pod, dim), dim)} per pod = "
@@ -419,6 +423,9 @@ def check(config: KitConfig, request: JobRequest, cluster_nodes: Sequence[NodeIn
     if request.team not in teams:
         raise JobSpecError(f"--team {request.team!r} is not a team of the {config.environment} config; "
                            f"teams: {', '.join(sorted(teams)) or 'none'}")
+    if not teams[request.team].enabled:
+        raise JobSpecError(f"team {request.team!r} is disabled (enabled: false): task governance makes no queue for "
+                           "a disabled compute allocation, so Kueue admits none of its jobs; enable the team first")
     job_priority(config, request)
     cluster_types = [g.instance_type for g in config.hyperpod.instance_groups if g.count > 0]
     listed = ", ".join(sorted(set(cluster_types))) or "none (every group has count 0)"

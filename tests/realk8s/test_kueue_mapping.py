@@ -19,7 +19,7 @@ from cdk_app.domain.kueue_mapping import governance_objects, kueue_configuration
 
 G5 = "ml.g5.12xlarge"
 LISTS = {"ResourceFlavor": "resourceFlavors", "ClusterQueue": "clusterQueues", "LocalQueue": "localQueues",
-         "WorkloadPriorityClass": "workloadPriorityClasses"}
+         "WorkloadPriorityClass": "workloadPriorityClasses", "Cohort": "cohorts"}
 
 
 @pytest.fixture(scope="module")
@@ -112,3 +112,33 @@ def test_a_job_with_efa_as_job_writes_it_is_admitted(oracle):
     admitted = _final(output, "efa")
     assert admitted["state"] in ("Admitted", "QuotaReserved"), admitted
     assert admitted["flavors"]["main/vpc.amazonaws.com/efa"] == "ml.p5.48xlarge"
+
+
+def _unallocated_dev(sharing: str) -> KitConfig:
+    """dev with john on 1 of the 4 g5 (2 unallocated) and smith borrowing up to 300 % of its 1."""
+    dev = load_config(ROOT / "config" / "dev.yaml").config
+    teams = []
+    for t in dev.teams:
+        if t.name == "john":
+            t = t.model_copy(update={"quota": tuple(q.model_copy(update={"count": 1}) if q.instance_type == G5 else q
+                                                    for q in t.quota)})
+        if t.name == "smith":
+            t = t.model_copy(update={"borrow_limit": 300})
+        teams.append(t)
+    policy = dev.cluster_policy.model_copy(update={"idle_resource_sharing": sharing})
+    return dev.model_copy(update={"teams": tuple(teams), "cluster_policy": policy})
+
+
+def test_smith_borrows_the_unallocated_gpus_as_its_reach_says(oracle):
+    """IdleResourceSharing Enabled: smith's 16-GPU job (4 x 4) runs on its own 4, john's idle 4 and the 8 no team
+    holds - the reach `validate` shows and `job` accepts (cdk_app/domain/reach.py)."""
+    config = _unallocated_dev("Enabled")
+    output = run_oracle(oracle, {"name": "unallocated", "input": _input(config, [_workload("smith", "smith-16", 4, 4)])})
+    smith = _final(output, "smith-16")
+    assert smith["state"] in ("Admitted", "QuotaReserved"), smith
+
+
+def test_with_idle_sharing_disabled_smith_gets_only_its_quota(oracle):
+    config = _unallocated_dev("Disabled")
+    output = run_oracle(oracle, {"name": "no-sharing", "input": _input(config, [_workload("smith", "smith-8", 2, 4)])})
+    assert _final(output, "smith-8")["state"] == "Pending"

@@ -193,7 +193,8 @@ WORD_FOR_WORD = [
        "the cluster has no ml.g5.12xlarge instances, so this quota can never be used",
        "add an instance group of ml.g5.12xlarge or remove the entry (the cluster has no known types)"),
       ("HPK411", "warning", "teams[1].name", "team 'smith' has no quota",
-       "its jobs run only on idle compute it borrows; give it a quota")]),
+       "a team borrows only on instance types it has a quota for (borrow_limit is a percent of that quota), so "
+       "a job of it that requests accelerators, CPU or memory never runs: give it a quota")]),
     ("wrong-dependency-digest-at-the-default-revision",
      [(CONTENT, CONTENT + f"    dependencies:\n      nvidia-device-plugin: {{url: {NVIDIA_URL}, sha256: '{'b' * 64}'}}\n")],
      [("HPK223", "error", "hyperpod.helm_chart.dependencies.nvidia-device-plugin",

@@ -14,9 +14,11 @@ from cdk_app.domain.capacity import (
     Resources,
     cluster_capacity,
     describe,
+    exact_text,
     shared_pool_gap,
     team_reservations,
 )
+from cdk_app.domain.reach import allocated, borrowers, sharing_enabled, unallocated
 from cdk_app.validator.reporter import Reporter
 
 
@@ -46,7 +48,7 @@ def check_capacity(config: KitConfig, report: Reporter) -> None:
     if config.shared_pool is not None:
         _check_shared_pool(config, capacity, totals, report)
     else:
-        _check_idle(config, capacity, totals, report)
+        _check_idle(config, capacity, report)
 
 
 def _unit(entry: QuotaEntry, over: list[str]) -> str:
@@ -72,7 +74,7 @@ def _report_over(report: Reporter, itype: str, over: list[str], total: Resources
 
 
 def _amount(value: Fraction) -> str:
-    return describe(value, "count").split(" ")[0]
+    return exact_text(value)
 
 
 def _check_shared_pool(config: KitConfig, capacity: dict[str, Resources], totals: dict[str, Resources],
@@ -89,25 +91,31 @@ def _check_shared_pool(config: KitConfig, capacity: dict[str, Resources], totals
                        "the other teams reserve all capacity: lower their quotas or remove shared_pool")
 
 
-def _check_idle(config: KitConfig, capacity: dict[str, Resources], totals: dict[str, Resources],
-                report: Reporter) -> None:
-    unreserved = {t for t, cap in capacity.items() if cap.count > 0 and totals.get(t, Resources()).is_zero()}
-    for i, group in enumerate(config.hyperpod.instance_groups):
-        if group.instance_type in unreserved and group.count > 0:
-            report.warning("HPK503", ("hyperpod", "instance_groups", i, "instance_type"),
-                           f"no team has a quota on {group.instance_type} and there is no shared pool, so no "
-                           f"team's job can use the {group.count} instance(s) of group '{group.name}'",
-                           f"give a team a quota on {group.instance_type}, or add a shared_pool")
-    borrowers = [t.name for t in config.teams if t.sharing_strategy == "LendAndBorrow" and t.enabled]
-    sharing_off = config.cluster_policy.idle_resource_sharing == "Disabled"
-    if not sharing_off and borrowers:
-        return
-    why = ("idle_resource_sharing is Disabled" if sharing_off else "no enabled team uses LendAndBorrow")
-    for itype, cap in sorted(capacity.items()):
-        free = cap.count - totals.get(itype, Resources()).count
-        if free > 0 and itype not in unreserved:
-            path: PathKey = ("cluster_policy", "idle_resource_sharing") if sharing_off else ("teams",)
-            report.warning("HPK503", path,
-                           f"{describe(free, 'count')} of {itype} are reserved by no team and {why}, "
-                           "so no team can use them",
-                           "give the capacity to teams, add a shared_pool, or let teams borrow")
+def _check_idle(config: KitConfig, capacity: dict[str, Resources], report: Reporter) -> None:
+    """Capacity no enabled allocation holds is usable only by a team that may borrow it (the reach rule,
+    cdk_app.domain.reach: idle_resource_sharing Enabled, a LendAndBorrow team with a quota on the type)."""
+    held = allocated(config)
+    free = unallocated(config)
+    sharing = sharing_enabled(config)
+    for itype, gap in sorted(free.items()):
+        if gap.count <= 0 or borrowers(config, itype):
+            continue
+        if held.get(itype, Resources()).is_zero():
+            # Nobody holds any of the type: a team borrows only on types it has a quota for.
+            for i, group in enumerate(config.hyperpod.instance_groups):
+                if group.instance_type == itype and group.count > 0:
+                    sharing_note = "" if sharing else " (and idle_resource_sharing is Disabled)"
+                    report.warning("HPK503", ("hyperpod", "instance_groups", i, "instance_type"),
+                                   f"no enabled team has a quota on {itype} and there is no shared pool, so no "
+                                   f"team's job can use the {group.count} instance(s) of group '{group.name}'"
+                                   f"{sharing_note}: a team borrows only on instance types it has a quota for",
+                                   f"give a team a quota on {itype}, or add a shared_pool")
+            continue
+        why = ("idle_resource_sharing is Disabled" if not sharing
+               else f"no enabled team with a quota on {itype} uses LendAndBorrow")
+        path: PathKey = ("cluster_policy", "idle_resource_sharing") if not sharing else ("teams",)
+        verb = "is" if gap.count == 1 else "are"
+        report.warning("HPK503", path,
+                       f"{describe(gap.count, 'count')} of {itype} {verb} held by no enabled team and {why}, "
+                       "so no team can use them",
+                       "give the capacity to teams, add a shared_pool, or let teams borrow")

@@ -14,8 +14,8 @@ from cdk_app.config.scalars import exact
 from cdk_app.config.yaml_source import PathKey
 from cdk_app.domain.capacity import (
     describe,
+    exact_text,
     per_instances,
-    plain_number,
 )
 from cdk_app.domain.instance_types import CATALOGUE
 from cdk_app.findings import format_path
@@ -62,10 +62,10 @@ def check_teams(config: KitConfig, report: Reporter) -> None:
     report_repeats(report, "HPK402", names, "team")
     for i, team in enumerate(config.teams):
         if not team.quota:
-            borrows = team.sharing_strategy == "LendAndBorrow"
+            # The reach rule (cdk_app.domain.reach): a team borrows only on instance types it has a quota for.
             report.warning("HPK411", ("teams", i, "name"), f"team '{team.name}' has no quota",
-                           "its jobs run only on idle compute it borrows; give it a quota" if borrows else
-                           f"with sharing_strategy {team.sharing_strategy} it never borrows, so its jobs never run: "
+                           "a team borrows only on instance types it has a quota for (borrow_limit is a percent of "
+                           "that quota), so a job of it that requests accelerators, CPU or memory never runs: "
                            "give it a quota")
 
 
@@ -133,6 +133,6 @@ def _check_quota_entries(entries: tuple, base: PathKey, report: Reporter) -> Non
             for dim, value in given.items():
                 if dim != "count" and exact(value) != getattr(whole, dim):
                     report.error("HPK408", path + (dim,),
-                                 f"{dim} {plain_number(exact(value))} disagrees with count {entry.count} "
+                                 f"{dim} {exact_text(exact(value))} disagrees with count {entry.count} "
                                  f"({describe(getattr(whole, dim), dim)} on {entry.instance_type})",
                                  "give count alone, or leave count out")

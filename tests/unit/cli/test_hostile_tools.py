@@ -722,3 +722,56 @@ def test_efa_all_and_efa_n_are_refused_alike_on_nodes_without_efa(tmp_path, efa)
                   "--", "python")
     assert offline.returncode == 1
     assert f"--efa {efa}: ml.m7i.4xlarge has no EFA interface" in offline.stderr
+
+
+# --- job follows the reach rule of cluster_policy.idle_resource_sharing (cdk_app/domain/reach.py) ---------------
+DEV_TEXT = (ROOT / "config" / "dev.yaml").read_text()
+JOHN_THREE_G5 = "      - instance_type: ml.g5.12xlarge\n        count: 3\n"
+
+
+def _dev_job(tmp_path, sharing: str, john_g5: int, smith_limit: int, team: str, nodes: int):
+    text = (DEV_TEXT.replace("idle_resource_sharing: Enabled", f"idle_resource_sharing: {sharing}")
+            .replace(JOHN_THREE_G5, f"      - instance_type: ml.g5.12xlarge\n        count: {john_g5}\n")
+            .replace("    borrow_limit: 100\n", f"    borrow_limit: {smith_limit}\n"))
+    if team == "off":
+        text = text.replace("  - name: smith\n", "  - name: smith\n    enabled: false\n")
+        team = "smith"
+    path = tmp_path / "dev.yaml"
+    path.write_text(text)
+    return run("job", "--config", str(path), "--team", team, "--name", "t", "--image", "i", "--nodes", str(nodes),
+               "--", "true")
+
+
+@pytest.mark.parametrize("sharing, john_g5, smith_limit, nodes, code, says", [
+    # Disabled: smith borrows none of john's idle GPUs, however high its borrow limit.
+    ("Disabled", 3, 100, 2, 1, "no team borrows while cluster_policy.idle_resource_sharing is Disabled"),
+    ("Disabled", 1, 300, 2, 1, "its quota is 4 accelerators and no team borrows"),
+    ("Disabled", 3, 100, 1, 0, ""),
+    # Enabled: john's idle GPUs and the 2 unallocated instances are smith's to borrow, up to 300 % of its 1.
+    ("Enabled", 1, 300, 4, 0, ""),
+    ("Enabled", 1, 100, 3, 1, "its quota 4 accelerators + at most 4 accelerators borrowed (borrow_limit 100%)"),
+    ("Enabled", 3, 100, 2, 0, ""),
+])
+def test_job_admits_what_the_idle_sharing_setting_lets_a_team_reach(tmp_path, sharing, john_g5, smith_limit, nodes,
+                                                                    code, says):
+    result = _dev_job(tmp_path, sharing, john_g5, smith_limit, "smith", nodes)
+    assert result.returncode == code, result.stderr
+    assert says in result.stderr and "Traceback" not in result.stderr
+
+
+def test_job_tells_a_disabled_team_it_is_disabled_not_that_it_has_no_quota(tmp_path):
+    result = _dev_job(tmp_path, "Enabled", 3, 100, "off", 1)
+    assert result.returncode == 1
+    assert "team 'smith' is disabled (enabled: false)" in result.stderr and "no quota" not in result.stderr
+
+
+def test_hpk411_and_job_agree_that_a_team_without_quota_runs_nothing(tmp_path):
+    text = DEV_TEXT.replace("  - name: smith\n", "  - name: solo\n    quota: []\n  - name: smith\n")
+    path = tmp_path / "dev.yaml"
+    path.write_text(text)
+    validated = run("validate", str(path))
+    [line] = [line for line in validated.stdout.splitlines() if "HPK411" in line]
+    assert "borrowed" not in line and "requests accelerators, CPU or memory never runs" in line
+    result = run("job", "--config", str(path), "--team", "solo", "--name", "t", "--image", "i",
+                 "--instance-type", "ml.g5.12xlarge", "--", "true")
+    assert result.returncode == 1 and "has no quota for ml.g5.12xlarge" in result.stderr

@@ -57,3 +57,19 @@ def test_the_choices_are_reported_and_change_the_objects():
 
 def test_quantities_never_round_up():
     assert quantity(3) == "3" and quantity(1.5) == "1500m" and quantity(0.5, "Gi") == "512Mi"
+
+
+def test_idle_resource_sharing_enabled_puts_the_unallocated_capacity_in_the_cohort():
+    # One team of 2 of prod's 10 p5: 8 are unallocated, the cohort's own quota, which the team borrows.
+    [cohort] = [o for o in _with_team(sharing_strategy="LendAndBorrow") if o["kind"] == "Cohort"]
+    assert cohort["metadata"]["name"] == Choices().cohort
+    [p5] = [f for f in cohort["spec"]["resourceGroups"][0]["flavors"] if f["name"] == "ml.p5.48xlarge"]
+    assert {r["name"]: r["nominalQuota"] for r in p5["resources"]}["nvidia.com/gpu"] == "64"
+
+
+def test_idle_resource_sharing_disabled_lends_and_borrows_nothing():
+    policy = PROD.cluster_policy.model_copy(update={"idle_resource_sharing": "Disabled"})
+    objects = governance_objects(PROD.model_copy(update={"cluster_policy": policy}))
+    assert not [o for o in objects if o["kind"] == "Cohort"]
+    assert {r["borrowingLimit"] for q in objects if q["kind"] == "ClusterQueue"
+            for f in q["spec"]["resourceGroups"][0]["flavors"] for r in f["resources"]} == {"0"}

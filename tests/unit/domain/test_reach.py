@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import pytest
 import yaml
+from support.paths import ROOT
 
 from cdk_app.config.loader import load_config
-from cdk_app.domain.reach import team_reach
+from cdk_app.domain.kueue_mapping import governance_objects
+from cdk_app.domain.reach import SHARING_DISABLED, borrowers, team_reach, unallocated
+from cdk_app.kubernetes.job_templates import JobRequest, JobSpecError, check
+from cdk_app.validator.report import check_file
+
+G5 = "ml.g5.12xlarge"
 
 HEAD = {"environment": "t", "account": "111122223333", "region": "us-east-1",
         "availability_zone_ids": ["use1-az4", "use1-az6"],
@@ -43,8 +50,12 @@ def test_shared_pool_lends_the_gap(write_config):
 
 
 def test_disabled_allocations_count_neither_way(write_config):
+    # b's quota is in no queue, so its 6 instances are unallocated: a borrows them only as idle capacity.
+    rows = reach(write_config, [team("a", 4, borrow_limit=100), team("b", 6, "Lend", enabled=False)],
+                 cluster_policy={"idle_resource_sharing": "Disabled"})
+    assert rows == {"a": (4, 4, SHARING_DISABLED)}
     rows = reach(write_config, [team("a", 4, borrow_limit=100), team("b", 6, "Lend", enabled=False)])
-    assert rows == {"a": (4, 4, "lenders")}
+    assert rows == {"a": (4, 8, "borrow limit")}
 
 
 def test_fractions_of_instances_stay_exact(write_config):
@@ -53,3 +64,81 @@ def test_fractions_of_instances_stay_exact(write_config):
     path = write_config(yaml.safe_dump({**HEAD, "teams": teams}))
     [row] = [r for r in team_reach(load_config(path).config) if r.team == "a"]
     assert (row.reach.accelerators, row.reach.count * 16) == (4.5, 9)
+
+
+def test_idle_sharing_disabled_means_no_team_borrows(write_config):
+    # The SchedulerConfig's IdleResourceSharing Disabled: b lends, yet a borrows none of it.
+    rows = reach(write_config, [team("a", 4, borrow_limit=100), team("b", 6, "Lend")],
+                 cluster_policy={"idle_resource_sharing": "Disabled"})
+    assert rows == {"a": (4, 4, SHARING_DISABLED), "b": (6, 6, None)}
+
+
+def test_unallocated_capacity_is_lent_when_idle_sharing_is_enabled(write_config):
+    # 10 instances, 4 + 1 allocated: "unallocated resources are ... made available for entities to borrow".
+    rows = reach(write_config, [team("a", 4, borrow_limit=500), team("b", 1, "DontLend")])
+    assert rows == {"a": (4, 9, "lenders"), "b": (1, 1, None)}
+    rows = reach(write_config, [team("a", 4, borrow_limit=500), team("b", 1, "DontLend")],
+                 cluster_policy={"idle_resource_sharing": "Disabled"})
+    assert rows["a"] == (4, 4, SHARING_DISABLED)
+
+
+def test_a_team_borrows_unallocated_capacity_only_on_types_it_has_a_quota_for(write_config):
+    head = {**HEAD, "hyperpod": {"instance_groups": [
+        {"name": "gpu", "instance_type": "ml.p4d.24xlarge", "count": 2},
+        {"name": "cpu", "instance_type": "ml.m5.2xlarge", "count": 4}]}}
+    path = write_config(yaml.safe_dump({**head, "teams": [team("a", 2, borrow_limit=500)]}))
+    config = load_config(path).config
+    assert [(r.instance_type, r.reach.count) for r in team_reach(config)] == [("ml.p4d.24xlarge", 2)]
+    assert borrowers(config, "ml.m5.2xlarge") == [] and unallocated(config)["ml.m5.2xlarge"].count == 4
+
+
+# --- One rule: validate's reach and HPK503, job's refusals and the Kueue mapping, on configs derived from dev.yaml
+DEV_TEXT = (ROOT / "config" / "dev.yaml").read_text()
+JOHN_G5 = "      - instance_type: ml.g5.12xlarge\n        count: 3\n"
+SMITH = "    sharing_strategy: LendAndBorrow\n    borrow_limit: 100\n"
+
+
+def _dev(write_config, sharing, john_g5, smith_strategy, smith_limit):
+    text = (DEV_TEXT.replace("idle_resource_sharing: Enabled", f"idle_resource_sharing: {sharing}")
+            .replace(JOHN_G5, f"      - instance_type: ml.g5.12xlarge\n        count: {john_g5}\n")
+            .replace(SMITH, f"    sharing_strategy: {smith_strategy}\n    borrow_limit: {smith_limit}\n"))
+    assert text.count(f"idle_resource_sharing: {sharing}") == 1 and f"borrow_limit: {smith_limit}" in text
+    return write_config(text)
+
+
+@pytest.mark.parametrize("sharing", ["Enabled", "Disabled"])
+@pytest.mark.parametrize("john_g5", [0, 1, 3])
+@pytest.mark.parametrize("smith_strategy, smith_limit", [("LendAndBorrow", 100), ("LendAndBorrow", 300),
+                                                          ("Lend", 100), ("DontLend", 100)])
+def test_validate_job_and_the_kueue_mapping_follow_one_reach_rule(write_config, sharing, john_g5, smith_strategy,
+                                                                  smith_limit):
+    report = check_file(_dev(write_config, sharing, john_g5, smith_strategy, smith_limit), "dev.yaml")
+    config = report.loaded.config
+    [row] = [r for r in report.reach if r.team == "smith" and r.instance_type == G5]
+    # job admits exactly the node counts within the reach validate shows (4 GPUs a node, 4 nodes in the cluster).
+    for nodes in range(1, 5):
+        request = JobRequest(team="smith", priority=None, name="t", image="i", command=("true",), nodes=nodes)
+        fits = nodes * 4 <= row.reach.accelerators
+        try:
+            check(config, request)
+            assert fits, (nodes, row)
+        except JobSpecError as err:
+            assert not fits and "can ever get" in str(err), (nodes, row, err)
+    # HPK503 about the free g5 exactly when some are unallocated and no team's reach can take them.
+    free = unallocated(config)[G5].count
+    usable = any(r.reach.count > r.quota.count for r in report.reach if r.instance_type == G5)
+    flagged = any(f.code == "HPK503" and G5 in f.message for f in report.findings)
+    assert flagged == (free > 0 and not borrowers(config, G5)), (free, report.findings)
+    if free > 0 and usable:
+        assert not flagged
+    # Kueue: borrowing limits only while sharing is on; the unallocated g5 as the cohort's own quota.
+    objects = governance_objects(config)
+    limits = {r["borrowingLimit"] for q in objects if q["kind"] == "ClusterQueue"
+              for f in q["spec"]["resourceGroups"][0]["flavors"] for r in f["resources"]}
+    if sharing == "Disabled":
+        assert limits == {"0"} and row.reach == row.quota
+    cohorts = [o for o in objects if o["kind"] == "Cohort"]
+    assert bool(cohorts) == (sharing == "Enabled" and free > 0)
+    for cohort in cohorts:
+        [g5] = [f for f in cohort["spec"]["resourceGroups"][0]["flavors"] if f["name"] == G5]
+        assert {r["name"]: r["nominalQuota"] for r in g5["resources"]}["nvidia.com/gpu"] == str(4 * free)

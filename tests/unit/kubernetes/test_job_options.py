@@ -252,7 +252,8 @@ def test_a_name_too_long_for_a_derived_name_is_refused_and_the_longest_that_fits
     # production-training has no quota for the CPU type.
     (PROD, JobRequest(team="production-training", priority=None, name="etl", image="i", command=("python",),
                       instance_type="ml.m7i.4xlarge", cpu="2"),
-     "team 'production-training' has no quota for ml.m7i.4xlarge and borrows only on instance types it has a quota for"),
+     "team 'production-training' has no quota for ml.m7i.4xlarge, and a team borrows only on instance types it has a "
+     "quota for"),
 ])
 def test_a_job_beyond_the_team_reach_is_refused_with_the_arithmetic(config, request_, message):
     with pytest.raises(JobSpecError, match=message):

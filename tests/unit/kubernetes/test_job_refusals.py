@@ -231,15 +231,23 @@ REFUSALS = [
      "borrowed (borrow_limit 100%) = 24 accelerators; Kueue would keep the job pending forever"),
     ({"nodes": 6}, _teams(**{"research-nlp": {"borrow_limit": 500}}), None, "--nodes 6 x 8 accelerators per pod = 48 "
      "accelerators of ml.p5.48xlarge, more than team 'research-nlp' can ever get: its quota 12 accelerators + at "
-     "most 28 accelerators borrowed (all that the lending teams hold) = 40 accelerators; Kueue would keep the job "
+     "most 28 accelerators borrowed (all that the lending teams and the unallocated capacity hold) = 40 accelerators; "
+     "Kueue would keep the job "
      "pending forever"),
     ({"team": "inference", "nodes": 10}, PROD, None, "--nodes 10 x 8 accelerators per pod = 80 accelerators of "
      "ml.p5.48xlarge, more than team 'inference' can ever get: its quota is 16 accelerators and a DontLend team does "
      "not borrow; Kueue would keep the job pending forever"),
     ({"instance_type": "ml.m7i.4xlarge", "accelerators_per_node": 0, "cpu": "1"}, PROD, None, "--nodes 2 x 1 vCPU per "
      "pod = 2 vCPU of ml.m7i.4xlarge, more than team 'research-nlp' can ever get: team 'research-nlp' has no quota "
-     "for ml.m7i.4xlarge and borrows only on instance types it has a quota for; Kueue would keep the job pending "
-     "forever"),
+     "for ml.m7i.4xlarge, and a team borrows only on instance types it has a quota for (its borrow_limit is a percent "
+     "of that quota); Kueue would keep the job pending forever"),
+    ({"nodes": 2}, PROD.model_copy(update={"cluster_policy": PROD.cluster_policy.model_copy(
+        update={"idle_resource_sharing": "Disabled"})}), None, "--nodes 2 x 8 accelerators per pod = 16 accelerators "
+     "of ml.p5.48xlarge, more than team 'research-nlp' can ever get: its quota is 12 accelerators and no team borrows "
+     "while cluster_policy.idle_resource_sharing is Disabled; Kueue would keep the job pending forever"),
+    ({}, _teams(**{"research-nlp": {"enabled": False}}), None, "team 'research-nlp' is disabled (enabled: false): task "
+     "governance makes no queue for a disabled compute allocation, so Kueue admits none of its jobs; enable the team "
+     "first"),
     ({"team": "x"}, PROD, None, "--team 'x' is not a team of the prod config; teams: applied-science, inference, "
      "production-training, research-nlp, research-vision"),
     ({}, _teams(**{"research-nlp": {"quota": ()}}), None, "team 'research-nlp' has no quota on an instance type of the "

@@ -8,12 +8,14 @@ import json
 import os
 import subprocess
 import sys
+from fractions import Fraction
 
 import pytest
 from click.testing import CliRunner
 from support.paths import ROOT, SUPPORT
 
 from cdk_app.cli import main as cli
+from cdk_app.domain.capacity import describe
 from cdk_app.validator.report import check_file
 
 DEV = (ROOT / "config" / "dev.yaml").read_text()
@@ -425,3 +427,29 @@ def test_tags_that_add_nothing_are_read_as_written(write_config, before, after):
     assert text != DEV
     report = check_file(write_config(text))
     assert report.exit_code == 0, [f.render() for f in report.findings]
+
+
+SMITH_M5 = "    borrow_limit: 100\n    preempt_team_tasks: LowerPriority\n    quota:\n      - instance_type: ml.g5.12xlarge\n" \
+           "        count: 1\n      - instance_type: ml.m5.2xlarge\n        count: 1\n"
+
+
+@pytest.mark.parametrize("amount, total, over, table", [
+    ("8.0002", "16.0002 vCPU", "0.0002 vCPU", "16.0002/16 !"),  # a rounding to 3 decimals read "16.0 of 16 ... by 0.0"
+    ("8.0000001", "16.0000001 vCPU", "0.0000001 vCPU", "16.0000001/16 !"),
+    ("8.1111", "16.1111 vCPU", "0.1111 vCPU", "16.1111/16 !"),
+])
+def test_an_amount_just_over_capacity_reads_exactly(write_config, amount, total, over, table):
+    assert SMITH_M5 in DEV
+    text = DEV.replace(SMITH_M5, SMITH_M5.replace("        count: 1\n", f"        vcpu: {amount}\n").replace(
+        f"ml.g5.12xlarge\n        vcpu: {amount}\n", "ml.g5.12xlarge\n        count: 1\n"))
+    result = run("validate", str(write_config(text)))
+    assert result.returncode == 1
+    [message] = [line for line in result.stdout.splitlines() if "HPK501" in line and "vCPU" in line]
+    assert f"teams reserve {total} of ml.m5.2xlarge but the cluster has 16 vCPU" in message
+    assert f"lower the quotas by {over} " in message
+    assert table in result.stdout
+
+
+def test_a_third_of_an_instance_reads_as_its_fraction():
+    assert describe(Fraction(16, 3), "vcpu") == "16/3 (about 5.333) vCPU"
+    assert describe(Fraction(1, 1), "count") == "1 instance" and describe(Fraction(-1, 8), "count") == "-0.125 instances"

@@ -20,7 +20,7 @@ def test_free_capacity_with_idle_sharing_disabled(write_config):
                  ("cluster_policy:\n", "cluster_policy:\n  idle_resource_sharing: Disabled\n"))
     assert [(f.code, f.path, f.message) for f in report.findings] == [
         ("HPK503", "cluster_policy.idle_resource_sharing",
-         "2 instances of ml.g5.12xlarge are reserved by no team and idle_resource_sharing is Disabled, "
+         "2 instances of ml.g5.12xlarge are held by no enabled team and idle_resource_sharing is Disabled, "
          "so no team can use them")]
 
 @pytest.mark.parametrize("strategy", ["Lend", "DontLend"])
@@ -29,8 +29,8 @@ def test_free_capacity_without_a_borrowing_team(write_config, strategy):
     report = run(write_config, JOHN_ONE_G5, ("    borrow_limit: 50\n", f"    sharing_strategy: {strategy}\n"),
                  ("  - name: smith\n", f"  - name: smith\n    sharing_strategy: {strategy}\n"))
     assert [(f.code, f.path, f.message) for f in report.findings] == [
-        ("HPK503", "teams", "2 instances of ml.g5.12xlarge are reserved by no team and no enabled team uses "
-                            "LendAndBorrow, so no team can use them")]
+        ("HPK503", "teams", "2 instances of ml.g5.12xlarge are held by no enabled team and no enabled team with a "
+                            "quota on ml.g5.12xlarge uses LendAndBorrow, so no team can use them")]
     assert report.findings[0].hint == "give the capacity to teams, add a shared_pool, or let teams borrow"
 
 def test_a_disabled_borrower_does_not_count(write_config):
