@@ -177,7 +177,7 @@ def _read_nodes(path: str, typed: bool = False) -> list:
 
     name = _input_name(path)
     try:
-        nodes = topo.parse_nodes(read_bounded(path, MAX_NODE_LIST_BYTES).decode("utf-8"), name)
+        nodes = topo.parse_nodes(read_bounded(path, MAX_NODE_LIST_BYTES, example="nodes.json (kubectl get nodes -o json)").decode("utf-8"), name)
         untyped = [n.name for n in nodes if n.instance_type == "unknown"] if typed else []
         if not untyped:
             return nodes

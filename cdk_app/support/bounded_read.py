@@ -33,13 +33,14 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def read_bounded(path: str, limit: int) -> bytes:
-    """At most `limit` bytes of the regular file `path` (or of standard input for `-`); UnreadableInput if
-    the file is missing, not a regular file, unreadable or larger than `limit`."""
-    if path == "-":
+def read_bounded(path: str, limit: int, example: str = "config/dev.yaml", stdin: bool = True) -> bytes:
+    """At most `limit` bytes of the regular file `path` (or of standard input for `-`, where `stdin`); UnreadableInput
+    if the file is missing, not a regular file, unreadable or larger than `limit`. `example` is the kind of file
+    the hints name; `stdin` says whether they may offer `-` (only where the caller reads it)."""
+    if path == "-" and stdin:
         data = _read_stdin(limit)
     else:
-        data = _read_regular(path, limit)
+        data = _read_regular(path, limit, example, stdin)
     if len(data) > limit:
         raise UnreadableInput("HPK005", f"more than {limit} bytes", f"an input may hold at most {limit} bytes")
     return data
@@ -56,14 +57,15 @@ def _read_stdin(limit: int) -> bytes:
                               "pipe the content in, or name a file") from None
 
 
-def _read_regular(path: str, limit: int) -> bytes:
+def _read_regular(path: str, limit: int, example: str, stdin: bool) -> bytes:
     try:
         mode = os.stat(path).st_mode
         if stat.S_ISDIR(mode):
-            raise UnreadableInput("HPK001", "is a directory", "name a file such as config/dev.yaml")
+            raise UnreadableInput("HPK001", "is a directory", f"name a file such as {example}")
         if not stat.S_ISREG(mode):
             raise UnreadableInput("HPK001", f"is {_kind(mode)}, not a regular file",
-                                  "save the content to a file and name that file, or pass it on standard input as -")
+                                  "save the content to a file and name that file"
+                                  + (", or pass it on standard input as -" if stdin else ""))
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
         with os.fdopen(fd, "rb") as stream:
             mode = os.fstat(stream.fileno()).st_mode
@@ -72,12 +74,12 @@ def _read_regular(path: str, limit: int) -> bytes:
                                       "save the content to a file and name that file")
             return stream.read(limit + 1)
     except FileNotFoundError:
-        raise UnreadableInput("HPK001", "file not found", "name an existing file such as config/dev.yaml") from None
+        raise UnreadableInput("HPK001", "file not found", f"name an existing file such as {example}") from None
     except PermissionError:
         raise UnreadableInput("HPK001", "permission denied", "make the file readable by you (ls -l shows who may read it)") from None
     except IsADirectoryError:
-        raise UnreadableInput("HPK001", "is a directory", "name a file such as config/dev.yaml") from None
+        raise UnreadableInput("HPK001", "is a directory", f"name a file such as {example}") from None
     except OSError as err:
         raise UnreadableInput("HPK001", f"cannot read file: {err.strerror or err}", "check the path and its permissions") from None
     except ValueError:  # a NUL byte in the name
-        raise UnreadableInput("HPK001", "is not a valid file name", "name a file such as config/dev.yaml") from None
+        raise UnreadableInput("HPK001", "is not a valid file name", f"name a file such as {example}") from None

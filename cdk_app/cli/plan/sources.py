@@ -101,7 +101,8 @@ MAX_INPUT_BYTES = 64 * 1024 * 1024
 
 def _bounded(path: Path) -> bytes:
     try:
-        return read_bounded(str(path), MAX_INPUT_BYTES)
+        return read_bounded(str(path), MAX_INPUT_BYTES, example="cdk.out/HyperPod-<env>-cluster.template.json",
+                            stdin=False)
     except UnreadableInput as err:
         raise PlanInputError(f"{path}: {err.message}; {err.hint}") from err
 

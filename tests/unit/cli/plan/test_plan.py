@@ -219,6 +219,7 @@ def test_a_baseline_template_that_is_a_fifo_or_dev_zero_exits_2_at_once(synths, 
                             text=True, timeout=60)
     assert result.returncode == 2, result.stderr
     assert f"{template}: is a " in result.stderr and "not a regular file" in result.stderr
+    assert "standard input" not in result.stderr  # a template cannot come from there (fresh hostile round, P2)
     assert "Traceback" not in result.stderr
 
 
