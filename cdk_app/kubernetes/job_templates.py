@@ -358,8 +358,14 @@ def _check_env_and_volumes(request: JobRequest) -> None:
         paths.add(path)
 
 
-def _quantity(option: str, text: str | None, unit: int, most: Fraction, instance_type: str) -> Fraction:
-    """A positive quantity (in `unit`s) that fits in one node; 0 when not given."""
+# The smallest amount Kubernetes represents for each: CPU in millicores, memory in bytes (the API server warns
+# that a fractional byte is invalid; the kubelet rounds CPU to 1m).
+CPU_PRECISION, BYTE_PRECISION = Fraction(1, 1000), Fraction(1)
+
+
+def _quantity(option: str, text: str | None, unit: int, most: Fraction, instance_type: str,
+              precision: Fraction = BYTE_PRECISION) -> Fraction:
+    """A positive quantity (in `unit`s) that fits in one node, in whole steps of `precision`; 0 when not given."""
     if text is None:
         return Fraction(0)
     try:
@@ -371,6 +377,10 @@ def _quantity(option: str, text: str | None, unit: int, most: Fraction, instance
                            "512Mi or 16Gi for memory)")
     if value / unit > most:
         raise JobSpecError(f"{option} {text} per pod is more than one {instance_type} has ({_number(most)})")
+    if (value / precision).denominator != 1:
+        step = "1m (a thousandth of a CPU)" if precision == CPU_PRECISION else "1 byte"
+        raise JobSpecError(f"{option} {text} is not a whole number of {step}, the smallest amount Kubernetes "
+                           "represents; round it")
     return value / unit
 
 
@@ -381,7 +391,7 @@ def _number(value: Fraction) -> str:
 def per_pod(request: JobRequest, placement: Placement) -> Resources:
     """What one pod asks for, on the scale of a team's quota (accelerators, vCPU, GiB)."""
     spec = CATALOGUE[placement.instance_type]
-    cpu = _quantity("--cpu", request.cpu, 1, Fraction(spec.vcpu), placement.instance_type)
+    cpu = _quantity("--cpu", request.cpu, 1, Fraction(spec.vcpu), placement.instance_type, CPU_PRECISION)
     memory = _quantity("--memory", request.memory, GIB, Fraction(spec.memory_gib), placement.instance_type)
     _quantity("--shm", request.shm, GIB, Fraction(spec.memory_gib), placement.instance_type)
     return Resources(Fraction(0), Fraction(placement.accelerators if spec.accelerator_kind else 0), cpu, memory)

@@ -224,6 +224,12 @@ REFUSALS = [
     ({"cpu": "lots"}, PROD, None, "--cpu 'lots' is not a positive Kubernetes quantity (e.g. 500m or 4 for CPU, 512Mi "
      "or 16Gi for memory)"),
     ({"cpu": "1e99999999"}, PROD, None, "--cpu '1e99999999' is beyond 10^±40: no node has anything near that much"),
+    ({"cpu": "1e-31"}, PROD, None, "--cpu 1e-31 is not a whole number of 1m (a thousandth of a CPU), the smallest "
+     "amount Kubernetes represents; round it"),
+    ({"memory": "0.5"}, PROD, None, "--memory 0.5 is not a whole number of 1 byte, the smallest amount Kubernetes "
+     "represents; round it"),
+    ({"shm": "1m"}, PROD, None, "--shm 1m is not a whole number of 1 byte, the smallest amount Kubernetes represents; "
+     "round it"),
     ({"memory": "3000Gi"}, PROD, None, "--memory 3000Gi per pod is more than one ml.p5.48xlarge has (2048)"),
     ({"shm": "3000Gi"}, PROD, None, "--shm 3000Gi per pod is more than one ml.p5.48xlarge has (2048)"),
     ({"nodes": 4, "accelerators_per_node": 8}, PROD, None, "--nodes 4 x 8 accelerators per pod = 32 accelerators of "
