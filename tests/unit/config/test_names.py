@@ -125,7 +125,8 @@ def test_any_environment_the_model_takes_is_refused_exactly_when_a_derived_name_
     bucket = schema("us-east-1", "AWS::S3::Bucket")["properties"]["BucketName"]
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "env.yaml"
-        path.write_text(BASE.replace("environment: dev", f"environment: {environment}"))
+        # Quoted: unquoted, YAML reads names such as "on", "no" or "y" as booleans (the model refuses those).
+        path.write_text(BASE.replace("environment: dev", f'environment: "{environment}"'))
         report = check_file(path)
     config = report.loaded.config
     schemas_ok = fits(hyperpod_cluster_name(config), cluster) and fits(lifecycle_bucket_name(config), bucket)
