@@ -106,12 +106,8 @@ def on_event(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
 
 
 def cloudformation() -> Any:
-    """The CloudFormation client that confirms each event; bounded, so that it never eats the budget."""
-    import boto3
-    from botocore.config import Config
-
-    return boto3.client("cloudformation", config=Config(connect_timeout=10, read_timeout=20,
-                                                          retries={"mode": "standard", "max_attempts": 3}))
+    """The CloudFormation client that confirms each event."""
+    return tools.aws_client("cloudformation")
 
 
 def left_alone(event: dict[str, Any], why: str) -> dict[str, Any]:
@@ -338,11 +334,8 @@ def check_set(name: str, manifests: list[dict[str, Any]], from_asset: bool, wher
 
 
 def s3_client() -> Any:
-    import boto3
-    from botocore.config import Config
-
-    return boto3.client("s3", config=Config(connect_timeout=10, read_timeout=60,
-                                            retries={"mode": "standard", "max_attempts": 3}))
+    """The client that reads manifest sets from the asset bucket: a few MB may take longer than an API answer."""
+    return tools.aws_client("s3", read_timeout=60)
 
 
 def read_manifests_object(reference: Any, where: str, budget: Budget) -> bytes:

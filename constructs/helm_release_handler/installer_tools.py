@@ -90,13 +90,18 @@ def run_tool(binary: str, args: list[str], env: dict[str, str], what: str, budge
     return output
 
 
-def eks_client(region: str) -> Any:
-    """Bounded like the installer's other clients: a hung DescribeCluster must fail a poll, not outlast the Lambda."""
+def aws_client(service: str, region: str | None = None, read_timeout: int = 20) -> Any:
+    """A boto3 client whose calls are bounded (10 s to connect, `read_timeout` to answer, three attempts), so that no
+    call eats a request's budget: a hung call fails with a reason instead of outlasting the Lambda."""
     import boto3
     from botocore.config import Config
 
-    return boto3.client("eks", region_name=region, config=Config(connect_timeout=10, read_timeout=20,
-                                                                  retries={"mode": "standard", "max_attempts": 3}))
+    return boto3.client(service, region_name=region, config=Config(
+        connect_timeout=10, read_timeout=read_timeout, retries={"mode": "standard", "max_attempts": 3}))
+
+
+def eks_client(region: str) -> Any:
+    return aws_client("eks", region)
 
 
 def write_kubeconfig(workdir: Path, cluster_name: str, region: str, budget: Budget) -> Path:
