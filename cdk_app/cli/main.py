@@ -29,7 +29,8 @@ class _KitGroup(click.Group):
     with one line, never a traceback and never 1 (which means "the config has findings"). Commands defined
     in modules of their own load when invoked (or listed), so `validate` imports only what it needs."""
 
-    LAZY = {"batch-job": ("cdk_app.cli.batch_job", "batch_job"), "teardown": ("cdk_app.cli.teardown", "teardown")}
+    LAZY = {"batch-job": ("cdk_app.cli.batch_job", "batch_job"), "teardown": ("cdk_app.cli.teardown", "teardown"),
+            "simulate": ("cdk_app.cli.simulate", "simulate"), "explain": ("cdk_app.cli.explain", "explain")}
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted([*super().list_commands(ctx), *self.LAZY])

@@ -1,0 +1,154 @@
+"""hyperpod-kit simulate: replay a workload on an environment's task governance (and its AWS Batch queues) before
+anything is deployed, and say what each job would do - run, borrow, wait, preempt or be preempted."""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, NoReturn
+
+import click
+
+from cdk_app.cli.report_table import render_table
+from cdk_app.config.model import KitConfig
+from cdk_app.domain.kueue_mapping import Choices
+from cdk_app.findings import Finding, Severity
+from cdk_app.simulate.workloads import WorkloadFile, WorkloadInvalid, load_workloads
+from cdk_app.validator.report import check_file
+
+EXIT_FINDINGS, EXIT_UNREADABLE = 1, 2
+
+
+def choices_options(command: Any) -> Any:
+    """The readings of what AWS leaves undocumented (kueue_mapping.Choices), each with its default."""
+    defaults = Choices()
+    command = click.option("--reclaim-within-cohort", type=click.Choice(["Never", "LowerPriority", "Any"]),
+                           default=defaults.reclaim_within_cohort, show_default=True,
+                           help="Kueue's reclaimWithinCohort for every team (AWS's walkthrough shows Any).")(command)
+    command = click.option("--dont-lend-may-borrow/--dont-lend-no-borrow", default=defaults.dont_lend_may_borrow,
+                           show_default=True, help="Whether a DontLend team still borrows (undocumented).")(command)
+    return command
+
+
+def choices_of(reclaim_within_cohort: str, dont_lend_may_borrow: bool) -> Choices:
+    return Choices(reclaim_within_cohort=reclaim_within_cohort, dont_lend_may_borrow=dont_lend_may_borrow)
+
+
+def valid_config(config_path: Path) -> KitConfig:
+    """The config, validated as `validate` does; its report and exit code when it is not valid."""
+    report = check_file(config_path, str(config_path))
+    if report.loaded is None or report.errors:
+        click.echo(render_table(report), err=True)
+        sys.exit(report.exit_code)
+    return report.loaded.config
+
+
+def fail_workloads(err: WorkloadInvalid) -> NoReturn:
+    for finding in err.findings:
+        click.echo(finding.render(), err=True)
+    sys.exit(EXIT_UNREADABLE if err.unreadable else EXIT_FINDINGS)
+
+
+def read_jobs(workload: str, config: KitConfig) -> WorkloadFile:
+    try:
+        return load_workloads(workload, config, "standard input" if workload == "-" else workload)
+    except WorkloadInvalid as err:
+        fail_workloads(err)
+
+
+def run_kueue(config: KitConfig, jobs: WorkloadFile, choices: Choices) -> tuple[dict[str, Any], list[Finding]]:
+    """The task-governance simulation's summary, and a finding per job that can never be admitted."""
+    from cdk_app.simulate.run import simulate_environment
+
+    return simulate_environment(config, jobs, choices)
+
+
+@click.command("simulate")
+@click.argument("config_path", type=click.Path(dir_okay=True, allow_dash=False, path_type=Path))
+@click.option("--workload", "workload", required=True, type=click.Path(allow_dash=True, dir_okay=True),
+              help="The jobs to replay (YAML: jobs, batch_jobs); - for standard input.")
+@click.option("--format", "output_format", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("--against-ref", default=None,
+              help="Also run the config as it is at this git ref, and print how each team's waits, preemptions "
+                   "and use move.")
+@click.option("--plot", "plot", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write usage per team over time against quota, preemptions marked (.svg).")
+@choices_options
+def simulate(config_path: Path, workload: str, output_format: str, against_ref: str | None, plot: Path | None,
+             reclaim_within_cohort: str, dont_lend_may_borrow: bool) -> None:
+    """Replay the jobs of a workload file on CONFIG's governance: when each job is admitted (borrowing from
+    whom), preempted (by which job, why), finishes or can never run; per team usage, waits and preemptions.
+
+    Exit status: 0 every job ran, 1 findings (a bad workload entry, a job that can never be admitted),
+    2 unreadable input, 3 internal error.
+    """
+    from cdk_app.simulate.compare import compare_runs, render_comparison
+
+    if plot is not None and plot.suffix.lower() != ".svg":
+        raise click.UsageError(f"--plot {plot}: the plot is written as SVG; give a file name ending in .svg")
+    config = valid_config(config_path)
+    jobs = read_jobs(workload, config)
+    choices = choices_of(reclaim_within_cohort, dont_lend_may_borrow)
+    summary, findings = run_kueue(config, jobs, choices)
+    if against_ref is not None:
+        baseline = _config_at_ref(config_path, against_ref)
+        try:
+            base_jobs = load_workloads(workload, baseline, workload)
+        except WorkloadInvalid as err:
+            click.echo(f"the workload does not fit the config at {against_ref}:", err=True)
+            fail_workloads(err)
+        base_summary, _ = run_kueue(baseline, base_jobs, choices)
+        comparison = compare_runs(base_summary, summary)
+        summary = {**summary, "against": {"ref": against_ref, "teams": comparison}}
+    if plot is not None:
+        from cdk_app.simulate.plot import svg
+
+        plot.write_text(svg(summary))
+    if output_format == "json":
+        click.echo(json.dumps({**summary, "findings": [f.to_json() for f in findings]}, indent=2))
+    else:
+        from cdk_app.simulate.report import render
+
+        click.echo(render(summary))
+        if "against" in summary:
+            click.echo(render_comparison(summary["against"]))
+    for finding in findings:
+        click.echo(finding.render(), err=True)
+    sys.exit(EXIT_FINDINGS if any(f.severity == Severity.ERROR for f in findings) else 0)
+
+
+def _config_at_ref(config_path: Path, ref: str) -> KitConfig:
+    """The config file as it was at a git ref of its repository, loaded and validated with today's rules."""
+    import subprocess
+
+    from cdk_app.cli.plan.model import PlanInputError
+    from cdk_app.cli.plan.sources import resolve_ref
+
+    folder = config_path.resolve().parent
+    top = subprocess.run(["git", "-C", str(folder), "rev-parse", "--show-toplevel"], capture_output=True, text=True)
+    if top.returncode != 0:
+        click.echo(f"--against-ref: {config_path} is not in a git repository", err=True)
+        sys.exit(EXIT_UNREADABLE)
+    repo = Path(top.stdout.strip())
+    try:
+        commit = resolve_ref(repo, ref)
+    except PlanInputError as err:
+        click.echo(str(err), err=True)
+        sys.exit(EXIT_UNREADABLE)
+    relative = config_path.resolve().relative_to(repo).as_posix()
+    shown = subprocess.run(["git", "-C", str(repo), "show", f"{commit}:{relative}"], capture_output=True)
+    if shown.returncode != 0:
+        click.echo(f"--against-ref {ref}: {relative} does not exist at that ref (a new environment has nothing "
+                   "to compare with)", err=True)
+        sys.exit(EXIT_UNREADABLE)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / Path(relative).name
+        path.write_bytes(shown.stdout)
+        report = check_file(path, f"{relative}@{ref}")
+    if report.loaded is None or report.errors:
+        click.echo(render_table(report), err=True)
+        click.echo(f"--against-ref {ref}: the config at that ref is not valid", err=True)
+        sys.exit(report.exit_code)
+    return report.loaded.config

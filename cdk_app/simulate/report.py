@@ -1,0 +1,246 @@
+"""What a simulation shows: per job its events, per team its usage against quota over time, borrowed and lent
+accelerator-hours, waits and preemptions, and the cluster's utilisation - as JSON and as a table.
+
+Definitions (the README repeats them):
+- usage: what a team's admitted jobs request, per flavor (instance type); accelerators are summed over the
+  accelerator resources (nvidia.com/gpu, aws.amazon.com/neuron).
+- borrowed: a team's usage above its nominal quota, per flavor.
+- lent: while others borrow on a flavor, what they borrow is attributed to the lending teams (and the
+  unallocated pool) in proportion to the idle quota each had there at that moment.
+- wait: from submission to the first admission, for jobs submitted during the simulation and admitted.
+- utilisation: accelerator-hours used over the cluster's accelerator-hours in [0, end].
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from fractions import Fraction
+from typing import Any
+
+from cdk_app.domain.instance_types import ACCELERATOR_RESOURCES
+from cdk_app.simulate.engine import JobEvent, Timeline
+from cdk_app.simulate.governance import TERMS, in_terms
+from cdk_app.support.text_table import aligned, printable
+
+ACCELERATORS = frozenset(ACCELERATOR_RESOURCES.values())
+HOUR = 3600
+
+
+def _accelerators(amounts: dict[str, int]) -> int:
+    return sum(amount for res, amount in amounts.items() if res in ACCELERATORS)
+
+
+def _number(value: Fraction | int | float) -> int | float:
+    if isinstance(value, int):
+        return value
+    value = Fraction(value)
+    return int(value) if value.denominator == 1 else round(float(value), 3)
+
+
+def _terms(amounts: dict[str, int]) -> dict[str, int | float]:
+    """Kueue amounts in the config's terms, accelerators summed."""
+    out: dict[str, int | float] = {}
+    for res, amount in sorted(amounts.items()):
+        term = TERMS.get(res, res)
+        out[term] = _number(out.get(term, 0) + in_terms(res, amount))
+    return out
+
+
+def event_json(event: JobEvent) -> dict[str, Any]:
+    out: dict[str, Any] = {"at": event.at, "event": event.event}
+    if event.flavor is not None:
+        out["flavor"] = event.flavor
+    if event.event == "admitted":
+        out["borrowed"] = _terms(event.borrowed)
+        if event.lenders:
+            out["from"] = list(event.lenders)
+    if event.by is not None:
+        out["by"] = event.by
+        out["by_team"] = event.by_team
+    if event.reason is not None:
+        out["reason"] = event.reason
+    if event.message:
+        out["message"] = event.message
+    return out
+
+
+def _percentile(values: list[int], fraction: float) -> int | None:
+    """Nearest-rank percentile; None without values."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    rank = max(1, -(-len(ordered) * fraction // 1))
+    return ordered[int(rank) - 1]
+
+
+class _Series:
+    """Per (team, flavor), usage as a step function over [start, end], integrated exactly."""
+
+    def __init__(self, timeline: Timeline) -> None:
+        self.timeline = timeline
+        # team -> list of (at, accelerators, vcpu in millicores) after each change
+        self.points: dict[str, list[tuple[int, int, int]]] = defaultdict(list)
+        self.used = defaultdict(int)  # team -> accelerator-seconds
+        self.borrowed = defaultdict(int)  # team -> accelerator-seconds above nominal
+        self.lent: dict[str, Fraction] = defaultdict(Fraction)  # team -> accelerator-seconds lent
+        self.cluster_used = 0
+        self._integrate()
+
+    def _integrate(self) -> None:
+        tl = self.timeline
+        usage: dict[tuple[str, str], dict[str, int]] = defaultdict(dict)
+        totals: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+        last = tl.start
+        changes = tl.usage_changes
+        i = 0
+        while i < len(changes):
+            at = changes[i][0]
+            self._accumulate(usage, max(last, tl.start), max(at, tl.start))
+            while i < len(changes) and changes[i][0] == at:
+                _, team, flavor, delta = changes[i]
+                slot = usage[team, flavor]
+                for res, amount in delta.items():
+                    slot[res] = slot.get(res, 0) + amount
+                totals[team][0] += _accelerators(delta)
+                totals[team][1] += delta.get("cpu", 0)
+                i += 1
+                self.points[team].append((at, *totals[team]))
+            last = at
+        self._accumulate(usage, max(last, tl.start), tl.end)
+
+    def _accumulate(self, usage: dict[tuple[str, str], dict[str, int]], begin: int, end: int) -> None:
+        span = end - begin
+        if span <= 0:
+            return
+        tl = self.timeline
+        borrowed_on: dict[str, int] = defaultdict(int)
+        for (team, flavor), amounts in usage.items():
+            used = _accelerators(amounts)
+            self.used[team] += used * span
+            self.cluster_used += used * span
+            quota = tl.quotas.get(team)
+            nominal = _accelerators(quota.nominal.get(flavor, {})) if quota else 0
+            if used > nominal:
+                self.borrowed[team] += (used - nominal) * span
+                borrowed_on[flavor] += used - nominal
+        for flavor, borrowed in borrowed_on.items():
+            idle = {team: _accelerators(q.nominal.get(flavor, {})) - _accelerators(usage.get((team, flavor), {}))
+                    for team, q in tl.quotas.items() if q.lends}
+            idle = {team: amount for team, amount in idle.items() if amount > 0}
+            pool = _accelerators(tl.pool.get(flavor, {}))
+            whole = sum(idle.values()) + pool
+            for team, amount in idle.items():
+                self.lent[team] += Fraction(borrowed * span * amount, whole)
+
+
+def summarize(timeline: Timeline, choices: dict[str, Any]) -> dict[str, Any]:
+    """The JSON document of `simulate --format json`."""
+    series = _Series(timeline)
+    jobs, waits = [], defaultdict(list)
+    preempted, caused, unschedulable = defaultdict(int), defaultdict(int), defaultdict(int)
+    for record in timeline.jobs:
+        job = record.job
+        jobs.append({"name": job.name, "team": job.team, "priority": job.priority_class,
+                     "events": [event_json(e) for e in record.events]})
+        admitted = next((e.at for e in record.events if e.event == "admitted"), None)
+        if job.running_since is None and admitted is not None:
+            waits[job.team].append(admitted - job.submit_at)
+        for event in record.events:
+            if event.event == "preempted":
+                preempted[job.team] += 1
+                caused[event.by_team or "?"] += 1
+            elif event.event == "unschedulable":
+                unschedulable[job.team] += 1
+    hours = Fraction(1, HOUR)
+    teams = []
+    for team, quota in timeline.quotas.items():
+        team_waits = waits.get(team, [])
+        teams.append({
+            "team": team,
+            "quota": {flavor: _terms(amounts) for flavor, amounts in quota.nominal.items()
+                      if any(amounts.values())},
+            "accelerator_hours": {"used": _number(series.used[team] * hours),
+                                  "borrowed": _number(series.borrowed[team] * hours),
+                                  "lent": _number(series.lent[team] * hours)},
+            "waits": {"jobs": len(team_waits), "median_s": _median(team_waits),
+                      "p95_s": _percentile(team_waits, 0.95)},
+            "preemptions": {"suffered": preempted[team], "caused": caused[team]},
+            "unschedulable": unschedulable[team],
+            "usage": [{"at": at, "accelerators": acc, "vcpu": _number(Fraction(cpu, 1000))}
+                      for at, acc, cpu in series.points.get(team, [])],
+        })
+    capacity = sum(_accelerators(amounts) for amounts in timeline.capacity.values())
+    span = timeline.end - timeline.start
+    return {
+        "choices": choices,
+        "window": {"start": timeline.start, "end": timeline.end},
+        "jobs": jobs,
+        "teams": teams,
+        "utilization": {
+            "accelerators": capacity,
+            "accelerator_hours_used": _number(series.cluster_used * hours),
+            "accelerator_hours_available": _number(capacity * span * hours),
+            "ratio": _number(Fraction(series.cluster_used, capacity * span)) if capacity and span else None,
+        },
+    }
+
+
+def _median(values: list[int]) -> int | float | None:
+    return _number(Fraction(statistics.median(values))) if values else None
+
+
+def _seconds(value: int | float | None) -> str:
+    if value is None:
+        return "-"
+    value = float(value)
+    if value < 120:
+        return f"{value:g}s"
+    if value < 2 * HOUR:
+        return f"{value / 60:.1f}m"
+    return f"{value / HOUR:.1f}h"
+
+
+def _event_text(event: dict[str, Any]) -> str:
+    kind = event["event"]
+    if kind == "admitted":
+        text = f"admitted on {event['flavor']}"
+        borrowed = event.get("borrowed") or {}
+        if borrowed:
+            amounts = ", ".join(f"{amount} {term}" for term, amount in borrowed.items())
+            text += f", borrowing {amounts}" + (f" from {', '.join(event['from'])}" if event.get("from") else "")
+        return text
+    if kind == "preempted":
+        return f"preempted by {event.get('by')} ({event.get('reason')})"
+    if kind == "unschedulable":
+        return f"never admitted: {event.get('reason')}"
+    return kind
+
+
+def render(summary: dict[str, Any]) -> str:
+    lines = ["jobs"]
+    rows = [("at", "job", "team", "event")]
+    events = sorted(((e["at"], i, job["name"], job["team"], e) for i, job in enumerate(summary["jobs"])
+                     for e in job["events"]), key=lambda row: (row[0], row[1]))
+    rows += [(_seconds(at) if at >= 0 else f"-{_seconds(-at)}", name, team, _event_text(e))
+             for at, _, name, team, e in events]
+    lines.extend(aligned([tuple(printable(str(c)) for c in row) for row in rows], indent="  "))
+    lines.append("teams (accelerator-hours; waits from submission to first admission)")
+    header = ("team", "quota", "used", "borrowed", "lent", "wait median", "wait p95", "preempted", "preempting",
+              "never admitted")
+    rows = [header]
+    for team in summary["teams"]:
+        quota = sum(amounts.get("accelerators", 0) for amounts in team["quota"].values())
+        hours = team["accelerator_hours"]
+        rows.append((team["team"], str(quota), str(hours["used"]), str(hours["borrowed"]), str(hours["lent"]),
+                     _seconds(team["waits"]["median_s"]), _seconds(team["waits"]["p95_s"]),
+                     str(team["preemptions"]["suffered"]), str(team["preemptions"]["caused"]),
+                     str(team["unschedulable"])))
+    lines.extend(aligned(rows, indent="  "))
+    util = summary["utilization"]
+    ratio = "-" if util["ratio"] is None else f"{100 * util['ratio']:.1f} %"
+    lines.append(f"cluster: {util['accelerator_hours_used']} of {util['accelerator_hours_available']} "
+                 f"accelerator-hours used ({ratio}) over {_seconds(summary['window']['end'])}")
+    choices = ", ".join(f"{k}={v}" for k, v in summary["choices"].items())
+    lines.append(f"ran with: {choices}")
+    return "\n".join(lines)

@@ -1,0 +1,80 @@
+"""One simulation of an environment's task governance: the config's Kueue objects, the in-process Kueue
+scheduler, the workload's jobs on the timeline, the summary - and a finding per job that can never run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cdk_app.config.model import KitConfig
+from cdk_app.domain.capacity import cluster_capacity
+from cdk_app.domain.instance_types import ACCELERATOR_RESOURCES, CATALOGUE, EFA_MAXIMUM, EFA_RESOURCE
+from cdk_app.domain.kueue_mapping import Choices
+from cdk_app.findings import Finding, Severity
+from cdk_app.simulate.engine import simulate
+from cdk_app.simulate.governance import GIB, pool_quota, queue_quotas, setup_document
+from cdk_app.simulate.report import summarize
+from cdk_app.simulate.workloads import Job, WorkloadFile
+from cdk_app.support.text_table import printable
+
+
+def instance_resources(itype: str, count: int = 1) -> dict[str, int]:
+    """What `count` instances of a type hold, in Kueue's units."""
+    spec = CATALOGUE[itype]
+    out = {"cpu": spec.vcpu * 1000 * count, "memory": int(spec.memory_gib * GIB) * count}
+    if spec.accelerator_kind:
+        out[ACCELERATOR_RESOURCES[spec.accelerator_kind]] = spec.accelerators * count
+    if EFA_MAXIMUM.get(itype):
+        out[EFA_RESOURCE] = EFA_MAXIMUM[itype] * count
+    return out
+
+
+def cluster_resources(config: KitConfig) -> dict[str, dict[str, int]]:
+    if config.hyperpod is None:
+        return {}
+    counts: dict[str, int] = {}
+    for group in config.hyperpod.instance_groups:
+        counts[group.instance_type] = counts.get(group.instance_type, 0) + group.count
+    return {itype: instance_resources(itype, count) for itype, count in counts.items() if itype in cluster_capacity(config)}
+
+
+def pod_too_large(job: Job, config: KitConfig) -> str | None:
+    """Why no node could ever hold one of the job's pods (Kueue would admit it, holding the team's quota,
+    while its pods stay Pending), or None."""
+    types = [job.instance_type] if job.instance_type else sorted(cluster_resources(config))
+    requests = job.workload.pod_sets[0].requests
+    fits = [t for t in types if all(amount <= instance_resources(t).get(res, 0) for res, amount in requests.items())]
+    if fits:
+        return None
+    where = job.instance_type or "any instance type of the cluster"
+    return (f"one pod asks for more than one instance of {where} holds; Kueue would admit it against the team's "
+            "quota and its pods would never start")
+
+
+def never_admitted(file: str, job: Job, reason: str) -> Finding:
+    return Finding("HPK803", Severity.ERROR, file, job.line, 1, "", f"job {printable(job.name)} of team {job.team} "
+                   f"can never be admitted: {reason}", "make it smaller, or give the team the quota it needs")
+
+
+def simulate_environment(config: KitConfig, workloads: WorkloadFile,
+                         choices: Choices) -> tuple[dict[str, Any], list[Finding]]:
+    from cdk_app.simulate.kueue import KueueScheduler
+
+    findings, runnable = [], []
+    for job in workloads.jobs:
+        reason = pod_too_large(job, config)
+        if reason is None:
+            runnable.append(job)
+        else:
+            findings.append(never_admitted(workloads.file, job, reason))
+    doc = setup_document(config, choices)
+    scheduler = KueueScheduler(doc)
+    try:
+        timeline = simulate(runnable, scheduler, queue_quotas(config, doc), pool_quota(doc), cluster_resources(config))
+    finally:
+        scheduler.close()
+    summary = summarize(timeline, choices.describe())
+    for record in timeline.jobs:
+        for event in record.events:
+            if event.event == "unschedulable":
+                findings.append(never_admitted(workloads.file, record.job, f"Kueue leaves it pending: {event.reason}"))
+    return summary, findings
