@@ -62,7 +62,8 @@ def run_kueue(config: KitConfig, jobs: WorkloadFile, choices: Choices) -> tuple[
     """The task-governance simulation's summary, and a finding per job that can never be admitted."""
     from cdk_app.simulate.run import simulate_environment
 
-    return simulate_environment(config, jobs, choices)
+    summary, findings, _ = simulate_environment(config, jobs, choices)
+    return summary, findings
 
 
 @click.command("simulate")

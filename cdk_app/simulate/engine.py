@@ -47,6 +47,8 @@ class JobEvent:
 class JobRecord:
     job: Job
     events: list[JobEvent] = field(default_factory=list)
+    # With tracing (explain): (at, Kueue's pending message) whenever the message changes while it waits.
+    pending: list[tuple[int, str]] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -77,8 +79,9 @@ def _flavor_of(decision: Decision) -> str | None:
 
 class _Run:
     def __init__(self, jobs: Iterable[Job], scheduler: Scheduler, quotas: dict[str, QueueQuota],
-                 pool: dict[str, dict[str, int]]) -> None:
+                 pool: dict[str, dict[str, int]], trace: bool) -> None:
         self.scheduler = scheduler
+        self.trace = trace
         self.quotas = quotas
         self.pool = pool
         self.records = {job.workload.key: JobRecord(job) for job in jobs}
@@ -139,6 +142,12 @@ class _Run:
                                           by_team=preemptor.job.team if preemptor else None,
                                           reason=decision.reason, message=decision.message))
 
+    def note_pending(self, at: int) -> None:
+        for key, message in self.scheduler.pending().items():
+            record = self.records.get(key)
+            if record is not None and (not record.pending or record.pending[-1][1] != message):
+                record.pending.append((at, message))
+
     def restore(self, job: Job) -> None:
         key, since = job.workload.key, job.running_since
         flavor = job.instance_type
@@ -172,6 +181,8 @@ class _Run:
             for decision in decisions:
                 self.apply(decision)
             self.decisions.extend(decisions)
+            if self.trace:
+                self.note_pending(at)
             end = at
         for key, message in self.scheduler.pending().items():
             record = self.records.get(key)
@@ -181,10 +192,11 @@ class _Run:
 
 
 def simulate(jobs: Iterable[Job], scheduler: Scheduler, quotas: dict[str, QueueQuota],
-             pool: dict[str, dict[str, int]], capacity: dict[str, dict[str, int]]) -> Timeline:
-    """Replay the jobs on the scheduler until nothing more happens. The scheduler is the caller's to close."""
+             pool: dict[str, dict[str, int]], capacity: dict[str, dict[str, int]], trace: bool = False) -> Timeline:
+    """Replay the jobs on the scheduler until nothing more happens. The scheduler is the caller's to close.
+    `trace` keeps each waiting job's pending messages as they change (what `explain` quotes)."""
     jobs = list(jobs)
-    run = _Run(jobs, scheduler, quotas, pool)
+    run = _Run(jobs, scheduler, quotas, pool, trace)
     for job in jobs:
         if job.running_since is not None:
             run.restore(job)

@@ -10,7 +10,7 @@ from cdk_app.domain.capacity import cluster_capacity
 from cdk_app.domain.instance_types import ACCELERATOR_RESOURCES, CATALOGUE, EFA_MAXIMUM, EFA_RESOURCE
 from cdk_app.domain.kueue_mapping import Choices
 from cdk_app.findings import Finding, Severity
-from cdk_app.simulate.engine import simulate
+from cdk_app.simulate.engine import Timeline, simulate
 from cdk_app.simulate.governance import GIB, pool_quota, queue_quotas, setup_document
 from cdk_app.simulate.report import summarize
 from cdk_app.simulate.workloads import Job, WorkloadFile
@@ -55,8 +55,8 @@ def never_admitted(file: str, job: Job, reason: str) -> Finding:
                    f"can never be admitted: {reason}", "make it smaller, or give the team the quota it needs")
 
 
-def simulate_environment(config: KitConfig, workloads: WorkloadFile,
-                         choices: Choices) -> tuple[dict[str, Any], list[Finding]]:
+def simulate_environment(config: KitConfig, workloads: WorkloadFile, choices: Choices,
+                         trace: bool = False) -> tuple[dict[str, Any], list[Finding], Timeline]:
     from cdk_app.simulate.kueue import KueueScheduler
 
     findings, runnable = [], []
@@ -69,7 +69,8 @@ def simulate_environment(config: KitConfig, workloads: WorkloadFile,
     doc = setup_document(config, choices)
     scheduler = KueueScheduler(doc)
     try:
-        timeline = simulate(runnable, scheduler, queue_quotas(config, doc), pool_quota(doc), cluster_resources(config))
+        timeline = simulate(runnable, scheduler, queue_quotas(config, doc), pool_quota(doc), cluster_resources(config),
+                            trace)
     finally:
         scheduler.close()
     summary = summarize(timeline, choices.describe())
@@ -77,4 +78,4 @@ def simulate_environment(config: KitConfig, workloads: WorkloadFile,
         for event in record.events:
             if event.event == "unschedulable":
                 findings.append(never_admitted(workloads.file, record.job, f"Kueue leaves it pending: {event.reason}"))
-    return summary, findings
+    return summary, findings, timeline

@@ -1,0 +1,50 @@
+"""hyperpod-kit explain: why one job of a simulated workload waits or was preempted, in its team's terms."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from cdk_app.cli.simulate import EXIT_UNREADABLE, choices_of, choices_options, read_jobs, valid_config
+from cdk_app.support.text_table import printable
+
+
+@click.command("explain")
+@click.argument("config_path", type=click.Path(dir_okay=True, path_type=Path))
+@click.option("--workload", required=True, type=click.Path(allow_dash=True, dir_okay=True),
+              help="The workload file the job is in (as for simulate).")
+@click.option("--job", "job_name", required=True, help="The job's name.")
+@click.option("--team", default=None, help="The job's team, when two teams have a job of that name.")
+@choices_options
+def explain(config_path: Path, workload: str, job_name: str, team: str | None, reclaim_within_cohort: str,
+            dont_lend_may_borrow: bool) -> None:
+    """Say, one sentence per reason, why a job of the workload waits or was preempted in the simulation:
+    what it needs, its team's quota and use, what it may borrow, who holds the idle capacity, Kueue's message.
+
+    Exit status: 0 explained, 2 no such job or unreadable input, 3 internal error.
+    """
+    from cdk_app.simulate.explain import explain_job
+    from cdk_app.simulate.run import simulate_environment
+
+    config = valid_config(config_path)
+    jobs = read_jobs(workload, config)
+    matches = [j for j in jobs.jobs if j.name == job_name and (team is None or j.team == team)]
+    if len(matches) != 1:
+        names = sorted({f"{j.name} ({j.team})" for j in jobs.jobs})
+        why = "no job" if not matches else f"{len(matches)} jobs (give --team)"
+        shown = ", ".join(names[:20]) + (" ..." if len(names) > 20 else "")
+        click.echo(f"{printable(workload)}: {why} named {printable(job_name)}"
+                   + (f" in team {printable(team)}" if team else "") + f"; the jobs: {shown}", err=True)
+        sys.exit(EXIT_UNREADABLE)
+    _, _, timeline = simulate_environment(config, jobs, choices_of(reclaim_within_cohort, dont_lend_may_borrow),
+                                          trace=True)
+    record = next((r for r in timeline.jobs if r.job is matches[0]), None)
+    if record is None:
+        click.echo(f"job {printable(job_name)} of team {matches[0].team}: one of its pods is larger than any "
+                   "instance it may run on, so it was not simulated (simulate reports it as HPK803)")
+        return
+    click.echo(f"job {printable(job_name)} of team {record.job.team}:")
+    for line in explain_job(config, timeline, record):
+        click.echo(printable(line))
