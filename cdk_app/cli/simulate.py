@@ -16,6 +16,7 @@ from cdk_app.config.model import KitConfig
 from cdk_app.domain.kueue_mapping import Choices
 from cdk_app.findings import Finding, Severity
 from cdk_app.simulate.workloads import WorkloadFile, WorkloadInvalid, load_workloads
+from cdk_app.support.text_table import printable
 from cdk_app.validator.report import check_file
 
 EXIT_FINDINGS, EXIT_UNREADABLE = 1, 2
@@ -58,6 +59,40 @@ def read_jobs(workload: str, config: KitConfig) -> WorkloadFile:
         fail_workloads(err)
 
 
+def workload_jobs(config: KitConfig, workload: str | None, from_cluster: str | None, remaining: int) -> WorkloadFile:
+    """The jobs to replay: a live snapshot's, then the workload file's submitted on top."""
+    from dataclasses import replace
+
+    from cdk_app.simulate.snapshot import MAX_SNAPSHOT_BYTES, SnapshotError, parse_snapshot
+    from cdk_app.support.bounded_read import UnreadableInput, read_bounded
+
+    jobs = read_jobs(workload, config) if workload is not None else None
+    if from_cluster is None:
+        return jobs
+    name = "standard input" if from_cluster == "-" else from_cluster
+    try:
+        snapshot = parse_snapshot(read_bounded(from_cluster, MAX_SNAPSHOT_BYTES,
+                                               example="workloads.json (kubectl get workloads -A -o json)"),
+                                  name, config, remaining)
+    except UnreadableInput as err:
+        click.echo(f"{printable(name)}: {err.message} ({err.hint})", err=True)
+        sys.exit(EXIT_UNREADABLE)
+    except SnapshotError as err:
+        click.echo(printable(str(err)), err=True)
+        sys.exit(EXIT_UNREADABLE)
+    for why, count in sorted(snapshot.left_out.items()):
+        click.echo(f"{printable(name)}: {count} workload(s) left out: {why}", err=True)
+    if jobs is None:
+        return WorkloadFile(name, snapshot.jobs, [], None)
+    keys = {job.workload.key for job in snapshot.jobs}
+    clash = [job.workload.key for job in jobs.jobs if job.workload.key in keys]
+    if clash:
+        click.echo(f"{printable(workload)}: job(s) {', '.join(clash[:5])} are already in {printable(name)}; give the "
+                   "new jobs names of their own", err=True)
+        sys.exit(EXIT_FINDINGS)
+    return replace(jobs, jobs=snapshot.jobs + jobs.jobs)
+
+
 def run_kueue(config: KitConfig, jobs: WorkloadFile, choices: Choices) -> tuple[dict[str, Any], list[Finding]]:
     """The task-governance simulation's summary, and a finding per job that can never be admitted."""
     from cdk_app.simulate.run import simulate_environment
@@ -68,8 +103,13 @@ def run_kueue(config: KitConfig, jobs: WorkloadFile, choices: Choices) -> tuple[
 
 @click.command("simulate")
 @click.argument("config_path", type=click.Path(dir_okay=True, allow_dash=False, path_type=Path))
-@click.option("--workload", "workload", required=True, type=click.Path(allow_dash=True, dir_okay=True),
+@click.option("--workload", "workload", default=None, type=click.Path(allow_dash=True, dir_okay=True),
               help="The jobs to replay (YAML: jobs, batch_jobs); - for standard input.")
+@click.option("--from-cluster", "from_cluster", default=None, type=click.Path(allow_dash=True, dir_okay=True),
+              help="Start from a live cluster: the output of `kubectl get workloads -A -o json` (running jobs "
+                   "stay admitted, pending ones queue), with --workload's jobs (if any) submitted on top.")
+@click.option("--remaining", type=click.IntRange(1, 366 * 24 * 3600), default=3600, show_default=True,
+              help="--from-cluster: seconds each snapshot job still runs (a snapshot does not say).")
 @click.option("--format", "output_format", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("--against-ref", default=None,
               help="Also run the config as it is at this git ref, and print how each team's waits, preemptions "
@@ -77,8 +117,8 @@ def run_kueue(config: KitConfig, jobs: WorkloadFile, choices: Choices) -> tuple[
 @click.option("--plot", "plot", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write usage per team over time against quota, preemptions marked (.svg).")
 @choices_options
-def simulate(config_path: Path, workload: str, output_format: str, against_ref: str | None, plot: Path | None,
-             reclaim_within_cohort: str, dont_lend_may_borrow: bool) -> None:
+def simulate(config_path: Path, workload: str | None, from_cluster: str | None, remaining: int, output_format: str,
+             against_ref: str | None, plot: Path | None, reclaim_within_cohort: str, dont_lend_may_borrow: bool) -> None:
     """Replay the jobs of a workload file on CONFIG's governance: when each job is admitted (borrowing from
     whom), preempted (by which job, why), finishes or can never run; per team usage, waits and preemptions.
 
@@ -89,18 +129,18 @@ def simulate(config_path: Path, workload: str, output_format: str, against_ref: 
 
     if plot is not None and plot.suffix.lower() != ".svg":
         raise click.UsageError(f"--plot {plot}: the plot is written as SVG; give a file name ending in .svg")
+    if workload is None and from_cluster is None:
+        raise click.UsageError("give --workload FILE, --from-cluster FILE, or both")
+    if workload == "-" and from_cluster == "-":
+        raise click.UsageError("only one of --workload and --from-cluster can read standard input")
     config = valid_config(config_path)
-    jobs = read_jobs(workload, config)
+    jobs = workload_jobs(config, workload, from_cluster, remaining)
     choices = choices_of(reclaim_within_cohort, dont_lend_may_borrow)
     summary, findings = run_kueue(config, jobs, choices)
     if against_ref is not None:
         baseline = _config_at_ref(config_path, against_ref)
-        try:
-            base_jobs = load_workloads(workload, baseline, workload)
-        except WorkloadInvalid as err:
-            click.echo(f"the workload does not fit the config at {against_ref}:", err=True)
-            fail_workloads(err)
-        base_summary, _ = run_kueue(baseline, base_jobs, choices)
+        click.echo(f"--against-ref {against_ref}: reading the workload for the config at that ref", err=True)
+        base_summary, _ = run_kueue(baseline, workload_jobs(baseline, workload, from_cluster, remaining), choices)
         comparison = compare_runs(base_summary, summary)
         summary = {**summary, "against": {"ref": against_ref, "teams": comparison}}
     if plot is not None:

@@ -75,7 +75,7 @@ class WorkloadFile:
     file: str
     jobs: tuple[Job, ...]
     batch_items: list[Any]  # the `batch_jobs:` entries, read by cdk_app.simulate.batch
-    source: SourceMap
+    source: SourceMap | None  # None for a live snapshot
 
 
 def read_workload_file(path: str, display_name: str | None = None) -> tuple[Any, SourceMap]:
