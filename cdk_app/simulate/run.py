@@ -57,7 +57,7 @@ def never_admitted(file: str, job: Job, reason: str) -> Finding:
 
 def simulate_environment(config: KitConfig, workloads: WorkloadFile, choices: Choices,
                          trace: bool = False) -> tuple[dict[str, Any], list[Finding], Timeline]:
-    from cdk_app.simulate.kueue import KueueScheduler
+    from cdk_app.simulate.kueue.scheduler import KueueScheduler
 
     findings, runnable = [], []
     for job in workloads.jobs:
