@@ -48,13 +48,14 @@ def test_seed_002_smith_borrows_johns_idle_gpus_and_john_takes_them_back():
     assert at_600["accelerators"] + john_at_600["accelerators"] == 16  # the whole cluster's GPUs
 
 
+def _team(name, strategy, count):
+    limit = {"borrow_limit": 100} if strategy == "LendAndBorrow" else {}  # HPK403: only a borrower has one
+    return {"name": name, "sharing_strategy": strategy, **limit, "quota": [{"instance_type": G5_1, "count": count}]}
+
+
 def _lend_borrow(tmp_path, strategy_a="LendAndBorrow", strategy_b="LendAndBorrow"):
-    return environment(tmp_path, {G5_1: 11}, [
-        {"name": "team-a", "sharing_strategy": strategy_a, "borrow_limit": 100,
-         "quota": [{"instance_type": G5_1, "count": 6}]},
-        {"name": "team-b", "sharing_strategy": strategy_b, "borrow_limit": 100,
-         "quota": [{"instance_type": G5_1, "count": 5}]}],
-        policy={"fair_share": "Disabled"})
+    return environment(tmp_path, {G5_1: 11}, [_team("team-a", strategy_a, 6), _team("team-b", strategy_b, 5)],
+                       policy={"fair_share": "Disabled"})
 
 
 SEED_001_JOBS = [
@@ -106,9 +107,10 @@ def test_seed_001_startup_a_higher_priority_task_preempts_its_own_teams_lower_on
 def test_seed_001_enterprise_reserved_teams_keep_their_gpus_for_constant_work(tmp_path):
     # five teams share 80 GPUs (10 x ml.p4d.24xlarge); two reserve theirs (DontLend), three lend and borrow
     quota = {"research": 3, "prod-serving": 2, "nlp": 2, "vision": 2, "speech": 1}
-    teams = [{"name": name, "sharing_strategy": "DontLend" if name in ("research", "prod-serving") else "LendAndBorrow",
-              "borrow_limit": 200, "quota": [{"instance_type": "ml.p4d.24xlarge", "count": count}]}
-             for name, count in quota.items()]
+    reserved = ("research", "prod-serving")
+    teams = [{"name": name, "sharing_strategy": "DontLend" if name in reserved else "LendAndBorrow",
+              **({} if name in reserved else {"borrow_limit": 200}),
+              "quota": [{"instance_type": "ml.p4d.24xlarge", "count": count}]} for name, count in quota.items()]
     config = environment(tmp_path, {"ml.p4d.24xlarge": 10}, teams)
     # speech (8 GPUs) wants 24 while research and prod-serving are idle and nlp/vision run their own work
     jobs = [{"name": "asr", "team": "speech", "pods": 3, "per_pod": {"instance_type": "ml.p4d.24xlarge",
