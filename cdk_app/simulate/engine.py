@@ -154,9 +154,19 @@ class _Run:
         self.scheduler.restore(job.workload, {ps.name: {res: flavor for res in ps.requests}
                                               for ps in job.workload.pod_sets}, since)
         record = self.records[key]
-        record.events += [JobEvent(since, "submitted"), JobEvent(since, "admitted", flavor=flavor)]
+        quota = self.quotas.get(job.team)
+        nominal = quota.nominal.get(flavor, {}) if quota else {}
+        before = dict(self.usage.get((job.team, flavor), {}))
         self.running[key] = (flavor, since)
         self.use(since, key, flavor, +1)
+        after = self.usage[job.team, flavor]
+        # As the scheduler reports it for an admission: the job's usage above the team's nominal quota.
+        borrowed = {res: max(after[res] - nominal.get(res, 0), 0) - max(before.get(res, 0) - nominal.get(res, 0), 0)
+                    for res in after}
+        borrowed = {res: amount for res, amount in borrowed.items() if amount}
+        record.events += [JobEvent(since, "submitted"), JobEvent(since, "admitted", flavor=flavor, borrowed=borrowed,
+                                                               lenders=self.lenders(flavor, job.team, borrowed)
+                                                               if borrowed else ())]
         self.push(since + job.runtime, FINISH, key)
 
     def run(self) -> int:

@@ -130,7 +130,8 @@ def test_from_cluster_a_new_job_of_the_lender_reclaims_what_a_running_borrower_h
     smith = next(j for j in doc["jobs"] if j["name"] == "smith-big")
     # admitted at the snapshot's latest timestamp, which is the simulation's start
     assert smith["events"][:2] == [{"at": 0, "event": "submitted"},
-                                   {"at": 0, "event": "admitted", "flavor": "ml.g5.12xlarge", "borrowed": {}}]
+                                   {"at": 0, "event": "admitted", "flavor": "ml.g5.12xlarge",
+                                    "borrowed": {"accelerators": 4}, "from": ["john"]}]
     preempted = next(e for e in smith["events"] if e["event"] == "preempted")
     assert (preempted["at"], preempted["by"], preempted["reason"]) == (0, "john-all", "InCohortReclamation")
 
