@@ -290,7 +290,7 @@ def job(config_path: Path, team: str, priority: str | None, name: str, image: st
     """Print the manifests of a job for the team's queue: hyperpod-kit job ... -- python train.py"""
     import yaml
 
-    from cdk_app.kubernetes.job_templates import JobRequest, JobSpecError, manifests
+    from cdk_app.kubernetes.job_templates import JobRequest, JobSpecError, borrowing_note, check, manifests
 
     if topology_layer is not None and topology is None:
         # The layer only shapes the topology annotation: alone it would be dropped without a word.
@@ -320,10 +320,13 @@ def job(config_path: Path, team: str, priority: str | None, name: str, image: st
                          rdzv_backend=rdzv_backend, env=env, volumes=volumes, shm=shm, cpu=cpu, memory=memory)
     try:
         objects = manifests(config, request, fleet, _input_name(cluster_nodes or ""))
+        note = borrowing_note(config, request, check(config, request, fleet, _input_name(cluster_nodes or "")))
     except JobSpecError as err:
         click.echo(f"{config_path}: {err}", err=True)
         sys.exit(1)
     click.echo(yaml.safe_dump_all(objects, sort_keys=False), nl=False)
+    if note:
+        click.echo(note, err=True)
 
 
 @main.command("chart-sha256")

@@ -426,6 +426,23 @@ def _check_reach(config: KitConfig, request: JobRequest, placement: Placement, p
                        f"{why}; Kueue would keep the job pending forever")
 
 
+def borrowing_note(config: KitConfig, request: JobRequest, placement: Placement) -> str | None:
+    """When the job needs more than its team's quota (within what it may borrow, which check() made sure of):
+    it can only run on borrowed capacity, which the lenders can take back - by preempting it."""
+    itype = placement.instance_type
+    row = next((r for r in team_reach(config) if r.team == request.team and r.instance_type == itype), None)
+    if row is None:
+        return None
+    need = per_pod(request, placement).scaled(Fraction(request.nodes))
+    over = [d for d in ("accelerators", "vcpu", "memory_gib") if getattr(need, d) > getattr(row.quota, d)]
+    if not over:
+        return None
+    dim = over[0]
+    return (f"note: the job needs {describe(getattr(need, dim), dim)} of {itype}, above team {request.team!r}'s quota "
+            f"of {describe(getattr(row.quota, dim), dim)}: it runs only while it can borrow the rest, and a team that "
+            "lends it can take it back by preempting the job (hyperpod-kit simulate shows when)")
+
+
 def check(config: KitConfig, request: JobRequest, cluster_nodes: Sequence[NodeInfo] | None = None,
           nodes_source: str = "the node list") -> Placement:
     """Validate the request against the config and, if given, the cluster's nodes."""

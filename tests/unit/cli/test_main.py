@@ -138,3 +138,13 @@ def test_validate_with_standard_input_closed_exits_2_naming_it():
     assert result.returncode == 2, result.stderr
     assert "standard input is closed" in result.stdout + result.stderr
     assert "internal error" not in result.stderr
+
+
+@pytest.mark.parametrize(("team", "noted"), [("smith", True), ("john", False)])
+def test_job_says_when_it_can_only_run_on_borrowed_capacity(team, noted):
+    # dev: smith's quota is one ml.g5.12xlarge (4 GPUs), john's three; 2 nodes x 4 GPUs is above smith's only
+    result = run("job", "--config", "config/dev.yaml", "--team", team, "--name", "big", "--image",
+                 "public.ecr.aws/x/y:1", "--nodes", "2", "--", "python", "t.py")
+    assert result.returncode == 0, result.stderr
+    assert ("it runs only while it can borrow the rest" in result.stderr) is noted
+    assert yaml.safe_load(result.stdout)["kind"] == "PyTorchJob"
