@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from support.case_configs import case_config
+from support.kueue_oracle import OracleError, oracle_bin
 from support.realk8s import controlplane, go_binary
 from support.realk8s.api import Cluster
 from support.realk8s.environment import apply_environment
@@ -27,6 +28,15 @@ def k8s_bin() -> Path:
         return controlplane.resolve_bin_dir(None)
     except controlplane.UpError as err:
         pytest.fail(f"the real control plane could not be built: {err}")
+
+
+@pytest.fixture(scope="session")
+def oracle() -> Path:
+    """kueue-oracle (tests/k8s/kueue), built when its cache has none; a failed build fails the test."""
+    try:
+        return oracle_bin() / "kueue-oracle"
+    except OracleError as err:
+        pytest.fail(f"kueue-oracle could not be built: {err}")
 
 
 @pytest.fixture(scope="session")

@@ -10,16 +10,15 @@ from typing import Any
 
 import pytest
 from support.kueue_oracle import oracle_bin, run_oracle
+from support.kueue_session import setup_document
 from support.paths import ROOT
 
 from cdk_app.config.loader import load_config
 from cdk_app.config.model import KitConfig
 from cdk_app.config.names import local_queue, team_cluster_queue, team_namespace
-from cdk_app.domain.kueue_mapping import governance_objects, kueue_configuration, team_namespaces
+from cdk_app.domain.kueue_mapping import governance_objects
 
 G5 = "ml.g5.12xlarge"
-LISTS = {"ResourceFlavor": "resourceFlavors", "ClusterQueue": "clusterQueues", "LocalQueue": "localQueues",
-         "WorkloadPriorityClass": "workloadPriorityClasses", "Cohort": "cohorts"}
 
 
 @pytest.fixture(scope="module")
@@ -28,14 +27,7 @@ def oracle():
 
 
 def _input(config: KitConfig, workloads: list[dict[str, Any]]) -> dict[str, Any]:
-    doc: dict[str, Any] = {"cycles": 1, "namespaces": [{"metadata": {"name": n}} for n in team_namespaces(config)],
-                           "workloads": workloads}
-    for obj in governance_objects(config):
-        doc.setdefault(LISTS[obj["kind"]], []).append(obj)
-    fair = kueue_configuration(config)["fairSharing"]
-    if fair["enable"]:
-        doc["fairSharing"] = {"preemptionStrategies": fair["preemptionStrategies"]}
-    return doc
+    return {**setup_document(config), "cycles": 1, "workloads": workloads}
 
 
 def _workload(team: str, name: str, pods: int, gpus: int, admitted: bool = False, **more: str) -> dict[str, Any]:

@@ -17,18 +17,10 @@ from typing import Any
 
 import pytest
 from support import kueue_cases
-from support.kueue_oracle import OracleError, compare, oracle_bin, run_oracle
+from support.kueue_oracle import compare, run_oracle
 
 CASES: dict[str, dict[str, Any]] = dict(kueue_cases.cases())
 RUNNABLE = sorted(name for name, case in CASES.items() if not case.get("skip"))
-
-
-@pytest.fixture(scope="module")
-def oracle() -> Path:
-    try:
-        return oracle_bin() / "kueue-oracle"
-    except OracleError as err:
-        pytest.fail(f"kueue-oracle could not be built: {err}")
 
 
 @pytest.fixture(scope="module")

@@ -23,4 +23,4 @@ build() {
     echo '{}' | "$out/kueue-oracle" >/dev/null || die "kueue-oracle smoke test"
 }
 
-cached_build kueue build kueue-oracle kueue -- go.sum cmd/kueue-oracle/shim_linkname.go cmd/kueue-oracle/main.go
+cached_build kueue build kueue-oracle kueue -- go.sum cmd/kueue-oracle/shim_linkname.go cmd/kueue-oracle/main.go cmd/kueue-oracle/session.go

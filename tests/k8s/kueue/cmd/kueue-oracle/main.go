@@ -255,6 +255,18 @@ type EventOutput struct {
 
 // ---------------------------------------------------------------- log capture
 
+const evaluatedMsg = "Workload evaluated for admission"
+
+// recordedMessages are the log lines the sink keeps: the end-of-cycle record
+// per head (both modes), and, for the session mode, the order in which the
+// scheduler processes the heads and the preemptions it issues (with the
+// preemptor, which the Workload objects do not name).
+var recordedMessages = map[string]bool{
+	evaluatedMsg:                      true,
+	"Attempting to schedule workload": true,
+	"Preempted":                       true,
+}
+
 // entrySink is a logr.LogSink that records the structured values Kueue's
 // scheduler logs for every head at the end of a cycle
 // ("Workload evaluated for admission", V(3)/V(4)). Optionally tees all
@@ -278,10 +290,10 @@ func (s *entrySink) Info(level int, msg string, kv ...any) {
 		fmt.Fprintf(s.tee, "I%d %s %q %v %v\n", level, s.name, msg, s.kv, kv)
 		s.mu.Unlock()
 	}
-	if msg != "Workload evaluated for admission" {
+	if !recordedMessages[msg] {
 		return
 	}
-	m := map[string]any{}
+	m := map[string]any{"msg": msg}
 	all := append(append([]any{}, s.kv...), kv...)
 	for i := 0; i+1 < len(all); i += 2 {
 		if k, ok := all[i].(string); ok {
@@ -489,7 +501,11 @@ func decodeList(raws []json.RawMessage, kind string, defaults bool) ([]ctrl.Obje
 func main() {
 	verbosity := flag.Int("v", -1, "tee Kueue's logs up to this verbosity to stderr (-1: off)")
 	pretty := flag.Bool("pretty", false, "indent JSON output")
+	sessionMode := flag.Bool("session", false, "JSON lines: a setup document, then requests, one answer line each (session.go)")
 	flag.Parse()
+	if *sessionMode {
+		os.Exit(runSession(os.Stdin, os.Stdout, *verbosity))
+	}
 
 	raw, err := io.ReadAll(os.Stdin)
 	if err != nil {
@@ -544,6 +560,11 @@ type world struct {
 	cohorts    []*kueue.Cohort
 	others     []ctrl.Object
 	validation []string
+	wpcValue   map[string]int32
+	pcValue    map[string]int32
+	// observe, when set (session mode), sees every Workload whose status was
+	// written, right after the write.
+	observe func(*kueue.Workload)
 }
 
 func run(in *Input, verbosity int) (*Output, error) {
@@ -558,6 +579,32 @@ func run(in *Input, verbosity int) (*Output, error) {
 			return nil, fmt.Errorf("feature gates: %w", err)
 		}
 	}
+	w, ctx, err := newWorld(in, verbosity)
+	if err != nil {
+		return nil, err
+	}
+	logger := ctrllog.FromContext(ctx)
+
+	out := &Output{KueueVersion: kueueVersion, Mode: in.Mode, FeatureGates: in.FeatureGates, ValidationErrors: w.validation}
+	if in.Mode == "preempt" {
+		err = w.runPreempt(ctx, out)
+	} else {
+		err = w.runSchedule(ctx, logger, out)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if in.IncludeEvents {
+		for _, e := range w.recorder.RecordedEvents {
+			out.Events = append(out.Events, EventOutput{Object: e.Key.String(), Type: e.EventType, Reason: e.Reason, Message: e.Message})
+		}
+	}
+	return out, nil
+}
+
+// newWorld decodes and validates the input's objects, with a fake clock at
+// its `now` and a logger that records what the modes read (entrySink).
+func newWorld(in *Input, verbosity int) (*world, context.Context, error) {
 	w := &world{in: in, now: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)}
 	if in.Now != nil {
 		w.now = in.Now.Time
@@ -573,26 +620,10 @@ func run(in *Input, verbosity int) (*Output, error) {
 	ctx := ctrllog.IntoContext(context.Background(), logger)
 
 	if err := w.decode(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	w.validate()
-
-	out := &Output{KueueVersion: kueueVersion, Mode: in.Mode, FeatureGates: in.FeatureGates, ValidationErrors: w.validation}
-	var err error
-	if in.Mode == "preempt" {
-		err = w.runPreempt(ctx, out)
-	} else {
-		err = w.runSchedule(ctx, logger, out)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if in.IncludeEvents {
-		for _, e := range w.recorder.RecordedEvents {
-			out.Events = append(out.Events, EventOutput{Object: e.Key.String(), Type: e.EventType, Reason: e.Reason, Message: e.Message})
-		}
-	}
-	return out, nil
+	return w, ctx, nil
 }
 
 func (w *world) decode() error {
@@ -648,31 +679,20 @@ func (w *world) decode() error {
 
 	// Priorities: the job integrations copy the priority class value into
 	// spec.priority when they create the Workload; do the same when missing.
-	wpcValue := map[string]int32{}
+	w.wpcValue = map[string]int32{}
 	for _, o := range wpcObjs {
 		c := o.(*kueue.WorkloadPriorityClass)
-		wpcValue[c.Name] = c.Value
+		w.wpcValue[c.Name] = c.Value
 	}
-	pcValue := map[string]int32{}
+	w.pcValue = map[string]int32{}
 	for _, o := range pcObjs {
 		c := o.(*schedulingv1.PriorityClass)
-		pcValue[c.Name] = c.Value
+		w.pcValue[c.Name] = c.Value
 	}
 	for _, o := range wlObjs {
 		wl := o.(*kueue.Workload)
-		if wl.Spec.Priority == nil && wl.Spec.PriorityClassRef != nil {
-			ref := wl.Spec.PriorityClassRef
-			var v int32
-			var ok bool
-			if ref.Kind == kueue.PodPriorityClassKind {
-				v, ok = pcValue[ref.Name]
-			} else {
-				v, ok = wpcValue[ref.Name]
-			}
-			if !ok {
-				return fmt.Errorf("workload %s/%s: unknown priority class %q", wl.Namespace, wl.Name, ref.Name)
-			}
-			wl.Spec.Priority = &v
+		if err := w.resolvePriority(wl); err != nil {
+			return err
 		}
 		w.wls = append(w.wls, *wl)
 	}
@@ -700,6 +720,27 @@ func (w *world) decode() error {
 	w.others = append(w.others, wpcObjs...)
 	w.others = append(w.others, pcObjs...)
 	w.others = append(w.others, otherObjs...)
+	return nil
+}
+
+// resolvePriority copies the priority class value into spec.priority when
+// missing, as the job integrations do when they create the Workload.
+func (w *world) resolvePriority(wl *kueue.Workload) error {
+	if wl.Spec.Priority != nil || wl.Spec.PriorityClassRef == nil {
+		return nil
+	}
+	ref := wl.Spec.PriorityClassRef
+	var v int32
+	var ok bool
+	if ref.Kind == kueue.PodPriorityClassKind {
+		v, ok = w.pcValue[ref.Name]
+	} else {
+		v, ok = w.wpcValue[ref.Name]
+	}
+	if !ok {
+		return fmt.Errorf("workload %s/%s: unknown priority class %q", wl.Namespace, wl.Name, ref.Name)
+	}
+	wl.Spec.Priority = &v
 	return nil
 }
 
@@ -735,8 +776,25 @@ func (w *world) buildClient(wls []kueue.Workload, lqs []kueue.LocalQueue) ctrl.C
 		WithLists(&kueue.WorkloadList{Items: wls}, &kueue.LocalQueueList{Items: lqs}).
 		WithObjects(objs...).
 		WithStatusSubresource(&kueue.Workload{}).
-		WithInterceptorFuncs(interceptor.Funcs{SubResourcePatch: utiltesting.TreatSSAAsStrategicMerge}).
+		WithInterceptorFuncs(interceptor.Funcs{
+			SubResourcePatch: func(ctx context.Context, c ctrl.Client, sub string, obj ctrl.Object, patch ctrl.Patch, opts ...ctrl.SubResourcePatchOption) error {
+				err := utiltesting.TreatSSAAsStrategicMerge(ctx, c, sub, obj, patch, opts...)
+				w.observed(err, obj)
+				return err
+			},
+			SubResourceUpdate: func(ctx context.Context, c ctrl.Client, sub string, obj ctrl.Object, opts ...ctrl.SubResourceUpdateOption) error {
+				err := c.SubResource(sub).Update(ctx, obj, opts...)
+				w.observed(err, obj)
+				return err
+			},
+		}).
 		Build()
+}
+
+func (w *world) observed(err error, obj ctrl.Object) {
+	if wl, ok := obj.(*kueue.Workload); ok && err == nil && w.observe != nil {
+		w.observe(wl)
+	}
 }
 
 // addOtherKueueObjects feeds AdmissionChecks and Topologies given in
@@ -764,7 +822,16 @@ func (w *world) cacheOptions() []schdcache.Option {
 }
 
 func (w *world) runSchedule(ctx context.Context, logger logr.Logger, out *Output) error {
-	log := logger
+	if err := w.startScheduler(ctx, logger); err != nil {
+		return err
+	}
+	return w.runCycles(ctx, logger, out)
+}
+
+// startScheduler builds the fake API client, Kueue's cache and queue manager
+// fed with the decoded objects (as Kueue's controllers would), and the
+// scheduler whose admissions the world can wait for.
+func (w *world) startScheduler(ctx context.Context, log logr.Logger) error {
 	w.cl = w.buildClient(w.wls, w.lqs)
 	w.recorder = &utiltesting.EventRecorder{}
 	w.cache = schdcache.New(w.cl, w.cacheOptions()...)
@@ -813,6 +880,25 @@ func (w *world) runSchedule(ctx context.Context, logger logr.Logger, out *Output
 		func() { w.wg.Add(1) },
 		func() { w.wg.Done() },
 	))
+	return nil
+}
+
+// cycle runs one Kueue scheduling cycle and waits for the admissions it
+// started; Kueue's KeepGoing signal.
+func (w *world) cycle(ctx context.Context) bool {
+	w.mu.Lock()
+	w.entries = nil
+	w.mu.Unlock()
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	go w.queues.CleanUpOnContext(cctx)
+	keepGoing := scheduleOnce(cctx, w.sched)
+	w.wg.Wait()
+	return keepGoing
+}
+
+// runCycles is the one-shot mode's loop (cycles, or untilStable).
+func (w *world) runCycles(ctx context.Context, log logr.Logger, out *Output) error {
 
 	cycles := w.in.Cycles
 	if cycles <= 0 {
@@ -842,20 +928,14 @@ func (w *world) runSchedule(ctx context.Context, logger logr.Logger, out *Output
 			break
 		}
 		before := w.snapshotWorkloads(ctx)
-		w.mu.Lock()
-		w.entries = nil
-		w.mu.Unlock()
-
-		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		go w.queues.CleanUpOnContext(cctx)
-		keepGoing := scheduleOnce(cctx, w.sched)
-		w.wg.Wait()
-		cancel()
+		keepGoing := w.cycle(ctx)
 
 		co := CycleOutput{Cycle: c, KeepGoing: keepGoing}
 		w.mu.Lock()
 		for _, e := range w.entries {
-			co.Entries = append(co.Entries, entryFromLog(e))
+			if e["msg"] == evaluatedMsg {
+				co.Entries = append(co.Entries, entryFromLog(e))
+			}
 		}
 		w.mu.Unlock()
 		sort.SliceStable(co.Entries, func(i, j int) bool { return co.Entries[i].Workload < co.Entries[j].Workload })
@@ -920,28 +1000,37 @@ func (w *world) completeEvictions(ctx context.Context, log logr.Logger) ([]strin
 		if !isEvicted(wl) || !workload.HasQuotaReservation(wl) {
 			continue
 		}
-		key := workload.Key(wl)
-		ev := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadEvicted)
-		workload.UnsetQuotaReservationWithCondition(wl, "Pending", ev.Message, w.clock.Now())
-		if err := w.cl.Status().Update(ctx, wl); err != nil {
-			return nil, fmt.Errorf("releasing quota of %s: %w", key, err)
-		}
-		var fresh kueue.Workload
-		if err := w.cl.Get(ctx, ctrl.ObjectKeyFromObject(wl), &fresh); err != nil {
+		if err := w.releaseEvicted(ctx, log, wl); err != nil {
 			return nil, err
 		}
-		w.queues.QueueAssociatedInadmissibleWorkloadsAfter(ctx, key, func() {
-			_ = w.cache.DeleteWorkload(log, key)
-			if workload.IsActive(&fresh) {
-				if err := w.queues.AddOrUpdateWorkloadWithoutLock(log, fresh.DeepCopy()); err != nil {
-					log.V(2).Info("requeue failed", "error", err)
-				}
-			}
-		})
-		done = append(done, string(key))
+		done = append(done, string(workload.Key(wl)))
 	}
 	sort.Strings(done)
 	return done, nil
+}
+
+// releaseEvicted completes the eviction of one evicted workload that still
+// holds its quota reservation (see completeEvictions).
+func (w *world) releaseEvicted(ctx context.Context, log logr.Logger, wl *kueue.Workload) error {
+	key := workload.Key(wl)
+	ev := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadEvicted)
+	workload.UnsetQuotaReservationWithCondition(wl, "Pending", ev.Message, w.clock.Now())
+	if err := w.cl.Status().Update(ctx, wl); err != nil {
+		return fmt.Errorf("releasing quota of %s: %w", key, err)
+	}
+	var fresh kueue.Workload
+	if err := w.cl.Get(ctx, ctrl.ObjectKeyFromObject(wl), &fresh); err != nil {
+		return err
+	}
+	w.queues.QueueAssociatedInadmissibleWorkloadsAfter(ctx, key, func() {
+		_ = w.cache.DeleteWorkload(log, key)
+		if workload.IsActive(&fresh) {
+			if err := w.queues.AddOrUpdateWorkloadWithoutLock(log, fresh.DeepCopy()); err != nil {
+				log.V(2).Info("requeue failed", "error", err)
+			}
+		}
+	})
+	return nil
 }
 
 func (w *world) snapshotWorkloads(ctx context.Context) map[string]*kueue.Workload {

@@ -1,0 +1,132 @@
+"""Random simulate scenarios, seeded: an environment (a kit config of `teams` teams sharing `nodes` GPU nodes) and
+jobs submitted over a span of time with runtimes, as cdk_app.simulate.kueue.api Workloads. The real-Kueue oracle
+(support.kueue_session) and the in-process scheduler's benchmark read the same scenarios; drive() plays one
+through any Scheduler the simplest way a timeline can (finishes, then submissions, then a schedule call at each
+event time) and counts what happened.
+"""
+
+from __future__ import annotations
+
+import heapq
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+from cdk_app.config.loader import load_config
+from cdk_app.config.model import KitConfig
+from cdk_app.config.names import team_cluster_queue, team_namespace
+from cdk_app.simulate.kueue.api import PodSet, Scheduler, Workload
+from support.paths import ROOT
+
+GPU_NODE = "ml.g5.12xlarge"  # 4 GPUs, 48 vCPU, 192 GiB
+GPUS_PER_NODE = 4
+MONTH = 30 * 24 * 3600
+GIB = 2**30
+PRIORITY_CLASSES = ({"name": "low", "weight": 10}, {"name": "normal", "weight": 50}, {"name": "high", "weight": 90})
+
+
+def random_environment(seed: int, teams: int, nodes: int) -> dict[str, Any]:
+    """A KitConfig-compatible dict: config/dev.yaml with one GPU instance group of `nodes` ml.g5.12xlarge and
+    `teams` teams whose quotas (1 to 3 nodes each, while nodes last; the rest no team holds) and sharing settings
+    are drawn from `seed`, with three priority classes. Validate it with KitConfig.model_validate."""
+    rng = random.Random(seed)
+    base = load_config(ROOT / "config" / "dev.yaml").config.model_dump(mode="json", exclude_none=True)
+    gpu_group = next(g for g in base["hyperpod"]["instance_groups"] if g["instance_type"] == GPU_NODE)
+    base["hyperpod"]["instance_groups"] = [{**gpu_group, "count": nodes}]
+    base["cluster_policy"] = {"priority_classes": list(PRIORITY_CLASSES),
+                              "fair_share": rng.choice(["Enabled", "Disabled"]), "idle_resource_sharing": "Enabled"}
+    left = nodes
+    team_list = []
+    for i in range(teams):
+        count = min(left, rng.randint(1, 3))
+        left -= count
+        team_list.append({
+            "name": f"team-{i:03d}", "fair_share_weight": rng.randint(0, 100),
+            "sharing_strategy": rng.choice(["LendAndBorrow", "LendAndBorrow", "Lend", "DontLend"]),
+            "borrow_limit": rng.choice([25, 50, 100, 200]),
+            "preempt_team_tasks": rng.choice(["Never", "LowerPriority"]),
+            "quota": [{"instance_type": GPU_NODE, "count": count}]})
+    base["teams"] = team_list
+    return base
+
+
+def random_config(seed: int, teams: int, nodes: int) -> KitConfig:
+    return KitConfig.model_validate(random_environment(seed, teams, nodes))
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    workload: Workload  # workload.created is the submission time
+    runtime: int  # seconds, from each admission (a preempted job starts over)
+
+
+def random_jobs(seed: int, config: KitConfig, count: int, span: int = MONTH) -> list[Job]:
+    """`count` jobs of the config's teams with a GPU quota, submitted uniformly over `span` seconds (in
+    submission order): 1 to 4 pods of 1, 2 or 4 GPUs (with 8 vCPU and 32 GiB per GPU) within the team's nominal
+    GPUs (so every job can run), a priority class value or 0, running 10 minutes to 2 days (log-uniform)."""
+    rng = random.Random(seed)
+    nominal = {t.name: sum(q.count or 0 for q in t.quota if q.instance_type == GPU_NODE) * GPUS_PER_NODE
+               for t in config.teams if t.enabled}
+    teams = [name for name, gpus in nominal.items() if gpus > 0]
+    values = [0, *(pc.weight for pc in config.cluster_policy.priority_classes)]
+    times = sorted(rng.randrange(span) for _ in range(count))
+    jobs = []
+    for i, created in enumerate(times):
+        team = rng.choice(teams)
+        gpus = rng.choice([g for g in (1, 2, 4) if g <= nominal[team]])
+        pods = rng.choice([p for p in (1, 1, 2, 4) if p * gpus <= nominal[team]])
+        requests = {"nvidia.com/gpu": gpus, "cpu": gpus * 8000, "memory": gpus * 32 * GIB}
+        workload = Workload(key=f"{team_namespace(team)}/job-{i:05d}", cluster_queue=team_cluster_queue(team),
+                            priority=rng.choice(values), created=created,
+                            pod_sets=(PodSet("main", pods, requests),))
+        jobs.append(Job(workload, int(600 * (288 ** rng.random()))))
+    return jobs
+
+
+@dataclass
+class Replay:
+    schedule_calls: int = 0
+    admitted: int = 0
+    preempted: int = 0
+    finished: int = 0
+    decisions: list[Any] = field(default_factory=list)
+
+
+def drive(scheduler: Scheduler, jobs: list[Job], until: int | None = None, keep: bool = False) -> Replay:
+    """Play `jobs` through `scheduler` up to time `until` (all of them when None): at each time something
+    happens, the finishes due, then the submissions, then one schedule call. An admitted job finishes `runtime`
+    later unless preempted first (then it waits again, and runs its whole runtime once re-admitted)."""
+    runtime = {j.workload.key: j.runtime for j in jobs}
+    submits = sorted(jobs, key=lambda j: j.workload.created)
+    finishes: list[tuple[int, str]] = []
+    running: dict[str, int] = {}  # key -> finish time of its current admission
+    out = Replay()
+    i = 0
+    while i < len(submits) or finishes:
+        now = min(([submits[i].workload.created] if i < len(submits) else [])
+                  + ([finishes[0][0]] if finishes else []))
+        if until is not None and now > until:
+            break
+        while finishes and finishes[0][0] == now:
+            _, key = heapq.heappop(finishes)
+            if running.get(key) == now:
+                del running[key]
+                scheduler.finish(key, now)
+                out.finished += 1
+        while i < len(submits) and submits[i].workload.created == now:
+            scheduler.submit(submits[i].workload)
+            i += 1
+        decisions = scheduler.schedule(now)
+        out.schedule_calls += 1
+        for d in decisions:
+            if d.event == "admitted":
+                out.admitted += 1
+                running[d.workload] = now + runtime[d.workload]
+                heapq.heappush(finishes, (running[d.workload], d.workload))
+            else:
+                out.preempted += 1
+                running.pop(d.workload, None)
+        if keep:
+            out.decisions.extend(decisions)
+    return out
+
