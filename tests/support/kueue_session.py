@@ -32,33 +32,24 @@ from pathlib import Path
 from typing import Any
 
 from cdk_app.config.model import KitConfig
-from cdk_app.domain.kueue_mapping import governance_objects, kueue_configuration, team_namespaces
+from cdk_app.simulate.governance import setup_document as governance_setup
 from cdk_app.simulate.kueue.api import Decision, Workload
 from support.kueue_oracle import oracle_bin, quantity
 
 START = "2025-01-01T00:00:00Z"
-LISTS = {"ResourceFlavor": "resourceFlavors", "ClusterQueue": "clusterQueues", "LocalQueue": "localQueues",
-         "WorkloadPriorityClass": "workloadPriorityClasses", "Cohort": "cohorts"}
 # One answer takes milliseconds to a few seconds (a schedule call over thousands of pending workloads); a minute
 # without one is a hung oracle.
 READ_TIMEOUT = 60.0
 TAIL = 4000
-
 
 class OracleSessionError(Exception):
     """The session answered an error, or the oracle died, hung or printed something other than JSON."""
 
 
 def setup_document(config: KitConfig, now: str = START) -> dict[str, Any]:
-    """The session's setup for a kit config: the Kueue objects task governance makes for it, its namespaces and
-    its fair-sharing configuration (as Kueue's controller reads it), the simulation starting at `now`."""
-    doc: dict[str, Any] = {"now": now, "namespaces": [{"metadata": {"name": n}} for n in team_namespaces(config)]}
-    for obj in governance_objects(config):
-        doc.setdefault(LISTS[obj["kind"]], []).append(obj)
-    fair = kueue_configuration(config)["fairSharing"]
-    if fair["enable"]:
-        doc["fairSharing"] = {"preemptionStrategies": fair["preemptionStrategies"]}
-    return doc
+    """The session's setup for a kit config: the simulator's own setup document (cdk_app.simulate.governance,
+    the same Kueue objects either scheduler is built from), the simulation starting at `now`."""
+    return {"now": now, **governance_setup(config)}
 
 
 def kueue_quantity(resource: str, amount: int) -> str:
