@@ -103,6 +103,12 @@ def test_a_high_priority_job_preempts_as_many_lower_ones_as_it_needs_lowest_firs
     assert [e.job for e in result.events if e.kind == "preempted"] == ["D", "C"]
 
 
+def test_one_priority_step_above_is_enough_to_preempt(tmp_path):
+    config, items = _priorities(tmp_path)
+    result = _run(config, *items, job("E", Q, 15, 100, 500, "ProdExp1", 11))
+    assert [(e.job, e.by) for e in result.events if e.kind == "preempted"] == [("D", "E")]
+
+
 def test_a_job_of_no_higher_priority_than_any_running_one_waits(tmp_path):
     config, items = _priorities(tmp_path)
     result = _run(config, *items, job("E", Q, 15, 100, 500, "ProdExp1", 10))
@@ -152,6 +158,16 @@ def test_idle_capacity_goes_to_borrowing_jobs_in_submission_order(tmp_path):
     assert _event(result, "p1-borrow", "admitted").lenders == (("ProdExp2", 10),)
 
 
+def test_a_job_within_its_quota_goes_before_a_borrowing_one_so_nothing_is_preempted_needlessly(tmp_path):
+    # At t=5 ProdExp1's borrowing job (submitted first) and ProdExp2's own 40 both wait: ProdExp2's goes first,
+    # instead of ProdExp1 borrowing the 40 and being preempted for them at once.
+    config = load(tmp_path, QUOTA)
+    result = _run(config, job("p1", Q, 60, 0, 1000, "ProdExp1"), job("p1-borrow", Q, 40, 5, 100, "ProdExp1"),
+                  job("p2", Q, 40, 5, 100, "ProdExp2"))
+    assert _event(result, "p2", "admitted").at == 5 and _event(result, "p1-borrow", "admitted").at == 105
+    assert not [e for e in result.events if e.kind == "preempted"]
+
+
 def test_quota_share_waits_have_median_and_p95(tmp_path):
     config = load(tmp_path, QUOTA)
     items = [job(f"j{i}", Q, 60, 0, 100, "ProdExp1") for i in range(5)]
@@ -187,6 +203,16 @@ def test_within_a_share_identifier_higher_priority_runs_first(tmp_path):
     result = _run(config, job("first", GPU, 23, 0, 100, "HIGHPRI", 1), job("later-low", GPU, 23, 1, 100, "HIGHPRI", 1),
                   job("later-high", GPU, 23, 2, 100, "HIGHPRI", 9))
     assert [e.job for e in result.events if e.kind == "admitted"] == ["first", "later-high", "later-low"]
+
+
+def test_the_share_whose_turn_it_is_holds_the_fair_share_queue_unless_backfill(tmp_path):
+    # With HIGHPRI's 20 in use, MIDPRI and LOWPRI both use nothing: MIDPRI (lower weight) is next, and its 23 do not
+    # fit the 3 free, so LOWPRI's 3 wait too (until MIDPRI's job ends at 200) - unless backfill starts them around it.
+    config = load(tmp_path, FAIR_FIFO)
+    items = [job("first", GPU, 20, 0, 100, "HIGHPRI"), job("mid", GPU, 23, 1, 100, "MIDPRI"),
+             job("low", GPU, 3, 2, 100, "LOWPRI")]
+    assert _event(_run(config, *items), "low", "admitted").at == 200
+    assert _event(_run(config, *items, options=BatchOptions(backfill=True)), "low", "admitted").at == 2
 
 
 def test_compute_reservation_keeps_instances_for_share_identifiers_not_in_use(tmp_path):
