@@ -9,8 +9,10 @@ from __future__ import annotations
 import gzip
 import importlib.util
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import lru_cache
 from pathlib import Path
 
@@ -61,31 +63,48 @@ def team_named(batch: Batch, name: str) -> BatchTeam | None:
 
 def submission_refusal(batch: Batch, team: BatchTeam, queue_name: str) -> str | None:
     """Why no new job of `team` on queue `queue_name` is accepted or ever placed, naming the config field that
-    says so, or None. botocore's batch model (CreateJobQueue state): "If the job queue state is DISABLED, new jobs
-    can't be added to the queue, but jobs already in the queue can finish." (CreateQuotaShare state): "If the quota
-    share is DISABLED, new jobs won't be accepted but jobs already submitted can finish." A DISABLED service
-    environment is one Batch's scheduler places no jobs on (the batch model says so of a DISABLED compute
-    environment, CreateComputeEnvironment state: "the Batch scheduler doesn't attempt to place jobs within the
-    environment"), so a job accepted on its queue waits RUNNABLE."""
-    i, queue = next(((i, q) for i, q in enumerate(batch.queues) if q.name == queue_name), (None, None))
+    says so, or None: the queue's refusal, its service environment's, then the team's quota share's."""
+    return (queue_refusal(batch, queue_name) or environment_refusal(batch, queue_name)
+            or share_refusal(batch, team, queue_name))
+
+
+def queue_refusal(batch: Batch, queue_name: str) -> str | None:
+    """botocore's batch model (CreateJobQueue state): "If the job queue state is DISABLED, new jobs can't be added
+    to the queue, but jobs already in the queue can finish." An unknown queue is the validator's (HPK706): None."""
+    i = next((i for i, q in enumerate(batch.queues) if q.name == queue_name), None)
+    if i is None or batch.queues[i].enabled:
+        return None
+    return (f"queue '{queue_name}' is disabled (batch.queues[{i}].enabled: false): Batch adds no new jobs to a "
+            "DISABLED job queue; jobs already in it finish")
+
+
+def environment_refusal(batch: Batch, queue_name: str) -> str | None:
+    """A DISABLED service environment is one Batch's scheduler places no jobs on (the batch model says so of a
+    DISABLED compute environment, CreateComputeEnvironment state: "the Batch scheduler doesn't attempt to place
+    jobs within the environment"), so a job accepted on its queue waits RUNNABLE."""
+    queue = queue_named(batch, queue_name)
     if queue is None:
-        return None  # an unknown queue is the validator's finding (HPK706), not a state
-    if not queue.enabled:
-        return (f"queue '{queue_name}' is disabled (batch.queues[{i}].enabled: false): Batch adds no new jobs to a "
-                "DISABLED job queue; jobs already in it finish")
+        return None
     k, env = next(((k, e) for k, e in enumerate(batch.service_environments) if e.name == queue.service_environment),
                   (None, None))
-    if env is not None and not env.enabled:
-        waits = (f"until its runnable timeout ({queue.runnable_timeout_seconds} s) ends it"
-                 if queue.runnable_timeout_seconds is not None else "for as long as the environment stays disabled")
-        return (f"service environment '{env.name}' of queue '{queue_name}' is disabled "
-                f"(batch.service_environments[{k}].enabled: false): Batch places no jobs on a DISABLED service "
-                f"environment, so the job would wait RUNNABLE {waits}")
-    if queue.scheduling == "quota_share" and not team.enabled:
-        t = next(t for t, other in enumerate(batch.teams) if other is team)
-        return (f"quota share '{quota_share_name(team)}' is disabled (batch.teams[{t}].enabled: false): Batch accepts "
-                "no new jobs in a DISABLED quota share; jobs already submitted finish")
-    return None
+    if env is None or env.enabled:
+        return None
+    waits = (f"until its runnable timeout ({queue.runnable_timeout_seconds} s) ends it"
+             if queue.runnable_timeout_seconds is not None else "for as long as the environment stays disabled")
+    return (f"service environment '{env.name}' of queue '{queue_name}' is disabled "
+            f"(batch.service_environments[{k}].enabled: false): Batch places no jobs on a DISABLED service "
+            f"environment, so the job would wait RUNNABLE {waits}")
+
+
+def share_refusal(batch: Batch, team: BatchTeam, queue_name: str) -> str | None:
+    """botocore's batch model (CreateQuotaShare state): "If the quota share is DISABLED, new jobs won't be accepted
+    but jobs already submitted can finish." Only quota shares have a state (HPK727 refuses the rest)."""
+    queue = queue_named(batch, queue_name)
+    if queue is None or queue.scheduling != "quota_share" or team.enabled:
+        return None
+    t = next(t for t, other in enumerate(batch.teams) if other is team)
+    return (f"quota share '{quota_share_name(team)}' is disabled (batch.teams[{t}].enabled: false): Batch accepts "
+            "no new jobs in a DISABLED quota share; jobs already submitted finish")
 
 
 def quota_share_name(team: BatchTeam) -> str:
@@ -187,9 +206,47 @@ def quota_share_reach(batch: Batch, queue: str, in_use: Mapping[str, int] | None
                 rows.append(ShareReach(team.name, entry.instance_type, entry.count, entry.count))
                 continue
             idle = sum(max(0, q.count - in_use.get(other.name, 0))
-                       for other in teams if other is not team and other.sharing_strategy in ("Lend", "LendAndBorrow")
+                       for other in teams if other is not team and lends(other)
                        for q in other.quota if q.instance_type == entry.instance_type)
-            limit = team.borrow_limit if team.borrow_limit is not None else UNLIMITED_BORROW
-            allowed = idle if limit == UNLIMITED_BORROW else min(idle, entry.count * limit // 100)
-            rows.append(ShareReach(team.name, entry.instance_type, entry.count, entry.count + allowed))
+            cap = borrow_allowance(team, entry.count)
+            rows.append(ShareReach(team.name, entry.instance_type, entry.count,
+                                   entry.count + (idle if cap is None else min(idle, cap))))
     return rows
+
+
+def lends(team: BatchTeam) -> bool:
+    """LEND and LEND_AND_BORROW shares lend their idle capacity; RESERVE keeps it (QuotaShareResourceSharingStrategy)."""
+    return team.sharing_strategy in ("Lend", "LendAndBorrow")
+
+
+def borrow_allowance(team: BatchTeam, quota: int) -> int | None:
+    """Most instances of one unit a quota share may borrow on top of its `quota` of it; None is unlimited. Only
+    LEND_AND_BORROW borrows; botocore QuotaShareResourceSharingConfiguration.borrowLimit: "expressed as a percentage
+    of the quota share's configured CapacityLimits ... applied uniformly across all capacity units ... The default
+    borrowLimit is -1, which indicates unlimited borrowing." A fraction of an instance cannot be borrowed (floor)."""
+    if team.sharing_strategy != "LendAndBorrow":
+        return 0
+    limit = team.borrow_limit if team.borrow_limit is not None else UNLIMITED_BORROW
+    return None if limit == UNLIMITED_BORROW else quota * limit // 100
+
+
+DEFAULT_WEIGHT_FACTOR = 1.0  # botocore ShareAttributes.weightFactor: "The default value is 1.0."
+
+
+def fair_share_fractions(weights: Mapping[str, float]) -> dict[str, Fraction]:
+    """Each active share identifier's part of a fair-share queue's capacity, from its weight factor: botocore
+    ShareAttributes.weightFactor, "A lower value has a higher priority for compute resources. For example, jobs that
+    use a share identifier with a weight factor of 0.125 (1/8) get 8 times the compute resources of jobs that use a
+    share identifier with a weight factor of 1." So parts go as 1/weight: weights 1, 3, 5 get 15/23, 5/23, 3/23."""
+    inverse = {share: 1 / Fraction(str(weight)) for share, weight in weights.items()}
+    total = sum(inverse.values())
+    return {share: part / total for share, part in inverse.items()}
+
+
+def fair_share_usable(capacity: int, compute_reservation: int | None, active_shares: int) -> int:
+    """Instances a fair-share queue's active share identifiers may use together: botocore FairsharePolicy
+    computeReservation, "The reserved ratio is (computeReservation/100)^ActiveFairShares" of the maximum, kept for
+    share identifiers not yet used. Jobs take whole instances, so a reserved fraction of one holds it back (floor)."""
+    if not compute_reservation or active_shares < 1:
+        return capacity
+    return math.floor(capacity - capacity * Fraction(compute_reservation, 100) ** active_shares)
