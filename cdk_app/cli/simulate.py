@@ -95,10 +95,16 @@ def workload_jobs(config: KitConfig, workload: str | None, from_cluster: str | N
 
 def run_kueue(config: KitConfig, jobs: WorkloadFile, choices: Choices) -> tuple[dict[str, Any], list[Finding]]:
     """The task-governance simulation's summary, and a finding per job that can never be admitted."""
-    from cdk_app.simulate.run import simulate_environment
+    from cdk_app.simulate.run import simulate_batch_jobs, simulate_environment
 
-    summary, findings, _ = simulate_environment(config, jobs, choices)
-    return summary, findings
+    if jobs.jobs:
+        summary, findings, _ = simulate_environment(config, jobs, choices)
+    else:  # only Batch jobs: task governance has nothing to decide
+        summary, findings = {"choices": choices.describe(), "jobs": [], "teams": [], "utilization": None}, []
+    batch, batch_findings = simulate_batch_jobs(config, jobs)
+    if batch is not None:
+        summary["batch"] = batch
+    return summary, findings + batch_findings
 
 
 @click.command("simulate")
@@ -150,9 +156,12 @@ def simulate(config_path: Path, workload: str | None, from_cluster: str | None, 
     if output_format == "json":
         click.echo(json.dumps({**summary, "findings": [f.to_json() for f in findings]}, indent=2))
     else:
-        from cdk_app.simulate.report import render
+        from cdk_app.simulate.report import render, render_batch
 
-        click.echo(render(summary))
+        if summary["jobs"]:
+            click.echo(render(summary))
+        if "batch" in summary:
+            click.echo(render_batch(summary["batch"]))
         if "against" in summary:
             click.echo(render_comparison(summary["against"]))
     for finding in findings:

@@ -29,7 +29,7 @@ def compare_runs(before: dict[str, Any], after: dict[str, Any]) -> list[dict[str
             row[name] = {"before": read(old[team]) if team in old else None,
                          "after": read(new[team]) if team in new else None}
         rows.append(row)
-    before_u, after_u = before["utilization"]["ratio"], after["utilization"]["ratio"]
+    before_u, after_u = ((run["utilization"] or {}).get("ratio") for run in (before, after))
     rows.append({"team": "(cluster)", "utilization": {"before": before_u, "after": after_u}})
     return rows
 

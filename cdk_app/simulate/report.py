@@ -244,3 +244,33 @@ def render(summary: dict[str, Any]) -> str:
     choices = ", ".join(f"{k}={v}" for k, v in summary["choices"].items())
     lines.append(f"ran with: {choices}")
     return "\n".join(lines)
+
+
+def render_batch(batch: dict[str, Any]) -> str:
+    """The AWS Batch part: each job's events, then each share's use against its quota."""
+    lines = ["AWS Batch jobs"]
+    rows = [("at", "job", "queue", "share", "event")]
+    for e in batch["events"]:
+        what = e["event"]
+        if what == "admitted":
+            what = f"admitted on {e['instances']} instance(s)" + (
+                f", borrowing {e['borrowed']} from " + ", ".join(f"{x['share']} {x['instances']}" for x in e["lenders"])
+                if e["borrowed"] else "")
+        elif what == "preempted":
+            what = f"preempted by {e.get('by')} ({e.get('reason')})"
+        elif what == "unschedulable":
+            what = f"never runs: {e.get('reason')}"
+        rows.append((_seconds(e["at"]), e["job"], e["queue"], e["share"] or "-", what))
+    lines.extend(aligned(rows, indent="  "))
+    lines.append("AWS Batch shares (instance-hours; quota/limit: - = not a quota share)")
+    rows = [("queue", "share", "unit", "quota", "limit", "peak", "used", "borrowed", "lent", "wait median",
+             "wait p95")]
+    for s in batch["shares"]:
+        rows.append((s["queue"], s["share"] or "-", s["unit"], "-" if s["quota"] is None else s["quota"],
+                     "-" if s["limit"] is None else s["limit"], s["peak"], s["instance_hours"],
+                     s["borrowed_instance_hours"], s["lent_instance_hours"], _seconds(s["median_wait"]),
+                     _seconds(s["p95_wait"])))
+    lines.extend(aligned(rows, indent="  "))
+    options = ", ".join(f"{k}={v}" for k, v in batch["options"].items())
+    lines.append(f"ran with: {options}")
+    return "\n".join(lines)

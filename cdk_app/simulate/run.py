@@ -9,7 +9,7 @@ from cdk_app.config.model import KitConfig
 from cdk_app.domain.capacity import cluster_capacity
 from cdk_app.domain.instance_types import ACCELERATOR_RESOURCES, CATALOGUE, EFA_MAXIMUM, EFA_RESOURCE
 from cdk_app.domain.kueue_mapping import Choices
-from cdk_app.findings import Finding, Severity
+from cdk_app.findings import Finding, Severity, format_path
 from cdk_app.simulate.engine import Timeline, simulate
 from cdk_app.simulate.governance import GIB, pool_quota, queue_quotas, setup_document
 from cdk_app.simulate.report import summarize
@@ -53,6 +53,30 @@ def pod_too_large(job: Job, config: KitConfig) -> str | None:
 def never_admitted(file: str, job: Job, reason: str) -> Finding:
     return Finding("HPK803", Severity.ERROR, file, job.line, 1, "", f"job {printable(job.name)} of team {job.team} "
                    f"can never be admitted: {reason}", "make it smaller, or give the team the quota it needs")
+
+
+def simulate_batch_jobs(config: KitConfig, workloads: WorkloadFile) -> tuple[dict[str, Any] | None, list[Finding]]:
+    """The workload's AWS Batch jobs on the environment's batch: queues (None without any), and findings: a bad
+    entry (HPK801, nothing simulated) or a job the queues can never run (HPK803, still simulated)."""
+    from cdk_app.simulate.batch import parse_batch_jobs, simulate_batch
+    from cdk_app.simulate.errors import WorkloadError
+
+    if not workloads.batch_items:
+        return None, []
+
+    def finding(code: str, path: tuple[str | int, ...], message: str, hint: str) -> Finding:
+        where = workloads.source.locate(path) if workloads.source is not None else None
+        return Finding(code, Severity.ERROR, workloads.file, where.line if where else 1, where.column if where else 1,
+                       format_path(path), message, hint)
+
+    try:
+        parsed = parse_batch_jobs(config.batch, workloads.batch_items)
+    except WorkloadError as err:
+        return None, [finding("HPK801", err.path, err.message, "see the batch_jobs format in the README")]
+    findings = [finding("HPK803", ("batch_jobs", never.index), f"Batch job {printable(never.job)} can never run: "
+                        f"{never.reason}", "make it smaller, or give its share the capacity it needs")
+                for never in parsed.never_runs]
+    return simulate_batch(config, parsed.jobs).to_json(), findings
 
 
 def simulate_environment(config: KitConfig, workloads: WorkloadFile, choices: Choices,

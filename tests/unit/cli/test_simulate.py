@@ -151,3 +151,25 @@ def test_against_the_same_ref_nothing_moves():
         for cell in row.values():
             if isinstance(cell, dict):
                 assert cell["before"] == cell["after"], row
+
+
+def test_batch_jobs_replay_seed_004_on_the_batch_example():
+    result = run("simulate", str(ROOT / "config" / "batch-example.yaml"), "--workload",
+                 str(ROOT / "config" / "workloads" / "batch-seed-004.yaml"), "--format", "json")
+    assert result.returncode == 0, result.stderr
+    batch = json.loads(result.stdout)["batch"]
+    exp1 = next(s for s in batch["shares"] if s["share"] == "ProdExp1")
+    assert exp1["peak"] == 75  # 60 of its own and ProdExp2's idle 15
+    burst = [e for e in batch["events"] if e["job"] == "exp1-burst"]
+    assert [(e["at"], e["event"]) for e in burst][:3] == [(60, "submitted"), (60, "admitted"), (3600, "preempted")]
+    assert burst[2]["by"] == "exp2-b"
+    p10 = next(e for e in batch["events"] if e["job"] == "exp1-p10" and e["event"] == "preempted")
+    assert (p10["at"], p10["by"]) == (7200, "exp1-p90")
+
+
+def test_a_bad_batch_entry_is_located(tmp_path):
+    path = tmp_path / "w.yaml"
+    path.write_text("batch_jobs:\n  - {name: a, queue: nope, instances: 1, submit_at: 0, runtime: 60}\n")
+    result = run("simulate", str(ROOT / "config" / "batch-example.yaml"), "--workload", str(path))
+    assert result.returncode == 1, result.stderr
+    assert "w.yaml:2:" in result.stderr and "batch_jobs[0].queue" in result.stderr and "HPK801" in result.stderr
