@@ -130,3 +130,27 @@ def drive(scheduler: Scheduler, jobs: list[Job], until: int | None = None, keep:
             out.decisions.extend(decisions)
     return out
 
+
+
+def random_workload(seed: int, config: KitConfig, count: int, span: int) -> dict[str, Any]:
+    """A workload file's document (jobs:) for `config`: random_jobs' jobs written as a user writes them (team,
+    priority class by name, pods, per_pod, submit_at, runtime), each submitted at a second of its own so no two
+    are tied in Kueue's queue order (Kueue breaks such ties by UID, which a file does not carry)."""
+    names = {pc.weight: pc.name for pc in config.cluster_policy.priority_classes}
+    jobs, used = [], set()
+    for job in random_jobs(seed, config, count, span):
+        at = job.workload.created
+        while at in used:
+            at += 1
+        used.add(at)
+        pod_set = job.workload.pod_sets[0]
+        entry: dict[str, Any] = {"name": job.workload.key.split("/")[1], "team": job.workload.key.split("/")[0]
+                                 .removeprefix("hyperpod-ns-"), "pods": pod_set.count,
+                                 "per_pod": {"instance_type": GPU_NODE, "accelerators": pod_set.requests["nvidia.com/gpu"],
+                                             "vcpu": pod_set.requests["cpu"] // 1000,
+                                             "memory_gib": pod_set.requests["memory"] // GIB},
+                                 "submit_at": at, "runtime": job.runtime}
+        if job.workload.priority:
+            entry["priority"] = names[job.workload.priority]
+        jobs.append(entry)
+    return {"jobs": jobs}

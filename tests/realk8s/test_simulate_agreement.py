@@ -1,0 +1,81 @@
+"""The simulator's scheduler against the real one, decision by decision: random environments and workloads
+(support.simulate_scenarios) replayed by the same timeline (cdk_app.simulate.engine) on the in-process Kueue
+(cdk_app.simulate.kueue) and on the real Kueue v0.19.2 (kueue-oracle --session). Every admission (when, on which
+flavor, borrowing how much), every preemption (when, by whom, with which reason) and the jobs left pending must
+be the same, in the same order.
+
+HPK_TIMELINE_SCENARIOS sets how many scenarios run (default 200, each 20-60 jobs on 2-8 teams over a day)."""
+
+from __future__ import annotations
+
+import os
+import random
+from typing import Any
+
+import yaml
+from support.kueue_session import OracleScheduler
+from support.simulate_scenarios import random_config, random_workload
+
+from cdk_app.config.yaml_source import parse_yaml
+from cdk_app.simulate.engine import simulate
+from cdk_app.simulate.governance import pool_quota, queue_quotas, setup_document
+from cdk_app.simulate.kueue.api import Decision
+from cdk_app.simulate.kueue.scheduler import KueueScheduler
+from cdk_app.simulate.run import cluster_resources
+from cdk_app.simulate.workloads import parse_workloads
+
+SCENARIOS = int(os.environ.get("HPK_TIMELINE_SCENARIOS", "200"))
+DAY = 24 * 3600
+
+
+def _key(d: Decision) -> tuple[Any, ...]:
+    return (d.at, d.event, d.workload, d.cluster_queue,
+            tuple(sorted((p, tuple(sorted(r.items()))) for p, r in d.flavors.items())),
+            tuple(sorted((f, tuple(sorted((k, v) for k, v in r.items() if v))) for f, r in d.borrowed.items()
+                         if any(r.values()))),
+            d.preemptor, d.reason)
+
+
+def _scenario(seed: int):
+    rng = random.Random(seed)
+    config = random_config(seed, teams=rng.randint(2, 8), nodes=rng.randint(4, 16))
+    document = random_workload(seed, config, rng.randint(20, 60), DAY)
+    data, source = parse_yaml(yaml.safe_dump(document), f"scenario-{seed}.yaml")
+    return config, parse_workloads(data, source, config).jobs
+
+
+def _replay(config, jobs, scheduler):
+    doc = setup_document(config)
+    timeline = simulate(jobs, scheduler, queue_quotas(config, doc), pool_quota(doc), cluster_resources(config))
+    return [_key(d) for d in timeline.decisions], sorted(scheduler.pending())
+
+
+def test_the_in_process_kueue_decides_as_the_real_one_on_random_timelines(oracle):
+    session = None
+    compared = disagreements = 0
+    first: list[str] = []
+    try:
+        for seed in range(SCENARIOS):
+            config, jobs = _scenario(seed)
+            doc = setup_document(config)
+            if session is None:
+                session = OracleScheduler(doc, binary=oracle)
+            else:
+                session.reset(doc)
+            real, real_pending = _replay(config, jobs, session)
+            mine, mine_pending = _replay(config, jobs, KueueScheduler(doc))
+            compared += len(real)
+            if (real, real_pending) != (mine, mine_pending):
+                disagreements += 1
+                at = next((i for i, (a, b) in enumerate(zip(real, mine, strict=False)) if a != b),
+                          min(len(real), len(mine)))
+                if len(first) < 5:
+                    first.append(f"seed {seed}: decision {at}: real {real[at] if at < len(real) else None}, "
+                                 f"in-process {mine[at] if at < len(mine) else None}; pending real {real_pending} "
+                                 f"in-process {mine_pending}")
+    finally:
+        if session is not None:
+            session.close()
+    print(f"{SCENARIOS - disagreements}/{SCENARIOS} timelines agree; {compared} decisions compared")
+    assert compared > SCENARIOS * 10  # the scenarios decide something
+    assert disagreements == 0, "\n".join(first)
