@@ -221,3 +221,38 @@ class CapacityCheck:
         used = sum(per.get(GPU, 0) for flavors in self.scheduler.usage().values() for per in flavors.values())
         assert used <= self.capacity, (at, copy.deepcopy(self.scheduler.usage()))
         return decisions
+
+
+@pytest.mark.parametrize(("smith_created", "smith_priority", "want"), [
+    (0, 0, [["{john}/john-4", "{smith}/smith-4"]]),  # equal share (none borrows), priority and creation
+    (1, 0, []),  # smith's a second younger: john's goes first
+    (0, 50, []),  # smith's higher priority goes first
+])
+def test_fair_sharing_ties_are_heads_the_tournament_cannot_order(
+        oracle: Path, smith_created: int, smith_priority: int, want: list[list[str]]) -> None:
+    """Fair sharing (config/dev.yaml): the tournament orders the cohort's heads by share, priority and creation;
+    equal ones win by the order of a Go set, and the answer names them."""
+    with OracleScheduler(dev_setup(), binary=oracle) as kueue:
+        kueue.submit(job("john", "john-4", 1, 4, 0))
+        smith = job("smith", "smith-4", 1, 4, smith_created)
+        kueue.submit(Workload(key=smith.key, cluster_queue=smith.cluster_queue, priority=smith_priority,
+                              created=smith.created, pod_sets=smith.pod_sets))
+        assert {d.workload for d in kueue.schedule(1)} == {f"{team_namespace('john')}/john-4", smith.key}
+        assert kueue.ties == [[k.format(john=team_namespace("john"), smith=team_namespace("smith")) for k in group]
+                              for group in want]
+
+
+def test_the_state_is_that_of_the_last_schedule_call(oracle: Path) -> None:
+    """Asked after a finish and a submit (schedule calls leave the state out): the usage before the finish, the
+    pending workloads with the one submitted since."""
+    john_8 = f"{team_namespace('john')}/john-8"
+    with OracleScheduler(dev_setup(), binary=oracle) as kueue:
+        kueue.submit(job("john", "john-8", 2, 4, 0))
+        answer = kueue.request({"op": "schedule", "at": 0, "state": False})
+        assert [d["workload"] for d in answer["decisions"]] == [john_8]
+        assert "pending" not in answer and "usage" not in answer
+        kueue.finish(john_8, 5)
+        kueue.submit(job("smith", "smith-4", 1, 4, 5))
+        assert kueue.request({"op": "state"}) == {
+            "pending": {f"{team_namespace('smith')}/smith-4": ""},
+            "usage": {team_cluster_queue("john"): {G5: {GPU: "8"}}}}

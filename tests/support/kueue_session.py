@@ -7,11 +7,14 @@ The session reads JSON lines and answers each with one JSON line:
                                                          the simulation start -> {"ok": true, "validationErrors"}
     {"op": "submit", "workload": Workload}               a pending workload (creationTimestamp = its submission)
     {"op": "finish", "workload": "ns/name", "at": s}     an admitted workload finished: its quota released
-    {"op": "schedule", "at": s, "maxCycles": n}          cycles at start + s until one admits and preempts nothing
+    {"op": "schedule", "at": s, "maxCycles": n, "state": b} cycles at start + s until one admits and preempts nothing
         -> {"cycles", "stable", "decisions": [{"event": "admitted", "workload", "clusterQueue", "flavors",
             "borrowed"} | {"event": "preempted", "workload", "clusterQueue", "preemptor", "reason", "message"}],
-            "pending": {ns/name: message}, "usage": {cq: {flavor: {resource: quantity}}} (non-zero only),
-            "ties": [[ns/name, ...]] (heads Kueue ordered by chance, see session.go)}
+            "ties": [[ns/name, ...]] (heads Kueue ordered by chance, see session.go),
+            "pending": {ns/name: message}, "usage": {cq: {flavor: {resource: quantity}}} (non-zero only; both
+            left out when "state" is false)}
+    {"op": "state"}                                      -> {"pending", "usage"} as the last schedule left them (the
+                                                         workloads submitted since pending with an empty message)
     a bad request -> {"error": "..."}, and the session goes on; EOF ends it.
 
 setup_document(config) is the setup the kit's own config maps to (cdk_app/domain/kueue_mapping.py).
@@ -74,7 +77,8 @@ class OracleScheduler:
 
     The setup is sent with the first submit, finish or schedule, together with the workloads restore() gave
     (admitted before the simulation starts, as Kueue finds them at its start). pending() and usage() are the
-    state after the last schedule() (a workload submitted since is pending with an empty message). A setup that
+    state after the last schedule() (a workload submitted since is pending with an empty message), asked for when
+    first read after it. A setup that
     Kueue's webhook validation refuses raises, unless strict=False (upstream test tables hold such objects); the
     refusals are in validation_errors."""
 
@@ -114,25 +118,29 @@ class OracleScheduler:
 
     def submit(self, workload: Workload) -> None:
         self.request({"op": "submit", "workload": self.workload_object(workload)})
-        self._pending.setdefault(workload.key, "")
+        if self._state_known:
+            self._pending.setdefault(workload.key, "")
 
     def finish(self, key: str, at: int) -> None:
         self.request({"op": "finish", "workload": key, "at": at})
 
     def schedule(self, at: int) -> list[Decision]:
-        answer = self.request({"op": "schedule", "at": at})
+        # The state (pending, usage) is asked for when read: encoding and decoding it on every call was a
+        # large part of a long timeline's time, and most callers read it seldom.
+        answer = self.request({"op": "schedule", "at": at, "state": False})
         if not answer.get("stable"):
             raise OracleSessionError(f"schedule at {at}s: still admitting or preempting after {answer['cycles']} "
                                      "cycles")
-        self._pending = dict(answer["pending"])
-        self._usage = {cq: _amounts(per) for cq, per in answer["usage"].items()}
+        self._state_known = False
         self.ties = answer.get("ties") or []
         return [self._decision(at, d) for d in answer["decisions"]]
 
     def pending(self) -> Mapping[str, str]:
+        self._fetch_state()
         return dict(self._pending)
 
     def usage(self) -> Mapping[str, Mapping[str, Mapping[str, int]]]:
+        self._fetch_state()
         return copy.deepcopy(self._usage)
 
     def close(self) -> None:
@@ -204,6 +212,17 @@ class OracleScheduler:
         self._started = False
         self._pending: dict[str, str] = {}
         self._usage: dict[str, dict[str, dict[str, int]]] = {}
+        # False after a schedule call until the state op is asked (before the first schedule call the state is
+        # the submitted workloads, pending, and no usage).
+        self._state_known = True
+
+    def _fetch_state(self) -> None:
+        if self._state_known:
+            return
+        answer = self.request({"op": "state"})
+        self._pending = dict(answer["pending"])
+        self._usage = {cq: _amounts(per) for cq, per in answer["usage"].items()}
+        self._state_known = True
 
     def _start(self) -> None:
         doc = copy.deepcopy(self._setup)

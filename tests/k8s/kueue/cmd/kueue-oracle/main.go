@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"sort"
 	"strings"
@@ -31,9 +32,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/klog/v2"
 	testingclock "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime/pkg/client"
@@ -265,7 +268,12 @@ var recordedMessages = map[string]bool{
 	evaluatedMsg:                      true,
 	"Attempting to schedule workload": true,
 	"Preempted":                       true,
+	drsMsg:                            true,
 }
+
+// drsMsg: the fair-sharing iterator's record of one tournament (V(4)), the
+// dominant resource shares it compared; the session reads its ties from it.
+const drsMsg = "DominantResourceShare values used during tournament"
 
 // entrySink is a logr.LogSink that records the structured values Kueue's
 // scheduler logs for every head at the end of a cycle
@@ -502,9 +510,13 @@ func main() {
 	verbosity := flag.Int("v", -1, "tee Kueue's logs up to this verbosity to stderr (-1: off)")
 	pretty := flag.Bool("pretty", false, "indent JSON output")
 	sessionMode := flag.Bool("session", false, "JSON lines: a setup document, then requests, one answer line each (session.go)")
+	cpuProfile := flag.String("cpuprofile", "", "write a Go CPU profile of the session to this file (go tool pprof)")
 	flag.Parse()
 	if *sessionMode {
-		os.Exit(runSession(os.Stdin, os.Stdout, *verbosity))
+		os.Exit(profiled(*cpuProfile, func() int { return runSession(os.Stdin, os.Stdout, *verbosity) }))
+	}
+	if *cpuProfile != "" {
+		fatal(errors.New("--cpuprofile profiles a --session run"))
 	}
 
 	raw, err := io.ReadAll(os.Stdin)
@@ -532,6 +544,30 @@ func main() {
 	if err := enc.Encode(out); err != nil {
 		fatal(err)
 	}
+}
+
+// profiled runs f, under a CPU profile written to file when file is set: the
+// session is where the time goes (a month of scheduling calls).
+func profiled(file string, f func() int) int {
+	if file == "" {
+		return f()
+	}
+	pf, err := os.Create(file)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "kueue-oracle: %v\n", err)
+		return 1
+	}
+	if err := pprof.StartCPUProfile(pf); err != nil {
+		fmt.Fprintf(os.Stderr, "kueue-oracle: %v\n", err)
+		return 1
+	}
+	code := f()
+	pprof.StopCPUProfile()
+	if err := pf.Close(); err != nil {
+		fmt.Fprintf(os.Stderr, "kueue-oracle: writing the CPU profile: %v\n", err)
+		return 1
+	}
+	return code
 }
 
 func fatal(err error) {
@@ -772,7 +808,14 @@ func (w *world) buildClient(wls []kueue.Workload, lqs []kueue.LocalQueue) ctrl.C
 	for _, c := range w.cohorts {
 		objs = append(objs, c.DeepCopy())
 	}
+	// A plain object tracker: the default one keeps managedFields (which the
+	// fake client strips from every object it returns, and which no SSA patch
+	// reads: TreatSSAAsStrategicMerge turns them into strategic merges) and
+	// builds a REST mapper of the whole scheme on every write, a tenth of a
+	// session's time.
+	tracker := clienttesting.NewObjectTracker(scheme, serializer.NewCodecFactory(scheme).UniversalDecoder())
 	return utiltesting.NewClientBuilder().
+		WithObjectTracker(tracker).
 		WithLists(&kueue.WorkloadList{Items: wls}, &kueue.LocalQueueList{Items: lqs}).
 		WithObjects(objs...).
 		WithStatusSubresource(&kueue.Workload{}).

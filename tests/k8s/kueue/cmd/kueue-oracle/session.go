@@ -12,8 +12,14 @@ package main
 //	    -> {"ok": true, "validationErrors": [...]}
 //	{"op": "submit", "workload": Workload}            -> {"ok": true}
 //	{"op": "finish", "workload": "ns/name", "at": s}  -> {"ok": true}
-//	{"op": "schedule", "at": s, "maxCycles": n}
-//	    -> {"cycles", "stable", "decisions", "pending", "usage"}
+//	{"op": "schedule", "at": s, "maxCycles": n, "state": bool}
+//	    -> {"cycles", "stable", "decisions", "ties", "pending", "usage"}
+//	    ("pending" and "usage" only unless "state" is false)
+//	{"op": "state"}                                   -> {"pending", "usage"}
+//	    as the last schedule answered them (or the setup, before any):
+//	    pending adds the workloads submitted since, with an empty message;
+//	    usage is the usage before the finishes since. A client that reads
+//	    them seldom sends "state": false and asks when it needs them.
 //
 // Any bad request is answered with {"error": "..."} and the session goes on;
 // EOF ends the process with exit code 0. A Go panic ends it with a non-zero
@@ -33,6 +39,22 @@ package main
 // are processed in a random order. The answer lists such heads in "ties"
 // when they competed in a cycle that admitted or preempted something, so a
 // comparison can tell a Kueue coin flip from a difference.
+//
+// With fair sharing, the iterator (pkg/scheduler/fair_sharing_iterator.go)
+// runs a tournament per pop among the remaining heads of a root cohort; at
+// each cohort the first of the candidates with the lowest (dominant resource
+// share, -priority, queue-order timestamp) wins, and the candidates come from
+// a set (hierarchy.Cohort.ChildCQs: UnsortedList), so equal ones win by
+// chance. "ties" lists, for the winner of each pop of a cycle that admitted
+// or preempted something, the heads of the other ClusterQueues of the same
+// cohort that equal it. The log gives each share as PreciseWeightedShare
+// only: two zero-weight borrowers (both +Inf, which Kueue orders by their
+// unweighted ratio), or equal shares of which one borrows on a flavor the
+// workload requests and the other not (FairSharingPrioritizeNonBorrowing),
+// count as equal, so a group may hold a head Kueue would not have picked.
+// Heads of different root cohorts (or of ClusterQueues without one) are also
+// processed in a random order, but share no quota: only the order of their
+// decisions in the answer changes.
 
 import (
 	"bufio"
@@ -43,6 +65,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"sort"
 	"time"
 
@@ -54,8 +77,10 @@ import (
 	"k8s.io/klog/v2"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
+	configapi "sigs.k8s.io/kueue/apis/config/v1beta2"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/kueue/pkg/resources"
+	"sigs.k8s.io/kueue/pkg/util/priority"
 	"sigs.k8s.io/kueue/pkg/webhooks"
 	"sigs.k8s.io/kueue/pkg/workload"
 	"sigs.k8s.io/kueue/pkg/workload/finish"
@@ -70,6 +95,8 @@ type request struct {
 	Workload  json.RawMessage `json:"workload,omitempty"`
 	At        *int64          `json:"at,omitempty"`
 	MaxCycles int             `json:"maxCycles,omitempty"`
+	// State: schedule answers pending and usage unless false.
+	State *bool `json:"state,omitempty"`
 }
 
 type decision struct {
@@ -85,12 +112,18 @@ type decision struct {
 }
 
 type scheduleAnswer struct {
-	Cycles    int                                     `json:"cycles"`
-	Stable    bool                                    `json:"stable"`
-	Decisions []decision                              `json:"decisions"`
-	Pending   map[string]string                       `json:"pending"`
-	Usage     map[string]map[string]map[string]string `json:"usage"`
-	Ties      [][]string                              `json:"ties,omitempty"`
+	Cycles    int        `json:"cycles"`
+	Stable    bool       `json:"stable"`
+	Decisions []decision `json:"decisions"`
+	Ties      [][]string `json:"ties,omitempty"`
+	// pending and usage, unless the request's "state" is false (nil: left
+	// out; an empty map is an answer).
+	*stateAnswer
+}
+
+type stateAnswer struct {
+	Pending map[string]string                       `json:"pending"`
+	Usage   map[string]map[string]map[string]string `json:"usage"`
 }
 
 type issuedPreemption struct{ target, preemptor, reason, message string }
@@ -112,6 +145,9 @@ type session struct {
 	// of this set (one cycle).
 	admitted map[string]bool
 	cqs      map[string]*kueue.ClusterQueue
+	// usedBefore: the usage of each ClusterQueue a finish changed since the
+	// last schedule, as that schedule left it (what the state op answers).
+	usedBefore map[string]resources.FlavorResourceQuantities
 }
 
 // The feature gates as the binary starts (v0.19.2's defaults): a reset puts
@@ -122,6 +158,10 @@ var (
 )
 
 func runSession(stdin io.Reader, stdout io.Writer, verbosity int) int {
+	// A session's live heap is small (one scenario) and it allocates fast
+	// (fake-client copies, snapshots): fewer collections for some memory,
+	// where the default spent a seventh of the CPU.
+	debug.SetGCPercent(400)
 	for f := range utilfeature.DefaultMutableFeatureGate.GetAll() {
 		initialGates[string(f)] = utilfeature.DefaultFeatureGate.Enabled(f)
 	}
@@ -195,9 +235,22 @@ func handle(s *session, line []byte, verbosity int) (*session, any, error) {
 		if err != nil {
 			return s, nil, err
 		}
+		if req.State == nil || *req.State {
+			st, err := s.state()
+			if err != nil {
+				return s, nil, err
+			}
+			a.stateAnswer = st
+		}
 		return s, a, nil
+	case "state":
+		st, err := s.state()
+		if err != nil {
+			return s, nil, err
+		}
+		return s, st, nil
 	}
-	return s, nil, fmt.Errorf("unknown op %q (submit, finish, schedule, reset)", req.Op)
+	return s, nil, fmt.Errorf("unknown op %q (submit, finish, schedule, state, reset)", req.Op)
 }
 
 func newSession(line []byte, verbosity int) (*session, []string, error) {
@@ -235,7 +288,8 @@ func newSession(line []byte, verbosity int) (*session, []string, error) {
 		return nil, nil, err
 	}
 	s := &session{w: w, ctx: ctx, log: ctrllog.FromContext(ctx), start: w.now, pending: map[string]string{},
-		reserved: map[string]bool{}, admitted: map[string]bool{}, cqs: map[string]*kueue.ClusterQueue{}}
+		reserved: map[string]bool{}, admitted: map[string]bool{}, cqs: map[string]*kueue.ClusterQueue{},
+		usedBefore: map[string]resources.FlavorResourceQuantities{}}
 	for _, cq := range w.cqs {
 		s.cqs[cq.Name] = cq
 	}
@@ -333,6 +387,13 @@ func (s *session) finish(key string, at int64) error {
 	if !workload.HasQuotaReservation(&wl) || finish.IsFinished(&wl) {
 		return fmt.Errorf("finish: workload %s is not admitted", key)
 	}
+	if cq := string(wl.Status.Admission.ClusterQueue); s.usedBefore[cq] == nil && s.cqs[cq] != nil {
+		u, err := s.cqUsage(cq)
+		if err != nil {
+			return fmt.Errorf("finish %s: %w", key, err)
+		}
+		s.usedBefore[cq] = u
+	}
 	apimeta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{
 		Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: kueue.WorkloadFinishedReasonSucceeded,
 		Message: "finished in the simulation", LastTransitionTime: metav1.NewTime(s.start.Add(time.Duration(at) * time.Second)),
@@ -401,16 +462,25 @@ func (s *session) schedule(at int64, maxCycles int) (*scheduleAnswer, error) {
 			break
 		}
 	}
-	a.Pending = make(map[string]string, len(s.pending))
+	s.usedBefore = map[string]resources.FlavorResourceQuantities{}
+	return a, nil
+}
+
+// state: the pending workloads and the usage (see top). Pending messages
+// change only in a schedule call; a submit adds its workload with an empty
+// message and a finish removes nothing pending, so the current map is the
+// answer.
+func (s *session) state() (*stateAnswer, error) {
+	st := &stateAnswer{Pending: make(map[string]string, len(s.pending))}
 	for k, v := range s.pending {
-		a.Pending[k] = v
+		st.Pending[k] = v
 	}
 	usage, err := s.usage()
 	if err != nil {
 		return nil, err
 	}
-	a.Usage = usage
-	return a, nil
+	st.Usage = usage
+	return st, nil
 }
 
 // hasHeads: some active ClusterQueue has a workload in its active queue.
@@ -431,6 +501,7 @@ func (s *session) cycleDecisions() ([]decision, []string, [][]string, error) {
 	var attempts []string
 	var preemptions []issuedPreemption
 	evaluated := map[string]map[string]any{}
+	var tournaments []map[string]any
 	for _, e := range s.w.entries {
 		switch e["msg"] {
 		case "Attempting to schedule workload":
@@ -442,6 +513,8 @@ func (s *session) cycleDecisions() ([]decision, []string, [][]string, error) {
 			preemptions = append(preemptions, p)
 		case evaluatedMsg:
 			evaluated[refKey(e["workload"])] = e
+		case drsMsg:
+			tournaments = append(tournaments, e)
 		}
 	}
 	admitted := s.admitted
@@ -502,7 +575,14 @@ func (s *session) cycleDecisions() ([]decision, []string, [][]string, error) {
 	}
 	var ties [][]string
 	if len(out) > 0 {
-		ties = s.ties(attempts, evaluated)
+		if s.w.in.FairSharing != nil {
+			var err error
+			if ties, err = s.fairTies(tournaments, evaluated); err != nil {
+				return nil, nil, nil, err
+			}
+		} else {
+			ties = s.ties(attempts, evaluated)
+		}
 	}
 	return out, victims, ties, nil
 }
@@ -630,9 +710,12 @@ func (s *session) usage() (map[string]map[string]map[string]string, error) {
 		if !s.w.cache.ClusterQueueActive(kueue.ClusterQueueReference(name)) {
 			continue
 		}
-		u, err := s.cqUsage(name)
-		if err != nil {
-			return nil, err
+		u := s.usedBefore[name]
+		if u == nil {
+			var err error
+			if u, err = s.cqUsage(name); err != nil {
+				return nil, err
+			}
 		}
 		for fr, v := range u {
 			if v.Int64() == 0 {
@@ -652,12 +735,8 @@ func (s *session) usage() (map[string]map[string]map[string]string, error) {
 
 // ties lists groups of heads of different ClusterQueues that Kueue's
 // classical iterator cannot order (equal borrowing, priority and
-// creationTimestamp; see top). Not computed with fair sharing, whose
-// iterator orders by share first.
+// creationTimestamp; see top).
 func (s *session) ties(attempts []string, evaluated map[string]map[string]any) [][]string {
-	if s.w.in.FairSharing != nil {
-		return nil
-	}
 	type tieKey struct {
 		borrowing int
 		priority  int32
@@ -735,4 +814,78 @@ func refKey(v any) string {
 		return r.Namespace + "/" + r.Name
 	}
 	return fmt.Sprint(v)
+}
+
+// The order Kueue's scheduler compares heads in (scheduler.New's default).
+var queueOrdering = workload.Ordering{PodsReadyRequeuingTimestamp: configapi.EvictionTimestamp}
+
+// fairTies lists, per tournament of the fair-sharing iterator (one per pop),
+// the winner and the heads of the other ClusterQueues of its cohort that
+// equal it: the same logged share at that cohort, effective priority and
+// queue-order timestamp (see top). Each group once, sorted.
+func (s *session) fairTies(tournaments []map[string]any, evaluated map[string]map[string]any) ([][]string, error) {
+	var out [][]string
+	seen := map[string]bool{}
+	for _, t := range tournaments {
+		winner := refKey(t["winningWorkload"])
+		cohort, ok := t["cohort"].(klog.ObjectRef)
+		if !ok {
+			return nil, fmt.Errorf("tournament won by %s: no cohort in Kueue's log", winner)
+		}
+		// drsValues is a slice of scheduler.drsLogEntry (unexported); its JSON
+		// form is the exported one.
+		b, err := json.Marshal(t["drsValues"])
+		if err != nil {
+			return nil, fmt.Errorf("tournament won by %s: %w", winner, err)
+		}
+		var values []struct{ ParentCohort, Workload, DRS string }
+		if err := json.Unmarshal(b, &values); err != nil {
+			return nil, fmt.Errorf("tournament won by %s: reading the shares: %w", winner, err)
+		}
+		share := map[string]string{}
+		for _, v := range values {
+			if v.ParentCohort == cohort.Name {
+				share[v.Workload] = v.DRS
+			}
+		}
+		ws, ok := share[winner]
+		if !ok {
+			return nil, fmt.Errorf("tournament won by %s: no share of it at cohort %s", winner, cohort.Name)
+		}
+		group := []string{winner}
+		var w *kueue.Workload
+		for k, d := range share {
+			if k == winner || d != ws {
+				continue
+			}
+			// Only the heads of ClusterQueues directly in the cohort compete
+			// with the winner there.
+			cq := s.cqs[entryFromLog(evaluated[k]).ClusterQueue]
+			if cq == nil || string(cq.Spec.CohortName) != cohort.Name {
+				continue
+			}
+			if w == nil {
+				if w, err = s.get(winner); err != nil {
+					return nil, err
+				}
+			}
+			o, err := s.get(k)
+			if err != nil {
+				return nil, err
+			}
+			if priority.EffectivePriority(s.log, o) == priority.EffectivePriority(s.log, w) &&
+				queueOrdering.GetQueueOrderTimestamp(o).Equal(queueOrdering.GetQueueOrderTimestamp(w)) {
+				group = append(group, k)
+			}
+		}
+		if len(group) < 2 {
+			continue
+		}
+		sort.Strings(group)
+		if id := fmt.Sprint(group); !seen[id] {
+			seen[id] = true
+			out = append(out, group)
+		}
+	}
+	return out, nil
 }
