@@ -145,20 +145,25 @@ def run(doc: dict[str, Any]) -> dict[str, Any]:
     scheduler, workloads = build(doc)
     now = seconds(doc.get("now") or DEFAULT_NOW)
     preempted: dict[str, dict[str, str]] = {}
-    out: dict[str, Any] = {}
+    out: dict[str, Any] = {"cycles": []}
     if doc.get("mode") == "preempt":
         out["preemption"] = _preempt(scheduler, doc, preempted)
     else:
         max_cycles = doc.get("maxCycles") or 50 if doc.get("untilStable") else doc.get("cycles") or 1
         for n in range(max_cycles):
             if n:
-                scheduler._complete_evictions()
+                scheduler.between_cycles()
             if not any(q.in_heap for q in scheduler.queues.values()):
                 break
             decisions = scheduler.run_cycle(now + n)
+            victims = []
             for d in decisions:
                 if d.event == "preempted":
                     preempted[d.workload] = {"reason": d.reason or "", "message": d.message}
+                    victims.append({"workload": d.workload, "preemptor": d.preemptor, "reason": d.reason,
+                                    "message": d.message})
+            out["cycles"].append({"cycle": n + 1, "preempted": victims,
+                                  "admitted": sorted(d.workload for d in decisions if d.event == "admitted")})
             if doc.get("untilStable") and not decisions:
                 break
     return {**out, **_final(scheduler, workloads, preempted)}

@@ -75,6 +75,9 @@ class KueueScheduler:
         self.cycle = 0
         # evictions issued by the last cycle, completed before the next one
         self.evicting: list[tuple[Admitted, str]] = []
+        # Adding the ClusterQueues and Cohorts to Kueue's queue manager asks its requeuer to retry every parked
+        # workload (manager.go AddClusterQueue, AddOrUpdateCohort); the requeuer acts after the first cycle
+        self.setup_requeue = True
 
     # ------------------------------------------------------------ the contract
 
@@ -114,7 +117,8 @@ class KueueScheduler:
         decisions: list[Decision] = []
         for n in range(max_cycles):
             now = at + n * interval
-            self._complete_evictions()
+            if self.cycle:
+                self.between_cycles()
             if not any(q.in_heap for q in self.queues.values()):
                 break
             made = self.run_cycle(now)
@@ -170,6 +174,14 @@ class KueueScheduler:
         its tree (of the ClusterQueue alone without a cohort)."""
         for member in (cq.parent.children if cq.parent is not None else [cq]):
             self.queues[member.name].requeue_inadmissible()
+
+    def between_cycles(self) -> None:
+        """What happens between two cycles: issued evictions complete, the requeuer retries parked workloads."""
+        self._complete_evictions()
+        if self.setup_requeue:
+            self.setup_requeue = False
+            for queue in self.queues.values():
+                queue.requeue_inadmissible()
 
     def _complete_evictions(self) -> None:
         """What the job and workload controllers do after a preemption: the quota is released, the workload
