@@ -87,7 +87,8 @@ class ClusterQueue(Node):
     fair_weight: float = 1.0
     # StrictFIFO is read but not modelled: a workload queued to such a ClusterQueue is refused
     queueing_strategy: str = "BestEffortFIFO"
-    namespace_selector: Mapping[str, Any] = field(default_factory=dict)
+    # None (no selector at all) matches no namespace, as metav1.LabelSelectorAsSelector(nil) does
+    namespace_selector: Mapping[str, Any] | None = field(default_factory=dict)
     # ClusterQueue.AllocatableResourceGeneration: bumped when an admitted workload leaves (clusterqueue.go)
     generation: int = 1
 
@@ -186,8 +187,10 @@ def lowest_subtree_height(cq: ClusterQueue, fr: FR, value: int) -> tuple[int, bo
     return (1 if cq.parent.children else 0), False
 
 
-def selector_matches(selector: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
+def selector_matches(selector: Mapping[str, Any] | None, labels: Mapping[str, str]) -> bool:
     """A metav1.LabelSelector against a namespace's labels (the ClusterQueue's namespaceSelector)."""
+    if selector is None:
+        return False
     if any(labels.get(k) != v for k, v in (selector.get("matchLabels") or {}).items()):
         return False
     for expr in selector.get("matchExpressions") or []:
@@ -263,7 +266,7 @@ def read_cluster_queue(obj: Mapping[str, Any]) -> tuple[ClusterQueue, str | None
                       when_can_preempt=fungibility.get("whenCanPreempt", TRY_NEXT_FLAVOR),
                       fair_weight=_weight(spec),
                       queueing_strategy=spec.get("queueingStrategy", "BestEffortFIFO"),
-                      namespace_selector=spec.get("namespaceSelector") or {})
+                      namespace_selector=spec.get("namespaceSelector"))
     return cq, spec.get("cohortName") or spec.get("cohort")
 
 
