@@ -104,6 +104,9 @@ class Cohort(Node):
     children: list[ClusterQueue] = field(default_factory=list)
     # calculateLendable per resource name: the root's subtree quota summed across flavors (fair_sharing.go)
     lendable: dict[str, int] = field(default_factory=dict)
+    # per flavor resource, the children using more than their nominal quota of it (kept by add/remove_usage, so
+    # preemption finds the borrowing ClusterQueues without scanning the cohort)
+    borrowers: dict[FR, set[str]] = field(default_factory=dict)
 
 
 # ---------------------------------------------------------------- quota arithmetic (resource_node.go)
@@ -145,18 +148,38 @@ def add_usage(cq: ClusterQueue, usage: Mapping[FR, int]) -> None:
     parent = cq.parent
     for fr, value in usage.items():
         free_locally = local_available(cq, fr)
-        cq.usage[fr] = cq.usage.get(fr, 0) + value
-        if parent is not None and value > free_locally:
-            parent.usage[fr] = parent.usage.get(fr, 0) + value - free_locally
+        used = cq.usage[fr] = cq.usage.get(fr, 0) + value
+        if parent is not None:
+            if value > free_locally:
+                parent.usage[fr] = parent.usage.get(fr, 0) + value - free_locally
+            _track(parent, cq, fr, used)
 
 
 def remove_usage(cq: ClusterQueue, usage: Mapping[FR, int]) -> None:
     parent = cq.parent
     for fr, value in usage.items():
         stored = cq.usage.get(fr, 0) - cq.local_quota(fr)
-        cq.usage[fr] = cq.usage.get(fr, 0) - value
-        if parent is not None and stored > 0:
-            parent.usage[fr] = parent.usage.get(fr, 0) - min(value, stored)
+        used = cq.usage[fr] = cq.usage.get(fr, 0) - value
+        if parent is not None:
+            if stored > 0:
+                parent.usage[fr] = parent.usage.get(fr, 0) - min(value, stored)
+            _track(parent, cq, fr, used)
+
+
+def _track(cohort: Cohort, cq: ClusterQueue, fr: FR, used: int) -> None:
+    quota = cq.quotas.get(fr)
+    if used > (quota.nominal if quota else 0):
+        cohort.borrowers.setdefault(fr, set()).add(cq.name)
+    else:
+        cohort.borrowers.get(fr, set()).discard(cq.name)
+
+
+def borrowing_members(cohort: Cohort, frs: set[FR] | Sequence[FR]) -> set[str]:
+    """The cohort's ClusterQueues above nominal quota on any of frs."""
+    out: set[str] = set()
+    for fr in frs:
+        out |= cohort.borrowers.get(fr, set())
+    return out
 
 
 def borrowing_with(node: Node, fr: FR, value: int) -> bool:

@@ -68,8 +68,84 @@ class Preemption:
     def __init__(self, cluster_queues: Mapping[str, o.ClusterQueue], admitted: Mapping[str, dict[str, Admitted]],
                  fair_sharing: bool, strategies: tuple[str, ...]) -> None:
         self.cqs, self.admitted, self.fair = cluster_queues, admitted, fair_sharing
+        # per ClusterQueue and flavor resource, the admitted workloads using it (WorkloadUsesResources without a
+        # scan of every admitted workload)
+        self.by_fr: dict[str, dict[o.FR, dict[str, Admitted]]] = {name: {} for name in cluster_queues}
+        # per ClusterQueue and flavor resource, the admitted usage per priority (the bound _surely_hopeless reads)
+        self.by_priority: dict[str, dict[o.FR, dict[int, int]]] = {name: {} for name in cluster_queues}
         self.strategies = [_STRATEGIES[s] for s in strategies] or [_STRATEGIES["LessThanOrEqualToFinalShare"],
                                                                    _STRATEGIES["LessThanInitialShare"]]
+
+    def admitted_changed(self, w: Admitted, present: bool) -> None:
+        index, sums = self.by_fr[w.cluster_queue], self.by_priority[w.cluster_queue]
+        for fr, value in w.usage.items():
+            per_priority = sums.setdefault(fr, {})
+            if present:
+                index.setdefault(fr, {})[w.key] = w
+                per_priority[w.priority] = per_priority.get(w.priority, 0) + value
+            else:
+                index[fr].pop(w.key, None)
+                per_priority[w.priority] -= value
+
+    def _usage_below(self, cq_name: str, fr: o.FR, policy: str, priority: int) -> int:
+        per_priority = self.by_priority[cq_name].get(fr, {})
+        if policy == o.ANY:
+            return sum(per_priority.values())
+        return sum(v for prio, v in per_priority.items() if prio < priority)
+
+    def _surely_hopeless(self, p: Preemptor) -> bool:
+        """Under the policies the HyperPod mapping writes: no classic attempt can fit even if every candidate
+        left - the bound of _hopeless, from per-priority usage sums of the candidates' ClusterQueues (a superset of
+        the candidates) instead of the candidates themselves, so that a hopeless simulation costs no scan."""
+        cq = p.cq
+        if cq.borrow_within_cohort != o.NEVER or cq.within_cluster_queue not in (o.NEVER, o.LOWER_PRIORITY) \
+                or cq.reclaim_within_cohort not in (o.NEVER, o.LOWER_PRIORITY, o.ANY):
+            return False
+        members: set[str] = set()
+        if cq.parent is not None and cq.reclaim_within_cohort != o.NEVER:
+            members = o.borrowing_members(cq.parent, p.frs) - {cq.name}
+        advantage = all(o.nominal(cq, fr) >= cq.usage.get(fr, 0) + v for fr, v in p.usage.items())
+        borrowing_hopeless = strict_hopeless = False
+        for fr, value in p.usage.items():
+            own = 0 if cq.within_cluster_queue == o.NEVER else \
+                self._usage_below(cq.name, fr, o.LOWER_PRIORITY, p.priority)
+            others = sum(self._usage_below(name, fr, cq.reclaim_within_cohort, p.priority) for name in members)
+            room = o.available(cq, fr) + own
+            # allowing borrowing, other queues' candidates are usable only with the hierarchical advantage
+            borrowing_hopeless |= value > room + (others if advantage else 0)
+            strict_hopeless |= value > room + others or o.nominal(cq, fr) < cq.usage.get(fr, 0) - own + value
+        return borrowing_hopeless and strict_hopeless
+
+    def _using(self, cq_name: str, frs: set[o.FR]) -> list[Admitted]:
+        """The ClusterQueue's admitted workloads that use any of frs."""
+        index = self.by_fr[cq_name]
+        if len(frs) == 1:
+            return list(index.get(next(iter(frs)), {}).values())
+        found: dict[str, Admitted] = {}
+        for fr in frs:
+            found.update(index.get(fr, {}))
+        return list(found.values())
+
+    @staticmethod
+    def _hopeless(p: Preemptor, candidates: list[Admitted], allow_borrowing: bool = True) -> bool:
+        """No set of these candidates could make room: evicting a workload frees at most its own usage (and only
+        the preemptor's own workloads lower its usage against its nominal quota). Kueue would try them all and
+        find no fit; skipping the attempt decides the same."""
+        cq = p.cq
+        for fr, value in p.usage.items():
+            room = o.available(cq, fr)
+            own = 0
+            if value > room or not allow_borrowing:
+                for w in candidates:
+                    used = w.usage.get(fr, 0)
+                    room += used
+                    if w.cluster_queue == cq.name:
+                        own += used
+            if value > room:
+                return True
+            if not allow_borrowing and o.nominal(cq, fr) < cq.usage.get(fr, 0) - own + value:
+                return True
+        return False
 
     # ------------------------------------------------------------ snapshot edits
 
@@ -113,10 +189,6 @@ class Preemption:
             return p.priority > w.priority or (p.priority == w.priority and p.created < w.created)
         return policy == o.ANY
 
-    @staticmethod
-    def _uses(w: Admitted, frs: set[o.FR]) -> bool:
-        return any(fr in frs for fr in w.usage)
-
     def _fits(self, p: Preemptor, allow_borrowing: bool) -> bool:
         cq = p.cq
         for fr, value in p.usage.items():
@@ -142,38 +214,42 @@ class Preemption:
     # ------------------------------------------------------------ classic
 
     def _classical(self, p: Preemptor) -> list[Target]:
+        if self._surely_hopeless(p):
+            return []
         cq, frs = p.cq, p.frs
         forbidden = cq.borrow_within_cohort == o.NEVER
         same: list[tuple[Admitted, int]] = []
         if cq.within_cluster_queue != o.NEVER:
-            for w in self.admitted[cq.name].values():
-                if self._uses(w, frs) and self._satisfies(p, w, cq.within_cluster_queue):
-                    same.append((w, WITHIN_CQ))
-        hierarchy: list[tuple[Admitted, int]] = []
-        by_priority: list[tuple[Admitted, int]] = []
+            same = [(w, WITHIN_CQ) for w in self._using(cq.name, frs)
+                    if self._satisfies(p, w, cq.within_cluster_queue)]
+        others: list[tuple[Admitted, int]] = []
+        advantage = False
         if cq.parent is not None and cq.reclaim_within_cohort != o.NEVER:
             # collectCandidatesForHierarchicalReclaim, flat: advantage when the request fits the own quota
             advantage = all(o.nominal(cq, fr) >= cq.usage.get(fr, 0) + v for fr, v in p.usage.items())
-            bucket = hierarchy if advantage else by_priority
+            members = o.borrowing_members(cq.parent, frs)
             for other in cq.parent.children:
-                if other is cq or o.within_nominal(other, frs):
+                if other is cq or other.name not in members:
                     continue
-                for w in self.admitted[other.name].values():
-                    if not self._uses(w, frs) or not self._satisfies(p, w, cq.reclaim_within_cohort):
-                        continue
-                    bucket.append((w, self._variant(p, w, advantage)))
-        key = self._ordering(cq.name)
-        for group in (same, hierarchy, by_priority):
-            group.sort(key=lambda c: key(c[0]))
-        candidates = hierarchy + by_priority + same
-        if not hierarchy and not by_priority or (forbidden and not all(
-                o.nominal(cq, fr) > cq.usage.get(fr, 0) for fr in frs)):
+                others.extend((w, self._variant(p, w, advantage)) for w in self._using(other.name, frs)
+                              if self._satisfies(p, w, cq.reclaim_within_cohort))
+        hierarchy, by_priority = (others, []) if advantage else ([], others)
+        if not others or (forbidden and not all(o.nominal(cq, fr) > cq.usage.get(fr, 0) for fr in frs)):
             attempts = [True]
         elif forbidden and not hierarchy:
             attempts = [False, True]
         else:
             attempts = [True, False]
+        candidates: list[tuple[Admitted, int]] | None = None
         for allow_borrowing in attempts:
+            usable = [w for w, variant in others if not (allow_borrowing and variant == RECLAIM_WITHOUT_BORROWING)]
+            if self._hopeless(p, usable + [w for w, _ in same], allow_borrowing):
+                continue
+            if candidates is None:
+                key = self._ordering(cq.name)
+                for group in (same, hierarchy, by_priority):
+                    group.sort(key=lambda c: key(c[0]))
+                candidates = hierarchy + by_priority + same
             targets: list[Target] = []
             for w, variant in candidates:
                 if not self._valid(p, w, variant, allow_borrowing):
@@ -211,14 +287,13 @@ class Preemption:
         cq, frs = p.cq, p.frs
         out: list[Admitted] = []
         if cq.within_cluster_queue != o.NEVER:
-            out.extend(w for w in self.admitted[cq.name].values()
-                       if self._satisfies(p, w, cq.within_cluster_queue) and self._uses(w, frs))
+            out.extend(w for w in self._using(cq.name, frs) if self._satisfies(p, w, cq.within_cluster_queue))
         if cq.parent is not None and cq.reclaim_within_cohort != o.NEVER:
+            members = o.borrowing_members(cq.parent, frs)
             for other in cq.parent.children:
-                if other is cq or not any(o.is_borrowing(other, fr) for fr in frs):
+                if other is cq or other.name not in members:
                     continue
-                out.extend(w for w in self.admitted[other.name].values()
-                           if self._satisfies(p, w, cq.reclaim_within_cohort) and self._uses(w, frs))
+                out.extend(w for w in self._using(other.name, frs) if self._satisfies(p, w, cq.reclaim_within_cohort))
         out.sort(key=self._ordering(cq.name))
         return out
 
@@ -230,7 +305,7 @@ class Preemption:
 
     def _fair(self, p: Preemptor) -> list[Target]:
         candidates = self._fair_candidates(p)
-        if not candidates:
+        if not candidates or self._hopeless(p, candidates):
             return []
         o.add_usage(p.cq, p.usage)  # shares include the incoming workload
         fits, targets, retry = self._first_strategy(p, candidates, self.strategies[0])

@@ -161,12 +161,14 @@ class KueueScheduler:
         o.add_usage(self.cqs[w.cluster_queue], w.usage)
         self.admitted[w.cluster_queue][w.key] = w
         self.where[w.key] = w.cluster_queue
+        self.preemption.admitted_changed(w, True)
 
     def _release(self, w: Admitted) -> None:
         cq = self.cqs[w.cluster_queue]
         o.remove_usage(cq, w.usage)
         del self.admitted[w.cluster_queue][w.key]
         del self.where[w.key]
+        self.preemption.admitted_changed(w, False)
         cq.generation += 1
 
     def _requeue_cohort(self, cq: o.ClusterQueue) -> None:
