@@ -167,6 +167,7 @@ CODES: dict[str, str] = {
     "HPK802": "a workload entry names a team, priority class or instance type the environment does not have",
     "HPK803": "a simulated job can never be admitted (it needs more than its team can ever reach)",
     "HPK804": "a team has two jobs of one name in a workload file",
+    "HPK805": "in a simulation Kueue admits and preempts the same jobs again and again without settling",
 }
 
 

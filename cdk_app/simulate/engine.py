@@ -16,16 +16,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from cdk_app.simulate.governance import QueueQuota
-from cdk_app.simulate.kueue.api import Decision, Scheduler
+from cdk_app.simulate.kueue.api import Decision, NotSettled, Scheduler
 from cdk_app.simulate.workloads import Job
 
 FINISH, SUBMIT = 0, 1  # completions free quota before the moment's submissions are queued
-# Decisions at one moment beyond this many per job mean a scheduler that does not settle.
-MAX_DECISIONS_PER_JOB = 200
 
 
 class SimulationStuck(Exception):
-    """The scheduler keeps deciding at one moment (admit/preempt without end): a bug, reported as such."""
+    """The scheduler decided about a workload the timeline never submitted: a bug, reported as such."""
 
 
 @dataclass(slots=True)
@@ -64,6 +62,9 @@ class Timeline:
     start: int
     end: int
     decisions: list[Decision]
+    # Kueue did not settle at this moment (a preemption loop): (at, the jobs it kept admitting and preempting).
+    # The simulation stops there: what came after would depend on how long the loop lasts in a real cluster.
+    loop: tuple[int, tuple[str, ...]] | None = None
 
 
 def total_requests(job: Job) -> dict[str, int]:
@@ -93,6 +94,7 @@ class _Run:
         self.usage: dict[tuple[str, str], dict[str, int]] = {}  # (team, flavor) -> resource -> amount
         self.changes: list[tuple[int, str, str, dict[str, int]]] = []
         self.decisions: list[Decision] = []
+        self.loop: tuple[int, tuple[str, ...]] | None = None
 
     def push(self, at: int, kind: int, key: str) -> None:
         self.seq += 1
@@ -185,9 +187,12 @@ class _Run:
                 else:
                     self.scheduler.submit(self.records[key].job.workload)
                     self.records[key].events.append(JobEvent(at, "submitted"))
-            decisions = self.scheduler.schedule(at)
-            if len(decisions) > MAX_DECISIONS_PER_JOB * max(len(self.records), 1):
-                raise SimulationStuck(f"{len(decisions)} decisions at {at} s for {len(self.records)} jobs")
+            try:
+                decisions = self.scheduler.schedule(at)
+            except NotSettled as err:
+                involved = {d.workload for d in err.decisions} | {d.preemptor for d in err.decisions if d.preemptor}
+                self.loop = (at, tuple(sorted(involved)))
+                return at
             for decision in decisions:
                 self.apply(decision)
             self.decisions.extend(decisions)
@@ -215,4 +220,5 @@ def simulate(jobs: Iterable[Job], scheduler: Scheduler, quotas: dict[str, QueueQ
             run.push(job.submit_at, SUBMIT, job.workload.key)
     end = run.run()
     # The window reported on is [0, end]: a restored job's time before the start is history, not simulation.
-    return Timeline(list(run.records.values()), quotas, pool, capacity, run.changes, 0, max(end, 0), run.decisions)
+    return Timeline(list(run.records.values()), quotas, pool, capacity, run.changes, 0, max(end, 0), run.decisions,
+                    run.loop)

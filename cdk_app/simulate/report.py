@@ -172,9 +172,13 @@ def summarize(timeline: Timeline, choices: dict[str, Any]) -> dict[str, Any]:
         })
     capacity = sum(_accelerators(amounts) for amounts in timeline.capacity.values())
     span = timeline.end - timeline.start
+    names = {r.job.workload.key: f"{r.job.name} ({r.job.team})" for r in timeline.jobs}
+    loop = None if timeline.loop is None else {"at": timeline.loop[0],
+                                               "jobs": [names.get(key, key) for key in timeline.loop[1]]}
     return {
         "choices": choices,
         "window": {"start": timeline.start, "end": timeline.end},
+        "loop": loop,
         "jobs": jobs,
         "teams": teams,
         "utilization": {
@@ -241,6 +245,10 @@ def render(summary: dict[str, Any]) -> str:
     ratio = "-" if util["ratio"] is None else f"{100 * util['ratio']:.1f} %"
     lines.append(f"cluster: {util['accelerator_hours_used']} of {util['accelerator_hours_available']} "
                  f"accelerator-hours used ({ratio}) over {_seconds(summary['window']['end'])}")
+    if summary.get("loop"):
+        loop = summary["loop"]
+        lines.append(f"stopped at {_seconds(loop['at'])}: Kueue admits and preempts {', '.join(loop['jobs'])} "
+                     "again and again without settling (a preemption loop); nothing after it is simulated")
     choices = ", ".join(f"{k}={v}" for k, v in summary["choices"].items())
     lines.append(f"ran with: {choices}")
     return "\n".join(lines)

@@ -98,6 +98,12 @@ def simulate_environment(config: KitConfig, workloads: WorkloadFile, choices: Ch
     finally:
         scheduler.close()
     summary = summarize(timeline, choices.describe())
+    if summary["loop"] is not None:
+        findings.append(Finding("HPK805", Severity.ERROR, workloads.file, 1, 1, "",
+                                f"at {summary['loop']['at']} s Kueue admits and preempts "
+                                f"{', '.join(summary['loop']['jobs'])} again and again without settling",
+                                "a preemption loop of Kueue's own (the real Kueue v0.19.2 does the same): change "
+                                "the fair-share weights, borrow limits or priorities of the teams involved"))
     for record in timeline.jobs:
         for event in record.events:
             if event.event == "unschedulable":

@@ -36,7 +36,7 @@ from typing import Any
 
 from cdk_app.config.model import KitConfig
 from cdk_app.simulate.governance import setup_document as governance_setup
-from cdk_app.simulate.kueue.api import Decision, Workload
+from cdk_app.simulate.kueue.api import Decision, NotSettled, Workload, cycle_bound
 from support.kueue_oracle import oracle_bin, quantity
 
 START = "2025-01-01T00:00:00Z"
@@ -115,22 +115,25 @@ class OracleScheduler:
                  "resourceUsage": {r: kueue_quantity(r, v * ps.count) for r, v in ps.requests.items()}}
                 for ps in workload.pod_sets]}}
         self._restored.append(obj)
+        self._live.add(workload.key)
 
     def submit(self, workload: Workload) -> None:
         self.request({"op": "submit", "workload": self.workload_object(workload)})
+        self._live.add(workload.key)
         if self._state_known:
             self._pending.setdefault(workload.key, "")
 
     def finish(self, key: str, at: int) -> None:
         self.request({"op": "finish", "workload": key, "at": at})
+        self._live.discard(key)
 
     def schedule(self, at: int) -> list[Decision]:
         # The state (pending, usage) is asked for when read: encoding and decoding it on every call was a
         # large part of a long timeline's time, and most callers read it seldom.
-        answer = self.request({"op": "schedule", "at": at, "state": False})
+        answer = self.request({"op": "schedule", "at": at, "state": False,
+                               "maxCycles": cycle_bound(len(self._live))})
         if not answer.get("stable"):
-            raise OracleSessionError(f"schedule at {at}s: still admitting or preempting after {answer['cycles']} "
-                                     "cycles")
+            raise NotSettled(at, answer["cycles"], [self._decision(at, d) for d in answer.get("decisions") or []])
         self._state_known = False
         self.ties = answer.get("ties") or []
         return [self._decision(at, d) for d in answer["decisions"]]
@@ -209,6 +212,7 @@ class OracleScheduler:
         self._local_queues = {(q["metadata"]["namespace"], q["spec"]["clusterQueue"]): q["metadata"]["name"]
                               for q in self._setup.get("localQueues", [])}
         self._restored: list[dict[str, Any]] = []
+        self._live: set[str] = set()  # pending or admitted: what the cycle bound counts
         self._started = False
         self._pending: dict[str, str] = {}
         self._usage: dict[str, dict[str, dict[str, int]]] = {}

@@ -21,6 +21,23 @@ IN_COHORT_FAIR_SHARING = "InCohortFairSharing"
 IN_COHORT_RECLAIM_WHILE_BORROWING = "InCohortReclaimWhileBorrowing"
 
 
+def cycle_bound(workloads: int) -> int:
+    """How many cycles one moment may take before it counts as not settling. A cycle admits at most one head per
+    ClusterQueue, so a freed node can take a cycle per waiting workload; ten per workload the scheduler holds
+    (pending or admitted) is far beyond any settling moment, and both schedulers use the same bound."""
+    return 100 + 10 * workloads
+
+
+class NotSettled(Exception):
+    """Kueue does not settle at one moment: cycle after cycle it admits and preempts again (a preemption loop,
+    which Kueue v0.19.2 can enter, e.g. when an evicted workload is re-admitted ahead of its preemptor).
+    `decisions` are those of the cycles run."""
+
+    def __init__(self, at: int, cycles: int, decisions: list[Decision]) -> None:
+        super().__init__(f"still admitting or preempting at {at} s after {cycles} cycles")
+        self.at, self.cycles, self.decisions = at, cycles, decisions
+
+
 @dataclass(frozen=True, slots=True)
 class PodSet:
     name: str
@@ -72,7 +89,8 @@ class Scheduler(Protocol):
 
     def schedule(self, at: int) -> list[Decision]:
         """Kueue's scheduling cycles at time `at` until one admits and preempts nothing, evictions completed
-        (the preempted workload requeued, pending again) between cycles; every decision in order."""
+        (the preempted workload requeued, pending again) between cycles; every decision in order. NotSettled
+        when the cycles run out first."""
 
     def pending(self) -> Mapping[str, str]:
         """Each pending workload's last inadmissibility message (Kueue's QuotaReserved=False message)."""

@@ -16,7 +16,7 @@ from typing import Any
 
 from cdk_app.simulate.kueue import fair_sharing as fs
 from cdk_app.simulate.kueue import objects as o
-from cdk_app.simulate.kueue.api import Decision, Workload
+from cdk_app.simulate.kueue.api import Decision, NotSettled, Workload, cycle_bound
 from cdk_app.simulate.kueue.flavors import NO_FIT, PREEMPT, Assignment, FlavorAssigner
 from cdk_app.simulate.kueue.preemption import HUMAN_REASONS, Admitted, Preemption, Preemptor, Target
 from cdk_app.simulate.kueue.queues import (
@@ -109,11 +109,12 @@ class KueueScheduler:
         self._requeue_cohort(self.cqs[name])
 
     def schedule(self, at: int) -> list[Decision]:
-        return self.run(at)
+        return self.run(at, max_cycles=cycle_bound(len(self.workloads)), settle=True)
 
-    def run(self, at: int, interval: int = 0, max_cycles: int = MAX_CYCLES) -> list[Decision]:
+    def run(self, at: int, interval: int = 0, max_cycles: int = MAX_CYCLES, settle: bool = False) -> list[Decision]:
         """Cycles until one changes nothing (the oracle's untilStable); `interval` advances the clock between
-        cycles (the one-shot oracle steps 1 s; the timeline keeps every cycle at `at`)."""
+        cycles (the one-shot oracle steps 1 s; the timeline keeps every cycle at `at`). `settle`: NotSettled
+        when every one of the `max_cycles` cycles still decided something."""
         decisions: list[Decision] = []
         for n in range(max_cycles):
             now = at + n * interval
@@ -125,6 +126,9 @@ class KueueScheduler:
             decisions.extend(made)
             if not made:
                 break
+        else:
+            if settle:
+                raise NotSettled(at, max_cycles, decisions)
         return decisions
 
     def pending(self) -> Mapping[str, str]:
