@@ -46,6 +46,9 @@ def test_seed_002_smith_borrows_johns_idle_gpus_and_john_takes_them_back():
     john = next(t for t in summary["teams"] if t["team"] == "john")
     john_at_600 = [p for p in john["usage"] if p["at"] <= 600][-1]
     assert at_600["accelerators"] + john_at_600["accelerators"] == 16  # the whole cluster's GPUs
+    # smith borrowed john's 4 idle GPUs from 600 to 1200 s and from 4800 to 8400 s: 4 x 4200 s = 4.667 GPU-hours,
+    # all lent by john (the only lender with idle GPUs; nothing of ml.g5.12xlarge is unallocated)
+    assert smith["accelerator_hours"]["borrowed"] == john["accelerator_hours"]["lent"] == 4.667
 
 
 def _team(name, strategy, count):
