@@ -87,7 +87,7 @@ k8s-down: setup
 ## bench: validate and synth times against their targets (scripts/bench.py), and the simulator's against the
 ## real Kueue on the same timeline and its month target (scripts/simulate_bench.py); exits 1 when one is missed
 bench: setup k8s-build
-	$(PY) scripts/bench.py; rc=$$?; $(PY) scripts/simulate_bench.py || rc=1; exit $$rc
+	rc=0; $(PY) scripts/bench.py || rc=1; $(PY) scripts/simulate_bench.py || rc=1; exit $$rc
 
 ## mutation: mutation testing (mutmut, [tool.mutmut] in pyproject.toml) of the config, validator, job and
 ## topology modules against the fast tests; prints the surviving mutants (long: run it on a quiet machine)
