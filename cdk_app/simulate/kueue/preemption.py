@@ -93,7 +93,7 @@ class Preemption:
             return sum(per_priority.values())
         return sum(v for prio, v in per_priority.items() if prio < priority)
 
-    def _surely_hopeless(self, p: Preemptor) -> bool:
+    def _surely_hopeless(self, p: Preemptor, fair: bool = False) -> bool:
         """Under the policies the HyperPod mapping writes: no classic attempt can fit even if every candidate
         left - the bound of _hopeless, from per-priority usage sums of the candidates' ClusterQueues (a superset of
         the candidates) instead of the candidates themselves, so that a hopeless simulation costs no scan."""
@@ -112,9 +112,10 @@ class Preemption:
             others = sum(self._usage_below(name, fr, cq.reclaim_within_cohort, p.priority) for name in members)
             room = o.available(cq, fr) + own
             # allowing borrowing, other queues' candidates are usable only with the hierarchical advantage
-            borrowing_hopeless |= value > room + (others if advantage else 0)
+            borrowing_hopeless |= value > room + (others if advantage or fair else 0)
             strict_hopeless |= value > room + others or o.nominal(cq, fr) < cq.usage.get(fr, 0) - own + value
-        return borrowing_hopeless and strict_hopeless
+        # fair sharing makes one attempt, borrowing allowed and every candidate usable
+        return borrowing_hopeless and (fair or strict_hopeless)
 
     def _using(self, cq_name: str, frs: set[o.FR]) -> list[Admitted]:
         """The ClusterQueue's admitted workloads that use any of frs."""
@@ -304,6 +305,8 @@ class Preemption:
         return fits
 
     def _fair(self, p: Preemptor) -> list[Target]:
+        if self._surely_hopeless(p, fair=True):
+            return []
         candidates = self._fair_candidates(p)
         if not candidates or self._hopeless(p, candidates):
             return []
