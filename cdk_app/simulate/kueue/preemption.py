@@ -386,7 +386,9 @@ class _TargetOrdering:
         for w in candidates:
             self.by_cq.setdefault(w.cluster_queue, []).append(w)
         self.pruned: set[str] = set()
-        self.done = False
+        # a queue without candidates is pruned at once and changes no other choice: only these are looked at
+        self.contenders = [cq for cq in (p.cq.parent.children if p.cq.parent is not None else [])
+                           if cq.name in self.by_cq]
 
     def has(self, cq: o.ClusterQueue) -> bool:
         return bool(self.by_cq.get(cq.name))
@@ -405,7 +407,7 @@ class _TargetOrdering:
             return
         while True:
             best, best_drs = None, fs.NEGATIVE
-            for cq in p.cq.parent.children:
+            for cq in self.contenders:
                 if cq.name in self.pruned:
                     continue
                 share = fs.drs(cq)
