@@ -55,6 +55,15 @@ def compare(a: DRS, b: DRS) -> int:
 def drs(cq: o.ClusterQueue) -> DRS:
     """dominantResourceShare of a ClusterQueue: what it uses above its quota, over what the cohort could lend,
     per resource name; the largest ratio (ties: the alphabetically first resource)."""
+    cached = cq.share_cache
+    if cached is not None and cached[0] == cq.version:
+        return cached[1]
+    share = _drs(cq)
+    cq.share_cache = (cq.version, share)
+    return share
+
+
+def _drs(cq: o.ClusterQueue) -> DRS:
     parent = cq.parent
     if parent is None:
         return DRS(cq.fair_weight, 0.0)

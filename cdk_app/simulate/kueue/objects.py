@@ -91,6 +91,9 @@ class ClusterQueue(Node):
     namespace_selector: Mapping[str, Any] | None = field(default_factory=dict)
     # ClusterQueue.AllocatableResourceGeneration: bumped when an admitted workload leaves (clusterqueue.go)
     generation: int = 1
+    # bumped on every usage change: a share computed at one version holds until the next (fair_sharing.drs)
+    version: int = 0
+    share_cache: tuple[int, Any] | None = None
 
     def rg_of(self, resource: str) -> ResourceGroup | None:
         for group in self.resource_groups:
@@ -146,6 +149,7 @@ def potential_available(cq: ClusterQueue, fr: FR) -> int:
 def add_usage(cq: ClusterQueue, usage: Mapping[FR, int]) -> None:
     """addUsage: what exceeds the locally kept quota is stored in the cohort."""
     parent = cq.parent
+    cq.version += 1
     for fr, value in usage.items():
         free_locally = local_available(cq, fr)
         used = cq.usage[fr] = cq.usage.get(fr, 0) + value
@@ -157,6 +161,7 @@ def add_usage(cq: ClusterQueue, usage: Mapping[FR, int]) -> None:
 
 def remove_usage(cq: ClusterQueue, usage: Mapping[FR, int]) -> None:
     parent = cq.parent
+    cq.version += 1
     for fr, value in usage.items():
         stored = cq.usage.get(fr, 0) - cq.local_quota(fr)
         used = cq.usage[fr] = cq.usage.get(fr, 0) - value

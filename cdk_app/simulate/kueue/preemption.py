@@ -93,7 +93,7 @@ class Preemption:
             return sum(per_priority.values())
         return sum(v for prio, v in per_priority.items() if prio < priority)
 
-    def _surely_hopeless(self, p: Preemptor) -> bool:
+    def _surely_hopeless(self, p: Preemptor, fair: bool = False) -> bool:
         """Under the policies the HyperPod mapping writes: no classic attempt can fit even if every candidate
         left - the bound of _hopeless, from per-priority usage sums of the candidates' ClusterQueues (a superset of
         the candidates) instead of the candidates themselves, so that a hopeless simulation costs no scan."""
@@ -112,9 +112,10 @@ class Preemption:
             others = sum(self._usage_below(name, fr, cq.reclaim_within_cohort, p.priority) for name in members)
             room = o.available(cq, fr) + own
             # allowing borrowing, other queues' candidates are usable only with the hierarchical advantage
-            borrowing_hopeless |= value > room + (others if advantage else 0)
+            borrowing_hopeless |= value > room + (others if advantage or fair else 0)
             strict_hopeless |= value > room + others or o.nominal(cq, fr) < cq.usage.get(fr, 0) - own + value
-        return borrowing_hopeless and strict_hopeless
+        # fair sharing makes one attempt, borrowing allowed and every candidate usable
+        return borrowing_hopeless and (fair or strict_hopeless)
 
     def _using(self, cq_name: str, frs: set[o.FR]) -> list[Admitted]:
         """The ClusterQueue's admitted workloads that use any of frs."""
@@ -304,6 +305,8 @@ class Preemption:
         return fits
 
     def _fair(self, p: Preemptor) -> list[Target]:
+        if self._surely_hopeless(p, fair=True):
+            return []
         candidates = self._fair_candidates(p)
         if not candidates or self._hopeless(p, candidates):
             return []
@@ -383,7 +386,9 @@ class _TargetOrdering:
         for w in candidates:
             self.by_cq.setdefault(w.cluster_queue, []).append(w)
         self.pruned: set[str] = set()
-        self.done = False
+        # a queue without candidates is pruned at once and changes no other choice: only these are looked at
+        self.contenders = [cq for cq in (p.cq.parent.children if p.cq.parent is not None else [])
+                           if cq.name in self.by_cq]
 
     def has(self, cq: o.ClusterQueue) -> bool:
         return bool(self.by_cq.get(cq.name))
@@ -402,7 +407,7 @@ class _TargetOrdering:
             return
         while True:
             best, best_drs = None, fs.NEGATIVE
-            for cq in p.cq.parent.children:
+            for cq in self.contenders:
                 if cq.name in self.pruned:
                     continue
                 share = fs.drs(cq)

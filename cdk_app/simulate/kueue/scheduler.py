@@ -254,47 +254,28 @@ class KueueScheduler:
     def _oracle(self, cq: o.ClusterQueue, info: Info, fr: o.FR, value: int) -> tuple[int, int]:
         return self.preemption.simulate(self._preemptor(info, cq, {fr: value}, {fr}), fr, value)
 
-    def _ordered(self, entries: list[Entry]):
+    def _ordered(self, entries: list[Entry]) -> list[Entry]:
         if not self.fair:
             # classicalIterator: not borrowing first, higher priority, older
-            yield from sorted(entries, key=lambda e: (e.assignment.borrowing, -e.info.workload.priority,
-                                                      e.info.workload.created, e.info.uid))
-            return
-        remaining = {e.cq.name: e for e in entries}
-        for name in sorted(remaining):
-            if self.cqs[name].parent is None:
-                yield remaining.pop(name)
-        while remaining:
-            first = remaining[min(remaining)]
-            yield remaining.pop(self._tournament(first.cq.parent, remaining))
+            return sorted(entries, key=lambda e: (e.assignment.borrowing, -e.info.workload.priority,
+                                                  e.info.workload.created, e.info.uid))
+        # fairSharingIterator: queues without a cohort first, then each cohort's tournament winner in turn.
+        # In a flat cohort an entry's share depends on its own ClusterQueue's usage only, which no other entry
+        # of the cycle changes, so the successive tournaments pick the entries in the order of one sort.
+        return sorted(entries, key=self._tournament_key)
 
-    def _tournament(self, cohort: o.Cohort | None, remaining: dict[str, Entry]) -> str:
-        """runTournament over a flat cohort: lowest DRS with the entry admitted wins, a queue not borrowing on
-        the flavors it asks for before one that is, then priority, then age."""
-        best: tuple[Entry, fs.DRS] | None = None
-        for cq in cohort.children if cohort is not None else []:
-            entry = remaining.get(cq.name)
-            if entry is None:
-                continue
-            o.add_usage(cq, entry.assignment.usage)
-            share = fs.drs(cq)
-            o.remove_usage(cq, entry.assignment.usage)
-            if best is None or self._less(entry, share, *best):
-                best = (entry, share)
-        assert best is not None
-        return best[0].cq.name
-
-    @staticmethod
-    def _less(a: Entry, a_drs: fs.DRS, b: Entry, b_drs: fs.DRS) -> bool:
-        a_borrows, b_borrows = a_drs.borrowing_on(a.assignment.usage), b_drs.borrowing_on(b.assignment.usage)
-        if a_borrows != b_borrows:
-            return not a_borrows
-        c = fs.compare(a_drs, b_drs)
-        if c:
-            return c < 0
-        if a.info.workload.priority != b.info.workload.priority:
-            return a.info.workload.priority > b.info.workload.priority
-        return a.info.workload.created < b.info.workload.created
+    def _tournament_key(self, e: Entry) -> tuple:
+        """runTournament's order: a queue not borrowing on the flavors it asks for first, then the lowest DRS with
+        the entry admitted, higher priority, older; equal contestants in ClusterQueue name order."""
+        cq = e.cq
+        if cq.parent is None:
+            return (0, "", 0, (0, 0.0), 0, 0, cq.name)
+        o.add_usage(cq, e.assignment.usage)
+        share = fs.drs(cq)
+        o.remove_usage(cq, e.assignment.usage)
+        drs_key = (1, share.ratio) if share.zero_weight_borrows() else (0, share.share())
+        return (1, cq.parent.name, share.borrowing_on(e.assignment.usage), drs_key,
+                -e.info.workload.priority, e.info.workload.created, cq.name)
 
     def _fits(self, cq: o.ClusterQueue, usage: dict[o.FR, int], preempted: dict[str, Target],
               targets: list[Target]) -> bool:
