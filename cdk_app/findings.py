@@ -168,6 +168,8 @@ CODES: dict[str, str] = {
     "HPK803": "a simulated job can never be admitted (it needs more than its team can ever reach)",
     "HPK804": "a team has two jobs of one name in a workload file",
     "HPK805": "in a simulation Kueue admits and preempts the same jobs again and again without settling",
+    "HPK806": "the jobs running at a simulation's start hold more than the environment's cluster has",
+    "HPK807": "a team's jobs running at a simulation's start hold more than it can reach under the config (warning)",
 }
 
 
@@ -197,7 +199,7 @@ class Finding:
 
     def render(self) -> str:
         where = f"{printable(self.file)}:{self.line}:{self.column}"  # one line, whatever the path holds
-        subject = f" {self.path}:" if self.path else ""
+        subject = f" {printable(self.path)}:" if self.path else ""  # a key the user wrote can hold anything
         return f"{where}{subject} {self.message} ({self.hint}) [{self.code} {self.severity.value}]"
 
     def to_json(self) -> dict[str, object]:

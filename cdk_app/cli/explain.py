@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from cdk_app.cli.simulate import EXIT_UNREADABLE, choices_of, choices_options, read_jobs, valid_config
+from cdk_app.cli.simulate import EXIT_FINDINGS, EXIT_UNREADABLE, choices_of, choices_options, read_jobs, valid_config
 from cdk_app.support.text_table import printable
 
 
@@ -31,6 +31,12 @@ def explain(config_path: Path, workload: str, job_name: str, team: str | None, r
     config = valid_config(config_path)
     jobs = read_jobs(workload, config)
     matches = [j for j in jobs.jobs if j.name == job_name and (team is None or j.team == team)]
+    batch_names = {item.get("name") for item in jobs.batch_items if isinstance(item, dict)}
+    if not matches and job_name in batch_names:
+        click.echo(f"{printable(job_name)} is an AWS Batch job: explain tells task-governance jobs' stories; "
+                   "`hyperpod-kit simulate` lists each Batch job's admissions, borrowing and preemptions with their "
+                   "reasons", err=True)
+        sys.exit(EXIT_UNREADABLE)
     if len(matches) != 1:
         names = sorted({f"{j.name} ({j.team})" for j in jobs.jobs})
         why = "no job" if not matches else f"{len(matches)} jobs (give --team)"
@@ -38,8 +44,12 @@ def explain(config_path: Path, workload: str, job_name: str, team: str | None, r
         click.echo(f"{printable(workload)}: {why} named {printable(job_name)}"
                    + (f" in team {printable(team)}" if team else "") + f"; the jobs: {shown}", err=True)
         sys.exit(EXIT_UNREADABLE)
-    _, _, timeline = simulate_environment(config, jobs, choices_of(reclaim_within_cohort, dont_lend_may_borrow),
-                                          trace=True)
+    _, findings, timeline = simulate_environment(config, jobs, choices_of(reclaim_within_cohort, dont_lend_may_borrow),
+                                                 trace=True)
+    if timeline is None:  # the start itself is impossible (HPK806): there is no story to tell
+        for finding in findings:
+            click.echo(finding.render(), err=True)
+        sys.exit(EXIT_FINDINGS)
     record = next((r for r in timeline.jobs if r.job is matches[0]), None)
     if record is None:
         click.echo(f"job {printable(job_name)} of team {matches[0].team}: one of its pods is larger than any "

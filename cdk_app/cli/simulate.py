@@ -52,9 +52,35 @@ def fail_workloads(err: WorkloadInvalid) -> NoReturn:
     sys.exit(EXIT_UNREADABLE if err.unreadable else EXIT_FINDINGS)
 
 
+# Inputs read from standard input are saved once (a comparison with --against-ref reads them twice); a file
+# name here is shown as what the user gave.
+SHOWN: dict[str, str] = {}
+
+
+def shown(path: str) -> str:
+    return SHOWN.get(path, "standard input" if path == "-" else path)
+
+
+def stdin_once(path: str | None, folder: str, limit: int) -> str | None:
+    """`path`, or for - a file in `folder` holding what standard input gave (at most `limit` bytes)."""
+    from cdk_app.support.bounded_read import UnreadableInput, read_bounded
+
+    if path != "-":
+        return path
+    try:
+        data = read_bounded("-", limit)
+    except UnreadableInput as err:
+        click.echo(f"standard input: {err.message} ({err.hint})", err=True)
+        sys.exit(EXIT_UNREADABLE)
+    saved = str(Path(folder) / "stdin")
+    Path(saved).write_bytes(data)
+    SHOWN[saved] = "standard input"
+    return saved
+
+
 def read_jobs(workload: str, config: KitConfig) -> WorkloadFile:
     try:
-        return load_workloads(workload, config, "standard input" if workload == "-" else workload)
+        return load_workloads(workload, config, shown(workload))
     except WorkloadInvalid as err:
         fail_workloads(err)
 
@@ -69,7 +95,7 @@ def workload_jobs(config: KitConfig, workload: str | None, from_cluster: str | N
     jobs = read_jobs(workload, config) if workload is not None else None
     if from_cluster is None:
         return jobs
-    name = "standard input" if from_cluster == "-" else from_cluster
+    name = shown(from_cluster)
     try:
         snapshot = parse_snapshot(read_bounded(from_cluster, MAX_SNAPSHOT_BYTES,
                                                example="workloads.json (kubectl get workloads -A -o json)"),
@@ -87,7 +113,7 @@ def workload_jobs(config: KitConfig, workload: str | None, from_cluster: str | N
     keys = {job.workload.key for job in snapshot.jobs}
     clash = [job.workload.key for job in jobs.jobs if job.workload.key in keys]
     if clash:
-        click.echo(f"{printable(workload)}: job(s) {', '.join(clash[:5])} are already in {printable(name)}; give the "
+        click.echo(f"{printable(shown(workload))}: job(s) {', '.join(clash[:5])} are already in {printable(name)}; give the "
                    "new jobs names of their own", err=True)
         sys.exit(EXIT_FINDINGS)
     return replace(jobs, jobs=snapshot.jobs + jobs.jobs)
@@ -95,12 +121,12 @@ def workload_jobs(config: KitConfig, workload: str | None, from_cluster: str | N
 
 def run_kueue(config: KitConfig, jobs: WorkloadFile, choices: Choices) -> tuple[dict[str, Any], list[Finding]]:
     """The task-governance simulation's summary, and a finding per job that can never be admitted."""
-    from cdk_app.simulate.run import simulate_batch_jobs, simulate_environment
+    from cdk_app.simulate.run import not_simulated, simulate_batch_jobs, simulate_environment
 
     if jobs.jobs:
         summary, findings, _ = simulate_environment(config, jobs, choices)
     else:  # only Batch jobs: task governance has nothing to decide
-        summary, findings = {"choices": choices.describe(), "jobs": [], "teams": [], "utilization": None}, []
+        summary, findings = not_simulated(choices), []
     batch, batch_findings = simulate_batch_jobs(config, jobs)
     if batch is not None:
         summary["batch"] = batch
@@ -131,7 +157,9 @@ def simulate(config_path: Path, workload: str | None, from_cluster: str | None, 
     Exit status: 0 every job ran, 1 findings (a bad workload entry, a job that can never be admitted),
     2 unreadable input, 3 internal error.
     """
-    from cdk_app.simulate.compare import compare_runs, render_comparison
+    from cdk_app.config.yaml_source import MAX_FILE_BYTES
+    from cdk_app.simulate.compare import render_comparison
+    from cdk_app.simulate.snapshot import MAX_SNAPSHOT_BYTES
 
     if plot is not None and plot.suffix.lower() != ".svg":
         raise click.UsageError(f"--plot {plot}: the plot is written as SVG; give a file name ending in .svg")
@@ -140,19 +168,23 @@ def simulate(config_path: Path, workload: str | None, from_cluster: str | None, 
     if workload == "-" and from_cluster == "-":
         raise click.UsageError("only one of --workload and --from-cluster can read standard input")
     config = valid_config(config_path)
-    jobs = workload_jobs(config, workload, from_cluster, remaining)
-    choices = choices_of(reclaim_within_cohort, dont_lend_may_borrow)
-    summary, findings = run_kueue(config, jobs, choices)
-    if against_ref is not None:
-        baseline = _config_at_ref(config_path, against_ref)
-        click.echo(f"--against-ref {against_ref}: reading the workload for the config at that ref", err=True)
-        base_summary, _ = run_kueue(baseline, workload_jobs(baseline, workload, from_cluster, remaining), choices)
-        comparison = compare_runs(base_summary, summary)
-        summary = {**summary, "against": {"ref": against_ref, "teams": comparison}}
+    check_plot_path(plot)
+    with tempfile.TemporaryDirectory() as folder:
+        summary, findings = run_all(config, config_path, stdin_once(workload, folder, MAX_FILE_BYTES),
+                                    stdin_once(from_cluster, folder, MAX_SNAPSHOT_BYTES), remaining, against_ref,
+                                    choices_of(reclaim_within_cohort, dont_lend_may_borrow))
     if plot is not None:
         from cdk_app.simulate.plot import svg
 
-        plot.write_text(svg(summary))
+        if not summary["jobs"]:
+            click.echo(f"--plot {plot}: nothing to draw, the workload has no task-governance jobs (the plot shows "
+                       "teams' use of the cluster; Batch shares are in the table)", err=True)
+            sys.exit(EXIT_UNREADABLE)
+        try:
+            plot.write_text(svg(summary))
+        except OSError as err:
+            click.echo(f"--plot {plot}: cannot write it: {err.strerror or err}", err=True)
+            sys.exit(EXIT_UNREADABLE)
     if output_format == "json":
         click.echo(json.dumps({**summary, "findings": [f.to_json() for f in findings]}, indent=2))
     else:
@@ -164,9 +196,39 @@ def simulate(config_path: Path, workload: str | None, from_cluster: str | None, 
             click.echo(render_batch(summary["batch"]))
         if "against" in summary:
             click.echo(render_comparison(summary["against"]))
+        if not summary["jobs"] and "batch" not in summary:
+            click.echo("no jobs to simulate")
     for finding in findings:
         click.echo(finding.render(), err=True)
     sys.exit(EXIT_FINDINGS if any(f.severity == Severity.ERROR for f in findings) else 0)
+
+
+def check_plot_path(plot: Path | None) -> None:
+    """Refuse before the run what could not be written or would block: a directory, a FIFO, a device, a
+    missing folder."""
+    if plot is None:
+        return
+    if plot.exists() and not plot.is_file():
+        click.echo(f"--plot {plot}: not a regular file (a directory, FIFO or device); give a file name ending in "
+                   ".svg", err=True)
+        sys.exit(EXIT_UNREADABLE)
+    if not plot.parent.is_dir():
+        click.echo(f"--plot {plot}: the folder {plot.parent} does not exist", err=True)
+        sys.exit(EXIT_UNREADABLE)
+
+
+def run_all(config: KitConfig, config_path: Path, workload: str | None, from_cluster: str | None, remaining: int,
+            against_ref: str | None, choices: Choices) -> tuple[dict[str, Any], list[Finding]]:
+    """The simulation of the config and, with --against-ref, of the config at that ref on the same jobs."""
+    from cdk_app.simulate.compare import compare_runs
+
+    summary, findings = run_kueue(config, workload_jobs(config, workload, from_cluster, remaining), choices)
+    if against_ref is not None:
+        baseline = _config_at_ref(config_path, against_ref)
+        click.echo(f"--against-ref {against_ref}: reading the workload for the config at that ref", err=True)
+        base_summary, _ = run_kueue(baseline, workload_jobs(baseline, workload, from_cluster, remaining), choices)
+        summary = {**summary, "against": {"ref": against_ref, "teams": compare_runs(base_summary, summary)}}
+    return summary, findings
 
 
 def _config_at_ref(config_path: Path, ref: str) -> KitConfig:

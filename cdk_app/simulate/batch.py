@@ -71,6 +71,7 @@ import bisect
 import difflib
 import heapq
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -94,10 +95,15 @@ from cdk_app.domain.batch_shares import (
     training_instance_types,
 )
 from cdk_app.simulate.errors import WorkloadError
+from cdk_app.simulate.workloads import MAX_SECONDS
 
 JOB_KEYS = ("name", "queue", "share", "priority", "instances", "instance_type", "submit_at", "runtime")
 REQUIRED_KEYS = ("name", "queue", "instances", "submit_at", "runtime")
 MAX_SCHEDULING_PRIORITY = 9999  # botocore SubmitServiceJob schedulingPriority: 0-9999
+# botocore SubmitServiceJob jobName: up to 128 letters (upper and lower case), numbers, hyphens and underscores.
+BATCH_JOB_NAME = re.compile(r"[A-Za-z0-9_-]{1,128}")
+# A SageMaker training job's InstanceCount is far below this; the bound keeps a typo from meaning 10**20 instances.
+MAX_INSTANCES = 10_000
 EventKind = Literal["submitted", "admitted", "preempted", "finished", "unschedulable"]
 
 
@@ -271,6 +277,9 @@ def _parse_job(batch: Batch, item: object, path: tuple[str | int, ...]) -> Batch
     if missing:
         raise WorkloadError(path, f"missing {', '.join(missing)} (a job needs {', '.join(REQUIRED_KEYS)})")
     name = _text(item, "name", path)
+    if not BATCH_JOB_NAME.fullmatch(name):
+        raise WorkloadError(path + ("name",), f"{name!r} is not a Batch job name (up to 128 letters, digits, "
+                            "hyphens and underscores)")
     queue_name = _text(item, "queue", path)
     i = next((i for i, q in enumerate(batch.queues) if q.name == queue_name), None)
     if i is None:
@@ -288,11 +297,11 @@ def _parse_job(batch: Batch, item: object, path: tuple[str | int, ...]) -> Batch
                                 "only affects quota-share and fair-share queues; remove priority")
         ceiling = team.max_priority if team is not None and team.max_priority is not None else MAX_SCHEDULING_PRIORITY
         priority = _whole(item, "priority", path, 0, ceiling)
-    instances = _whole(item, "instances", path, 1)
+    instances = _whole(item, "instances", path, 1, MAX_INSTANCES)
     instance_type = _parse_instance_type(batch, queue, item, path)
     return BatchJob(name=name, queue=queue_name, share=share, priority=priority, instances=instances,
-                    instance_type=instance_type, submit_at=_whole(item, "submit_at", path, 0),
-                    runtime=_whole(item, "runtime", path, 1))
+                    instance_type=instance_type, submit_at=_whole(item, "submit_at", path, 0, MAX_SECONDS),
+                    runtime=_whole(item, "runtime", path, 1, MAX_SECONDS))
 
 
 def _parse_share(batch: Batch, queue: JobQueue, item: dict, path: tuple[str | int, ...]

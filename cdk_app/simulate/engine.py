@@ -39,6 +39,7 @@ class JobEvent:
     by_team: str | None = None
     reason: str | None = None  # preempted: Kueue's reason; unschedulable: Kueue's pending message
     message: str = ""
+    seq: int = 0  # the order of all jobs' events as they happened (a preemption before its preemptor's admission)
 
 
 @dataclass(slots=True)
@@ -89,12 +90,18 @@ class _Run:
         self.team_of_queue = {q.cluster_queue: q.team for q in quotas.values()}
         self.heap: list[tuple[int, int, int, str, int]] = []
         self.seq = 0
+        self.logged = 0
         self.generation: dict[str, int] = {}
         self.running: dict[str, tuple[str, int]] = {}  # key -> (flavor, admitted at)
         self.usage: dict[tuple[str, str], dict[str, int]] = {}  # (team, flavor) -> resource -> amount
         self.changes: list[tuple[int, str, str, dict[str, int]]] = []
         self.decisions: list[Decision] = []
         self.loop: tuple[int, tuple[str, ...]] | None = None
+
+    def log(self, record: JobRecord, event: JobEvent) -> None:
+        self.logged += 1
+        event.seq = self.logged
+        record.events.append(event)
 
     def push(self, at: int, kind: int, key: str) -> None:
         self.seq += 1
@@ -129,7 +136,7 @@ class _Run:
         if decision.event == "admitted":
             flavor = _flavor_of(decision)
             borrowed = {res: amount for per in decision.borrowed.values() for res, amount in per.items() if amount}
-            record.events.append(JobEvent(at, "admitted", flavor=flavor, borrowed=borrowed,
+            self.log(record, JobEvent(at, "admitted", flavor=flavor, borrowed=borrowed,
                                           lenders=self.lenders(flavor, record.job.team, borrowed) if borrowed else ()))
             self.running[key] = (flavor, at)
             self.use(at, key, flavor, +1)
@@ -139,7 +146,7 @@ class _Run:
             self.generation[key] = self.generation.get(key, 0) + 1  # its pending completion no longer happens
             self.use(at, key, flavor, -1)
             preemptor = self.records.get(decision.preemptor or "")
-            record.events.append(JobEvent(at, "preempted", flavor=flavor,
+            self.log(record, JobEvent(at, "preempted", flavor=flavor,
                                           by=preemptor.job.name if preemptor else decision.preemptor,
                                           by_team=preemptor.job.team if preemptor else None,
                                           reason=decision.reason, message=decision.message))
@@ -166,9 +173,9 @@ class _Run:
         borrowed = {res: max(after[res] - nominal.get(res, 0), 0) - max(before.get(res, 0) - nominal.get(res, 0), 0)
                     for res in after}
         borrowed = {res: amount for res, amount in borrowed.items() if amount}
-        record.events += [JobEvent(since, "submitted"), JobEvent(since, "admitted", flavor=flavor, borrowed=borrowed,
-                                                               lenders=self.lenders(flavor, job.team, borrowed)
-                                                               if borrowed else ())]
+        self.log(record, JobEvent(since, "submitted"))
+        self.log(record, JobEvent(since, "admitted", flavor=flavor, borrowed=borrowed,
+                                  lenders=self.lenders(flavor, job.team, borrowed) if borrowed else ()))
         self.push(since + job.runtime, FINISH, key)
 
     def run(self) -> int:
@@ -183,10 +190,10 @@ class _Run:
                     flavor, _ = self.running.pop(key)
                     self.scheduler.finish(key, at)
                     self.use(at, key, flavor, -1)
-                    self.records[key].events.append(JobEvent(at, "finished", flavor=flavor))
+                    self.log(self.records[key], JobEvent(at, "finished", flavor=flavor))
                 else:
                     self.scheduler.submit(self.records[key].job.workload)
-                    self.records[key].events.append(JobEvent(at, "submitted"))
+                    self.log(self.records[key], JobEvent(at, "submitted"))
             try:
                 decisions = self.scheduler.schedule(at)
             except NotSettled as err:
@@ -202,7 +209,7 @@ class _Run:
         for key, message in self.scheduler.pending().items():
             record = self.records.get(key)
             if record is not None:
-                record.events.append(JobEvent(end, "unschedulable", reason=message))
+                self.log(record, JobEvent(end, "unschedulable", reason=message))
         return end
 
 

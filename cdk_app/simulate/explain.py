@@ -108,12 +108,12 @@ def waiting_sentences(config: KitConfig, timeline: Timeline, record: JobRecord, 
                             else "what the others lend."))
         idle, borrowers = _cohort_idle(timeline, usage, flavor, res, job.team)
         lenders = ", ".join(f"{name} {in_terms(res, amount)}" for name, amount in idle.items() if amount > 0)
-        total_idle = sum(idle.values())
-        taken = ", ".join(f"{r.name} of team {r.team}" for r in running
-                          if r.flavor == flavor and r.team in borrowers)
-        sentences.append(f"The other teams' idle quota of {flavor} is {_words(res, total_idle)}"
-                         + (f" ({lenders})" if lenders else "")
-                         + (f", of which {_words(res, sum(borrowers.values()))} is lent to {taken}." if taken else "."))
+        sentences.append(f"Idle quota of {flavor} that it could borrow now: {_words(res, sum(idle.values()))}"
+                         + (f" ({lenders})." if lenders else "."))
+        for team_name, amount in sorted(borrowers.items()):
+            jobs = ", ".join(r.name for r in running if r.flavor == flavor and r.team == team_name)
+            sentences.append(f"Team {team_name} already borrows {_words(res, amount)} of {flavor} beyond its own "
+                             f"quota (its jobs running there: {jobs}).")
     return sentences
 
 

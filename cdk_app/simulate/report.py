@@ -48,7 +48,7 @@ def _terms(amounts: dict[str, int]) -> dict[str, int | float]:
 
 
 def event_json(event: JobEvent) -> dict[str, Any]:
-    out: dict[str, Any] = {"at": event.at, "event": event.event}
+    out: dict[str, Any] = {"at": event.at, "seq": event.seq, "event": event.event}
     if event.flavor is not None:
         out["flavor"] = event.flavor
     if event.event == "admitted":
@@ -184,7 +184,7 @@ def summarize(timeline: Timeline, choices: dict[str, Any]) -> dict[str, Any]:
                       if any(amounts.values())},
             "accelerator_hours": {"used": _number(series.used[team] * hours),
                                   "borrowed": _number(series.borrowed[team] * hours),
-                                  "lent": round(series.lent[team] / HOUR, 3)},
+                                  "lent": _number(round(series.lent[team] / HOUR, 3))},
             "waits": {"jobs": len(team_waits), "median_s": _median(team_waits),
                       "p95_s": _percentile(team_waits, 0.95)},
             "preemptions": {"suffered": preempted[team], "caused": caused[team]},
@@ -246,7 +246,7 @@ def _event_text(event: dict[str, Any]) -> str:
 def render(summary: dict[str, Any]) -> str:
     lines = ["jobs"]
     rows = [("at", "job", "team", "event")]
-    events = sorted(((e["at"], i, job["name"], job["team"], e) for i, job in enumerate(summary["jobs"])
+    events = sorted(((e["at"], e.get("seq", 0), job["name"], job["team"], e) for job in summary["jobs"]
                      for e in job["events"]), key=lambda row: (row[0], row[1]))
     rows += [(_seconds(at) if at >= 0 else f"-{_seconds(-at)}", name, team, _event_text(e))
              for at, _, name, team, e in events]

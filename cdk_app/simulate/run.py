@@ -10,8 +10,8 @@ from cdk_app.domain.capacity import cluster_capacity
 from cdk_app.domain.instance_types import ACCELERATOR_RESOURCES, CATALOGUE, EFA_MAXIMUM, EFA_RESOURCE
 from cdk_app.domain.kueue_mapping import Choices
 from cdk_app.findings import Finding, Severity, format_path
-from cdk_app.simulate.engine import Timeline, simulate
-from cdk_app.simulate.governance import GIB, pool_quota, queue_quotas, setup_document
+from cdk_app.simulate.engine import Timeline, simulate, total_requests
+from cdk_app.simulate.governance import GIB, TERMS, in_terms, pool_quota, queue_quotas, setup_document
 from cdk_app.simulate.report import summarize
 from cdk_app.simulate.workloads import Job, WorkloadFile
 from cdk_app.support.text_table import printable
@@ -50,6 +50,47 @@ def pod_too_large(job: Job, config: KitConfig) -> str | None:
             "quota and its pods would never start")
 
 
+def running_overcommit(config: KitConfig, file: str, jobs: list[Job], quotas: dict) -> list[Finding]:
+    """Jobs already running at the start (running_since, a snapshot) that hold more than the cluster has (an
+    error: no simulation can start from there) or more than their team can reach under this config (a warning:
+    Kueue keeps running workloads when a quota shrinks, and admits nothing more for the team meanwhile)."""
+    capacity = cluster_resources(config)
+    held: dict[str, dict[str, int]] = {}
+    by_team: dict[tuple[str, str], dict[str, int]] = {}
+    for job in jobs:
+        if job.running_since is None:
+            continue
+        flavor = job.instance_type
+        for res, amount in total_requests(job).items():
+            slot = held.setdefault(flavor, {})
+            slot[res] = slot.get(res, 0) + amount
+            team = by_team.setdefault((job.team, flavor), {})
+            team[res] = team.get(res, 0) + amount
+    findings = []
+    for flavor, amounts in sorted(held.items()):
+        over = [res for res, amount in amounts.items() if amount > capacity.get(flavor, {}).get(res, 0)]
+        if over:
+            res = over[0]
+            findings.append(Finding("HPK806", Severity.ERROR, file, 1, 1, "", f"the running jobs hold "
+                                    f"{describe_amount(res, amounts[res])} of {flavor}; the cluster has "
+                                    f"{describe_amount(res, capacity.get(flavor, {}).get(res, 0))}",
+                                    "the snapshot or the running_since jobs are not of this environment's cluster"))
+    for (team, flavor), amounts in sorted(by_team.items()):
+        quota = quotas.get(team)
+        nominal = quota.nominal.get(flavor, {}) if quota else {}
+        limits = quota.borrowing_limit.get(flavor, {}) if quota else {}
+        for res, amount in amounts.items():
+            reach = nominal.get(res, 0) + limits.get(res, amount)  # no borrowingLimit: the cohort bounds it
+            if amount > reach:
+                findings.append(Finding("HPK807", Severity.WARNING, file, 1, 1, "", f"team {team}'s running jobs hold "
+                                        f"{describe_amount(res, amount)} of {flavor}, above the "
+                                        f"{describe_amount(res, reach)} it can reach under this config",
+                                        "Kueue leaves running workloads be when a quota shrinks; the team gets "
+                                        "nothing more until they finish"))
+                break
+    return findings
+
+
 def never_admitted(file: str, job: Job, reason: str) -> Finding:
     return Finding("HPK803", Severity.ERROR, file, job.line, 1, "", f"job {printable(job.name)} of team {job.team} "
                    f"can never be admitted: {reason}", "make it smaller, or give the team the quota it needs")
@@ -79,25 +120,49 @@ def simulate_batch_jobs(config: KitConfig, workloads: WorkloadFile) -> tuple[dic
     return simulate_batch(config, parsed.jobs).to_json(), findings
 
 
+def not_simulated(choices: Choices) -> dict[str, Any]:
+    """The summary of a run that simulated nothing (no task-governance jobs, or a start that cannot be)."""
+    return {"choices": choices.describe(), "window": {"start": 0, "end": 0}, "loop": None, "jobs": [], "teams": [],
+            "utilization": None}
+
+
+def describe_amount(resource: str, amount: int) -> str:
+    return f"{in_terms(resource, amount)} {TERMS.get(resource, resource)}"
+
+
 def simulate_environment(config: KitConfig, workloads: WorkloadFile, choices: Choices,
-                         trace: bool = False) -> tuple[dict[str, Any], list[Finding], Timeline]:
+                         trace: bool = False) -> tuple[dict[str, Any], list[Finding], Timeline | None]:
     from cdk_app.simulate.kueue.scheduler import KueueScheduler
 
-    findings, runnable = [], []
+    findings, runnable, too_large = [], [], []
     for job in workloads.jobs:
         reason = pod_too_large(job, config)
         if reason is None:
             runnable.append(job)
         else:
+            too_large.append((job, reason))
             findings.append(never_admitted(workloads.file, job, reason))
     doc = setup_document(config, choices)
+    quotas = queue_quotas(config, doc)
+    overcommit = running_overcommit(config, workloads.file, runnable, quotas)
+    if any(f.severity == Severity.ERROR for f in overcommit):
+        return not_simulated(choices), findings + overcommit, None
+    findings += overcommit
     scheduler = KueueScheduler(doc)
     try:
-        timeline = simulate(runnable, scheduler, queue_quotas(config, doc), pool_quota(doc), cluster_resources(config),
+        timeline = simulate(runnable, scheduler, quotas, pool_quota(doc), cluster_resources(config),
                             trace)
     finally:
         scheduler.close()
     summary = summarize(timeline, choices.describe())
+    # Jobs left out of the timeline still belong in the report: submitted, and never admitted for that reason.
+    teams = {team["team"]: team for team in summary["teams"]}
+    for job, reason in too_large:
+        at = job.submit_at
+        summary["jobs"].append({"name": job.name, "team": job.team, "priority": job.priority_class, "events": [
+            {"at": at, "seq": 0, "event": "submitted"}, {"at": at, "seq": 0, "event": "unschedulable", "reason": reason}]})
+        if job.team in teams:
+            teams[job.team]["unschedulable"] += 1
     if summary["loop"] is not None:
         findings.append(Finding("HPK805", Severity.ERROR, workloads.file, 1, 1, "",
                                 f"at {summary['loop']['at']} s Kueue admits and preempts "

@@ -18,6 +18,7 @@ units, and the node selector the HyperPod CLI writes for an instance type.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -125,6 +126,9 @@ class _Checker:
         if isinstance(value, bool) or not isinstance(value, int | float):
             self.fail((*path, key), f"{_shown(value)} is not a number", f"a number above 0, at most {high}")
             return None
+        if isinstance(value, float) and not math.isfinite(value):
+            self.fail((*path, key), f"{value} is not a finite number", f"a number above 0, at most {high}")
+            return None
         exact = Fraction(str(value)) if isinstance(value, float) else Fraction(value)
         if not 0 < exact <= high:
             self.fail((*path, key), f"{value} is out of range", f"a number above 0, at most {high}")
@@ -158,14 +162,16 @@ def parse_workloads(data: Any, source: SourceMap, config: KitConfig) -> Workload
                                        "jobs each with name, team, pods, per_pod, submit_at and runtime")],
                               unreadable=True)
     check.unknown_keys(data, (), ("jobs", "batch_jobs"))
-    items = data.get("jobs") or []
+    items = data.get("jobs", [])
+    items = [] if items is None else items  # `jobs:` with nothing under it
     if not isinstance(items, list):
         check.fail(("jobs",), "jobs is not a list", "a list of jobs, each a mapping with name, team, pods, ...")
         items = []
     if len(items) > MAX_JOBS:
         check.fail(("jobs",), f"{len(items)} jobs", f"at most {MAX_JOBS:,} jobs in one file")
         items = []
-    batch_items = data.get("batch_jobs") or []
+    batch_items = data.get("batch_jobs", [])
+    batch_items = [] if batch_items is None else batch_items
     if not isinstance(batch_items, list):
         check.fail(("batch_jobs",), "batch_jobs is not a list", "a list of AWS Batch jobs")
         batch_items = []
@@ -218,6 +224,10 @@ def _job(check: _Checker, item: Any, path: tuple, config: KitConfig, teams: dict
                 check.fail((*path, "team"), f"team {team_name}'s compute allocation is disabled (enabled: false): "
                            "task governance makes no queue for it", "pick an enabled team", "HPK802")
     priority_class, priority = item.get("priority"), 0
+    if priority_class is None and config.cluster_policy.require_priority_class and classes:
+        check.fail(path, "the job has no priority, and the cluster policy requires a priority class "
+                   "(require_priority_class: the admission guardrail refuses such a job)",
+                   f"give priority: one of {', '.join(classes)}", "HPK802")
     if priority_class is not None:
         if not isinstance(priority_class, str) or priority_class not in classes:
             known = ", ".join(classes) or "none: the cluster policy has no priority classes"

@@ -275,11 +275,11 @@ def test_queues_on_one_environment_are_served_higher_priority_first(tmp_path):
     ({"name": "x", "queue": Q, "share": "ProdExp1", "instances": 1.0, "submit_at": 0, "runtime": 1},
      (0, "instances"), "expected a whole number, got a number 1.0"),
     ({"name": "x", "queue": Q, "share": "ProdExp1", "instances": 1, "submit_at": -1, "runtime": 1},
-     (0, "submit_at"), "-1 is not allowed (at least 0)"),
+     (0, "submit_at"), "-1 is not allowed (0-31622400)"),
     ({"name": "x", "queue": Q, "share": "ProdExp1", "instances": 1, "submit_at": 0, "runtime": True},
      (0, "runtime"), "expected a whole number, got true/false"),
     ({"name": "x", "queue": Q, "share": "ProdExp1", "instances": 0, "submit_at": 0, "runtime": 1},
-     (0, "instances"), "0 is not allowed (at least 1)"),
+     (0, "instances"), "0 is not allowed (1-10000)"),
     ({"name": "x", "queue": Q, "share": "ProdExp1", "priority": 100, "instances": 1, "submit_at": 0, "runtime": 1},
      (0, "priority"), "100 is not allowed (0-99)"),  # the team's max_priority
     ({"name": "x", "queue": Q, "share": "ProdExp1", "instance_type": "ml.p4d.24xlarg", "instances": 1,
