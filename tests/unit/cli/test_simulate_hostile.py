@@ -155,36 +155,33 @@ def test_explain_of_a_batch_job_says_where_its_story_is():
     assert result.returncode == 2 and "is an AWS Batch job" in result.stderr
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize(("text", "words"), [
-    ("jobs:\n  - {name: a, team: john, per_pod: {memory_gib: .inf}, runtime: 10}\n", "is not a finite number"),
-    ("jobs:\n  - {name: a, team: john, per_pod: {vcpu: .nan}, runtime: 10}\n", "is not a finite number"),
-    ("jobs: {}\n", "jobs is not a list"),
-    ("jobs: 0\n", "jobs is not a list"),
-    ('jobs:\n  - {name: a, team: john, "\\e]0;pwn\\ak": 1, per_pod: {vcpu: 1}, runtime: 1}\n', "\\x1b]0;pwn\\x07k"),
-])
-def test_a_bad_workload_value_is_a_finding_never_a_crash(tmp_path, text, words):
-    path = tmp_path / "w.yaml"
-    path.write_text(text)
-    result = _cli("simulate", DEV, "--workload", str(path))
-    assert result.returncode == 1, result.stderr
-    assert words in result.stderr and "\x1b" not in result.stderr
+BATCH = str(ROOT / "config" / "batch-example.yaml")
+
+
+def _batch(item: str) -> str:
+    return f"batch_jobs:\n  - {{{item}}}\n"
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("item", "words"), [
-    ("{name: a, queue: prod-p4d, share: ProdExp1, instances: 1, submit_at: 0, runtime: 99999999999999999999}",
+@pytest.mark.parametrize(("config", "text", "words"), [
+    (DEV, "jobs:\n  - {name: a, team: john, per_pod: {memory_gib: .inf}, runtime: 10}\n", "is not a finite number"),
+    (DEV, "jobs:\n  - {name: a, team: john, per_pod: {vcpu: .nan}, runtime: 10}\n", "is not a finite number"),
+    (DEV, "jobs: {}\n", "jobs is not a list"),
+    (DEV, "jobs: 0\n", "jobs is not a list"),
+    (DEV, 'jobs:\n  - {name: a, team: john, "\\e]0;pwn\\ak": 1, per_pod: {vcpu: 1}, runtime: 1}\n', "\\x1b]0;pwn\\x07k"),
+    (BATCH, _batch("name: a, queue: prod-p4d, share: ProdExp1, instances: 1, submit_at: 0, runtime: 99999999999999999999"),
      "runtime: 99999999999999999999 is not allowed"),
-    ("{name: a, queue: prod-p4d, share: ProdExp1, instances: 100000, submit_at: 0, runtime: 60}",
+    (BATCH, _batch("name: a, queue: prod-p4d, share: ProdExp1, instances: 100000, submit_at: 0, runtime: 60"),
      "instances: 100000 is not allowed (1-10000)"),
-    ("{name: '  ', queue: prod-p4d, share: ProdExp1, instances: 1, submit_at: 0, runtime: 60}",
+    (BATCH, _batch("name: '  ', queue: prod-p4d, share: ProdExp1, instances: 1, submit_at: 0, runtime: 60"),
      "is not a Batch job name"),
 ])
-def test_a_batch_job_beyond_what_batch_accepts_is_refused(tmp_path, item, words):
+def test_a_bad_entry_is_a_finding_never_a_crash(tmp_path, config, text, words):
     path = tmp_path / "w.yaml"
-    path.write_text(f"batch_jobs:\n  - {item}\n")
-    result = _cli("simulate", str(ROOT / "config" / "batch-example.yaml"), "--workload", str(path))
-    assert result.returncode == 1 and words in result.stderr, result.stderr
+    path.write_text(text)
+    result = _cli("simulate", config, "--workload", str(path))
+    assert result.returncode == 1, result.stderr
+    assert words in result.stderr and "\x1b" not in result.stderr
 
 
 def test_prod_s_required_priority_class_is_required_of_simulated_jobs(tmp_path):
