@@ -19,15 +19,12 @@ ROOT = Path(__file__).resolve().parent.parent
 for extra in (ROOT, ROOT / "tests", ROOT / "scripts"):
     sys.path.insert(0, str(extra))
 
-import yaml  # noqa: E402
-from support.simulate_scenarios import MONTH, random_config, random_workload  # noqa: E402
+from support.simulate_scenarios import MONTH, random_config, replay, scenario_file  # noqa: E402
 
-from cdk_app.config.yaml_source import parse_yaml  # noqa: E402
 from cdk_app.domain.kueue_mapping import Choices  # noqa: E402
-from cdk_app.simulate.engine import simulate  # noqa: E402
-from cdk_app.simulate.governance import pool_quota, queue_quotas, setup_document  # noqa: E402
-from cdk_app.simulate.run import cluster_resources, simulate_environment  # noqa: E402
-from cdk_app.simulate.workloads import WorkloadFile, parse_workloads  # noqa: E402
+from cdk_app.simulate.governance import setup_document  # noqa: E402
+from cdk_app.simulate.run import simulate_environment  # noqa: E402
+from cdk_app.simulate.workloads import WorkloadFile  # noqa: E402
 
 SEED = 7
 MONTH_TARGET = 10.0  # seconds: 100 teams, 1,000 nodes, 10,000 jobs over a month (issue: interactive planning)
@@ -37,8 +34,7 @@ DAY = 24 * 3600
 
 def scenario(teams: int, nodes: int, jobs: int, span: int = MONTH):
     config = random_config(SEED, teams, nodes)
-    data, source = parse_yaml(yaml.safe_dump(random_workload(SEED, config, jobs, span)), "bench-workload.yaml")
-    return config, parse_workloads(data, source, config)
+    return config, scenario_file(SEED, config, jobs, span)
 
 
 def timed_simulation(config, workload: WorkloadFile) -> tuple[float, dict]:
@@ -65,8 +61,7 @@ def side_by_side(config, workload: WorkloadFile) -> tuple[float, float, bool]:
     for make in (lambda: KueueScheduler(doc), lambda: OracleScheduler(doc)):
         scheduler = make()
         start = time.perf_counter()
-        timeline = simulate(workload.jobs, scheduler, queue_quotas(config, doc), pool_quota(doc),
-                            cluster_resources(config))
+        timeline = replay(config, workload, scheduler)
         times.append(time.perf_counter() - start)
         scheduler.close()
         decisions.append([(d.at, d.event, d.workload, d.preemptor, d.reason) for d in timeline.decisions])

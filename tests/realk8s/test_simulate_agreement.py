@@ -12,17 +12,12 @@ import os
 import random
 from typing import Any
 
-import yaml
 from support.kueue_session import OracleScheduler
-from support.simulate_scenarios import random_config, random_workload
+from support.simulate_scenarios import random_config, replay, scenario_file
 
-from cdk_app.config.yaml_source import parse_yaml
-from cdk_app.simulate.engine import simulate
-from cdk_app.simulate.governance import pool_quota, queue_quotas, setup_document
+from cdk_app.simulate.governance import setup_document
 from cdk_app.simulate.kueue.api import Decision
 from cdk_app.simulate.kueue.scheduler import KueueScheduler
-from cdk_app.simulate.run import cluster_resources
-from cdk_app.simulate.workloads import parse_workloads
 
 SCENARIOS = int(os.environ.get("HPK_TIMELINE_SCENARIOS", "1000"))
 DAY = 24 * 3600
@@ -39,15 +34,12 @@ def _key(d: Decision) -> tuple[Any, ...]:
 def _scenario(seed: int):
     rng = random.Random(seed)
     config = random_config(seed, teams=rng.randint(2, 8), nodes=rng.randint(4, 16))
-    document = random_workload(seed, config, rng.randint(20, 60), DAY)
-    data, source = parse_yaml(yaml.safe_dump(document), f"scenario-{seed}.yaml")
-    return config, parse_workloads(data, source, config).jobs
+    return config, scenario_file(seed, config, rng.randint(20, 60), DAY)
 
 
-def _replay(config, jobs, scheduler):
+def _replay(config, workload, scheduler):
     """The decisions, the loop (a moment at which Kueue did not settle) and what was left pending."""
-    doc = setup_document(config)
-    timeline = simulate(jobs, scheduler, queue_quotas(config, doc), pool_quota(doc), cluster_resources(config))
+    timeline = replay(config, workload, scheduler)
     return [_key(d) for d in timeline.decisions], timeline.loop, sorted(scheduler.pending())
 
 

@@ -1,21 +1,26 @@
 """Random simulate scenarios, seeded: an environment (a kit config of `teams` teams sharing `nodes` GPU nodes) and
 jobs submitted over a span of time with runtimes, as cdk_app.simulate.kueue.api Workloads. The real-Kueue oracle
-(support.kueue_session) and the in-process scheduler's benchmark read the same scenarios; drive() plays one
-through any Scheduler the simplest way a timeline can (finishes, then submissions, then a schedule call at each
-event time) and counts what happened.
+(support.kueue_session), the in-process scheduler and the benchmark read the same scenarios, written as workload
+files (scenario_file) and replayed by the kit's own timeline (replay).
 """
 
 from __future__ import annotations
 
-import heapq
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
+
+import yaml
 
 from cdk_app.config.loader import load_config
 from cdk_app.config.model import KitConfig
 from cdk_app.config.names import team_cluster_queue, team_namespace
+from cdk_app.config.yaml_source import parse_yaml
+from cdk_app.simulate.engine import Timeline, simulate
+from cdk_app.simulate.governance import pool_quota, queue_quotas, setup_document
 from cdk_app.simulate.kueue.api import PodSet, Scheduler, Workload
+from cdk_app.simulate.run import cluster_resources
+from cdk_app.simulate.workloads import WorkloadFile, parse_workloads
 from support.paths import ROOT
 
 GPU_NODE = "ml.g5.12xlarge"  # 4 GPUs, 48 vCPU, 192 GiB
@@ -83,55 +88,6 @@ def random_jobs(seed: int, config: KitConfig, count: int, span: int = MONTH) -> 
     return jobs
 
 
-@dataclass
-class Replay:
-    schedule_calls: int = 0
-    admitted: int = 0
-    preempted: int = 0
-    finished: int = 0
-    decisions: list[Any] = field(default_factory=list)
-
-
-def drive(scheduler: Scheduler, jobs: list[Job], until: int | None = None, keep: bool = False) -> Replay:
-    """Play `jobs` through `scheduler` up to time `until` (all of them when None): at each time something
-    happens, the finishes due, then the submissions, then one schedule call. An admitted job finishes `runtime`
-    later unless preempted first (then it waits again, and runs its whole runtime once re-admitted)."""
-    runtime = {j.workload.key: j.runtime for j in jobs}
-    submits = sorted(jobs, key=lambda j: j.workload.created)
-    finishes: list[tuple[int, str]] = []
-    running: dict[str, int] = {}  # key -> finish time of its current admission
-    out = Replay()
-    i = 0
-    while i < len(submits) or finishes:
-        now = min(([submits[i].workload.created] if i < len(submits) else [])
-                  + ([finishes[0][0]] if finishes else []))
-        if until is not None and now > until:
-            break
-        while finishes and finishes[0][0] == now:
-            _, key = heapq.heappop(finishes)
-            if running.get(key) == now:
-                del running[key]
-                scheduler.finish(key, now)
-                out.finished += 1
-        while i < len(submits) and submits[i].workload.created == now:
-            scheduler.submit(submits[i].workload)
-            i += 1
-        decisions = scheduler.schedule(now)
-        out.schedule_calls += 1
-        for d in decisions:
-            if d.event == "admitted":
-                out.admitted += 1
-                running[d.workload] = now + runtime[d.workload]
-                heapq.heappush(finishes, (running[d.workload], d.workload))
-            else:
-                out.preempted += 1
-                running.pop(d.workload, None)
-        if keep:
-            out.decisions.extend(decisions)
-    return out
-
-
-
 def random_workload(seed: int, config: KitConfig, count: int, span: int) -> dict[str, Any]:
     """A workload file's document (jobs:) for `config`: random_jobs' jobs written as a user writes them (team,
     priority class by name, pods, per_pod, submit_at, runtime), each submitted at a second of its own so no two
@@ -154,3 +110,15 @@ def random_workload(seed: int, config: KitConfig, count: int, span: int) -> dict
             entry["priority"] = names[job.workload.priority]
         jobs.append(entry)
     return {"jobs": jobs}
+
+
+def scenario_file(seed: int, config: KitConfig, count: int, span: int) -> WorkloadFile:
+    """random_workload's document read as a user's workload file is (the kit's reader, located findings)."""
+    data, source = parse_yaml(yaml.safe_dump(random_workload(seed, config, count, span)), f"scenario-{seed}.yaml")
+    return parse_workloads(data, source, config)
+
+
+def replay(config: KitConfig, workload: WorkloadFile, scheduler: Scheduler) -> Timeline:
+    """The jobs through the kit's own timeline (cdk_app.simulate.engine) on `scheduler`."""
+    doc = setup_document(config)
+    return simulate(workload.jobs, scheduler, queue_quotas(config, doc), pool_quota(doc), cluster_resources(config))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import yaml
 from support.paths import ROOT
-from support.simulate_scenarios import random_config, random_workload
+from support.simulate_scenarios import random_config, scenario_file
 
 from cdk_app.config.loader import load_config
 from cdk_app.config.yaml_source import parse_yaml
@@ -29,7 +29,7 @@ def test_a_preemption_loop_stops_the_simulation_with_a_finding():
 
     rng = random.Random(LOOP_SEED)
     config = random_config(LOOP_SEED, teams=rng.randint(2, 8), nodes=rng.randint(4, 16))
-    workload = _workload(config, random_workload(LOOP_SEED, config, rng.randint(20, 60), 24 * 3600))
+    workload = scenario_file(LOOP_SEED, config, rng.randint(20, 60), 24 * 3600)
     summary, findings, timeline = simulate_environment(config, workload, Choices())
     assert summary["loop"]["at"] == 60044
     assert {"job-00037 (team-002)", "job-00039 (team-001)"} <= set(summary["loop"]["jobs"])
