@@ -154,8 +154,9 @@ def test_cli_prints_the_request_and_exits_0_1_2(tmp_path):
     ok = run("--config", str(EXAMPLE), *common)
     assert ok.returncode == 0, ok.stderr
     assert json.loads(ok.stdout)["shareIdentifier"] == "MIDPRI"
+    # Beyond what Batch allows any job: a usage error (2), judged before the config is read.
     refused = run("--config", str(EXAMPLE), *common[:-1], "10000")
-    assert refused.returncode == 1 and "may use 0-9999" in refused.stderr and "Traceback" not in refused.stderr
+    assert refused.returncode == 2 and "Batch allows 0-9999" in refused.stderr and "Traceback" not in refused.stderr
     disabled = tmp_path / "disabled.yaml"
     disabled.write_text(EXAMPLE.read_text().replace("    - name: g6\n      capacity_limits:\n",
                                                     "    - name: g6\n      enabled: false\n      capacity_limits:\n"))

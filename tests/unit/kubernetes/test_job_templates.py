@@ -29,7 +29,7 @@ from support.node_lists import CPU, M7I_ALLOCATABLE, P5_ALLOCATABLE, SEVEN, kube
 from support.paths import ROOT
 
 from cdk_app.config.loader import load_config
-from cdk_app.kubernetes.job_templates import JobRequest, JobSpecError, render
+from cdk_app.kubernetes.job_templates import JobOptionError, JobRequest, JobSpecError, render
 from cdk_app.kubernetes.topology import parse_nodes
 
 PROD = load_config(ROOT / "config" / "prod.yaml").config
@@ -542,13 +542,18 @@ def test_a_name_too_long_for_a_derived_name_names_the_longest_and_the_hint_works
     render(config, dataclasses.replace(request, name="a" * room))  # the hint's length is accepted
 
 
-def test_topology_layers_are_the_four_hyperpod_labels():
-    """Nodes carry topology.k8s.aws/network-node-layer-1..3, some instance types also -4 (hyperpod-facts.md)."""
-    for layer in (1, 2, 3, 4):
+def test_topology_layers_are_the_ones_the_instance_type_carries():
+    """p5 nodes carry topology.k8s.aws/network-node-layer-1..3 (EC2 instance topology: 3 network nodes for p5;
+    4 only for p6-b200/p6-b300, which HyperPod's topology-aware scheduling does not list)."""
+    for layer in (1, 2, 3):
         job = render(PROD, dataclasses.replace(BASE, topology_layer=layer))
         template = job["spec"]["pytorchReplicaSpecs"]["Master"]["template"]
         assert template["metadata"]["annotations"] == {
             "kueue.x-k8s.io/podset-required-topology": f"topology.k8s.aws/network-node-layer-{layer}"}
     for layer in (0, 5):
-        with pytest.raises(JobSpecError, match=f"--topology-layer must be 1 to 4, got {layer}"):
+        with pytest.raises(JobOptionError, match=f"--topology-layer must be 1 to 4, got {layer}"):
             render(PROD, dataclasses.replace(BASE, topology_layer=layer))
+    with pytest.raises(JobSpecError, match="--topology-layer 4: ml.p5.48xlarge nodes carry network-node layers 1 "
+                                           "to 3 only") as refused:
+        render(PROD, dataclasses.replace(BASE, topology_layer=4))
+    assert not isinstance(refused.value, JobOptionError)  # a layer the type lacks: refused on its merits

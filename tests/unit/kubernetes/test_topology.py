@@ -14,12 +14,15 @@ from support.paths import ROOT
 from cdk_app.kubernetes.topology import TopologyInputError, as_json, mermaid, parse_nodes, table
 
 
-def test_groups_by_deepest_network_node():
+def test_groups_are_the_domains_of_every_layer():
+    """Each layer's network nodes and the nodes under them: what a required topology of that layer can pack
+    (the unlabelled CPU node is in none)."""
     nodes = parse_nodes(kubectl_list(SEVEN + [CPU]), "nodes.json")
-    grouped = {g["network_node"]: [n["name"] for n in g["nodes"]] for g in as_json(nodes)["groups"]}
-    assert grouped == {"nn-3a": ["hyperpod-i-01", "hyperpod-i-02"], "nn-3b": ["hyperpod-i-03"],
-                       "nn-3c": ["hyperpod-i-04", "hyperpod-i-05", "hyperpod-i-06"], "nn-3d": ["hyperpod-i-07"],
-                       None: ["hyperpod-i-cpu"]}
+    grouped = {(g["layer"], g["network_node"]): [n["name"] for n in g["nodes"]] for g in as_json(nodes)["groups"]}
+    first = [f"hyperpod-i-0{i}" for i in range(1, 8)]
+    assert grouped == {(1, "nn-1a"): first, (2, "nn-2a"): first[:3], (2, "nn-2b"): first[3:],
+                       (3, "nn-3a"): first[:2], (3, "nn-3b"): first[2:3], (3, "nn-3c"): first[3:6],
+                       (3, "nn-3d"): first[6:]}
 
 
 def test_mermaid_is_a_tree_layer_by_layer():
@@ -52,7 +55,8 @@ def test_table_names_shared_network_nodes_and_unlabelled_nodes():
 def test_fourth_layer_is_shown_where_present():
     nodes = parse_nodes(kubectl_list([node("a", ["x1", "x2", "x3", "x4"], "ml.p6e-gb200.36xlarge"),
                                       node("b", ["x1", "x2", "x3", "x4"], "ml.p6e-gb200.36xlarge")]), "nodes.json")
-    assert as_json(nodes)["groups"][0]["deepest_layer"] == 4
+    assert [(g["layer"], g["layers"]) for g in as_json(nodes)["groups"]] == [
+        (1, ["x1"]), (2, ["x1", "x2"]), (3, ["x1", "x2", "x3"]), (4, ["x1", "x2", "x3", "x4"])]
     assert "L4_x4 --> node_a" in mermaid(nodes)
 
 
