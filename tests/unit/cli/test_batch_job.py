@@ -164,3 +164,53 @@ def test_cli_prints_the_request_and_exits_0_1_2(tmp_path):
     assert waits.returncode == 1 and waits.stdout == "" and "batch.service_environments[1].enabled" in waits.stderr
     missing = run("--config", str(tmp_path / "none.yaml"), *common)
     assert missing.returncode == 2 and "HPK001" in missing.stderr and "Traceback" not in missing.stderr
+
+
+# --- one line between usage errors (2) and findings (1), as for `job` -------------------------------------------
+
+BATCH = ("batch-job", "--config", str(EXAMPLE), "--team", "ProdExp1", "--name", "j", "--image", IMAGE,
+         "--instance-type", "ml.p4d.24xlarge", "--output-s3", "s3://models/j")
+
+
+def invoke(*args: str):
+    from click.testing import CliRunner
+
+    from cdk_app.cli.main import main
+
+    return CliRunner().invoke(main, list(args))
+
+
+@pytest.mark.parametrize("args, code, message", [
+    (("--instance-count", "0"), 2, "--instance-count 0"),
+    (("--volume-gib", "0"), 2, "--volume-gib 0 is not allowed"),
+    (("--priority", "-1"), 2, "--priority -1: Batch allows 0-9999"),
+    (("--priority", "10000"), 2, "--priority 10000: Batch allows 0-9999"),
+    (("--attempts", "11"), 2, "--attempts 11: Batch allows 1-10"),
+    (("--timeout", "59"), 2, "--timeout 59: Batch's minimum timeout is 60 seconds"),
+    (("--max-runtime", str(29 * 86400)), 2, "--max-runtime 2505600: SageMaker allows at most"),
+    (("--name", "bad name"), 2, "--name 'bad name' is not allowed"),
+    (("--image", "Bad/Repo"), 2, "--image 'Bad/Repo': not a container image"),
+    (("--output-s3", "s3://UPPER/x"), 2, "not an S3 bucket S3 allows"),
+    (("--instance-type", "ml.nope"), 2, "--instance-type 'ml.nope' is not a SageMaker Training instance type"),
+    # Refused on its merits: the team, its queues, its priority limit, the capacity its queue reaches.
+    (("--team", "nope"), 1, "--team 'nope' is not a Batch team"),
+    (("--queue", "nope"), 1, "--queue 'nope': team ProdExp1 may submit to"),
+    (("--priority", "100"), 1, "--priority 100: team ProdExp1 may use 0-99"),
+    (("--instance-count", "101"), 1, "--instance-count 101 is more than service environment"),
+    (("--instance-type", "ml.g6.12xlarge"), 1, "--instance-type ml.g6.12xlarge: service environment"),
+])
+def test_batch_job_refusals_exit_2_for_bad_options_and_1_on_their_merits(args, code, message):
+    result = invoke(*BATCH, *args)
+    assert (result.exit_code, message in result.output) == (code, True), result.output
+    assert "Traceback" not in result.output
+    if code == 2:  # judged before the config: the same refusal without one
+        missing = invoke(*BATCH[:2], "config/none.yaml", *BATCH[3:], *args)
+        assert missing.exit_code == 2 and message in missing.output, missing.output
+
+
+@pytest.mark.parametrize("option", ["--instance-count", "--volume-gib", "--priority", "--attempts", "--timeout",
+                                    "--max-runtime"])
+@pytest.mark.parametrize("value", [" 1", "1 ", "1_0", "\u0661", ""])
+def test_every_numeric_batch_job_option_reads_a_number_as_job_does(option, value):
+    result = invoke(*BATCH, option, value)
+    assert result.exit_code == 2 and repr(value) in result.output, (option, value, result.output)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import json
+import re
 import traceback
 from pathlib import Path
 
@@ -15,7 +16,17 @@ from support.node_lists import CPU, SEVEN, kubectl_list, node
 from support.paths import ROOT, SUPPORT
 
 from cdk_app.config.loader import load_config
-from cdk_app.kubernetes.job_templates import JobRequest, JobSpecError, Volume, check, parse_env, parse_volume, render
+from cdk_app.kubernetes.job_templates import (
+    JobOptionError,
+    JobRequest,
+    JobSpecError,
+    Volume,
+    check,
+    check_options,
+    parse_env,
+    parse_volume,
+    render,
+)
 from cdk_app.kubernetes.topology import TopologyInputError, as_json, parse_nodes, table
 
 KUBECTL = "give the output of `kubectl get nodes -o json`"
@@ -440,3 +451,17 @@ def check_file_quiet(path):
     from cdk_app.validator.report import check_file
 
     return check_file(path).findings
+
+
+@pytest.mark.parametrize("change, config, nodes, message", REFUSALS)
+def test_a_usage_error_is_judged_without_the_config(change, config, nodes, message):
+    """Every refusal is one of two kinds: JobOptionError (exit 2) is what check_options finds from the request
+    alone, word for word; any other refusal (exit 1) needs the config or the nodes, so check_options passes."""
+    request = dataclasses.replace(BASE, **change)
+    with pytest.raises(JobSpecError) as err:
+        render(config, request, nodes)
+    if isinstance(err.value, JobOptionError):
+        with pytest.raises(JobOptionError, match=re.escape(message)):
+            check_options(request)
+    else:
+        check_options(request)

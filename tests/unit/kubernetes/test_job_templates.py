@@ -557,3 +557,33 @@ def test_topology_layers_are_the_ones_the_instance_type_carries():
                                            "to 3 only") as refused:
         render(PROD, dataclasses.replace(BASE, topology_layer=4))
     assert not isinstance(refused.value, JobOptionError)  # a layer the type lacks: refused on its merits
+
+
+def test_required_topology_fits_exactly_the_largest_group_topology_shows():
+    """`topology` (its groups, per layer) and `job --topology required` agree for random node lists: at each
+    layer a job of as many nodes as topology's largest group fits, one more does not. The lists mix paths
+    that share a value under two parents, and nodes labelled only down to layer 1 or 2."""
+    import random
+
+    from support.node_lists import kubectl_list, node
+
+    from cdk_app.kubernetes.topology import as_json
+
+    rng = random.Random(20240611)
+    for _ in range(60):
+        items = []
+        for i in range(rng.randint(1, 7)):
+            path = [rng.choice("xy"), rng.choice("bc"), rng.choice("de")][:rng.choice((1, 2, 3, 3, 3))]
+            items.append(node(f"n{i}", path))
+        nodes = parse_nodes(kubectl_list(items), "nodes.json")
+        shown = as_json(nodes)["groups"]
+        for layer in (1, 2, 3):
+            largest = max((len(g["nodes"]) for g in shown if g["layer"] == layer), default=0)
+            request = dataclasses.replace(BASE, topology_layer=layer, accelerators_per_node=4, efa_per_node=0,
+                                          auto_resume=False, max_retries=3)
+            if largest:  # research-nlp reaches 6 pods of 4 GPUs: every list here is within it
+                render(PROD, dataclasses.replace(request, nodes=largest), nodes, "nodes.json")
+            if largest < len(nodes):
+                with pytest.raises(JobSpecError, match=f"at most {largest} of the nodes in nodes.json that fit "
+                                                       f"share one layer-{layer} network node"):
+                    render(PROD, dataclasses.replace(request, nodes=largest + 1), nodes, "nodes.json")

@@ -104,3 +104,56 @@ def test_a_device_count_that_is_not_a_whole_number_is_named():
     with pytest.raises(TopologyInputError, match="nodes.json: node hyperpod-i-01 has vpc.amazonaws.com/efa "
                                                  "allocatable 'lots'; a device count must be a whole number"):
         parse_nodes(kubectl_list([broken]), "nodes.json")
+
+
+# --- label syntax: what the API server stores is all a node list can hold ---------------------------------------
+
+LAYER_1 = "topology.k8s.aws/network-node-layer-1"
+
+
+@pytest.mark.parametrize("key, value, refused", [
+    (LAYER_1, "a/b", "value"),  # '/' would also make two paths read as one (a/b under x vs b under x/a)
+    (LAYER_1, "-a", "value"),
+    (LAYER_1, "a" * 64, "value"),
+    (LAYER_1, "a b", "value"),
+    (LAYER_1, "ä", "value"),
+    ("", "x", "name"),
+    ("/x", "x", "name"),
+    ("a/b/c", "x", "name"),
+    ("Upper.Case/x", "x", "name"),
+    ("x" * 64, "x", "name"),
+    ("p" * 254 + "/x", "x", "name"),
+    ("k" * 100_000, "x", "name"),  # long text is refused by its length, before any pattern runs
+])
+def test_labels_kubernetes_refuses_are_refused(key, value, refused):
+    item = node("n", ["x"])
+    item["metadata"]["labels"][key] = value
+    with pytest.raises(TopologyInputError, match=f"has label {'name' if refused == 'name' else '.* = '}.*"
+                                                 "Kubernetes refuses"):
+        parse_nodes(kubectl_list([item]), "nodes.json")
+
+
+@pytest.mark.parametrize("key, value", [
+    (LAYER_1, ""), (LAYER_1, "a" * 63), (LAYER_1, "A.b_c-9"), ("p" * 253 + "/x", "v"), ("x" * 63, "v"),
+    ("example.com/a.b", ""),
+])
+def test_labels_kubernetes_allows_are_read(key, value):
+    item = node("n", [])
+    item["metadata"]["labels"][key] = value
+    [read] = parse_nodes(kubectl_list([item]), "nodes.json")
+    assert read.layers == ((value,) if key == LAYER_1 else ())
+
+
+def test_an_empty_layer_value_is_a_domain_shown_apart_from_no_label():
+    """Kubernetes allows an empty value and Kueue keys a domain by it; the table shows it as "" ("-": no label)."""
+    nodes = parse_nodes(kubectl_list([node("a", ["x", ""]), node("b", ["x", ""]), node("c", ["x"])]), "nodes.json")
+    assert [(g["layer"], g["layers"], len(g["nodes"])) for g in as_json(nodes)["groups"]] == [
+        (1, ["x"], 3), (2, ["x", ""], 2)]
+    rows = {line.split()[4]: line.split()[:4] for line in table(nodes).splitlines()[1:4]}
+    assert rows == {"a": ["x", '""', "-", "-"], "b": ["x", '""', "-", "-"], "c": ["x", "-", "-", "-"]}
+
+
+def test_a_large_group_names_ten_nodes_and_counts_the_rest():
+    nodes = parse_nodes(kubectl_list([node(f"n{i:02}", ["x"]) for i in range(25)]), "nodes.json")
+    [line] = [line for line in table(nodes).splitlines() if "share" in line]
+    assert line == "25 nodes share layer-1 network node x: " + ", ".join(f"n{i:02}" for i in range(10)) + " and 15 more"
