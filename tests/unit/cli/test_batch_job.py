@@ -12,6 +12,7 @@ import sys
 import boto3
 import pytest
 from botocore.stub import Stubber
+from support.cli_runner import invoke
 from support.paths import ROOT
 
 from cdk_app.cli.batch_job import BatchJobError, BatchJobRequest, render
@@ -171,13 +172,6 @@ def test_cli_prints_the_request_and_exits_0_1_2(tmp_path):
 BATCH = ("batch-job", "--config", str(EXAMPLE), "--team", "ProdExp1", "--name", "j", "--image", IMAGE,
          "--instance-type", "ml.p4d.24xlarge", "--output-s3", "s3://models/j")
 
-
-def invoke(*args: str):
-    from click.testing import CliRunner
-
-    from cdk_app.cli.main import main
-
-    return CliRunner().invoke(main, list(args))
 
 
 @pytest.mark.parametrize("args, code, message", [

@@ -8,7 +8,7 @@ import json
 import jsonschema
 import pytest
 import yaml
-from support.cli_runner import run
+from support.cli_runner import invoke, run
 from support.handlers import load_handler
 from support.paths import ROOT, SUPPORT
 
@@ -158,14 +158,6 @@ def test_job_says_when_it_can_only_run_on_borrowed_capacity(team, noted):
 JOB = ("job", "--config", "config/prod.yaml", "--team", "research-nlp", "--priority", "training", "--name", "t",
        "--image", "img")
 
-
-def invoke(*args: str):
-    """The command in process (click's runner): its exit code and its stderr."""
-    from click.testing import CliRunner
-
-    from cdk_app.cli.main import main
-
-    return CliRunner().invoke(main, list(args))
 
 
 @pytest.mark.parametrize("args, code, message", [
