@@ -13,13 +13,13 @@ from __future__ import annotations
 import functools
 import json
 import re
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import click
 
+from cdk_app.cli.options import WHOLE_NUMBER
 from cdk_app.config.batch_model import NUM_INSTANCES
 from cdk_app.config.model import KitConfig
 from cdk_app.domain.batch_shares import (
@@ -33,6 +33,7 @@ from cdk_app.domain.batch_shares import (
     training_instance_types,
 )
 from cdk_app.domain.image_reference import reference_problem
+from cdk_app.support.refusal import OptionError
 
 MAX_SCHEDULING_PRIORITY = 9999  # botocore batch SubmitServiceJob schedulingPriority: 0-9999
 MAX_ATTEMPTS = 10  # ServiceJobRetryStrategy attempts: 1-10
@@ -40,6 +41,11 @@ MAX_ATTEMPTS = 10  # ServiceJobRetryStrategy attempts: 1-10
 
 class BatchJobError(Exception):
     """A job the config or the AWS API does not allow; the message says which option and what is allowed."""
+
+
+class BatchJobOptionError(BatchJobError, OptionError):
+    """A job no config allows: an option value the AWS API refuses whatever the config (a usage error, exit 2;
+    cdk_app/support/refusal.py). `check_options` finds them all."""
 
 
 @dataclass(frozen=True)
@@ -71,8 +77,8 @@ def _validated(service: str, operation: str, params: dict[str, Any]) -> dict[str
 
     shape = _model(service).operation_model(operation).input_shape
     report = ParamValidator().validate(params, shape)
-    if report.has_errors():
-        raise BatchJobError(f"{service} {operation} would refuse the request: {report.generate_report()}")
+    if report.has_errors():  # after check_options, only what the options make of the request is left
+        raise BatchJobOptionError(f"{service} {operation} would refuse the request: {report.generate_report()}")
     return params
 
 
@@ -81,11 +87,11 @@ def _check_shape(service: str, shape_name: str, value: str | int, option: str) -
     metadata = _model(service).shape_for(shape_name).metadata
     pattern = metadata.get("pattern")
     if isinstance(value, str) and pattern and not re.fullmatch(pattern, value):
-        raise BatchJobError(f"{option} {value!r} is not allowed (SageMaker {shape_name}: {pattern})")
+        raise BatchJobOptionError(f"{option} {value!r} is not allowed (SageMaker {shape_name}: {pattern})")
     low, high = metadata.get("min"), metadata.get("max")
     if isinstance(value, int) and not (low if low is not None else value) <= value <= (high if high is not None else value):
         allowed = f"{low}-{high}" if high is not None else f"at least {low}"
-        raise BatchJobError(f"{option} {value} is not allowed (SageMaker {shape_name}: {allowed})")
+        raise BatchJobOptionError(f"{option} {value} is not allowed (SageMaker {shape_name}: {allowed})")
 
 
 def documented_limit(service: str, shape: str, member: str, sentence: str) -> int:
@@ -138,26 +144,27 @@ def _check_limits(request: BatchJobRequest) -> None:
     """What CreateTrainingJob and SubmitServiceJob refuse although the models' min/max do not say so."""
     if request.instance_count < 1:
         # The model allows 0 for requests that give ResourceConfig.InstanceGroups; this one does not.
-        raise BatchJobError(f"--instance-count {request.instance_count}: a training job runs on at least 1 instance")
+        raise BatchJobOptionError(f"--instance-count {request.instance_count}: a training job runs on at least 1 instance")
     ceiling = max_runtime_seconds()
     if request.max_runtime_seconds > ceiling:
-        raise BatchJobError(f"--max-runtime {request.max_runtime_seconds}: SageMaker allows at most {ceiling} "
+        raise BatchJobOptionError(f"--max-runtime {request.max_runtime_seconds}: SageMaker allows at most {ceiling} "
                             f"seconds ({ceiling // 86400} days; botocore StoppingCondition.MaxRuntimeInSeconds)")
     floor = min_timeout_seconds()
     if request.timeout_seconds is not None and request.timeout_seconds < floor:
-        raise BatchJobError(f"--timeout {request.timeout_seconds}: Batch's minimum timeout is {floor} seconds")
+        raise BatchJobOptionError(f"--timeout {request.timeout_seconds}: Batch's minimum timeout is {floor} seconds")
     problem = reference_problem(request.image)
     if problem:
-        raise BatchJobError(f"--image {request.image!r}: not a container image SageMaker can pull "
+        raise BatchJobOptionError(f"--image {request.image!r}: not a container image SageMaker can pull "
                             f"(registry/repository[:tag] or [@digest]): {problem}")
     bucket = re.match(r"s3://([^/]*)", request.output_s3)  # an https:// path is left to the model's pattern
     problem = bucket_name_problem(bucket.group(1)) if bucket else None
     if problem:
-        raise BatchJobError(f"--output-s3 {request.output_s3!r}: not an S3 bucket S3 allows: {problem}")
+        raise BatchJobOptionError(f"--output-s3 {request.output_s3!r}: not an S3 bucket S3 allows: {problem}")
 
 
-def training_request(request: BatchJobRequest, role_arn: str) -> dict[str, Any]:
-    """The SageMaker CreateTrainingJob request the service job runs."""
+def check_options(request: BatchJobRequest) -> None:
+    """What no config allows (BatchJobOptionError, a usage error): option values outside what SageMaker and
+    Batch accept. Needs no config, so `batch-job` runs it before reading one."""
     for shape, value, option in (("TrainingJobName", request.name, "--name"),
                                  ("S3Uri", request.output_s3, "--output-s3"),
                                  ("TrainingInstanceCount", request.instance_count, "--instance-count"),
@@ -165,6 +172,17 @@ def training_request(request: BatchJobRequest, role_arn: str) -> dict[str, Any]:
                                  ("MaxRuntimeInSeconds", request.max_runtime_seconds, "--max-runtime")):
         _check_shape("sagemaker", shape, value, option)
     _check_limits(request)
+    if request.instance_type not in training_instance_types():
+        raise BatchJobOptionError(f"--instance-type {request.instance_type!r} is not a SageMaker Training instance type")
+    if not 0 <= request.priority <= MAX_SCHEDULING_PRIORITY:
+        raise BatchJobOptionError(f"--priority {request.priority}: Batch allows 0-{MAX_SCHEDULING_PRIORITY}")
+    if not 1 <= request.attempts <= MAX_ATTEMPTS:
+        raise BatchJobOptionError(f"--attempts {request.attempts}: Batch allows 1-{MAX_ATTEMPTS}")
+
+
+def training_request(request: BatchJobRequest, role_arn: str) -> dict[str, Any]:
+    """The SageMaker CreateTrainingJob request the service job runs."""
+    check_options(request)
     return _validated("sagemaker", "CreateTrainingJob", {
         "TrainingJobName": request.name,
         "RoleArn": role_arn,
@@ -198,7 +216,9 @@ def _check_capacity(config: KitConfig, request: BatchJobRequest, queue_name: str
 
 
 def render(config: KitConfig, request: BatchJobRequest) -> dict[str, Any]:
-    """The SubmitServiceJob request (botocore's parameter names), or BatchJobError saying what is wrong."""
+    """The SubmitServiceJob request (botocore's parameter names), or BatchJobError saying what is wrong: its
+    options first (BatchJobOptionError), then against the config."""
+    check_options(request)
     batch = config.batch
     if batch is None:
         raise BatchJobError("the config has no batch section")
@@ -211,13 +231,9 @@ def render(config: KitConfig, request: BatchJobRequest) -> dict[str, Any]:
         raise BatchJobError(f"--queue {queue_name!r}: team {team.name} may submit to {', '.join(team.queues)} only")
     if team.execution_role_arn is None:
         raise BatchJobError(f"team {team.name} has no execution_role_arn in the config: its jobs have no role to run as")
-    if request.instance_type not in training_instance_types():
-        raise BatchJobError(f"--instance-type {request.instance_type!r} is not a SageMaker Training instance type")
     ceiling = MAX_SCHEDULING_PRIORITY if team.max_priority is None else team.max_priority
-    if not 0 <= request.priority <= ceiling:
+    if request.priority > ceiling:
         raise BatchJobError(f"--priority {request.priority}: team {team.name} may use 0-{ceiling}")
-    if not 1 <= request.attempts <= MAX_ATTEMPTS:
-        raise BatchJobError(f"--attempts {request.attempts}: Batch allows 1-{MAX_ATTEMPTS}")
     refusal = submission_refusal(batch, team, queue_name)
     if refusal:
         raise BatchJobError(f"--team {team.name} --queue {queue_name}: {refusal}")
@@ -248,33 +264,28 @@ def render(config: KitConfig, request: BatchJobRequest) -> dict[str, Any]:
 @click.option("--name", required=True, help="Job name (also the SageMaker training job's name).")
 @click.option("--image", required=True, help="Training container image.")
 @click.option("--instance-type", required=True, help="SageMaker Training instance type, e.g. ml.p4d.24xlarge.")
-@click.option("--instance-count", type=int, default=1, show_default=True)
-@click.option("--volume-gib", type=int, default=100, show_default=True, help="Storage volume per instance.")
+@click.option("--instance-count", type=WHOLE_NUMBER, default=1, show_default=True)
+@click.option("--volume-gib", type=WHOLE_NUMBER, default=100, show_default=True, help="Storage volume per instance.")
 @click.option("--output-s3", required=True, help="s3:// prefix for the model artifacts.")
-@click.option("--priority", type=int, default=0, show_default=True,
+@click.option("--priority", type=WHOLE_NUMBER, default=0, show_default=True,
               help="Scheduling priority (higher first; in a full quota share, preempts lower).")
-@click.option("--attempts", type=int, default=1, show_default=True, help="Retry strategy: attempts, 1-10.")
-@click.option("--timeout", "timeout_seconds", type=int, default=None, help="Seconds one attempt may run.")
-@click.option("--max-runtime", "max_runtime_seconds", type=int, default=86400, show_default=True,
+@click.option("--attempts", type=WHOLE_NUMBER, default=1, show_default=True, help="Retry strategy: attempts, 1-10.")
+@click.option("--timeout", "timeout_seconds", type=WHOLE_NUMBER, default=None, help="Seconds one attempt may run.")
+@click.option("--max-runtime", "max_runtime_seconds", type=WHOLE_NUMBER, default=86400, show_default=True,
               help="SageMaker's stopping condition, seconds.")
 def batch_job(config_path: Path, team: str, queue: str | None, name: str, image: str, instance_type: str,
               instance_count: int, volume_gib: int, output_s3: str, priority: int, attempts: int,
               timeout_seconds: int | None, max_runtime_seconds: int) -> None:
     """Print a SubmitServiceJob request for the team: aws batch submit-service-job --cli-input-json file://job.json"""
-    from cdk_app.cli.report_table import render_table
-    from cdk_app.validator.report import check_file
+    from cdk_app.cli.main import exit_refused, options_then_config
 
-    report = check_file(config_path, str(config_path))
-    if report.loaded is None or report.errors:
-        click.echo(render_table(report), err=True)
-        sys.exit(report.exit_code)
     request = BatchJobRequest(team=team, name=name, image=image, instance_type=instance_type, output_s3=output_s3,
                               queue=queue, instance_count=instance_count, volume_gib=volume_gib, priority=priority,
                               attempts=attempts, timeout_seconds=timeout_seconds,
                               max_runtime_seconds=max_runtime_seconds)
+    config = options_then_config(config_path, lambda: check_options(request), BatchJobError)
     try:
-        submit = render(report.loaded.config, request)
+        submit = render(config, request)
     except BatchJobError as err:
-        click.echo(f"{config_path}: {err}", err=True)
-        sys.exit(1)
+        exit_refused(config_path, err)
     click.echo(json.dumps(submit, indent=2))

@@ -7,14 +7,19 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
+from cdk_app.cli.options import WHOLE_NUMBER, efa_option
 from cdk_app.cli.report_table import render_table
 from cdk_app.config.loader import ConfigInvalid, load_config
-from cdk_app.support.text_table import printable
 from cdk_app.validator.report import Report, check_file
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from cdk_app.config.model import KitConfig
 
 ISSUES_HINT = "please report it with the command you ran and the input (hyperpod-kit issue tracker)"
 # `kubectl get nodes -o json` of the largest cluster (6758 nodes, tens of KiB each) stays well below this.
@@ -169,23 +174,15 @@ def _input_name(path: str) -> str:
     return "standard input" if path == "-" else path
 
 
-def _read_nodes(path: str, typed: bool = False) -> list:
+def _read_nodes(path: str) -> list:
     """A node list from `kubectl get nodes -o json` (a file, or - for standard input), read with a hard byte
-    cap; bad input exits 2 with the reason, no traceback. `typed`: every node must carry its instance type
-    (the kubelet always labels it; without it the list cannot be checked against the job)."""
+    cap; bad input exits 2 with the reason, no traceback. The one reader of `topology` and `job`."""
     from cdk_app.kubernetes import topology as topo
     from cdk_app.support.bounded_read import UnreadableInput, read_bounded
 
     name = _input_name(path)
     try:
-        nodes = topo.parse_nodes(read_bounded(path, MAX_NODE_LIST_BYTES, example="nodes.json (kubectl get nodes -o json)").decode("utf-8"), name)
-        untyped = [n.name for n in nodes if n.instance_type == "unknown"] if typed else []
-        if not untyped:
-            return nodes
-        click.echo(f"{name}: {len(untyped)} of {len(nodes)} node(s) carry no instance-type label "
-                   f"({topo.INSTANCE_TYPE_LABELS[0]}), which the kubelet sets on every node: "
-                   f"{', '.join(printable(n) for n in untyped[:5])}{' ...' if len(untyped) > 5 else ''}; "
-                   "give the output of `kubectl get nodes -o json`", err=True)
+        return topo.parse_nodes(read_bounded(path, MAX_NODE_LIST_BYTES, example="nodes.json (kubectl get nodes -o json)").decode("utf-8"), name)
     except UnreadableInput as err:
         click.echo(f"{name}: {err.message} ({err.hint})", err=True)
     except topo.TopologyInputError as err:
@@ -195,14 +192,29 @@ def _read_nodes(path: str, typed: bool = False) -> list:
     sys.exit(2)
 
 
-def _efa_option(_ctx, _param, value: str) -> int | str:
-    """--efa: a whole number or 'all'."""
-    if value == "all":
-        return value
+def exit_refused(config_path: Path, err: Exception) -> NoReturn:
+    """A refused request of `job` or `batch-job`: a usage error (exit 2) when the options themselves are
+    wrong (cdk_app.support.refusal.OptionError), else a finding on its merits (exit 1)."""
+    from cdk_app.support.refusal import OptionError
+
+    if isinstance(err, OptionError):
+        raise click.UsageError(str(err))
+    click.echo(f"{config_path}: {err}", err=True)
+    sys.exit(1)
+
+
+def options_then_config(config_path: Path, check_options: Callable[[], None], refusal: type[Exception]) -> KitConfig:
+    """The order of `job` and `batch-job`: the request's options first (a usage error needs no config), then
+    the config, whose errors end the command as `validate` reports them."""
     try:
-        return int(value)
-    except ValueError:
-        raise click.BadParameter(f"{value!r} is neither a whole number nor 'all'") from None
+        check_options()
+    except refusal as err:
+        exit_refused(config_path, err)
+    report = check_file(config_path, str(config_path))
+    if report.loaded is None or report.errors:
+        click.echo(render_table(report), err=True)
+        sys.exit(report.exit_code)
+    return report.loaded.config
 
 
 @main.command()
@@ -254,15 +266,15 @@ def _parse_volume(text: str):
 @click.option("--image", required=True, help="Container image.")
 @click.option("--kind", type=click.Choice(["pytorchjob", "mpijob", "job"]), default="pytorchjob", show_default=True)
 @click.option("--instance-type", default=None, help="Default: the first type of the team's quota in the cluster.")
-@click.option("--nodes", type=int, default=1, show_default=True,
+@click.option("--nodes", type=WHOLE_NUMBER, default=1, show_default=True,
               help="Nodes, one pod each (PyTorchJob: 1 master + workers; elastic: workers; MPIJob: workers).")
-@click.option("--min-nodes", type=int, default=None, help="Elastic PyTorchJob: fewest nodes it keeps training on.")
-@click.option("--max-nodes", type=int, default=None, help="Elastic PyTorchJob: most nodes that may join.")
+@click.option("--min-nodes", type=WHOLE_NUMBER, default=None, help="Elastic PyTorchJob: fewest nodes it keeps training on.")
+@click.option("--max-nodes", type=WHOLE_NUMBER, default=None, help="Elastic PyTorchJob: most nodes that may join.")
 @click.option("--rdzv-backend", type=click.Choice(["c10d", "etcd"]), default=None,
               help="Elastic PyTorchJob rendezvous: c10d (default, on worker 0) or etcd (writes an etcd Service and "
                    "Deployment).")
-@click.option("--accelerators", type=int, default=None, help="GPUs or Neuron devices per node. Default: all.")
-@click.option("--efa", default="0", show_default=True, callback=_efa_option,
+@click.option("--accelerators", type=WHOLE_NUMBER, default=None, help="GPUs or Neuron devices per node. Default: all.")
+@click.option("--efa", default="0", show_default=True, callback=efa_option,
               help="EFA interfaces per node, or 'all' (from --cluster-nodes, else the documented count).")
 @click.option("--cpu", default=None, help="CPU request per pod, a Kubernetes quantity (e.g. 16, 500m).")
 @click.option("--memory", default=None, help="Memory request per pod, a Kubernetes quantity (e.g. 64Gi).")
@@ -275,11 +287,11 @@ def _parse_volume(text: str):
               help="`kubectl get nodes -o json` output (file or -): check GPUs, EFA and node count against it.")
 @click.option("--topology", type=click.Choice(["required", "preferred"]), default=None,
               help="Keep the pods on one network node of --topology-layer.")
-@click.option("--topology-layer", type=int, default=None,
+@click.option("--topology-layer", type=WHOLE_NUMBER, default=None,
               help="Network node layer (1-4) of --topology, which it needs. Default: 3.")
 @click.option("--auto-resume/--no-auto-resume", default=False,
               help="HyperPod restarts the job after node recovery (PyTorchJob only).")
-@click.option("--max-retries", type=int, default=None,
+@click.option("--max-retries", type=WHOLE_NUMBER, default=None,
               help="Retries before the job fails (default 3): a PyTorchJob's only with --auto-resume.")
 @click.argument("command", nargs=-1, required=True)
 def job(config_path: Path, team: str, priority: str | None, name: str, image: str, kind: str, instance_type: str | None,
@@ -290,27 +302,23 @@ def job(config_path: Path, team: str, priority: str | None, name: str, image: st
     """Print the manifests of a job for the team's queue: hyperpod-kit job ... -- python train.py"""
     import yaml
 
-    from cdk_app.kubernetes.job_templates import JobRequest, JobSpecError, borrowing_note, check, manifests
+    from cdk_app.kubernetes.job_templates import (
+        JobRequest,
+        JobSpecError,
+        borrowing_note,
+        check,
+        check_options,
+        manifests,
+    )
 
     if topology_layer is not None and topology is None:
         # The layer only shapes the topology annotation: alone it would be dropped without a word.
         raise click.UsageError(f"--topology-layer {topology_layer} needs --topology required or --topology "
                                "preferred; add one, or leave out --topology-layer")
-    report = check_file(config_path, str(config_path))
-    if report.loaded is None or report.errors:
-        click.echo(render_table(report), err=True)
-        sys.exit(report.exit_code)
-    config = report.loaded.config
-    if config.hyperpod is None:
-        click.echo(f"{config_path}: environment {config.environment} has no HyperPod cluster (no hyperpod section), "
-                   "so there is no queue for `job`; submit SageMaker Training jobs with `hyperpod-kit batch-job`",
-                   err=True)
-        sys.exit(2)
     if max_retries is not None and kind == "pytorchjob" and not auto_resume:
         # A PyTorchJob's retries are HyperPod auto-resume's (its annotation); without it nothing would carry them.
         raise click.UsageError(f"--max-retries {max_retries}: a PyTorchJob retries through HyperPod auto-resume "
                                "only; add --auto-resume, or leave out --max-retries")
-    fleet = _read_nodes(cluster_nodes, typed=True) if cluster_nodes is not None else None
     request = JobRequest(team=team, priority=priority, name=name, image=image, command=command, kind=kind,
                          instance_type=instance_type, nodes=nodes, accelerators_per_node=accelerators,
                          efa_per_node=efa, topology=topology,
@@ -318,12 +326,19 @@ def job(config_path: Path, team: str, priority: str | None, name: str, image: st
                          auto_resume=auto_resume, max_retries=3 if max_retries is None else max_retries,
                          min_nodes=min_nodes, max_nodes=max_nodes,
                          rdzv_backend=rdzv_backend, env=env, volumes=volumes, shm=shm, cpu=cpu, memory=memory)
+    config = options_then_config(config_path, lambda: check_options(request), JobSpecError)
+    if config.hyperpod is None:
+        # A well-formed request this environment refuses on its merits (it has no queue): a finding, exit 1.
+        click.echo(f"{config_path}: environment {config.environment} has no HyperPod cluster (no hyperpod section), "
+                   "so there is no queue for `job`; submit SageMaker Training jobs with `hyperpod-kit batch-job`",
+                   err=True)
+        sys.exit(1)
+    fleet = _read_nodes(cluster_nodes) if cluster_nodes is not None else None
     try:
         objects = manifests(config, request, fleet, _input_name(cluster_nodes or ""))
         note = borrowing_note(config, request, check(config, request, fleet, _input_name(cluster_nodes or "")))
     except JobSpecError as err:
-        click.echo(f"{config_path}: {err}", err=True)
-        sys.exit(1)
+        exit_refused(config_path, err)
     click.echo(yaml.safe_dump_all(objects, sort_keys=False), nl=False)
     if note:
         click.echo(note, err=True)

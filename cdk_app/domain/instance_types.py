@@ -17,8 +17,14 @@ ACCELERATOR_RESOURCES: dict[str, str] = {"nvidia-gpu": "nvidia.com/gpu", "aws-tr
 EFA_RESOURCE = "vpc.amazonaws.com/efa"
 # Prefixes of every device plugin's extended resources (NVIDIA's MIG and shared names, Neuron's cores and devices).
 DEVICE_RESOURCE_PREFIXES = ("nvidia.com/", "aws.amazon.com/neuron", EFA_RESOURCE)
-# Instance families whose nodes carry topology.k8s.aws/network-node-layer-* labels.
-TOPOLOGY_FAMILIES = ("p3dn", "p4d", "p4de", "p5", "p5e", "p5en", "p6e-gb200", "trn1", "trn1n", "trn2", "trn2u")
+# Instance families whose nodes carry topology.k8s.aws/network-node-layer-* labels (HyperPod task governance's
+# topology-aware scheduling list), and how many layers: the network nodes EC2's DescribeInstanceTopology returns
+# for the type (EC2 User Guide, "Prerequisites for Amazon EC2 topology": 3 for every one of these; 4 only for
+# p6-b200 and p6-b300, which HyperPod does not list). A node carries one label per layer, so no other exists.
+TOPOLOGY_LAYERS = {family: 3 for family in ("p3dn", "p4d", "p4de", "p5", "p5e", "p5en", "p6e-gb200", "trn1", "trn1n",
+                                             "trn2", "trn2u")}
+TOPOLOGY_FAMILIES = tuple(TOPOLOGY_LAYERS)
+MAX_TOPOLOGY_LAYERS = 4  # the deepest EC2 instance topology of any type (p6-b200, p6-b300)
 # Maximum EFA interfaces, only where public AWS documentation states it. Other types are checked
 # only against the nodes' allocatable (--cluster-nodes), which is the authority when given.
 EFA_MAXIMUM = {"ml.p5.48xlarge": 32, "ml.p5e.48xlarge": 32, "ml.g6e.48xlarge": 4,

@@ -26,7 +26,14 @@ from cdk_app.config.names import team_namespace
 from cdk_app.domain.capacity import Resources, describe
 from cdk_app.domain.efa_support import has_efa
 from cdk_app.domain.image_reference import reference_problem
-from cdk_app.domain.instance_types import CATALOGUE, EFA_MAXIMUM, TOPOLOGY_FAMILIES, family
+from cdk_app.domain.instance_types import (
+    CATALOGUE,
+    EFA_MAXIMUM,
+    MAX_TOPOLOGY_LAYERS,
+    TOPOLOGY_FAMILIES,
+    TOPOLOGY_LAYERS,
+    family,
+)
 from cdk_app.domain.reach import BORROW_LIMIT, SHARING_DISABLED, team_reach
 from cdk_app.domain.versions import version_tuple
 from cdk_app.kubernetes.guardrails.constants import (
@@ -39,7 +46,16 @@ from cdk_app.kubernetes.guardrails.constants import (
 )
 from cdk_app.kubernetes.guardrails.team_scope import allowed_priority_classes, priority_label
 from cdk_app.kubernetes.quantity import GIB, QuantityOutOfRange, parse_quantity
-from cdk_app.kubernetes.topology import ACCELERATOR_RESOURCES, EFA_RESOURCE, HEALTH_LABEL, NodeInfo, domain_name
+from cdk_app.kubernetes.topology import (
+    ACCELERATOR_RESOURCES,
+    EFA_RESOURCE,
+    HEALTH_LABEL,
+    INSTANCE_TYPE_LABELS,
+    NodeInfo,
+    domain_name,
+    domains,
+)
+from cdk_app.support.refusal import OptionError
 
 MIN_TOPOLOGY_ADDON = (1, 2, 2)
 # The training operator names a Service after each replica, so the job name must be a DNS-1035 label.
@@ -66,6 +82,11 @@ INT32_MAX = 2**31 - 1  # Kubernetes backoffLimit fields are int32
 
 class JobSpecError(Exception):
     """A job the config does not allow; the message names the option and what is allowed."""
+
+
+class JobOptionError(JobSpecError, OptionError):
+    """A job no config allows: a malformed or out-of-range option value, or options that contradict each
+    other (a usage error, exit 2; cdk_app/support/refusal.py). `check_options` finds them all."""
 
 
 @dataclass(frozen=True)
@@ -111,7 +132,7 @@ def parse_env(text: str) -> tuple[str, str]:
     """--env KEY=VALUE."""
     name, sep, value = text.partition("=")
     if not sep:
-        raise JobSpecError(f"--env {text!r}: give KEY=VALUE")
+        raise JobOptionError(f"--env {text!r}: give KEY=VALUE")
     return name, value
 
 
@@ -119,7 +140,7 @@ def parse_volume(text: str) -> Volume:
     """--volume CLAIM:MOUNT_PATH[:ro]."""
     parts = text.split(":")
     if len(parts) not in (2, 3) or (len(parts) == 3 and parts[2] != "ro"):
-        raise JobSpecError(f"--volume {text!r}: give PVC:MOUNT_PATH or PVC:MOUNT_PATH:ro")
+        raise JobOptionError(f"--volume {text!r}: give PVC:MOUNT_PATH or PVC:MOUNT_PATH:ro")
     return Volume(parts[0], parts[1], len(parts) == 3)
 
 
@@ -133,10 +154,15 @@ class Placement:
 
 
 def _fleet(nodes: Sequence[NodeInfo], instance_type: str, source: str) -> list[NodeInfo]:
+    """The nodes of the type: the job's pods select node.kubernetes.io/instance-type, so a node not (yet)
+    labelled with it - the cloud controller labels a new node after it registers - takes none of them."""
     fleet = [n for n in nodes if n.type_is(instance_type)]
     if not fleet:
-        types = sorted({n.instance_type for n in nodes})
-        raise JobSpecError(f"--cluster-nodes: {source} has no {instance_type} node; it has {', '.join(types)}")
+        types = sorted({n.instance_type for n in nodes if n.instance_type != "unknown"})
+        untyped = sum(n.instance_type == "unknown" for n in nodes)
+        has = ", ".join(types + ([f"{untyped} node(s) without a {INSTANCE_TYPE_LABELS[0]} label, which the job's "
+                                  "pods cannot select"] if untyped else []))
+        raise JobSpecError(f"--cluster-nodes: {source} has no {instance_type} node; it has {has}")
     return fleet
 
 
@@ -144,8 +170,6 @@ def _efa(request: JobRequest, instance_type: str, fleet: list[NodeInfo] | None, 
     """EFA interfaces per pod. One rule for --efa N and --efa all: asking any of nodes that have none is
     refused - the node list is the authority when given, else the type's EFA support."""
     asked = request.efa_per_node
-    if asked != "all" and asked < 0:
-        raise JobSpecError(f"--efa must be 0 or more, got {asked}")
     if asked == 0:
         return 0
     if fleet is not None:
@@ -207,14 +231,10 @@ def _check_nodes(request: JobRequest, placement: Placement, fleet: list[NodeInfo
 
 
 def _largest_domain(nodes: list[NodeInfo], layer: int) -> tuple[int, str]:
-    """The most nodes in one topology domain of the layer, and that domain. A domain is keyed by the values
-    of layers 1 to `layer`, as Kueue keys it: the same layer-3 value under two layer-2 nodes is two domains."""
-    sizes: dict[tuple[str, ...], int] = {}
-    for node in nodes:
-        key = node.domain(layer)
-        if key is not None:
-            sizes[key] = sizes.get(key, 0) + 1
-    key, size = max(sorted(sizes.items()), key=lambda pair: pair[1], default=((), 0))  # a tie: the first in order
+    """The most nodes in one topology domain of the layer (topology.domains, what `topology` shows), and
+    that domain; a tie: the first in order."""
+    key, size = max(((k, len(v)) for k, v in domains(nodes, layer).items()), key=lambda pair: pair[1],
+                    default=((), 0))
     return size, domain_name(key) if key else "none"
 
 
@@ -228,6 +248,22 @@ def _check_required_topology(request: JobRequest, fitting: list[NodeInfo], sourc
                        f"that fit share one layer-{request.topology_layer} network node ({network_node}), so "
                        f"--nodes {request.nodes} would wait forever; ask for fewer nodes, a lower layer number "
                        f"({', '.join(wider) or 'none'}) or --topology preferred")
+
+
+def check_options(request: JobRequest) -> None:
+    """What no config allows (JobOptionError, a usage error): malformed or out-of-range option values and
+    options that contradict each other. Needs no config, so `job` runs it before reading one."""
+    _check_shape_options(request)
+    _check_names(request)
+    _check_env_and_volumes(request)
+    if request.accelerators_per_node is not None and request.accelerators_per_node < 0:
+        raise JobOptionError(f"--accelerators must be 0 or more, got {request.accelerators_per_node}")
+    if request.efa_per_node != "all" and request.efa_per_node < 0:
+        raise JobOptionError(f"--efa must be 0 or more, got {request.efa_per_node}")
+    if request.topology is not None and not 1 <= request.topology_layer <= MAX_TOPOLOGY_LAYERS:
+        raise JobOptionError(f"--topology-layer must be 1 to {MAX_TOPOLOGY_LAYERS}, got {request.topology_layer}")
+    for option, attribute, precision in QUANTITY_OPTIONS:
+        _quantity_value(option, getattr(request, attribute), precision)
 
 
 def job_priority(config: KitConfig, request: JobRequest) -> str | None:
@@ -253,18 +289,18 @@ def job_priority(config: KitConfig, request: JobRequest) -> str | None:
 
 def _check_names(request: JobRequest) -> None:
     if not request.image.strip() or any(c.isspace() for c in request.image):
-        raise JobSpecError(f"--image {request.image!r}: give a container image reference (not empty, no spaces)")
+        raise JobOptionError(f"--image {request.image!r}: give a container image reference (not empty, no spaces)")
     problem = reference_problem(request.image)
     if problem:
-        raise JobSpecError(f"--image {request.image!r}: give a container image reference (not empty, no spaces) "
-                           f"the kubelet can pull: {problem}")
+        raise JobOptionError(f"--image {request.image!r}: give a container image reference (not empty, no spaces) "
+                             f"the kubelet can pull: {problem}")
     if not JOB_NAME.fullmatch(request.name):
-        raise JobSpecError(f"--name {request.name!r} is not a DNS-1035 label: 1-63 lower-case letters, digits and "
+        raise JobOptionError(f"--name {request.name!r} is not a DNS-1035 label: 1-63 lower-case letters, digits and "
                            "'-', starting with a letter and ending with a letter or digit")
     for derived, what in sorted(derived_names(request), key=lambda pair: -len(pair[0])):
         if len(derived) > DNS_LABEL_MAX:
             room = DNS_LABEL_MAX - (len(derived) - len(request.name))
-            raise JobSpecError(f"--name {request.name!r} is too long: {what} would be {derived!r} ({len(derived)} "
+            raise JobOptionError(f"--name {request.name!r} is too long: {what} would be {derived!r} ({len(derived)} "
                                f"characters, at most {DNS_LABEL_MAX}); use at most {room} characters")
 
 
@@ -295,32 +331,36 @@ def derived_names(request: JobRequest) -> list[tuple[str, str]]:
     return names
 
 
-def _check_shape(config: KitConfig, request: JobRequest, instance_type: str) -> None:
-    """Nodes, elasticity and auto-resume against the kind and the config's instance groups."""
+def _check_shape_options(request: JobRequest) -> None:
+    """Nodes, retries, elasticity and auto-resume against each other and the kind."""
     if request.nodes < 1:
-        raise JobSpecError(f"--nodes must be at least 1, got {request.nodes}")
+        raise JobOptionError(f"--nodes must be at least 1, got {request.nodes}")
     if request.max_retries < 0:
-        raise JobSpecError(f"--max-retries must be 0 or more, got {request.max_retries}")
+        raise JobOptionError(f"--max-retries must be 0 or more, got {request.max_retries}")
     if request.max_retries > INT32_MAX:
-        raise JobSpecError(f"--max-retries {request.max_retries}: at most {INT32_MAX} (backoffLimit is an int32)")
+        raise JobOptionError(f"--max-retries {request.max_retries}: at most {INT32_MAX} (backoffLimit is an int32)")
     if request.auto_resume and request.kind not in AUTO_RESUME_KINDS:
-        raise JobSpecError(f"--auto-resume: HyperPod job auto-resume works for PyTorchJob only (through the Kubeflow "
+        raise JobOptionError(f"--auto-resume: HyperPod job auto-resume works for PyTorchJob only (through the Kubeflow "
                            f"training operator); {A_KIND[request.kind]} would not be resumed - drop --auto-resume or use "
                            "--kind pytorchjob")
     if request.rdzv_backend is not None and not request.elastic:
-        raise JobSpecError(f"--rdzv-backend {request.rdzv_backend}: only an elastic PyTorchJob (--min-nodes/--max-nodes) "
+        raise JobOptionError(f"--rdzv-backend {request.rdzv_backend}: only an elastic PyTorchJob (--min-nodes/--max-nodes) "
                            "has a rendezvous backend")
-    largest, option = request.nodes, "--nodes"
     if request.elastic:
         if request.kind != "pytorchjob":
-            raise JobSpecError(f"--min-nodes/--max-nodes: only a PyTorchJob is elastic, not {A_KIND[request.kind]}")
+            raise JobOptionError(f"--min-nodes/--max-nodes: only a PyTorchJob is elastic, not {A_KIND[request.kind]}")
         low, high = elastic_bounds(request)
         if not 1 <= low <= request.nodes <= high:
-            raise JobSpecError(f"--min-nodes {low}, --nodes {request.nodes}, --max-nodes {high}: need "
-                               "1 <= min-nodes <= nodes <= max-nodes (--nodes, 1 when not given, is the size the "
-                               "job starts at; a bound not given is --nodes)")
-        if high > largest:
-            largest, option = high, "--max-nodes"
+            raise JobOptionError(f"--min-nodes {low}, --nodes {request.nodes}, --max-nodes {high}: need "
+                                 "1 <= min-nodes <= nodes <= max-nodes (--nodes, 1 when not given, is the size the "
+                                 "job starts at; a bound not given is --nodes)")
+
+
+def _check_shape(config: KitConfig, request: JobRequest, instance_type: str) -> None:
+    """The most nodes the job may hold against the config's instance groups of the type."""
+    largest, option = request.nodes, "--nodes"
+    if request.elastic and elastic_bounds(request)[1] > largest:
+        largest, option = elastic_bounds(request)[1], "--max-nodes"
     groups = [g for g in config.hyperpod.instance_groups if g.instance_type == instance_type]
     total = sum(g.count for g in groups)
     if largest > total:
@@ -328,33 +368,38 @@ def _check_shape(config: KitConfig, request: JobRequest, instance_type: str) -> 
                            f"({', '.join(f'{g.name}: {g.count}' for g in groups)}); one pod runs per node")
 
 
-def _check_env_and_volumes(request: JobRequest) -> None:
-    seen: set[str] = set()
+def _check_device_env(request: JobRequest) -> None:
+    """Variables that select devices: the team namespace's guardrail (device-env) refuses them."""
     for name, value in request.env:
-        if not ENV_NAME.fullmatch(name):
-            raise JobSpecError(f"--env {name}=...: a variable name is letters, digits, '_', '-' and '.', not starting "
-                               "with a digit")
-        if name in seen:
-            raise JobSpecError(f"--env {name}: given twice")
-        seen.add(name)
         if name in DEVICE_ENV_OFF and value not in DEVICE_ENV_OFF[name]:
             allowed = " or ".join(repr(v) for v in DEVICE_ENV_OFF[name])
             raise JobSpecError(f"--env {name}: selects devices no resource request counts, so the team namespace's "
                                f"guardrail (device-env) refuses it (it may only be {allowed}); ask for devices with "
                                "--accelerators and --efa")
+
+
+def _check_env_and_volumes(request: JobRequest) -> None:
+    seen: set[str] = set()
+    for name, _value in request.env:
+        if not ENV_NAME.fullmatch(name):
+            raise JobOptionError(f"--env {name}=...: a variable name is letters, digits, '_', '-' and '.', not "
+                                 "starting with a digit")
+        if name in seen:
+            raise JobOptionError(f"--env {name}: given twice")
+        seen.add(name)
     paths: set[str] = set()
     for volume in request.volumes:
         if not PVC_NAME.fullmatch(volume.claim):
-            raise JobSpecError(f"--volume {volume.claim}:...: the claim must be a PersistentVolumeClaim name (lower-case "
-                               "letters, digits, '-' and '.')")
+            raise JobOptionError(f"--volume {volume.claim}:...: the claim must be a PersistentVolumeClaim name "
+                                 "(lower-case letters, digits, '-' and '.')")
         if not volume.mount_path.startswith("/") or "/../" in f"{volume.mount_path}/":
-            raise JobSpecError(f"--volume {volume.claim}:{volume.mount_path}: the mount path must be absolute, without '..'")
+            raise JobOptionError(f"--volume {volume.claim}:{volume.mount_path}: the mount path must be absolute, without '..'")
         # The runtime mounts /dev//shm/. where /dev/shm is: compare paths without empty and "." segments.
         path = "/" + "/".join(part for part in volume.mount_path.split("/") if part not in ("", "."))
         if path == SHM_MOUNT:
-            raise JobSpecError(f"--volume {volume.claim}:{volume.mount_path}: use --shm SIZE for shared memory")
+            raise JobOptionError(f"--volume {volume.claim}:{volume.mount_path}: use --shm SIZE for shared memory")
         if path in paths:
-            raise JobSpecError(f"--volume {volume.claim}:{volume.mount_path}: something is already mounted there")
+            raise JobOptionError(f"--volume {volume.claim}:{volume.mount_path}: something is already mounted there")
         paths.add(path)
 
 
@@ -363,25 +408,36 @@ def _check_env_and_volumes(request: JobRequest) -> None:
 CPU_PRECISION, BYTE_PRECISION = Fraction(1, 1000), Fraction(1)
 
 
-def _quantity(option: str, text: str | None, unit: int, most: Fraction, instance_type: str,
-              precision: Fraction = BYTE_PRECISION) -> Fraction:
-    """A positive quantity (in `unit`s) that fits in one node, in whole steps of `precision`; 0 when not given."""
+def _quantity_value(option: str, text: str | None, precision: Fraction) -> Fraction:
+    """The option's quantity in base units, positive and in whole steps of `precision`; 0 when not given. Its
+    text is a Kubernetes quantity exactly: no surrounding space, as the API server reads one."""
     if text is None:
         return Fraction(0)
     try:
         value = parse_quantity(text)
     except QuantityOutOfRange as err:
-        raise JobSpecError(f"{option} {err}: no node has anything near that much") from None
+        raise JobOptionError(f"{option} {err}: no node has anything near that much") from None
     if value is None or value <= 0:
-        raise JobSpecError(f"{option} {text!r} is not a positive Kubernetes quantity (e.g. 500m or 4 for CPU, "
-                           "512Mi or 16Gi for memory)")
-    if value / unit > most:
-        raise JobSpecError(f"{option} {text} per pod is more than one {instance_type} has ({_number(most)})")
+        raise JobOptionError(f"{option} {text!r} is not a positive Kubernetes quantity (e.g. 500m or 4 for CPU, "
+                             "512Mi or 16Gi for memory; no spaces)")
     if (value / precision).denominator != 1:
         step = "1m (a thousandth of a CPU)" if precision == CPU_PRECISION else "1 byte"
-        raise JobSpecError(f"{option} {text} is not a whole number of {step}, the smallest amount Kubernetes "
-                           "represents; round it")
-    return value / unit
+        raise JobOptionError(f"{option} {text} is not a whole number of {step}, the smallest amount Kubernetes "
+                             "represents; round it")
+    return value
+
+
+QUANTITY_OPTIONS = (("--cpu", "cpu", CPU_PRECISION), ("--memory", "memory", BYTE_PRECISION),
+                    ("--shm", "shm", BYTE_PRECISION))
+
+
+def _quantity(option: str, text: str | None, unit: int, most: Fraction, instance_type: str,
+              precision: Fraction = BYTE_PRECISION) -> Fraction:
+    """A quantity (in `unit`s) that fits in one node; 0 when not given."""
+    value = _quantity_value(option, text, precision) / unit
+    if value > most:
+        raise JobSpecError(f"{option} {text} per pod is more than one {instance_type} has ({_number(most)})")
+    return value
 
 
 def _number(value: Fraction) -> str:
@@ -445,7 +501,9 @@ def borrowing_note(config: KitConfig, request: JobRequest, placement: Placement)
 
 def check(config: KitConfig, request: JobRequest, cluster_nodes: Sequence[NodeInfo] | None = None,
           nodes_source: str = "the node list") -> Placement:
-    """Validate the request against the config and, if given, the cluster's nodes."""
+    """Validate the request: its options (JobOptionError), then against the config and, if given, the
+    cluster's nodes (JobSpecError)."""
+    check_options(request)
     teams = {t.name: t for t in config.teams}
     if request.team not in teams:
         raise JobSpecError(f"--team {request.team!r} is not a team of the {config.environment} config; "
@@ -464,13 +522,10 @@ def check(config: KitConfig, request: JobRequest, cluster_nodes: Sequence[NodeIn
     if instance_type not in cluster_types:
         raise JobSpecError(f"--instance-type {instance_type!r} is not in the cluster; instance groups have: {listed}")
     _check_shape(config, request, instance_type)
-    _check_names(request)
-    _check_env_and_volumes(request)
+    _check_device_env(request)
     spec = CATALOGUE[instance_type]
     # Default: every accelerator of the node.
     wanted = spec.accelerators if request.accelerators_per_node is None else request.accelerators_per_node
-    if wanted < 0:
-        raise JobSpecError(f"--accelerators must be 0 or more, got {wanted}")
     if wanted > spec.accelerators:
         raise JobSpecError(f"--accelerators {wanted} per node is more than one {instance_type} has ({spec.accelerators})")
     if request.topology is not None:
@@ -480,8 +535,11 @@ def check(config: KitConfig, request: JobRequest, cluster_nodes: Sequence[NodeIn
         if version_tuple(config.task_governance.addon_version) < MIN_TOPOLOGY_ADDON:
             raise JobSpecError(f"--topology needs task governance v1.2.2-eksbuild.1 or later; the config has "
                                f"{config.task_governance.addon_version}")
-        if request.topology_layer not in (1, 2, 3, 4):
-            raise JobSpecError(f"--topology-layer must be 1 to 4, got {request.topology_layer}")
+        layers = TOPOLOGY_LAYERS[family(instance_type)]
+        if request.topology_layer > layers:
+            # Nodes carry one label per layer of their type's EC2 instance topology: Kueue would find no domain.
+            raise JobSpecError(f"--topology-layer {request.topology_layer}: {instance_type} nodes carry network-node "
+                               f"layers 1 to {layers} only (EC2 instance topology of the type); use 1 to {layers}")
     fleet = None if cluster_nodes is None else _fleet(cluster_nodes, instance_type, nodes_source)
     efa = _efa(request, instance_type, fleet, nodes_source)
     if efa > EFA_MAXIMUM.get(instance_type, efa):

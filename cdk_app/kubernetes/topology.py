@@ -18,11 +18,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from cdk_app.domain.instance_types import ACCELERATOR_RESOURCES, EFA_RESOURCE
+from cdk_app.domain.instance_types import ACCELERATOR_RESOURCES, EFA_RESOURCE, MAX_TOPOLOGY_LAYERS
 from cdk_app.support.text_table import aligned, printable
 
 LAYER_LABEL = "topology.k8s.aws/network-node-layer-{}"
-LAYERS = (1, 2, 3, 4)
+LAYERS = tuple(range(1, MAX_TOPOLOGY_LAYERS + 1))  # the layers of any EC2 instance topology
 HEALTH_LABEL = "sagemaker.amazonaws.com/node-health-status"
 INSTANCE_TYPE_LABELS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
 ULTRASERVER_LABEL = "topology.k8s.aws/ultraserver-id"
@@ -55,13 +55,47 @@ class NodeInfo:
 
 
 _KUBECTL = "give the output of `kubectl get nodes -o json`"
-DOMAIN_SEPARATOR = "/"  # not a character of a label value, so a domain's path reads one way
+DOMAIN_SEPARATOR = "/"  # not a character of a label value (LABEL_VALUE), so a domain's path reads one way
 
 
 def domain_name(domain: tuple[str, ...]) -> str:
     """A domain as people read it: its network nodes from layer 1 down, nn-1a/nn-2a/nn-3a."""
     return DOMAIN_SEPARATOR.join(domain)
+
+
+def domains(nodes: list[NodeInfo], layer: int) -> dict[tuple[str, ...], list[NodeInfo]]:
+    """The topology domains of the layer and the nodes in each, keyed as Kueue keys them (the values of
+    layers 1 to `layer`); a node without a label for the layer is in none. The one grouping that `topology`
+    shows and `job --topology required` counts."""
+    found: dict[tuple[str, ...], list[NodeInfo]] = {}
+    for node in nodes:
+        key = node.domain(layer)
+        if key is not None:
+            found.setdefault(key, []).append(node)
+    return dict(sorted(found.items()))
+
+
 _COUNT = re.compile(r"[0-9]{1,9}")
+# Kubernetes' label syntax (apimachinery validation.IsQualifiedName, IsValidLabelValue): the API server
+# stores no other label, so a node list that has one is not what kubectl returned.
+_LABEL_NAME = r"[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?"
+LABEL_KEY = re.compile(rf"(?:(?P<prefix>[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*)/)?{_LABEL_NAME}")
+LABEL_VALUE = re.compile(f"(?:{_LABEL_NAME})?")
+LABEL_PREFIX_MAX = 253
+_LABEL_RULES = ("a label name is [prefix/]name: name 1-63 letters, digits, '-', '_' and '.', starting and ending "
+                "with a letter or digit, prefix a DNS subdomain of at most 253 characters; a value is empty or "
+                "1-63 of the same characters")
+
+
+def _check_label(node: str, key: str, value: str, source: str) -> None:
+    # Lengths first: they bound the regular expressions' work on hostile text.
+    match = LABEL_KEY.fullmatch(key) if len(key) <= LABEL_PREFIX_MAX + 64 else None
+    if match is None or len(match["prefix"] or "") > LABEL_PREFIX_MAX:
+        raise TopologyInputError(f"{source}: node {node!r:.60} has label name {key!r:.80}, which Kubernetes "
+                                 f"refuses ({_LABEL_RULES}); {_KUBECTL}")
+    if len(value) > 63 or not LABEL_VALUE.fullmatch(value):
+        raise TopologyInputError(f"{source}: node {node!r:.60} has label {key} = {value!r:.80}, a value Kubernetes "
+                                 f"refuses ({_LABEL_RULES}); {_KUBECTL}")
 
 
 def _mapping(value: Any, what: str, source: str) -> dict[str, Any]:
@@ -124,14 +158,19 @@ def parse_nodes(text: str, source: str) -> list[NodeInfo]:
             kind = item.get("kind") if isinstance(item, dict) else type(item).__name__
             raise TopologyInputError(f"{source}: item {index} is a {str(kind)[:40]}, not a Node; {_KUBECTL}")
         metadata = _mapping(item.get("metadata"), f"item {index} metadata", source)
-        name = _text(metadata.get("name", f"item-{index}"), f"item {index} metadata.name", source)
+        # Kubernetes requires a name of every node: a stand-in could equal a real node's name, and a node
+        # without one is not something kubectl returns (a list edited by hand), so it is refused.
+        if metadata.get("name") in (None, ""):
+            raise TopologyInputError(f"{source}: item {index} has no metadata.name; every node kubectl returns has "
+                                     f"one - {_KUBECTL}")
+        name = _text(metadata["name"], f"item {index} metadata.name", source)
         if name in first_seen:  # Kubernetes names each node once: a second entry would count its capacity twice
             raise TopologyInputError(f"{source}: node {name!r:.60} is listed twice (items {first_seen[name]} and "
                                      f"{index}); a node list names each node once - {_KUBECTL}, not lists joined")
         first_seen[name] = index
         labels = _mapping(metadata.get("labels"), f"node {name} metadata.labels", source)
         for key, value in labels.items():
-            _text(value, f"node {name} label {key}", source)
+            _check_label(name, key, _text(value, f"node {name} label {key}", source), source)
         layers: list[str] = []
         for layer in LAYERS:
             value = labels.get(LAYER_LABEL.format(layer))
@@ -194,15 +233,13 @@ def mermaid(nodes: list[NodeInfo]) -> str:
 
 
 def groups(nodes: list[NodeInfo]) -> list[dict[str, Any]]:
-    """Nodes grouped by their deepest network node: the sets a required topology can pack together."""
-    by_layer: dict[tuple[str, ...], list[NodeInfo]] = {}
-    for node in nodes:
-        by_layer.setdefault(node.layers, []).append(node)
-    return [{"layers": list(key), "deepest_layer": len(key), "network_node": key[-1] if key else None,
+    """Every topology domain of every layer with its nodes (`domains`): the sets a required topology of that
+    layer can pack together, as `job --topology required` counts them. Layer 1 first."""
+    return [{"layer": layer, "layers": list(key), "network_node": key[-1],
              "nodes": [{"name": n.name, "instance_type": n.instance_type, "health": n.health,
                         **({"ultraserver": n.ultraserver} if n.ultraserver else {})}
                        for n in sorted(members, key=lambda n: n.name)]}
-            for key, members in sorted(by_layer.items())]
+            for layer in LAYERS for key, members in domains(nodes, layer).items()]
 
 
 def _accelerators(node: NodeInfo) -> int | str:
@@ -210,22 +247,28 @@ def _accelerators(node: NodeInfo) -> int | str:
     return sum(counts) if counts else "-"
 
 
+NAMES_SHOWN = 10  # a group line names this many nodes, then counts the rest: one readable line per group
+
+
 def table(nodes: list[NodeInfo]) -> str:
     header = ("layer 1", "layer 2", "layer 3", "layer 4", "node", "instance type", "health", "accelerators", "efa")
-    rows = [tuple(list(n.layers) + ["-"] * (4 - len(n.layers)))
+    # An empty value is a label Kubernetes allows (and Kueue a domain): shown as "", apart from "-" (no label).
+    rows = [tuple([v or '""' for v in n.layers] + ["-"] * (4 - len(n.layers)))
             + (n.name, n.instance_type, n.health, _accelerators(n), n.devices.get(EFA_RESOURCE, "-"))
             for n in sorted(nodes, key=lambda n: (n.layers, n.name))]
     lines = aligned([header, *rows])
     found = groups(nodes)
     # A value that names network nodes of two domains is shown with the network nodes above it.
-    values = [(g["deepest_layer"], g["network_node"]) for g in found]
+    values = [(g["layer"], g["network_node"]) for g in found]
     for group in found:
-        if group["network_node"] and len(group["nodes"]) > 1:
+        if len(group["nodes"]) > 1:
             where = group["network_node"]
-            if values.count((group["deepest_layer"], where)) > 1:
+            if values.count((group["layer"], where)) > 1:
                 where = f"{where} (under {domain_name(tuple(group['layers'][:-1]))})"
-            lines.append(f"{len(group['nodes'])} nodes share layer-{group['deepest_layer']} network node "
-                         f"{where}: {', '.join(n['name'] for n in group['nodes'])}")
+            names = [n["name"] for n in group["nodes"]]
+            shown = ", ".join(names[:NAMES_SHOWN]) + (f" and {len(names) - NAMES_SHOWN} more"
+                                                      if len(names) > NAMES_SHOWN else "")
+            lines.append(f"{len(names)} nodes share layer-{group['layer']} network node {where}: {shown}")
     unlabeled = [n.name for n in nodes if not n.layers]
     if unlabeled:
         lines.append(f"without topology labels (type not supported, or labels not yet set): {', '.join(unlabeled)}")

@@ -12,3 +12,12 @@ from support.paths import ROOT
 def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "cdk_app", *args], cwd=ROOT, capture_output=True, text=True,
                           env={**os.environ, **(env or {})})
+
+
+def invoke(*args: str):
+    """The command in process (click's runner, output and errors together): fast enough for tables of cases."""
+    from click.testing import CliRunner
+
+    from cdk_app.cli.main import main
+
+    return CliRunner().invoke(main, list(args))

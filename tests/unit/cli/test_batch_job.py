@@ -12,6 +12,7 @@ import sys
 import boto3
 import pytest
 from botocore.stub import Stubber
+from support.cli_runner import invoke
 from support.paths import ROOT
 
 from cdk_app.cli.batch_job import BatchJobError, BatchJobRequest, render
@@ -154,8 +155,9 @@ def test_cli_prints_the_request_and_exits_0_1_2(tmp_path):
     ok = run("--config", str(EXAMPLE), *common)
     assert ok.returncode == 0, ok.stderr
     assert json.loads(ok.stdout)["shareIdentifier"] == "MIDPRI"
+    # Beyond what Batch allows any job: a usage error (2), judged before the config is read.
     refused = run("--config", str(EXAMPLE), *common[:-1], "10000")
-    assert refused.returncode == 1 and "may use 0-9999" in refused.stderr and "Traceback" not in refused.stderr
+    assert refused.returncode == 2 and "Batch allows 0-9999" in refused.stderr and "Traceback" not in refused.stderr
     disabled = tmp_path / "disabled.yaml"
     disabled.write_text(EXAMPLE.read_text().replace("    - name: g6\n      capacity_limits:\n",
                                                     "    - name: g6\n      enabled: false\n      capacity_limits:\n"))
@@ -163,3 +165,46 @@ def test_cli_prints_the_request_and_exits_0_1_2(tmp_path):
     assert waits.returncode == 1 and waits.stdout == "" and "batch.service_environments[1].enabled" in waits.stderr
     missing = run("--config", str(tmp_path / "none.yaml"), *common)
     assert missing.returncode == 2 and "HPK001" in missing.stderr and "Traceback" not in missing.stderr
+
+
+# --- one line between usage errors (2) and findings (1), as for `job` -------------------------------------------
+
+BATCH = ("batch-job", "--config", str(EXAMPLE), "--team", "ProdExp1", "--name", "j", "--image", IMAGE,
+         "--instance-type", "ml.p4d.24xlarge", "--output-s3", "s3://models/j")
+
+
+
+@pytest.mark.parametrize("args, code, message", [
+    (("--instance-count", "0"), 2, "--instance-count 0"),
+    (("--volume-gib", "0"), 2, "--volume-gib 0 is not allowed"),
+    (("--priority", "-1"), 2, "--priority -1: Batch allows 0-9999"),
+    (("--priority", "10000"), 2, "--priority 10000: Batch allows 0-9999"),
+    (("--attempts", "11"), 2, "--attempts 11: Batch allows 1-10"),
+    (("--timeout", "59"), 2, "--timeout 59: Batch's minimum timeout is 60 seconds"),
+    (("--max-runtime", str(29 * 86400)), 2, "--max-runtime 2505600: SageMaker allows at most"),
+    (("--name", "bad name"), 2, "--name 'bad name' is not allowed"),
+    (("--image", "Bad/Repo"), 2, "--image 'Bad/Repo': not a container image"),
+    (("--output-s3", "s3://UPPER/x"), 2, "not an S3 bucket S3 allows"),
+    (("--instance-type", "ml.nope"), 2, "--instance-type 'ml.nope' is not a SageMaker Training instance type"),
+    # Refused on its merits: the team, its queues, its priority limit, the capacity its queue reaches.
+    (("--team", "nope"), 1, "--team 'nope' is not a Batch team"),
+    (("--queue", "nope"), 1, "--queue 'nope': team ProdExp1 may submit to"),
+    (("--priority", "100"), 1, "--priority 100: team ProdExp1 may use 0-99"),
+    (("--instance-count", "101"), 1, "--instance-count 101 is more than service environment"),
+    (("--instance-type", "ml.g6.12xlarge"), 1, "--instance-type ml.g6.12xlarge: service environment"),
+])
+def test_batch_job_refusals_exit_2_for_bad_options_and_1_on_their_merits(args, code, message):
+    result = invoke(*BATCH, *args)
+    assert (result.exit_code, message in result.output) == (code, True), result.output
+    assert "Traceback" not in result.output
+    if code == 2:  # judged before the config: the same refusal without one
+        missing = invoke(*BATCH[:2], "config/none.yaml", *BATCH[3:], *args)
+        assert missing.exit_code == 2 and message in missing.output, missing.output
+
+
+@pytest.mark.parametrize("option", ["--instance-count", "--volume-gib", "--priority", "--attempts", "--timeout",
+                                    "--max-runtime"])
+@pytest.mark.parametrize("value", [" 1", "1 ", "1_0", "\u0661", ""])
+def test_every_numeric_batch_job_option_reads_a_number_as_job_does(option, value):
+    result = invoke(*BATCH, option, value)
+    assert result.exit_code == 2 and repr(value) in result.output, (option, value, result.output)

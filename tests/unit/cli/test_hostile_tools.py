@@ -325,7 +325,8 @@ def test_mermaid_label_text_cannot_end_the_label_or_the_line():
 
     from cdk_app.kubernetes.topology import mermaid, parse_nodes
 
-    text = mermaid(parse_nodes(kubectl_list([node('x"]\n  evil["y', ["n\r1"])]), "n.json"))
+    # Label values cannot carry such characters (the reader refuses them), node names are only escaped.
+    text = mermaid(parse_nodes(kubectl_list([node('x"]\n  evil["y', ["n1"])]), "n.json"))
     labels, parents = _tree(text)  # every line is a declaration or an edge: nothing was injected
     assert len(labels) == 2 and len(parents) == 1 and len(text.splitlines()) == 4
 
@@ -418,10 +419,11 @@ def test_bucket_names_agree_with_botocore_where_botocore_decides(bucket):
     assert (bucket_name_problem(bucket) is None) == (botocore_ok and not reserved), bucket_name_problem(bucket)
 
 
-def test_batch_job_with_a_bucket_s3_refuses_exits_1_naming_it():
+def test_batch_job_with_a_bucket_s3_refuses_exits_2_naming_it():
+    """A bucket name S3 refuses is a malformed option value: a usage error, whatever the config."""
     result = run("batch-job", "--config", "config/batch-example.yaml", "--team", "ProdExp1", "--image", "img",
                  "--instance-type", "ml.p4d.24xlarge", "--output-s3", "s3://UPPER_bucket/x", "--name", "j")
-    assert result.returncode == 1, result.stderr
+    assert result.returncode == 2, result.stderr
     assert "--output-s3 's3://UPPER_bucket/x': not an S3 bucket S3 allows" in result.stderr
 
 
@@ -453,7 +455,8 @@ def test_the_efa_instance_types_are_the_pinned_efa_device_plugin_charts():
 @pytest.mark.slow
 def test_job_refuses_what_the_nodes_or_the_api_server_would(args, message):
     result = run(*JOB, *args, "--", "python", "t.py")
-    assert result.returncode == 1, result.stderr
+    # Past the int32 the API server stores: out of the option's range, a usage error; the rest on its merits.
+    assert result.returncode == (2 if "--max-retries" in args else 1), result.stderr
     assert message in result.stderr
 
 
@@ -489,7 +492,7 @@ def test_max_retries_on_a_pytorchjob_without_auto_resume_is_refused_not_dropped(
 
 
 @pytest.mark.parametrize("text, message", [
-    ('{"items": [{"metadata": null}]}', "1 of 1 node(s) carry no instance-type label"),
+    ('{"items": [{"metadata": null}]}', "item 0 has no metadata.name"),
     ('{"items": [{"x": NaN}]}', "NaN is not JSON"),
     ('{"items": [], "items": [{}]}', "key 'items' given twice"),
 ])
@@ -503,7 +506,7 @@ def test_a_malformed_cluster_node_list_is_unreadable_input(tmp_path, text, messa
 
 def test_the_elastic_bounds_message_says_where_a_nodes_it_names_comes_from():
     result = run(*JOB, "--min-nodes", "2", "--max-nodes", "20", "--", "python", "t.py")
-    assert result.returncode == 1
+    assert result.returncode == 2  # bounds that contradict --nodes: a usage error
     assert "--nodes, 1 when not given, is the size the job starts at" in result.stderr
 
 
@@ -551,7 +554,7 @@ def test_image_references_are_judged_as_distribution_reference_judges_them():
 def test_job_refuses_images_the_kubelet_cannot_pull(image, message):
     result = run("job", "--config", "config/dev.yaml", "--team", "john", "--name", "t", "--image", image,
                  "--", "python", "t.py")
-    assert result.returncode == 1, result.stderr
+    assert result.returncode == 2, result.stderr  # a malformed option value
     assert f"--image {image!r}: give a container image reference (not empty, no spaces) the kubelet can pull: " \
            f"{message}" in result.stderr
 
@@ -561,10 +564,11 @@ def test_topology_table_escapes_control_characters_in_node_and_network_names():
 
     from cdk_app.kubernetes.topology import parse_nodes, table
 
-    text = table(parse_nodes(kubectl_list([node("a\x1b[2Jb", ["n\n1"]), node("c", ["n\n1"]), node("d\x00", [])]),
+    # Label values cannot carry control characters (the reader refuses them); node names are escaped.
+    text = table(parse_nodes(kubectl_list([node("a\x1b[2Jb", ["n1"]), node("c", ["n1"]), node("d\x00", [])]),
                              "n.json"))
     assert all(c.isprintable() for line in text.splitlines() for c in line)
-    assert "network node n\\n1: a\\x1b[2Jb, c" in text and "d\\x00" in text
+    assert "network node n1: a\\x1b[2Jb, c" in text and "d\\x00" in text
 
 
 @pytest.mark.slow
@@ -603,7 +607,6 @@ def _nodes_under(*paths: tuple[str, ...], **labels: str) -> list[dict]:
 @pytest.mark.parametrize("paths, layer, largest", [
     ((("x", "b1", "c"), ("x", "b2", "c")), 3, "x/b1/c"),  # layer-3 "c" under two layer-2 nodes
     ((("x1", "b", "c1"), ("x2", "b", "c2")), 2, "x1/b"),  # layer-2 "b" under two layer-1 nodes
-    ((("x", "b", "c", "d"), ("x", "e", "c", "d")), 4, "x/b/c/d"),  # layer-4 "d" under two paths
 ])
 def test_required_topology_counts_a_value_under_two_parents_as_two_domains(paths, layer, largest):
     import dataclasses
@@ -647,7 +650,8 @@ def test_the_topology_views_keep_a_value_under_two_parents_apart():
     assert "2 nodes share layer-3 network node c (under x/b1): n-0-0, n-0-1" in lines
     assert "2 nodes share layer-3 network node c (under x/b2): n-1-0, n-1-1" in lines
     assert "2 nodes share layer-3 network node d: n-2-0, n-2-1" in lines  # a value of one domain stays short
-    assert [g["layers"] for g in as_json(nodes)["groups"]] == [["x", "b1", "c"], ["x", "b2", "c"], ["x", "b2", "d"]]
+    assert [g["layers"] for g in as_json(nodes)["groups"] if g["layer"] == 3] == [
+        ["x", "b1", "c"], ["x", "b2", "c"], ["x", "b2", "d"]]
 
 
 @pytest.mark.parametrize("command", ["topology", "job"])
@@ -696,7 +700,7 @@ def test_auto_resume_counts_only_nodes_labelled_schedulable():
 @pytest.mark.parametrize("args, code, message", [
     (("--topology-layer", "2"), 2, "--topology-layer 2 needs --topology required or --topology preferred"),
     (("--topology-layer", "9"), 2, "--topology-layer 9 needs --topology"),
-    (("--topology-layer", "0", "--topology", "preferred"), 1, "--topology-layer must be 1 to 4, got 0"),
+    (("--topology-layer", "0", "--topology", "preferred"), 2, "--topology-layer must be 1 to 4, got 0"),
     (("--topology-layer", "2", "--topology", "preferred"), 0, "kueue.x-k8s.io/podset-preferred-topology: "
                                                               "topology.k8s.aws/network-node-layer-2"),
     (("--topology", "preferred"), 0, "topology.k8s.aws/network-node-layer-3"),

@@ -8,7 +8,7 @@ import json
 import jsonschema
 import pytest
 import yaml
-from support.cli_runner import run
+from support.cli_runner import invoke, run
 from support.handlers import load_handler
 from support.paths import ROOT, SUPPORT
 
@@ -148,3 +148,125 @@ def test_job_says_when_it_can_only_run_on_borrowed_capacity(team, noted):
     assert result.returncode == 0, result.stderr
     assert ("it runs only while it can borrow the rest" in result.stderr) is noted
     assert yaml.safe_load(result.stdout)["kind"] == "PyTorchJob"
+
+
+# --- job: one line between usage errors (2) and findings (1) ---------------------------------------------------
+# 2: the option value is malformed or out of the option's own range, or options contradict each other - judged
+# without the config (so even a config that does not exist is not read). 1: a well-formed request that the
+# environment refuses on its merits.
+
+JOB = ("job", "--config", "config/prod.yaml", "--team", "research-nlp", "--priority", "training", "--name", "t",
+       "--image", "img")
+
+
+
+@pytest.mark.parametrize("args, code, message", [
+    (("--accelerators", "-1"), 2, "--accelerators must be 0 or more, got -1"),
+    (("--efa", "abc"), 2, "'abc' is neither a whole number nor 'all'"),
+    (("--efa", "-1"), 2, "--efa must be 0 or more, got -1"),
+    (("--cpu", "1x"), 2, "--cpu '1x' is not a positive Kubernetes quantity"),
+    (("--cpu", "0"), 2, "--cpu '0' is not a positive Kubernetes quantity"),
+    (("--memory", "1e99"), 2, "--memory '1e99' is beyond 10^±40"),
+    (("--shm", "0.5"), 2, "--shm 0.5 is not a whole number of 1 byte"),
+    (("--nodes", "0"), 2, "--nodes must be at least 1, got 0"),
+    (("--nodes", "2", "--min-nodes", "3", "--max-nodes", "2"), 2, "need 1 <= min-nodes <= nodes <= max-nodes"),
+    (("--max-retries", "-1", "--auto-resume"), 2, "--max-retries must be 0 or more, got -1"),
+    (("--rdzv-backend", "etcd"), 2, "--rdzv-backend etcd: only an elastic PyTorchJob"),
+    (("--kind", "mpijob", "--min-nodes", "1"), 2, "only a PyTorchJob is elastic, not an MPIJob"),
+    (("--topology", "required", "--topology-layer", "5"), 2, "--topology-layer must be 1 to 4, got 5"),
+    (("--name", "Bad_Name"), 2, "--name 'Bad_Name' is not a DNS-1035 label"),
+    (("--env", "1X=y"), 2, "--env 1X=...: a variable name is"),
+    (("--env", "A=1", "--env", "A=2"), 2, "--env A: given twice"),
+    (("--volume", "data:rel"), 2, "the mount path must be absolute"),
+    # Refused on its merits: the team, the instance type, the cluster's size, the node, the team's reach.
+    (("--team", "nope"), 1, "--team 'nope' is not a team of the prod config"),
+    (("--instance-type", "ml.g5.12xlarge"), 1, "--instance-type 'ml.g5.12xlarge' is not in the cluster"),
+    (("--nodes", "11"), 1, "--nodes 11: the config's instance groups have 10"),
+    (("--accelerators", "9"), 1, "--accelerators 9 per node is more than one ml.p5.48xlarge has (8)"),
+    (("--cpu", "1000"), 1, "--cpu 1000 per pod is more than one ml.p5.48xlarge has (192)"),
+    (("--efa", "33"), 1, "--efa 33 per node is more than one ml.p5.48xlarge has (32)"),
+    (("--nodes", "4", "--accelerators", "8"), 1, "more than team 'research-nlp' can ever get"),
+    (("--priority", "nope"), 1, "--priority 'nope' is not in the cluster policy"),
+    (("--topology", "required", "--topology-layer", "4"), 1, "--topology-layer 4: ml.p5.48xlarge nodes carry "
+                                                             "network-node layers 1 to 3 only"),
+    (("--env", "NVIDIA_VISIBLE_DEVICES=all"), 1, "guardrail (device-env) refuses it"),
+])
+def test_job_refusals_exit_2_for_bad_options_and_1_on_their_merits(args, code, message):
+    """A later --priority replaces JOB's: click keeps the last value of a single option."""
+    result = invoke(*JOB, *args, "--", "python")
+    assert (result.exit_code, message in result.output) == (code, True), result.output
+    assert "Traceback" not in result.output
+    if code == 2:  # judged before the config: the same refusal without one
+        missing = invoke(*JOB[:2], "config/none.yaml", *JOB[3:], *args, "--", "python")
+        assert missing.exit_code == 2 and message in missing.output, missing.output
+
+
+def test_job_on_an_environment_without_hyperpod_is_refused_on_its_merits():
+    result = invoke(*JOB[:2], "config/batch-only-example.yaml", "--team", "x", "--name", "t", "--image", "img",
+                    "--", "python")
+    assert result.exit_code == 1 and "has no HyperPod cluster" in result.output, result.output
+
+
+NUMERIC_JOB_OPTIONS = ("--nodes", "--min-nodes", "--max-nodes", "--accelerators", "--efa", "--topology-layer",
+                       "--max-retries", "--cpu", "--memory", "--shm")
+
+
+@pytest.mark.parametrize("option", NUMERIC_JOB_OPTIONS)
+@pytest.mark.parametrize("value", [" 1", "1 ", "1\t", "1_0", "\u0661", "1.0e", ""])
+def test_every_numeric_job_option_refuses_what_is_not_a_number_alike(option, value):
+    """One rule, the Kubernetes quantity's: digits, nothing around them. int() would take ' 1', '1_0' and '١'."""
+    extra = ("--topology", "preferred") if option == "--topology-layer" else (
+        ("--auto-resume",) if option == "--max-retries" else ())
+    result = invoke(*JOB, option, value, *extra, "--", "python")
+    assert result.exit_code == 2, (option, value, result.output)
+    assert repr(value) in result.output and "Traceback" not in result.output
+
+
+# --- topology and job read a node list alike ---------------------------------------------------------------
+
+
+def _node_list(tmp_path, items):
+    from support.node_lists import kubectl_list
+
+    path = tmp_path / "nodes.json"
+    path.write_text(kubectl_list(items))
+    return str(path)
+
+
+def _unlabelled(name):
+    return {"kind": "Node", "metadata": {"name": name, "labels": None},
+            "status": {"allocatable": {"nvidia.com/gpu": "8", "vpc.amazonaws.com/efa": "32"}}}
+
+
+def test_a_node_with_labels_null_is_read_alike_by_topology_and_job(tmp_path):
+    """A node the cloud controller has not labelled yet: both commands read it; job's pods, which select
+    node.kubernetes.io/instance-type, cannot run there, so it is not counted (and named when nothing else is)."""
+    from support.node_lists import node
+
+    mixed = _node_list(tmp_path, [node("a", ["x", "b", "c"]), node("b", ["x", "b", "c"]), _unlabelled("fresh")])
+    shown = invoke("topology", mixed)
+    assert shown.exit_code == 0 and "fresh" in shown.output, shown.output
+    assert invoke(*JOB, "--nodes", "2", "--accelerators", "4", "--cluster-nodes", mixed, "--", "python").exit_code == 0
+    three = invoke(*JOB, "--nodes", "3", "--accelerators", "4", "--cluster-nodes", mixed, "--", "python")
+    assert three.exit_code == 1 and "has only 2 ml.p5.48xlarge node(s)" in three.output, three.output
+    only = _node_list(tmp_path, [_unlabelled("fresh")])
+    assert invoke("topology", only).exit_code == 0
+    result = invoke(*JOB, "--accelerators", "4", "--cluster-nodes", only, "--", "python")
+    assert result.exit_code == 1, result.output
+    assert ("has no ml.p5.48xlarge node; it has 1 node(s) without a node.kubernetes.io/instance-type label, which "
+            "the job's pods cannot select") in result.output
+
+
+@pytest.mark.parametrize("item, message", [
+    ({"kind": "Node", "metadata": {"labels": {}}}, "item 0 has no metadata.name"),
+    ({"kind": "Node", "metadata": {"name": "n", "labels": {"topology.k8s.aws/network-node-layer-1": "a/b"}}},
+     "has label topology.k8s.aws/network-node-layer-1 = 'a/b', a value Kubernetes refuses"),
+    ({"kind": "Node", "metadata": {"name": "n", "labels": {"": "x"}}}, "has label name '', which Kubernetes refuses"),
+])
+def test_topology_and_job_refuse_the_same_node_list_alike(tmp_path, item, message):
+    """One reader: what topology refuses, job --cluster-nodes refuses with the same words and exit code."""
+    nodes = _node_list(tmp_path, [item])
+    shown = invoke("topology", nodes)
+    checked = invoke(*JOB, "--cluster-nodes", nodes, "--", "python")
+    assert shown.exit_code == checked.exit_code == 2, (shown.output, checked.output)
+    assert message in shown.output and message in checked.output

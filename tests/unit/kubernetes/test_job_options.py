@@ -322,10 +322,11 @@ def test_cli_writes_every_object_of_an_elastic_etcd_job():
 @pytest.mark.parametrize(("args", "code", "message"), [
     (("--volume", "fsx"), 2, "give PVC:MOUNT_PATH or PVC:MOUNT_PATH:ro"),
     (("--env", "NOEQUALS"), 2, "give KEY=VALUE"),
-    (("--kind", "job", "--auto-resume"), 1, "--auto-resume: HyperPod job auto-resume works for PyTorchJob only"),
+    # Options that contradict each other, or a value that is not a quantity: usage errors (2), whatever the config.
+    (("--kind", "job", "--auto-resume"), 2, "--auto-resume: HyperPod job auto-resume works for PyTorchJob only"),
     (("--env", "NVIDIA_VISIBLE_DEVICES=all"), 1, "--env NVIDIA_VISIBLE_DEVICES: selects devices"),
     (("--nodes", "5"), 1, "--nodes 5: the config's instance groups have 4"),
-    (("--memory", "lots"), 1, "--memory 'lots' is not a positive Kubernetes quantity"),
+    (("--memory", "lots"), 2, "--memory 'lots' is not a positive Kubernetes quantity"),
 ])
 @pytest.mark.slow
 def test_cli_refuses_without_traceback(args, code, message):

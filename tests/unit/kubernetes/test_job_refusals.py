@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import json
+import re
 import traceback
 from pathlib import Path
 
@@ -15,7 +16,17 @@ from support.node_lists import CPU, SEVEN, kubectl_list, node
 from support.paths import ROOT, SUPPORT
 
 from cdk_app.config.loader import load_config
-from cdk_app.kubernetes.job_templates import JobRequest, JobSpecError, Volume, check, parse_env, parse_volume, render
+from cdk_app.kubernetes.job_templates import (
+    JobOptionError,
+    JobRequest,
+    JobSpecError,
+    Volume,
+    check,
+    check_options,
+    parse_env,
+    parse_volume,
+    render,
+)
 from cdk_app.kubernetes.topology import TopologyInputError, as_json, parse_nodes, table
 
 KUBECTL = "give the output of `kubectl get nodes -o json`"
@@ -74,6 +85,8 @@ def test_topology_table_and_json_exactly():
         "nn-1a    nn-2a    nn-3a    -        hyperpod-i-01   ml.p5.48xlarge  Schedulable  8             32",
         "nn-1a    nn-2a    nn-3a    -        hyperpod-i-02   ml.p5.48xlarge  Schedulable  8             32",
         "nn-1a    nn-2a    nn-3b    -        hyperpod-i-03   ml.p5.48xlarge  Schedulable  8             32",
+        "3 nodes share layer-1 network node nn-1a: hyperpod-i-01, hyperpod-i-02, hyperpod-i-03",
+        "3 nodes share layer-2 network node nn-2a: hyperpod-i-01, hyperpod-i-02, hyperpod-i-03",
         "2 nodes share layer-3 network node nn-3a: hyperpod-i-01, hyperpod-i-02",
         "without topology labels (type not supported, or labels not yet set): hyperpod-i-cpu",
     ]
@@ -81,10 +94,11 @@ def test_topology_table_and_json_exactly():
     assert doc["nodes"][0] == {"name": "hyperpod-i-01", "instance_type": "ml.p5.48xlarge", "health": "Schedulable",
                                "layers": ["nn-1a", "nn-2a", "nn-3a"], "ultraserver": None,
                                "allocatable": {"vpc.amazonaws.com/efa": 32, "nvidia.com/gpu": 8}}
-    assert doc["groups"][0] == {"layers": [], "deepest_layer": 0, "network_node": None,
-                                "nodes": [{"name": "hyperpod-i-cpu", "instance_type": "ml.m7i.4xlarge",
-                                           "health": "Schedulable"}]}
-    assert doc["groups"][1]["network_node"] == "nn-3a" and doc["groups"][1]["deepest_layer"] == 3
+    node_01 = {"name": "hyperpod-i-01", "instance_type": "ml.p5.48xlarge", "health": "Schedulable"}
+    assert doc["groups"][0] == {"layer": 1, "layers": ["nn-1a"], "network_node": "nn-1a",
+                                "nodes": [node_01, {**node_01, "name": "hyperpod-i-02"}, {**node_01, "name": "hyperpod-i-03"}]}
+    assert [(g["layer"], g["network_node"], len(g["nodes"])) for g in doc["groups"]] == [
+        (1, "nn-1a", 3), (2, "nn-2a", 3), (3, "nn-3a", 2), (3, "nn-3b", 1)]  # the CPU node is in no domain
 
 
 # --- job refusals, word for word ---------------------------------------------------------------------
@@ -103,14 +117,16 @@ BASE = JobRequest(team="research-nlp", priority="training", name="llama-ft", ima
     ({"image": "re po"}, "--image 're po': give a container image reference (not empty, no spaces)"),
     ({"nodes": 11}, "--nodes 11: the config's instance groups have 10 ml.p5.48xlarge node(s) (h100-a: 6, h100-b: 4); "
                     "one pod runs per node"),
-    ({"name": "a" * 54, "nodes": 12}, "--nodes 12: the config's instance groups have 10 ml.p5.48xlarge node(s) "
-                                      "(h100-a: 6, h100-b: 4); one pod runs per node"),
+    # The options first (a usage error needs no config): the name too long for 12 nodes before the 12 nodes.
+    ({"name": "a" * 54, "nodes": 12}, f"--name '{'a' * 54}' is too long: the training operator's last worker Service "
+                                      f"would be '{'a' * 54}-worker-10' (64 characters, at most 63); use at most 53 "
+                                      "characters"),
     # a*54-worker-1 is 63 characters: allowed (3 nodes x 8 GPUs is what research-nlp can reach at most)
     ({"name": "a" * 54, "nodes": 3}, None),
     ({"name": "a" * 55, "nodes": 1},
      f"--name '{'a' * 55}' is too long: the training operator's master Service would be '{'a' * 55}-master-0' "
      "(64 characters, at most 63); use at most 54 characters"),
-    ({"name": "a" * 54, "nodes": 12, "instance_type": "ml.p5.48xlarge"},
+    ({"name": "a" * 53, "nodes": 12, "instance_type": "ml.p5.48xlarge"},
      "--nodes 12: the config's instance groups have 10 ml.p5.48xlarge node(s) (h100-a: 6, h100-b: 4); "
      "one pod runs per node"),
     ({"name": "a" * 55, "nodes": 1, "kind": "job"}, None),  # a batch Job has no per-replica Service
@@ -222,7 +238,7 @@ REFUSALS = [
     ({"volumes": (Volume("data", "/x"), Volume("more", "/x/"))}, PROD, None,
      "--volume more:/x/: something is already mounted there"),
     ({"cpu": "lots"}, PROD, None, "--cpu 'lots' is not a positive Kubernetes quantity (e.g. 500m or 4 for CPU, 512Mi "
-     "or 16Gi for memory)"),
+     "or 16Gi for memory; no spaces)"),
     ({"cpu": "1e99999999"}, PROD, None, "--cpu '1e99999999' is beyond 10^±40: no node has anything near that much"),
     ({"cpu": "1e-31"}, PROD, None, "--cpu 1e-31 is not a whole number of 1m (a thousandth of a CPU), the smallest "
      "amount Kubernetes represents; round it"),
@@ -269,6 +285,9 @@ REFUSALS = [
     ({"topology": "required"}, OLD_ADDON, None,
      "--topology needs task governance v1.2.2-eksbuild.1 or later; the config has v1.1.3-eksbuild.1"),
     ({"topology": "required", "topology_layer": 5}, PROD, None, "--topology-layer must be 1 to 4, got 5"),
+    # p5 nodes carry layers 1-3 (EC2 instance topology of the type): a fourth is refused, naming the allowed ones.
+    ({"topology": "required", "topology_layer": 4}, PROD, None, "--topology-layer 4: ml.p5.48xlarge nodes carry "
+     "network-node layers 1 to 3 only (EC2 instance topology of the type); use 1 to 3"),
     ({"instance_type": "ml.m7i.4xlarge", "efa_per_node": 1, "accelerators_per_node": 0}, PROD, None,
      "--efa 1: ml.m7i.4xlarge has no EFA interface (the EFA device plugin advertises vpc.amazonaws.com/efa only on "
      "EFA instance types): drop --efa"),
@@ -303,13 +322,13 @@ def test_jobs_at_the_edges_are_accepted(change, nodes):
 
 
 def test_every_refusal_has_a_case_word_for_word():
-    """Each `raise JobSpecError` of job_templates.py is reached by one case above, so no refusal's text goes
+    """Each `raise JobSpecError` (or JobOptionError) of job_templates.py is reached by one case above, so no refusal's text goes
     unread. (Under mutmut the module is its mutated copy, whose raise sites are the mutants': skipped there.)"""
     source = JOB_SOURCE.read_text()
     if "mutmut" in source:
         pytest.skip("mutmut's copy of the module")
     sites = {n.lineno for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Raise) and isinstance(n.exc, ast.Call)
-             and getattr(n.exc.func, "id", "") == "JobSpecError"}
+             and getattr(n.exc.func, "id", "") in ("JobSpecError", "JobOptionError")}
     reached = set()
     for change, config, nodes, _ in REFUSALS:
         with pytest.raises(JobSpecError) as err:
@@ -432,3 +451,17 @@ def check_file_quiet(path):
     from cdk_app.validator.report import check_file
 
     return check_file(path).findings
+
+
+@pytest.mark.parametrize("change, config, nodes, message", REFUSALS)
+def test_a_usage_error_is_judged_without_the_config(change, config, nodes, message):
+    """Every refusal is one of two kinds: JobOptionError (exit 2) is what check_options finds from the request
+    alone, word for word; any other refusal (exit 1) needs the config or the nodes, so check_options passes."""
+    request = dataclasses.replace(BASE, **change)
+    with pytest.raises(JobSpecError) as err:
+        render(config, request, nodes)
+    if isinstance(err.value, JobOptionError):
+        with pytest.raises(JobOptionError, match=re.escape(message)):
+            check_options(request)
+    else:
+        check_options(request)

@@ -29,7 +29,7 @@ from support.node_lists import CPU, M7I_ALLOCATABLE, P5_ALLOCATABLE, SEVEN, kube
 from support.paths import ROOT
 
 from cdk_app.config.loader import load_config
-from cdk_app.kubernetes.job_templates import JobRequest, JobSpecError, render
+from cdk_app.kubernetes.job_templates import JobOptionError, JobRequest, JobSpecError, render
 from cdk_app.kubernetes.topology import parse_nodes
 
 PROD = load_config(ROOT / "config" / "prod.yaml").config
@@ -542,13 +542,48 @@ def test_a_name_too_long_for_a_derived_name_names_the_longest_and_the_hint_works
     render(config, dataclasses.replace(request, name="a" * room))  # the hint's length is accepted
 
 
-def test_topology_layers_are_the_four_hyperpod_labels():
-    """Nodes carry topology.k8s.aws/network-node-layer-1..3, some instance types also -4 (hyperpod-facts.md)."""
-    for layer in (1, 2, 3, 4):
+def test_topology_layers_are_the_ones_the_instance_type_carries():
+    """p5 nodes carry topology.k8s.aws/network-node-layer-1..3 (EC2 instance topology: 3 network nodes for p5;
+    4 only for p6-b200/p6-b300, which HyperPod's topology-aware scheduling does not list)."""
+    for layer in (1, 2, 3):
         job = render(PROD, dataclasses.replace(BASE, topology_layer=layer))
         template = job["spec"]["pytorchReplicaSpecs"]["Master"]["template"]
         assert template["metadata"]["annotations"] == {
             "kueue.x-k8s.io/podset-required-topology": f"topology.k8s.aws/network-node-layer-{layer}"}
     for layer in (0, 5):
-        with pytest.raises(JobSpecError, match=f"--topology-layer must be 1 to 4, got {layer}"):
+        with pytest.raises(JobOptionError, match=f"--topology-layer must be 1 to 4, got {layer}"):
             render(PROD, dataclasses.replace(BASE, topology_layer=layer))
+    with pytest.raises(JobSpecError, match="--topology-layer 4: ml.p5.48xlarge nodes carry network-node layers 1 "
+                                           "to 3 only") as refused:
+        render(PROD, dataclasses.replace(BASE, topology_layer=4))
+    assert not isinstance(refused.value, JobOptionError)  # a layer the type lacks: refused on its merits
+
+
+def test_required_topology_fits_exactly_the_largest_group_topology_shows():
+    """`topology` (its groups, per layer) and `job --topology required` agree for random node lists: at each
+    layer a job of as many nodes as topology's largest group fits, one more does not. The lists mix paths
+    that share a value under two parents, and nodes labelled only down to layer 1 or 2."""
+    import random
+
+    from support.node_lists import kubectl_list, node
+
+    from cdk_app.kubernetes.topology import as_json
+
+    rng = random.Random(20240611)
+    for _ in range(60):
+        items = []
+        for i in range(rng.randint(1, 7)):
+            path = [rng.choice("xy"), rng.choice("bc"), rng.choice("de")][:rng.choice((1, 2, 3, 3, 3))]
+            items.append(node(f"n{i}", path))
+        nodes = parse_nodes(kubectl_list(items), "nodes.json")
+        shown = as_json(nodes)["groups"]
+        for layer in (1, 2, 3):
+            largest = max((len(g["nodes"]) for g in shown if g["layer"] == layer), default=0)
+            request = dataclasses.replace(BASE, topology_layer=layer, accelerators_per_node=4, efa_per_node=0,
+                                          auto_resume=False, max_retries=3)
+            if largest:  # research-nlp reaches 6 pods of 4 GPUs: every list here is within it
+                render(PROD, dataclasses.replace(request, nodes=largest), nodes, "nodes.json")
+            if largest < len(nodes):
+                with pytest.raises(JobSpecError, match=f"at most {largest} of the nodes in nodes.json that fit "
+                                                       f"share one layer-{layer} network node"):
+                    render(PROD, dataclasses.replace(request, nodes=largest + 1), nodes, "nodes.json")

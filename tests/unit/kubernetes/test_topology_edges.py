@@ -48,11 +48,15 @@ def test_hostile_values_are_quoted_short():
     assert str(err.value) == f"n.json: item 0 is a {'P' * 40}, not a Node; {KUBECTL}"
 
 
-def test_nodes_without_a_name_are_named_by_their_position():
-    """Two nameless entries (a hand-trimmed list) stay two nodes, each named after its place in the list."""
-    nodes = parse_nodes(kubectl_list([{"kind": "Node"}, {"kind": "Node", "metadata": {}}]), "n.json")
-    assert [n.name for n in nodes] == ["item-0", "item-1"]
-    assert "without topology labels (type not supported, or labels not yet set): item-0, item-1" in table(nodes)
+@pytest.mark.parametrize("metadata", [None, {}, {"name": None}, {"name": ""}])
+def test_a_node_without_a_name_is_refused_not_given_one(metadata):
+    """Kubernetes requires every node's name, so a nameless entry is a list edited by hand; a made-up stand-in
+    (item-1) could be a real node's name, and would merge two nodes or count one twice."""
+    real = node("item-1", ["x", "b", "c"])
+    nameless = {"kind": "Node", **({} if metadata is None else {"metadata": metadata})}
+    with pytest.raises(TopologyInputError) as err:
+        parse_nodes(kubectl_list([nameless, real]), "n.json")
+    assert str(err.value) == f"n.json: item 0 has no metadata.name; every node kubectl returns has one - {KUBECTL}"
 
 
 def test_a_node_without_type_and_health_labels_shows_unknown():
@@ -69,7 +73,8 @@ def test_ultraserver_ids_are_carried_to_the_json():
     first["metadata"]["labels"][ULTRASERVER] = "us-0a1"
     document = as_json(parse_nodes(kubectl_list([first, second]), "n.json"))
     assert [n["ultraserver"] for n in document["nodes"]] == ["us-0a1", None]
-    [group] = document["groups"]
+    assert [g["layer"] for g in document["groups"]] == [1, 2, 3, 4]  # one domain per layer, both nodes in each
+    group = document["groups"][-1]
     assert group["nodes"] == [
         {"name": "a", "instance_type": "ml.p6e-gb200.36xlarge", "health": "Schedulable", "ultraserver": "us-0a1"},
         {"name": "b", "instance_type": "ml.p6e-gb200.36xlarge", "health": "Schedulable"}]

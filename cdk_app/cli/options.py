@@ -1,0 +1,37 @@
+"""Option types shared by `job` and `batch-job`: one reading of a number for every numeric option.
+
+A whole number is written as Kubernetes writes one in a quantity: ASCII digits with an optional sign, nothing
+around them. Python's int() would also take " 1", "1_000" and other scripts' digits ("١"), which the
+quantities (--cpu, --memory, --shm) refuse; so every numeric option refuses them too, as a usage error.
+"""
+
+from __future__ import annotations
+
+import re
+
+import click
+
+WHOLE = re.compile(r"[+-]?[0-9]{1,18}")  # 18 digits: far past any count, and int() stays cheap
+
+
+class WholeNumber(click.ParamType):
+    name = "integer"
+
+    def convert(self, value, param, ctx):  # type: ignore[no-untyped-def]
+        if isinstance(value, int):  # a default
+            return value
+        if not WHOLE.fullmatch(value):
+            self.fail(f"{value!r} is not a whole number (digits only, no spaces)", param, ctx)
+        return int(value)
+
+
+WHOLE_NUMBER = WholeNumber()
+
+
+def efa_option(_ctx, param, value: str) -> int | str:
+    """--efa: a whole number, as every numeric option reads one, or 'all'."""
+    if value == "all":
+        return value
+    if not WHOLE.fullmatch(value):
+        raise click.BadParameter(f"{value!r} is neither a whole number nor 'all' (digits only, no spaces)", param=param)
+    return int(value)
