@@ -7,19 +7,31 @@ from pathlib import Path
 
 import click
 
-from cdk_app.cli.simulate import EXIT_FINDINGS, EXIT_UNREADABLE, choices_of, choices_options, read_jobs, valid_config
+from cdk_app.cli.simulate import (
+    EXIT_FINDINGS,
+    EXIT_UNREADABLE,
+    choices_of,
+    choices_options,
+    valid_config,
+    workload_jobs,
+)
 from cdk_app.support.text_table import printable
 
 
 @click.command("explain")
 @click.argument("config_path", type=click.Path(dir_okay=True, path_type=Path))
-@click.option("--workload", required=True, type=click.Path(allow_dash=True, dir_okay=True),
+@click.option("--workload", default=None, type=click.Path(allow_dash=True, dir_okay=True),
               help="The workload file the job is in (as for simulate).")
+@click.option("--from-cluster", "from_cluster", default=None, type=click.Path(allow_dash=True, dir_okay=True),
+              help="A live snapshot, `kubectl get workloads -n <team namespace> -o json` (as for simulate): explain "
+                   "one of its workloads, or a --workload job submitted on top of it.")
+@click.option("--remaining", type=click.IntRange(1, 366 * 24 * 3600), default=3600, show_default=True,
+              help="--from-cluster: seconds each snapshot job still runs.")
 @click.option("--job", "job_name", required=True, help="The job's name.")
 @click.option("--team", default=None, help="The job's team, when two teams have a job of that name.")
 @choices_options
-def explain(config_path: Path, workload: str, job_name: str, team: str | None, reclaim_within_cohort: str,
-            dont_lend_may_borrow: bool) -> None:
+def explain(config_path: Path, workload: str | None, from_cluster: str | None, remaining: int, job_name: str,
+            team: str | None, reclaim_within_cohort: str, dont_lend_may_borrow: bool) -> None:
     """Say, one sentence per reason, why a job of the workload waits or was preempted in the simulation:
     what it needs, its team's quota and use, what it may borrow, who holds the idle capacity, Kueue's message.
 
@@ -28,8 +40,12 @@ def explain(config_path: Path, workload: str, job_name: str, team: str | None, r
     from cdk_app.simulate.explain import explain_job
     from cdk_app.simulate.run import simulate_environment
 
+    if workload is None and from_cluster is None:
+        raise click.UsageError("give --workload FILE, --from-cluster FILE, or both")
+    if workload == "-" and from_cluster == "-":
+        raise click.UsageError("only one of --workload and --from-cluster can read standard input")
     config = valid_config(config_path)
-    jobs = read_jobs(workload, config)
+    jobs = workload_jobs(config, workload, from_cluster, remaining)
     matches = [j for j in jobs.jobs if j.name == job_name and (team is None or j.team == team)]
     batch_names = {item.get("name") for item in jobs.batch_items if isinstance(item, dict)}
     if not matches and job_name in batch_names:
@@ -41,7 +57,7 @@ def explain(config_path: Path, workload: str, job_name: str, team: str | None, r
         names = sorted({f"{j.name} ({j.team})" for j in jobs.jobs})
         why = "no job" if not matches else f"{len(matches)} jobs (give --team)"
         shown = ", ".join(names[:20]) + (" ..." if len(names) > 20 else "")
-        click.echo(f"{printable(workload)}: {why} named {printable(job_name)}"
+        click.echo(f"{printable(jobs.file)}: {why} named {printable(job_name)}"
                    + (f" in team {printable(team)}" if team else "") + f"; the jobs: {shown}", err=True)
         sys.exit(EXIT_UNREADABLE)
     _, findings, timeline = simulate_environment(config, jobs, choices_of(reclaim_within_cohort, dont_lend_may_borrow),

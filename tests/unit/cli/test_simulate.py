@@ -173,3 +173,15 @@ def test_a_bad_batch_entry_is_located(tmp_path):
     result = run("simulate", str(ROOT / "config" / "batch-example.yaml"), "--workload", str(path))
     assert result.returncode == 1, result.stderr
     assert "w.yaml:2:" in result.stderr and "batch_jobs[0].queue" in result.stderr and "HPK801" in result.stderr
+
+
+def test_explain_tells_a_live_workload_s_story(tmp_path):
+    snap = tmp_path / "workloads.json"
+    snap.write_text(json.dumps({"kind": "List", "items": [
+        _snapshot_workload("smith-big", "smith", 4, 2, admitted_at="2026-11-27T10:05:00Z")]}))
+    new = tmp_path / "w.yaml"
+    new.write_text("jobs:\n  - {name: john-all, team: john, pods: 3, per_pod: {instance_type: ml.g5.12xlarge,"
+                   " accelerators: 4}, runtime: 600}\n")
+    result = run("explain", DEV, "--from-cluster", str(snap), "--workload", str(new), "--job", "smith-big")
+    assert result.returncode == 0, result.stderr
+    assert "0 s: preempted by john-all of team john (InCohortReclamation" in result.stdout
