@@ -71,28 +71,41 @@ def make_info(workload: Workload, uid: str, job_uid: str = "") -> Info:
 
 @dataclass(slots=True)
 class Queue:
-    """One ClusterQueue's pending workloads."""
+    """One ClusterQueue's pending workloads.
+
+    The heap is lazy: a workload parked or popped as sticky keeps its heap entry, so unparking it again (every
+    change in its cohort) costs no push; `heaped` records which (order, key) entries the heap holds, an entry
+    counting only while its key is in `in_heap`. A workload's order never changes, so one entry per key serves."""
 
     name: str
-    heap: list[tuple[tuple[int, int, str], int, str]] = field(default_factory=list)
+    heap: list[tuple[tuple[int, int, str], str]] = field(default_factory=list)
+    heaped: dict[str, tuple[int, int, str]] = field(default_factory=dict)
     in_heap: dict[str, Info] = field(default_factory=dict)
     inadmissible: dict[str, Info] = field(default_factory=dict)
     bulk_moved: set[tuple] = field(default_factory=set)
     # the preemptor workload made sticky by a PendingPreemption requeue (preemptorWorkload, BestEffortFIFO)
     sticky: str | None = None
-    _seq: int = 0
 
     def push(self, info: Info) -> None:
-        self._seq += 1
-        self.in_heap[info.key] = info
-        heapq.heappush(self.heap, (info.order(), self._seq, info.key))
+        key = info.key
+        self.in_heap[key] = info
+        order = info.order()
+        if self.heaped.get(key) != order:
+            self.heaped[key] = order
+            heapq.heappush(self.heap, (order, key))
 
     def pop(self) -> Info | None:
-        if self.sticky is not None and self.sticky in self.in_heap:
-            return self.in_heap.pop(self.sticky)
-        while self.heap:
-            _, _, key = heapq.heappop(self.heap)
-            info = self.in_heap.pop(key, None)
+        in_heap = self.in_heap
+        if self.sticky is not None and self.sticky in in_heap:
+            return in_heap.pop(self.sticky)
+        heap, heaped = self.heap, self.heaped
+        # without the emptiness check a queue of parked workloads would drain its heap every cycle
+        while in_heap:
+            order, key = heapq.heappop(heap)
+            if heaped.get(key) != order:
+                continue  # an entry superseded by a push with another order
+            del heaped[key]
+            info = in_heap.pop(key, None)
             if info is not None:
                 return info
         return None
@@ -118,16 +131,31 @@ class Queue:
         self.inadmissible[info.key] = info
         if reason in (NO_FIT, PREEMPTION_NO_CANDIDATES):
             # handleInadmissibleHash: every heap workload with the same shape is parked too
-            self.bulk_moved.add(info.shape)
-            for key in [k for k, other in self.in_heap.items() if other.shape == info.shape]:
-                self.inadmissible[key] = self.in_heap.pop(key)
+            shape = info.shape
+            self.bulk_moved.add(shape)
+            in_heap, inadmissible = self.in_heap, self.inadmissible
+            for key in [k for k, other in in_heap.items() if other.shape == shape]:
+                inadmissible[key] = in_heap.pop(key)
 
     def requeue_inadmissible(self) -> None:
         """queueInadmissibleWorkloads: all parked workloads back to the heap, the bulk-move record cleared."""
         self.bulk_moved.clear()
         parked, self.inadmissible = self.inadmissible, {}
-        for info in parked.values():
-            self.push(info)
+        if not parked:
+            return
+        in_heap, heaped = self.in_heap, self.heaped
+        in_heap.update(parked)
+        missing = [info for key, info in parked.items() if heaped.get(key) != info.order()]
+        if len(missing) * 4 > len(self.heap):
+            # many entries to push: one heapify of the live entries is cheaper and drops the dead ones
+            self.heaped = {key: info.order() for key, info in in_heap.items()}
+            self.heap = [(order, key) for key, order in self.heaped.items()]
+            heapq.heapify(self.heap)
+            return
+        for info in missing:
+            order = info.order()
+            heaped[info.key] = order
+            heapq.heappush(self.heap, (order, info.key))
 
     def pending_count(self) -> int:
         return len(self.in_heap) + len(self.inadmissible)
