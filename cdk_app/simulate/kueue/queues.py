@@ -1,5 +1,5 @@
 """The queue manager for BestEffortFIFO ClusterQueues (pkg/cache/queue: cluster_queue.go, manager.go,
-inadmissible_workloads.go): one heap per ClusterQueue (the sticky preemptor first, then higher priority, then older
+inadmissible_workloads.go): one heap order per ClusterQueue (the sticky preemptor first, then higher priority, then older
 creation time, then UID), inadmissible workloads parked until their cohort changes, and the equivalence-hash
 bulk move of identical workloads (SchedulingEquivalenceHashing, on in v0.19.2).
 """
@@ -69,65 +69,185 @@ def make_info(workload: Workload, uid: str, job_uid: str = "") -> Info:
     return Info(workload, uid, job_uid, totals, shape)
 
 
+Order = tuple[int, int, str]
+
+
+@dataclass(slots=True)
+class _Shape:
+    """The workloads of one queue that share an equivalence hash: in the heap (`active`) or parked. Kueue parks
+    and unparks them together (handleInadmissibleHash, queueInadmissibleWorkloads), so they move as one dict.
+    Its heap is lazy: an entry stays while its workload is parked and counts again when it is unparked;
+    `unheaped` holds the parked workloads whose entry is gone (popped), to push when they are unparked."""
+
+    index: int
+    heap: list[tuple[Order, str]] = field(default_factory=list)
+    heaped: dict[str, Order] = field(default_factory=dict)
+    active: dict[str, Info] = field(default_factory=dict)
+    parked: dict[str, Info] = field(default_factory=dict)
+    unheaped: set[str] = field(default_factory=set)
+
+    def clean(self) -> None:
+        """Drops the entries above the best active workload (none when no workload is active: a parked shape
+        keeps its entries for its unparking)."""
+        heap, heaped, active = self.heap, self.heaped, self.active
+        while heap and active:
+            order, key = heap[0]
+            if heaped.get(key) == order:
+                if key in active:
+                    return
+                del heaped[key]
+                if key in self.parked:
+                    self.unheaped.add(key)
+            heapq.heappop(heap)
+
+    def enter(self, key: str, order: Order) -> None:
+        if self.heaped.get(key) != order:
+            self.heaped[key] = order
+            heapq.heappush(self.heap, (order, key))
+        self.unheaped.discard(key)
+
+
+def _merge(into: dict[str, Info], other: dict[str, Info]) -> dict[str, Info]:
+    """The union of two dicts, copying the smaller one (a bulk move stays O(1) for the larger side)."""
+    if len(into) < len(other):
+        into, other = other, into
+    into.update(other)
+    return into
+
+
 @dataclass(slots=True)
 class Queue:
-    """One ClusterQueue's pending workloads."""
+    """One ClusterQueue's pending workloads: per shape (equivalence hash) its own heap, and `tops`, a lazy heap
+    holding at least the best active workload of every shape that has one - the queue's head is its best valid
+    entry."""
 
     name: str
-    heap: list[tuple[tuple[int, int, str], int, str]] = field(default_factory=list)
-    in_heap: dict[str, Info] = field(default_factory=dict)
-    inadmissible: dict[str, Info] = field(default_factory=dict)
+    shapes: dict[tuple, _Shape] = field(default_factory=dict)
+    by_index: list[_Shape] = field(default_factory=list)
+    shape_of: dict[str, _Shape] = field(default_factory=dict)
+    tops: list[tuple[Order, str, int]] = field(default_factory=list)
+    with_parked: dict[int, _Shape] = field(default_factory=dict)
+    active_count: int = 0
     bulk_moved: set[tuple] = field(default_factory=set)
     # the preemptor workload made sticky by a PendingPreemption requeue (preemptorWorkload, BestEffortFIFO)
     sticky: str | None = None
-    _seq: int = 0
+
+    @property
+    def in_heap(self) -> dict[str, Info]:
+        return {key: info for shape in self.by_index for key, info in shape.active.items()}
+
+    @property
+    def inadmissible(self) -> dict[str, Info]:
+        return {key: info for shape in self.by_index for key, info in shape.parked.items()}
+
+    def has_active(self) -> bool:
+        return self.active_count > 0
+
+    def _shape(self, info: Info) -> _Shape:
+        shape = self.shapes.get(info.shape)
+        if shape is None:
+            shape = self.shapes[info.shape] = _Shape(len(self.by_index))
+            self.by_index.append(shape)
+        self.shape_of[info.key] = shape
+        return shape
+
+    def _surface(self, shape: _Shape) -> None:
+        shape.clean()
+        if shape.heap and shape.active:
+            order, key = shape.heap[0]
+            heapq.heappush(self.tops, (order, key, shape.index))
 
     def push(self, info: Info) -> None:
-        self._seq += 1
-        self.in_heap[info.key] = info
-        heapq.heappush(self.heap, (info.order(), self._seq, info.key))
+        shape, key = self._shape(info), info.key
+        if key not in shape.active:
+            shape.active[key] = info
+            self.active_count += 1
+        order = info.order()
+        shape.enter(key, order)
+        shape.clean()
+        if shape.heap[0][1] == key:  # otherwise the shape's best active workload is already in tops
+            heapq.heappush(self.tops, (order, key, shape.index))
+
+    def _take(self, shape: _Shape, key: str) -> Info:
+        self.active_count -= 1
+        info = shape.active.pop(key)
+        self._surface(shape)
+        return info
 
     def pop(self) -> Info | None:
-        if self.sticky is not None and self.sticky in self.in_heap:
-            return self.in_heap.pop(self.sticky)
-        while self.heap:
-            _, _, key = heapq.heappop(self.heap)
-            info = self.in_heap.pop(key, None)
-            if info is not None:
-                return info
-        return None
+        if not self.active_count:
+            return None
+        sticky = self.shape_of.get(self.sticky) if self.sticky is not None else None
+        if sticky is not None and self.sticky in sticky.active:
+            return self._take(sticky, self.sticky)
+        tops = self.tops
+        while tops:
+            order, key, index = heapq.heappop(tops)
+            shape = self.by_index[index]
+            shape.clean()
+            if shape.active and shape.heap[0] == (order, key):
+                heapq.heappop(shape.heap)
+                del shape.heaped[key]
+                return self._take(shape, key)
+        raise AssertionError(f"queue {self.name}: {self.active_count} active workloads and no head")
 
     def delete(self, key: str) -> None:
-        self.in_heap.pop(key, None)
-        self.inadmissible.pop(key, None)
+        shape = self.shape_of.pop(key, None)
+        if shape is None:
+            return
+        if shape.active.pop(key, None) is not None:
+            self.active_count -= 1
+            self._surface(shape)
+        shape.parked.pop(key, None)
+        shape.unheaped.discard(key)
+
+    def _park(self, info: Info) -> _Shape:
+        shape, key = self._shape(info), info.key
+        shape.parked[key] = info
+        if shape.heaped.get(key) != info.order():
+            shape.unheaped.add(key)
+        self.with_parked[shape.index] = shape
+        return shape
 
     def add(self, info: Info) -> None:
         """PushOrUpdate for a new (or re-pending) workload: parked at once when an identical one was found
         inadmissible since the last requeue."""
         if info.shape in self.bulk_moved:
-            self.inadmissible[info.key] = info
+            self._park(info)
         else:
             self.push(info)
 
     def requeue(self, info: Info, reason: str) -> None:
-        """requeueIfNotPresent after a cycle: back to the heap when the reason asks for an immediate retry or
-        flavors are left to try, otherwise parked (and its identical siblings with it)."""
+        """requeueIfNotPresent after a cycle (for a workload just popped): back to the heap when the reason asks
+        for an immediate retry or flavors are left to try, otherwise parked (and its identical siblings with it)."""
         if reason in IMMEDIATE or (info.last is not None and info.last.pending_flavors()):
             self.push(info)
             return
-        self.inadmissible[info.key] = info
+        shape = self._park(info)
         if reason in (NO_FIT, PREEMPTION_NO_CANDIDATES):
-            # handleInadmissibleHash: every heap workload with the same shape is parked too
+            # handleInadmissibleHash: every heap workload with the same shape is parked too (their heap
+            # entries stay, counting again once they are unparked)
             self.bulk_moved.add(info.shape)
-            for key in [k for k, other in self.in_heap.items() if other.shape == info.shape]:
-                self.inadmissible[key] = self.in_heap.pop(key)
+            self.active_count -= len(shape.active)
+            shape.parked = _merge(shape.parked, shape.active)
+            shape.active = {}
 
     def requeue_inadmissible(self) -> None:
         """queueInadmissibleWorkloads: all parked workloads back to the heap, the bulk-move record cleared."""
         self.bulk_moved.clear()
-        parked, self.inadmissible = self.inadmissible, {}
-        for info in parked.values():
-            self.push(info)
+        with_parked, self.with_parked = self.with_parked, {}
+        for shape in with_parked.values():
+            if not shape.parked:
+                continue
+            self.active_count += len(shape.parked)
+            shape.active = _merge(shape.active, shape.parked)
+            shape.parked = {}
+            unheaped, shape.unheaped = shape.unheaped, set()
+            for key in unheaped:
+                order = shape.active[key].order()
+                shape.heaped[key] = order
+                heapq.heappush(shape.heap, (order, key))
+            self._surface(shape)
 
     def pending_count(self) -> int:
-        return len(self.in_heap) + len(self.inadmissible)
+        return sum(len(shape.active) + len(shape.parked) for shape in self.by_index)

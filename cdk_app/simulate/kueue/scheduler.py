@@ -120,7 +120,7 @@ class KueueScheduler:
             now = at + n * interval
             if self.cycle:
                 self.between_cycles()
-            if not any(q.in_heap for q in self.queues.values()):
+            if not any(q.has_active() for q in self.queues.values()):
                 break
             made = self.run_cycle(now)
             decisions.extend(made)
