@@ -272,6 +272,9 @@ def _explain(kind: str, ctx: dict[str, Any], value: Any, loc: PathKey, field: st
             # A quoted number (its text is what to write), or 1.44e2: a number to YAML 1.2, text to this reader
             # (YAML 1.1 wants 1.44e+2); the text, unquoted, as this reader reads it tells which.
             text, digits = value.strip(), plain_digits(number)
+            if "E" in digits:  # beyond MAX_PLAIN_DIGITS: no field takes a number that size, say so instead
+                return "HPK012", f"{_describe(value, written)} has the wrong type", \
+                    f"{hint}; {text} is a number far beyond anything {field} allows"
             unquoted = parse_yaml(f"v: {text}", "")[0]["v"]
             if isinstance(unquoted, (int, float)) and not isinstance(unquoted, bool) and plain_digits(unquoted) == digits:
                 hint += f"; write it without quotes: {text}"

@@ -58,11 +58,21 @@ def yaml12_number(text: str) -> int | Decimal | None:
     return None
 
 
+# No config value comes near 40 digits; past them a number is shown in short scientific form, so a hint about
+# `count: 1e99999999` does not write out 10**99999999 (100 MB of zeros; int-to-text past 4,300 digits is refused).
+MAX_PLAIN_DIGITS = 40
+
+
 def plain_digits(number: int | float | Decimal) -> str:
-    """A number as plain digits both YAML versions read alike: 144, 0.5, 1000 (not 1E+3)."""
+    """A number as plain digits both YAML versions read alike: 144, 0.5, 1000 (not 1E+3); one beyond
+    MAX_PLAIN_DIGITS digits either way in short scientific form (9.99E+99999999)."""
+    decimal = Decimal(number) if isinstance(number, int) else (
+        number if isinstance(number, Decimal) else Decimal(repr(float(number))))
+    if decimal.is_finite() and decimal and abs(decimal.adjusted()) > MAX_PLAIN_DIGITS:
+        return format(decimal, ".3E")
     if isinstance(number, int):
         return str(int(number))
-    text = format(number if isinstance(number, Decimal) else Decimal(repr(float(number))), "f")
+    text = format(decimal, "f")
     return text.rstrip("0").rstrip(".") if "." in text else text
 
 

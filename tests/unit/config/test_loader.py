@@ -591,3 +591,17 @@ def test_labels_given_a_list_ask_for_a_mapping(tmp_path):
     assert only(tmp_path, text) == ("HPK012", *pyyaml_line(text, ("hyperpod", "instance_groups", 0, "labels")),
                                     "hyperpod.instance_groups[0].labels", "a list has the wrong type",
                                     "expected a mapping of keys")
+
+
+@pytest.mark.parametrize("written", ["1e99999999", "1e99999999999", "9" * 6000, "'1e400'"])
+def test_a_number_of_absurd_size_gets_a_short_message(tmp_path, written):
+    # A hostile round: the hint used to write 10**N out in full (100 MB for 1e99999999, MemoryError beyond).
+    from cdk_app.config.loader import ConfigInvalid, load_config
+
+    text = (ROOT / "config" / "dev.yaml").read_text().replace("      count: 4\n", f"      count: {written}\n", 1)
+    path = tmp_path / "dev.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigInvalid) as err:
+        load_config(path)
+    rendered = [f.render() for f in err.value.findings]
+    assert rendered and all(len(line) < 400 for line in rendered), [line[:400] for line in rendered]
