@@ -282,7 +282,7 @@ def job_priority(config: KitConfig, request: JobRequest) -> str | None:
         raise JobSpecError(f"--priority {chosen!r} is not in the cluster policy; "
                            f"classes: {', '.join(classes) or 'none (the config defines no priority classes)'}")
     if chosen not in allowed:
-        raise JobSpecError(f"--priority {chosen!r} is not one of team {team.name!r}'s priority_classes; "
+        raise JobSpecError(f"--priority {chosen!r} is not one of the priority_classes of team {team.name}; "
                            f"classes: {', '.join(allowed) or 'none'}")
     return chosen
 
@@ -453,11 +453,20 @@ def per_pod(request: JobRequest, placement: Placement) -> Resources:
     return Resources(Fraction(0), Fraction(placement.accelerators if spec.accelerator_kind else 0), cpu, memory)
 
 
+def job_need(request: JobRequest, pod: Resources) -> Resources:
+    """What Kueue counts for the whole job on the team's quota: every worker pod, and an MPIJob's launcher (one
+    more pod on the same instance type, with the workers' vCPU and memory requests and no devices)."""
+    need = pod.scaled(Fraction(request.nodes))
+    if request.kind == "mpijob":
+        need = need + Resources(Fraction(0), Fraction(0), pod.vcpu, pod.memory_gib)
+    return need
+
+
 def _check_reach(config: KitConfig, request: JobRequest, placement: Placement, pod: Resources) -> None:
     """Refuse a job bigger than the team's quota plus all it may borrow: Kueue never admits it."""
     itype = placement.instance_type
     row = next((r for r in team_reach(config) if r.team == request.team and r.instance_type == itype), None)
-    need = pod.scaled(Fraction(request.nodes))
+    need = job_need(request, pod)
     reach = row.reach if row is not None else Resources()
     over = [d for d in ("accelerators", "vcpu", "memory_gib") if getattr(need, d) > getattr(reach, d)]
     if not over:
@@ -477,7 +486,8 @@ def _check_reach(config: KitConfig, request: JobRequest, placement: Placement, p
                else "all that the lending teams and the unallocated capacity hold")
         why = (f"its quota {describe(getattr(row.quota, dim), dim)} + at most {describe(borrowed, dim)} borrowed "
                f"({cap}) = {describe(getattr(row.reach, dim), dim)}")
-    raise JobSpecError(f"--nodes {request.nodes} x {describe(getattr(pod, dim), dim)} per pod = "
+    launcher = " + the MPI launcher's" if request.kind == "mpijob" and dim != "accelerators" else ""
+    raise JobSpecError(f"--nodes {request.nodes} x {describe(getattr(pod, dim), dim)} per pod{launcher} = "
                        f"{describe(getattr(need, dim), dim)} of {itype}, more than team {request.team!r} can ever get: "
                        f"{why}; Kueue would keep the job pending forever")
 
@@ -489,12 +499,12 @@ def borrowing_note(config: KitConfig, request: JobRequest, placement: Placement)
     row = next((r for r in team_reach(config) if r.team == request.team and r.instance_type == itype), None)
     if row is None:
         return None
-    need = per_pod(request, placement).scaled(Fraction(request.nodes))
+    need = job_need(request, per_pod(request, placement))
     over = [d for d in ("accelerators", "vcpu", "memory_gib") if getattr(need, d) > getattr(row.quota, d)]
     if not over:
         return None
     dim = over[0]
-    return (f"note: the job needs {describe(getattr(need, dim), dim)} of {itype}, above team {request.team!r}'s quota "
+    return (f"note: the job needs {describe(getattr(need, dim), dim)} of {itype}, above the quota of team {request.team} "
             f"of {describe(getattr(row.quota, dim), dim)}: it runs only while it can borrow the rest, and a team that "
             "lends it can take it back by preempting the job (hyperpod-kit simulate shows when)")
 

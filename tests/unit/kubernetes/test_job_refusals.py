@@ -201,10 +201,10 @@ REFUSALS = [
      "and team 'research-nlp' has no default_priority_class; classes: fine-tuning, training, experimentation"),
     ({"priority": "x"}, PROD, None,
      "--priority 'x' is not in the cluster policy; classes: inference, fine-tuning, training, experimentation"),
-    ({"priority": "inference"}, PROD, None, "--priority 'inference' is not one of team 'research-nlp''s "
-     "priority_classes; classes: fine-tuning, training, experimentation"),
+    ({"priority": "inference"}, PROD, None, "--priority 'inference' is not one of the "
+     "priority_classes of team research-nlp; classes: fine-tuning, training, experimentation"),
     ({"priority": "training"}, _teams(**{"research-nlp": {"priority_classes": ()}}), None, "--priority 'training' is "
-     "not one of team 'research-nlp''s priority_classes; classes: none"),
+     "not one of the priority_classes of team research-nlp; classes: none"),
     ({"image": ""}, PROD, None, "--image '': give a container image reference (not empty, no spaces)"),
     ({"image": "Repo/Train:1"}, PROD, None, "--image 'Repo/Train:1': give a container image reference (not empty, "
      "no spaces) the kubelet can pull: the repository must be lower-case"),
@@ -465,3 +465,18 @@ def test_a_usage_error_is_judged_without_the_config(change, config, nodes, messa
             check_options(request)
     else:
         check_options(request)
+
+
+def test_an_mpijob_s_launcher_counts_on_the_team_s_quota():
+    # Hostile round 4: 2 workers x 48 vCPU fit smith's reach of 96 vCPU on dev, but the MPI operator's launcher
+    # pod asks the same 48 vCPU on the same instance type, and Kueue counts all three pods.
+    import dataclasses
+
+    from cdk_app.kubernetes.job_templates import check
+
+    dev = load_config(ROOT / "config" / "dev.yaml").config
+    request = JobRequest(team="smith", priority=None, name="t1", image="img:1", command=("x",), kind="mpijob",
+                         nodes=2, cpu="48")
+    with pytest.raises(JobSpecError, match=r"2 x 48 vCPU per pod \+ the MPI launcher's = 144 vCPU"):
+        check(dev, request)
+    check(dev, dataclasses.replace(request, kind="pytorchjob"))  # the same workers alone fit

@@ -364,7 +364,7 @@ def test_a_class_the_team_may_not_use_lists_the_ones_it_may():
     allowed = allowed_priority_classes(PROD, "research-nlp")
     with pytest.raises(JobSpecError) as refused:
         job_priority(PROD, dataclasses.replace(BASE, priority="inference"))
-    assert str(refused.value).endswith(f"priority_classes; classes: {', '.join(allowed)}")
+    assert str(refused.value).endswith(f"priority_classes of team research-nlp; classes: {', '.join(allowed)}")
 
 
 def test_the_etcd_rendezvous_is_one_member():

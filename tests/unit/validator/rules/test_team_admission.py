@@ -83,7 +83,7 @@ def test_job_without_priority_classes_in_the_config_has_no_priority_label():
 
 
 def test_job_refuses_a_class_the_team_may_not_use_and_a_missing_required_one():
-    with pytest.raises(JobSpecError, match="--priority 'inference' is not one of team 'research-nlp''s priority_classes; "
+    with pytest.raises(JobSpecError, match="--priority 'inference' is not one of the priority_classes of team research-nlp; "
                                            "classes: fine-tuning, training, experimentation"):
         render(PROD, dataclasses.replace(JOB, priority="inference"))
     no_default = PROD.model_copy(update={"teams": tuple(t.model_copy(update={"default_priority_class": None})
