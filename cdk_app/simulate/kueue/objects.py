@@ -129,17 +129,21 @@ def local_available(node: Node, fr: FR) -> int:
 
 def available(cq: ClusterQueue, fr: FR) -> int:
     """ClusterQueueSnapshot.Available: unused capacity including what the cohort lends, never below 0."""
+    # local_quota and local_available inlined: this runs for every flavor resource of every nomination
+    used = cq.usage.get(fr, 0)
     parent = cq.parent
     if parent is None:
-        return max(0, cq.subtree.get(fr, 0) - cq.usage.get(fr, 0))
+        return max(0, cq.subtree.get(fr, 0) - used)
     parent_available = parent.subtree.get(fr, 0) - parent.usage.get(fr, 0)
     quota = cq.quotas.get(fr)
-    if quota is not None and quota.borrowing_limit is not None:
-        lq = cq.local_quota(fr)
+    if quota is None:
+        return max(0, max(0, -used) + parent_available)
+    lq = 0 if quota.lending_limit is None else max(0, cq.subtree.get(fr, 0) - quota.lending_limit)
+    if quota.borrowing_limit is not None:
         stored = cq.subtree.get(fr, 0) - lq
-        used_in_parent = max(0, cq.usage.get(fr, 0) - lq)
+        used_in_parent = max(0, used - lq)
         parent_available = min(stored - used_in_parent + quota.borrowing_limit, parent_available)
-    return max(0, local_available(cq, fr) + parent_available)
+    return max(0, max(0, lq - used) + parent_available)
 
 
 def potential_available(cq: ClusterQueue, fr: FR) -> int:
