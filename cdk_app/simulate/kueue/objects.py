@@ -94,6 +94,10 @@ class ClusterQueue(Node):
     # bumped on every usage change: a share computed at one version holds until the next (fair_sharing.drs)
     version: int = 0
     share_cache: tuple[int, Any] | None = None
+    # per flavor resource, the admitted usage per priority (kept by preemption.Preemption.admitted_changed)
+    by_priority: dict[FR, dict[int, int]] = field(default_factory=dict)
+    # the flavor resources it uses above its nominal quota of them (its memberships of Cohort.borrowers)
+    borrowing_on: set[FR] = field(default_factory=set)
 
     def rg_of(self, resource: str) -> ResourceGroup | None:
         for group in self.resource_groups:
@@ -110,6 +114,10 @@ class Cohort(Node):
     # per flavor resource, the children using more than their nominal quota of it (kept by add/remove_usage, so
     # preemption finds the borrowing ClusterQueues without scanning the cohort)
     borrowers: dict[FR, set[str]] = field(default_factory=dict)
+    # per flavor resource f, the ClusterQueue.by_priority of every flavor resource summed over f's borrowers: the
+    # preemption bound reads it without a pass over the borrowing ClusterQueues (kept by _track and
+    # preemption.Preemption.admitted_changed)
+    borrowed_by_priority: dict[FR, dict[FR, dict[int, int]]] = field(default_factory=dict)
 
 
 # ---------------------------------------------------------------- quota arithmetic (resource_node.go)
@@ -121,17 +129,21 @@ def local_available(node: Node, fr: FR) -> int:
 
 def available(cq: ClusterQueue, fr: FR) -> int:
     """ClusterQueueSnapshot.Available: unused capacity including what the cohort lends, never below 0."""
+    # local_quota and local_available inlined: this runs for every flavor resource of every nomination
+    used = cq.usage.get(fr, 0)
     parent = cq.parent
     if parent is None:
-        return max(0, cq.subtree.get(fr, 0) - cq.usage.get(fr, 0))
+        return max(0, cq.subtree.get(fr, 0) - used)
     parent_available = parent.subtree.get(fr, 0) - parent.usage.get(fr, 0)
     quota = cq.quotas.get(fr)
-    if quota is not None and quota.borrowing_limit is not None:
-        lq = cq.local_quota(fr)
+    if quota is None:
+        return max(0, max(0, -used) + parent_available)
+    lq = 0 if quota.lending_limit is None else max(0, cq.subtree.get(fr, 0) - quota.lending_limit)
+    if quota.borrowing_limit is not None:
         stored = cq.subtree.get(fr, 0) - lq
-        used_in_parent = max(0, cq.usage.get(fr, 0) - lq)
+        used_in_parent = max(0, used - lq)
         parent_available = min(stored - used_in_parent + quota.borrowing_limit, parent_available)
-    return max(0, local_available(cq, fr) + parent_available)
+    return max(0, max(0, lq - used) + parent_available)
 
 
 def potential_available(cq: ClusterQueue, fr: FR) -> int:
@@ -173,10 +185,22 @@ def remove_usage(cq: ClusterQueue, usage: Mapping[FR, int]) -> None:
 
 def _track(cohort: Cohort, cq: ClusterQueue, fr: FR, used: int) -> None:
     quota = cq.quotas.get(fr)
-    if used > (quota.nominal if quota else 0):
-        cohort.borrowers.setdefault(fr, set()).add(cq.name)
+    members = cohort.borrowers.setdefault(fr, set())
+    borrowing = used > (quota.nominal if quota else 0)
+    if borrowing == (cq.name in members):
+        return
+    if borrowing:
+        members.add(cq.name)
+        cq.borrowing_on.add(fr)
     else:
-        cohort.borrowers.get(fr, set()).discard(cq.name)
+        members.discard(cq.name)
+        cq.borrowing_on.discard(fr)
+    sign = 1 if borrowing else -1
+    sums = cohort.borrowed_by_priority.setdefault(fr, {})
+    for used_fr, per_priority in cq.by_priority.items():
+        totals = sums.setdefault(used_fr, {})
+        for priority, value in per_priority.items():
+            totals[priority] = totals.get(priority, 0) + sign * value
 
 
 def borrowing_members(cohort: Cohort, frs: set[FR] | Sequence[FR]) -> set[str]:

@@ -71,27 +71,36 @@ class Preemption:
         # per ClusterQueue and flavor resource, the admitted workloads using it (WorkloadUsesResources without a
         # scan of every admitted workload)
         self.by_fr: dict[str, dict[o.FR, dict[str, Admitted]]] = {name: {} for name in cluster_queues}
-        # per ClusterQueue and flavor resource, the admitted usage per priority (the bound _surely_hopeless reads)
-        self.by_priority: dict[str, dict[o.FR, dict[int, int]]] = {name: {} for name in cluster_queues}
         self.strategies = [_STRATEGIES[s] for s in strategies] or [_STRATEGIES["LessThanOrEqualToFinalShare"],
                                                                    _STRATEGIES["LessThanInitialShare"]]
 
     def admitted_changed(self, w: Admitted, present: bool) -> None:
-        index, sums = self.by_fr[w.cluster_queue], self.by_priority[w.cluster_queue]
+        """Keeps the indexes the bounds read: the ClusterQueue's per-priority usage, and its cohort's sum of it
+        over the borrowers of each flavor resource (membership changes are _track's)."""
+        cq = self.cqs[w.cluster_queue]
+        index, sums = self.by_fr[w.cluster_queue], cq.by_priority
+        cohort = cq.parent
         for fr, value in w.usage.items():
             per_priority = sums.setdefault(fr, {})
             if present:
                 index.setdefault(fr, {})[w.key] = w
-                per_priority[w.priority] = per_priority.get(w.priority, 0) + value
             else:
                 index[fr].pop(w.key, None)
-                per_priority[w.priority] -= value
+                value = -value
+            per_priority[w.priority] = per_priority.get(w.priority, 0) + value
+            if cohort is not None:
+                for borrowed in cq.borrowing_on:
+                    totals = cohort.borrowed_by_priority.setdefault(borrowed, {}).setdefault(fr, {})
+                    totals[w.priority] = totals.get(w.priority, 0) + value
 
-    def _usage_below(self, cq_name: str, fr: o.FR, policy: str, priority: int) -> int:
-        per_priority = self.by_priority[cq_name].get(fr, {})
+    @staticmethod
+    def _below(per_priority: Mapping[int, int], policy: str, priority: int) -> int:
         if policy == o.ANY:
             return sum(per_priority.values())
         return sum(v for prio, v in per_priority.items() if prio < priority)
+
+    def _usage_below(self, cq_name: str, fr: o.FR, policy: str, priority: int) -> int:
+        return self._below(self.cqs[cq_name].by_priority.get(fr, {}), policy, priority)
 
     def _surely_hopeless(self, p: Preemptor, fair: bool = False) -> bool:
         """Under the policies the HyperPod mapping writes: no classic attempt can fit even if every candidate
@@ -101,19 +110,39 @@ class Preemption:
         if cq.borrow_within_cohort != o.NEVER or cq.within_cluster_queue not in (o.NEVER, o.LOWER_PRIORITY) \
                 or cq.reclaim_within_cohort not in (o.NEVER, o.LOWER_PRIORITY, o.ANY):
             return False
-        members: set[str] = set()
-        if cq.parent is not None and cq.reclaim_within_cohort != o.NEVER:
-            members = o.borrowing_members(cq.parent, p.frs) - {cq.name}
-        advantage = all(o.nominal(cq, fr) >= cq.usage.get(fr, 0) + v for fr, v in p.usage.items())
+        cohort, policy, priority, below = cq.parent, cq.reclaim_within_cohort, p.priority, self._below
+        summed: dict[o.FR, dict[int, int]] = {}
+        borrowers: set[str] = set()
+        rest: set[str] = set()
+        reclaim = False
+        if cohort is not None and policy != o.NEVER:
+            # the candidates' queues are the borrowers of the fr of p.frs with the most of them (whose running sums
+            # the cohort keeps) and the few others (`rest`), this queue excepted
+            frs = p.frs
+            largest = next(iter(frs)) if len(frs) == 1 else \
+                max(frs, key=lambda fr: len(cohort.borrowers.get(fr, ())))
+            borrowers = cohort.borrowers.get(largest, set())
+            summed = cohort.borrowed_by_priority.get(largest, {})
+            if len(frs) > 1:
+                rest = o.borrowing_members(cohort, frs) - borrowers - {cq.name}
+            reclaim = bool(rest) or len(borrowers) > (cq.name in borrowers)
+        by_priority, quotas, usage = cq.by_priority, cq.quotas, cq.usage
+        advantage = all(o.nominal(cq, fr) >= usage.get(fr, 0) + v for fr, v in p.usage.items())
         borrowing_hopeless = strict_hopeless = False
         for fr, value in p.usage.items():
-            own = 0 if cq.within_cluster_queue == o.NEVER else \
-                self._usage_below(cq.name, fr, o.LOWER_PRIORITY, p.priority)
-            others = sum(self._usage_below(name, fr, cq.reclaim_within_cohort, p.priority) for name in members)
+            own = 0 if cq.within_cluster_queue == o.NEVER else below(by_priority.get(fr, {}), o.LOWER_PRIORITY, priority)
+            others = 0
+            if reclaim:
+                others = below(summed.get(fr, {}), policy, priority)
+                if cq.name in borrowers:
+                    others -= below(by_priority.get(fr, {}), policy, priority)
+                for name in rest:
+                    others += self._usage_below(name, fr, policy, priority)
             room = o.available(cq, fr) + own
             # allowing borrowing, other queues' candidates are usable only with the hierarchical advantage
             borrowing_hopeless |= value > room + (others if advantage or fair else 0)
-            strict_hopeless |= value > room + others or o.nominal(cq, fr) < cq.usage.get(fr, 0) - own + value
+            quota = quotas.get(fr)
+            strict_hopeless |= value > room + others or (quota.nominal if quota else 0) < usage.get(fr, 0) - own + value
         # fair sharing makes one attempt, borrowing allowed and every candidate usable
         return borrowing_hopeless and (fair or strict_hopeless)
 
