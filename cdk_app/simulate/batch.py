@@ -68,6 +68,7 @@ The kit's reading, where AWS is silent (the named ones are `BatchOptions` fields
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import difflib
 import heapq
 import math
@@ -104,6 +105,17 @@ MAX_SCHEDULING_PRIORITY = 9999  # botocore SubmitServiceJob schedulingPriority: 
 BATCH_JOB_NAME = re.compile(r"[A-Za-z0-9_-]{1,128}")
 # A SageMaker training job's InstanceCount is far below this; the bound keeps a typo from meaning 10**20 instances.
 MAX_INSTANCES = 10_000
+# A moment's scheduling passes beyond this many per job are admissions and preemptions undoing each other.
+MAX_PASSES_PER_JOB = 20
+
+
+class BatchNotSettled(Exception):
+    """At one moment the queues keep admitting and preempting the same jobs (a loop of the kit's reading)."""
+
+    def __init__(self, at: int, jobs: list[str]) -> None:
+        super().__init__(f"the Batch queues do not settle at {at} s: {', '.join(jobs)} are admitted and preempted "
+                         "again and again")
+        self.at, self.jobs = at, jobs
 EventKind = Literal["submitted", "admitted", "preempted", "finished", "unschedulable"]
 
 
@@ -203,12 +215,15 @@ class BatchResult:
     # service environment -> unit -> (capacity, peak instances in use)
     environments: Mapping[str, Mapping[str, tuple[int, int]]] = field(default_factory=dict)
     options: BatchOptions = BatchOptions()
+    # The queues did not settle at this moment (jobs admitted and preempted again and again): the run stopped there.
+    loop: tuple[int, tuple[str, ...]] | None = None
 
     def unschedulable(self) -> tuple[BatchEvent, ...]:
         return tuple(e for e in self.events if e.kind == "unschedulable")
 
     def to_json(self) -> dict[str, object]:
-        return {"end": self.end, "options": {"reclaim_victims": self.options.reclaim_victims,
+        return {"end": self.end, "loop": None if self.loop is None else {"at": self.loop[0], "jobs": list(self.loop[1])},
+                "options": {"reclaim_victims": self.options.reclaim_victims,
                                              "preempted_runtime": self.options.preempted_runtime,
                                              "backfill": self.options.backfill},
                 "environments": {env: {unit: {"capacity": c, "peak": p} for unit, (c, p) in units.items()}
@@ -579,7 +594,12 @@ class _Simulation:
 
     def _schedule(self) -> None:
         progress = True
+        passes = 0
         while progress:
+            passes += 1
+            if passes > MAX_PASSES_PER_JOB * (len(self.runs) + 1):
+                # Admissions and preemptions that undo each other at one moment: report it, never spin.
+                raise BatchNotSettled(self.now, sorted({e.job for e in self.events[-50:] if e.at == self.now}))
             progress = False
             for env, queues in self.env_queues.items():
                 for q in queues:
@@ -881,5 +901,8 @@ def simulate_batch(config: KitConfig | Batch, jobs: Sequence[BatchJob], options:
     if batch is None:
         raise ValueError("the environment has no batch: section")
     simulation = _Simulation(batch, jobs, options)
-    simulation.run()
+    try:
+        simulation.run()
+    except BatchNotSettled as err:  # stop there, as the Kueue timeline does on a preemption loop
+        return dataclasses.replace(simulation.result(), loop=(err.at, tuple(err.jobs)))
     return simulation.result()

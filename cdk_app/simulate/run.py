@@ -117,7 +117,13 @@ def simulate_batch_jobs(config: KitConfig, workloads: WorkloadFile) -> tuple[dic
     findings = [finding("HPK803", ("batch_jobs", never.index), f"Batch job {printable(never.job)} can never run: "
                         f"{never.reason}", "make it smaller, or give its share the capacity it needs")
                 for never in parsed.never_runs]
-    return simulate_batch(config, parsed.jobs).to_json(), findings
+    result = simulate_batch(config, parsed.jobs)
+    if result.loop is not None:
+        findings.append(Finding("HPK805", Severity.ERROR, workloads.file, 1, 1, "", f"at {result.loop[0]} s the Batch "
+                                f"queues admit and preempt {', '.join(result.loop[1])} again and again without "
+                                "settling (the kit's reading of quota-share reclaim); the run stopped there",
+                                "change the jobs' priorities or sizes, or the shares' borrow limits"))
+    return result.to_json(), findings
 
 
 def not_simulated(choices: Choices) -> dict[str, Any]:

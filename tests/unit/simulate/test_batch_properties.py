@@ -63,7 +63,8 @@ def test_quota_shares_stay_within_quota_plus_borrowing_and_borrow_only_idle_lent
     config = configs[variant]
     parsed = parse_batch_jobs(config.batch, _quota_items(draws))
     result = simulate_batch(config, parsed.jobs, options)
-    assert_all_settled(parsed.jobs, result)
+    if result.loop is None:  # a loop (hypothesis found one with reclaim_victims newest) stops the run: reported
+        assert_all_settled(parsed.jobs, result)
     reach = {r.team: r for r in quota_share_reach(config.batch, "prod-p4d")}
     teams = {t.name: t for t in config.batch.teams}
     lenders = {name for name, t in teams.items() if t.sharing_strategy in ("Lend", "LendAndBorrow")}
@@ -118,3 +119,20 @@ def test_fair_share_and_fifo_never_preempt_nor_exceed_their_environments(configs
     never = {n.job for n in parsed.never_runs}
     for event in result.unschedulable():
         assert event.job in never or "which never runs" in event.reason, event
+
+
+# Found by hypothesis (seed 1) in a `make test` that then ran for many minutes: on the 25 % borrow-limit variant
+# with reclaim_victims newest, resume and backfill, the quota-share passes undo each other at one moment.
+LOOPING = [("ProdExp1", 1, 0, 1, 0)] * 23 + [
+    ("ProdExp2", 39, 0, 112, 99), ("ProdExp1", 22, 2, 129, 0), ("ProdExp1", 2, 1, 129, 1), ("ProdExp1", 38, 128, 1, 1),
+    ("ProdExp1", 63, 1, 1, 2), ("ProdExp2", 3, 0, 129, 0), ("ProdExp1", 1, 0, 1, 0), ("ProdExp2", 38, 1, 2, 9),
+    ("ProdExp2", 70, 43, 33, 99)]
+
+
+def test_queues_that_never_settle_stop_the_run_and_say_so(configs):
+    config = configs["limited"]
+    parsed = parse_batch_jobs(config.batch, _quota_items(LOOPING))
+    result = simulate_batch(config, parsed.jobs,
+                            BatchOptions(reclaim_victims="newest", preempted_runtime="resume", backfill=True))
+    assert result.loop is not None and result.loop[1]
+    assert result.to_json()["loop"]["at"] == result.loop[0]
