@@ -110,6 +110,10 @@ class Preemption:
         if cq.borrow_within_cohort != o.NEVER or cq.within_cluster_queue not in (o.NEVER, o.LOWER_PRIORITY) \
                 or cq.reclaim_within_cohort not in (o.NEVER, o.LOWER_PRIORITY, o.ANY):
             return False
+        if len(p.usage) == 1 and len(p.frs) == 1:
+            fr, value = next(iter(p.usage.items()))
+            if fr in p.frs:
+                return self._surely_hopeless_one(p, fr, value, fair)
         cohort, policy, priority, below = cq.parent, cq.reclaim_within_cohort, p.priority, self._below
         summed: dict[o.FR, dict[int, int]] = {}
         borrowers: set[str] = set()
@@ -145,6 +149,32 @@ class Preemption:
             strict_hopeless |= value > room + others or (quota.nominal if quota else 0) < usage.get(fr, 0) - own + value
         # fair sharing makes one attempt, borrowing allowed and every candidate usable
         return borrowing_hopeless and (fair or strict_hopeless)
+
+    def _surely_hopeless_one(self, p: Preemptor, fr: o.FR, value: int, fair: bool) -> bool:
+        """_surely_hopeless for a preemptor of one flavor resource (every simulation the flavor assigner asks
+        for): the same terms, computed only as far as the answer needs them."""
+        cq, priority, below = p.cq, p.priority, self._below
+        per_priority = cq.by_priority.get(fr, {})
+        own = 0 if cq.within_cluster_queue == o.NEVER else below(per_priority, o.LOWER_PRIORITY, priority)
+        room = o.available(cq, fr) + own
+        used = cq.usage.get(fr, 0)
+        quota = cq.quotas.get(fr)
+        nominal = quota.nominal if quota else 0
+        advantage = nominal >= used + value
+        if not (advantage or fair) and value <= room:
+            return False  # borrowing_hopeless is false whatever the others' candidates
+        others = 0
+        cohort, policy = cq.parent, cq.reclaim_within_cohort
+        if cohort is not None and policy != o.NEVER:
+            borrowers = cohort.borrowers.get(fr, set())
+            mine = cq.name in borrowers
+            if len(borrowers) > mine:
+                others = below(cohort.borrowed_by_priority.get(fr, {}).get(fr, {}), policy, priority)
+                if mine:
+                    others -= below(per_priority, policy, priority)
+        if not value > room + (others if advantage or fair else 0):
+            return False
+        return fair or value > room + others or nominal < used - own + value
 
     def _using(self, cq_name: str, frs: set[o.FR]) -> list[Admitted]:
         """The ClusterQueue's admitted workloads that use any of frs."""
