@@ -10,8 +10,10 @@ import click
 from cdk_app.cli.simulate import (
     EXIT_FINDINGS,
     EXIT_UNREADABLE,
+    check_inputs,
     choices_of,
     choices_options,
+    input_options,
     valid_config,
     workload_jobs,
 )
@@ -20,13 +22,7 @@ from cdk_app.support.text_table import printable
 
 @click.command("explain")
 @click.argument("config_path", type=click.Path(dir_okay=True, path_type=Path))
-@click.option("--workload", default=None, type=click.Path(allow_dash=True, dir_okay=True),
-              help="The workload file the job is in (as for simulate).")
-@click.option("--from-cluster", "from_cluster", default=None, type=click.Path(allow_dash=True, dir_okay=True),
-              help="A live snapshot, `kubectl get workloads -n <team namespace> -o json` (as for simulate): explain "
-                   "one of its workloads, or a --workload job submitted on top of it.")
-@click.option("--remaining", type=click.IntRange(1, 366 * 24 * 3600), default=3600, show_default=True,
-              help="--from-cluster: seconds each snapshot job still runs.")
+@input_options
 @click.option("--job", "job_name", required=True, help="The job's name.")
 @click.option("--team", default=None, help="The job's team, when two teams have a job of that name.")
 @choices_options
@@ -40,10 +36,7 @@ def explain(config_path: Path, workload: str | None, from_cluster: str | None, r
     from cdk_app.simulate.explain import explain_job
     from cdk_app.simulate.run import simulate_environment
 
-    if workload is None and from_cluster is None:
-        raise click.UsageError("give --workload FILE, --from-cluster FILE, or both")
-    if workload == "-" and from_cluster == "-":
-        raise click.UsageError("only one of --workload and --from-cluster can read standard input")
+    check_inputs(workload, from_cluster)
     config = valid_config(config_path)
     jobs = workload_jobs(config, workload, from_cluster, remaining)
     matches = [j for j in jobs.jobs if j.name == job_name and (team is None or j.team == team)]

@@ -33,6 +33,27 @@ def choices_options(command: Any) -> Any:
     return command
 
 
+def input_options(command: Any) -> Any:
+    """Where the jobs come from (simulate and explain alike): a workload file, a live snapshot, or both."""
+    command = click.option("--remaining", type=click.IntRange(1, 366 * 24 * 3600), default=3600, show_default=True,
+                           help="--from-cluster: seconds each snapshot job still runs (a snapshot does not say)."
+                           )(command)
+    command = click.option("--from-cluster", "from_cluster", default=None,
+                           type=click.Path(allow_dash=True, dir_okay=True),
+                           help="Start from a live cluster: the output of `kubectl get workloads -A -o json` "
+                                "(running jobs stay admitted, pending ones queue), with --workload's jobs (if any) "
+                                "submitted on top.")(command)
+    return click.option("--workload", "workload", default=None, type=click.Path(allow_dash=True, dir_okay=True),
+                        help="The jobs to replay (YAML: jobs, batch_jobs); - for standard input.")(command)
+
+
+def check_inputs(workload: str | None, from_cluster: str | None) -> None:
+    if workload is None and from_cluster is None:
+        raise click.UsageError("give --workload FILE, --from-cluster FILE, or both")
+    if workload == "-" and from_cluster == "-":
+        raise click.UsageError("only one of --workload and --from-cluster can read standard input")
+
+
 def choices_of(reclaim_within_cohort: str, dont_lend_may_borrow: bool) -> Choices:
     return Choices(reclaim_within_cohort=reclaim_within_cohort, dont_lend_may_borrow=dont_lend_may_borrow)
 
@@ -135,13 +156,7 @@ def run_kueue(config: KitConfig, jobs: WorkloadFile, choices: Choices) -> tuple[
 
 @click.command("simulate")
 @click.argument("config_path", type=click.Path(dir_okay=True, allow_dash=False, path_type=Path))
-@click.option("--workload", "workload", default=None, type=click.Path(allow_dash=True, dir_okay=True),
-              help="The jobs to replay (YAML: jobs, batch_jobs); - for standard input.")
-@click.option("--from-cluster", "from_cluster", default=None, type=click.Path(allow_dash=True, dir_okay=True),
-              help="Start from a live cluster: the output of `kubectl get workloads -A -o json` (running jobs "
-                   "stay admitted, pending ones queue), with --workload's jobs (if any) submitted on top.")
-@click.option("--remaining", type=click.IntRange(1, 366 * 24 * 3600), default=3600, show_default=True,
-              help="--from-cluster: seconds each snapshot job still runs (a snapshot does not say).")
+@input_options
 @click.option("--format", "output_format", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("--against-ref", default=None,
               help="Also run the config as it is at this git ref, and print how each team's waits, preemptions "
@@ -163,10 +178,7 @@ def simulate(config_path: Path, workload: str | None, from_cluster: str | None, 
 
     if plot is not None and plot.suffix.lower() != ".svg":
         raise click.UsageError(f"--plot {plot}: the plot is written as SVG; give a file name ending in .svg")
-    if workload is None and from_cluster is None:
-        raise click.UsageError("give --workload FILE, --from-cluster FILE, or both")
-    if workload == "-" and from_cluster == "-":
-        raise click.UsageError("only one of --workload and --from-cluster can read standard input")
+    check_inputs(workload, from_cluster)
     config = valid_config(config_path)
     check_plot_path(plot)
     with tempfile.TemporaryDirectory() as folder:
