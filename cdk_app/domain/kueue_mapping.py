@@ -60,7 +60,8 @@ def quantity(value: Fraction | int | float, unit: str = "") -> str:
     return f"{int(value * 1000)}m"
 
 
-def _resources(itype: str, amounts: Resources) -> dict[str, str]:
+def flavor_resources(itype: str, amounts: Resources) -> dict[str, str]:
+    """Amounts of one instance type as the flavor's Kueue quantities (every covered resource)."""
     spec = CATALOGUE[itype]
     resources = {CPU: quantity(amounts.vcpu), MEMORY: quantity(amounts.memory_gib, "Gi")}
     for kind, name in ACCELERATOR_RESOURCES.items():
@@ -92,7 +93,7 @@ def _borrowing(strategy: str, percent: int, amounts: Resources, itype: str, choi
     and for every team while the cluster policy's IdleResourceSharing is Disabled (cdk_app.domain.reach)."""
     if not sharing or strategy == "Lend" or (strategy == "DontLend" and not choices.dont_lend_may_borrow):
         return {name: "0" for name in covered_resources()}
-    return _resources(itype, amounts.scaled(Fraction(percent, 100)))
+    return flavor_resources(itype, amounts.scaled(Fraction(percent, 100)))
 
 
 def cluster_queue(name: str, quota: dict[str, Resources], flavors: list[str], *, strategy: str, borrow_limit: int,
@@ -101,7 +102,7 @@ def cluster_queue(name: str, quota: dict[str, Resources], flavors: list[str], *,
     entries = []
     for itype in flavors:
         amounts = quota.get(itype, Resources())
-        nominal = _resources(itype, amounts)
+        nominal = flavor_resources(itype, amounts)
         borrowing = _borrowing(strategy, borrow_limit, amounts, itype, choices, sharing)
         resources = []
         for resource in covered_resources():
@@ -140,7 +141,7 @@ def idle_cohort(pool: dict[str, Resources], flavors: list[str], choices: Choices
     what no ClusterQueue does), which its ClusterQueues borrow within their borrowingLimit and which nobody
     reclaims (UNVERIFIED: the mapping reference calls it "possibly a cohort-level quota")."""
     entries = [{"name": itype, "resources": [{"name": name, "nominalQuota": amount}
-                                             for name, amount in _resources(itype, pool.get(itype, Resources())).items()]}
+                                             for name, amount in flavor_resources(itype, pool.get(itype, Resources())).items()]}
                for itype in flavors]
     return {"apiVersion": API_VERSION, "kind": "Cohort", "metadata": {"name": choices.cohort},
             "spec": {"resourceGroups": [{"coveredResources": covered_resources(), "flavors": entries}]}}

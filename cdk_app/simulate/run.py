@@ -6,35 +6,30 @@ from __future__ import annotations
 from typing import Any
 
 from cdk_app.config.model import KitConfig
-from cdk_app.domain.capacity import cluster_capacity
-from cdk_app.domain.instance_types import ACCELERATOR_RESOURCES, CATALOGUE, EFA_MAXIMUM, EFA_RESOURCE
-from cdk_app.domain.kueue_mapping import Choices
+from cdk_app.domain.capacity import Resources, capacity_of, cluster_capacity
+from cdk_app.domain.kueue_mapping import Choices, flavor_resources
 from cdk_app.findings import Finding, Severity, format_path
 from cdk_app.simulate.engine import Timeline, simulate, total_requests
-from cdk_app.simulate.governance import GIB, TERMS, in_terms, pool_quota, queue_quotas, setup_document
+from cdk_app.simulate.governance import TERMS, in_terms, kueue_units, pool_quota, queue_quotas, setup_document
 from cdk_app.simulate.report import summarize
 from cdk_app.simulate.workloads import Job, WorkloadFile
 from cdk_app.support.text_table import printable
 
 
-def instance_resources(itype: str, count: int = 1) -> dict[str, int]:
-    """What `count` instances of a type hold, in Kueue's units."""
-    spec = CATALOGUE[itype]
-    out = {"cpu": spec.vcpu * 1000 * count, "memory": int(spec.memory_gib * GIB) * count}
-    if spec.accelerator_kind:
-        out[ACCELERATOR_RESOURCES[spec.accelerator_kind]] = spec.accelerators * count
-    if EFA_MAXIMUM.get(itype):
-        out[EFA_RESOURCE] = EFA_MAXIMUM[itype] * count
-    return out
+def in_kueue_units(itype: str, amounts: Resources) -> dict[str, int]:
+    """Capacity of a type as Kueue counts it: the mapping's own flavor quantities, in Kueue's units."""
+    return {res: kueue_units(res, quantity) for res, quantity in flavor_resources(itype, amounts).items()}
+
+
+def instance_resources(itype: str) -> dict[str, int]:
+    """What one instance of a type holds, in Kueue's units."""
+    return in_kueue_units(itype, capacity_of([(itype, 1)])[itype])
 
 
 def cluster_resources(config: KitConfig) -> dict[str, dict[str, int]]:
     if config.hyperpod is None:
         return {}
-    counts: dict[str, int] = {}
-    for group in config.hyperpod.instance_groups:
-        counts[group.instance_type] = counts.get(group.instance_type, 0) + group.count
-    return {itype: instance_resources(itype, count) for itype, count in counts.items() if itype in cluster_capacity(config)}
+    return {itype: in_kueue_units(itype, amounts) for itype, amounts in cluster_capacity(config).items()}
 
 
 def pod_too_large(job: Job, config: KitConfig) -> str | None:
