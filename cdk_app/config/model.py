@@ -223,6 +223,11 @@ class Lifecycle(KitModel):
     charts/health-monitoring-agent/templates/health-monitoring-agent.yaml; its CPU twin sets it to void) - so it
     sees the GPUs through its image's variable, which isolation makes the toolkit ignore. Without it, the admission guardrails refuse containers that request no GPU unless they
     hide the devices. Changing it changes the chart at once but only nodes created afterwards."""
+    seccomp_default: Bool = True
+    """The kubelet's seccompDefault on every node: a container that names no seccompProfile runs under the
+    container runtime's default profile (RuntimeDefault) instead of Unconfined. Teams change nothing; a workload
+    that needs a syscall the default profile blocks names its own profile (Localhost) or asks the
+    administrators. Applies to nodes created or replaced after the change (the lifecycle scripts run then)."""
 
 
 class HyperPod(KitModel):
