@@ -494,8 +494,8 @@ def test_gpu_device_isolation_follows_the_config(tmp_path, flag):
 
 
 def test_gpu_device_isolation_is_off_unless_asked_for():
-    """Off by default: the health monitoring agent's GPU DaemonSet (chart a00b22d) reads the GPUs through its
-    image's NVIDIA_VISIBLE_DEVICES without privilege, which isolation makes the toolkit ignore."""
+    """Off by default: turning it on changes the device plugin at once but the toolkit only on new nodes, so an
+    environment deployed without it must not get it by an upgrade of the kit (config/model.py says why)."""
     for env in ("dev", "prod"):
         config = load_config(ROOT / "config" / f"{env}.yaml").config
         assert "GPU_DEVICE_ISOLATION=false\n" in provisioning_env(config)
