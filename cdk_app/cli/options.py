@@ -12,6 +12,15 @@ import re
 import click
 
 WHOLE = re.compile(r"[+-]?[0-9]{1,18}")  # 18 digits: far past any count, and int() stays cheap
+LONG_WHOLE = re.compile(r"[+-]?[0-9]+")  # a whole number, but longer: refused as too large, not as malformed
+
+
+def _too_long(value: str) -> str | None:
+    """The message for a whole number of more digits than WHOLE takes (too large, not malformed)."""
+    if not LONG_WHOLE.fullmatch(value):
+        return None
+    size = "is negative and" if value.startswith("-") else "is a whole number, but"
+    return f"{value!r} {size} has more than 18 digits: no cluster has anything near that many"
 
 
 class WholeNumber(click.ParamType):
@@ -21,7 +30,7 @@ class WholeNumber(click.ParamType):
         if isinstance(value, int):  # a default
             return value
         if not WHOLE.fullmatch(value):
-            self.fail(f"{value!r} is not a whole number (digits only, no spaces)", param, ctx)
+            self.fail(_too_long(value) or f"{value!r} is not a whole number (digits only, no spaces)", param, ctx)
         return int(value)
 
 
@@ -33,5 +42,6 @@ def efa_option(_ctx, param, value: str) -> int | str:
     if value == "all":
         return value
     if not WHOLE.fullmatch(value):
-        raise click.BadParameter(f"{value!r} is neither a whole number nor 'all' (digits only, no spaces)", param=param)
+        raise click.BadParameter(_too_long(value) or f"{value!r} is neither a whole number nor 'all' (digits only, "
+                                 "no spaces)", param=param)
     return int(value)

@@ -75,8 +75,9 @@ class Resources:
 
 
 def plain_number(value: Amount) -> float | int:
-    """An amount as written in YAML: 9 rather than 9.0 or 9/1, three decimals at most."""
-    return int(value) if value.denominator == 1 else round(float(value), 3)
+    """An amount for JSON: 9 rather than 9.0 or 9/1; otherwise the nearest double, which prints a decimal amount
+    as written (16.0002 stays 16.0002, never 16.0 beside a capacity of 16) and a third to full precision."""
+    return int(value) if value.denominator == 1 else float(value)
 
 
 def unit_for(value: float | Amount, unit: str) -> str:

@@ -416,15 +416,21 @@ def _quantity_value(option: str, text: str | None, precision: Fraction) -> Fract
     try:
         value = parse_quantity(text)
     except QuantityOutOfRange as err:
+        if err.tiny:
+            raise JobOptionError(f"{option} {err}, far below {_step(precision)}, the smallest amount Kubernetes "
+                                 "represents") from None
         raise JobOptionError(f"{option} {err}: no node has anything near that much") from None
     if value is None or value <= 0:
         raise JobOptionError(f"{option} {text!r} is not a positive Kubernetes quantity (e.g. 500m or 4 for CPU, "
                              "512Mi or 16Gi for memory; no spaces)")
     if (value / precision).denominator != 1:
-        step = "1m (a thousandth of a CPU)" if precision == CPU_PRECISION else "1 byte"
-        raise JobOptionError(f"{option} {text} is not a whole number of {step}, the smallest amount Kubernetes "
-                             "represents; round it")
+        raise JobOptionError(f"{option} {text} is not a whole number of {_step(precision)}, the smallest amount "
+                             "Kubernetes represents; round it")
     return value
+
+
+def _step(precision: Fraction) -> str:
+    return "1m (a thousandth of a CPU)" if precision == CPU_PRECISION else "1 byte"
 
 
 QUANTITY_OPTIONS = (("--cpu", "cpu", CPU_PRECISION), ("--memory", "memory", BYTE_PRECISION),
@@ -436,7 +442,8 @@ def _quantity(option: str, text: str | None, unit: int, most: Fraction, instance
     """A quantity (in `unit`s) that fits in one node; 0 when not given."""
     value = _quantity_value(option, text, precision) / unit
     if value > most:
-        raise JobSpecError(f"{option} {text} per pod is more than one {instance_type} has ({_number(most)})")
+        raise JobSpecError(f"{option} {text} per pod is more than one {instance_type} has "
+                           f"({_number(most)}{'' if unit == 1 else 'Gi'})")
     return value
 
 
@@ -559,6 +566,13 @@ def check(config: KitConfig, request: JobRequest, cluster_nodes: Sequence[NodeIn
     pod = per_pod(request, placement)
     if fleet is not None:
         _check_nodes(request, placement, fleet, nodes_source)
+    if pod.is_zero():
+        # Kueue admits a workload that requests nothing without counting it against any quota: the pods would
+        # run unaccounted on the team's (or another team's) nodes.
+        spec = CATALOGUE[instance_type]
+        raise JobSpecError(f"the job requests no accelerators, CPU or memory on {instance_type}, so Kueue would "
+                           "admit it without counting it against the team's quota; pass --cpu and --memory "
+                           f"(one {instance_type} has {spec.vcpu} vCPU and {_number(Fraction(spec.memory_gib))}Gi)")
     _check_reach(config, request, placement, pod)
     return placement
 

@@ -24,7 +24,12 @@ _SUFFIX_ORDER = {suffix: math.floor(math.log10(factor)) for suffix, factor in {*
 
 
 class QuantityOutOfRange(ValueError):
-    """A well-formed quantity too large, too small or too long for any resource of a node."""
+    """A well-formed quantity too large, too small or too long for any resource of a node. `tiny`: it is too
+    small (a message then says so, not that no node has that much)."""
+
+    def __init__(self, message: str, tiny: bool = False) -> None:
+        super().__init__(message)
+        self.tiny = tiny
 
 
 def parse_quantity(text: str) -> Fraction | None:
@@ -53,11 +58,17 @@ def _check_range(text: str, number: str, suffix: str) -> None:
         raise QuantityOutOfRange(f"{text!r} has more than {MAX_DIGITS} digits")
     exponent_text = suffix[1:] if suffix[:1] in ("e", "E") and suffix not in _DECIMAL and suffix not in _BINARY else ""
     if len(exponent_text.lstrip("+-")) > 6:
-        raise QuantityOutOfRange(f"{text!r} is beyond 10^±{MAX_ORDER}")
+        _out_of_range(text, exponent_text.startswith("-"))
     whole, _, fraction = number.lstrip("+-").partition(".")
     whole = whole.lstrip("0")
     # The position of the first significant digit: 10**(len(whole) - 1) for 12.5, 10**-(zeros + 1) for 0.005.
     order = len(whole) - 1 if whole else -(len(fraction) - len(fraction.lstrip("0")) + 1)
     order += int(exponent_text or 0) + _SUFFIX_ORDER.get(suffix, 0)
     if abs(order) > MAX_ORDER:
-        raise QuantityOutOfRange(f"{text!r} is beyond 10^±{MAX_ORDER}")
+        _out_of_range(text, order < 0)
+
+
+def _out_of_range(text: str, tiny: bool) -> None:
+    if tiny:
+        raise QuantityOutOfRange(f"{text!r} is less than 10^-{MAX_ORDER}", tiny=True)
+    raise QuantityOutOfRange(f"{text!r} is more than 10^{MAX_ORDER}")

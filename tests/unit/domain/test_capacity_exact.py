@@ -3,11 +3,14 @@ arithmetic); the source of truth is Python's own exact Fraction arithmetic on th
 
 from __future__ import annotations
 
+import json
 from fractions import Fraction
+
+import pytest
 
 from cdk_app.config.model import QuotaEntry, Team
 from cdk_app.config.scalars import ScalarFloat
-from cdk_app.domain.capacity import DIMENSIONS, Resources, per_instances, quota_resources, teams_total
+from cdk_app.domain.capacity import DIMENSIONS, Resources, per_instances, plain_number, quota_resources, teams_total
 from cdk_app.domain.instance_types import CATALOGUE
 
 
@@ -53,3 +56,13 @@ def test_scaling_by_a_percent_is_exact_and_whole_where_it_can_be():
     half = Resources(3, 4, Fraction(1, 3), 10).scaled(Fraction(50, 100))
     assert half == Resources(Fraction(3, 2), 2, Fraction(1, 6), 5)
     assert type(half.accelerators) is int and type(half.memory_gib) is int and type(half.count) is Fraction
+
+
+@pytest.mark.parametrize("value,expected", [(Fraction(160002, 10000), 16.0002), (Fraction(4, 3), 4 / 3),
+                                            (Fraction(1, 10**6), 0.000001), (Fraction(9), 9)])
+def test_json_amounts_are_not_rounded(value, expected):
+    """validate --format json: 16.0002 reads 16.0002 (not 16.0 beside a capacity of 16), a third to the
+    double's full precision, a whole amount as an integer."""
+    amount = plain_number(value)
+    assert amount == expected and type(amount) is type(expected)
+    assert json.loads(json.dumps(amount)) == expected

@@ -179,7 +179,7 @@ def test_env_may_not_hide_the_gpus_a_job_asks_for():
     ({"memory": "16GB"}, "--memory '16GB' is not a positive Kubernetes quantity"),
     ({"shm": "-1Gi"}, "--shm '-1Gi' is not a positive Kubernetes quantity"),
     ({"cpu": "49"}, "--cpu 49 per pod is more than one ml.g5.12xlarge has \\(48\\)"),
-    ({"memory": "193Gi"}, "--memory 193Gi per pod is more than one ml.g5.12xlarge has \\(192\\)"),
+    ({"memory": "193Gi"}, "--memory 193Gi per pod is more than one ml.g5.12xlarge has \\(192Gi\\)"),
     ({"image": ""}, "--image '': give a container image reference"),
     ({"image": "   "}, "--image '   ': give a container image reference"),
     ({"image": "repo/x:1 --privileged"}, "no spaces"),

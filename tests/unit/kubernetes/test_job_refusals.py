@@ -239,15 +239,23 @@ REFUSALS = [
      "--volume more:/x/: something is already mounted there"),
     ({"cpu": "lots"}, PROD, None, "--cpu 'lots' is not a positive Kubernetes quantity (e.g. 500m or 4 for CPU, 512Mi "
      "or 16Gi for memory; no spaces)"),
-    ({"cpu": "1e99999999"}, PROD, None, "--cpu '1e99999999' is beyond 10^±40: no node has anything near that much"),
+    # Kueue admits a workload with no requests without charging any quota: `job` never writes one.
+    ({"accelerators_per_node": 0}, PROD, None, "the job requests no accelerators, CPU or memory on ml.p5.48xlarge, so "
+     "Kueue would admit it without counting it against the team's quota; pass --cpu and --memory (one "
+     "ml.p5.48xlarge has 192 vCPU and 2048Gi)"),
+    ({"cpu": "1e99999999"}, PROD, None, "--cpu '1e99999999' is more than 10^40: no node has anything near that much"),
+    ({"cpu": "1e-50"}, PROD, None, "--cpu '1e-50' is less than 10^-40, far below 1m (a thousandth of a CPU), the "
+                                   "smallest amount Kubernetes represents"),
+    ({"shm": "1E-99999999"}, PROD, None, "--shm '1E-99999999' is less than 10^-40, far below 1 byte, the smallest "
+                                         "amount Kubernetes represents"),
     ({"cpu": "1e-31"}, PROD, None, "--cpu 1e-31 is not a whole number of 1m (a thousandth of a CPU), the smallest "
      "amount Kubernetes represents; round it"),
     ({"memory": "0.5"}, PROD, None, "--memory 0.5 is not a whole number of 1 byte, the smallest amount Kubernetes "
      "represents; round it"),
     ({"shm": "1m"}, PROD, None, "--shm 1m is not a whole number of 1 byte, the smallest amount Kubernetes represents; "
      "round it"),
-    ({"memory": "3000Gi"}, PROD, None, "--memory 3000Gi per pod is more than one ml.p5.48xlarge has (2048)"),
-    ({"shm": "3000Gi"}, PROD, None, "--shm 3000Gi per pod is more than one ml.p5.48xlarge has (2048)"),
+    ({"memory": "3000Gi"}, PROD, None, "--memory 3000Gi per pod is more than one ml.p5.48xlarge has (2048Gi)"),
+    ({"shm": "3000Gi"}, PROD, None, "--shm 3000Gi per pod is more than one ml.p5.48xlarge has (2048Gi)"),
     ({"nodes": 4, "accelerators_per_node": 8}, PROD, None, "--nodes 4 x 8 accelerators per pod = 32 accelerators of "
      "ml.p5.48xlarge, more than team 'research-nlp' can ever get: its quota 12 accelerators + at most 12 accelerators "
      "borrowed (borrow_limit 100%) = 24 accelerators; Kueue would keep the job pending forever"),
@@ -314,7 +322,8 @@ def test_job_refusal_word_for_word(change, config, nodes, message):
 
 @pytest.mark.parametrize("change, nodes", [
     ({"min_nodes": 2, "nodes": 2, "max_nodes": 3}, None),  # min-nodes may equal nodes
-    ({"instance_type": "ml.m7i.4xlarge", "accelerators_per_node": 0, "nodes": 1}, CLUSTER),  # no accelerator to check
+    ({"instance_type": "ml.m7i.4xlarge", "accelerators_per_node": 0, "nodes": 1, "cpu": "16", "team": "inference",
+      "priority": None}, CLUSTER),  # no accelerator to check
     ({"nodes": 3, "topology": "required", "topology_layer": 3, "accelerators_per_node": 8}, CLUSTER),
 ])
 def test_jobs_at_the_edges_are_accepted(change, nodes):

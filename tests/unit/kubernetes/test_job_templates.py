@@ -37,6 +37,10 @@ BASE = JobRequest(team="research-nlp", priority="training", name="llama-ft", ima
                   command=("torchrun", "train.py"), nodes=3, efa_per_node=32, topology="required",
                   auto_resume=True, max_retries=5)
 
+# A job on the CPU type: of the team with a quota there, requesting CPU (`job` refuses a job that requests
+# nothing: Kueue would admit it without charging any quota).
+CPU_ONLY_JOB = {"team": "inference", "priority": None, "cpu": "4"}
+
 
 def check_pytorchjob(manifest):
     jsonschema.validate(manifest, PYTORCHJOB_SCHEMA)
@@ -287,7 +291,8 @@ def test_cli_reads_cluster_nodes_and_refuses_bad_options(tmp_path):
 def test_every_rendered_manifest_passes_its_schema(kind, instance_type, topology, efa, auto_resume):
     request = dataclasses.replace(BASE, kind=kind, instance_type=instance_type, topology=topology, efa_per_node=efa,
                                   auto_resume=auto_resume and kind == "pytorchjob",
-                                  nodes=1 if instance_type == "ml.m7i.4xlarge" else 3)
+                                  nodes=1 if instance_type == "ml.m7i.4xlarge" else 3,
+                                  **CPU_ONLY_JOB if instance_type == "ml.m7i.4xlarge" else {})
     manifest = render(PROD, request, CLUSTER, "nodes.json")
     version = PROD.eks.kubernetes_version
     if kind == "job":
@@ -317,7 +322,7 @@ def test_every_container_without_gpus_hides_them_and_the_guardrails_admit_the_jo
 
     from cdk_app.kubernetes.guardrails import guardrail_manifests
     request = dataclasses.replace(BASE, kind=kind, instance_type=instance_type, topology=None, efa_per_node=0,
-                                  auto_resume=False, nodes=1)
+                                  auto_resume=False, nodes=1, **CPU_ONLY_JOB if instance_type == "ml.m7i.4xlarge" else {})
     manifest = render(PROD, request)
     specs = {"job": lambda m: [m["spec"]["template"]],
              "mpijob": lambda m: [s["template"] for s in m["spec"]["mpiReplicaSpecs"].values()],
