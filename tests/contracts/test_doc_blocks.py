@@ -1,0 +1,76 @@
+"""The documentation's blocks that are not run (they need AWS or a cluster) are still checked: their hyperpod-kit
+commands are parsed by the CLI itself - every option exists and takes the value given - their make commands name
+real targets, and the rest is valid bash. How blocks are read: docs/contributing/docs.md."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+
+import click
+import pytest
+from support.doc_pages import NEEDS_AWS, blocks, pages, run_pages
+from support.paths import ROOT
+
+from cdk_app.cli.main import main as cli
+
+CHECKED = [(block, command) for page in run_pages() for block in blocks(page)
+           if block.lang == "bash" and block.title is not None for command in block.commands]
+# A placeholder a reader fills in (<EksClusterName>, <john's role from TeamRoleArns>) reads as one word.
+PLACEHOLDER = re.compile(r"<[^<>\n]+>")
+KIT = ("hyperpod-kit", ".venv/bin/hyperpod-kit")
+
+
+def words(command: str) -> list[str]:
+    """The command's arguments, up to a redirection or pipe."""
+    out = []
+    for word in shlex.split(PLACEHOLDER.sub("PLACEHOLDER", command), comments=True):
+        if word in {">", "|", ">>", "2>", "<"}:
+            break
+        out.append(word)
+    return out
+
+
+def parse_with_click(args: list[str]) -> None:
+    """Parse as `hyperpod-kit` would, without running: an unknown command or option, a missing option value or
+    a value of the wrong type raises click's usage error. Files are not opened (they exist only in an account)."""
+    root = click.Context(cli, info_name="hyperpod-kit")
+    command = cli.get_command(root, args[0])
+    if command is None:
+        raise click.UsageError(f"no such command {args[0]!r}")
+    ctx = click.Context(command, info_name=args[0], parent=root)
+    values, _, _ = command.make_parser(ctx).parse_args(args[1:])
+    for param in command.params:
+        if param.name in values and not isinstance(param.type, click.Path | click.File):
+            param.type_cast_value(ctx, values[param.name])
+
+
+def test_every_block_that_is_not_run_says_what_it_needs():
+    titles = {block.title for page in pages() for block in blocks(page) if block.lang == "bash"}
+    assert titles <= {None, NEEDS_AWS, "needs make k8s-up"}, titles
+
+
+@pytest.mark.parametrize(("block", "command"), CHECKED,
+                         ids=[f"{block.page.relative_to(ROOT / 'docs')}:{command.line}" for block, command in CHECKED])
+def test_commands_that_need_aws_are_well_formed(block, command):
+    args = words(command.text)
+    if args[0] in KIT:
+        parse_with_click(args[1:])
+    elif args[0] == "make":
+        result = subprocess.run(["make", "-n", "-C", str(ROOT), *args[1:]], capture_output=True, text=True, timeout=60)
+        assert result.returncode == 0, result.stderr
+    else:
+        result = subprocess.run(["bash", "-n", "-c", PLACEHOLDER.sub("PLACEHOLDER", command.text)],
+                                capture_output=True, text=True, timeout=60)
+        assert result.returncode == 0, result.stderr
+
+
+def test_click_parsing_refuses_what_the_cli_refuses():
+    with pytest.raises(click.NoSuchOption):
+        parse_with_click(["validate", "config/dev.yaml", "--no-such-option"])
+    with pytest.raises(click.BadParameter):
+        parse_with_click(["validate", "config/dev.yaml", "--format", "yaml"])
+    with pytest.raises(click.UsageError):
+        parse_with_click(["no-such-command"])
+    parse_with_click(["validate", "config/dev.yaml", "--live", "--profile", "p"])
