@@ -65,15 +65,18 @@ def test_every_pointer_row_leads_to_a_page_and_its_section():
             assert anchor in {_slug(h) for h in headings}, target
 
 
-def _mentions():
-    for top in ("cdk_app", "constructs"):
+def _lines(*tops: str):
+    for top in tops:
         for source in sorted((ROOT / top).rglob("*.py")):
             for number, line in enumerate(source.read_text().splitlines(), 1):
-                if README_MENTION.search(line):
-                    yield f"{source.relative_to(ROOT)}:{number}", line
+                yield f"{source.relative_to(ROOT)}:{number}", line
 
 
-@pytest.mark.parametrize(("where", "line"), list(_mentions()))
+def _mentions():
+    return [(where, line) for where, line in _lines("cdk_app", "constructs") if README_MENTION.search(line)]
+
+
+@pytest.mark.parametrize(("where", "line"), _mentions())
 def test_every_readme_section_the_code_names_is_in_the_pointer_table(where, line):
     """A message, field description or comment that sends a reader to the README names a row of its table."""
     assert any(name in line.lower() for name in NAMES), f"{where}: {line.strip()}"
@@ -122,3 +125,11 @@ def test_every_output_the_docs_name_is_in_a_shipped_environment(tmp_path_factory
     named = output_mentions(README + "\n".join(page.read_text() for page in pages()))
     assert {"EksClusterName", "KubeconfigCommand", "TeamRoleArns", "BatchTeamRoleArns"} <= named
     assert sorted(named - outputs) == []
+
+
+def test_every_docs_page_the_code_names_exists():
+    """Messages such as HPK201's ("see the instance catalogue: docs/reference/instance-catalogue.md") and comments
+    name pages by path; each must be one."""
+    named = {match for _, line in _lines("cdk_app", "constructs") for match in re.findall(r"docs/[\w/-]+\.md", line)}
+    assert "docs/reference/instance-catalogue.md" in named
+    assert sorted(path for path in named if not (ROOT / path).is_file()) == []
