@@ -3,8 +3,9 @@
 A page asks for a generated part with a marker line, e.g. `<!-- generated: findings -->`; `mkdocs build` (mkdocs.yml
 `hooks:`) replaces it with the markdown the code gives today, so the reference cannot drift from the code: finding
 codes from cdk_app/findings.py CODES, config fields from the pydantic model, the CLI from click, the instance
-catalogue from cdk_app/domain, the pinned tools from pyproject.toml and package.json. An unknown marker fails the
-build. tests/contracts/test_docs.py renders every page through the same function.
+catalogue from cdk_app/domain, the pinned tools from pyproject.toml and package.json, a team's Kueue objects
+from cdk_app/domain/kueue_mapping.py. An unknown marker fails the build. The tests render every page through
+the same function (tests/support/doc_pages.py).
 """
 
 from __future__ import annotations
@@ -16,11 +17,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 import click
+import yaml
 
 from cdk_app.cli.main import main as cli
+from cdk_app.config.loader import load_config
+from cdk_app.config.names import team_cluster_queue
 from cdk_app.config.reference import codes_markdown, config_reference_markdown
 from cdk_app.domain.efa_support import has_efa
 from cdk_app.domain.instance_types import CATALOGUE, EFA_MAXIMUM, TOPOLOGY_LAYERS, family
+from cdk_app.domain.kueue_mapping import governance_objects
 
 ROOT = Path(__file__).resolve().parent.parent
 MARKER = re.compile(r"^<!-- generated: ([a-z-]+) -->$", re.M)
@@ -71,9 +76,16 @@ def pins_markdown() -> str:
     return "\n".join(rows)
 
 
+def kueue_example_markdown() -> str:
+    """Team john's ClusterQueue in config/dev.yaml, as cdk_app/domain/kueue_mapping.py makes it."""
+    config = load_config(ROOT / "config" / "dev.yaml").config
+    queue, = (o for o in governance_objects(config) if o["metadata"]["name"] == team_cluster_queue("john"))
+    return "\n".join(["```yaml", yaml.safe_dump(queue, sort_keys=False).rstrip(), "```"])
+
+
 GENERATORS: dict[str, Callable[[], str]] = {
     "findings": codes_markdown, "config": config_reference_markdown, "cli": cli_markdown,
-    "instances": instances_markdown, "pins": pins_markdown,
+    "instances": instances_markdown, "pins": pins_markdown, "kueue-example": kueue_example_markdown,
 }
 
 
@@ -88,5 +100,5 @@ def render(markdown: str, where: str = "page") -> str:
     return MARKER.sub(generated, markdown)
 
 
-def on_page_markdown(markdown: str, page, config, files) -> str:  # noqa: ARG001 - MkDocs' hook signature
+def on_page_markdown(markdown: str, page, config, files) -> str:  # MkDocs calls hooks with these names
     return render(markdown, page.file.src_path)

@@ -66,6 +66,26 @@ def test_commands_that_need_aws_are_well_formed(block, command):
         assert result.returncode == 0, result.stderr
 
 
+RUN = [(block, command) for page in run_pages() for block in blocks(page)
+       if block.lang == "bash" and block.title is None for command in block.commands]
+
+
+def test_the_run_blocks_hold_commands():
+    assert len(RUN) >= 40
+
+
+@pytest.mark.parametrize(("block", "command"), RUN,
+                         ids=[f"{block.page.relative_to(ROOT / 'docs')}:{command.line}" for block, command in RUN])
+def test_a_run_command_does_not_rely_on_the_shell_it_ran_in(block, command):
+    """Each command runs in a shell of its own (as the test runs it), so one that changes the shell for the next
+    (cd, export, a function) would pass the test and mislead the reader - or the other way round. Only the
+    venv's activation is mirrored: the test puts .venv/bin on PATH."""
+    first = command.text.split()[0]
+    assert first not in {"cd", "export", "alias", "pushd", "popd"} and not first.endswith("()"), command.text
+    if first in {"source", "."}:
+        assert command.text.split()[1:] == [".venv/bin/activate"], command.text
+
+
 def test_click_parsing_refuses_what_the_cli_refuses():
     with pytest.raises(click.NoSuchOption):
         parse_with_click(["validate", "config/dev.yaml", "--no-such-option"])
