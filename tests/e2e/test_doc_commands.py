@@ -19,14 +19,15 @@ TIMEOUT = 300
 
 
 def scratch_clone(tmp_path):
-    """A clone of the repository as a reader has it after `make setup`: this checkout's .venv and node_modules,
-    the working tree's config/ over it, and a local `main` for `--against-ref main`."""
+    """A clone of the repository as a reader on `main` has it after `make setup`: this checkout's .venv and
+    node_modules, the working tree's config/ over it. The pages' `--against-ref main` means "the commit I am on",
+    so the clone's `main` is the commit under test (in CI it is main; on a branch, the branch's head)."""
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "--quiet", "--shared", str(ROOT), str(clone)], check=True)
-    branches = subprocess.run(["git", "-C", str(clone), "branch", "--list", "main"], capture_output=True, text=True,
-                              check=True).stdout
-    if not branches.strip():
-        subprocess.run(["git", "-C", str(clone), "branch", "main", "origin/main"], check=True)
+    on = subprocess.run(["git", "-C", str(clone), "branch", "--show-current"], capture_output=True, text=True,
+                        check=True).stdout.strip()
+    if on != "main":
+        subprocess.run(["git", "-C", str(clone), "branch", "--force", "main", "HEAD"], check=True)
     shutil.rmtree(clone / "config")
     shutil.copytree(ROOT / "config", clone / "config")
     for linked in (".venv", "node_modules"):
