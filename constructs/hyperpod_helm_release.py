@@ -66,6 +66,9 @@ COMPONENT_VALUES: dict[str, tuple[str, ...]] = {
 GPU_DEVICE_ISOLATION_VALUES: dict[str, object] = {
     "nvidia-device-plugin": {"deviceListStrategy": "volume-mounts", "securityContext": {"privileged": True}},
 }
+# And the chart's edits (helm_release_handler/chart_patches.py): the health monitoring agent keeps reading the
+# GPUs through its image's variable, which the isolated toolkit honours for CAP_SYS_ADMIN holders only.
+GPU_DEVICE_ISOLATION_PATCHES = ("health-monitoring-agent-gpu-reader",)
 
 
 @dataclass(frozen=True)
@@ -171,6 +174,7 @@ class HyperPodHelmRelease(Construct):
                                        sort_keys=True),
             "ReleaseName": props.release_name, "Namespace": props.namespace,
             "Values": json.dumps(release_values(props.components, props.gpu_device_isolation), sort_keys=True),
+            **({"Patches": json.dumps(list(GPU_DEVICE_ISOLATION_PATCHES))} if props.gpu_device_isolation else {}),
         }
         installer = PythonHandlerProvider(self, "Installer", props=PythonHandlerProviderProps(
             handler_dir=str(HANDLER_DIR), description="Installs helm_chart/HyperPodHelmChart at a pinned revision",

@@ -16,6 +16,8 @@ main() {
   run_step "GPU device isolation" "$SCRIPT_DIR/steps/gpu_device_isolation.sh"
   run_step "data roots on the secondary volume" "$SCRIPT_DIR/steps/data_roots.sh"
   run_step "extra packages" "$SCRIPT_DIR/steps/extra_packages.sh"
+  # Last: it restarts the kubelet (data_roots may have stopped and started it already).
+  run_step "seccomp RuntimeDefault for every pod" "$SCRIPT_DIR/steps/seccomp_default.sh"
   log "on_create.sh: done"
 }
 

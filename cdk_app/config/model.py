@@ -217,12 +217,18 @@ class Lifecycle(KitModel):
     """OS packages installed on every node (dnf or apt-get); only missing ones are installed."""
     gpu_device_isolation: Bool = False
     """Node-level GPU isolation: the chart's device plugin hands GPUs over as volume mounts and GPU nodes'
-    container toolkit ignores NVIDIA_VISIBLE_DEVICES in unprivileged containers (set in the image, as every
-    CUDA image does). Off by default: node recovery depends on the HyperPod health monitoring agent, whose GPU
-    DaemonSet runs unprivileged, without a GPU request and without setting NVIDIA_VISIBLE_DEVICES (chart a00b22d,
-    charts/health-monitoring-agent/templates/health-monitoring-agent.yaml; its CPU twin sets it to void) - so it
-    sees the GPUs through its image's variable, which isolation makes the toolkit ignore. Without it, the admission guardrails refuse containers that request no GPU unless they
-    hide the devices. Changing it changes the chart at once but only nodes created afterwards."""
+    container toolkit ignores NVIDIA_VISIBLE_DEVICES in containers without CAP_SYS_ADMIN (set in the image, as
+    every CUDA image does), so a container sees only the GPUs it requested and no manifest needs to hide them.
+    The HyperPod health monitoring agent, which reads the GPUs through its image's variable and on which node
+    recovery depends, is given CAP_SYS_ADMIN in its bounding set (still uid 1000) so that it keeps them.
+    Recommended for new environments. Off by default because turning it on changes the chart at the next deploy
+    but the toolkit only on nodes created afterwards: a GPU pod on an older node does not start until the node is
+    replaced (aws sagemaker update-cluster-software), so replace the GPU nodes in the same change."""
+    seccomp_default: Bool = True
+    """The kubelet's seccompDefault on every node: a container that names no seccompProfile runs under the
+    container runtime's default profile (RuntimeDefault) instead of Unconfined. Teams change nothing; a workload
+    that needs a syscall the default profile blocks names its own profile (Localhost) or asks the
+    administrators. Applies to nodes created or replaced after the change (the lifecycle scripts run then)."""
 
 
 class HyperPod(KitModel):

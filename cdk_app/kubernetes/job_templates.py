@@ -589,7 +589,7 @@ def _container(request: JobRequest, placement: Placement, name: str, *, devices:
     if ACCELERATOR_RESOURCES["nvidia-gpu"] not in limits:
         hide = [HIDE_GPUS_ENV] if placement.hide_gpus else []  # the guardrail gpu-visibility, where it applies
     else:
-        hide = list(GPU_FEATURES_OFF_ENV)  # gpu-features: no host-wide EFA/NVSwitch device nodes from the image
+        hide = list(GPU_FEATURES_OFF_ENV)  # no host-wide EFA/NVSwitch device nodes from the image (constants say why)
     env += [dict(v) for v in hide if v["name"] not in given]
     if env:
         container["env"] = env

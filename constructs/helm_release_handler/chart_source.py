@@ -173,6 +173,7 @@ class PreparedChart:
     values_files: tuple[Path, ...]
     vendored: tuple[str, ...]
     dropped: tuple[str, ...]
+    shadowed: tuple[str, ...] = ()  # archives in charts/ that duplicated a folder sub-chart, removed
 
 
 def prepare_chart(chart: Path, region: str, kit_values: dict[str, Any], pins: dict[str, DependencyPin],
@@ -232,6 +233,7 @@ def prepare_chart(chart: Path, region: str, kit_values: dict[str, Any], pins: di
             kept.append(dependency)
             vendored.append(name)
             downloads.append((dependency, pins[name]))
+    shadowed = _drop_shadowing_archives(chart, {str(d.get("name")) for d in dependencies if is_local(d)}, workdir, budget)
     fetched = [_fetch_dependency(dependency, pin, chart / "charts", budget) for dependency, pin in downloads]
     for (dependency, _pin), (archive, inner) in zip(downloads, fetched, strict=True):
         _check_dependency_chart(dependency, archive, inner, workdir, budget)
@@ -245,7 +247,27 @@ def prepare_chart(chart: Path, region: str, kit_values: dict[str, Any], pins: di
         lock_document["dependencies"] = [d for d in lock_document.get("dependencies") or []
                                          if d.get("name") not in dropped]
         lock.write_text(json.dumps(lock_document, indent=1))
-    return PreparedChart(chart, tuple(values_files), tuple(vendored), tuple(dropped))
+    return PreparedChart(chart, tuple(values_files), tuple(vendored), tuple(dropped), shadowed)
+
+
+def _drop_shadowing_archives(chart: Path, local_names: set[str], workdir: Path, budget: Budget) -> tuple[str, ...]:
+    """Remove each packaged chart in charts/ named like a sub-chart Chart.yaml takes from a folder (file://).
+    helm loads both and renders one or the other, varying from run to run: the pinned a00b22d ships
+    charts/health-monitoring-agent-0.1.0.tgz, an older copy of the agent (one DaemonSet for every node type,
+    without the non-NVIDIA twin) beside the folder Chart.yaml names; seen rendering either way with helm v4.1.4.
+    The folder is the one Chart.yaml names, so the archive goes."""
+    archives = sorted(p for p in (chart / "charts").glob("*.tgz") if p.is_file())
+    sources = []
+    for archive in archives:
+        source = workdir / f"packaged-{archive.name}-Chart.yaml"
+        source.write_text(_packaged_chart_yaml(archive, archive.name))
+        sources.append(source)
+    removed = []
+    for archive, meta in zip(archives, read_yaml_files(sources, workdir, budget), strict=True):
+        if str(meta.get("name")) in local_names:
+            archive.unlink()
+            removed.append(archive.name)
+    return tuple(removed)
 
 
 def _refuse_remote_sub_dependencies(chart: Path, dependency: dict[str, Any], parsed: dict[Path, Any]) -> None:

@@ -48,6 +48,7 @@ from typing import Any, Callable
 import cfn_anchor
 import installer_tools as tools
 from botocore.exceptions import BotoCoreError, ClientError
+from chart_patches import apply_patches
 from chart_source import DependencyPin, fetch_chart, prepare_chart
 from installer_tools import Budget, ClusterGone, HelmReleaseError
 from manifest_content import identity, sha256_hex
@@ -55,7 +56,10 @@ from manifest_policy import ADMISSION_API, DNS_SUBDOMAIN, manifest_refusal
 
 SCOPE_VARIABLE = "INSTALLER_SCOPE"
 # Properties of a Release event that must equal the scope's (Region is compared with AWS_REGION).
-RELEASE_KEYS = ("Repository", "Revision", "ContentSha256", "Dependencies", "ReleaseName", "Namespace", "Values")
+# Patches (chart_patches.py) is present only where some apply, so that releases without any keep the
+# properties they were deployed with.
+RELEASE_KEYS = ("Repository", "Revision", "ContentSha256", "Dependencies", "ReleaseName", "Namespace", "Values",
+                "Patches")
 # helm keeps a release by name in a namespace: a new name or namespace is a second release, never a rename.
 CREATE_ONLY_KEYS = ("ReleaseName", "Namespace")
 PENDING = ("pending-install", "pending-upgrade", "pending-rollback")
@@ -115,7 +119,8 @@ def left_alone(event: dict[str, Any], why: str) -> dict[str, Any]:
     props = event["ResourceProperties"]
     return {"PhysicalResourceId": event["PhysicalResourceId"],
             "Data": {"ContentSha256": props.get("ContentSha256", ""), "Revision": props.get("Revision", ""),
-                     "Vendored": "", "Dropped": "", "Skipped": why}}
+                     "Vendored": "", "Dropped": "", "Shadowed": "", "Patched": "",
+                     "Skipped": why}}
 
 
 # --- what the installer was built for ------------------------------------------------------------------
@@ -157,9 +162,9 @@ def follows_a_cluster_replacement(event: dict[str, Any], built: dict[str, Any]) 
 def release_scope_mismatch(props: dict[str, Any], keys: tuple[str, ...]) -> str | None:
     built = scope()["Release"]
     for key in keys:
-        if props.get(key) != built[key]:
+        if props.get(key) != built.get(key):
             return (f"{key} of the event ({props.get(key)!r}) differs from what this installer was built for "
-                    f"({built[key]!r}); refusing the event")
+                    f"({built.get(key)!r}); refusing the event")
     return None
 
 
@@ -199,19 +204,22 @@ def on_release(event: dict[str, Any], budget: Budget) -> dict[str, Any]:
         if is_rollback_ahead_of_the_function(event):
             return {"PhysicalResourceId": event.get("PhysicalResourceId", physical_id),
                     "Data": {"ContentSha256": props.get("ContentSha256", ""), "Revision": props.get("Revision", ""),
-                             "Vendored": "", "Dropped": "", "Skipped": "rollback acknowledged; nothing changed"}}
+                             "Vendored": "", "Dropped": "", "Shadowed": "", "Patched": "",
+                             "Skipped": "rollback acknowledged; nothing changed"}}
         built = check_release_scope(props, RELEASE_KEYS)
         kubeconfig = tools.write_kubeconfig(workdir, props["ClusterName"], props["Region"], budget)
         if request == "Update":
             refuse_identity_change(event, kubeconfig, workdir, budget)
         pins = {name: DependencyPin(**pin) for name, pin in json.loads(built["Dependencies"]).items()}
         chart = fetch_chart(built["Repository"], built["Revision"], built["ContentSha256"], workdir / "src", budget)
+        patched = apply_patches(chart, json.loads(built.get("Patches") or "[]"))
         prepared = prepare_chart(chart, props["Region"], kit_values(props), pins, workdir, budget)
         recover_pending(props, kubeconfig, workdir, budget)
         install(props, prepared.path, prepared.values_files, kubeconfig, workdir, budget)
     return {"PhysicalResourceId": physical_id,
             "Data": {"ContentSha256": built["ContentSha256"], "Revision": built["Revision"],
-                     "Vendored": ",".join(prepared.vendored), "Dropped": ",".join(prepared.dropped)}}
+                     "Vendored": ",".join(prepared.vendored), "Dropped": ",".join(prepared.dropped),
+                     "Shadowed": ",".join(prepared.shadowed), "Patched": ",".join(patched)}}
 
 
 def refuse_identity_change(event: dict[str, Any], kubeconfig: Path, workdir: Path, budget: Budget) -> None:

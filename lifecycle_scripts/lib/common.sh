@@ -23,15 +23,16 @@ load_settings() {
   MOVE_DATA_ROOTS=true
   EXTRA_PACKAGES=""
   GPU_DEVICE_ISOLATION=false
+  SECCOMP_DEFAULT=true
   if [[ -f "$file" ]]; then
     # shellcheck source=/dev/null
     source "$file" || die "cannot read settings from $file"
     log "settings from $(basename "$file"): MOVE_DATA_ROOTS=$MOVE_DATA_ROOTS EXTRA_PACKAGES='$EXTRA_PACKAGES'" \
-      "GPU_DEVICE_ISOLATION=$GPU_DEVICE_ISOLATION"
+      "GPU_DEVICE_ISOLATION=$GPU_DEVICE_ISOLATION SECCOMP_DEFAULT=$SECCOMP_DEFAULT"
   else
     log "no $(basename "$file"): default settings"
   fi
-  export MOVE_DATA_ROOTS EXTRA_PACKAGES GPU_DEVICE_ISOLATION
+  export MOVE_DATA_ROOTS EXTRA_PACKAGES GPU_DEVICE_ISOLATION SECCOMP_DEFAULT
 }
 
 # Print a TOML file ("-": standard input) with its top-level `key` (a bare key: letters, digits, - and _)
@@ -45,6 +46,26 @@ toml_with_top_level_key() {
     !in_tables && $0 ~ ("^[#[:space:]]*" key "[[:space:]]*=") { if (!done) print line; done = 1; next }
     { print }
     END { if (!done) print line }
+  ' "$file"
+}
+
+# Print a TOML file ("-": standard input) with `key` of the table `[table]` (a plain header, no dots or quotes
+# needed in the kit's uses) set to `value`. The table's line setting it, commented out or not, is replaced;
+# without one the line goes at the end of the table; without the table, the table is added at the end.
+toml_with_table_key() {
+  local file="$1" table="$2" key="$3" value="$4"
+  awk -v table="[$table]" -v key="$key" -v line="$key = $value" '
+    function header(text) { sub(/[[:space:]]*(#.*)?$/, "", text); sub(/^[[:space:]]*/, "", text); return text }
+    /^[[:space:]]*\[/ {
+      if (inside && !done) { print line; done = 1 }
+      inside = (header($0) == table); seen = seen || inside
+    }
+    inside && !done && $0 ~ ("^[#[:space:]]*" key "[[:space:]]*=") { print line; done = 1; next }
+    { print }
+    END {
+      if (inside && !done) print line
+      else if (!seen) { print ""; print table; print line }
+    }
   ' "$file"
 }
 

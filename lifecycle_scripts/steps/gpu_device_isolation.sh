@@ -1,20 +1,25 @@
 #!/usr/bin/env bash
-# Hand NVIDIA GPUs to containers only through the device plugin, so a container gets the GPUs its
-# nvidia.com/gpu request (and so its team's quota) gave it, and no others. By default the NVIDIA container
-# toolkit also hands GPUs to any container whose environment names them: NVIDIA_VISIBLE_DEVICES=all from
-# the image (every nvidia/cuda image sets it), or none at all in a "legacy" image that sets CUDA_VERSION.
-# Admission sees only the pod spec, not the image's environment, so the node has to refuse it:
-# - accept-nvidia-visible-devices-envvar-when-unprivileged = false: the variable counts only in privileged
-#   containers (kube-system's device plugin, which the team guardrails keep teams from being);
-# - accept-nvidia-visible-devices-as-volume-mounts = true: the toolkit reads the devices from the mounts
-#   under /var/run/nvidia-container-devices, which the device plugin's volume-mounts strategy adds for the
-#   devices it allocated (the kit sets that strategy in the chart whenever this step is on: without it a
+# Hand NVIDIA devices to containers only through the device plugins, so a container gets what its resource
+# requests (and so its team's quota) gave it, and no others. Two settings of the NVIDIA container toolkit, in
+# /etc/nvidia-container-runtime/config.toml (the same file on Amazon Linux 2 and 2023):
+# - Always: features.ignore-imex-channel-requests = true. Otherwise NVIDIA_IMEX_CHANNELS in a container's env
+#   (an image's included, which admission cannot see) opens IMEX channels - multi-node NVLink memory import and
+#   export - to any container with GPUs (nvidia-container-toolkit api/config/v1/features.go: "cannot be used to
+#   provide access to an IMEX channel by simply specifying an environment variable"). Channels the NVIDIA DRA
+#   driver hands out through CDI still work; toolkits older than the flag ignore the key.
+# - With GPU_DEVICE_ISOLATION (hyperpod.lifecycle.gpu_device_isolation): the toolkit also hands GPUs to any
+#   container whose environment names them - NVIDIA_VISIBLE_DEVICES=all from the image (every nvidia/cuda image
+#   sets it), or none at all in a "legacy" image that sets CUDA_VERSION. So:
+#   accept-nvidia-visible-devices-envvar-when-unprivileged = false: the variable counts only in containers
+#   with CAP_SYS_ADMIN in their bounding set (kube-system's device plugin, which the team guardrails keep teams
+#   from being); accept-nvidia-visible-devices-as-volume-mounts = true: the toolkit reads the devices from the
+#   mounts under /var/run/nvidia-container-devices, which the device plugin's volume-mounts strategy adds for
+#   the devices it allocated (the kit sets that strategy in the chart whenever isolation is on: without it a
 #   GPU pod would get no GPU, and without this step the plugin's mounts would not be read).
-# Both are top-level keys of /etc/nvidia-container-runtime/config.toml, the same file on Amazon Linux 2 and
-# 2023. Nodes without the toolkit (CPU, Trainium) have no such file: nothing to do.
+# Nodes without the toolkit (CPU, Trainium) have no such file: nothing to do.
 # No restart: nvidia-container-runtime and its hook are started for each container and read the file each
 # time, so the next container already gets the new behaviour; a containerd restart would not change the
-# containers already running either. A second run finds both keys set and changes nothing.
+# containers already running either. A second run finds the keys set and changes nothing.
 set -euo pipefail
 
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -23,23 +28,26 @@ source "$SCRIPT_DIR/../lib/common.sh"
 
 TOOLKIT_CONFIG="$ROOT/etc/nvidia-container-runtime/config.toml"
 
-if [[ "${GPU_DEVICE_ISOLATION:-true}" != "true" ]]; then
-  log "GPU_DEVICE_ISOLATION=$GPU_DEVICE_ISOLATION: the NVIDIA container toolkit keeps the node image's settings"
-  exit 0
-fi
 if [[ ! -f "$TOOLKIT_CONFIG" ]]; then
   log "no ${TOOLKIT_CONFIG#"$ROOT"}: no NVIDIA container toolkit on this node, nothing to isolate"
   exit 0
 fi
 
-updated="$(toml_with_top_level_key "$TOOLKIT_CONFIG" accept-nvidia-visible-devices-as-volume-mounts true)"
-updated="$(toml_with_top_level_key - accept-nvidia-visible-devices-envvar-when-unprivileged false <<< "$updated")"
+updated="$(toml_with_table_key "$TOOLKIT_CONFIG" features ignore-imex-channel-requests true)"
+if [[ "${GPU_DEVICE_ISOLATION:-false}" == "true" ]]; then
+  updated="$(toml_with_top_level_key - accept-nvidia-visible-devices-as-volume-mounts true <<< "$updated")"
+  updated="$(toml_with_top_level_key - accept-nvidia-visible-devices-envvar-when-unprivileged false <<< "$updated")"
+  what="IMEX channels from CDI only, GPUs from the device plugin's mounts only"
+else
+  log "GPU_DEVICE_ISOLATION=$GPU_DEVICE_ISOLATION: GPUs as the node image's toolkit hands them out"
+  what="IMEX channels from CDI only"
+fi
 [[ -n "$updated" ]] || die "could not set the device keys in ${TOOLKIT_CONFIG#"$ROOT"}"
 if [[ "$updated" == "$(cat "$TOOLKIT_CONFIG")" ]]; then
-  log "the NVIDIA container toolkit already takes GPUs from the device plugin's mounts only"
+  log "the NVIDIA container toolkit already has these settings: $what"
   exit 0
 fi
-log "NVIDIA container toolkit: GPUs from the device plugin's mounts only (${TOOLKIT_CONFIG#"$ROOT"})"
+log "NVIDIA container toolkit: $what (${TOOLKIT_CONFIG#"$ROOT"})"
 # Written beside and moved over it: a container started meanwhile reads the old file or the new, never half.
 printf '%s\n' "$updated" > "$TOOLKIT_CONFIG.hyperpod-kit.new"
 chmod --reference="$TOOLKIT_CONFIG" "$TOOLKIT_CONFIG.hyperpod-kit.new"

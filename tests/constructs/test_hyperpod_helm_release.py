@@ -62,6 +62,8 @@ RELEASE = {
     "Values": json.dumps({"mlflow": {"enabled": True}, "nvidia-device-plugin": {
         "devicePlugin": {"enabled": False}, "deviceListStrategy": "volume-mounts",
         "securityContext": {"privileged": True}}}, sort_keys=True),
+    # With isolation the agent keeps its GPUs (helm_release_handler/chart_patches.py).
+    "Patches": json.dumps(["health-monitoring-agent-gpu-reader"]),
 }
 
 
@@ -199,6 +201,13 @@ def test_installer_may_describe_only_its_cluster(template):
 def test_component_values_nest_chart_keys():
     assert component_values({"efa_device_plugin": True, "job_auto_restart": False}) == {
         "aws-efa-k8s-device-plugin": {"devicePlugin": {"enabled": True}}, "job-auto-restart": {"enabled": False}}
+
+
+def test_without_gpu_device_isolation_the_release_names_no_patch():
+    """No Patches key at all: releases deployed before patches existed keep their properties (no update)."""
+    off, _ = build(gpu_device_isolation=False)
+    [release] = off.find_resources("Custom::HyperPodHelmRelease").values()
+    assert "Patches" not in release["Properties"]
 
 
 def test_gpu_device_isolation_sets_the_device_plugins_strategy_next_to_the_toggles():

@@ -34,11 +34,12 @@ from cdk_app.config.model import DEFAULT_HELM_CHART_CONTENT_SHA256, DEFAULT_HELM
 from cdk_app.kubernetes.guardrails import guardrail_manifests
 from cdk_app.kubernetes.team_rbac import team_manifests
 from cdk_app.kubernetes.team_set import team_set
-from hyperpod_constructs.hyperpod_helm_release import COMPONENT_VALUES, release_values
+from hyperpod_constructs.hyperpod_helm_release import COMPONENT_VALUES, GPU_DEVICE_ISOLATION_PATCHES, release_values
 from hyperpod_constructs.private.kubectl_layers import layer_minor
 
 handler = load_handler("helm_release_handler")
 import chart_digest  # noqa: E402 (the handler's sibling modules, as Lambda imports them)
+import chart_patches  # noqa: E402
 import chart_source  # noqa: E402
 import installer_tools as tools  # noqa: E402
 from manifest_content import canonical_json, sha256_hex  # noqa: E402
@@ -250,11 +251,13 @@ def test_the_pinned_chart_renders_offline_with_the_kit_values(tmp_path, env, ser
     assert content == DEFAULT_HELM_CHART_CONTENT_SHA256
     chart = chart_tree(tmp_path / "src")
     assert chart_digest.tree_sha256(chart) == content
+    assert chart_patches.apply_patches(chart, list(GPU_DEVICE_ISOLATION_PATCHES)) == GPU_DEVICE_ISOLATION_PATCHES
     prepared = chart_source.prepare_chart(chart, config.region, values,
                                           {n: chart_source.DependencyPin(p.url, p.sha256) for n, p in pins.items()},
                                           tmp_path, budget())
     assert (prepared.vendored, prepared.dropped) == (("nvidia-device-plugin", "aws-efa-k8s-device-plugin"),
                                                      ("cert-manager",))
+    assert prepared.shadowed == ("health-monitoring-agent-0.1.0.tgz",)
     assert served.asked == [NVIDIA_URL, EFA_URL]
     dependencies = [d["name"] for d in json.loads((chart / "Chart.yaml").read_text())["dependencies"]]
     assert "cert-manager" not in dependencies and "nvidia-device-plugin" in dependencies
@@ -274,6 +277,12 @@ def test_the_pinned_chart_renders_offline_with_the_kit_values(tmp_path, env, ser
     image = agent["spec"]["template"]["spec"]["containers"][0]["image"]
     # The agent's image comes from the region's ECR; the chart's own values-<region>.yaml and helpers pick it.
     assert f".dkr.ecr.{config.region}.amazonaws.com/hyperpod-health-monitoring-agent:" in image
+    # Its GPU DaemonSet holds CAP_SYS_ADMIN in its bounding set, still as uid 1000 (chart_patches.py says why);
+    # the CPU twin is as the chart has it.
+    [gpu_agent] = agent["spec"]["template"]["spec"]["containers"]
+    assert gpu_agent["securityContext"] == {"runAsUser": 1000, "runAsGroup": 2000, "capabilities": {"add": ["SYS_ADMIN"]}}
+    twin = next(o for o in objects if o["metadata"]["name"] == "health-monitoring-agent-non-nvidia")
+    assert twin["spec"]["template"]["spec"]["containers"][0]["securityContext"] == {"runAsUser": 1000, "runAsGroup": 2000}
     # Every object of a built-in kind is valid for the config's Kubernetes version.
     built_in = [o for o in objects if o["apiVersion"].split("/")[0] in ("v1", "apps", "rbac.authorization.k8s.io",
                                                                         "apiextensions.k8s.io", "scheduling.k8s.io")]
@@ -299,6 +308,56 @@ def test_without_gpu_device_isolation_the_device_plugin_is_as_the_chart_has_it(t
     plugin = device_plugin_container(render(prepared.path, prepared.values_files, tmp_path))
     assert "DEVICE_LIST_STRATEGY" not in {e["name"] for e in plugin["env"]}
     assert plugin["securityContext"] == {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
+
+
+def test_the_agent_renders_from_the_folder_chart_yaml_names_every_time(tmp_path, served, tools_offline):
+    """The pinned chart also ships an older packaged copy of the agent; helm alone renders one or the other
+    from run to run. Prepared, five renders in a row give the folder's two DaemonSets."""
+    values, config = kit_values_of("dev")
+    _, pins = config.hyperpod.helm_chart.pins()
+    prepared = chart_source.prepare_chart(chart_tree(tmp_path / "src"), config.region, values,
+                                          {n: chart_source.DependencyPin(p.url, p.sha256) for n, p in pins.items()},
+                                          tmp_path, budget())
+    for _ in range(5):
+        agents = sorted(o["metadata"]["name"] for o in render(prepared.path, prepared.values_files, tmp_path)
+                        if o["kind"] == "DaemonSet" and o["metadata"]["name"].startswith("health-monitoring-agent"))
+        assert agents == ["health-monitoring-agent", "health-monitoring-agent-non-nvidia"]
+
+
+def test_chart_patches_change_only_the_agents_gpu_container(tmp_path, served, tools_offline):
+    """Rendered with and without the isolation patches (same values): the only difference is the capability."""
+    values, config = kit_values_of("dev", gpu_device_isolation=True)
+    _, pins = config.hyperpod.helm_chart.pins()
+    renders = []
+    for patches in ([], list(GPU_DEVICE_ISOLATION_PATCHES)):
+        chart = chart_tree(tmp_path / f"src{len(patches)}")
+        chart_patches.apply_patches(chart, patches)
+        prepared = chart_source.prepare_chart(chart, config.region, values,
+                                              {n: chart_source.DependencyPin(p.url, p.sha256) for n, p in pins.items()},
+                                              tmp_path / f"w{len(patches)}", budget())
+        renders.append(render(prepared.path, prepared.values_files, tmp_path))
+    plain, patched = renders
+    changed = [(a["kind"], a["metadata"]["name"]) for a, b in zip(plain, patched, strict=True) if a != b]
+    assert changed == [("DaemonSet", "health-monitoring-agent")]
+
+
+@pytest.mark.parametrize("text", ["", "moved", "twice"])
+def test_a_chart_patch_whose_text_moved_fails_the_install_naming_it(tmp_path, text):
+    patch = chart_patches.PATCHES["health-monitoring-agent-gpu-reader"]
+    path = tmp_path / patch.path
+    path.parent.mkdir(parents=True)
+    path.write_text({"": "", "moved": patch.old.replace("runAsGroup: 2000", "runAsGroup: 3000"),
+                     "twice": patch.old * 2}[text])
+    before = path.read_text()
+    with pytest.raises(tools.HelmReleaseError, match="chart patch health-monitoring-agent-gpu-reader: .* holds the "
+                                                     "text it replaces [02] times, not once"):
+        chart_patches.apply_patches(tmp_path, ["health-monitoring-agent-gpu-reader"])
+    assert path.read_text() == before
+
+
+def test_an_unknown_chart_patch_is_refused(tmp_path):
+    with pytest.raises(tools.HelmReleaseError, match="unknown chart patch 'x'"):
+        chart_patches.apply_patches(tmp_path, ["x"])
 
 
 def test_a_tampered_dependency_is_refused(tmp_path, served, tools_offline):
@@ -1214,7 +1273,8 @@ def test_a_create_event_runs_the_whole_path_offline(tmp_path, tools_offline, ser
     result = invoke(release_event("Create"))
     assert result["PhysicalResourceId"] == "hyperpod-eks/kube-system/hyperpod-dependencies"
     assert result["Data"] == {"ContentSha256": DEFAULT_HELM_CHART_CONTENT_SHA256, "Revision": REVISION,
-                              "Vendored": "nvidia-device-plugin,aws-efa-k8s-device-plugin", "Dropped": "cert-manager"}
+                              "Vendored": "nvidia-device-plugin,aws-efa-k8s-device-plugin", "Dropped": "cert-manager",
+                              "Shadowed": "health-monitoring-agent-0.1.0.tgz", "Patched": ""}
     [output] = rendered
     assert "name: hyperpod-dependencies-nvidia-device-plugin" in output and "cert-manager" not in output
     assert "/version" in server.asked  # helm history asked the stand-in

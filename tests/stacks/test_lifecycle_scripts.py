@@ -5,6 +5,7 @@ asked to do. shellcheck (Debian's package, unpacked by `make setup`) lints every
 from __future__ import annotations
 
 import io
+import json
 import os
 import re
 import subprocess
@@ -15,6 +16,7 @@ from pathlib import Path
 import pytest
 from support.handlers import load_handler
 from support.paths import ROOT
+from support.realk8s import go_binary
 
 from cdk_app.config.loader import load_config
 from cdk_app.stacks.cluster_stack import PROVISIONING_ENV, provisioning_env
@@ -98,8 +100,13 @@ TOOLKIT_CONFIG = "etc/nvidia-container-runtime/config.toml"
 # The toolkit's names for the two settings (its Config struct's toml tags, as in the default above).
 VOLUME_MOUNTS = "accept-nvidia-visible-devices-as-volume-mounts"
 ENVVAR_UNPRIVILEGED = "accept-nvidia-visible-devices-envvar-when-unprivileged"
+IGNORE_IMEX = "ignore-imex-channel-requests"  # a key of the [features] table (api/config/v1/features.go)
 DATA_ROOT = "/opt/sagemaker/containerd/data-root"
 DROP_IN = "etc/systemd/system/containerd.service.d/90-hyperpod-kit-data-root.conf"
+# The seccomp step's calls after data_roots' own (it ends the run): on a node whose kubelet is not running yet,
+# and on one where it is.
+SECCOMP_CALLS = ["systemctl daemon-reload", "systemctl is-active --quiet kubelet"]
+SECCOMP_CALLS_KUBELET_RUNNING = [*SECCOMP_CALLS, "systemctl restart kubelet"]
 
 
 def scripts() -> list[Path]:
@@ -226,7 +233,8 @@ def test_al2_before_bootstrap_sets_the_root_in_the_template_bootstrap_renders(tm
     assert not (root / "etc/containerd/config.toml").exists(), "bootstrap.sh writes it, not the step"
     assert not (root / DROP_IN).exists()
     assert_data_moved(root)
-    assert calls(root) == ["systemctl is-active --quiet containerd", "systemctl is-active --quiet kubelet"]
+    assert calls(root) == ["systemctl is-active --quiet containerd", "systemctl is-active --quiet kubelet",
+                           *SECCOMP_CALLS]
     log = (root / "var/log/provision/provisioning.log").read_text()
     assert "node image: amzn-2" in log and "step 'data roots on the secondary volume': done" in log
     assert "on_create.sh: done" in log
@@ -241,7 +249,7 @@ def test_al2_after_bootstrap_also_sets_the_rendered_config_and_restarts_containe
     for path in ("etc/eks/containerd/containerd-config.toml", "etc/containerd/config.toml"):
         assert tomllib.loads((root / path).read_text())["root"] == DATA_ROOT, path
     assert calls(root) == ["systemctl is-active --quiet containerd", "systemctl stop containerd",
-                           "systemctl start containerd", "systemctl is-active --quiet kubelet"]
+                           "systemctl start containerd", "systemctl is-active --quiet kubelet", *SECCOMP_CALLS]
     assert_data_moved(root)
 
 
@@ -273,7 +281,7 @@ def test_al2023_keeps_nodeadms_config_and_starts_containerd_with_the_root_on_the
     assert f"ExecStart=/usr/bin/containerd --root {DATA_ROOT}\n" in drop_in
     assert calls(root) == ["systemctl is-active --quiet containerd", "systemctl stop containerd",
                            "systemctl daemon-reload", "systemctl start containerd",
-                           "systemctl is-active --quiet kubelet"]
+                           "systemctl is-active --quiet kubelet", *SECCOMP_CALLS]
     assert_data_moved(root)
     # systemd's own verdict on the unit plus the drop-in, in a root of their own.
     units = tmp_path / "systemd-root"
@@ -375,7 +383,7 @@ def test_settings_from_config_install_only_missing_packages_once(node, tmp_path)
 def test_move_data_roots_off_leaves_the_node_alone(node):
     root = node[0]
     (root / ".mounts").write_text("")  # not even needed then
-    result = run(node, "MOVE_DATA_ROOTS=false\nEXTRA_PACKAGES=''\n")
+    result = run(node, "MOVE_DATA_ROOTS=false\nEXTRA_PACKAGES=''\nSECCOMP_DEFAULT=false\n")
     assert result.returncode == 0, result.stdout
     assert calls(root) == []
     assert (root / "etc/containerd/config.toml").read_text() == NODEADM_CONFIG
@@ -387,6 +395,10 @@ def without_device_keys(text: str) -> dict:
     data = tomllib.loads(text)
     data.pop(VOLUME_MOUNTS, None)
     data.pop(ENVVAR_UNPRIVILEGED, None)
+    features = data.pop("features", {})
+    features.pop(IGNORE_IMEX, None)
+    if features:
+        data["features"] = features
     return data
 
 
@@ -424,6 +436,7 @@ def test_gpu_node_toolkit_takes_devices_from_the_plugins_mounts_only(tmp_path, l
     written = (root / TOOLKIT_CONFIG).read_text()
     config = tomllib.loads(written)
     assert config[VOLUME_MOUNTS] is True and config[ENVVAR_UNPRIVILEGED] is False
+    assert config["features"][IGNORE_IMEX] is True
     assert without_device_keys(written) == without_device_keys(toolkit), "every other setting stays"
     assert [line for line in written.splitlines() if "accept-nvidia" in line] == [
         line for line in written.splitlines() if line.startswith("accept-nvidia")], "no stale commented copy"
@@ -435,7 +448,7 @@ def test_gpu_node_toolkit_takes_devices_from_the_plugins_mounts_only(tmp_path, l
                         "systemctl start containerd", "systemctl is-active --quiet kubelet"],
                 "al2023": ["systemctl is-active --quiet containerd", "systemctl stop containerd",
                            "systemctl daemon-reload", "systemctl start containerd",
-                           "systemctl is-active --quiet kubelet"]}[layout]
+                           "systemctl is-active --quiet kubelet"]}[layout] + SECCOMP_CALLS
     assert calls(root) == expected
 
 
@@ -448,7 +461,8 @@ def test_gpu_isolation_second_run_changes_nothing(tmp_path, layout):
     second = run(node, ISOLATION_ON)
     assert second.returncode == 0, second.stdout + second.stderr
     assert tree(root) == before and calls(root) == calls_before
-    assert "the NVIDIA container toolkit already takes GPUs from the device plugin's mounts only" in second.stdout
+    assert ("the NVIDIA container toolkit already has these settings: IMEX channels from CDI only, GPUs from the "
+            "device plugin's mounts only") in second.stdout
 
 
 def test_node_without_the_toolkit_is_left_alone(node):
@@ -473,13 +487,15 @@ def test_gpu_device_isolation_follows_the_config(tmp_path, flag):
     if flag:
         assert tomllib.loads((root / TOOLKIT_CONFIG).read_text())[ENVVAR_UNPRIVILEGED] is False
     else:
-        assert (root / TOOLKIT_CONFIG).read_text() == TOOLKIT_DEFAULT
-        assert "GPU_DEVICE_ISOLATION=false: the NVIDIA container toolkit keeps the node image's settings" in result.stdout
+        written = (root / TOOLKIT_CONFIG).read_text()
+        assert without_device_keys(written) == tomllib.loads(TOOLKIT_DEFAULT)
+        assert tomllib.loads(written)["features"] == {IGNORE_IMEX: True}, "IMEX channels are refused either way"
+        assert "GPU_DEVICE_ISOLATION=false: GPUs as the node image's toolkit hands them out" in result.stdout
 
 
 def test_gpu_device_isolation_is_off_unless_asked_for():
-    """Off by default: the health monitoring agent's GPU DaemonSet (chart a00b22d) reads the GPUs through its
-    image's NVIDIA_VISIBLE_DEVICES without privilege, which isolation makes the toolkit ignore."""
+    """Off by default: turning it on changes the device plugin at once but the toolkit only on new nodes, so an
+    environment deployed without it must not get it by an upgrade of the kit (config/model.py says why)."""
     for env in ("dev", "prod"):
         config = load_config(ROOT / "config" / f"{env}.yaml").config
         assert "GPU_DEVICE_ISOLATION=false\n" in provisioning_env(config)
@@ -487,3 +503,164 @@ def test_gpu_device_isolation_is_off_unless_asked_for():
     isolated = dev.model_copy(update={"hyperpod": dev.hyperpod.model_copy(update={
         "lifecycle": dev.hyperpod.lifecycle.model_copy(update={"gpu_device_isolation": True})})})
     assert "GPU_DEVICE_ISOLATION=true\n" in provisioning_env(isolated)
+
+
+# --- seccomp RuntimeDefault through the kubelet ---------------------------------------------------------------
+
+SECCOMP_HELPER = "usr/local/libexec/hyperpod-kit/kubelet-seccomp-default.sh"
+KUBELET_DROP_IN = "etc/systemd/system/kubelet.service.d/90-hyperpod-kit-seccomp-default.conf"
+# Where the node images' bootstrap writes the kubelet's config: nodeadm on AL2023
+# (awslabs/amazon-eks-ami nodeadm/internal/kubelet/config.go: /etc/kubernetes/kubelet/config.json), bootstrap.sh
+# on AL2 (/etc/kubernetes/kubelet/kubelet-config.json). Contents abridged from what they write.
+KUBELET_CONFIG = {"al2023": "etc/kubernetes/kubelet/config.json", "al2": "etc/kubernetes/kubelet/kubelet-config.json"}
+KUBELET_CONFIG_TEXT = json.dumps({
+    "kind": "KubeletConfiguration", "apiVersion": "kubelet.config.k8s.io/v1beta1", "address": "0.0.0.0",
+    "authentication": {"anonymous": {"enabled": False}, "webhook": {"cacheTTL": "2m0s", "enabled": True}},
+    "cgroupDriver": "systemd", "clusterDomain": "cluster.local", "maxPods": 737,
+    "featureGates": {"RotateKubeletServerCertificate": True}, "serverTLSBootstrap": True}, indent=4)
+# The AL2023 image's kubelet unit (amazon-eks-ami templates/al2023/runtime/rootfs/etc/systemd/system/kubelet.service).
+KUBELET_UNIT = """[Unit]
+Description=Kubernetes Kubelet
+After=containerd.service
+Wants=containerd.service
+
+[Service]
+EnvironmentFile=/etc/eks/kubelet/environment
+ExecStartPre=/sbin/iptables -P FORWARD ACCEPT -w 5
+ExecStart=/usr/bin/kubelet $NODEADM_KUBELET_ARGS
+Restart=on-failure
+KillMode=process
+
+[Install]
+WantedBy=multi-user.target
+"""
+
+
+def kubelet_node(tmp_path: Path, layout: str, running: tuple[str, ...] = (), config: str | None = KUBELET_CONFIG_TEXT):
+    node = make_node(tmp_path, layout, running=running, bootstrapped=layout == "al2" and bool(running))
+    if config is not None:
+        path = node[0] / KUBELET_CONFIG[layout]
+        path.parent.mkdir(parents=True)
+        path.write_text(config)
+    return node
+
+
+def test_the_kubelets_field_is_seccompDefault_in_its_own_types():
+    """The key the helper writes, as the kubelet of the kit's Kubernetes version declares it (k8s.io/kubelet
+    v0.33.13, from the Go module cache `make k8s-build` fills)."""
+    modules = subprocess.run([go_binary(), "env", "GOMODCACHE"], capture_output=True, text=True, check=True).stdout.strip()
+    types = Path(modules) / "k8s.io" / "kubelet@v0.33.13" / "config" / "v1beta1" / "types.go"
+    assert types.exists(), f"{types}: run `make k8s-build`"
+    assert re.search(r'^\s*SeccompDefault \*bool `json:"seccompDefault,omitempty"`', types.read_text(), re.M)
+
+
+@pytest.mark.parametrize("layout", ["al2", "al2023"])
+def test_kubelet_gets_seccomp_default_now_and_before_every_start(tmp_path, layout):
+    """The config file gets seccompDefault: true and nothing else changes; the helper is installed and a
+    kubelet.service drop-in runs it before each start; a running kubelet is restarted once."""
+    node = kubelet_node(tmp_path, layout, running=("containerd", "kubelet"))
+    root = node[0]
+    result = run(node)
+    assert result.returncode == 0, result.stdout + result.stderr
+    written = json.loads((root / KUBELET_CONFIG[layout]).read_text())
+    assert written.pop("seccompDefault") is True
+    assert written == json.loads(KUBELET_CONFIG_TEXT), "every other setting stays"
+    assert os.access(root / SECCOMP_HELPER, os.X_OK)
+    assert (root / SECCOMP_HELPER).read_text() == (SCRIPTS / "lib/kubelet_seccomp_default.sh").read_text()
+    assert f"ExecStartPre=-/{SECCOMP_HELPER}\n" in (root / KUBELET_DROP_IN).read_text()
+    assert calls(root)[-3:] == SECCOMP_CALLS_KUBELET_RUNNING
+    assert calls(root).count("systemctl restart kubelet") == 1
+    assert "step 'seccomp RuntimeDefault for every pod': done" in result.stdout
+
+
+def test_kubelet_drop_in_is_accepted_by_systemd_beside_the_images_unit(tmp_path):
+    """systemd's own verdict on the AL2023 kubelet unit plus the kit's drop-in and helper."""
+    node = kubelet_node(tmp_path, "al2023")
+    root = node[0]
+    assert run(node).returncode == 0
+    units = tmp_path / "systemd-root"
+    for binary in ("usr/bin/kubelet", "sbin/iptables"):
+        (units / binary).parent.mkdir(parents=True, exist_ok=True)
+        (units / binary).write_text("#!/bin/sh\n")
+        (units / binary).chmod(0o755)
+    (units / "etc/eks/kubelet").mkdir(parents=True)
+    (units / "etc/eks/kubelet/environment").write_text("NODEADM_KUBELET_ARGS=--config=/etc/kubernetes/kubelet/config.json\n")
+    (units / "usr/lib/systemd/system").mkdir(parents=True)
+    # The verifying root holds no sysinit.target: the unit does without default dependencies there.
+    (units / "usr/lib/systemd/system/kubelet.service").write_text(
+        KUBELET_UNIT.replace("[Unit]\n", "[Unit]\nDefaultDependencies=no\n"))
+    (units / "usr/lib/systemd/system/containerd.service").write_text(
+        "[Unit]\nDefaultDependencies=no\n[Service]\nExecStart=/usr/bin/kubelet\n")
+    for path in (KUBELET_DROP_IN, SECCOMP_HELPER):
+        (units / path).parent.mkdir(parents=True, exist_ok=True)
+        (units / path).write_bytes((root / path).read_bytes())
+        (units / path).chmod((root / path).stat().st_mode)
+    verify = subprocess.run(["systemd-analyze", "verify", f"--root={units}", "kubelet.service"],
+                            capture_output=True, text=True)
+    # systemd only warns (exit 0) about unknown keys and commands it ignores: no warning at all either.
+    assert verify.returncode == 0 and verify.stderr == "", verify.stderr
+
+
+def test_helper_sets_the_key_again_after_the_bootstrap_rewrote_the_config(tmp_path):
+    """nodeadm writes config.json again at every boot: the helper the drop-in runs puts the key back."""
+    node = kubelet_node(tmp_path, "al2023")
+    root = node[0]
+    assert run(node).returncode == 0
+    (root / KUBELET_CONFIG["al2023"]).write_text(KUBELET_CONFIG_TEXT)  # the next boot
+    again = subprocess.run(["bash", str(root / SECCOMP_HELPER)], env={"PROVISION_ROOT": str(root), "PATH": "/usr/bin:/bin"},
+                           capture_output=True, text=True, timeout=30)
+    assert again.returncode == 0, again.stderr
+    assert json.loads((root / KUBELET_CONFIG["al2023"]).read_text())["seccompDefault"] is True
+
+
+@pytest.mark.parametrize("layout", ["al2", "al2023"])
+def test_seccomp_second_run_changes_nothing(tmp_path, layout):
+    node = kubelet_node(tmp_path, layout, running=("containerd", "kubelet"))
+    root = node[0]
+    assert run(node).returncode == 0
+    before, calls_before = tree(root), calls(root)
+    second = run(node)
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert tree(root) == before and calls(root) == calls_before
+    assert "the kubelet already starts with seccompDefault" in second.stdout
+
+
+def test_kubelet_config_not_written_yet_is_set_at_the_kubelets_start(tmp_path):
+    node = kubelet_node(tmp_path, "al2023", config=None)
+    result = run(node)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "no kubelet config file yet: seccompDefault is set before the kubelet's next start" in result.stdout
+    assert (node[0] / KUBELET_DROP_IN).exists()
+
+
+@pytest.mark.parametrize("config", ["{not json", "[1, 2]"], ids=["not-json", "not-an-object"])
+def test_unreadable_kubelet_config_fails_the_step_loudly(tmp_path, config):
+    """The node would join without the default: the lifecycle run fails, naming the file, and the file stays."""
+    node = kubelet_node(tmp_path, "al2023", config=config)
+    root = node[0]
+    result = run(node)
+    assert result.returncode != 0
+    assert "/etc/kubernetes/kubelet/config.json" in result.stdout + result.stderr
+    assert "step 'seccomp RuntimeDefault for every pod' failed" in result.stdout + result.stderr
+    assert (root / KUBELET_CONFIG["al2023"]).read_text() == config
+
+
+def test_seccomp_default_off_leaves_the_kubelet_alone(tmp_path):
+    node = kubelet_node(tmp_path, "al2023", running=("kubelet",))
+    root = node[0]
+    result = run(node, "SECCOMP_DEFAULT=false\n")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert (root / KUBELET_CONFIG["al2023"]).read_text() == KUBELET_CONFIG_TEXT
+    assert not (root / KUBELET_DROP_IN).exists() and not (root / SECCOMP_HELPER).exists()
+    assert "systemctl restart kubelet" not in calls(root)
+
+
+@pytest.mark.parametrize("flag", [True, False, None])
+def test_seccomp_default_follows_the_config_and_is_on_by_default(tmp_path, flag):
+    text = (ROOT / "config" / "dev.yaml").read_text()
+    if flag is not None:
+        text = text.replace("hyperpod:\n", f"hyperpod:\n  lifecycle:\n    seccomp_default: {str(flag).lower()}\n", 1)
+    config = tmp_path / "dev.yaml"
+    config.write_text(text)
+    expected = "false" if flag is False else "true"
+    assert f"SECCOMP_DEFAULT={expected}\n" in provisioning_env(load_config(config).config)

@@ -88,16 +88,13 @@ class Standard:
 # The team of each environment the collection is labelled for, and the priority class prod requires.
 TEAMS = {"dev": ("john", None), "prod": ("research-nlp", "training-priority")}
 
-GPU_FEATURES = {"gpu-features": "containers[pytorch].env"}
-
 STANDARD = [
     Standard("seed-etcd-service", SEED_SOURCE, ETCD_SERVICE, {}),
     Standard("seed-etcd-deployment", SEED_SOURCE, ETCD_DEPLOYMENT,
              {env: {"gpu-visibility": "spec.template.spec.containers[etcd].env"} for env in TEAMS}),
     Standard("seed-fsdp-pytorchjob", SEED_SOURCE, FSDP_PYTORCHJOB,
-             {env: {**GPU_FEATURES, "clean-pod-policy": "spec.runPolicy.cleanPodPolicy"} for env in TEAMS}),
-    Standard("device-plugin-gpu-job", GPU_JOB_SOURCE, GPU_JOB,
-             {env: {"gpu-features": "containers[cuda-container].env"} for env in TEAMS}),
+             {env: {"clean-pod-policy": "spec.runPolicy.cleanPodPolicy"} for env in TEAMS}),
+    Standard("device-plugin-gpu-job", GPU_JOB_SOURCE, GPU_JOB, {}),
 ]
 
 

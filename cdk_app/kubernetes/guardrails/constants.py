@@ -104,9 +104,12 @@ def gpus_hidden_by_manifest(config: KitConfig) -> bool:
 
 
 # Once a container has any GPU, the toolkit adds every host device node of each feature its env (the image's
-# included) sets to "enabled" - all EFAs (/dev/infiniband, MOFED), NVSwitch, GDRCopy, GDS - and the IMEX
-# channels NVIDIA_IMEX_CHANNELS lists (nvidia-container-toolkit internal/modifier/gated.go and cdi.go); no
-# device plugin counts them. A container with GPUs switches each off itself (gpu-features); `job` writes these.
+# included) sets to "enabled" - all EFAs (/dev/infiniband, MOFED), NVSwitch, GDRCopy, GDS (nvidia-container-toolkit
+# internal/modifier/gated.go and cdi.go); only its CDI mode ignores them, and no other setting does. No rule
+# demands these in manifests any more: that refused every GPU example of AWS's and NVIDIA's docs (the README
+# says what stays open and why). device-env still refuses a pod that switches one on itself, and `job` writes
+# them off so that the kit's own jobs get only what they ask for. IMEX channels are the node's to refuse
+# (lifecycle_scripts/steps/gpu_device_isolation.sh: ignore-imex-channel-requests).
 GPU_FEATURES_OFF_ENV = ({"name": "NVIDIA_MOFED", "value": "disabled"}, {"name": "NVIDIA_NVSWITCH", "value": "disabled"},
                         {"name": "NVIDIA_GDRCOPY", "value": "disabled"}, {"name": "NVIDIA_GDS", "value": "disabled"},
                         {"name": "NVIDIA_IMEX_CHANNELS", "value": "void"})

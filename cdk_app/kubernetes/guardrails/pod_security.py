@@ -32,7 +32,6 @@ from cdk_app.kubernetes.guardrails.constants import (
     DEVICE_RESOURCE_PREFIXES,
     EPHEMERAL_CLAIM_SOURCES,
     GPU_ENV_VAR,
-    GPU_FEATURES_OFF_ENV,
     GUARDED_TAINT_PREFIXES,
     HOST_NAMESPACES,
     HOSTNAME_LABEL,
@@ -151,11 +150,6 @@ _OPERATOR_INIT = (f"e.init && e.c.image in {lit(OPERATOR_INIT_IMAGES)} "
                   "&& (!has(e.c.env) || size(e.c.env) == 0) && (!has(e.c.envFrom) || size(e.c.envFrom) == 0)")
 
 
-# Each feature variable set in the pod's env; device-env keeps them off.
-_SWITCHES_FEATURES_OFF = (f"has(e.c.env) && {lit([v['name'] for v in GPU_FEATURES_OFF_ENV])}"
-                          ".all(n, e.c.env.exists(v, v.name == n))")
-
-
 def pod_security_validations(config: KitConfig) -> list[dict[str, str]]:
     devices = lit(DEVICE_ENV_VARS)
     exposes = (f"v.name in {devices} && (has(v.valueFrom) || has(v.value) && !(v.value in {json.dumps(DEVICE_ENV_OFF)}[v.name]))")
@@ -190,12 +184,6 @@ def pod_security_validations(config: KitConfig) -> list[dict[str, str]]:
         container_rule("device-env",
                         f"has(e.c.envFrom) && e.c.envFrom.exists(s, !has(s.prefix) || {devices}.exists(n, n.startsWith(s.prefix)))",
                         "envFrom", f"each source needs a prefix that none of {', '.join(DEVICE_ENV_VARS)} starts with"),
-        # The toolkit honours the image's feature variables whenever a container has GPUs, whatever its
-        # privileges (nvidia-container-toolkit internal/modifier/cdi.go gatedDevices): no node setting stops it.
-        container_rule("gpu-features", f"({_ASKS_GPU}) && !({_SWITCHES_FEATURES_OFF})", "env",
-                        "a container that requests nvidia.com GPUs must set "
-                        + ", ".join(f"{v['name']}={v['value']}" for v in GPU_FEATURES_OFF_ENV)
-                        + " (its image may give it every EFA, NVSwitch, GDRCopy or GDS device of the node otherwise)"),
     ]
     if gpus_hidden_by_manifest(config):
         # Without node-level isolation the toolkit reads the image's environment (every CUDA image sets

@@ -213,10 +213,10 @@ def test_the_init_container_exemption_is_the_training_operator_the_chart_runs(mp
 @pytest.mark.parametrize("isolation", [True, False])
 def test_gpu_visibility_is_a_rule_only_where_the_nodes_do_not_isolate_gpus(isolation):
     """With node-level isolation the toolkit ignores NVIDIA_VISIBLE_DEVICES in unprivileged containers, so no
-    manifest needs to hide the image's GPUs; gpu-features stays either way (no toolkit setting covers it)."""
+    manifest needs to hide the image's GPUs. Nothing is asked of a container with GPUs either way."""
     config = CONFIGS["dev"].model_copy(deep=True)
     object.__setattr__(config.hyperpod.lifecycle, "gpu_device_isolation", isolation)
     policy = next(m for m in guardrail_manifests(config) if m["metadata"]["name"] == f"{NAME_PREFIX}pod-security")
     messages = " ".join(v["message"] for v in policy["spec"]["validations"])
     assert ("hyperpod-kit guardrail gpu-visibility:" in messages) is not isolation
-    assert "hyperpod-kit guardrail gpu-features:" in messages
+    assert "gpu-features" not in messages
