@@ -66,14 +66,17 @@ def test_every_pointer_row_leads_to_a_page_and_its_section():
 
 
 def _lines(*tops: str):
+    """Each source line with the next one joined to it: a pointer may wrap ("... (the README\n# says ...")."""
     for top in tops:
         for source in sorted((ROOT / top).rglob("*.py")):
-            for number, line in enumerate(source.read_text().splitlines(), 1):
-                yield f"{source.relative_to(ROOT)}:{number}", line
+            lines = source.read_text().splitlines()
+            for number, line in enumerate(lines, 1):
+                following = lines[number].lstrip(" #") if number < len(lines) else ""
+                yield f"{source.relative_to(ROOT)}:{number}", line, f"{line} {following}"
 
 
 def _mentions():
-    return [(where, line) for where, line in _lines("cdk_app", "constructs") if README_MENTION.search(line)]
+    return [(where, joined) for where, line, joined in _lines("cdk_app", "constructs") if README_MENTION.search(line)]
 
 
 @pytest.mark.parametrize(("where", "line"), _mentions())
@@ -130,6 +133,6 @@ def test_every_output_the_docs_name_is_in_a_shipped_environment(tmp_path_factory
 def test_every_docs_page_the_code_names_exists():
     """Messages such as HPK201's ("see the instance catalogue: docs/reference/instance-catalogue.md") and comments
     name pages by path; each must be one."""
-    named = {match for _, line in _lines("cdk_app", "constructs") for match in re.findall(r"docs/[\w/-]+\.md", line)}
+    named = {match for _, line, _ in _lines("cdk_app", "constructs") for match in re.findall(r"docs/[\w/-]+\.md", line)}
     assert "docs/reference/instance-catalogue.md" in named
     assert sorted(path for path in named if not (ROOT / path).is_file()) == []
