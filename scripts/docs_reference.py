@@ -29,6 +29,8 @@ from cdk_app.domain.kueue_mapping import governance_objects
 
 ROOT = Path(__file__).resolve().parent.parent
 MARKER = re.compile(r"^<!-- generated: ([a-z-]+) -->$", re.M)
+# Any line that mentions a generated part: one the marker does not match exactly would stay an HTML comment.
+MENTION = re.compile(r"^[ \t]*<!--[ \t]*generated\b.*$", re.M)
 # Wide enough that click wraps no option's help mid-sentence differently from one machine to the next.
 HELP_WIDTH = 100
 
@@ -91,6 +93,10 @@ GENERATORS: dict[str, Callable[[], str]] = {
 
 def render(markdown: str, where: str = "page") -> str:
     """Replace every marker line of `markdown` with its generated part."""
+    for line in MENTION.findall(markdown):
+        if not MARKER.fullmatch(line):
+            raise ValueError(f"{where}: {line!r} is not a marker line (write <!-- generated: NAME --> alone on a line)")
+
     def generated(match: re.Match[str]) -> str:
         name = match.group(1)
         if name not in GENERATORS:

@@ -10,7 +10,7 @@ import subprocess
 
 import click
 import pytest
-from support.doc_pages import NEEDS_AWS, blocks, pages, run_pages
+from support.doc_pages import NEEDS_AWS, blocks, lines_in_order, pages, run_pages
 from support.paths import ROOT
 
 from cdk_app.cli.main import main as cli
@@ -94,3 +94,26 @@ def test_click_parsing_refuses_what_the_cli_refuses():
     with pytest.raises(click.UsageError):
         parse_with_click(["no-such-command"])
     parse_with_click(["validate", "config/dev.yaml", "--live", "--profile", "p"])
+
+
+def test_blocks_are_read_as_the_contributors_page_says(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text('Text.\n\n```bash\nhyperpod-kit validate a.yaml \\\n    --strict   # exit 1\n# a comment\n'
+                    "python3 - <<'EOF'\nprint(1)\nEOF\n```\n\n```text title=\"output\"\nvalid\n```\n\n"
+                    '```bash title="needs AWS"\naws sts get-caller-identity\n```\n')
+    run, aws = blocks(page)
+    assert [(c.text, c.line, c.expected_exit) for c in run.commands] == [
+        ("hyperpod-kit validate a.yaml \\\n    --strict   # exit 1", 4, 1), ("python3 - <<'EOF'\nprint(1)\nEOF", 7, 0)]
+    assert run.output.text == "valid" and aws.title == NEEDS_AWS
+    assert lines_in_order("a\nc", "a\nb\nc") == [] and lines_in_order("c\na", "a\nb\nc") == ["a"]
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ('Text.\n\n```text title="output"\nx\n```\n', "must follow its bash block"),
+    ('```bash\ntrue\n```\nprose between\n```text title="output"\nx\n```\n', "must follow its bash block"),
+    ("```bash\ntrue\n", "never closed")])
+def test_an_output_block_without_its_command_or_an_open_fence_is_refused(tmp_path, text, message):
+    page = tmp_path / "page.md"
+    page.write_text(text)
+    with pytest.raises(ValueError, match=message):
+        blocks(page)

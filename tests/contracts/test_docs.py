@@ -136,3 +136,16 @@ def test_every_docs_page_the_code_names_exists():
     named = {match for _, line, _ in _lines("cdk_app", "constructs") for match in re.findall(r"docs/[\w/-]+\.md", line)}
     assert "docs/reference/instance-catalogue.md" in named
     assert sorted(path for path in named if not (ROOT / path).is_file()) == []
+
+
+def test_a_marker_that_is_not_exactly_one_is_refused_not_left_as_a_comment():
+    import docs_reference
+
+    assert "| HPK001 |" in docs_reference.render("<!-- generated: findings -->\n")
+    for near_miss in ("<!-- generated: findings --> \n", "  <!-- generated: findings -->\n", "<!--generated: cli-->\n"):
+        with pytest.raises(ValueError, match="not a marker line"):
+            docs_reference.render(near_miss)
+    with pytest.raises(ValueError, match="unknown generated part 'nope'"):
+        docs_reference.render("<!-- generated: nope -->\n")
+    assert docs_reference.render("A line `<!-- generated: NAME -->` in prose.\n") == (
+        "A line `<!-- generated: NAME -->` in prose.\n")

@@ -46,7 +46,11 @@ class Block:
 
     @property
     def where(self) -> str:
-        return f"{self.page.relative_to(ROOT)}:{self.line}"
+        return f"{shown(self.page)}:{self.line}"
+
+
+def shown(page: Path) -> str:
+    return str(page.relative_to(ROOT)) if page.is_relative_to(ROOT) else str(page)
 
 
 def pages() -> list[Path]:
@@ -81,12 +85,14 @@ def blocks(page: Path) -> list[Block]:
             body.append(lines[i])
             i += 1
         if i == len(lines):
-            raise ValueError(f"{page.relative_to(ROOT)}:{start + 1}: a fence that is never closed")
+            raise ValueError(f"{shown(page)}:{start + 1}: a fence that is never closed")
         title = _TITLE.search(match.group(2))
         block = Block(page, start + 1, match.group(1), title.group(1) if title else None, "\n".join(body))
         between_blank = all(not line.strip() for line in lines[last_closed + 1:start])
-        if (block.lang == "text" and block.title == OUTPUT and found and found[-1].lang == "bash"
-                and between_blank):
+        if block.lang == "text" and block.title == OUTPUT:
+            if not (found and found[-1].lang == "bash" and found[-1].output is None and between_blank):
+                raise ValueError(f"{block.where}: an output block must follow its bash block, with only blank "
+                                 "lines between")
             found[-1].output = block
         else:
             found.append(block)
