@@ -13,8 +13,8 @@ class Severity(str, Enum):
     WARNING = "warning"
 
 
-# Every code the kit can report, with what it means. The README's table is generated from this
-# (tests/contracts/test_readme.py keeps them in step) and a code never changes meaning once released.
+# Every code the kit can report, with what it means. The docs' finding-code page is generated from this
+# (scripts/docs_reference.py, each time the site is built) and a code never changes meaning once released.
 CODES: dict[str, str] = {
     # The file itself (exit code 2: nothing could be checked).
     "HPK001": "the file cannot be read (missing, a directory, not UTF-8)",

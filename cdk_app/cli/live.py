@@ -25,7 +25,7 @@ from cdk_app.stacks.layout import stack_name
 
 ACTIVE = {"Created", "Updated", "Creating", "Updating"}
 RETRIES = {"mode": "standard", "max_attempts": 6}
-# The IAM actions --live needs; the README prints them as a policy.
+# The IAM actions --live needs; docs/how-to/check-live.md prints them as a policy.
 ACTIONS = ("sagemaker:DescribeCluster", "sagemaker:ListClusterNodes", "sagemaker:ListComputeQuotas",
            "sagemaker:ListClusterSchedulerConfigs", "sagemaker:DescribeClusterSchedulerConfig", "eks:DescribeAddon",
            "eks:DescribeCluster", "cloudformation:DescribeStacks", "ec2:DescribeSubnets", "ec2:DescribeVpcs")

@@ -20,7 +20,7 @@ from cdk_app.config.yaml_source import SourceMap
 from cdk_app.domain.batch_shares import queue_scheduling, quota_share_request, teams_on
 from cdk_app.findings import Severity
 
-# The IAM actions the Batch part of --live needs; the README prints them.
+# The IAM actions the Batch part of --live needs; docs/how-to/batch.md names them.
 ACTIONS = ("batch:DescribeServiceEnvironments", "batch:DescribeJobQueues", "batch:DescribeSchedulingPolicies",
            "batch:ListQuotaShares")
 ACTIVE = {"CREATING", "UPDATING", "VALID"}

@@ -1,6 +1,6 @@
 """Field descriptions of the config models: the docstring written under each field.
 
-They are read from the models' source only when config/schema.json or the README tables are written, so
+They are read from the models' source only when config/schema.json or the docs' reference pages are built, so
 that loading a config (`validate`, after every edit) does not parse source code: pydantic's
 use_attribute_docstrings would, for every model class, each time the model module is imported.
 """

@@ -3,7 +3,7 @@
 The models hold shape, types, formats and ranges; rules that involve more than one field (capacity,
 names that must be unique, references between sections) live in cdk_app.validator so that each has
 a stable code. Field descriptions (the docstring under each field) end up in config/schema.json for editors
-and in the README, read by cdk_app.config.field_docs only when those are written.
+and in the docs' config reference, read by cdk_app.config.field_docs only when those are written.
 Scalars are strict: YAML `count: "3"` or `kubernetes_version: 1.30` (a float) are errors, not guesses.
 """
 

@@ -1,6 +1,6 @@
-"""Markdown tables for the README, generated from the config model and the finding codes.
+"""Markdown tables of the config model and the finding codes, for the documentation's reference pages.
 
-tests/contracts/test_readme.py checks that README.md holds exactly these tables.
+scripts/docs_reference.py writes them into docs/reference/config.md and findings.md when the site is built.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """What a simulation shows: per job its events, per team its usage against quota over time, borrowed and lent
 accelerator-hours, waits and preemptions, and the cluster's utilisation - as JSON and as a table.
 
-Definitions (the README repeats them):
+Definitions (docs/explanation/simulate.md repeats them):
 - usage: what a team's admitted jobs request, per flavor (instance type); accelerators are summed over the
   accelerator resources (nvidia.com/gpu, aws.amazon.com/neuron).
 - borrowed: a team's usage above its nominal quota, per flavor.

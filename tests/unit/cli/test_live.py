@@ -279,10 +279,9 @@ def test_kubernetes_version_eks_cannot_move_to(deployed, message):
     assert shape_findings(version="1.32") == {}  # one minor up is an ordinary upgrade
 
 
-def test_readme_lists_every_action_live_needs():
+def test_the_docs_list_every_action_live_needs():
     from cdk_app.cli.live import ACTIONS
 
-    readme = (ROOT / "README.md").read_text()
-    policy = json.loads(readme[readme.index('{\n  "Version"', readme.index("### Checking against the deployed account")):]
-                        .split("\n```", 1)[0])
+    page = (ROOT / "docs" / "how-to" / "check-live.md").read_text()
+    policy = json.loads(page[page.index('{\n  "Version"'):].split("\n```", 1)[0])
     assert sorted(policy["Statement"][0]["Action"]) == sorted(ACTIONS)

@@ -530,7 +530,10 @@ def test_a_number_past_a_64_bit_integer_where_a_choice_is_wanted(tmp_path):
     assert [e["type"] for e in caught.value.errors()] == ["int_parsing_size"]
     assert only(tmp_path, text)[0::3] == ("HPK012", "hyperpod.instance_groups[0].threads_per_core")
     assert only(tmp_path, text)[4:] == (f"the number {written} is not valid", "see the config reference in README.md")
-    assert "## Configuration reference" in (ROOT / "README.md").read_text()
+    # The hint names the README's config reference; its pointer table leads to the page.
+    assert ("| Configuration reference, the config reference | [docs/reference/config.md](docs/reference/config.md) |"
+            in (ROOT / "README.md").read_text())
+    assert "# Configuration reference" in (ROOT / "docs" / "reference" / "config.md").read_text()
 
 
 def test_an_unknown_key_in_a_chart_dependency_pin_names_the_pin_s_keys(tmp_path):

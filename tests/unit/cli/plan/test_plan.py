@@ -152,8 +152,11 @@ def test_quota_cut_names_the_team_and_the_instance_type(synths):
     assert "      ml.p5.48xlarge: 3 instances -> 2 instances" in planning.render(plan).splitlines()
 
 
-def test_readme_has_the_removal_procedure_plan_points_to():
-    assert "### Removing or disabling a team" in (ROOT / "README.md").read_text()
+def test_the_removal_procedure_plan_points_to_is_a_page():
+    # plan names the README section; the README's pointer table leads to the page that holds the procedure.
+    assert ("| Removing or disabling a team | [docs/how-to/remove-a-team.md](docs/how-to/remove-a-team.md) |"
+            in (ROOT / "README.md").read_text())
+    assert "The safe order:" in (ROOT / "docs" / "how-to" / "remove-a-team.md").read_text()
 
 
 @pytest.mark.synth
@@ -476,8 +479,10 @@ def test_rename_with_everything_named_says_what_fails_and_what_to_do_instead(syn
     assert unnamed[-2:] == [named[-1], f"refused: 1 change(s) that destroy, not named with --allow-replace: {cluster}"]
 
 
-def test_readme_has_the_section_the_cluster_advice_points_to():
-    assert "### Things to know before editing" in (ROOT / "README.md").read_text()
+def test_the_section_the_cluster_advice_points_to_is_a_page():
+    assert ("| Things to know before editing | [docs/how-to/edit-safely.md](docs/how-to/edit-safely.md) |"
+            in (ROOT / "README.md").read_text())
+    assert "# Things to know before editing" in (ROOT / "docs" / "how-to" / "edit-safely.md").read_text()
 
 
 @pytest.mark.synth

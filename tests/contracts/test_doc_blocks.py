@@ -1,0 +1,119 @@
+"""The documentation's blocks that are not run (they need AWS or a cluster) are still checked: their hyperpod-kit
+commands are parsed by the CLI itself - every option exists and takes the value given - their make commands name
+real targets, and the rest is valid bash. How blocks are read: docs/contributing/docs.md."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+
+import click
+import pytest
+from support.doc_pages import NEEDS_AWS, blocks, lines_in_order, pages, run_pages
+from support.paths import ROOT
+
+from cdk_app.cli.main import main as cli
+
+CHECKED = [(block, command) for page in run_pages() for block in blocks(page)
+           if block.lang == "bash" and block.title is not None for command in block.commands]
+# A placeholder a reader fills in (<EksClusterName>, <john's role from TeamRoleArns>) reads as one word.
+PLACEHOLDER = re.compile(r"<[^<>\n]+>")
+KIT = ("hyperpod-kit", ".venv/bin/hyperpod-kit")
+
+
+def words(command: str) -> list[str]:
+    """The command's arguments, up to a redirection or pipe."""
+    out = []
+    for word in shlex.split(PLACEHOLDER.sub("PLACEHOLDER", command), comments=True):
+        if word in {">", "|", ">>", "2>", "<"}:
+            break
+        out.append(word)
+    return out
+
+
+def parse_with_click(args: list[str]) -> None:
+    """Parse as `hyperpod-kit` would, without running: an unknown command or option, a missing option value or
+    a value of the wrong type raises click's usage error. Files are not opened (they exist only in an account)."""
+    root = click.Context(cli, info_name="hyperpod-kit")
+    command = cli.get_command(root, args[0])
+    if command is None:
+        raise click.UsageError(f"no such command {args[0]!r}")
+    ctx = click.Context(command, info_name=args[0], parent=root)
+    values, _, _ = command.make_parser(ctx).parse_args(args[1:])
+    for param in command.params:
+        if param.name in values and not isinstance(param.type, click.Path | click.File):
+            param.type_cast_value(ctx, values[param.name])
+
+
+def test_every_block_that_is_not_run_says_what_it_needs():
+    titles = {block.title for page in pages() for block in blocks(page) if block.lang == "bash"}
+    assert titles <= {None, NEEDS_AWS, "needs make k8s-up"}, titles
+
+
+@pytest.mark.parametrize(("block", "command"), CHECKED,
+                         ids=[f"{block.page.relative_to(ROOT / 'docs')}:{command.line}" for block, command in CHECKED])
+def test_commands_that_need_aws_are_well_formed(block, command):
+    args = words(command.text)
+    if args[0] in KIT:
+        parse_with_click(args[1:])
+    elif args[0] == "make":
+        result = subprocess.run(["make", "-n", "-C", str(ROOT), *args[1:]], capture_output=True, text=True, timeout=60)
+        assert result.returncode == 0, result.stderr
+    else:
+        result = subprocess.run(["bash", "-n", "-c", PLACEHOLDER.sub("PLACEHOLDER", command.text)],
+                                capture_output=True, text=True, timeout=60)
+        assert result.returncode == 0, result.stderr
+
+
+RUN = [(block, command) for page in run_pages() for block in blocks(page)
+       if block.lang == "bash" and block.title is None for command in block.commands]
+
+
+def test_the_run_blocks_hold_commands():
+    assert len(RUN) >= 40
+
+
+@pytest.mark.parametrize(("block", "command"), RUN,
+                         ids=[f"{block.page.relative_to(ROOT / 'docs')}:{command.line}" for block, command in RUN])
+def test_a_run_command_does_not_rely_on_the_shell_it_ran_in(block, command):
+    """Each command runs in a shell of its own (as the test runs it), so one that changes the shell for the next
+    (cd, export, a function) would pass the test and mislead the reader - or the other way round. Only the
+    venv's activation is mirrored: the test puts .venv/bin on PATH."""
+    first = command.text.split()[0]
+    assert first not in {"cd", "export", "alias", "pushd", "popd"} and not first.endswith("()"), command.text
+    if first in {"source", "."}:
+        assert command.text.split()[1:] == [".venv/bin/activate"], command.text
+
+
+def test_click_parsing_refuses_what_the_cli_refuses():
+    with pytest.raises(click.NoSuchOption):
+        parse_with_click(["validate", "config/dev.yaml", "--no-such-option"])
+    with pytest.raises(click.BadParameter):
+        parse_with_click(["validate", "config/dev.yaml", "--format", "yaml"])
+    with pytest.raises(click.UsageError):
+        parse_with_click(["no-such-command"])
+    parse_with_click(["validate", "config/dev.yaml", "--live", "--profile", "p"])
+
+
+def test_blocks_are_read_as_the_contributors_page_says(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text('Text.\n\n```bash\nhyperpod-kit validate a.yaml \\\n    --strict   # exit 1\n# a comment\n'
+                    "python3 - <<'EOF'\nprint(1)\nEOF\n```\n\n```text title=\"output\"\nvalid\n```\n\n"
+                    '```bash title="needs AWS"\naws sts get-caller-identity\n```\n')
+    run, aws = blocks(page)
+    assert [(c.text, c.line, c.expected_exit) for c in run.commands] == [
+        ("hyperpod-kit validate a.yaml \\\n    --strict   # exit 1", 4, 1), ("python3 - <<'EOF'\nprint(1)\nEOF", 7, 0)]
+    assert run.output.text == "valid" and aws.title == NEEDS_AWS
+    assert lines_in_order("a\nc", "a\nb\nc") == [] and lines_in_order("c\na", "a\nb\nc") == ["a"]
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ('Text.\n\n```text title="output"\nx\n```\n', "must follow its bash block"),
+    ('```bash\ntrue\n```\nprose between\n```text title="output"\nx\n```\n', "must follow its bash block"),
+    ("```bash\ntrue\n", "never closed")])
+def test_an_output_block_without_its_command_or_an_open_fence_is_refused(tmp_path, text, message):
+    page = tmp_path / "page.md"
+    page.write_text(text)
+    with pytest.raises(ValueError, match=message):
+        blocks(page)

@@ -1,0 +1,150 @@
+"""The documentation as the tests read it: the pages (generated parts rendered as `make docs` renders them),
+the fenced blocks of the tutorials and how-to guides, and the commands in them.
+
+How a block is read is documented for writers in docs/contributing/docs.md: a ```bash block is run, one command
+at a time, and must exit 0 unless the command's line ends with `# exit N`; a ```text title="output" block right
+after it holds lines its last command prints, in order; a ```bash title="needs AWS" block is checked, not run.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import docs_reference
+
+from support.paths import ROOT
+
+DOCS = ROOT / "docs"
+# The pages whose commands a reader types in order: each is run by tests/e2e/test_doc_commands.py.
+RUN_SECTIONS = ("tutorials", "how-to")
+NEEDS_AWS = "needs AWS"
+OUTPUT = "output"
+_FENCE = re.compile(r"^```(\w*)\s*(.*)$")
+_TITLE = re.compile(r'title="([^"]*)"')
+_EXPECTED_EXIT = re.compile(r"#\s*exit (\d+)\s*$")
+_HEREDOC = re.compile(r"<<-?\s*'?\"?(\w+)'?\"?")
+
+
+@dataclass
+class Command:
+    text: str
+    line: int  # of the page, 1-based, where the command starts
+    expected_exit: int
+
+
+@dataclass
+class Block:
+    page: Path
+    line: int  # of the opening fence, 1-based
+    lang: str
+    title: str | None
+    text: str
+    output: Block | None = None
+    commands: list[Command] = field(default_factory=list)
+
+    @property
+    def where(self) -> str:
+        return f"{shown(self.page)}:{self.line}"
+
+
+def shown(page: Path) -> str:
+    return str(page.relative_to(ROOT)) if page.is_relative_to(ROOT) else str(page)
+
+
+def pages() -> list[Path]:
+    return sorted(DOCS.rglob("*.md"))
+
+
+def rendered(page: Path) -> str:
+    """The page's markdown as the site shows it: generated parts filled in."""
+    return docs_reference.render(page.read_text(), str(page.relative_to(DOCS)))
+
+
+def run_pages() -> list[Path]:
+    return [page for section in RUN_SECTIONS for page in sorted((DOCS / section).glob("*.md"))]
+
+
+def blocks(page: Path) -> list[Block]:
+    """The fenced blocks of a page, each ```text title="output" block attached to the bash block just before it
+    (only blank lines between)."""
+    found: list[Block] = []
+    lines = page.read_text().split("\n")
+    i = 0
+    last_closed = -2
+    while i < len(lines):
+        match = _FENCE.match(lines[i])
+        if not match or not match.group(1):
+            i += 1
+            continue
+        start = i
+        i += 1
+        body = []
+        while i < len(lines) and lines[i] != "```":
+            body.append(lines[i])
+            i += 1
+        if i == len(lines):
+            raise ValueError(f"{shown(page)}:{start + 1}: a fence that is never closed")
+        title = _TITLE.search(match.group(2))
+        block = Block(page, start + 1, match.group(1), title.group(1) if title else None, "\n".join(body))
+        between_blank = all(not line.strip() for line in lines[last_closed + 1:start])
+        if block.lang == "text" and block.title == OUTPUT:
+            if not (found and found[-1].lang == "bash" and found[-1].output is None and between_blank):
+                raise ValueError(f"{block.where}: an output block must follow its bash block, with only blank "
+                                 "lines between")
+            found[-1].output = block
+        else:
+            found.append(block)
+        if block.lang == "bash":
+            block.commands = commands(block.text, start + 2)
+        last_closed = i
+        i += 1
+    return found
+
+
+def commands(text: str, first_line: int) -> list[Command]:
+    """Shell commands of a bash block: `\\` continues a line, a heredoc belongs to its command, full-line comments
+    and blank lines are skipped."""
+    out: list[Command] = []
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        start = i
+        if not line.strip() or line.lstrip().startswith("#"):
+            i += 1
+            continue
+        parts = [line]
+        while parts[-1].endswith("\\") and i + 1 < len(lines):
+            i += 1
+            parts.append(lines[i])
+        heredoc = _HEREDOC.search(parts[-1])
+        if heredoc:
+            end = heredoc.group(1)
+            while i + 1 < len(lines):
+                i += 1
+                parts.append(lines[i])
+                if lines[i] == end:
+                    break
+            else:
+                raise ValueError(f"line {first_line + start}: heredoc {end} is never closed")
+        expected = _EXPECTED_EXIT.search(parts[0] if heredoc else parts[-1])
+        out.append(Command("\n".join(parts), first_line + start, int(expected.group(1)) if expected else 0))
+        i += 1
+    return out
+
+
+def lines_in_order(expected: str, actual: str) -> list[str]:
+    """The expected lines (blank ones aside) that are not found, in order, each inside a line of `actual`."""
+    actual_lines = actual.split("\n")
+    missing = []
+    position = 0
+    for want in (line.rstrip() for line in expected.split("\n") if line.strip()):
+        for k in range(position, len(actual_lines)):
+            if want in actual_lines[k]:
+                position = k + 1
+                break
+        else:
+            missing.append(want)
+    return missing
