@@ -35,7 +35,8 @@ class _KitGroup(click.Group):
     in modules of their own load when invoked (or listed), so `validate` imports only what it needs."""
 
     LAZY = {"batch-job": ("cdk_app.cli.batch_job", "batch_job"), "teardown": ("cdk_app.cli.teardown", "teardown"),
-            "simulate": ("cdk_app.cli.simulate", "simulate"), "explain": ("cdk_app.cli.explain", "explain")}
+            "simulate": ("cdk_app.cli.simulate", "simulate"), "explain": ("cdk_app.cli.explain", "explain"),
+            "init": ("cdk_app.cli.new_environment", "init")}
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted([*super().list_commands(ctx), *self.LAZY])
