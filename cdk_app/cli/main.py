@@ -110,11 +110,11 @@ def validate(configs: tuple[Path, ...], output_format: str, live: bool, profile:
             document["ok"] = document["ok"] and not any(r.warnings for r in reports)
         click.echo(json.dumps(document, indent=2))
     else:
-        click.echo("\n\n".join(render_table(report) for report in reports))
+        click.echo("\n\n".join(render_table(report, strict) for report in reports))
     codes = [report.exit_code for report in reports]
     warned = sum(len(report.warnings) for report in reports)
     if strict and warned:
-        click.echo(f"--strict: {warned} warning(s) fail the check", err=True)
+        click.echo(f"--strict: {warned} warning(s) fail the check (exit 1); without --strict they would not", err=True)
         codes.append(1)
     if any(s.get("error") or (s.get("batch") or {}).get("error") for s in sections):
         codes.append(2)  # the account could not be read (HyperPod or Batch part): unreadable, not findings

@@ -28,7 +28,8 @@ def _limited_by(row: TeamReach) -> str:
     return f"borrow limit {row.borrow_limit} %" if row.capped_by == "borrow limit" else "what others lend"
 
 
-def render_table(report: Report) -> str:
+def render_table(report: Report, strict: bool = False) -> str:
+    """The report as text; `strict` (validate --strict) makes warnings fail, and the verdict says so."""
     lines = [printable(report.file) + (f" (environment {printable(report.environment)})" if report.environment else "")]
     if report.capacity:
         header = ("instance type", "count", "accelerators", "vCPU", "memory GiB")
@@ -46,7 +47,11 @@ def render_table(report: Report) -> str:
     for finding in report.findings:
         lines.append(finding.render())
     verdict = "unreadable" if report.unreadable else ("invalid" if report.errors else "valid")
-    lines.append(f"{verdict}: {len(report.errors)} error(s), {len(report.warnings)} warning(s)")
+    counts = f"{len(report.errors)} error(s), {len(report.warnings)} warning(s)"
+    if strict and verdict == "valid" and report.warnings:
+        lines.append(f"invalid under --strict: {counts} (--strict makes the warnings fail)")
+    else:
+        lines.append(f"{verdict}: {counts}")
     return "\n".join(lines)
 
 
