@@ -310,6 +310,7 @@ def job(config_path: Path, team: str, priority: str | None, name: str, image: st
         check,
         check_options,
         manifests,
+        priority_note,
     )
 
     if topology_layer is not None and topology is None:
@@ -341,8 +342,9 @@ def job(config_path: Path, team: str, priority: str | None, name: str, image: st
     except JobSpecError as err:
         exit_refused(config_path, err)
     click.echo(yaml.safe_dump_all(objects, sort_keys=False), nl=False)
-    if note:
-        click.echo(note, err=True)
+    for said in (priority_note(config, request), note):
+        if said:
+            click.echo(said, err=True)
 
 
 @main.command("chart-sha256")

@@ -287,6 +287,18 @@ def job_priority(config: KitConfig, request: JobRequest) -> str | None:
     return chosen
 
 
+def priority_note(config: KitConfig, request: JobRequest) -> str | None:
+    """The decision job_priority makes without a word when neither --priority nor the team's default names a
+    class although the team may use some: said out loud, with the classes to choose from."""
+    team = next(t for t in config.teams if t.name == request.team)
+    allowed = allowed_priority_classes(config, team.name)
+    if request.priority or team.default_priority_class or not allowed:
+        return None
+    return (f"note: no priority label written: team {team.name} has no default_priority_class and --priority was not "
+            f"given, so the job runs below every priority class ({', '.join(allowed)}) and does not show on the "
+            f"console's task dashboard; choose one with --priority, or set default_priority_class for team {team.name}")
+
+
 def _check_names(request: JobRequest) -> None:
     if not request.image.strip() or any(c.isspace() for c in request.image):
         raise JobOptionError(f"--image {request.image!r}: give a container image reference (not empty, no spaces)")

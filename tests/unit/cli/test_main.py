@@ -270,3 +270,21 @@ def test_topology_and_job_refuse_the_same_node_list_alike(tmp_path, item, messag
     checked = invoke(*JOB, "--cluster-nodes", nodes, "--", "python")
     assert shown.exit_code == checked.exit_code == 2, (shown.output, checked.output)
     assert message in shown.output and message in checked.output
+
+
+def test_job_says_it_writes_no_priority_label_and_the_manifests_stay_as_they_were(tmp_path):
+    config = tmp_path / "dev.yaml"
+    config.write_text((ROOT / "config/dev.yaml").read_text().replace(
+        "  fair_share: Enabled", "  priority_classes:\n    - {name: high, weight: 90}\n    - {name: low, weight: 10}\n"
+        "  fair_share: Enabled"))
+    args = ("job", "--config", str(config), "--team", "john", "--name", "train", "--image", "repo/train:1",
+            "--", "python", "train.py")
+    plain = run(*args)
+    assert plain.returncode == 0, plain.stderr
+    assert "kueue.x-k8s.io/priority-class" not in plain.stdout
+    assert "note: no priority label written: team john has no default_priority_class" in plain.stderr
+    assert "(high, low)" in plain.stderr
+    chosen = run(*args[:-3], "--priority", "low", *args[-3:])
+    assert "kueue.x-k8s.io/priority-class: low-priority" in chosen.stdout and "priority label" not in chosen.stderr
+    # The label is the only difference: the manifests pinned elsewhere stay as they were.
+    assert chosen.stdout.replace("    kueue.x-k8s.io/priority-class: low-priority\n", "") == plain.stdout
