@@ -161,6 +161,8 @@ def reports_json(reports: list[Report]) -> dict[str, object]:
         "ok": all(r.ok for r in reports),
         "errors": [f.to_json() for r in reports for f in r.errors],
         "warnings": [f.to_json() for r in reports for f in r.warnings],
+        # Findings that may only follow from an error above (unknown instance type, broken key): not counted.
+        "held_back": [f.to_json() for r in reports for f in r.held_back],
         "capacity": [{**row.to_json(), "file": r.file, "environment": r.environment}
                      for r in reports for row in r.capacity],
         "reach": [{**row.to_json(), "file": r.file, "environment": r.environment} for r in reports for row in r.reach],

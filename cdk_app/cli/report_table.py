@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from cdk_app.domain.capacity import DIMENSIONS, Resources, exact_text
 from cdk_app.domain.reach import SHARING_DISABLED, TeamReach
+from cdk_app.findings import Finding
 from cdk_app.support.text_table import aligned, printable
 from cdk_app.validator.report import Report
 
@@ -46,6 +47,8 @@ def render_table(report: Report, strict: bool = False) -> str:
     lines.extend(_batch_lines(report))
     for finding in report.findings:
         lines.append(finding.render())
+    if report.held_back:
+        lines.append(held_back_line(report.held_back))
     verdict = "unreadable" if report.unreadable else ("invalid" if report.errors else "valid")
     counts = f"{len(report.errors)} error(s), {len(report.warnings)} warning(s)"
     if strict and verdict == "valid" and report.warnings:
@@ -53,6 +56,17 @@ def render_table(report: Report, strict: bool = False) -> str:
     else:
         lines.append(f"{verdict}: {counts}")
     return "\n".join(lines)
+
+
+def held_back_line(held: list[Finding]) -> str:
+    """One line for the findings that may only follow from the errors above: which, and where, not their advice."""
+    lines_of: dict[str, list[str]] = {}
+    for finding in held:
+        lines_of.setdefault(finding.code, []).append(str(finding.line))
+    where = "; ".join(f"{code} at line{'s' if len(at) > 1 else ''} {', '.join(dict.fromkeys(at))}"
+                      for code, at in lines_of.items())
+    return (f"held back: {len(held)} finding(s) that may only follow from the errors above ({where}); fix those and "
+            "validate again")
 
 
 def _batch_lines(report: Report) -> list[str]:

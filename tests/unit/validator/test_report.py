@@ -288,3 +288,34 @@ def test_capacity_rows_of_types_on_one_side_only(write_config):
     rows = {r.instance_type: (r.capacity.count, r.reserved.count) for r in report.capacity}
     assert rows == {"ml.c5.xlarge": (1, 0), "ml.g5.12xlarge": (4, 4), "ml.m5.2xlarge": (2, 2), "ml.p5.48xlarge": (0, 0)}
     assert [r.instance_type for r in report.capacity] == sorted(rows)
+
+
+# --- Findings that may only follow from an unknown instance type are held back, not counted (issue 30). ---------
+GPU_TYPO = ("      instance_type: ml.g5.12xlarge\n      count: 4\n", "      instance_type: ml.g5.12xlarg\n      count: 4\n")
+
+
+def test_over_capacity_findings_of_a_mistyped_group_are_held_back(write_config):
+    """Without the typo'd group the quotas on ml.g5.12xlarge look over capacity ("lower the quotas by 4"):
+    wrong advice, held back; the HPK201 that causes it stands and the config still fails."""
+    report = run(write_config, GPU_TYPO)
+    assert [(f.code, f.path) for f in report.findings] == [("HPK201", "hyperpod.instance_groups[0].instance_type")]
+    assert [(f.code, f.path) for f in report.held_back] == [("HPK501", "teams[0].quota[0]"), ("HPK501", "teams[1].quota[0]")]
+    assert report.exit_code == 1
+
+
+def test_a_pool_made_of_a_mistyped_groups_capacity_is_held_back(write_config):
+    report = run(write_config, GPU_TYPO, ("teams:\n", "shared_pool:\n  name: pool\nteams:\n"))
+    assert [f.code for f in report.findings] == ["HPK201"]
+    assert {f.code for f in report.held_back} == {"HPK501", "HPK505"}  # "the shared pool would hold nothing"
+
+
+def test_findings_unrelated_to_the_mistyped_type_still_count(write_config):
+    report = run(write_config, GPU_TYPO, ("      weight: 10\n", "      weight: 90\n"))
+    assert [(f.code, f.path) for f in report.findings] == [("HPK201", "hyperpod.instance_groups[0].instance_type"),
+                                                           ("HPK304", "cluster_policy.priority_classes[1].weight")]
+
+
+def test_capacity_findings_of_a_partial_config_are_held_back_not_lost(write_config):
+    report = run(write_config, JOHN_FIVE_G5, (SMITH, SMITH + "    sharing_strategy: Lnd\n"))
+    assert [(f.code, f.path) for f in report.findings] == [("HPK014", "teams[1].sharing_strategy")]
+    assert [(f.code, f.path) for f in report.held_back] == [("HPK501", "teams[0].quota[0]"), ("HPK501", "teams[1].quota[0]")]

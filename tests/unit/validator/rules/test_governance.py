@@ -79,7 +79,9 @@ def test_api_where_native_is_offered_advises_a_new_and_a_deployed_environment_ap
     """The file may never have been deployed: the hint gives the advice for both cases, each for what it is."""
     report = run(write_config, ("compute_quota: native}", "compute_quota: api}"))
     finding, = [f for f in report.findings if f.code == "HPK311"]
-    assert finding.hint.startswith("not deployed yet: record compute_quota: native; already deployed: keep api")
+    assert finding.hint.startswith("not deployed yet: record compute_quota: native; already deployed: keep the type "
+                                   "its stacks were deployed with")
+    assert "keep api" not in finding.hint  # the file may have just been edited from native: api is not the deployed type
     assert "plan --against-account" in finding.hint
 
 
