@@ -33,10 +33,15 @@ def render_table(report: Report, strict: bool = False) -> str:
     """The report as text; `strict` (validate --strict) makes warnings fail, and the verdict says so."""
     lines = [printable(report.file) + (f" (environment {printable(report.environment)})" if report.environment else "")]
     if report.capacity:
-        header = ("instance type", "count", "accelerators", "vCPU", "memory GiB")
-        rows = [(row.instance_type, *(_cell(row.reserved, row.capacity, d) for d in DIMENSIONS))
+        pool = report.capacity[0].shared_pool is not None
+        header = ("instance type", "count", "accelerators", "vCPU", "memory GiB", *(("shared pool",) if pool else ()),
+                  "unreserved")
+        rows = [(row.instance_type, *(_cell(row.reserved, row.capacity, d) for d in DIMENSIONS),
+                 *((_amount(row.shared_pool),) if row.shared_pool is not None else ()), _amount(row.unreserved))
                 for row in report.capacity]
-        lines.append("  reserved/capacity (! = over capacity)")
+        lines.append("  reserved/capacity (! = over capacity)" + ("; shared pool: the pool's own quota" if pool else "")
+                     + "; unreserved: held by no team" + (" or pool" if pool else "")
+                     + " (idle sharing lends it to teams that borrow) - in instances (accelerators)")
         lines.extend(aligned([header, *rows], indent="  "))
     if report.reach:
         lines.append("  team reach: quota, and the most it can use by borrowing (instances, accelerators)")

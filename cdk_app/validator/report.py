@@ -8,7 +8,7 @@ from pathlib import Path
 from cdk_app.config.loader import ConfigInvalid, LoadedConfig, load_config
 from cdk_app.config.yaml_source import PathKey
 from cdk_app.domain.capacity import Resources, cluster_capacity, reservations, shared_pool_quota, teams_total
-from cdk_app.domain.reach import TeamReach, team_reach
+from cdk_app.domain.reach import TeamReach, team_reach, unallocated
 from cdk_app.findings import Finding, Severity, format_path
 from cdk_app.validator.batch_summary import BatchCapacityRow, BatchQueueRow, batch_capacity, batch_queues
 from cdk_app.validator.reporter import Reporter
@@ -20,11 +20,17 @@ from cdk_app.validator.rules.kinds import depends_on_kinds, has_cluster
 class CapacityRow:
     instance_type: str
     capacity: Resources
-    reserved: Resources
+    reserved: Resources  # by the teams and the shared pool
+    # The shared pool's own quota on the type (None: the config has no pool), and the capacity no enabled
+    # allocation holds - what idle sharing lends to borrowers (cdk_app.domain.reach.unallocated).
+    shared_pool: Resources | None = None
+    unreserved: Resources = Resources()
 
     def to_json(self) -> dict[str, object]:
         return {"instance_type": self.instance_type, "capacity": self.capacity.to_json(),
-                "reserved": self.reserved.to_json()}
+                "reserved": self.reserved.to_json(),
+                "shared_pool": None if self.shared_pool is None else self.shared_pool.to_json(),
+                "unreserved": self.unreserved.to_json()}
 
 
 @dataclass(frozen=True)
@@ -77,11 +83,13 @@ def validate(loaded: LoadedConfig, left_out: tuple[PathKey, ...] = ()) -> Report
                       held_back=held_back, environment=config.environment, loaded=loaded)
     reserved = teams_total(config.teams)
     capacity = cluster_capacity(config)
-    if config.shared_pool is not None:
-        # The pool's entries exactly as the governance stack writes them, filled as SageMaker fills them.
-        for itype, pool in reservations(shared_pool_quota(config)).items():
-            reserved[itype] = reserved.get(itype, Resources()) + pool
-    rows = [CapacityRow(t, capacity.get(t, Resources()), reserved.get(t, Resources()))
+    # The pool's entries exactly as the governance stack writes them, filled as SageMaker fills them.
+    pool = reservations(shared_pool_quota(config)) if config.shared_pool is not None else None
+    for itype, held in (pool or {}).items():
+        reserved[itype] = reserved.get(itype, Resources()) + held
+    free = unallocated(config)
+    rows = [CapacityRow(t, capacity.get(t, Resources()), reserved.get(t, Resources()),
+                        None if pool is None else pool.get(t, Resources()), free.get(t, Resources()))
             for t in sorted(set(capacity) | set(reserved))]
     return Report(loaded.source.file, findings, rows, team_reach(config), *batch, held_back, config.environment,
                   loaded=loaded)

@@ -304,3 +304,12 @@ def test_findings_that_follow_from_a_typo_are_held_back_in_table_and_json(tmp_pa
     doc = json.loads(invoke("validate", str(typo), "--format", "json").output)
     assert [e["code"] for e in doc["errors"]] == ["HPK201"]
     assert [(f["code"], f["line"]) for f in doc["held_back"]] == [("HPK501", 70), ("HPK501", 82)]
+
+
+def test_the_table_shows_the_shared_pools_quota_and_the_unreserved_capacity():
+    """prod.yaml: 10 ml.p5.48xlarge, teams hold 9 of them, the pool the 10th (8 H100)."""
+    result = invoke("validate", "config/prod.yaml")
+    header = next(line for line in result.output.splitlines() if line.strip().startswith("instance type   count"))
+    assert header.split()[-3:] == ["shared", "pool", "unreserved"]
+    p5 = next(line for line in result.output.splitlines() if line.strip().startswith("ml.p5.48xlarge  10/10"))
+    assert p5.split()[-3:] == ["1", "(8)", "0"]

@@ -319,3 +319,24 @@ def test_capacity_findings_of_a_partial_config_are_held_back_not_lost(write_conf
     report = run(write_config, JOHN_FIVE_G5, (SMITH, SMITH + "    sharing_strategy: Lnd\n"))
     assert [(f.code, f.path) for f in report.findings] == [("HPK014", "teams[1].sharing_strategy")]
     assert [(f.code, f.path) for f in report.held_back] == [("HPK501", "teams[0].quota[0]"), ("HPK501", "teams[1].quota[0]")]
+
+
+# --- The shared pool's own quota and the unreserved capacity, per instance type (issue 30). ----------------------
+def test_capacity_rows_show_the_shared_pools_quota_and_what_no_one_holds(write_config):
+    """Of 4 ml.g5.12xlarge (4 GPUs each) the teams hold 3 + 1 = 4 and a pool added to them gets nothing; of
+    2 ml.m5.2xlarge they hold 1 + 1 = 2. With john's g5 quota down to 1, the pool holds the 2 instances left."""
+    report = run(write_config, ("teams:\n", "shared_pool:\n  name: pool\nteams:\n"),
+                 ("      - instance_type: ml.g5.12xlarge\n        count: 3\n",
+                  "      - instance_type: ml.g5.12xlarge\n        count: 1\n"))
+    rows = {row.instance_type: row.to_json() for row in report.capacity}
+    assert rows["ml.g5.12xlarge"]["shared_pool"] == {"count": 2, "accelerators": 8, "vcpu": 96, "memory_gib": 384}
+    assert rows["ml.g5.12xlarge"]["unreserved"] == {"count": 0, "accelerators": 0, "vcpu": 0, "memory_gib": 0}
+    assert rows["ml.m5.2xlarge"]["shared_pool"]["count"] == 0
+
+
+def test_without_a_pool_the_capacity_no_team_holds_is_unreserved(write_config):
+    report = run(write_config, ("      - instance_type: ml.g5.12xlarge\n        count: 3\n",
+                                "      - instance_type: ml.g5.12xlarge\n        count: 1\n"))
+    row, = [row.to_json() for row in report.capacity if row.instance_type == "ml.g5.12xlarge"]
+    assert row["shared_pool"] is None
+    assert row["unreserved"] == {"count": 2, "accelerators": 8, "vcpu": 96, "memory_gib": 384}
