@@ -16,12 +16,14 @@ def _cell(reserved: Resources, capacity: Resources, dim: str) -> str:
     return f"{exact_text(used)}/{exact_text(total)}" + (" !" if used > total else "")
 
 
-def _amount(resources: Resources) -> str:
+def resource_amount(resources: Resources) -> str:
+    """Instances, and accelerators in brackets where the type has them: 3 (12)."""
     accelerators = resources.accelerators
     return exact_text(resources.count) + (f" ({exact_text(accelerators)})" if accelerators else "")
 
 
-def _limited_by(row: TeamReach) -> str:
+def limited_by(row: TeamReach) -> str:
+    """What stops a team borrowing more, in words."""
     if row.capped_by is None:
         return "-"
     if row.capped_by == SHARING_DISABLED:
@@ -37,7 +39,7 @@ def render_table(report: Report, strict: bool = False) -> str:
         header = ("instance type", "count", "accelerators", "vCPU", "memory GiB", *(("shared pool",) if pool else ()),
                   "unreserved")
         rows = [(row.instance_type, *(_cell(row.reserved, row.capacity, d) for d in DIMENSIONS),
-                 *((_amount(row.shared_pool),) if row.shared_pool is not None else ()), _amount(row.unreserved))
+                 *((resource_amount(row.shared_pool),) if row.shared_pool is not None else ()), resource_amount(row.unreserved))
                 for row in report.capacity]
         lines.append("  reserved/capacity (! = over capacity)" + ("; shared pool: the pool's own quota" if pool else "")
                      + "; unreserved: held by no team" + (" or pool" if pool else "")
@@ -46,7 +48,7 @@ def render_table(report: Report, strict: bool = False) -> str:
     if report.reach:
         lines.append("  team reach: quota, and the most it can use by borrowing (instances, accelerators)")
         header = ("team", "instance type", "strategy", "quota", "reach", "limited by")
-        rows = [(row.team, row.instance_type, row.strategy, _amount(row.quota), _amount(row.reach), _limited_by(row))
+        rows = [(row.team, row.instance_type, row.strategy, resource_amount(row.quota), resource_amount(row.reach), limited_by(row))
                 for row in report.reach]
         lines.extend(aligned([header, *rows], indent="  "))
     lines.extend(_batch_lines(report))

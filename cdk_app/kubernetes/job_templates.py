@@ -22,7 +22,7 @@ from fractions import Fraction
 from typing import Any, Literal
 
 from cdk_app.config.model import KitConfig
-from cdk_app.config.names import team_namespace
+from cdk_app.config.names import local_queue, team_namespace
 from cdk_app.domain.capacity import Resources, describe
 from cdk_app.domain.efa_support import has_efa
 from cdk_app.domain.image_reference import reference_problem
@@ -641,7 +641,7 @@ def _pod_template(request: JobRequest, placement: Placement, container: dict[str
 
 def _metadata(config: KitConfig, request: JobRequest) -> dict[str, Any]:
     namespace = team_namespace(request.team)
-    labels = {QUEUE_LABEL: f"{namespace}-localqueue"}
+    labels = {QUEUE_LABEL: local_queue(request.team)}  # the LocalQueue task governance makes (kueue_mapping)
     priority = job_priority(config, request)
     if priority is not None:
         labels[PRIORITY_LABEL] = priority_label(priority)
