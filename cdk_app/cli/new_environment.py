@@ -276,7 +276,11 @@ def write_checked(text: str, output: Path) -> None:
     folder = output.parent
     if not folder.is_dir():
         raise click.BadParameter(f"{output}: folder {folder} does not exist", param_hint="--output")
-    handle, temporary = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".tmp", dir=folder)
+    try:
+        handle, temporary = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".tmp", dir=folder)
+    except OSError as err:
+        click.echo(f"init: --output {output}: cannot write in {folder}: {err.strerror or err}", err=True)
+        sys.exit(2)
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as stream:
             stream.write(text)

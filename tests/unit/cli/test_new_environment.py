@@ -148,3 +148,8 @@ def test_prompts_ask_for_what_the_flags_left_out_and_retry_a_bad_answer(tmp_path
     config = load_config(path).config
     assert config.availability_zone_ids == ("usw2-az1", "usw2-az3")
     assert [(t.name, t.quota[0].count) for t in config.teams] == [("a", 2)]
+
+
+def test_a_folder_that_cannot_be_written_exits_2_not_3():
+    result = init("--environment", "env", *BASE, *VARIANTS["minimal"], "--output", "/proc/env.yaml")
+    assert result.exit_code == 2 and "cannot write in /proc" in result.output
