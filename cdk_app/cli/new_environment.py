@@ -333,7 +333,9 @@ def init(environment: str | None, account: str | None, region: str | None, zones
     In CI, give everything as flags:
       hyperpod-kit init --environment staging --account 111122223333 --region us-west-2 \\
         --zone usw2-az1 --zone usw2-az2 --group gpu-workers=ml.g5.12xlarge:4 \\
-        --group system=ml.m5.xlarge:1 --team john=ml.g5.12xlarge:3 --team smith=ml.g5.12xlarge:1
+        --group system=ml.m5.xlarge:1 --team john=ml.g5.12xlarge:3,ml.m5.xlarge:1 \\
+        --team smith=ml.g5.12xlarge:1
+
     At a terminal, missing values are asked for. The file is validated before it is written (nothing is
     written if validate would refuse it) and an existing file is kept unless --force.
 

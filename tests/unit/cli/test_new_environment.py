@@ -4,12 +4,16 @@ as the flags said, records the CloudFormation types cfn-lint's region data gives
 from __future__ import annotations
 
 import json
+import shlex
+import subprocess
+import sys
 
 import pytest
 from click.testing import CliRunner
 from support.cli_runner import run
 
 from cdk_app.cli.main import main
+from cdk_app.cli.new_environment import init as command
 from cdk_app.config.loader import load_config
 from cdk_app.domain.regions import cfnlint_data
 
@@ -153,3 +157,16 @@ def test_prompts_ask_for_what_the_flags_left_out_and_retry_a_bad_answer(tmp_path
 def test_a_folder_that_cannot_be_written_exits_2_not_3():
     result = init("--environment", "env", *BASE, *VARIANTS["minimal"], "--output", "/proc/env.yaml")
     assert result.exit_code == 2 and "cannot write in /proc" in result.output
+
+
+def test_the_example_in_init_help_runs_and_validates_without_findings(tmp_path):
+    """The command --help shows, run as a user runs it (a subprocess in a folder with config/), then validate."""
+    example = command.help.split("give everything as flags:")[1].split("\n\n")[0]
+    args = shlex.split(example.replace("\\\n", " ").replace("\b", ""))
+    assert args[:2] == ["hyperpod-kit", "init"]
+    (tmp_path / "config").mkdir()
+    wrote = subprocess.run([sys.executable, "-m", "cdk_app", *args[1:]], cwd=tmp_path, capture_output=True, text=True)
+    assert wrote.returncode == 0, wrote.stderr
+    checked = run("validate", str(tmp_path / "config" / "staging.yaml"), "--strict")
+    assert checked.returncode == 0, checked.stdout
+    assert "valid: 0 error(s), 0 warning(s)" in checked.stdout
