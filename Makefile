@@ -14,7 +14,17 @@ VALIDATE_FLAGS ?=
 SHELLCHECK_DEB := shellcheck=0.9.0-1
 SHELLCHECK := $(CURDIR)/.tools/shellcheck/usr/bin/shellcheck
 
-.PHONY: setup setup-test synth docs test test-fast test-real lint k8s-build k8s-up k8s-down bench schema mutation mutation-sample clean
+.PHONY: help ci setup setup-test synth docs test test-fast test-real lint k8s-build k8s-up k8s-down bench schema mutation mutation-sample clean
+
+.DEFAULT_GOAL := setup
+
+## help: this list of targets
+help:
+	@sed -n 's/^## //p' $(MAKEFILE_LIST)
+
+## ci: exactly what CI runs (.ci/run: make test on this checkout)
+ci:
+	./.ci/run
 
 ## setup: .venv/ (PyPI) and node_modules/ (npm: Node 22, the CDK CLI) - what synth and the CLI need
 setup: $(VENV)/.installed node_modules/.installed
@@ -43,10 +53,13 @@ $(SHELLCHECK):
 ## synth: set up, validate config/$(ENV).yaml and synthesize it into cdk.out/
 # GNU make itself exits 2 whenever a step fails, so each step's own exit code is printed for the log;
 # CI that branches on it runs the commands directly (.github/workflows/hyperpod-kit.yml).
+# The validate step has printed the findings: -c validated=true keeps app.py from printing its warnings again.
 synth: setup
 	@$(VENV)/bin/hyperpod-kit validate $(VALIDATE_FLAGS) config/$(ENV).yaml || \
-	  { rc=$$?; echo "make synth: hyperpod-kit validate exited $$rc (1 findings, 2 unreadable input)" >&2; exit $$rc; }
-	@$(NODE_BIN)/cdk synth -c env=$(ENV) --quiet || \
+	  { rc=$$?; case $$rc in 1) why="the config has errors, or warnings that --strict fails";; \
+	      2) why="a file could not be read, or bad usage";; *) why="internal error";; esac; \
+	    echo "make synth: hyperpod-kit validate exited $$rc: $$why" >&2; exit $$rc; }
+	@$(NODE_BIN)/cdk synth -c env=$(ENV) -c validated=true --quiet || \
 	  { rc=$$?; echo "make synth: cdk synth exited $$rc" >&2; exit $$rc; }
 
 ## docs: the documentation site (docs/, mkdocs.yml) into .site/, strictly: a broken link, anchor or page fails;

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """CDK entry point: `cdk synth -c env=<name>` builds config/<name>.yaml; `-c env=<name> -c config=<file>`
 builds any file as environment <name>; `-c teardown=<name>` (the same name) builds it for the last steps of
-`hyperpod-kit teardown`, where a delete of the network stack removes the network instead of keeping it.
+`hyperpod-kit teardown`, where a delete of the network stack removes the network instead of keeping it;
+`-c validated=true` says the caller has just run `hyperpod-kit validate` (its warnings are not printed again).
 
 There is no default environment: a command without one would deploy whichever the default was. The file's
 `environment` (which names the stacks) must be the name it was selected by - a copy of dev.yaml selected as
@@ -58,8 +59,14 @@ def main() -> int:
         findings = validate(loaded).findings + environment_mismatch(loaded, env_name)
     except ConfigInvalid as err:
         loaded, findings = None, err.findings
-    for finding in findings:
+    # -c validated=true: the caller (make synth, CI) has just run `hyperpod-kit validate` and printed the
+    # warnings; they are counted here, not printed twice. Errors are always printed.
+    validated = app.node.try_get_context("validated") in (True, "true")
+    shown_findings = [f for f in findings if not (validated and f.severity is Severity.WARNING)]
+    for finding in shown_findings:
         print(finding.render(), file=sys.stderr)
+    if len(shown_findings) < len(findings):
+        print(f"{shown}: {len(findings) - len(shown_findings)} warning(s), printed by validate above", file=sys.stderr)
     if loaded is None or any(f.severity.value == "error" for f in findings):
         print(f"{shown}: nothing synthesized; fix the errors above (check with: hyperpod-kit validate {shown})",
               file=sys.stderr)

@@ -162,6 +162,7 @@ CODES: dict[str, str] = {
     "HPK727": "a disabled Batch team (enabled: false) is on a FIFO or fair-share queue, where Batch cannot disable it",
     "HPK728": "a Batch team role's trust policy (2,048) or inline policy (10,240 characters) is over IAM's size quota",
     "HPK729": "a Batch team lists one job queue twice",
+    "HPK730": "Batch teams with quotas on a fair-share queue only, whose weight factors do not give the split the quotas state",
     # Workload files of simulate and explain (exit code 1; an unreadable file is HPK001-005, exit code 2).
     "HPK801": "a workload entry has an unknown key, misses one, or a value of the wrong type or range",
     "HPK802": "a workload entry names a team, priority class or instance type the environment does not have",

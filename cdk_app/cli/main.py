@@ -35,7 +35,9 @@ class _KitGroup(click.Group):
     in modules of their own load when invoked (or listed), so `validate` imports only what it needs."""
 
     LAZY = {"batch-job": ("cdk_app.cli.batch_job", "batch_job"), "teardown": ("cdk_app.cli.teardown", "teardown"),
-            "simulate": ("cdk_app.cli.simulate", "simulate"), "explain": ("cdk_app.cli.explain", "explain")}
+            "simulate": ("cdk_app.cli.simulate", "simulate"), "explain": ("cdk_app.cli.explain", "explain"),
+            "init": ("cdk_app.cli.new_environment", "init"), "instances": ("cdk_app.cli.instances", "instances"),
+            "team": ("cdk_app.cli.team_view", "team")}
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted([*super().list_commands(ctx), *self.LAZY])
@@ -109,11 +111,11 @@ def validate(configs: tuple[Path, ...], output_format: str, live: bool, profile:
             document["ok"] = document["ok"] and not any(r.warnings for r in reports)
         click.echo(json.dumps(document, indent=2))
     else:
-        click.echo("\n\n".join(render_table(report) for report in reports))
+        click.echo("\n\n".join(render_table(report, strict) for report in reports))
     codes = [report.exit_code for report in reports]
     warned = sum(len(report.warnings) for report in reports)
     if strict and warned:
-        click.echo(f"--strict: {warned} warning(s) fail the check", err=True)
+        click.echo(f"--strict: {warned} warning(s) fail the check (exit 1); without --strict they would not", err=True)
         codes.append(1)
     if any(s.get("error") or (s.get("batch") or {}).get("error") for s in sections):
         codes.append(2)  # the account could not be read (HyperPod or Batch part): unreadable, not findings
@@ -160,6 +162,8 @@ def reports_json(reports: list[Report]) -> dict[str, object]:
         "ok": all(r.ok for r in reports),
         "errors": [f.to_json() for r in reports for f in r.errors],
         "warnings": [f.to_json() for r in reports for f in r.warnings],
+        # Findings that may only follow from an error above (unknown instance type, broken key): not counted.
+        "held_back": [f.to_json() for r in reports for f in r.held_back],
         "capacity": [{**row.to_json(), "file": r.file, "environment": r.environment}
                      for r in reports for row in r.capacity],
         "reach": [{**row.to_json(), "file": r.file, "environment": r.environment} for r in reports for row in r.reach],
@@ -309,6 +313,7 @@ def job(config_path: Path, team: str, priority: str | None, name: str, image: st
         check,
         check_options,
         manifests,
+        priority_note,
     )
 
     if topology_layer is not None and topology is None:
@@ -340,8 +345,9 @@ def job(config_path: Path, team: str, priority: str | None, name: str, image: st
     except JobSpecError as err:
         exit_refused(config_path, err)
     click.echo(yaml.safe_dump_all(objects, sort_keys=False), nl=False)
-    if note:
-        click.echo(note, err=True)
+    for said in (priority_note(config, request), note):
+        if said:
+            click.echo(said, err=True)
 
 
 @main.command("chart-sha256")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from cdk_app.domain.capacity import DIMENSIONS, Resources, exact_text
 from cdk_app.domain.reach import SHARING_DISABLED, TeamReach
+from cdk_app.findings import Finding
 from cdk_app.support.text_table import aligned, printable
 from cdk_app.validator.report import Report
 
@@ -15,12 +16,14 @@ def _cell(reserved: Resources, capacity: Resources, dim: str) -> str:
     return f"{exact_text(used)}/{exact_text(total)}" + (" !" if used > total else "")
 
 
-def _amount(resources: Resources) -> str:
+def resource_amount(resources: Resources) -> str:
+    """Instances, and accelerators in brackets where the type has them: 3 (12)."""
     accelerators = resources.accelerators
     return exact_text(resources.count) + (f" ({exact_text(accelerators)})" if accelerators else "")
 
 
-def _limited_by(row: TeamReach) -> str:
+def limited_by(row: TeamReach) -> str:
+    """What stops a team borrowing more, in words."""
     if row.capped_by is None:
         return "-"
     if row.capped_by == SHARING_DISABLED:
@@ -28,26 +31,49 @@ def _limited_by(row: TeamReach) -> str:
     return f"borrow limit {row.borrow_limit} %" if row.capped_by == "borrow limit" else "what others lend"
 
 
-def render_table(report: Report) -> str:
+def render_table(report: Report, strict: bool = False) -> str:
+    """The report as text; `strict` (validate --strict) makes warnings fail, and the verdict says so."""
     lines = [printable(report.file) + (f" (environment {printable(report.environment)})" if report.environment else "")]
     if report.capacity:
-        header = ("instance type", "count", "accelerators", "vCPU", "memory GiB")
-        rows = [(row.instance_type, *(_cell(row.reserved, row.capacity, d) for d in DIMENSIONS))
+        pool = report.capacity[0].shared_pool is not None
+        header = ("instance type", "count", "accelerators", "vCPU", "memory GiB", *(("shared pool",) if pool else ()),
+                  "unreserved")
+        rows = [(row.instance_type, *(_cell(row.reserved, row.capacity, d) for d in DIMENSIONS),
+                 *((resource_amount(row.shared_pool),) if row.shared_pool is not None else ()), resource_amount(row.unreserved))
                 for row in report.capacity]
-        lines.append("  reserved/capacity (! = over capacity)")
+        lines.append("  reserved/capacity (! = over capacity)" + ("; shared pool: the pool's own quota" if pool else "")
+                     + "; unreserved: held by no team" + (" or pool" if pool else "")
+                     + " (idle sharing lends it to teams that borrow) - in instances (accelerators)")
         lines.extend(aligned([header, *rows], indent="  "))
     if report.reach:
         lines.append("  team reach: quota, and the most it can use by borrowing (instances, accelerators)")
         header = ("team", "instance type", "strategy", "quota", "reach", "limited by")
-        rows = [(row.team, row.instance_type, row.strategy, _amount(row.quota), _amount(row.reach), _limited_by(row))
+        rows = [(row.team, row.instance_type, row.strategy, resource_amount(row.quota), resource_amount(row.reach), limited_by(row))
                 for row in report.reach]
         lines.extend(aligned([header, *rows], indent="  "))
     lines.extend(_batch_lines(report))
     for finding in report.findings:
         lines.append(finding.render())
+    if report.held_back:
+        lines.append(held_back_line(report.held_back))
     verdict = "unreadable" if report.unreadable else ("invalid" if report.errors else "valid")
-    lines.append(f"{verdict}: {len(report.errors)} error(s), {len(report.warnings)} warning(s)")
+    counts = f"{len(report.errors)} error(s), {len(report.warnings)} warning(s)"
+    if strict and verdict == "valid" and report.warnings:
+        lines.append(f"invalid under --strict: {counts} (--strict makes the warnings fail)")
+    else:
+        lines.append(f"{verdict}: {counts}")
     return "\n".join(lines)
+
+
+def held_back_line(held: list[Finding]) -> str:
+    """One line for the findings that may only follow from the errors above: which, and where, not their advice."""
+    lines_of: dict[str, list[str]] = {}
+    for finding in held:
+        lines_of.setdefault(finding.code, []).append(str(finding.line))
+    where = "; ".join(f"{code} at line{'s' if len(at) > 1 else ''} {', '.join(dict.fromkeys(at))}"
+                      for code, at in lines_of.items())
+    return (f"held back: {len(held)} finding(s) that may only follow from the errors above ({where}); fix those and "
+            "validate again")
 
 
 def _batch_lines(report: Report) -> list[str]:

@@ -243,6 +243,29 @@ def fair_share_fractions(weights: Mapping[str, float]) -> dict[str, Fraction]:
     return {share: part / total for share, part in inverse.items()}
 
 
+MAX_WEIGHT_FACTOR = 999.9999  # botocore ShareAttributes.weightFactor: "the largest supported value"
+
+
+def weight_factors_for(parts: Mapping[str, int]) -> dict[str, float] | None:
+    """Weight factors that give each share identifier its part (fair_share_fractions inverted: a weight goes
+    as 1/part), the largest part at weight 1; None when a part is 0 or Batch's range or 4-decimal precision
+    cannot hold the ratio."""
+    if not parts or min(parts.values()) <= 0:
+        return None
+    largest = max(parts.values())
+    weights = {share: round(largest / part, 4) for share, part in parts.items()}
+    if max(weights.values()) > MAX_WEIGHT_FACTOR or fair_share_split_differs(weights, parts):
+        return None
+    return weights
+
+
+def fair_share_split_differs(weights: Mapping[str, float], parts: Mapping[str, int]) -> bool:
+    """Whether the weight factors split a queue otherwise than `parts` (to a tenth of a percent) among these shares."""
+    total = sum(parts.values())
+    fractions = fair_share_fractions(weights)
+    return any(abs(fractions[share] - Fraction(part, total)) > Fraction(1, 1000) for share, part in parts.items())
+
+
 def fair_share_usable(capacity: int, compute_reservation: int | None, active_shares: int) -> int:
     """Instances a fair-share queue's active share identifiers may use together: botocore FairsharePolicy
     computeReservation, "The reserved ratio is (computeReservation/100)^ActiveFairShares" of the maximum, kept for

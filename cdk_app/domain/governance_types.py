@@ -23,10 +23,15 @@ def region_offers(config: KitConfig, key: str) -> bool:
     return GOVERNANCE_TYPES[key][1] in cloudformation_types(config.region)
 
 
+def offered_type(region: str, key: str) -> GovernanceType:
+    """What cfn-lint's region data offers in `region` today: the value to record for a new environment there."""
+    return "native" if GOVERNANCE_TYPES[key][1] in cloudformation_types(region) else "api"
+
+
 def derived_type(config: KitConfig, key: str) -> GovernanceType:
     """What cfn-lint's region data offers today: the value the validator tells an admin to record. Never
     what a stack is built from - a cfn-lint upgrade can change it, and a type change replaces the resource."""
-    return "native" if region_offers(config, key) else "api"
+    return offered_type(config.region, key)
 
 
 def recorded_type(config: KitConfig, key: str) -> GovernanceType | None:

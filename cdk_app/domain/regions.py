@@ -4,6 +4,7 @@ only its data file is read, which keeps `validate` fast."""
 
 from __future__ import annotations
 
+import difflib
 import importlib.util
 import json
 from functools import cache, lru_cache
@@ -61,3 +62,30 @@ def region_problem(region: str) -> str | None:
     if HYPERPOD_RESOURCE not in cloudformation_types(region):
         return "no-hyperpod"
     return None
+
+
+def nearest_region(region: str) -> str | None:
+    """The known region a mistyped name most likely meant, or None."""
+    near = difflib.get_close_matches(region, known_regions(), n=1, cutoff=0.8)
+    return near[0] if near else None
+
+
+_REGION_WORDS = {
+    "northeast": "ne", "northwest": "nw", "southeast": "se", "southwest": "sw",
+    "north": "n", "south": "s", "east": "e", "west": "w", "central": "c", "gov": "g",
+}
+
+
+def region_code(region: str) -> str:
+    """us-east-1 -> use1, ap-northeast-2 -> apne2: the prefix of the region's AZ ids."""
+    parts = region.split("-")
+    return parts[0] + "".join(_REGION_WORDS.get(word, word[:1]) for word in parts[1:-1]) + parts[-1]
+
+
+def zone_count(region: str) -> int | None:
+    """How many availability zones cfn-lint's region data lists for `region` (by name: us-east-1a, ...), or
+    None when it has no list. Zone names map to zone ids differently in every account; the count does not."""
+    from cfnlint.helpers import AVAILABILITY_ZONES  # cfn-lint's own table; imported only when asked (slow)
+
+    zones = AVAILABILITY_ZONES.get(region)
+    return len(zones) if zones else None

@@ -22,7 +22,7 @@ from fractions import Fraction
 from typing import Any, Literal
 
 from cdk_app.config.model import KitConfig
-from cdk_app.config.names import team_namespace
+from cdk_app.config.names import local_queue, team_namespace
 from cdk_app.domain.capacity import Resources, describe
 from cdk_app.domain.efa_support import has_efa
 from cdk_app.domain.image_reference import reference_problem
@@ -285,6 +285,18 @@ def job_priority(config: KitConfig, request: JobRequest) -> str | None:
         raise JobSpecError(f"--priority {chosen!r} is not one of the priority_classes of team {team.name}; "
                            f"classes: {', '.join(allowed) or 'none'}")
     return chosen
+
+
+def priority_note(config: KitConfig, request: JobRequest) -> str | None:
+    """The decision job_priority makes without a word when neither --priority nor the team's default names a
+    class although the team may use some: said out loud, with the classes to choose from."""
+    team = next(t for t in config.teams if t.name == request.team)
+    allowed = allowed_priority_classes(config, team.name)
+    if request.priority or team.default_priority_class or not allowed:
+        return None
+    return (f"note: no priority label written: team {team.name} has no default_priority_class and --priority was not "
+            f"given, so the job runs below every priority class ({', '.join(allowed)}) and does not show on the "
+            f"console's task dashboard; choose one with --priority, or set default_priority_class for team {team.name}")
 
 
 def _check_names(request: JobRequest) -> None:
@@ -643,7 +655,7 @@ def _pod_template(request: JobRequest, placement: Placement, container: dict[str
 
 def _metadata(config: KitConfig, request: JobRequest) -> dict[str, Any]:
     namespace = team_namespace(request.team)
-    labels = {QUEUE_LABEL: f"{namespace}-localqueue"}
+    labels = {QUEUE_LABEL: local_queue(request.team)}  # the LocalQueue task governance makes (kueue_mapping)
     priority = job_priority(config, request)
     if priority is not None:
         labels[PRIORITY_LABEL] = priority_label(priority)

@@ -6,8 +6,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cdk_app.config.loader import ConfigInvalid, LoadedConfig, load_config
+from cdk_app.config.yaml_source import PathKey
 from cdk_app.domain.capacity import Resources, cluster_capacity, reservations, shared_pool_quota, teams_total
-from cdk_app.domain.reach import TeamReach, team_reach
+from cdk_app.domain.reach import TeamReach, team_reach, unallocated
 from cdk_app.findings import Finding, Severity, format_path
 from cdk_app.validator.batch_summary import BatchCapacityRow, BatchQueueRow, batch_capacity, batch_queues
 from cdk_app.validator.reporter import Reporter
@@ -19,11 +20,17 @@ from cdk_app.validator.rules.kinds import depends_on_kinds, has_cluster
 class CapacityRow:
     instance_type: str
     capacity: Resources
-    reserved: Resources
+    reserved: Resources  # by the teams and the shared pool
+    # The shared pool's own quota on the type (None: the config has no pool), and the capacity no enabled
+    # allocation holds - what idle sharing lends to borrowers (cdk_app.domain.reach.unallocated).
+    shared_pool: Resources | None = None
+    unreserved: Resources = Resources()
 
     def to_json(self) -> dict[str, object]:
         return {"instance_type": self.instance_type, "capacity": self.capacity.to_json(),
-                "reserved": self.reserved.to_json()}
+                "reserved": self.reserved.to_json(),
+                "shared_pool": None if self.shared_pool is None else self.shared_pool.to_json(),
+                "unreserved": self.unreserved.to_json()}
 
 
 @dataclass(frozen=True)
@@ -34,6 +41,9 @@ class Report:
     reach: list[TeamReach] = field(default_factory=list)
     batch_capacity: list[BatchCapacityRow] = field(default_factory=list)
     batch_queues: list[BatchQueueRow] = field(default_factory=list)
+    # Findings that may only follow from an earlier error (a key left out as broken, an unknown instance type):
+    # their advice would be wrong, so they are shown apart and do not count until that error is fixed.
+    held_back: list[Finding] = field(default_factory=list)
     environment: str | None = None
     unreadable: bool = False
     # The loaded config, for commands that go on from the findings (job, validate --live); None if unreadable.
@@ -57,26 +67,32 @@ class Report:
         return 2 if self.unreadable else (1 if self.errors else 0)
 
 
-def validate(loaded: LoadedConfig) -> Report:
-    """All policy findings and the capacity table of a loaded config."""
+def validate(loaded: LoadedConfig, left_out: tuple[PathKey, ...] = ()) -> Report:
+    """All policy findings and the capacity table of a loaded config. `left_out`: keys the loader left out as
+    broken (a partial config); findings that may follow from them, or from a value no rule can read (an unknown
+    instance type), are held back."""
     config = loaded.config
     reporter = Reporter(loaded.source)
     for rule in RULES:
         rule(config, reporter)
-    findings = sorted(reporter.findings, key=lambda f: (f.line, f.column, f.code))
+    findings, held_back = _split_followers(sorted(reporter.findings, key=lambda f: (f.line, f.column, f.code)),
+                                           left_out, tuple(reporter.unreadable))
     batch = (batch_capacity(config.batch), batch_queues(config.batch)) if config.batch is not None else ([], [])
     if not has_cluster(config):
         return Report(loaded.source.file, findings, batch_capacity=batch[0], batch_queues=batch[1],
-                      environment=config.environment, loaded=loaded)
+                      held_back=held_back, environment=config.environment, loaded=loaded)
     reserved = teams_total(config.teams)
     capacity = cluster_capacity(config)
-    if config.shared_pool is not None:
-        # The pool's entries exactly as the governance stack writes them, filled as SageMaker fills them.
-        for itype, pool in reservations(shared_pool_quota(config)).items():
-            reserved[itype] = reserved.get(itype, Resources()) + pool
-    rows = [CapacityRow(t, capacity.get(t, Resources()), reserved.get(t, Resources()))
+    # The pool's entries exactly as the governance stack writes them, filled as SageMaker fills them.
+    pool = reservations(shared_pool_quota(config)) if config.shared_pool is not None else None
+    for itype, held in (pool or {}).items():
+        reserved[itype] = reserved.get(itype, Resources()) + held
+    free = unallocated(config)
+    rows = [CapacityRow(t, capacity.get(t, Resources()), reserved.get(t, Resources()),
+                        None if pool is None else pool.get(t, Resources()), free.get(t, Resources()))
             for t in sorted(set(capacity) | set(reserved))]
-    return Report(loaded.source.file, findings, rows, team_reach(config), *batch, config.environment, loaded=loaded)
+    return Report(loaded.source.file, findings, rows, team_reach(config), *batch, held_back, config.environment,
+                  loaded=loaded)
 
 
 def check_file(path: Path | str, display_name: str | None = None) -> Report:
@@ -84,11 +100,13 @@ def check_file(path: Path | str, display_name: str | None = None) -> Report:
     try:
         loaded = load_config(path, display_name)
     except ConfigInvalid as err:
-        findings = list(err.findings)
+        findings, held_back = list(err.findings), []
         if err.partial is not None:
-            findings += _unaffected(validate(err.partial).findings, err.repaired)
+            partial = validate(err.partial, err.repaired)
+            findings += partial.findings
+            held_back = partial.held_back
             findings.sort(key=lambda f: (f.line, f.column, f.code))
-        return Report(display_name or str(path), findings, unreadable=err.unreadable)
+        return Report(display_name or str(path), findings, held_back=held_back, unreadable=err.unreadable)
     return validate(loaded)
 
 
@@ -104,16 +122,21 @@ def _changes_capacity(path: tuple[str | int, ...]) -> bool:
 
 
 # Findings at one key whose rule reads a sibling key: left out as broken, the sibling would look absent.
-_SIBLING_INPUTS = {"HPK711": ("queues",), "HPK712": ("sharing_strategy",), "HPK714": ("execution_role_arn",)}
+_SIBLING_INPUTS = {"HPK711": ("queues",), "HPK712": ("sharing_strategy",), "HPK714": ("execution_role_arn",),
+                   "HPK730": ("queues", "share_identifier", "weight_factor")}
 
 
-def _unaffected(findings: list[Finding], repaired: tuple[tuple[str | int, ...], ...]) -> list[Finding]:
-    """Policy findings of a config checked without its broken keys that do not depend on those keys:
-    none at, above or below a left-out key, and no capacity finding if a capacity input was left out."""
+def _split_followers(findings: list[Finding], repaired: tuple[PathKey, ...],
+                     unreadable: tuple[PathKey, ...]) -> tuple[list[Finding], list[Finding]]:
+    """(findings that stand, findings that may follow from a broken key): nothing above or below a key left out
+    (`repaired`) or whose value no rule could read (`unreadable`, e.g. an unknown instance type), nothing at a
+    left-out key, and no capacity finding if a capacity input is either. The finding at an unreadable key is
+    the cause itself and stands."""
     left_out = [format_path(path) for path in repaired]
+    unread = [format_path(path) for path in unreadable]
     # Left out, a broken hyperpod or batch section would look absent: which kinds the environment has is unknown.
     kinds_unknown = any(path[:1] in (("hyperpod",), ("batch",)) for path in repaired)
-    capacity_touched = any(_changes_capacity(path) for path in repaired)
+    capacity_touched = any(_changes_capacity(path) for path in repaired + unreadable)
     # Left out, a Batch queue's scheduling would read as fifo, and nearly every Batch rule reads the scheduling.
     scheduling_unknown = any(path[:2] == ("batch", "queues") and path[-1] == "scheduling" for path in repaired)
 
@@ -121,9 +144,17 @@ def _unaffected(findings: list[Finding], repaired: tuple[tuple[str | int, ...], 
         parent = finding.path.rpartition(".")[0]
         if any(f"{parent}.{key}" in left_out for key in _SIBLING_INPUTS.get(finding.code, ())):
             return True
-        return any(finding.path == p or finding.path.startswith((p + ".", p + "[")) or
-                   p.startswith((finding.path + ".", finding.path + "[")) for p in left_out)
+        if any(finding.path == p for p in left_out):
+            return True
+        return any(finding.path.startswith((p + ".", p + "[")) or p.startswith((finding.path + ".", finding.path + "["))
+                   for p in left_out + unread)
 
-    return [f for f in findings if not related(f) and not (capacity_touched and f.code.startswith("HPK5"))
-            and not (scheduling_unknown and f.code.startswith("HPK7"))
-            and not (kinds_unknown and depends_on_kinds(f.code, f.path))]
+    def follows(finding: Finding) -> bool:
+        if finding.path in unread:
+            return False  # the cause (HPK201), at the key itself
+        return (related(finding) or (capacity_touched and finding.code.startswith("HPK5"))
+                or (scheduling_unknown and finding.code.startswith("HPK7"))
+                or (kinds_unknown and depends_on_kinds(finding.code, finding.path)))
+
+    held = [f for f in findings if follows(f)]
+    return [f for f in findings if f not in held], held

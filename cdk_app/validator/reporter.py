@@ -19,6 +19,9 @@ class Reporter:
         self.source = source
         self.findings: list[Finding] = []
         self.suggestions: dict[str, str | None] = {}  # did-you-mean per unknown instance type
+        # Keys whose value no rule can read (an unknown instance type): findings that may follow from them are
+        # held back (cdk_app.validator.report).
+        self.unreadable: list[PathKey] = []
 
     def add(self, severity: Severity, code: str, path: PathKey, message: str, hint: str) -> None:
         where = self.source.locate(path)

@@ -72,6 +72,18 @@ def test_copied_config_selected_under_another_name_is_refused(tmp_path):
     assert not list((tmp_path / "out").glob("*.template.json"))
 
 
+def test_after_validate_the_app_prints_errors_but_not_the_warnings_again(tmp_path):
+    """make synth and CI run validate first (-c validated=true): its warnings are printed once, there."""
+    broken = tmp_path / "dev.yaml"
+    broken.write_text(DEV.replace("count: 3", "count: 4"))  # HPK501; dev also has an HPK113 warning
+    plain = run_app({"env": "dev", "config": str(broken)}, tmp_path)
+    after = run_app({"env": "dev", "config": str(broken), "validated": "true"}, tmp_path)
+    assert plain.returncode == after.returncode == 1
+    assert "[HPK113 warning]" in plain.stderr and "[HPK501 error]" in plain.stderr
+    assert "[HPK113 warning]" not in after.stderr and "[HPK501 error]" in after.stderr
+    assert "1 warning(s), printed by validate above" in after.stderr
+
+
 def test_a_config_file_without_an_environment_name_is_refused(tmp_path):
     """-c config=<copy of dev.yaml> alone used to synthesize (and deploy over) the HyperPod-dev-* stacks."""
     copy = tmp_path / "qa.yaml"
@@ -92,6 +104,10 @@ def test_strict_makes_warnings_fail(tmp_path):
     assert strict.exit_code == 1
     assert json.loads(strict.stdout)["ok"] is False
     assert "HPK304" in strict.stdout and "warning(s) fail the check" in strict.stderr
+    table = CliRunner().invoke(main, ["validate", "--strict", str(config)])
+    assert table.exit_code == 1
+    assert "invalid under --strict: 0 error(s), 2 warning(s) (--strict makes the warnings fail)" in table.stdout
+    assert "\nvalid: " not in table.stdout
 
 
 def make_dry_run(target: str) -> str:
@@ -106,11 +122,19 @@ def test_synth_does_not_fetch_shellcheck_but_test_does():
     assert "apt-get download" in make_dry_run("test")
 
 
+def test_make_ci_runs_the_ci_entry_point_and_make_help_lists_it():
+    assert make_dry_run("ci").strip() == "./.ci/run"
+    listed = subprocess.run(["make", "help"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert listed.returncode == 0 and "ci: exactly what CI runs (.ci/run" in listed.stdout
+    default = subprocess.run(["make", "-n", "--debug=b"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert "'setup'" in default.stdout  # a plain `make` still sets up; help is a target of its own
+
+
 def test_make_synth_names_validates_own_exit_code():
     """GNU make exits 2 whenever a step fails; the step's own code is printed for the log."""
     result = subprocess.run(["make", "synth", "ENV=no-such-env"], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert result.returncode == 2
-    assert "make synth: hyperpod-kit validate exited 2 (1 findings, 2 unreadable input)" in result.stderr
+    assert "make synth: hyperpod-kit validate exited 2: a file could not be read, or bad usage" in result.stderr
 
 
 WORKFLOW = ROOT / ".github" / "workflows" / "hyperpod-kit.yml"

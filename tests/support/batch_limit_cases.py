@@ -140,4 +140,10 @@ CASES: list[tuple[str, str, set[tuple[str, str, str]]]] = [
     ("disabled-team-on-one-fifo-queue-listed-twice",
      config(G6, "    - {name: ff, service_environment: g6}\n", "    - {name: A, queues: [ff, ff], enabled: false}\n"),
      {("HPK727", "batch.teams[0].enabled", "error"), ("HPK729", "batch.teams[0].queues[1]", "error")}),
+    # Issue 30: a 60/40 quota on a fair-share queue would deploy as the weights say (here Batch's default: 50/50).
+    ("quota-split-on-a-fair-share-queue",
+     config(G6, "    - {name: fs, service_environment: g6, scheduling: fair_share}\n",
+            "    - {name: A, queues: [fs], share_identifier: A1, quota: [{instance_type: ml.g6.12xlarge, count: 60}]}\n"
+            "    - {name: B, queues: [fs], share_identifier: B1, quota: [{instance_type: ml.g6.12xlarge, count: 40}]}\n"),
+     {("HPK730", "batch.teams[0].quota", "error"), ("HPK730", "batch.teams[1].quota", "error")}),
 ]

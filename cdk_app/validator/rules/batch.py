@@ -1,4 +1,4 @@
-"""Rules for the `batch:` section (AWS Batch for SageMaker Training jobs), codes HPK701-HPK719.
+"""Rules for the `batch:` section (AWS Batch for SageMaker Training jobs), codes HPK701-HPK730.
 
 Facts from botocore's batch model and cfn-lint's AWS::Batch::* schemas: a FIFO queue can never get a
 scheduling policy and a policy can be replaced but not removed; a policy's type (fair share or quota share)
@@ -18,8 +18,11 @@ from cdk_app.config.batch_model import NUM_INSTANCES, Batch, BatchTeam, ServiceE
 from cdk_app.config.model import KitConfig
 from cdk_app.config.yaml_source import PathKey
 from cdk_app.domain.batch_shares import (
+    DEFAULT_WEIGHT_FACTOR,
     environment_named,
     environment_quota_entries,
+    fair_share_fractions,
+    fair_share_split_differs,
     queue_named,
     quota_share_name,
     quota_share_teams,
@@ -27,6 +30,7 @@ from cdk_app.domain.batch_shares import (
     team_queues,
     teams_on,
     training_instance_types,
+    weight_factors_for,
 )
 from cdk_app.domain.capacity import Resources, describe
 from cdk_app.domain.regions import cloudformation_types
@@ -214,8 +218,9 @@ def _check_teams(batch: Batch, report: Reporter) -> None:
             report.error("HPK709", base, f"team '{team.name}' is on quota-share queue '{quota_queues[0]}' without quota",
                          "add quota: [{instance_type, count}] for the queue's instance types")
         if team.quota and not quota_queues:
-            report.warning("HPK711", base + ("quota",), f"quota has no effect: team '{team.name}' is on no "
-                           "quota-share queue", "remove it, or add the team to a quota_share queue")
+            if not _quota_split_lost(batch, team, kinds.get("fair_share", []), base, report):
+                report.warning("HPK711", base + ("quota",), f"quota has no effect: team '{team.name}' is on no "
+                               "quota-share queue", "remove it, or add the team to a quota_share queue")
         if team.borrow_limit is not None and team.sharing_strategy != "LendAndBorrow":
             report.error("HPK712", base + ("borrow_limit",),
                          f"borrow_limit has no effect with sharing_strategy {team.sharing_strategy}",
@@ -224,6 +229,42 @@ def _check_teams(batch: Batch, report: Reporter) -> None:
             report.error("HPK714", base + ("principals",),
                          f"team '{team.name}' has principals but no execution_role_arn, so its jobs cannot run",
                          "name the SageMaker training execution role its jobs run as")
+
+
+def _percent(part: Fraction) -> str:
+    return f"{float(part) * 100:.4g} %"
+
+
+def _quota_split_lost(batch: Batch, team: BatchTeam, fair_queues: list[str], base: PathKey, report: Reporter) -> bool:
+    """HPK730: teams with quotas on a fair-share queue (and no quota-share queue) state a split that Batch never
+    sees - a fair-share policy has weight factors only (botocore FairsharePolicy.shareDistribution) - so unless
+    the weight factors give that split, it deploys as the weights say (by default all 1.0: equal parts).
+    Weights are not derived from quotas on the admin's behalf: a quota is a capacity a share holds, a weight
+    only a share of contention, and quotas in several instance types give no one ratio. True if reported."""
+    for queue in fair_queues:
+        holders = [t for t in teams_on(batch, queue)
+                   if t.quota and not team_queues(batch, t).quota_share and t.share_identifier is not None]
+        if len(holders) < 2 or team not in holders:
+            continue
+        kinds = {q.instance_type for t in holders for q in t.quota}
+        parts = {t.name: sum(q.count for q in t.quota) for t in holders}
+        weights = {t.name: t.weight_factor if t.weight_factor is not None else DEFAULT_WEIGHT_FACTOR for t in holders}
+        if len(kinds) == 1 and not fair_share_split_differs(weights, parts):
+            continue  # the weights already give the split: the quota is only redundant (HPK711)
+        total = sum(parts.values())
+        asked = ", ".join(f"{name} {_percent(Fraction(part, total))}" for name, part in parts.items())
+        given = ", ".join(f"{name} {_percent(part)}" for name, part in fair_share_fractions(weights).items())
+        derived = weight_factors_for(parts) if len(kinds) == 1 else None
+        how = ("write the split as weight factors (lower = larger share): "
+               + ", ".join(f"{name} weight_factor: {w:g}" for name, w in derived.items())) if derived else \
+            "write the split as weight factors (lower = larger share; a part goes as 1/weight)"
+        report.error("HPK730", base + ("quota",),
+                     f"team '{team.name}' has a quota but is on fair-share queue '{queue}' only, where Batch splits "
+                     f"by weight factor and ignores quotas: the quotas ask for {asked}, the weight factors give "
+                     f"{given}",
+                     f"{how}, and remove quota; or put the teams on a quota_share queue, where quotas hold")
+        return True
+    return False
 
 
 def _check_quota_capacity(batch: Batch, report: Reporter) -> None:

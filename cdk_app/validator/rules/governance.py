@@ -72,10 +72,11 @@ def check_governance_types(config: KitConfig, report: Reporter) -> None:
                          f"use {key}: api (a custom resource calling the SageMaker API)")
         elif choice == "api" and offered:
             report.warning("HPK311", path,
-                           f"{config.region} now offers {cfn_type}, but this environment records api",
-                           "for a deployed environment keep the value it was deployed with (CloudFormation refuses "
-                           "a type change under the same logical id; `hyperpod-kit plan` shows it); to move, see "
-                           "README 'Things to know before editing'")
+                           f"{config.region} offers {cfn_type}, but this environment records api",
+                           f"not deployed yet: record {key}: native; already deployed: keep the type its stacks "
+                           "were deployed with, whatever this file now says (CloudFormation refuses a type change "
+                           "under the same logical id; `hyperpod-kit plan --against-account` shows the deployed "
+                           "type); to move, see README 'Things to know before editing'")
     missing = [key for key in GOVERNANCE_TYPES if recorded_type(config, key) is None]
     if missing:
         # An error, not a default: a type derived at synth flips when a cfn-lint upgrade changes the region

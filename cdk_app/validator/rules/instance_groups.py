@@ -204,9 +204,9 @@ MAX_FUZZY_SUGGESTIONS = 50
 def report_unknown_type(report: Reporter, path: PathKey, instance_type: str) -> None:
     near = _suggestions(report, instance_type)
     lead = f"did you mean {near}? " if near else ""
+    report.unreadable.append(path)
     report.error("HPK201", path, f"{instance_type[:80]!r} is not a SageMaker HyperPod instance type",
-                 f"{lead}HyperPod types look like ml.p5.48xlarge (see the instance catalogue: "
-                 "docs/reference/instance-catalogue.md)")
+                 f"{lead}`hyperpod-kit instances` lists the HyperPod types, e.g. ml.p5.48xlarge")
 
 
 def _suggestions(report: Reporter, instance_type: str) -> str | None:

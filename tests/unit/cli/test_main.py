@@ -32,7 +32,7 @@ def test_policy_error_exits_1_and_json_has_the_documented_shape(tmp_path):
     result = run("validate", str(bad), "config/dev.yaml", "--format", "json")
     assert result.returncode == 1
     doc = json.loads(result.stdout)
-    assert set(doc) == {"ok", "errors", "warnings", "capacity", "reach", "batch_capacity", "batch_queues"}
+    assert set(doc) == {"ok", "errors", "warnings", "held_back", "capacity", "reach", "batch_capacity", "batch_queues"}
     assert doc["ok"] is False and doc["batch_capacity"] == doc["batch_queues"] == []  # no batch section
     assert [(e["code"], e["path"], e["file"]) for e in doc["errors"]] == [
         ("HPK501", "teams[0].quota[0]", str(bad)), ("HPK501", "teams[1].quota[0]", str(bad))]
@@ -272,3 +272,46 @@ def test_topology_and_job_refuse_the_same_node_list_alike(tmp_path, item, messag
     checked = invoke(*JOB, "--cluster-nodes", nodes, "--", "python")
     assert shown.exit_code == checked.exit_code == 2, (shown.output, checked.output)
     assert message in shown.output and message in checked.output
+
+
+def test_job_says_it_writes_no_priority_label_and_the_manifests_stay_as_they_were(tmp_path):
+    config = tmp_path / "dev.yaml"
+    config.write_text((ROOT / "config/dev.yaml").read_text().replace(
+        "  fair_share: Enabled", "  priority_classes:\n    - {name: high, weight: 90}\n    - {name: low, weight: 10}\n"
+        "  fair_share: Enabled"))
+    args = ("job", "--config", str(config), "--team", "john", "--name", "train", "--image", "repo/train:1",
+            "--", "python", "train.py")
+    plain = run(*args)
+    assert plain.returncode == 0, plain.stderr
+    assert "kueue.x-k8s.io/priority-class" not in plain.stdout
+    assert "note: no priority label written: team john has no default_priority_class" in plain.stderr
+    assert "(high, low)" in plain.stderr
+    chosen = run(*args[:-3], "--priority", "low", *args[-3:])
+    assert "kueue.x-k8s.io/priority-class: low-priority" in chosen.stdout and "priority label" not in chosen.stderr
+    # The label is the only difference: the manifests pinned elsewhere stay as they were.
+    assert chosen.stdout.replace("    kueue.x-k8s.io/priority-class: low-priority\n", "") == plain.stdout
+
+
+def test_findings_that_follow_from_a_typo_are_held_back_in_table_and_json(tmp_path):
+    """A typo'd group type made every quota on the type it meant "over capacity", with the advice to lower them."""
+    typo = tmp_path / "typo.yaml"
+    typo.write_text((ROOT / "config/dev.yaml").read_text().replace(
+        "instance_type: ml.g5.12xlarge\n      count: 4", "instance_type: ml.g5.12xlarg\n      count: 4"))
+    table = invoke("validate", str(typo))
+    assert table.exit_code == 1
+    assert "lower the quotas" not in table.output
+    assert ("held back: 2 finding(s) that may only follow from the errors above (HPK501 at lines 70, 82); fix those "
+            "and validate again") in table.output
+    assert "invalid: 1 error(s), 1 warning(s)" in table.output
+    doc = json.loads(invoke("validate", str(typo), "--format", "json").output)
+    assert [e["code"] for e in doc["errors"]] == ["HPK201"]
+    assert [(f["code"], f["line"]) for f in doc["held_back"]] == [("HPK501", 70), ("HPK501", 82)]
+
+
+def test_the_table_shows_the_shared_pools_quota_and_the_unreserved_capacity():
+    """prod.yaml: 10 ml.p5.48xlarge, teams hold 9 of them, the pool the 10th (8 H100)."""
+    result = invoke("validate", "config/prod.yaml")
+    header = next(line for line in result.output.splitlines() if line.strip().startswith("instance type   count"))
+    assert header.split()[-3:] == ["shared", "pool", "unreserved"]
+    p5 = next(line for line in result.output.splitlines() if line.strip().startswith("ml.p5.48xlarge  10/10"))
+    assert p5.split()[-3:] == ["1", "(8)", "0"]

@@ -405,7 +405,9 @@ def test_findings_and_capacity_rows_as_json(tmp_path):
     row = next(r for r in report.capacity if r.instance_type == "ml.g5.12xlarge").to_json()
     assert row == {"instance_type": "ml.g5.12xlarge",
                    "capacity": {"count": 4, "accelerators": 16, "vcpu": 192, "memory_gib": 768},
-                   "reserved": {"count": 5, "accelerators": 20, "vcpu": 240, "memory_gib": 960}}
+                   "reserved": {"count": 5, "accelerators": 20, "vcpu": 240, "memory_gib": 960},
+                   # dev has no shared pool, and 5 reserved of 4 leave nothing unreserved (never below zero)
+                   "shared_pool": None, "unreserved": {"count": 0, "accelerators": 0, "vcpu": 0, "memory_gib": 0}}
     reach = next(r for r in report.reach if r.team == "smith" and r.instance_type == "ml.g5.12xlarge").to_json()
     assert reach == {"team": "smith", "instance_type": "ml.g5.12xlarge", "strategy": "LendAndBorrow",
                      "borrow_limit": 100, "quota": {"count": 1, "accelerators": 4, "vcpu": 48, "memory_gib": 192},

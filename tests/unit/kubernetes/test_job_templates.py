@@ -592,3 +592,25 @@ def test_required_topology_fits_exactly_the_largest_group_topology_shows():
                 with pytest.raises(JobSpecError, match=f"at most {largest} of the nodes in nodes.json that fit "
                                                        f"share one layer-{layer} network node"):
                     render(PROD, dataclasses.replace(request, nodes=largest + 1), nodes, "nodes.json")
+
+
+def test_no_label_without_a_default_is_said_out_loud_naming_the_classes():
+    """prod.yaml requires a class; without the requirement a team without default gets no label - and a note."""
+    from cdk_app.kubernetes.job_templates import allowed_priority_classes, job_priority, priority_note
+    config = PROD.model_copy(update={
+        "cluster_policy": PROD.cluster_policy.model_copy(update={"require_priority_class": False}),
+        "teams": tuple(t.model_copy(update={"default_priority_class": None}) if t.name == BASE.team else t
+                       for t in PROD.teams)})
+    request = dataclasses.replace(BASE, priority=None)
+    assert job_priority(config, request) is None
+    note = priority_note(config, request)
+    assert note.startswith(f"note: no priority label written: team {BASE.team} has no default_priority_class")
+    assert f"({', '.join(allowed_priority_classes(config, BASE.team))})" in note and "--priority" in note
+    assert priority_note(config, BASE) is None  # --priority given
+    assert priority_note(PROD, request) is None  # the team's default applies
+
+
+def test_no_note_where_there_is_no_class_to_choose():
+    from cdk_app.kubernetes.job_templates import priority_note
+    dev = load_config(ROOT / "config" / "dev.yaml").config  # no priority classes
+    assert priority_note(dev, dataclasses.replace(BASE, team="john", priority=None)) is None

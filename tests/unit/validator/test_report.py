@@ -288,3 +288,55 @@ def test_capacity_rows_of_types_on_one_side_only(write_config):
     rows = {r.instance_type: (r.capacity.count, r.reserved.count) for r in report.capacity}
     assert rows == {"ml.c5.xlarge": (1, 0), "ml.g5.12xlarge": (4, 4), "ml.m5.2xlarge": (2, 2), "ml.p5.48xlarge": (0, 0)}
     assert [r.instance_type for r in report.capacity] == sorted(rows)
+
+
+# --- Findings that may only follow from an unknown instance type are held back, not counted (issue 30). ---------
+GPU_TYPO = ("      instance_type: ml.g5.12xlarge\n      count: 4\n", "      instance_type: ml.g5.12xlarg\n      count: 4\n")
+
+
+def test_over_capacity_findings_of_a_mistyped_group_are_held_back(write_config):
+    """Without the typo'd group the quotas on ml.g5.12xlarge look over capacity ("lower the quotas by 4"):
+    wrong advice, held back; the HPK201 that causes it stands and the config still fails."""
+    report = run(write_config, GPU_TYPO)
+    assert [(f.code, f.path) for f in report.findings] == [("HPK201", "hyperpod.instance_groups[0].instance_type")]
+    assert [(f.code, f.path) for f in report.held_back] == [("HPK501", "teams[0].quota[0]"), ("HPK501", "teams[1].quota[0]")]
+    assert report.exit_code == 1
+
+
+def test_a_pool_made_of_a_mistyped_groups_capacity_is_held_back(write_config):
+    report = run(write_config, GPU_TYPO, ("teams:\n", "shared_pool:\n  name: pool\nteams:\n"))
+    assert [f.code for f in report.findings] == ["HPK201"]
+    assert {f.code for f in report.held_back} == {"HPK501", "HPK505"}  # "the shared pool would hold nothing"
+
+
+def test_findings_unrelated_to_the_mistyped_type_still_count(write_config):
+    report = run(write_config, GPU_TYPO, ("      weight: 10\n", "      weight: 90\n"))
+    assert [(f.code, f.path) for f in report.findings] == [("HPK201", "hyperpod.instance_groups[0].instance_type"),
+                                                           ("HPK304", "cluster_policy.priority_classes[1].weight")]
+
+
+def test_capacity_findings_of_a_partial_config_are_held_back_not_lost(write_config):
+    report = run(write_config, JOHN_FIVE_G5, (SMITH, SMITH + "    sharing_strategy: Lnd\n"))
+    assert [(f.code, f.path) for f in report.findings] == [("HPK014", "teams[1].sharing_strategy")]
+    assert [(f.code, f.path) for f in report.held_back] == [("HPK501", "teams[0].quota[0]"), ("HPK501", "teams[1].quota[0]")]
+
+
+# --- The shared pool's own quota and the unreserved capacity, per instance type (issue 30). ----------------------
+def test_capacity_rows_show_the_shared_pools_quota_and_what_no_one_holds(write_config):
+    """Of 4 ml.g5.12xlarge (4 GPUs each) the teams hold 3 + 1 = 4 and a pool added to them gets nothing; of
+    2 ml.m5.2xlarge they hold 1 + 1 = 2. With john's g5 quota down to 1, the pool holds the 2 instances left."""
+    report = run(write_config, ("teams:\n", "shared_pool:\n  name: pool\nteams:\n"),
+                 ("      - instance_type: ml.g5.12xlarge\n        count: 3\n",
+                  "      - instance_type: ml.g5.12xlarge\n        count: 1\n"))
+    rows = {row.instance_type: row.to_json() for row in report.capacity}
+    assert rows["ml.g5.12xlarge"]["shared_pool"] == {"count": 2, "accelerators": 8, "vcpu": 96, "memory_gib": 384}
+    assert rows["ml.g5.12xlarge"]["unreserved"] == {"count": 0, "accelerators": 0, "vcpu": 0, "memory_gib": 0}
+    assert rows["ml.m5.2xlarge"]["shared_pool"]["count"] == 0
+
+
+def test_without_a_pool_the_capacity_no_team_holds_is_unreserved(write_config):
+    report = run(write_config, ("      - instance_type: ml.g5.12xlarge\n        count: 3\n",
+                                "      - instance_type: ml.g5.12xlarge\n        count: 1\n"))
+    row, = [row.to_json() for row in report.capacity if row.instance_type == "ml.g5.12xlarge"]
+    assert row["shared_pool"] is None
+    assert row["unreserved"] == {"count": 2, "accelerators": 8, "vcpu": 96, "memory_gib": 384}

@@ -617,7 +617,8 @@ def test_hpk311_hint_keeps_the_deployed_value_not_the_edited_one(tmp_path):
     path.write_text(VALID.replace("cluster_policy: native,", "cluster_policy: api,"))
     finding, = [f for f in check_file(path, str(path)).findings if f.code == "HPK311"]
     assert "keep api" not in finding.hint
-    assert finding.hint.startswith("for a deployed environment keep the value it was deployed with")
+    assert finding.hint.startswith("not deployed yet: record cluster_policy: native; already deployed: keep the type "
+                                   "its stacks were deployed with, whatever this file now says")
 
 
 @pytest.mark.synth

@@ -218,3 +218,43 @@ def test_one_queue_on_two_teams_is_no_repeat(write_config):
     text = text.replace("      queues: [fair-q]\n      share_identifier: LOWPRI\n",
                         "      queues: [fair-q, fifo-q]\n      share_identifier: LOWPRI\n")
     assert codes(write_config, text) == []
+
+
+HIGH_WEIGHT, LOW_WEIGHT = "      weight_factor: 1\n", "      weight_factor: 5\n"
+
+
+def quotas(high: str, low: str, high_type: str = "ml.g6.12xlarge") -> str:
+    """BASE with a quota on each fair-share team (the fair-share queue's environment counts NUM_INSTANCES)."""
+    return BASE.replace("      share_identifier: HIGHPRI\n", f"      share_identifier: HIGHPRI\n      quota:\n"
+                        f"        - {{instance_type: {high_type}, count: 60}}\n").replace(
+        "      share_identifier: LOWPRI\n", "      share_identifier: LOWPRI\n      quota:\n"
+        "        - {instance_type: ml.g6.12xlarge, count: 40}\n").replace(HIGH_WEIGHT, high).replace(LOW_WEIGHT, low)
+
+
+def test_a_quota_split_on_a_fair_share_queue_that_the_weights_contradict_is_an_error(write_config):
+    """60/40 by quota, weights left at Batch's default: it would deploy as 50/50."""
+    report = check_file(write_config(quotas("", "")))
+    found = [f for f in report.findings if f.code == "HPK730"]
+    assert [(f.path, f.severity.value) for f in found] == [("batch.teams[2].quota", "error"),
+                                                            ("batch.teams[3].quota", "error")]
+    assert "the quotas ask for high 60 %, low 40 %, the weight factors give high 50 %, low 50 %" in found[0].message
+    assert found[0].hint.startswith("write the split as weight factors (lower = larger share): "
+                                    "high weight_factor: 1, low weight_factor: 1.5, and remove quota")
+
+
+def test_weights_that_give_the_quota_split_leave_the_quota_only_redundant(write_config):
+    """The weights the hint names give the split (botocore: a share goes as 1/weight): no error, HPK711 remains."""
+    found = codes(write_config, quotas(HIGH_WEIGHT, "      weight_factor: 1.5\n"))
+    assert found == [("HPK711", "batch.teams[2].quota"), ("HPK711", "batch.teams[3].quota")]
+
+
+def test_weights_that_give_another_split_are_an_error_naming_both(write_config):
+    report = check_file(write_config(quotas(HIGH_WEIGHT, LOW_WEIGHT)))  # 1 and 5: 5/6 and 1/6
+    found = [f for f in report.findings if f.code == "HPK730"]
+    assert len(found) == 2 and "give high 83.33 %, low 16.67 %" in found[0].message
+
+
+def test_quotas_in_several_instance_types_give_no_weights_to_suggest(write_config):
+    report = check_file(write_config(quotas("", "", high_type="ml.g6.24xlarge")))
+    found = [f for f in report.findings if f.code == "HPK730"]
+    assert len(found) == 2 and "weight_factor:" not in found[0].hint and "a part goes as 1/weight" in found[0].hint

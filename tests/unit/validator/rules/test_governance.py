@@ -67,12 +67,22 @@ def test_governance_types_follow_the_region_data(write_config, region, recorded)
                              f"{cfn_type} is not a CloudFormation type in {region}"))
         elif recorded == "api" and offered:
             expected.append(("HPK311", f"task_governance.cloudformation_types.{key}",
-                             f"{region} now offers {cfn_type}, but this environment records api"))
+                             f"{region} offers {cfn_type}, but this environment records api"))
     if recorded is None:
         expected.append(("HPK312", "task_governance.cloudformation_types", "cluster_policy and compute_quota not "
                          "recorded: the stacks would take the type from the installed cfn-lint's region data, which "
                          "an upgrade may change under the deployed policy and quotas"))
     assert [(f.code, f.path, f.message) for f in report.findings if f.code.startswith("HPK31")] == expected
+
+
+def test_api_where_native_is_offered_advises_a_new_and_a_deployed_environment_apart(write_config):
+    """The file may never have been deployed: the hint gives the advice for both cases, each for what it is."""
+    report = run(write_config, ("compute_quota: native}", "compute_quota: api}"))
+    finding, = [f for f in report.findings if f.code == "HPK311"]
+    assert finding.hint.startswith("not deployed yet: record compute_quota: native; already deployed: keep the type "
+                                   "its stacks were deployed with")
+    assert "keep api" not in finding.hint  # the file may have just been edited from native: api is not the deployed type
+    assert "plan --against-account" in finding.hint
 
 
 @pytest.mark.parametrize("region", MIXED)

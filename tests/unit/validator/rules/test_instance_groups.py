@@ -39,8 +39,8 @@ def test_case_only_typo_is_suggested_after_the_fuzzy_budget(write_config):
                                 "      - instance_type: ' ML.G5.12XLARGE'\n        count: 1\n    principals:"))
     hints = {f.path: f.hint for f in report.findings if f.code == "HPK201"}
     assert hints["teams[0].quota[52].instance_type"].startswith("did you mean ml.g5.12xlarge? ")
-    assert hints["teams[0].quota[51].instance_type"].startswith("HyperPod types look like")
-    assert hints["teams[0].quota[1].instance_type"].startswith("HyperPod types look like")
+    assert hints["teams[0].quota[51].instance_type"].startswith("`hyperpod-kit instances` lists the HyperPod types")
+    assert hints["teams[0].quota[1].instance_type"].startswith("`hyperpod-kit instances` lists the HyperPod types")
 
 
 # --- HPK213: InstanceConnectivity where HyperPod cannot run it ----------------------------------------------------

@@ -1,0 +1,369 @@
+"""`hyperpod-kit init`: a new environment file from flags (or, at a terminal, from answers to prompts).
+
+The file is checked by the kit's own loader and validator before it is written: init writes nothing the
+first `validate` would refuse. Region, zone ids, instance types and `cloudformation_types` come from the
+same facts the validator uses (cfn-lint's region data, the instance catalogue)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import click
+import yaml
+
+from cdk_app.config.model import DEFAULT_TASK_GOVERNANCE_VERSION, Eks
+from cdk_app.domain.governance_types import GOVERNANCE_TYPES, offered_type
+from cdk_app.domain.regions import nearest_region, region_code, region_problem, zone_count
+from hyperpod_constructs.private.subnet_layout import MAX_ZONE_NUMBER, zone_number
+
+EKS_ZONES = 2  # EKS places its control plane in two zones (HPK107, HPK122)
+
+
+@dataclass(frozen=True)
+class Group:
+    name: str
+    instance_type: str
+    count: int
+
+
+@dataclass(frozen=True)
+class TeamAnswer:
+    name: str
+    quota: tuple[tuple[str, int], ...]
+
+
+@dataclass
+class Answers:
+    environment: str | None = None
+    account: str | None = None
+    region: str | None = None
+    zones: list[str] = field(default_factory=list)
+    groups: list[Group] = field(default_factory=list)
+    teams: list[TeamAnswer] = field(default_factory=list)
+    admins: list[str] = field(default_factory=list)
+    public_access_cidrs: list[str] = field(default_factory=list)
+    priority_classes: list[tuple[str, int]] = field(default_factory=list)
+    default_priority: str | None = None
+    shared_pool: bool = False
+
+
+def _count(text: str, what: str) -> int:
+    if not text.isdigit():
+        raise click.BadParameter(f"{what}: the count {text!r} is not a whole number")
+    return int(text)
+
+
+def parse_group(text: str) -> Group:
+    """NAME=TYPE:COUNT, e.g. gpu-workers=ml.g5.12xlarge:4."""
+    name, sep, rest = text.partition("=")
+    itype, colon, count = rest.rpartition(":")
+    if not sep or not colon or not name or not itype:
+        raise click.BadParameter(f"{text!r}: expected NAME=TYPE:COUNT, e.g. gpu-workers=ml.g5.12xlarge:4")
+    return Group(name, itype, _count(count, text))
+
+
+def parse_team(text: str) -> TeamAnswer:
+    """NAME=TYPE:COUNT[,TYPE:COUNT...], or NAME alone for a team without quota yet."""
+    name, sep, rest = text.partition("=")
+    if not name or (sep and not rest):
+        raise click.BadParameter(f"{text!r}: expected NAME=TYPE:COUNT[,TYPE:COUNT...], e.g. john=ml.g5.12xlarge:3")
+    quota = []
+    for entry in filter(None, rest.split(",")):
+        itype, colon, count = entry.rpartition(":")
+        if not colon or not itype:
+            raise click.BadParameter(f"{text!r}: quota entry {entry!r} is not TYPE:COUNT")
+        quota.append((itype, _count(count, text)))
+    return TeamAnswer(name, tuple(quota))
+
+
+def parse_priority_class(text: str) -> tuple[str, int]:
+    name, sep, weight = text.partition("=")
+    if not sep or not name or not weight.isdigit():
+        raise click.BadParameter(f"{text!r}: expected NAME=WEIGHT, e.g. training=80 (weight 0-100)")
+    return name, int(weight)
+
+
+def _each(parse):
+    def callback(_ctx, _param, values: tuple[str, ...]):
+        return [parse(value) for value in values]
+    return callback
+
+
+def zone_ids_text(region: str) -> str:
+    """What the kit knows of `region`'s zone ids: their prefix, the numbers it can place subnets for, and how
+    many zones cfn-lint's region data lists there."""
+    prefix, known = region_code(region), zone_count(region)
+    listed = f"cfn-lint's region data lists {known} zones there" if known else "cfn-lint lists no zones for it"
+    return (f"Zone ids in {region} are {prefix}-az1 ... {prefix}-az{MAX_ZONE_NUMBER} (the kit places subnets for az1 "
+            f"to az{MAX_ZONE_NUMBER}; {listed}; numbers may skip one). Ids are the same in every account; yours: "
+            f"aws ec2 describe-availability-zones --region {region} --query 'AvailabilityZones[].ZoneId'")
+
+
+def zone_problem(region: str, zone: str) -> str | None:
+    """Why `zone` cannot be a zone id of the environment in `region` (the checks HPK106 and HPK120 make)."""
+    prefix = region_code(region)
+    try:
+        number = zone_number(zone)
+    except ValueError:
+        return f"{zone!r} is not a zone id (ids look like {prefix}-az1; a zone name such as {region}a is not one)"
+    if zone.rsplit("-az", 1)[0] != prefix:
+        return f"{zone} is not in {region} (ids there start with {prefix}-az)"
+    if not 1 <= number <= MAX_ZONE_NUMBER:
+        return f"{zone}: the kit places subnets for az1 to az{MAX_ZONE_NUMBER} only"
+    return None
+
+
+def check_region(region: str) -> None:
+    problem = region_problem(region)
+    if problem == "unknown":
+        near = nearest_region(region)
+        raise click.BadParameter(f"region {region!r} does not exist (cfn-lint knows no such region)"
+                                 + (f"; did you mean {near}?" if near else ""), param_hint="--region")
+    if problem == "no-hyperpod":
+        raise click.BadParameter(f"SageMaker HyperPod (AWS::SageMaker::Cluster) is not offered in {region}; "
+                                 "pick a region such as us-east-1 or us-west-2", param_hint="--region")
+
+
+def check_zones(region: str, zones: list[str]) -> None:
+    problems = [p for p in (zone_problem(region, z) for z in zones) if p]
+    if len(set(zones)) < EKS_ZONES:
+        problems.append(f"give at least {EKS_ZONES} distinct zones (EKS places its control plane in two)")
+    if problems:
+        raise click.BadParameter("; ".join(problems) + ". " + zone_ids_text(region), param_hint="--zone")
+
+
+def _scalar(value: object) -> str:
+    """A YAML scalar, quoted only where YAML would read the plain text as something else."""
+    return yaml.safe_dump(value, default_flow_style=True, width=10_000).removesuffix("\n...\n").strip()
+
+
+def _flow(values: list[str]) -> str:
+    return "[" + ", ".join(_scalar(v) for v in values) + "]"
+
+
+def render(answers: Answers) -> str:
+    """The environment file, with comments that say what to edit."""
+    region, zones = answers.region or "", answers.zones
+    cluster_zones = zones[:EKS_ZONES]
+    lines = [
+        "# yaml-language-server: $schema=./schema.json",
+        f"# Environment {answers.environment}, written by `hyperpod-kit init`. Check every edit with",
+        f"# `hyperpod-kit validate <this file>`; deploy with `make synth ENV={answers.environment}` and the README's steps.",
+        f"environment: {_scalar(answers.environment)}",
+        f"account: {_scalar(answers.account)}",
+        f"region: {_scalar(region)}",
+        f"# Zone ids (not names) of {region}; append to add a zone, never remove or reorder one once deployed.",
+        f"availability_zone_ids: {_flow(zones)}",
+        "",
+        "network:",
+        "  # The zones the EKS control plane and the HyperPod cluster are created in: fixed once deployed.",
+        f"  cluster_zone_ids: {_flow(cluster_zones)}",
+        "",
+        "eks:",
+        f"  kubernetes_version: {_scalar(Eks.model_fields['kubernetes_version'].default)}",
+    ]
+    if answers.public_access_cidrs:
+        lines += ["  # The API is also reachable from these networks (the admins' kubectl).",
+                  "  endpoint_access: public_and_private",
+                  f"  public_access_cidrs: {_flow(answers.public_access_cidrs)}"]
+    else:
+        lines += ["  # Reachable from inside the VPC only; for kubectl from elsewhere use public_and_private and",
+                  "  # list the admins' networks in public_access_cidrs.",
+                  "  endpoint_access: private"]
+    lines.append("  # IAM roles or users that become cluster administrators (EKS access entries).")
+    lines += ["  admin_principals:", *(f"    - {_scalar(a)}" for a in answers.admins)] if answers.admins else \
+        ["  admin_principals: []  # add e.g. arn:aws:iam::<account>:role/PlatformAdmin"]
+    lines += ["", "hyperpod:", "  # Capacity: change count to resize a group; a new instance type is a new group.",
+              "  instance_groups:"]
+    for group in answers.groups:
+        lines += [f"    - name: {_scalar(group.name)}",
+                  f"      instance_type: {_scalar(group.instance_type)}",
+                  f"      count: {group.count}",
+                  f"      availability_zone_id: {_scalar(zones[0] if zones else '')}"]
+    types = ", ".join(f"{key}: {offered_type(region, key)}" for key in GOVERNANCE_TYPES)
+    lines += [
+        "",
+        "task_governance:",
+        f"  addon_version: {DEFAULT_TASK_GOVERNANCE_VERSION}",
+        f"  # What {region}'s CloudFormation offers today (cfn-lint's region data): native types, or api (a custom",
+        "  # resource calling the SageMaker API). Never change them once deployed (HPK310-HPK312).",
+        f"  cloudformation_types: {{{types}}}",
+        "",
+        "cluster_policy:",
+    ]
+    if answers.priority_classes:
+        lines += ["  # Jobs name a class with --priority; a higher weight runs first and may preempt lower ones.",
+                  "  priority_classes:",
+                  *(f"    - {{name: {_scalar(n)}, weight: {w}}}" for n, w in answers.priority_classes)]
+    else:
+        lines.append("  # No priority classes: first come, first served. Add priority_classes: [{name, weight}].")
+    lines += ["  fair_share: Enabled", "  idle_resource_sharing: Enabled", "",
+              "# Each team gets namespace hyperpod-ns-<name> and a quota per instance type; members are IAM principals."]
+    if not answers.teams:
+        lines.append("teams: []  # add teams: [{name, quota: [{instance_type, count}], principals: [...]}]")
+    else:
+        lines.append("teams:")
+    for team in answers.teams:
+        lines += [f"  - name: {_scalar(team.name)}",
+                  "    # LendAndBorrow lends idle quota and borrows up to borrow_limit percent more (default 50).",
+                  "    sharing_strategy: LendAndBorrow"]
+        if answers.default_priority:
+            lines.append(f"    default_priority_class: {_scalar(answers.default_priority)}")
+        lines += ["    quota:", *(f"      - {{instance_type: {_scalar(t)}, count: {c}}}" for t, c in team.quota)] \
+            if team.quota else ["    quota: []  # add [{instance_type, count}]"]
+        lines.append("    principals: []  # add the IAM roles of the team's members")
+    if answers.shared_pool:
+        lines += ["", "# Holds the capacity the teams leave unreserved and lends it to every team.",
+                  "shared_pool:", "  name: shared"]
+    lines += ["", "# AWS Batch queues for SageMaker Training jobs: add a batch section (README: Teams on AWS Batch)."]
+    return "\n".join(lines) + "\n"
+
+
+def _prompt_list(prompt: str, parse) -> list:
+    """Ask for one item after another until an empty answer."""
+    items = []
+    while True:
+        text = click.prompt(prompt, default="", show_default=False, err=True).strip()
+        if not text:
+            return items
+        try:
+            items.append(parse(text))
+        except click.BadParameter as err:
+            click.echo(f"  {err.message}", err=True)
+
+
+def ask_missing(answers: Answers) -> None:
+    """At a terminal: ask for what the flags left out."""
+    if answers.environment is None:
+        answers.environment = click.prompt("environment name (lower-case, e.g. staging)", err=True)
+    if answers.account is None:
+        answers.account = click.prompt("AWS account id (12 digits)", err=True)
+    while answers.region is None:
+        region = click.prompt("region", default="us-east-1", err=True)
+        try:
+            check_region(region)
+            answers.region = region
+        except click.BadParameter as err:
+            click.echo(f"  {err.message}", err=True)
+    while not answers.zones:
+        click.echo(zone_ids_text(answers.region), err=True)
+        zones = click.prompt(f"zone ids, comma-separated (at least {EKS_ZONES})", err=True)
+        candidate = [z.strip() for z in zones.split(",") if z.strip()]
+        try:
+            check_zones(answers.region, candidate)
+            answers.zones = candidate
+        except click.BadParameter as err:
+            click.echo(f"  {err.message}", err=True)
+    while not answers.groups:
+        answers.groups = _prompt_list("instance group NAME=TYPE:COUNT (empty line: done)", parse_group)
+    if not answers.teams:
+        answers.teams = _prompt_list("team NAME=TYPE:COUNT[,TYPE:COUNT] (empty line: done)", parse_team)
+
+
+MISSING_FLAGS = (("environment", "--environment"), ("account", "--account"), ("region", "--region"),
+                 ("zones", "--zone"), ("groups", "--group"))
+
+
+def write_checked(text: str, output: Path) -> None:
+    """Write `text` to `output` only if the kit's validator finds no error in it; else exit 2 with its findings."""
+    from cdk_app.cli.report_table import render_table
+    from cdk_app.validator.report import check_file
+
+    folder = output.parent
+    if not folder.is_dir():
+        raise click.BadParameter(f"{output}: folder {folder} does not exist", param_hint="--output")
+    try:
+        handle, temporary = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".tmp", dir=folder)
+    except OSError as err:
+        click.echo(f"init: --output {output}: cannot write in {folder}: {err.strerror or err}", err=True)
+        sys.exit(2)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        report = check_file(temporary, str(output))
+        if report.errors or report.unreadable:
+            click.echo(render_table(report), err=True)
+            click.echo(f"init: these answers give a config that validate refuses (the lines are those of the file "
+                       f"init would write); nothing written to {output}", err=True)
+            sys.exit(2)
+        os.replace(temporary, output)
+    finally:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+    for finding in report.warnings:
+        click.echo(finding.render(), err=True)
+
+
+@click.command("init")
+@click.option("--environment", default=None, help="Environment name: lower-case letters, digits, hyphens (at most 20).")
+@click.option("--account", default=None, help="AWS account id (12 digits).")
+@click.option("--region", default=None, help="AWS region, e.g. us-west-2.")
+@click.option("--zone", "zones", multiple=True, metavar="ZONE_ID",
+              help="Availability zone id, e.g. usw2-az1 (repeat; at least 2). The first two hold the clusters.")
+@click.option("--list-zones", is_flag=True, help="Print what the kit knows of --region's zone ids, and exit.")
+@click.option("--group", "groups", multiple=True, callback=_each(parse_group), metavar="NAME=TYPE:COUNT",
+              help="HyperPod instance group, e.g. gpu-workers=ml.g5.12xlarge:4 (repeat). "
+                   "`hyperpod-kit instances` lists the types.")
+@click.option("--team", "teams", multiple=True, callback=_each(parse_team), metavar="NAME=TYPE:COUNT[,TYPE:COUNT]",
+              help="Team and its quota per instance type, e.g. john=ml.g5.12xlarge:3 (repeat).")
+@click.option("--admin", "admins", multiple=True, metavar="ARN", help="Cluster administrator (IAM role or user; repeat).")
+@click.option("--public-access-cidr", "cidrs", multiple=True, metavar="CIDR",
+              help="Also open the API to this network (repeat). Default: a private endpoint only.")
+@click.option("--priority-class", "priority_classes", multiple=True, callback=_each(parse_priority_class),
+              metavar="NAME=WEIGHT", help="Priority class of the cluster policy (repeat). Default: none.")
+@click.option("--default-priority", default=None, metavar="NAME",
+              help="Every team's default_priority_class (one of --priority-class).")
+@click.option("--shared-pool", is_flag=True, help="Add a shared pool holding the capacity no team reserves.")
+@click.option("--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Where to write. Default: config/<environment>.yaml.")
+@click.option("--force", is_flag=True, help="Replace an existing file.")
+@click.option("--interactive/--no-input", default=None,
+              help="Ask for missing values (default: only when standard input is a terminal).")
+def init(environment: str | None, account: str | None, region: str | None, zones: tuple[str, ...], list_zones: bool,
+         groups: list[Group], teams: list[TeamAnswer], admins: tuple[str, ...], cidrs: tuple[str, ...],
+         priority_classes: list[tuple[str, int]], default_priority: str | None, shared_pool: bool,
+         output: Path | None, force: bool, interactive: bool | None) -> None:
+    """Write a new environment file (config/<environment>.yaml) that passes `validate`.
+
+    \b
+    In CI, give everything as flags:
+      hyperpod-kit init --environment staging --account 111122223333 --region us-west-2 \\
+        --zone usw2-az1 --zone usw2-az2 --group gpu-workers=ml.g5.12xlarge:4 \\
+        --group system=ml.m5.xlarge:1 --team john=ml.g5.12xlarge:3,ml.m5.xlarge:1 \\
+        --team smith=ml.g5.12xlarge:1
+
+    At a terminal, missing values are asked for. The file is validated before it is written (nothing is
+    written if validate would refuse it) and an existing file is kept unless --force.
+
+    Exit status: 0 written (or --list-zones printed), 2 bad or missing flags, an existing file or answers
+    that validate refuses.
+    """
+    if list_zones:
+        if region is None:
+            raise click.UsageError("--list-zones needs --region")
+        check_region(region)
+        click.echo(zone_ids_text(region))
+        return
+    answers = Answers(environment, account, region, list(zones), groups, teams, list(admins), list(cidrs),
+                      priority_classes, default_priority, shared_pool)
+    if region is not None:
+        check_region(region)
+        if zones:
+            check_zones(region, answers.zones)
+    if interactive if interactive is not None else sys.stdin.isatty():
+        ask_missing(answers)
+    missing = [flag for attribute, flag in MISSING_FLAGS if not getattr(answers, attribute)]
+    if missing:
+        raise click.UsageError(f"missing {', '.join(missing)} (standard input is not a terminal, so nothing is "
+                               "asked); see hyperpod-kit init --help")
+    if default_priority is not None and default_priority not in {n for n, _ in priority_classes}:
+        raise click.BadParameter(f"{default_priority!r} is not one of the --priority-class names", param_hint="--default-priority")
+    output = output or Path("config") / f"{answers.environment}.yaml"
+    if output.exists() and not force:
+        raise click.UsageError(f"{output} exists; init never overwrites a file unless --force")
+    write_checked(render(answers), output)
+    click.echo(f"wrote {output}; next: hyperpod-kit validate {output}", err=True)

@@ -1,0 +1,172 @@
+"""`hyperpod-kit init`: every file it writes passes the real `validate`, reads back through the kit's loader
+as the flags said, records the CloudFormation types cfn-lint's region data gives, and bad flags exit 2."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+from support.cli_runner import run
+
+from cdk_app.cli.main import main
+from cdk_app.cli.new_environment import init as command
+from cdk_app.config.loader import load_config
+from cdk_app.domain.regions import cfnlint_data
+
+ZONES = ("--zone", "usw2-az1", "--zone", "usw2-az2")
+BASE = ("--account", "111122223333", "--region", "us-west-2", *ZONES)
+# Variants of answers an administrator gives; each must validate as written.
+VARIANTS = {
+    "minimal": ("--group", "gpu=ml.g5.12xlarge:2"),
+    "teams": ("--group", "gpu-workers=ml.g5.12xlarge:4", "--group", "system=ml.m5.xlarge:1",
+              "--team", "john=ml.g5.12xlarge:3,ml.m5.xlarge:1", "--team", "smith=ml.g5.12xlarge:1"),
+    "priorities": ("--group", "gpu=ml.p5.48xlarge:2", "--team", "research=ml.p5.48xlarge:2",
+                   "--priority-class", "inference=90", "--priority-class", "training=50",
+                   "--default-priority", "training"),
+    "shared-pool": ("--group", "gpu=ml.g5.12xlarge:4", "--team", "a=ml.g5.12xlarge:1", "--shared-pool"),
+    "public-api": ("--group", "gpu=ml.g5.12xlarge:1", "--team", "a=ml.g5.12xlarge:1",
+                   "--admin", "arn:aws:iam::111122223333:role/PlatformAdmin", "--public-access-cidr", "203.0.113.0/24"),
+}
+
+
+def init(*args: str):
+    return CliRunner().invoke(main, ["init", *args])
+
+
+def offered(region: str, cfn_type: str) -> bool:
+    """cfn-lint's provider data for the region, read directly."""
+    return cfn_type in json.loads((cfnlint_data() / "schemas" / "providers" / f"{region}.json").read_text())
+
+
+def test_every_variant_is_written_and_passes_the_real_validate(tmp_path):
+    files = []
+    for name, flags in VARIANTS.items():
+        path = tmp_path / f"{name}.yaml"
+        result = init("--environment", name, *BASE, *flags, "--output", str(path))
+        assert result.exit_code == 0, result.output
+        files.append(str(path))
+    checked = run("validate", *files, "--format", "json")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert json.loads(checked.stdout)["errors"] == []
+
+
+def test_the_file_reads_back_as_the_flags_said(tmp_path):
+    path = tmp_path / "teams.yaml"
+    assert init("--environment", "teams", *BASE, *VARIANTS["teams"], "--output", str(path)).exit_code == 0
+    config = load_config(path).config
+    assert (config.environment, config.account, config.region) == ("teams", "111122223333", "us-west-2")
+    assert config.availability_zone_ids == config.network.cluster_zone_ids == ("usw2-az1", "usw2-az2")
+    assert config.eks.endpoint_access == "private" and config.eks.public_access_cidrs == ()
+    assert [(g.name, g.instance_type, g.count) for g in config.hyperpod.instance_groups] == [
+        ("gpu-workers", "ml.g5.12xlarge", 4), ("system", "ml.m5.xlarge", 1)]
+    assert {t.name: [(q.instance_type, q.count) for q in t.quota] for t in config.teams} == {
+        "john": [("ml.g5.12xlarge", 3), ("ml.m5.xlarge", 1)], "smith": [("ml.g5.12xlarge", 1)]}
+    assert "# " in path.read_text() and "never remove or reorder" in path.read_text()
+
+
+@pytest.mark.parametrize("region,zones", [("us-west-2", ("usw2-az1", "usw2-az2")),
+                                          ("us-east-1", ("use1-az4", "use1-az6")),
+                                          ("eu-west-1", ("euw1-az1", "euw1-az2"))])
+def test_cloudformation_types_are_what_the_region_offers(tmp_path, region, zones):
+    path = tmp_path / "env.yaml"
+    result = init("--environment", "env", "--account", "111122223333", "--region", region,
+                  *(f for z in zones for f in ("--zone", z)), "--group", "gpu=ml.g5.12xlarge:1", "--output", str(path))
+    assert result.exit_code == 0, result.output
+    types = load_config(path).config.task_governance.cloudformation_types
+    assert types.cluster_policy == ("native" if offered(region, "AWS::SageMaker::ClusterSchedulerConfig") else "api")
+    assert types.compute_quota == ("native" if offered(region, "AWS::SageMaker::ComputeQuota") else "api")
+
+
+def test_an_existing_file_is_kept_unless_force(tmp_path):
+    path = tmp_path / "env.yaml"
+    path.write_text("keep me\n")
+    args = ("--environment", "env", *BASE, *VARIANTS["minimal"], "--output", str(path))
+    refused = init(*args)
+    assert refused.exit_code == 2 and "exists" in refused.output and "--force" in refused.output
+    assert path.read_text() == "keep me\n"
+    assert init(*args, "--force").exit_code == 0
+    assert load_config(path).config.environment == "env"
+
+
+@pytest.mark.parametrize("flags,says", [
+    (("--region", "us-wset-2"), "did you mean us-west-2?"),
+    (("--zone", "use1-az1"), "use1-az1 is not in us-west-2"),
+    (("--zone", "us-west-2a"), "a zone name such as us-west-2a is not one"),
+    (("--zone", "usw2-az9"), "az1 to az7"),
+    (("--group", "gpu=ml.g5.12xlarge"), "expected NAME=TYPE:COUNT"),
+    (("--group", "gpu=ml.g5.12xlarge:four"), "not a whole number"),
+    (("--team", "john=ml.g5.12xlarge"), "is not TYPE:COUNT"),
+    (("--priority-class", "high"), "expected NAME=WEIGHT"),
+    (("--default-priority", "urgent"), "not one of the --priority-class names"),
+])
+def test_bad_flags_exit_2_saying_what_is_wrong(tmp_path, flags, says):
+    # A bad zone goes with one good one; a repeated --region: the later wins.
+    zones = ("--zone", "usw2-az1") if flags[0] == "--zone" else ZONES
+    args = ["--environment", "env", "--account", "111122223333", "--region", "us-west-2", *zones,
+            *VARIANTS["minimal"], *flags, "--output", str(tmp_path / "env.yaml")]
+    result = init(*args)
+    assert result.exit_code == 2, result.output
+    assert says in result.output
+    assert not (tmp_path / "env.yaml").exists()
+
+
+def test_a_wrong_zone_lists_the_regions_zone_ids():
+    result = init("--environment", "env", "--account", "111122223333", "--region", "us-east-1",
+                  "--zone", "usw2-az1", "--zone", "use1-az2", "--group", "gpu=ml.g5.12xlarge:1")
+    assert result.exit_code == 2
+    assert "use1-az1 ... use1-az7" in result.output and "aws ec2 describe-availability-zones" in result.output
+
+
+def test_list_zones_prints_the_zone_facts_of_the_region():
+    result = init("--list-zones", "--region", "us-east-1")
+    assert result.exit_code == 0
+    assert "use1-az1" in result.output and "6 zones" in result.output  # cfn-lint lists us-east-1a to -1f
+
+
+def test_missing_values_without_a_terminal_exit_2_naming_the_flags(tmp_path):
+    result = init("--environment", "env", "--output", str(tmp_path / "env.yaml"))
+    assert result.exit_code == 2
+    assert "missing --account, --region, --zone, --group" in result.output
+
+
+def test_answers_validate_refuses_are_not_written(tmp_path):
+    path = tmp_path / "env.yaml"
+    result = init("--environment", "env", *BASE, "--group", "gpu=ml.g5.12xlarge:1", "--team", "a=ml.g5.12xlarge:2",
+                  "--output", str(path))
+    assert result.exit_code == 2
+    assert "HPK501" in result.output and "nothing written" in result.output
+    assert not path.exists() and list(tmp_path.iterdir()) == []  # no temporary file left behind either
+
+
+def test_prompts_ask_for_what_the_flags_left_out_and_retry_a_bad_answer(tmp_path):
+    path = tmp_path / "asked.yaml"
+    answers = "\n".join(["asked", "111122223333", "us-west-2", "usw2-az1, use1-az1", "usw2-az1, usw2-az3",
+                         "gpu=ml.g5.12xlarge", "gpu=ml.g5.12xlarge:2", "", "a=ml.g5.12xlarge:2", ""]) + "\n"
+    result = CliRunner().invoke(main, ["init", "--interactive", "--output", str(path)], input=answers)
+    assert result.exit_code == 0, result.output
+    assert "use1-az1 is not in us-west-2" in result.output and "expected NAME=TYPE:COUNT" in result.output
+    config = load_config(path).config
+    assert config.availability_zone_ids == ("usw2-az1", "usw2-az3")
+    assert [(t.name, t.quota[0].count) for t in config.teams] == [("a", 2)]
+
+
+def test_a_folder_that_cannot_be_written_exits_2_not_3():
+    result = init("--environment", "env", *BASE, *VARIANTS["minimal"], "--output", "/proc/env.yaml")
+    assert result.exit_code == 2 and "cannot write in /proc" in result.output
+
+
+def test_the_example_in_init_help_runs_and_validates_without_findings(tmp_path):
+    """The command --help shows, run as a user runs it (a subprocess in a folder with config/), then validate."""
+    example = command.help.split("give everything as flags:")[1].split("\n\n")[0]
+    args = shlex.split(example.replace("\\\n", " ").replace("\b", ""))
+    assert args[:2] == ["hyperpod-kit", "init"]
+    (tmp_path / "config").mkdir()
+    wrote = subprocess.run([sys.executable, "-m", "cdk_app", *args[1:]], cwd=tmp_path, capture_output=True, text=True)
+    assert wrote.returncode == 0, wrote.stderr
+    checked = run("validate", str(tmp_path / "config" / "staging.yaml"), "--strict")
+    assert checked.returncode == 0, checked.stdout
+    assert "valid: 0 error(s), 0 warning(s)" in checked.stdout

@@ -1,0 +1,85 @@
+"""`hyperpod-kit team CONFIG NAME`: one team's view agrees with what `job` writes, the Kueue objects task
+governance makes, and validate's reach and Batch tables - the same functions, seen from the team."""
+
+from __future__ import annotations
+
+import json
+
+import yaml
+from support.cli_runner import invoke
+from support.paths import ROOT
+
+from cdk_app.config.loader import load_config
+from cdk_app.domain.kueue_mapping import governance_objects
+
+
+def view(config: str, name: str) -> dict:
+    result = invoke("team", config, name, "--format", "json")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)
+
+
+def test_the_queue_is_the_one_job_labels_and_task_governance_makes():
+    john = view("config/dev.yaml", "john")["hyperpod"]
+    job = invoke("job", "--config", "config/dev.yaml", "--team", "john", "--name", "t", "--image", "repo/t:1",
+                 "--", "python", "t.py")
+    metadata = next(yaml.safe_load_all(job.output))["metadata"]
+    assert (metadata["namespace"], metadata["labels"]["kueue.x-k8s.io/queue-name"]) == (
+        john["namespace"], john["local_queue"])
+    local = [o["metadata"] for o in governance_objects(load_config(ROOT / "config/dev.yaml").config)
+             if o["kind"] == "LocalQueue" and o["metadata"]["namespace"] == john["namespace"]]
+    assert local == [{"name": john["local_queue"], "namespace": john["namespace"]}]
+
+
+def test_quota_and_reach_are_validates_rows_of_the_team():
+    reach = json.loads(invoke("validate", "config/dev.yaml", "--format", "json").output)["reach"]
+    for name in ("john", "smith"):
+        mine = view("config/dev.yaml", name)["hyperpod"]["quota"]
+        theirs = [r for r in reach if r["team"] == name]
+        assert [(q["instance_type"], q["quota"], q["reach"], q["capped_by"]) for q in mine] == [
+            (r["instance_type"], r["quota"], r["reach"], r["capped_by"]) for r in theirs]
+
+
+def test_priority_classes_and_default_are_the_teams_own():
+    prod = yaml.safe_load((ROOT / "config/prod.yaml").read_text())
+    written = next(t for t in prod["teams"] if t["name"] == "research-nlp")
+    nlp = view("config/prod.yaml", "research-nlp")["hyperpod"]
+    assert nlp["priority_classes"] == written["priority_classes"]
+    assert nlp["default_priority_class"] == written["default_priority_class"]
+    assert nlp["priority_class_required"] is True and nlp["lends_idle_quota"] is True
+    text = invoke("team", "config/prod.yaml", "research-nlp").output
+    assert f"default: {written['default_priority_class']} (label {written['default_priority_class']}-priority)" in text
+
+
+def test_batch_queues_and_quota_share_are_validates():
+    queues = json.loads(invoke("validate", "config/batch-example.yaml", "--format", "json").output)["batch_queues"]
+    share = next(s for q in queues for s in q["shares"] if s["team"] == "ProdExp1")
+    batch = view("config/batch-example.yaml", "ProdExp1")["batch"]
+    assert batch["quota_share_queue"] == "prod-p4d"
+    assert batch["quota"] == [{"instance_type": share["unit"], "quota": share["quota"], "reach": share["reach"]}]
+    production = view("config/batch-example.yaml", "production")
+    assert production["hyperpod"] is None
+    assert (production["batch"]["share_identifier"], production["batch"]["weight_factor"]) == ("HIGHPRI", 1.0)
+    assert production["batch"]["fifo_queues"] == ["ml-c5-xlarge-queue"]
+
+
+def test_a_name_that_is_no_team_exits_2_listing_the_teams():
+    result = invoke("team", "config/dev.yaml", "jon")
+    assert result.exit_code == 2 and "'jon' is not a team of config/dev.yaml (teams: john, smith)" in result.output
+
+
+def test_a_config_with_errors_is_shown_as_validate_shows_it(tmp_path):
+    bad = tmp_path / "dev.yaml"
+    bad.write_text((ROOT / "config/dev.yaml").read_text().replace("count: 3", "count: 4"))
+    result = invoke("team", str(bad), "john")
+    assert result.exit_code == 1 and "[HPK501 error]" in result.output
+
+
+def test_a_disabled_team_is_told_it_has_no_queue(tmp_path):
+    disabled = tmp_path / "dev.yaml"
+    disabled.write_text((ROOT / "config/dev.yaml").read_text().replace(
+        "  - name: smith\n", "  - name: smith\n    enabled: false\n"))
+    result = invoke("team", str(disabled), "smith")
+    assert result.exit_code == 0, result.output
+    assert "disabled (enabled: false): task governance makes no queue for it" in result.output
+    assert view(str(disabled), "smith")["hyperpod"]["quota"] == []
