@@ -152,7 +152,7 @@ def render(answers: Answers) -> str:
     lines = [
         "# yaml-language-server: $schema=./schema.json",
         f"# Environment {answers.environment}, written by `hyperpod-kit init`. Check every edit with",
-        f"# `hyperpod-kit validate <this file>`; deploy with `make synth ENV={answers.environment}` and the README's steps.",
+        f"# `hyperpod-kit validate <this file>`; deploy with `make synth ENV={answers.environment}` (docs/how-to/new-environment.md).",
         f"environment: {_scalar(answers.environment)}",
         f"account: {_scalar(answers.account)}",
         f"region: {_scalar(region)}",

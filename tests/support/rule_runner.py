@@ -141,7 +141,7 @@ WORD_FOR_WORD = [
        "ml.m5.2xlarge already has a quota entry (teams[0].quota[1])", "merge the two entries into one")]),
     ("misspelt-type", [(JOHN_M5, JOHN_M5.replace("2xlarge", "2xlarg"))],
      [("HPK201", "error", "teams[0].quota[1].instance_type", "'ml.m5.2xlarg' is not a SageMaker HyperPod instance type",
-       "did you mean ml.m5.2xlarge? `hyperpod-kit instances` lists the HyperPod types, e.g. ml.p5.48xlarge")]),
+       "did you mean ml.m5.2xlarge? `hyperpod-kit instances` lists the HyperPod types, e.g. ml.p5.48xlarge (docs/reference/instance-catalogue.md)")]),
     ("recorded-cluster-zone-not-listed", [(CLUSTER_ZONES, "  cluster_zone_ids: [use1-az4, use1-az1]\n")],
      [("HPK121", "error", "network.cluster_zone_ids[1]", "cluster zone use1-az1: availability_zone_ids does not list it",
        "name zones of use1-az4, use1-az6 in network.cluster_zone_ids")]),
@@ -185,10 +185,10 @@ WORD_FOR_WORD = [
        "      - instance_type: ml.m5.2xlarge\n        count: 1\n", "  - name: smith\n    quota: []\n")],
      [("HPK201", "error", "hyperpod.instance_groups[0].instance_type",
        "'ml.zz.large' is not a SageMaker HyperPod instance type",
-       "did you mean ml.t3.large? `hyperpod-kit instances` lists the HyperPod types, e.g. ml.p5.48xlarge"),
+       "did you mean ml.t3.large? `hyperpod-kit instances` lists the HyperPod types, e.g. ml.p5.48xlarge (docs/reference/instance-catalogue.md)"),
       ("HPK201", "error", "hyperpod.instance_groups[1].instance_type",
        "'ml.zz.xlarge' is not a SageMaker HyperPod instance type",
-       "did you mean ml.t3.xlarge? `hyperpod-kit instances` lists the HyperPod types, e.g. ml.p5.48xlarge"),
+       "did you mean ml.t3.xlarge? `hyperpod-kit instances` lists the HyperPod types, e.g. ml.p5.48xlarge (docs/reference/instance-catalogue.md)"),
       # HPK502 ("the cluster has no ml.g5.12xlarge instances") is held back: the unknown groups may be of that type.
       ("HPK411", "warning", "teams[1].name", "team 'smith' has no quota",
        "a team borrows only on instance types it has a quota for (borrow_limit is a percent of that quota), so "

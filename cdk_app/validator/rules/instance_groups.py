@@ -206,7 +206,8 @@ def report_unknown_type(report: Reporter, path: PathKey, instance_type: str) -> 
     lead = f"did you mean {near}? " if near else ""
     report.unreadable.append(path)
     report.error("HPK201", path, f"{instance_type[:80]!r} is not a SageMaker HyperPod instance type",
-                 f"{lead}`hyperpod-kit instances` lists the HyperPod types, e.g. ml.p5.48xlarge")
+                 f"{lead}`hyperpod-kit instances` lists the HyperPod types, e.g. ml.p5.48xlarge "
+                 "(docs/reference/instance-catalogue.md)")
 
 
 def _suggestions(report: Reporter, instance_type: str) -> str | None:
