@@ -180,7 +180,7 @@ CODES: dict[str, str] = {
     "HPK907": "a file system is in a zone where no instance group has nodes (warning)",
     "HPK908": "data repository associations of a file system overlap (nested or repeated paths, / beside others)",
     "HPK909": "an import or export event is listed twice",
-    "HPK910": "two file systems of one name, or two of a team mounted at one path",
+    "HPK910": "two file systems of a team with one name, or mounted at one path",
 }
 
 

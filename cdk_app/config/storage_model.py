@@ -62,8 +62,8 @@ class DataRepositoryAssociation(KitModel):
 
 class LustreFileSystem(KitModel):
     name: Annotated[Str, Field(pattern=FILE_SYSTEM_NAME_PATTERN)]
-    """Name of the file system: its claim in the team's namespace is called so (lower-case letters, digits and
-    inner hyphens, at most 32)."""
+    """Name of the file system, unique among the team's: its claim in the team's namespace is called so
+    (lower-case letters, digits and inner hyphens, at most 32)."""
     team: Str
     """The team whose file system it is: a team of `teams`. Only that team's pods can mount it."""
     deployment_type: DeploymentType = "PERSISTENT_2"
@@ -101,3 +101,12 @@ class Storage(KitModel):
 
     file_systems: Annotated[tuple[LustreFileSystem, ...], Field(min_length=1, max_length=MAX_FILE_SYSTEMS)]
     """FSx for Lustre file systems (1-10), each a team's."""
+    csi_driver_version: Annotated[Str, Field(pattern=r"^v[0-9]+\.[0-9]+\.[0-9]+-eksbuild\.[0-9]+$")] | None = None
+    """Version of the aws-fsx-csi-driver EKS add-on that mounts the file systems on the nodes (as `aws eks
+    describe-addon-versions --addon-name aws-fsx-csi-driver` lists them). Default: the version EKS picks for the
+    cluster's Kubernetes version when the add-on is created; record it here to pin it."""
+
+
+def team_file_systems(storage: Storage | None, team: str) -> tuple[LustreFileSystem, ...]:
+    """The file systems of `team`, in config order (each gets a claim named after it in the team's namespace)."""
+    return tuple(fs for fs in (storage.file_systems if storage else ()) if fs.team == team)

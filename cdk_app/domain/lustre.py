@@ -6,7 +6,8 @@ and the documentation strings of CreateFileSystem) and to cfn-lint's AWS::FSx::*
 
 from __future__ import annotations
 
-from cdk_app.config.storage_model import MAX_METADATA_IOPS
+from cdk_app.config.model import KitConfig
+from cdk_app.config.storage_model import MAX_METADATA_IOPS, LustreFileSystem
 
 # CreateFileSystem StorageCapacity: "For SCRATCH_2, PERSISTENT_2, and PERSISTENT_1 deployment types using SSD
 # storage type, the valid values are 1200 GiB, 2400 GiB, and increments of 2400 GiB."
@@ -22,6 +23,16 @@ METADATA_IOPS_STEP = 12000
 # Lustre version the kit creates: AWS's HyperPod Terraform creates 2.15; PERSISTENT_2 refuses 2.10 and data
 # repository associations need 2.12 or later.
 LUSTRE_VERSION = "2.15"
+
+
+# What UpdateFileSystem can change of an existing Lustre file system (botocore FSx
+# UpdateFileSystemLustreConfiguration); a change of any other LustreConfiguration setting cannot be applied in place,
+# though cfn-lint's AWS::FSx::FileSystem schema does not mark it create-only. Its capacity: "The value must be greater
+# than the current storage capacity" (UpdateFileSystemRequest StorageCapacity).
+UPDATABLE_LUSTRE_SETTINGS = frozenset({
+    "WeeklyMaintenanceStartTime", "DailyAutomaticBackupStartTime", "AutomaticBackupRetentionDays", "AutoImportPolicy",
+    "DataCompressionType", "LogConfiguration", "RootSquashConfiguration", "PerUnitStorageThroughput",
+    "MetadataConfiguration", "ThroughputCapacity", "DataReadCacheConfiguration"})
 
 
 def is_scratch(deployment_type: str) -> bool:
@@ -58,3 +69,8 @@ def overlapping_paths(first: str, second: str) -> bool:
     data repository with file system path /ns1/ns2")."""
     a, b = first.rstrip("/") + "/", second.rstrip("/") + "/"
     return a.startswith(b) or b.startswith(a)
+
+
+def file_system_zone(config: KitConfig, file_system: LustreFileSystem) -> str:
+    """The zone a file system lives in: its own, else the environment's first."""
+    return file_system.availability_zone_id or config.availability_zone_ids[0]

@@ -11,6 +11,7 @@ from cdk_app.domain.lustre import (
     THROUGHPUTS,
     capacity_allowed,
     capacity_choices,
+    file_system_zone,
     is_scratch,
     metadata_iops_allowed,
     overlapping_paths,
@@ -20,11 +21,6 @@ from cdk_app.validator.reporter import Reporter, report_repeats
 from cdk_app.validator.rules.zones import group_zone
 
 
-def file_system_zone(config: KitConfig, file_system: LustreFileSystem) -> str:
-    """The zone a file system lives in: its own, else the environment's first."""
-    return file_system.availability_zone_id or config.availability_zone_ids[0]
-
-
 def check_storage(config: KitConfig, report: Reporter) -> None:
     if config.storage is None:
         return
@@ -32,15 +28,17 @@ def check_storage(config: KitConfig, report: Reporter) -> None:
     mounts: list[tuple[PathKey, str]] = []
     for i, file_system in enumerate(config.storage.file_systems):
         base: PathKey = ("storage", "file_systems", i)
-        if all(file_system.name != name for _, name in names):  # a repeated name is HPK910 already
+        # Names are the claims' in the team's namespace: unique per team. A repeated one is HPK910 already.
+        key = f"{file_system.team}/{file_system.name}"
+        if all(key != name for _, name in names):
             mounts.append((base + ("mount_path",), f"{file_system.team}:{file_system.job_mount_path}"))
-        names.append((base + ("name",), file_system.name))
+        names.append((base + ("name",), key))
         _check_team(config, file_system, base, report)
         _check_performance(file_system, base, report)
         _check_backups(file_system, base, report)
         _check_zone(config, file_system, base, report)
         _check_associations(file_system, base, report)
-    report_repeats(report, "HPK910", names, "file system")
+    report_repeats(report, "HPK910", names, "file system (team/name)")
     report_repeats(report, "HPK910", mounts, "team:mount path")
 
 

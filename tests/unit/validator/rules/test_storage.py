@@ -114,6 +114,7 @@ def test_names_and_mount_paths(write_config):
     same_path = other + "      mount_path: /fsx/checkpoints\n"
     assert codes(write_config, extra=same_path) == [("HPK910", "storage.file_systems[1].mount_path")]
     assert codes(write_config, extra=same_path.replace("team: john", "team: smith")) == []
+    assert codes(write_config, extra=second.replace("team: john", "team: smith")) == []  # smith's own checkpoints
 
 
 ASSOCIATIONS = "      data_repository_associations:\n"
