@@ -181,6 +181,7 @@ CODES: dict[str, str] = {
     "HPK908": "data repository associations of a file system overlap (nested or repeated paths, / beside others)",
     "HPK909": "an import or export event is listed twice",
     "HPK910": "two file systems of a team with one name, or mounted at one path",
+    "HPK911": "a file system's mount path has a '.' or '..' segment or lies in /dev, /proc or /sys",
 }
 
 

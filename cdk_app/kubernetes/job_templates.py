@@ -414,15 +414,15 @@ def with_team_volumes(config: KitConfig, request: JobRequest) -> JobRequest:
     mounts that claim itself. The claims exist: the kit makes them (team_volumes.py). A --volume of another claim
     at one of those paths is refused: the team's file system is mounted there."""
     given = {volume.claim for volume in request.volumes}
-    paths = {_normal_path(volume.mount_path): volume.claim for volume in request.volumes}
+    paths = {_normal_path(volume.mount_path): volume for volume in request.volumes}
     added = []
     for file_system in team_file_systems(config.storage, request.team):
         if file_system.name in given:
             continue
         taken = paths.get(_normal_path(file_system.job_mount_path))
         if taken is not None:
-            raise JobSpecError(f"--volume {taken}:{file_system.job_mount_path}: team {request.team}'s file system "
-                               f"{file_system.name} is mounted there (storage.file_systems); mount {taken} elsewhere, "
+            raise JobSpecError(f"--volume {taken.claim}:{taken.mount_path}: team {request.team}'s file system "
+                               f"{file_system.name} is mounted there (storage.file_systems); mount {taken.claim} elsewhere, "
                                f"or give --volume {file_system.name}:PATH to mount the file system elsewhere")
         added.append(Volume(file_system.name, file_system.job_mount_path))
     return replace(request, volumes=(*request.volumes, *added)) if added else request

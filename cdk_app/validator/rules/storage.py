@@ -17,6 +17,7 @@ from cdk_app.domain.lustre import (
     overlapping_paths,
 )
 from cdk_app.findings import format_path
+from cdk_app.support.text_table import printable
 from cdk_app.validator.reporter import Reporter, report_repeats
 from cdk_app.validator.rules.zones import group_zone
 
@@ -29,10 +30,11 @@ def check_storage(config: KitConfig, report: Reporter) -> None:
     for i, file_system in enumerate(config.storage.file_systems):
         base: PathKey = ("storage", "file_systems", i)
         # Names are the claims' in the team's namespace: unique per team. A repeated one is HPK910 already.
-        key = f"{file_system.team}/{file_system.name}"
+        key = f"{printable(file_system.team)}/{file_system.name}"
         if all(key != name for _, name in names):
-            mounts.append((base + ("mount_path",), f"{file_system.team}:{file_system.job_mount_path}"))
+            mounts.append((base + ("mount_path",), f"{printable(file_system.team)}:{file_system.job_mount_path}"))
         names.append((base + ("name",), key))
+        _check_mount_path(file_system, base, report)
         _check_team(config, file_system, base, report)
         _check_performance(file_system, base, report)
         _check_backups(file_system, base, report)
@@ -42,12 +44,26 @@ def check_storage(config: KitConfig, report: Reporter) -> None:
     report_repeats(report, "HPK910", mounts, "team:mount path")
 
 
+# The container runtime's own mounts (and the job's memory-backed /dev/shm): a volume there would hide them.
+RUNTIME_DIRECTORIES = ("dev", "proc", "sys")
+
+
+def _check_mount_path(file_system: LustreFileSystem, base: PathKey, report: Reporter) -> None:
+    if file_system.mount_path is None:
+        return
+    segments = file_system.mount_path.split("/")[1:]
+    if {".", ".."} & set(segments) or segments[0] in RUNTIME_DIRECTORIES:
+        report.error("HPK911", base + ("mount_path",), f"mount path {file_system.mount_path} is not one a job can use",
+                     f"an absolute path without '.' or '..', outside /{', /'.join(RUNTIME_DIRECTORIES)} "
+                     f"(default: /fsx/{file_system.name})")
+
+
 def _check_team(config: KitConfig, file_system: LustreFileSystem, base: PathKey, report: Reporter) -> None:
     teams = [t.name for t in config.teams]
     if file_system.team not in teams:
         report.error("HPK901", base + ("team",), f"file system '{file_system.name}' belongs to team "
-                     f"'{file_system.team}', which is not a team of the environment",
-                     f"use one of: {', '.join(teams) or 'none (add the team under teams first)'}")
+                     f"{file_system.team!r}, which is not a team of the environment",
+                     f"use one of: {', '.join(map(repr, teams)) or 'none (add the team under teams first)'}")
 
 
 def _check_performance(file_system: LustreFileSystem, base: PathKey, report: Reporter) -> None:

@@ -6,6 +6,7 @@ valid PERSISTENT_2 file system of john's."""
 from __future__ import annotations
 
 import pytest
+from support.paths import ROOT
 from support.rule_runner import BASE
 
 from cdk_app.validator.report import check_file
@@ -103,7 +104,8 @@ def test_zone_without_subnet_is_an_error_and_one_without_nodes_a_warning(write_c
 
 def test_team_must_exist(write_config):
     [finding] = findings(write_config, ("      team: john\n", "      team: jon\n"))
-    assert (finding.code, finding.path, finding.hint) == ("HPK901", f"{FS}.team", "use one of: john, smith")
+    assert (finding.code, finding.path, finding.hint) == ("HPK901", f"{FS}.team", "use one of: 'john', 'smith'")
+    assert finding.message == "file system 'checkpoints' belongs to team 'jon', which is not a team of the environment"
 
 
 def test_names_and_mount_paths(write_config):
@@ -149,3 +151,19 @@ def test_at_most_eight_associations(write_config):
     entries = [f"{{file_system_path: /d{i}, s3_path: s3://bucket/d{i}}}" for i in range(9)]
     assert codes(write_config, _associations(*entries[:8])) == []
     assert codes(write_config, _associations(*entries)) == [("HPK013", f"{FS}.data_repository_associations")]
+
+
+@pytest.mark.parametrize("path, allowed", [("/checkpoints", True), ("/data/ckpt", True), ("/a/../etc", False),
+                                           ("/a/./b", False), ("/dev/shm", False), ("/proc", False), ("/sysdata", True),
+                                           ("/fsx/...", True)])
+def test_mount_path_a_job_can_use(write_config, path, allowed):
+    found = codes(write_config, ("      availability_zone_id: use1-az4\n",
+                                 f"      availability_zone_id: use1-az4\n      mount_path: '{path}'\n"))
+    assert found == ([] if allowed else [("HPK911", f"{FS}.mount_path")])
+
+
+def test_storage_without_a_hyperpod_cluster_is_refused(write_config):
+    """A Batch-only environment has no nodes to mount a file system on."""
+    batch_only = (ROOT / "config" / "batch-only-example.yaml").read_text()
+    report = check_file(write_config(batch_only + FILE_SYSTEM))
+    assert [(f.code, f.path) for f in report.findings] == [("HPK720", "storage")]
