@@ -30,7 +30,7 @@ MAX_BACKUP_RETENTION_DAYS = 90
 MAX_METADATA_IOPS = 192000
 MAX_ASSOCIATIONS = 8
 
-# The claim's name in the team's namespace and part of the PersistentVolume's name (hyperpod-kit-<team>-<name>).
+# The claim's name in the team's namespace and part of its PersistentVolume's (hyperpod-kit-hyperpod-ns-<team>-<name>).
 FILE_SYSTEM_NAME_PATTERN = r"^[a-z]([-a-z0-9]{0,30}[a-z0-9])?$"
 # botocore FSx Namespace (FileSystemPath): 1-4096 characters without NUL, NEL, line or paragraph separators,
 # CR or LF; FSx also requires the leading slash.
@@ -38,7 +38,8 @@ FILE_SYSTEM_PATH_PATTERN = "^/[^\\u0000\\u0085\\u2028\\u2029\\r\\n]{0,4095}$"
 # botocore FSx ArchivePath (DataRepositoryPath), 3-4357 characters, of the form s3://bucket-name/prefix/ with an
 # S3 bucket name (3-63 lower-case letters, digits, dots and hyphens).
 S3_PATH_PATTERN = "^s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/[^\\u0000\\u0085\\u2028\\u2029\\r\\n]{0,4289})?$"
-# The job's default mount point of the file system: an absolute path, no '..', no ':' (job --volume's separator).
+# The job's default mount point of the file system: an absolute path without ':' (job --volume's separator); '.',
+# '..' and the runtime's directories are HPK911's.
 MOUNT_PATH_PATTERN = r"^/[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*$"
 DAILY_TIME_PATTERN = r"^([01]\d|2[0-3]):([0-5]\d)$"
 MAX_FILE_SYSTEMS = 10
@@ -68,7 +69,8 @@ class LustreFileSystem(KitModel):
     """The team whose file system it is: a team of `teams`. Only that team's pods can mount it."""
     deployment_type: DeploymentType = "PERSISTENT_2"
     """PERSISTENT_2 (latency-sensitive training, metadata performance), PERSISTENT_1, or SCRATCH_2 (temporary data:
-    not replicated, no backups). Changing it replaces the file system (its data is lost)."""
+    not replicated, no backups). Fixed once created: FSx cannot change it (`plan` says the deploy would fail); another
+    type is a new file system under another name."""
     storage_capacity_gib: Annotated[Int, Field(ge=1200, le=2147483647)]
     """Storage in GiB: 1200, 2400 or a multiple of 2400. It can only grow, by editing this number."""
     per_unit_storage_throughput: Annotated[Int, Field(ge=12, le=1000)] | None = None
