@@ -171,6 +171,18 @@ CODES: dict[str, str] = {
     "HPK805": "in a simulation Kueue admits and preempts the same jobs again and again without settling",
     "HPK806": "the jobs running at a simulation's start hold more than the environment's cluster has",
     "HPK807": "a team's jobs running at a simulation's start hold more than it can reach under the config (warning)",
+    # Shared storage: FSx for Lustre file systems (the storage section).
+    "HPK901": "a file system belongs to a team the environment does not have",
+    "HPK902": "a file system's storage capacity is not one FSx for Lustre takes (1200, 2400 or a multiple of 2400 GiB)",
+    "HPK903": "a file system's per-unit throughput is missing or not allowed for its deployment type",
+    "HPK904": "metadata IOPS on a deployment type without metadata configuration, or a value FSx does not provision",
+    "HPK905": "backup settings on a scratch file system, or a backup start time without automatic backups",
+    "HPK906": "a file system is in an availability zone where the environment has no subnet",
+    "HPK907": "a file system is in a zone where no instance group has nodes (warning)",
+    "HPK908": "data repository associations of a file system overlap (nested or repeated paths, / beside others)",
+    "HPK909": "an import or export event is listed twice",
+    "HPK910": "two file systems of a team with one name, or mounted at one path",
+    "HPK911": "a file system's mount path has a '.' or '..' segment or lies in /dev, /proc or /sys",
 }
 
 

@@ -9,7 +9,8 @@ reason.
 A small set without admission objects travels in the event. The others go as an S3 asset (the content's canonical
 JSON, published with the stack's other assets) that the event names with its SHA-256: CloudFormation invokes the
 installer asynchronously with old and new properties, and the guardrails of a few hundred teams would outgrow that
-payload; the installer also takes admission objects from the asset bucket only."""
+payload; the installer also takes admission objects from the asset bucket only. Deploy-time values (tokens, such
+as a file system's DNS name) are resolved in the event only, so a set holding them must travel inline."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from aws_cdk import CustomResource, Stack
+from aws_cdk import CustomResource, Stack, Token
 from aws_cdk import aws_s3_assets as s3_assets
 from constructs import Construct
 
@@ -67,6 +68,9 @@ class KubernetesManifests(Construct):
             # Compact: at hundreds of teams these strings are most of the template bytes.
             carried: dict[str, Any] = {"Manifests": content.decode()}
         else:
+            if Token.is_unresolved(content.decode()):
+                raise ValueError(f"manifests {props.name!r} hold deploy-time values but are {len(content)} bytes, over "
+                                 f"the {INLINE_BYTES} that travel in the event (an asset is published before deploy)")
             self.asset = _content_asset(self, content)
             carried = {"ManifestsObject": {"Bucket": self.asset.s3_bucket_name, "Key": self.asset.s3_object_key,
                                            "Sha256": sha256_hex(content)}}

@@ -286,7 +286,8 @@ def _parse_volume(text: str):
 @click.option("--env", "env", multiple=True, callback=_job_option(_parse_env), metavar="KEY=VALUE",
               help="Environment variable of the job's containers (repeatable).")
 @click.option("--volume", "volumes", multiple=True, callback=_job_option(_parse_volume), metavar="PVC:PATH[:ro]",
-              help="Mount a PersistentVolumeClaim of the team's namespace (repeatable).")
+              help="Mount a PersistentVolumeClaim of the team's namespace (repeatable). The team's file systems "
+                   "(storage section) are mounted at their mount_path without it.")
 @click.option("--cluster-nodes", type=click.Path(allow_dash=True, dir_okay=True), default=None,
               help="`kubectl get nodes -o json` output (file or -): check GPUs, EFA and node count against it.")
 @click.option("--topology", type=click.Choice(["required", "preferred"]), default=None,

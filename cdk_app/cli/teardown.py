@@ -22,7 +22,7 @@ import click
 from cdk_app.config.loader import ConfigInvalid, load_config
 from cdk_app.config.model import KitConfig
 from cdk_app.config.names import hyperpod_cluster_name, lifecycle_bucket_name
-from cdk_app.stacks.layout import BATCH, CLUSTER, GOVERNANCE, NETWORK, stack_name, team_layout
+from cdk_app.stacks.layout import BATCH, CLUSTER, GOVERNANCE, NETWORK, STORAGE, stack_name, team_layout
 
 CONFIG_DIR = Path(__file__).resolve().parents[2] / "config"
 # Outputs of the network and cluster stacks (tests/stacks/test_teardown.py holds them to the synth).
@@ -86,6 +86,9 @@ def _hyperpod_steps(config: KitConfig, region: str, cdk: str) -> list[Step]:
               f"KEY=$({_stack_resource(cluster, 'AWS::KMS::Key', region)})"]
     if own_vpc:
         record.append(f"FLOW_LOGS=$({_stack_resource(network, 'AWS::Logs::LogGroup', region)})")
+    storage = [] if config.storage is None else [_storage_step(config, region, cdk)]
+    if config.storage is not None:
+        record.append(f"FILE_SYSTEMS=$({_stack_resource(stack_name(config, STORAGE), 'AWS::FSx::FileSystem', region)})")
     team_stacks = [stack_name(config, name) for name in layout.team_stacks]
     return [
         Step("Record the names the later steps need (their stacks are gone by then)",
@@ -99,6 +102,7 @@ def _hyperpod_steps(config: KitConfig, region: str, cdk: str) -> list[Step]:
              "observability add-on go. The task-governance add-on is preserved on delete: Kueue keeps running, "
              "without queues, until the EKS cluster is deleted below.",
              tuple(f"npx cdk destroy {cdk} {stack}" for stack in [*team_stacks, stack_name(config, GOVERNANCE)])),
+        *storage,
         Step(f"Delete the HyperPod cluster {hyperpod} and wait until it is gone",
              "Its stack keeps it (RetainExceptOnCreate), so only this stops it billing. Every running job ends. "
              "The loop prints the status every minute until describe-cluster answers that the cluster does not "
@@ -132,6 +136,17 @@ def _hyperpod_steps(config: KitConfig, region: str, cdk: str) -> list[Step]:
     ]
 
 
+def _storage_step(config: KitConfig, region: str, cdk: str) -> Step:
+    storage = stack_name(config, STORAGE)
+    return Step(
+        f"Delete the storage stack {storage}",
+        "The teams' volumes go (their claims went with the team stacks) and the FSx CSI driver add-on is preserved "
+        "until the EKS cluster goes. The file systems are kept with their data (RetainExceptOnCreate), and their S3 "
+        "links go: what an association exported is in S3; anything written since its last export, and everything "
+        "outside the linked directories, is only on the file system. The last step deletes them.",
+        _unprotect_and_destroy(storage, region, cdk))
+
+
 def _kept(config: KitConfig, region: str) -> Step:
     if config.hyperpod is None:
         return Step("What is kept", "Nothing: the Batch stack keeps no resource. The CDK bootstrap stack (CDKToolkit) "
@@ -151,6 +166,14 @@ def _kept(config: KitConfig, region: str) -> Step:
     ]
     if config.network.existing_vpc_id is None:
         commands.append(f"aws logs delete-log-group --log-group-name \"$FLOW_LOGS\" --region {region}")
+    file_systems = ""
+    if config.storage is not None:
+        # A persistent file system takes a final backup unless told not to (kept, and billed, until deleted).
+        commands.append(f"for fs in $FILE_SYSTEMS; do aws fsx delete-file-system --file-system-id \"$fs\" "
+                        f"--region {region}; done")
+        file_systems = ("The FSx for Lustre file systems hold the teams' checkpoints and data: copy out what is "
+                        "needed (an export data repository task, or any client) before deleting them; a persistent "
+                        "one leaves a final backup, kept and billed until you delete it (aws fsx delete-backup). ")
     return Step(
         "What is kept on purpose, and how to delete it if you want to",
         f"The lifecycle bucket {bucket} holds the scripts every node ran, with their earlier versions: the record "
@@ -159,7 +182,7 @@ def _kept(config: KitConfig, region: str) -> Step:
         "Kubernetes secrets key is kept because a deleted key cannot come back: KMS waits 7 to 30 days before "
         "deleting it, and cancel-key-deletion stops that. The log groups - EKS control plane, HyperPod node "
         "logs and deep health checks (delete each name the describe command prints), VPC flow logs - keep what "
-        "an investigation after the fact needs; delete them once nobody does. The CDK "
+        "an investigation after the fact needs; delete them once nobody does. " + file_systems + "The CDK "
         "bootstrap stack (CDKToolkit) is shared by every CDK app in the account and region and stays.",
         tuple(commands))
 

@@ -14,9 +14,9 @@ from typing import Annotated, Literal
 from pydantic import BeforeValidator, Field, WrapValidator
 from pydantic_core import PydanticCustomError
 
-from cdk_app.config import batch_model
+from cdk_app.config import batch_model, storage_model
 from cdk_app.config.scalars import ScalarFloat
-from cdk_app.config.types import IAM_PRINCIPAL_PATTERN, Bool, Float, Int, KitModel, SharingStrategy, Str
+from cdk_app.config.types import AZ_ID_PATTERN, IAM_PRINCIPAL_PATTERN, Bool, Float, Int, KitModel, SharingStrategy, Str
 from hyperpod_constructs.private.limits import (
     COMMIT_ID,
     HELM_RELEASE_NAME,
@@ -46,8 +46,6 @@ def _no_bool(value: object) -> object:
 
 # A finite amount of a quota, as the YAML text wrote it.
 QuotaAmount = Annotated[Float, Field(ge=0, le=MAX_QUOTA_AMOUNT, allow_inf_nan=False), WrapValidator(_keep_yaml_text)]
-
-AZ_ID_PATTERN = r"^[a-z]{2,5}[0-9]-az[0-9]{1,2}$"
 
 DeepHealthCheck = Literal["InstanceStress", "InstanceConnectivity"]
 Toggle = Literal["Enabled", "Disabled"]
@@ -388,6 +386,8 @@ class KitConfig(KitModel):
     """A team that holds the capacity the other teams leave unreserved and lends it to all."""
     observability: Observability = Observability.model_construct()
     """CloudWatch Container Insights with Kueue metrics."""
+    storage: storage_model.Storage | None = None
+    """FSx for Lustre file systems of the teams, linked to S3 if wished (README: Shared storage)."""
     batch: batch_model.Batch | None = None
     """AWS Batch queues and team shares for SageMaker Training jobs (README: Teams on AWS Batch). An environment
     has hyperpod, batch or both."""

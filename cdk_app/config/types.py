@@ -12,6 +12,7 @@ Str = Annotated[str, Strict()]
 Float = Annotated[float, Strict()]
 Bool = Annotated[bool, Strict()]
 
+AZ_ID_PATTERN = r"^[a-z]{2,5}[0-9]-az[0-9]{1,2}$"
 IAM_PRINCIPAL_PATTERN = r"^arn:aws[a-z-]*:(iam|sts)::[0-9]{12}:[A-Za-z0-9+=,.@_/-]+$"
 SharingStrategy = Literal["Lend", "DontLend", "LendAndBorrow"]
 

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any, Literal
 
 from cdk_app.config.model import KitConfig
 from cdk_app.config.names import local_queue, team_namespace
+from cdk_app.config.storage_model import team_file_systems
 from cdk_app.domain.capacity import Resources, describe
 from cdk_app.domain.efa_support import has_efa
 from cdk_app.domain.image_reference import reference_problem
@@ -91,7 +92,8 @@ class JobOptionError(JobSpecError, OptionError):
 
 @dataclass(frozen=True)
 class Volume:
-    """A PersistentVolumeClaim of the team's namespace (an FSx for Lustre or EFS claim ...) and where it goes."""
+    """A PersistentVolumeClaim of the team's namespace (the claim of one of its file systems, which the kit makes) and
+    where it goes."""
     claim: str
     mount_path: str
     read_only: bool = False
@@ -406,13 +408,36 @@ def _check_env_and_volumes(request: JobRequest) -> None:
                                  "(lower-case letters, digits, '-' and '.')")
         if not volume.mount_path.startswith("/") or "/../" in f"{volume.mount_path}/":
             raise JobOptionError(f"--volume {volume.claim}:{volume.mount_path}: the mount path must be absolute, without '..'")
-        # The runtime mounts /dev//shm/. where /dev/shm is: compare paths without empty and "." segments.
-        path = "/" + "/".join(part for part in volume.mount_path.split("/") if part not in ("", "."))
+        path = _normal_path(volume.mount_path)
         if path == SHM_MOUNT:
             raise JobOptionError(f"--volume {volume.claim}:{volume.mount_path}: use --shm SIZE for shared memory")
         if path in paths:
             raise JobOptionError(f"--volume {volume.claim}:{volume.mount_path}: something is already mounted there")
         paths.add(path)
+
+
+def _normal_path(path: str) -> str:
+    """The runtime mounts /dev//shm/. where /dev/shm is: paths compare without empty and "." segments."""
+    return "/" + "/".join(part for part in path.split("/") if part not in ("", "."))
+
+
+def with_team_volumes(config: KitConfig, request: JobRequest) -> JobRequest:
+    """The job with its team's file systems (storage section) mounted, each at its mount_path, unless --volume
+    mounts that claim itself. The claims exist: the kit makes them (team_volumes.py). A --volume of another claim
+    at one of those paths is refused: the team's file system is mounted there."""
+    given = {volume.claim for volume in request.volumes}
+    paths = {_normal_path(volume.mount_path): volume for volume in request.volumes}
+    added = []
+    for file_system in team_file_systems(config.storage, request.team):
+        if file_system.name in given:
+            continue
+        taken = paths.get(_normal_path(file_system.job_mount_path))
+        if taken is not None:
+            raise JobSpecError(f"--volume {taken.claim}:{taken.mount_path}: team {request.team}'s file system "
+                               f"{file_system.name} is mounted there (storage.file_systems); mount {taken.claim} elsewhere, "
+                               f"or give --volume {file_system.name}:PATH to mount the file system elsewhere")
+        added.append(Volume(file_system.name, file_system.job_mount_path))
+    return replace(request, volumes=(*request.volumes, *added)) if added else request
 
 
 # The smallest amount Kubernetes represents for each: CPU in millicores, memory in bytes (the API server warns
@@ -541,6 +566,7 @@ def check(config: KitConfig, request: JobRequest, cluster_nodes: Sequence[NodeIn
         raise JobSpecError(f"team {request.team!r} is disabled (enabled: false): task governance makes no queue for "
                            "a disabled compute allocation, so Kueue admits none of its jobs; enable the team first")
     job_priority(config, request)
+    with_team_volumes(config, request)
     cluster_types = [g.instance_type for g in config.hyperpod.instance_groups if g.count > 0]
     listed = ", ".join(sorted(set(cluster_types))) or "none (every group has count 0)"
     instance_type = request.instance_type or next(
@@ -704,6 +730,7 @@ def render(config: KitConfig, request: JobRequest, cluster_nodes: Sequence[NodeI
            nodes_source: str = "the node list") -> dict[str, Any]:
     """The job object (a PyTorchJob, MPIJob or batch Job)."""
     placement = check(config, request, cluster_nodes, nodes_source)
+    request = with_team_volumes(config, request)
     metadata = _metadata(config, request)
     if request.kind == "job":
         container = _container(request, placement, "main")

@@ -16,12 +16,14 @@ from cdk_app.stacks.layout import (
     CLUSTER,
     GOVERNANCE,
     NETWORK,
+    STORAGE,
     TeamLayout,
     stack_name,
     stack_suffixes,
     team_layout,
 )
 from cdk_app.stacks.network_stack import NetworkStack
+from cdk_app.stacks.storage_stack import StorageStack
 from cdk_app.stacks.team_stack import ClusterRefs, TeamStack
 
 LIFECYCLE_SCRIPTS_DIR = Path(__file__).resolve().parents[2] / "lifecycle_scripts"
@@ -59,6 +61,13 @@ def _hyperpod_stacks(app: App, config: KitConfig, env: Environment, layout: Team
                            description=f"hyperpod-kit {config.environment}: EKS, HyperPod dependencies, "
                                        "lifecycle scripts, execution role and the HyperPod cluster")
     refs = ClusterRefs(cluster.eks.cluster_name, cluster.hyperpod.cluster_arn, cluster.installer_service_token)
+    if config.storage is not None:
+        # Stateful (the file systems are retained anyway): protected like the network and cluster stacks.
+        StorageStack(app, stack_name(config, STORAGE), config=config, network=network.network,
+                     eks_cluster_name=refs.eks_cluster_name, installer_service_token=refs.installer_service_token,
+                     env=env, termination_protection=True,
+                     description=f"hyperpod-kit {config.environment}: FSx for Lustre file systems of the teams, "
+                                 "the FSx CSI driver and their volumes")
     governance = GovernanceStack(
         app, stack_name(config, GOVERNANCE), config=config, eks_cluster_name=refs.eks_cluster_name,
         hyperpod_cluster_arn=refs.hyperpod_cluster_arn, installer_service_token=refs.installer_service_token,

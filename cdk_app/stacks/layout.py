@@ -24,10 +24,11 @@ import zlib
 from dataclasses import dataclass, field
 
 from cdk_app.config.model import KitConfig, QuotaEntry, Team
+from cdk_app.config.storage_model import team_file_systems
 from cdk_app.domain.governance_types import estimated_native
 
 GOVERNANCE = "governance"
-NETWORK, CLUSTER, BATCH = "network", "cluster", "batch"
+NETWORK, CLUSTER, BATCH, STORAGE = "network", "cluster", "batch", "storage"
 # CloudFormation's quotas per template (the body CDK uploads to S3 when it is over 51,200 bytes: 1 MB).
 LIMITS = {"resources": 500, "outputs": 200, "parameters": 200, "template bytes": 1_000_000}
 
@@ -60,6 +61,9 @@ BYTES_QUOTA = 660  # plus its entries
 BYTES_QUOTA_ENTRY = 40  # plus the instance type, and per amount given 14 + the field's name and value
 BYTES_RBAC = 700  # plus the manifests string, as the template escapes it
 RBAC_PAYLOAD_BASE, RBAC_NAME_USES = 4028, 20
+# A volume claim of the team (one per file system of it, storage section) in the same string: plus 3 per team-name
+# and 2 per claim-name character.
+CLAIM_PAYLOAD_BASE = 382
 BYTES_ROLE = 565  # plus each principal (12 more each when there are several)
 BYTES_ACCESS_ENTRY = 565
 BYTES_ROLE_ARN_ENTRY = 125  # the team's part of the TeamRoleArns output, plus 2 per name character
@@ -142,12 +146,13 @@ def team_layout(config: KitConfig) -> TeamLayout:
     return TeamLayout({GOVERNANCE: (), **{name: tuple(teams) for name, teams in members.items()}})
 
 
-def rbac_payload(team: str) -> int:
+def rbac_payload(team: str, claims: tuple[str, ...] = ()) -> int:
     """The team's RBAC manifests string as written in the template (compact JSON, then escaped as a JSON
     string). A team name is a DNS label (nothing to escape) and appears RBAC_NAME_USES times, so the size is
     affine in its length; tests/unit/stacks/test_layout.py holds it equal to cdk_app.kubernetes.team_set's
     manifests (kept out of this module so that the validator, which uses it, imports no manifest code)."""
-    return RBAC_PAYLOAD_BASE + RBAC_NAME_USES * len(team)
+    return RBAC_PAYLOAD_BASE + RBAC_NAME_USES * len(team) + sum(
+        CLAIM_PAYLOAD_BASE + 3 * len(team) + 2 * len(claim) for claim in claims)
 
 
 def _quota_entry(entry: QuotaEntry) -> int:
@@ -164,7 +169,7 @@ def team_cost(config: KitConfig, team: Team, stack: str) -> Cost:
     name = NAME_USES * len(team.name)
     resources = TEAM_QUOTA + TEAM_RBAC
     size = (BYTES_QUOTA + name + sum(map(_quota_entry, team.quota)) + len(config.environment)
-            + BYTES_RBAC + name + rbac_payload(team.name)
+            + BYTES_RBAC + name + rbac_payload(team.name, tuple(fs.name for fs in team_file_systems(config.storage, team.name)))
             + 2 * per_resource + (IMPORTS["quota"] + IMPORTS["rbac"]) * per_import)
     if team.principals:
         resources += TEAM_ACCESS
@@ -205,11 +210,13 @@ def governance_cost(config: KitConfig, teams: tuple[Team, ...]) -> Cost:
 
 def stack_suffixes(config: KitConfig, layout: TeamLayout | None = None) -> tuple[str, ...]:
     """Every stack the app builds for the environment (suffixes of HyperPod-<env>-*): the HyperPod stacks when
-    it has a cluster, the Batch stack when it has a batch section. A Batch-only environment has the Batch
+    it has a cluster (with the storage stack when it has a storage section), the Batch stack when it has a batch
+    section. A Batch-only environment has the Batch
     stack alone - no VPC, EKS, HyperPod or task governance."""
     hyperpod: tuple[str, ...] = ()
     if config.hyperpod is not None:
-        hyperpod = (NETWORK, CLUSTER, *(layout or team_layout(config)).stacks)
+        storage = (STORAGE,) if config.storage is not None else ()
+        hyperpod = (NETWORK, CLUSTER, *storage, *(layout or team_layout(config)).stacks)
     return hyperpod + ((BATCH,) if config.batch is not None else ())
 
 
@@ -257,7 +264,8 @@ def batch_cost(config: KitConfig) -> Cost:
 
 def stack_costs(config: KitConfig, layout: TeamLayout | None = None) -> dict[str, Cost]:
     """Stack suffix -> its estimated cost, for the governance stack, every team stack and the Batch stack
-    (the network and cluster stacks hold a fixed set of resources, far below every limit)."""
+    (the network and cluster stacks hold a fixed set of resources, far below every limit; the storage stack at
+    most 10 file systems with 8 associations each and 3 more resources)."""
     costs: dict[str, Cost] = {}
     if config.batch is not None:
         costs[BATCH] = batch_cost(config)
@@ -287,7 +295,7 @@ def stack_name(config: KitConfig, suffix: str) -> str:
 
 
 # Environments may hold '-' (prod-eu): the environment of a stack name is what precedes a known suffix.
-_STACK_NAME = re.compile(rf"{STACK_FAMILY}([a-z][a-z0-9-]*)-(?:{NETWORK}|{CLUSTER}|{GOVERNANCE}|{BATCH}|"
+_STACK_NAME = re.compile(rf"{STACK_FAMILY}([a-z][a-z0-9-]*)-(?:{NETWORK}|{CLUSTER}|{STORAGE}|{GOVERNANCE}|{BATCH}|"
                          rf"{team_stack_name(0).removesuffix('0')}[0-9]+)")
 
 

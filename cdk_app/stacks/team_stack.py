@@ -14,6 +14,7 @@ from cdk_app.config.model import DEFAULT_BORROW_LIMIT, KitConfig, QuotaEntry, Sh
 from cdk_app.domain.governance_types import uses_native
 from cdk_app.kubernetes.team_rbac import team_group
 from cdk_app.kubernetes.team_set import team_set
+from cdk_app.kubernetes.team_volumes import team_claims
 from hyperpod_constructs.kubernetes_manifests import KubernetesManifests, KubernetesManifestsProps
 from hyperpod_constructs.sagemaker_governance_resource import (
     SageMakerGovernanceResource,
@@ -78,7 +79,7 @@ def add_team(scope: Construct, config: KitConfig, refs: ClusterRefs, team: Team,
     # ResourceQuota go in after.
     rbac = KubernetesManifests(scope, f"Rbac-{team.name}", props=KubernetesManifestsProps(
         service_token=refs.installer_service_token, cluster_name=refs.eks_cluster_name, name=f"team-{team.name}",
-        manifests=tuple(team_set(team.name)), region=config.region))
+        manifests=tuple(team_set(team.name, team_claims(config, team.name))), region=config.region))
     rbac.node.add_dependency(quota, *after_guardrails)
     if not team.principals:
         return None

@@ -84,6 +84,9 @@ RESOURCE_TYPES = {"Release": "Custom::HyperPodHelmRelease", "Manifests": "Custom
 DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 # The set of admission guardrails; every other set is a team's (team-<team>).
 GUARDRAILS_SET = "guardrails"
+# The teams' FSx for Lustre PersistentVolumes, in the storage stack beside their file systems (their claims are in
+# the team sets).
+STORAGE_SET = "storage"
 # CDK names a file asset by its hash: the only keys a ManifestsObject may name.
 ASSET_KEY = re.compile(r"[0-9a-f]{64}\.json")
 # A set larger than this is not the kit's (the guardrails of thousands of teams are a few MB).
@@ -318,19 +321,24 @@ def check_manifests(manifests: Any, where: str) -> list[dict[str, Any]]:
 
 def set_refusal(name: str, manifests: list[dict[str, Any]], from_asset: bool) -> str | None:
     """Why the set `name` may not hold `manifests`: the guardrails set holds admission objects only, read from
-    the asset bucket; a team's set (team-<team>) holds no admission object and namespaced objects only in its
-    team's namespace; no other set exists."""
+    the asset bucket; the storage set holds PersistentVolumes only; a team's set (team-<team>) holds no admission
+    object, no PersistentVolume and namespaced objects only in its team's namespace; no other set exists."""
     if name == GUARDRAILS_SET:
         if not from_asset:
             return "the guardrails are read from the kit's asset bucket only (ManifestsObject), not from the event"
         strays = [identity(m) for m in manifests if m["apiVersion"] != ADMISSION_API]
         return f"{', '.join(strays)} do not belong to the guardrails" if strays else None
+    volumes = [m for m in manifests if (m["apiVersion"], m["kind"]) == ("v1", "PersistentVolume")]
+    if name == STORAGE_SET:
+        strays = [identity(m) for m in manifests if m not in volumes]
+        return f"{', '.join(strays)} do not belong to the storage volumes" if strays else None
     team = re.fullmatch(r"team-(.+)", name)
     if team is None:
-        return f"{name} is not a set this installer was built for ({GUARDRAILS_SET}, or team-<team>)"
+        return f"{name} is not a set this installer was built for ({GUARDRAILS_SET}, {STORAGE_SET}, or team-<team>)"
     for manifest in manifests:
         namespace = (manifest.get("metadata") or {}).get("namespace")
-        if manifest["apiVersion"] == ADMISSION_API or (namespace and namespace != f"hyperpod-ns-{team.group(1)}"):
+        if (manifest["apiVersion"] == ADMISSION_API or manifest in volumes
+                or (namespace and namespace != f"hyperpod-ns-{team.group(1)}")):
             return f"{identity(manifest)} does not belong to the set of team {team.group(1)}"
     return None
 
@@ -489,7 +497,10 @@ def apply_manifests(manifests: list[dict[str, Any]], kubeconfig: Path, workdir: 
 def delete_manifests(manifests: list[dict[str, Any]], kubeconfig: Path, workdir: Path, budget: Budget) -> None:
     path = workdir / "delete.json"
     path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": manifests}))
-    tools.run_tool(tools.KUBECTL, ["delete", "--ignore-not-found", "--kubeconfig", str(kubeconfig), "-f", str(path)],
+    # --wait=false: a PersistentVolume whose claim still exists (its claim goes with its team's set, which may
+    # update after this one) keeps its protection finalizer until the claim is gone; waiting would hang the update.
+    tools.run_tool(tools.KUBECTL, ["delete", "--ignore-not-found", "--wait=false", "--kubeconfig", str(kubeconfig),
+                                   "-f", str(path)],
                    tools.tool_env(workdir), "kubectl delete", budget)
 
 

@@ -5,7 +5,9 @@ hyperpod-kit-team-<team>-read (get/list/watch of its own namespace and ClusterQu
 cluster's WorkloadPriorityClasses), bound to that team's group only; admission guardrails
 (ValidatingAdmissionPolicy and ValidatingAdmissionPolicyBinding) named hyperpod-kit-*; and a team namespace's
 NetworkPolicy and ResourceQuota exactly as the kit writes them (kit_network_policy, kit_resource_quota below: the
-one definition, which cdk_app/kubernetes/ wraps). Anything else - any
+one definition, which cdk_app/kubernetes/ wraps); a team's FSx for Lustre volume exactly as the kit writes it - the
+claim in hyperpod-ns-<team> (kit_volume_claim) and its PersistentVolume, pre-bound to that claim only
+(kit_lustre_volume). Anything else - any
 other ClusterRole or ClusterRoleBinding, an object in kube-system, a Namespace (whose delete would remove a
 team's jobs) - is refused.
 
@@ -93,6 +95,64 @@ def kit_resource_quota(namespace: str) -> dict[str, Any]:
 KIT_TEAM_OBJECTS = {("networking.k8s.io/v1", "NetworkPolicy"): kit_network_policy,
                     ("v1", "ResourceQuota"): kit_resource_quota}
 
+# A team's FSx for Lustre volume, provisioned statically: the PersistentVolume names the file system and is
+# pre-bound (claimRef) to the one claim of the team's namespace the kit creates, which names it back (volumeName).
+# No StorageClass (""): no provisioner ever acts on these claims, and a claim elsewhere cannot bind the volume.
+LUSTRE_DRIVER = "fsx.csi.aws.com"
+# What the claim asks for is nominal (Lustre gives the whole file system) and fixed: Kubernetes refuses to resize a
+# statically provisioned claim, so growing the file system changes the volume's capacity only. 1200 GiB is FSx for
+# Lustre's smallest capacity, so every volume satisfies it.
+CLAIM_REQUEST = "1200Gi"
+# flock: Lustre's cluster-wide file locks, which the CSI driver's examples mount with (checkpoint writers use them).
+LUSTRE_MOUNT_OPTIONS = ["flock"]
+# Deploy-time values of a volume (file system id, DNS and mount names) are the stack's; the form is what is checked.
+DEPLOY_VALUE = re.compile(r"[^\s]{1,253}")
+
+
+def kit_volume_name(namespace: str, claim: str) -> str:
+    """The PersistentVolume of claim `claim` in `namespace`: named after both, so no two claims share one."""
+    return f"{GUARDRAIL_PREFIX}{namespace}-{claim}"
+
+
+def kit_volume_claim(namespace: str, claim: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": _team_metadata(claim, namespace),
+            "spec": {"accessModes": ["ReadWriteMany"], "storageClassName": "",
+                     "volumeName": kit_volume_name(namespace, claim),
+                     "resources": {"requests": {"storage": CLAIM_REQUEST}}}}
+
+
+def kit_lustre_volume(namespace: str, claim: str, file_system_id: str, dns_name: str, mount_name: str,
+                      capacity_gib: int) -> dict[str, Any]:
+    metadata = _team_metadata(kit_volume_name(namespace, claim), namespace)
+    del metadata["namespace"]  # cluster-scoped
+    return {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": metadata,
+            "spec": {"capacity": {"storage": f"{capacity_gib}Gi"}, "accessModes": ["ReadWriteMany"],
+                     "persistentVolumeReclaimPolicy": "Retain", "storageClassName": "", "volumeMode": "Filesystem",
+                     "mountOptions": list(LUSTRE_MOUNT_OPTIONS),
+                     "claimRef": {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "namespace": namespace,
+                                  "name": claim},
+                     "csi": {"driver": LUSTRE_DRIVER, "volumeHandle": file_system_id,
+                             "volumeAttributes": {"dnsname": dns_name, "mountname": mount_name}}}}
+
+
+def _volume_refusal(what: str, manifest: dict[str, Any]) -> str | None:
+    """A PersistentVolume only as kit_lustre_volume writes it, for a claim of a team namespace; its deploy-time
+    values (file system id, DNS and mount names) only in form."""
+    spec = manifest.get("spec") if isinstance(manifest.get("spec"), dict) else {}
+    claim = spec.get("claimRef") if isinstance(spec.get("claimRef"), dict) else {}
+    csi = spec.get("csi") if isinstance(spec.get("csi"), dict) else {}
+    attributes = csi.get("volumeAttributes") if isinstance(csi.get("volumeAttributes"), dict) else {}
+    namespace, name = claim.get("namespace"), claim.get("name")
+    values = (csi.get("volumeHandle"), attributes.get("dnsname"), attributes.get("mountname"))
+    capacity = re.fullmatch(r"([1-9][0-9]{0,9})Gi", str((spec.get("capacity") or {}).get("storage", "")))
+    if (not isinstance(namespace, str) or TEAM_NAMESPACE.fullmatch(namespace) is None or not isinstance(name, str)
+            or not all(isinstance(v, str) and DEPLOY_VALUE.fullmatch(v) for v in values) or capacity is None):
+        return f"{what}: the installer applies a PersistentVolume only as the kit writes it, for a claim of hyperpod-ns-<team>"
+    if manifest != kit_lustre_volume(namespace, name, *values, int(capacity.group(1))):  # type: ignore[arg-type]
+        return (f"{what}: the installer applies only the kit's FSx for Lustre volume of claim {namespace}/{name}, "
+                "exactly as the kit writes it")
+    return None
+
 
 def _team_cluster_objects(team: str) -> dict[tuple[str, str], set[str] | None]:
     """(apiGroup, resource) -> the names a team's ClusterRole may read; None: every name (cluster-wide,
@@ -124,6 +184,14 @@ def manifest_refusal(manifest: Any) -> str | None:
         if ref.get("kind") != "Role" or ref.get("apiGroup") != RBAC_API:
             return f"{what} binds {ref.get('kind')} {ref.get('name')!r}; a team binding may only bind a Role of its namespace"
         return _subject_refusal(what, team.group(1), manifest.get("subjects"))
+    if api == "v1" and kind == "PersistentVolume":
+        return f"{what} is cluster-scoped; it has no namespace" if namespace else _volume_refusal(what, manifest)
+    if api == "v1" and kind == "PersistentVolumeClaim":
+        if TEAM_NAMESPACE.fullmatch(namespace or "") is None:
+            return f"{what} is in namespace {namespace!r}; the kit writes one only into hyperpod-ns-<team>"
+        if manifest != kit_volume_claim(namespace, name):
+            return f"{what}: the installer applies only the kit's claim {name}, exactly as the kit writes it"
+        return None
     build = KIT_TEAM_OBJECTS.get((api, kind))
     if build is not None:
         if TEAM_NAMESPACE.fullmatch(namespace or "") is None:
@@ -150,7 +218,8 @@ def manifest_refusal(manifest: Any) -> str | None:
             return f"{what}: the kit's guardrails are named {GUARDRAIL_PREFIX}*"
         return _admission_refusal(what, kind, name, manifest.get("spec"))
     return (f"{api} {kind} {name!r} is not an object the kit writes (only Role, RoleBinding and the kit's "
-            f"NetworkPolicy {NETWORK_POLICY_NAME} and ResourceQuota {RESOURCE_QUOTA_NAME} in hyperpod-ns-<team>, "
+            f"NetworkPolicy {NETWORK_POLICY_NAME}, ResourceQuota {RESOURCE_QUOTA_NAME} and volume claims in "
+            "hyperpod-ns-<team>, the kit's FSx for Lustre PersistentVolumes, "
             "ClusterRole and ClusterRoleBinding hyperpod-kit-team-<team>-read, ValidatingAdmissionPolicy and "
             f"ValidatingAdmissionPolicyBinding named {GUARDRAIL_PREFIX}*)")
 

@@ -14,6 +14,7 @@ from support.paths import ROOT
 
 from cdk_app.domain.resource_schemas import action_resource_types, handler_permissions, resource_type_arn_formats
 from hyperpod_constructs.helm_release_handler.manifest_content import canonical_json, sha256_hex
+from hyperpod_constructs.helm_release_handler.manifest_policy import kit_lustre_volume
 from hyperpod_constructs.kubernetes_manifests import INLINE_BYTES, KubernetesManifests, KubernetesManifestsProps
 from hyperpod_constructs.sagemaker_governance_permissions import HANDLER_PERMISSIONS
 from hyperpod_constructs.sagemaker_governance_resource import (
@@ -277,3 +278,21 @@ def test_admission_objects_and_large_sets_travel_as_an_asset_small_team_sets_in_
         assert "Manifests" not in properties
         assert properties["ManifestsObject"]["Sha256"] == sha256_hex(canonical_json(list(manifests)))
         assert re.fullmatch(r"[0-9a-f]{64}\.json", properties["ManifestsObject"]["Key"])
+
+
+def test_manifests_with_deploy_time_values_travel_inline_or_are_refused():
+    """A token in the content resolves in the event (CloudFormation fills it in); an asset is published before
+    deploy, with the token's placeholder text in it, so such a set over the inline size is refused at synth."""
+    s = stack()
+    dns = CfnResource(s, "Fs", type="AWS::FSx::FileSystem").get_att("DNSName").to_string()
+    volume = kit_lustre_volume("hyperpod-ns-a", "data", "fs-0123456789abcdef0", dns, "abcdefgh", 1200)
+    KubernetesManifests(s, "M", props=KubernetesManifestsProps(service_token="t", cluster_name="eks", name="storage",
+                                                               manifests=(volume,)))
+    [resource] = Template.from_stack(s).find_resources("Custom::KubernetesManifests").values()
+    assert "Fn::Join" in resource["Properties"]["Manifests"]  # resolved by CloudFormation at deploy
+    many = tuple(kit_lustre_volume("hyperpod-ns-a", f"c{i}", "fs-0123456789abcdef0", dns, "abcdefgh", 1200)
+                 for i in range(40))
+    assert len(canonical_json(list(many))) > INLINE_BYTES
+    with pytest.raises(ValueError, match="deploy-time values"):
+        KubernetesManifests(stack(), "M", props=KubernetesManifestsProps(service_token="t", cluster_name="eks",
+                                                                         name="storage", manifests=many))

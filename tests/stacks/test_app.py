@@ -16,6 +16,7 @@ from support.synthesis import env_assembly
 
 from cdk_app.cli.plan import read_templates
 from cdk_app.config.loader import load_config
+from cdk_app.config.storage_model import team_file_systems
 from cdk_app.validator.report import check_file
 
 ENVIRONMENTS = ("dev", "prod")
@@ -222,7 +223,10 @@ def test_team_rbac_is_applied_after_the_team_quota(apps):
                       and v["Properties"]["ComputeQuotaTarget"]["TeamName"] == team]
         assert quota_id in rbac["DependsOn"]
         manifests = json.loads(rbac["Properties"]["Manifests"])
-        assert {m["kind"] for m in manifests} == {"Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding", "NetworkPolicy", "ResourceQuota"}
+        dev_config = load_config(ROOT / "config" / "dev.yaml").config
+        claims = {"PersistentVolumeClaim"} if team_file_systems(dev_config.storage, team) else set()
+        assert {m["kind"] for m in manifests} == {"Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding",
+                                                  "NetworkPolicy", "ResourceQuota", *claims}
         # Namespaced objects go to the team's namespace; the cluster-scoped ones read only the team's own.
         assert {m["metadata"].get("namespace") for m in manifests} == {f"hyperpod-ns-{team}", None}
 
@@ -421,4 +425,4 @@ def test_network_cluster_and_batch_stacks_have_termination_protection(outdirs, a
         manifest = json.loads((outdirs[env] / "manifest.json").read_text())["artifacts"]
         stacks = {name: artifact for name, artifact in manifest.items() if artifact.get("type") == "aws:cloudformation:stack"}
         protected = {name for name, artifact in stacks.items() if artifact["properties"].get("terminationProtection")}
-        assert protected == {f"HyperPod-{env}-{s}" for s in ("network", "cluster", "batch")} & set(stacks)
+        assert protected == {f"HyperPod-{env}-{s}" for s in ("network", "cluster", "storage", "batch")} & set(stacks)

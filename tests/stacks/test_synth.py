@@ -66,3 +66,10 @@ def test_template_matches_snapshot(assemblies, env_name, stack, snapshot):
     """Review a change with `pytest tests/stacks/test_synth.py --snapshot-update` and read the diff."""
     path = assemblies[env_name] / f"HyperPod-{env_name}-{stack}.template.json"
     assert normalised(path) == snapshot(extension_class=JSONSnapshotExtension)
+
+
+def test_storage_template_matches_snapshot(assemblies, snapshot):
+    """dev has a storage section (its teams' file systems); prod has none, so no storage stack."""
+    assert not (assemblies["prod"] / "HyperPod-prod-storage.template.json").exists()
+    path = assemblies["dev"] / "HyperPod-dev-storage.template.json"
+    assert normalised(path) == snapshot(extension_class=JSONSnapshotExtension)

@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 from cdk_app.cli.plan.hazards import (
+    file_system_hazards,
     group_hazards,
     policy_hazards,
     protection_hazards,
@@ -126,6 +127,8 @@ def compare(before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]],
             fails=_fails(old, new) if reasons else None))
         if not reasons and new["Type"] == "AWS::SageMaker::Cluster":
             plan.hazards.extend(group_hazards(key[0], key[1], old.get("Properties", {}), new.get("Properties", {})))
+        if not reasons and new["Type"] == old["Type"] == "AWS::FSx::FileSystem":
+            plan.hazards.extend(file_system_hazards(key[0], key[1], old, new))
         if old["Type"] in stateful or old["Type"] in ALLOCATION_TYPES:
             plan.hazards.extend(policy_hazards(key[0], key[1], old, new))
     plan.changes.sort(key=lambda c: (c.stack, c.logical_id))

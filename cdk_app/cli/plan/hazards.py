@@ -6,6 +6,7 @@ from typing import Any
 
 from cdk_app.cli.plan.model import REMOVAL_DOC, RETAIN, Hazard, Plan, resource_path, template_resources
 from cdk_app.domain.batch_shares import queue_scheduling
+from cdk_app.domain.lustre import UPDATABLE_LUSTRE_SETTINGS
 
 
 def group_hazards(stack: str, logical_id: str, old: dict[str, Any], new: dict[str, Any]) -> list[Hazard]:
@@ -56,6 +57,32 @@ def group_hazards(stack: str, logical_id: str, old: dict[str, Any], new: dict[st
             hazards.append(Hazard(stack, where, f"instance group {name}: {before_count} -> {after_count} nodes: "
                                                f"{before_count - after_count} x {now.get('InstanceType')} nodes removed "
                                                "(SageMaker picks which; jobs on them stop)", refuse=False))
+    return hazards
+
+
+def file_system_hazards(stack: str, logical_id: str, old: dict[str, Any], new: dict[str, Any]) -> list[Hazard]:
+    """An in-place update of an FSx for Lustre file system (a replacement is the create-only check's): FSx only
+    grows its capacity, and cannot change what UpdateFileSystem's Lustre configuration does not take (the
+    deployment type) - the update would fail, so a new file system (another name) and a copy are the way."""
+    where = f"{resource_path(new, stack, logical_id)} (AWS::FSx::FileSystem)"
+    hazards = []
+    before, after = old.get("Properties", {}), new.get("Properties", {})
+    capacity = before.get("StorageCapacity"), after.get("StorageCapacity")
+    if all(isinstance(c, int) for c in capacity) and capacity[0] != capacity[1]:
+        if capacity[1] < capacity[0]:
+            hazards.append(Hazard(stack, logical_id, f"{where}: storage capacity {capacity[0]} -> {capacity[1]} GiB: "
+                                  "FSx for Lustre capacity only grows, so the update fails; keep "
+                                  f"storage_capacity_gib at {capacity[0]} or more", fails=True))
+        else:
+            hazards.append(Hazard(stack, logical_id, f"{where}: storage capacity {capacity[0]} -> {capacity[1]} GiB: "
+                                  "it can never shrink back (FSx adds it while the file system stays in use)",
+                                  refuse=False))
+    settings = before.get("LustreConfiguration") or {}, after.get("LustreConfiguration") or {}
+    for key in sorted((set(settings[0]) | set(settings[1])) - UPDATABLE_LUSTRE_SETTINGS):
+        if settings[0].get(key) != settings[1].get(key):
+            hazards.append(Hazard(stack, logical_id, f"{where}: {key} {settings[0].get(key)} -> {settings[1].get(key)}: "
+                                  "FSx cannot change it on an existing file system, so the update fails; create a new "
+                                  "file system (another name) and copy the data", fails=True))
     return hazards
 
 

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 # Top-level keys that configure the HyperPod cluster or what runs on it (EKS, network, task governance,
 # HyperPod teams, Container Insights). Batch teams live under batch.teams.
 HYPERPOD_ONLY = ("availability_zone_ids", "network", "eks", "task_governance", "cluster_policy", "teams",
-                 "shared_pool", "observability")
+                 "shared_pool", "observability", "storage")
 
 
 def depends_on_kinds(code: str, path: str) -> bool:

@@ -23,6 +23,7 @@ from cdk_app.config.model import KitConfig
 from cdk_app.domain.kueue_mapping import governance_objects, team_namespaces
 from cdk_app.kubernetes.guardrails import guardrail_manifests
 from cdk_app.kubernetes.team_set import team_set
+from cdk_app.kubernetes.team_volumes import lustre_volume, team_claims
 from support.paths import SUPPORT
 
 CHART = SUPPORT / "data" / "hyperpod-chart" / "HyperPodHelmChart-a00b22d.tar.gz"
@@ -31,6 +32,10 @@ CHART_CRDS = ("HyperPodHelmChart/charts/training-operators/crds/",
               "HyperPodHelmChart/charts/mpi-operator/templates/mpijob-crd.yaml")
 KUEUE_MODULE = SUPPORT.parent / "k8s" / "kueue"
 FIELD_MANAGER = "hyperpod-kit"
+# What FSx gives a file system (its id, DNS name and Lustre mount name), in their forms.
+STAND_IN_FILE_SYSTEM_ID = "fs-0123456789abcdef0"
+STAND_IN_DNS_NAME = "fs-0123456789abcdef0.fsx.us-east-1.amazonaws.com"
+STAND_IN_MOUNT_NAME = "abcdefgh"
 
 
 def chart_crds() -> list[dict[str, Any]]:
@@ -61,11 +66,15 @@ def namespace(name: str) -> dict[str, Any]:
 
 
 def environment_objects(config: KitConfig) -> list[dict[str, Any]]:
-    """Namespaces, the teams' RBAC, NetworkPolicy and ResourceQuota, the guardrails (policies before bindings) and the Kueue objects."""
+    """Namespaces, the teams' RBAC, NetworkPolicy, ResourceQuota and volume claims, the teams' volumes, the guardrails
+    (policies before bindings) and the Kueue objects."""
     teams = [team.name for team in config.teams] + ([config.shared_pool.name] if config.shared_pool else [])
     objects = [namespace(name) for name in team_namespaces(config)]
     for team in teams:
-        objects.extend(team_set(team))
+        objects.extend(team_set(team, team_claims(config, team)))
+    # The storage stack's volumes, with stand-ins for the file systems' deploy-time names.
+    objects.extend(lustre_volume(fs, STAND_IN_FILE_SYSTEM_ID, STAND_IN_DNS_NAME, STAND_IN_MOUNT_NAME)
+                   for fs in (config.storage.file_systems if config.storage else ()))
     objects.extend(guardrail_manifests(config))
     objects.extend(governance_objects(config))
     return objects

@@ -131,8 +131,10 @@ def test_env_volumes_shm_cpu_and_memory_reach_every_container(kind):
     job = render(DEV, request)
     validate([job])
     for spec in pod_specs(job).values():
+        # pvc-2: john's own file system (config/dev.yaml storage), mounted by default.
         assert spec["volumes"] == [{"name": "pvc-0", "persistentVolumeClaim": {"claimName": "fsx-claim"}},
                                    {"name": "pvc-1", "persistentVolumeClaim": {"claimName": "datasets", "readOnly": True}},
+                                   {"name": "pvc-2", "persistentVolumeClaim": {"claimName": "checkpoints"}},
                                    {"name": "shm", "emptyDir": {"medium": "Memory", "sizeLimit": "64Gi"}}]
         [container] = spec["containers"]
         has_gpus = "nvidia.com/gpu" in container["resources"].get("limits", {})
@@ -140,6 +142,7 @@ def test_env_volumes_shm_cpu_and_memory_reach_every_container(kind):
                                     *(map(dict, GPU_FEATURES_OFF_ENV) if has_gpus else [HIDE_GPUS_ENV])]
         assert container["volumeMounts"] == [{"name": "pvc-0", "mountPath": "/fsx"},
                                              {"name": "pvc-1", "mountPath": "/data", "readOnly": True},
+                                             {"name": "pvc-2", "mountPath": "/checkpoints"},
                                              {"name": "shm", "mountPath": "/dev/shm"}]
         assert (container["resources"]["requests"]["cpu"], container["resources"]["requests"]["memory"]) == ("40", "160Gi")
 

@@ -103,6 +103,7 @@ def test_topology_table_and_json_exactly():
 
 # --- job refusals, word for word ---------------------------------------------------------------------
 PROD = load_config(ROOT / "config" / "prod.yaml").config
+DEV = load_config(ROOT / "config" / "dev.yaml").config
 BASE = JobRequest(team="research-nlp", priority="training", name="llama-ft", image="repo/train:1",
                   command=("torchrun", "train.py"), nodes=2)
 
@@ -237,6 +238,10 @@ REFUSALS = [
     ({"volumes": (Volume("data", "/dev/shm"),)}, PROD, None, "--volume data:/dev/shm: use --shm SIZE for shared memory"),
     ({"volumes": (Volume("data", "/x"), Volume("more", "/x/"))}, PROD, None,
      "--volume more:/x/: something is already mounted there"),
+    # config/dev.yaml's storage section mounts john's file system at /checkpoints.
+    ({"team": "john", "priority": None, "volumes": (Volume("other", "/checkpoints/."),)}, DEV, None,
+     "--volume other:/checkpoints/.: team john's file system checkpoints is mounted there (storage.file_systems); "
+     "mount other elsewhere, or give --volume checkpoints:PATH to mount the file system elsewhere"),
     ({"cpu": "lots"}, PROD, None, "--cpu 'lots' is not a positive Kubernetes quantity (e.g. 500m or 4 for CPU, 512Mi "
      "or 16Gi for memory; no spaces)"),
     # Kueue admits a workload with no requests without charging any quota: `job` never writes one.

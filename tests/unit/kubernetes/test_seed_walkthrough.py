@@ -6,6 +6,8 @@ would check it:
 - every object against its schema (the PyTorchJob CRD, Kubernetes' own for Service and Deployment);
 - the admission guardrails of the team namespaces accept it (their CEL run by cel-python through the
   harness of tests/unit/kubernetes/guardrails/test_cel_verdicts.py), and refuse the walkthrough's hostPath volumes the kit replaced;
+- the job mounts the team's own file system (dev's storage section) at /checkpoints, where the walkthrough's
+  train.py writes and resumes its checkpoints;
 - the team's RBAC lets the team create each object and read what the walkthrough reads afterwards
   (`kubectl get workloads`, its ClusterQueue), decided by the RBAC authorizer of tests/support/rbac_authorizer.py
   - and not in the other team's namespace.
@@ -31,10 +33,11 @@ from cdk_app.kubernetes.team_rbac import team_group, team_manifests
 
 DEV = load_config(ROOT / "config" / "dev.yaml").config
 IMAGE = "123456789012.dkr.ecr.us-west-2.amazonaws.com/hyprpd-tskgvrn-fsdp:pytorch2.2"
-# The walkthrough's environment, less the FI_* lines it leaves commented out.
+# The walkthrough's environment, less the FI_* lines it leaves commented out; NCCL's traces go to the team's file
+# system (dev's storage section), which `job` mounts at /checkpoints, instead of a hostPath node disk.
 ENV = ["LOGLEVEL=DEBUG", "TORCH_DISTRIBUTED_DEBUG=DETAIL", "TORCH_NCCL_ENABLE_MONITORING=1",
        "TORCH_NCCL_TRACE_BUFFER_SIZE=20000", "TORCH_NCCL_DUMP_ON_TIMEOUT=1",
-       "TORCH_NCCL_DEBUG_INFO_TEMP_FILE=/local/nccl_trace_rank_", "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
+       "TORCH_NCCL_DEBUG_INFO_TEMP_FILE=/checkpoints/nccl_trace_rank_", "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
        "NCCL_DEBUG=INFO", "NCCL_SOCKET_IFNAME=^lo", "TORCH_NCCL_ASYNC_ERROR_HANDLING=1"]
 # torchrun without --nproc_per_node/--nnodes: the training operator sets them from the elastic policy.
 TRAIN = ["/usr/local/bin/torchrun", "/fsdp/train.py", "--max_context_width=4096", "--num_key_value_heads=32",
@@ -49,8 +52,7 @@ def walkthrough_job(team: str) -> list[dict]:
     """`hyperpod-kit job` as the README's walkthrough runs it."""
     args = [sys.executable, "-m", "cdk_app", "job", "--config", "config/dev.yaml", "--team", team, "--name", "fsdp",
             "--image", IMAGE, "--nodes", "2", "--min-nodes", "1", "--max-nodes", "4", "--rdzv-backend", "etcd",
-            "--accelerators", "4", "--efa", "1", "--shm", "64Gi", "--volume", "fsdp-local:/local",
-            "--volume", "fsdp-checkpoints:/checkpoints", *[a for e in ENV for a in ("--env", e)], "--", *TRAIN]
+            "--accelerators", "4", "--efa", "1", "--shm", "64Gi", *[a for e in ENV for a in ("--env", e)], "--", *TRAIN]
     done = subprocess.run(args, cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     return list(yaml.safe_load_all(done.stdout))
@@ -73,6 +75,12 @@ def test_the_walkthrough_job_is_what_the_walkthrough_asks(team_job):
     [container] = worker["template"]["spec"]["containers"]
     assert container["resources"]["limits"] == {"nvidia.com/gpu": 4, "vpc.amazonaws.com/efa": 1}
     assert container["command"] == TRAIN
+    # The checkpoints survive the pods: the team's own file system, through the claim the kit made for it.
+    assert container["volumeMounts"][0] == {"name": "pvc-0", "mountPath": "/checkpoints"}
+    assert worker["template"]["spec"]["volumes"][0] == {"name": "pvc-0",
+                                                        "persistentVolumeClaim": {"claimName": "checkpoints"}}
+    [file_system] = [fs for fs in DEV.storage.file_systems if fs.team == team]
+    assert (file_system.name, file_system.job_mount_path) == ("checkpoints", "/checkpoints")
 
 
 def test_every_object_passes_its_schema(team_job):

@@ -15,3 +15,9 @@ def test_the_rbac_payload_is_the_manifests_as_the_template_escapes_them_for_ever
         assert len(team_namespace(team)) <= 63
         written = json.dumps(json.dumps(team_set(team), sort_keys=True, separators=(",", ":")))
         assert rbac_payload(team) == len(written), length
+
+
+def test_the_rbac_payload_counts_each_volume_claim_of_the_team():
+    for team, claims in (("t", ("c",)), ("t" * 40, ("c" * 32, "d")), ("john", ("checkpoints", "datasets"))):
+        written = json.dumps(json.dumps(team_set(team, claims), sort_keys=True, separators=(",", ":")))
+        assert rbac_payload(team, claims) == len(written), (team, claims)

@@ -1,0 +1,143 @@
+"""Shared storage: the FSx for Lustre file systems of the storage section, against what FSx takes for each
+deployment type (cdk_app/domain/lustre.py, from botocore's FSx model), the environment's zones and teams."""
+
+from __future__ import annotations
+
+from cdk_app.config.model import KitConfig
+from cdk_app.config.storage_model import LustreFileSystem
+from cdk_app.config.yaml_source import PathKey
+from cdk_app.domain.lustre import (
+    METADATA_TYPE,
+    THROUGHPUTS,
+    capacity_allowed,
+    capacity_choices,
+    file_system_zone,
+    is_scratch,
+    metadata_iops_allowed,
+    overlapping_paths,
+)
+from cdk_app.findings import format_path
+from cdk_app.support.text_table import printable
+from cdk_app.validator.reporter import Reporter, report_repeats
+from cdk_app.validator.rules.zones import group_zone
+
+
+def check_storage(config: KitConfig, report: Reporter) -> None:
+    if config.storage is None:
+        return
+    names: list[tuple[PathKey, str]] = []
+    mounts: list[tuple[PathKey, str]] = []
+    for i, file_system in enumerate(config.storage.file_systems):
+        base: PathKey = ("storage", "file_systems", i)
+        # Names are the claims' in the team's namespace: unique per team. A repeated one is HPK910 already.
+        key = f"{printable(file_system.team)}/{file_system.name}"
+        if all(key != name for _, name in names):
+            mounts.append((base + ("mount_path",), f"{printable(file_system.team)}:{file_system.job_mount_path}"))
+        names.append((base + ("name",), key))
+        _check_mount_path(file_system, base, report)
+        _check_team(config, file_system, base, report)
+        _check_performance(file_system, base, report)
+        _check_backups(file_system, base, report)
+        _check_zone(config, file_system, base, report)
+        _check_associations(file_system, base, report)
+    report_repeats(report, "HPK910", names, "file system (team/name)")
+    report_repeats(report, "HPK910", mounts, "team:mount path")
+
+
+# The container runtime's own mounts (and the job's memory-backed /dev/shm): a volume there would hide them.
+RUNTIME_DIRECTORIES = ("dev", "proc", "sys")
+
+
+def _check_mount_path(file_system: LustreFileSystem, base: PathKey, report: Reporter) -> None:
+    if file_system.mount_path is None:
+        return
+    segments = file_system.mount_path.split("/")[1:]
+    if {".", ".."} & set(segments) or segments[0] in RUNTIME_DIRECTORIES:
+        report.error("HPK911", base + ("mount_path",), f"mount path {file_system.mount_path} is not one a job can use",
+                     f"an absolute path without '.' or '..', outside /{', /'.join(RUNTIME_DIRECTORIES)} "
+                     f"(default: /fsx/{file_system.name})")
+
+
+def _check_team(config: KitConfig, file_system: LustreFileSystem, base: PathKey, report: Reporter) -> None:
+    teams = [t.name for t in config.teams]
+    if file_system.team not in teams:
+        report.error("HPK901", base + ("team",), f"file system '{file_system.name}' belongs to team "
+                     f"{file_system.team!r}, which is not a team of the environment",
+                     f"use one of: {', '.join(map(repr, teams)) or 'none (add the team under teams first)'}")
+
+
+def _check_performance(file_system: LustreFileSystem, base: PathKey, report: Reporter) -> None:
+    kind = file_system.deployment_type
+    if not capacity_allowed(file_system.storage_capacity_gib):
+        report.error("HPK902", base + ("storage_capacity_gib",),
+                     f"{file_system.storage_capacity_gib} GiB is not a capacity FSx for Lustre {kind} takes",
+                     f"use {capacity_choices(file_system.storage_capacity_gib)}")
+    throughput, choices = file_system.per_unit_storage_throughput, THROUGHPUTS.get(kind, ())
+    if choices and throughput not in choices:
+        given = "is required" if throughput is None else f"{throughput} MB/s/TiB is not allowed"
+        report.error("HPK903", base + ("per_unit_storage_throughput",), f"{kind}: per_unit_storage_throughput {given}",
+                     f"use one of: {', '.join(map(str, choices))} MB/s per TiB of storage")
+    elif not choices and throughput is not None:
+        report.error("HPK903", base + ("per_unit_storage_throughput",),
+                     f"{kind} has no per-unit throughput (a scratch file system's follows its capacity)",
+                     "remove per_unit_storage_throughput, or use a persistent deployment_type")
+    iops = file_system.metadata_iops
+    if iops is not None and kind != METADATA_TYPE:
+        report.error("HPK904", base + ("metadata_iops",), f"{kind} has no metadata configuration",
+                     f"remove metadata_iops, or use deployment_type {METADATA_TYPE}")
+    elif iops is not None and not metadata_iops_allowed(iops):
+        report.error("HPK904", base + ("metadata_iops",), f"{iops} metadata IOPS is not a value FSx provisions",
+                     "use 1500, 3000, 6000, 12000 or a multiple of 12000 up to 192000, or leave it out (AUTOMATIC)")
+
+
+def _check_backups(file_system: LustreFileSystem, base: PathKey, report: Reporter) -> None:
+    retention, start = file_system.automatic_backup_retention_days, file_system.daily_automatic_backup_start_time
+    if is_scratch(file_system.deployment_type):
+        for key, value in (("automatic_backup_retention_days", retention), ("daily_automatic_backup_start_time", start)):
+            if value is not None:
+                report.error("HPK905", base + (key,), f"{file_system.deployment_type} file systems have no backups",
+                             f"remove {key}, or use a persistent deployment_type")
+    elif start is not None and not retention:
+        report.error("HPK905", base + ("daily_automatic_backup_start_time",),
+                     "a backup start time without automatic backups (automatic_backup_retention_days is 0 or unset)",
+                     "set automatic_backup_retention_days to 1-90, or remove daily_automatic_backup_start_time")
+
+
+def _check_zone(config: KitConfig, file_system: LustreFileSystem, base: PathKey, report: Reporter) -> None:
+    zone = file_system_zone(config, file_system)
+    path = base + ("availability_zone_id",)
+    with_subnet = ({s.availability_zone_id for s in config.network.existing_subnets} if config.network.existing_vpc_id
+                   else set(config.availability_zone_ids))
+    if zone not in with_subnet:
+        report.error("HPK906", path, f"file system '{file_system.name}' is in zone {zone}, where the environment "
+                     "has no subnet", f"use one of: {', '.join(sorted(with_subnet))}")
+        return
+    groups = config.hyperpod.instance_groups
+    zones = {group_zone(config, g) for g in range(len(groups)) if groups[g].count > 0}
+    if zone not in zones:
+        report.warning("HPK907", path, f"file system '{file_system.name}' is in zone {zone}, where no instance group "
+                       "has nodes: every read and write crosses zones (slower, and charged per GB)",
+                       f"put it in the zone of the groups the team trains on: {', '.join(sorted(zones)) or 'none'}")
+
+
+def _check_associations(file_system: LustreFileSystem, base: PathKey, report: Reporter) -> None:
+    associations = file_system.data_repository_associations
+    s3_paths: list[tuple[PathKey, str]] = []
+    for j, association in enumerate(associations):
+        here: PathKey = base + ("data_repository_associations", j)
+        s3_paths.append((here + ("s3_path",), association.s3_path.rstrip("/") + "/"))
+        for key in ("import_events", "export_events"):
+            events = getattr(association, key)
+            report_repeats(report, "HPK909", [(here + (key, k), e) for k, e in enumerate(events)], "event")
+        if association.file_system_path == "/" and len(associations) > 1:
+            report.error("HPK908", here + ("file_system_path",), "/ links the whole file system, so it must be its "
+                         "only data repository association", "link subdirectories such as /datasets instead")
+            continue
+        for k in range(j):
+            other = associations[k].file_system_path
+            if other != "/" and overlapping_paths(association.file_system_path, other):
+                report.error("HPK908", here + ("file_system_path",),
+                             f"{association.file_system_path} overlaps {other} "
+                             f"(at {format_path(base + ('data_repository_associations', k, 'file_system_path'))})",
+                             "each association needs its own directory, not inside another's")
+    report_repeats(report, "HPK908", s3_paths, "S3 path")
