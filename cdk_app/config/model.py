@@ -387,7 +387,7 @@ class KitConfig(KitModel):
     observability: Observability = Observability.model_construct()
     """CloudWatch Container Insights with Kueue metrics."""
     storage: storage_model.Storage | None = None
-    """FSx for Lustre file systems of the teams, linked to S3 if wished (README: Shared storage)."""
+    """FSx for Lustre file systems of the teams, linked to S3 if wished (docs/how-to/storage.md)."""
     batch: batch_model.Batch | None = None
     """AWS Batch queues and team shares for SageMaker Training jobs (README: Teams on AWS Batch). An environment
     has hyperpod, batch or both."""

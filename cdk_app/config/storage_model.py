@@ -7,7 +7,7 @@ across fields (capacity increments per type, throughput per type, zones, teams, 
 cdk_app.validator.rules.storage.
 
 A file system belongs to one team: the kit gives the team a PersistentVolume of the whole file system and a
-claim bound to it in the team's namespace, so no other team's pods can mount it (README: Shared storage).
+claim bound to it in the team's namespace, so no other team's pods can mount it (docs/how-to/storage.md).
 """
 
 from __future__ import annotations
