@@ -66,8 +66,8 @@ COMPONENT_VALUES: dict[str, tuple[str, ...]] = {
 GPU_DEVICE_ISOLATION_VALUES: dict[str, object] = {
     "nvidia-device-plugin": {"deviceListStrategy": "volume-mounts", "securityContext": {"privileged": True}},
 }
-# And the chart's edits (helm_release_handler/chart_patches.py): the health monitoring agent keeps reading the
-# GPUs through its image's variable, which the isolated toolkit honours for CAP_SYS_ADMIN holders only.
+# And the chart's edits (helm_release_handler/chart_patches.py): the health monitoring agent, which read the GPUs
+# through its image's variable, gets them as a device-list mount, which the isolated toolkit reads.
 GPU_DEVICE_ISOLATION_PATCHES = ("health-monitoring-agent-gpu-reader",)
 
 

@@ -218,10 +218,12 @@ class Lifecycle(KitModel):
     container toolkit ignores NVIDIA_VISIBLE_DEVICES in containers without CAP_SYS_ADMIN (set in the image, as
     every CUDA image does), so a container sees only the GPUs it requested and no manifest needs to hide them.
     The HyperPod health monitoring agent, which reads the GPUs through its image's variable and on which node
-    recovery depends, is given CAP_SYS_ADMIN in its bounding set (still uid 1000) so that it keeps them.
-    Recommended for new environments. Off by default because turning it on changes the chart at the next deploy
-    but the toolkit only on nodes created afterwards: a GPU pod on an older node does not start until the node is
-    replaced (aws sagemaker update-cluster-software), so replace the GPU nodes in the same change."""
+    recovery depends, is given the node's GPUs the way the device plugin hands them over (a device-list mount),
+    so that it keeps them. Recommended for new environments. Off by default because switching it in a deployed
+    environment changes the chart and drops the gpu-visibility guardrail at the next deploy, but the toolkit only
+    on nodes created afterwards: until the GPU nodes are replaced (aws sagemaker update-cluster-software), their
+    GPU pods do not start and a GPU-less container whose image names the GPUs sees them. `plan` refuses the switch
+    until it is named with --allow-replace."""
     seccomp_default: Bool = True
     """The kubelet's seccompDefault on every node: a container that names no seccompProfile runs under the
     container runtime's default profile (RuntimeDefault) instead of Unconfined. Teams change nothing; a workload

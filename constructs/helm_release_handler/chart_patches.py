@@ -19,7 +19,9 @@ class ChartPatch:
     new: str
 
 
-_AGENT_CONTAINER = """        - name: health-monitoring-agent
+# The agent's GPU container, from its name to its pod's volumes (a00b22d,
+# charts/health-monitoring-agent/templates/health-monitoring-agent.yaml); its CPU twin has another name.
+_AGENT_MOUNTS = """        - name: health-monitoring-agent
           image: {{ include "health-monitoring-agent.imageUri" . }}
           resources:
             limits:
@@ -32,21 +34,52 @@ _AGENT_CONTAINER = """        - name: health-monitoring-agent
           securityContext:
             runAsUser: 1000
             runAsGroup: 2000
+          env:
+            - name: NODE_NAME
+              valueFrom:
+                fieldRef:
+                  fieldPath: spec.nodeName
+            - name: NODE_IP
+              valueFrom:
+                fieldRef:
+                  fieldPath: status.hostIP
+          volumeMounts:
+            - name: log
+              mountPath: /var/log
+            - name: kmsg
+              mountPath: /dev/kmsg
+              readOnly: true
+            # Make sure node problem detector is in the same timezone
+            # with the host.
+            - name: localtime
+              mountPath: /etc/localtime
+              readOnly: true
+      serviceAccountName: health-monitoring-agent
+      volumes:
 """
+# The device list the isolated toolkit reads: a mount of the host's /dev/null under
+# /var/run/nvidia-container-devices/, the rest of the path naming the devices ("all"), exactly as the device
+# plugin's volume-mounts strategy hands a pod its GPUs (nvidia-container-toolkit
+# internal/config/image/cuda_image.go requestsFromMounts; k8s-device-plugin internal/plugin/server.go).
+GPU_LIST_VOLUME = "nvidia-gpus-for-health-checks"
+GPU_LIST_MOUNT = "/var/run/nvidia-container-devices/all"
 
 PATCHES: dict[str, ChartPatch] = {
-    # With node GPU isolation the NVIDIA toolkit honours NVIDIA_VISIBLE_DEVICES only in containers whose
-    # bounding capability set holds CAP_SYS_ADMIN (nvidia-container-toolkit internal/config/image/privileged.go:
-    # "allow non-root users to access the privileged NVIDIA capabilities"). The agent's GPU DaemonSet reads the
-    # GPUs through its image's variable, as uid 1000 without a GPU request, and node recovery depends on it: it
-    # gets SYS_ADMIN in its bounding set. Running as uid 1000 with no ambient capabilities, its processes hold
-    # none of it in their effective set; only a set-uid binary of AWS's image could raise it.
+    # With node GPU isolation the NVIDIA toolkit ignores NVIDIA_VISIBLE_DEVICES in unprivileged containers, and
+    # the agent's GPU DaemonSet reads the GPUs through its image's variable, as uid 1000 without a GPU request;
+    # node recovery depends on it. It gets the device-list mount instead: no capability, no change to its
+    # seccomp profile (CAP_SYS_ADMIN would have widened the runtime's default profile). Team pods may not carry
+    # such a mount (the guardrail device-annotations).
     "health-monitoring-agent-gpu-reader": ChartPatch(
         path="charts/health-monitoring-agent/templates/health-monitoring-agent.yaml",
-        old=_AGENT_CONTAINER,
-        new=_AGENT_CONTAINER + """            capabilities:
-              add:
-                - SYS_ADMIN
+        old=_AGENT_MOUNTS,
+        new=_AGENT_MOUNTS.replace("      serviceAccountName:", f"""            - name: {GPU_LIST_VOLUME}
+              mountPath: {GPU_LIST_MOUNT}
+              readOnly: true
+      serviceAccountName:""") + f"""        - name: {GPU_LIST_VOLUME}
+          hostPath:
+            path: /dev/null
+            type: CharDevice
 """),
 }
 
@@ -58,7 +91,10 @@ def apply_patches(chart: Path, names: list[str]) -> tuple[str, ...]:
         if patch is None:
             raise HelmReleaseError(f"unknown chart patch {name!r}; the installer knows {sorted(PATCHES)}")
         path = chart / patch.path
-        text = path.read_text(encoding="utf-8") if path.is_file() else ""
+        try:
+            text = path.read_text(encoding="utf-8") if path.is_file() else ""
+        except (OSError, UnicodeDecodeError) as err:
+            raise HelmReleaseError(f"chart patch {name}: cannot read {patch.path}: {err}") from err
         found = text.count(patch.old)
         if found != 1:
             raise HelmReleaseError(f"chart patch {name}: {patch.path} holds the text it replaces {found} times, not "

@@ -233,7 +233,12 @@ def prepare_chart(chart: Path, region: str, kit_values: dict[str, Any], pins: di
             kept.append(dependency)
             vendored.append(name)
             downloads.append((dependency, pins[name]))
-    shadowed = _drop_shadowing_archives(chart, {str(d.get("name")) for d in dependencies if is_local(d)}, workdir, budget)
+    # Only a sub-chart Chart.yaml takes from a folder (file://charts/<name>) that is there shadows an archive: a
+    # dependency without a repository is the archive itself (helm's form for a vendored chart).
+    folders = {str(d.get("name")) for d in dependencies
+               if str(d.get("repository") or "").startswith("file://")
+               and (chart / str(d["repository"]).removeprefix("file://") / "Chart.yaml").is_file()}
+    shadowed = _drop_shadowing_archives(chart, folders, workdir, budget)
     fetched = [_fetch_dependency(dependency, pin, chart / "charts", budget) for dependency, pin in downloads]
     for (dependency, _pin), (archive, inner) in zip(downloads, fetched, strict=True):
         _check_dependency_chart(dependency, archive, inner, workdir, budget)
@@ -271,7 +276,7 @@ def _drop_shadowing_archives(chart: Path, local_names: set[str], workdir: Path, 
 
 
 def _refuse_remote_sub_dependencies(chart: Path, dependency: dict[str, Any], parsed: dict[Path, Any]) -> None:
-    folder = chart / str(dependency["repository"]).removeprefix("file://")
+    folder = chart / str(dependency.get("repository") or "").removeprefix("file://")
     meta = parsed.get(folder / "Chart.yaml") or {}
     remote = [d for d in meta.get("dependencies") or [] if not is_local(d)]
     present = {p.name for p in (folder / "charts").glob("*")} if (folder / "charts").is_dir() else set()

@@ -277,12 +277,18 @@ def test_the_pinned_chart_renders_offline_with_the_kit_values(tmp_path, env, ser
     image = agent["spec"]["template"]["spec"]["containers"][0]["image"]
     # The agent's image comes from the region's ECR; the chart's own values-<region>.yaml and helpers pick it.
     assert f".dkr.ecr.{config.region}.amazonaws.com/hyperpod-health-monitoring-agent:" in image
-    # Its GPU DaemonSet holds CAP_SYS_ADMIN in its bounding set, still as uid 1000 (chart_patches.py says why);
-    # the CPU twin is as the chart has it.
+    # Its GPU container gets the node's GPUs as the device plugin hands them over, a /dev/null mount under the
+    # toolkit's device-list folder (chart_patches.py says why), with no capability; the CPU twin is as the chart has it.
     [gpu_agent] = agent["spec"]["template"]["spec"]["containers"]
-    assert gpu_agent["securityContext"] == {"runAsUser": 1000, "runAsGroup": 2000, "capabilities": {"add": ["SYS_ADMIN"]}}
+    assert gpu_agent["securityContext"] == {"runAsUser": 1000, "runAsGroup": 2000}
+    [mount] = [m for m in gpu_agent["volumeMounts"] if m["name"] == chart_patches.GPU_LIST_VOLUME]
+    assert mount == {"name": chart_patches.GPU_LIST_VOLUME, "mountPath": "/var/run/nvidia-container-devices/all",
+                     "readOnly": True}
+    [volume] = [v for v in agent["spec"]["template"]["spec"]["volumes"] if v["name"] == chart_patches.GPU_LIST_VOLUME]
+    assert volume["hostPath"] == {"path": "/dev/null", "type": "CharDevice"}
     twin = next(o for o in objects if o["metadata"]["name"] == "health-monitoring-agent-non-nvidia")
     assert twin["spec"]["template"]["spec"]["containers"][0]["securityContext"] == {"runAsUser": 1000, "runAsGroup": 2000}
+    assert chart_patches.GPU_LIST_VOLUME not in json.dumps(twin)
     # Every object of a built-in kind is valid for the config's Kubernetes version.
     built_in = [o for o in objects if o["apiVersion"].split("/")[0] in ("v1", "apps", "rbac.authorization.k8s.io",
                                                                         "apiextensions.k8s.io", "scheduling.k8s.io")]
@@ -1682,3 +1688,38 @@ def test_an_environment_that_already_runs_kueue_does_not_wait_for_a_node(nodes_s
     nodes_server.routes[KUEUE_PATH] = lambda _n, _q: (200, deployment("False", message="0/0 nodes are available"))
     assert handler.is_complete(event) == {"IsComplete": True,
                                           "Data": {"SchedulableNode": "", "Skipped": "task governance already runs"}}
+
+
+def _packaged(path: Path, name: str) -> None:
+    data = json.dumps({"apiVersion": "v2", "name": name, "version": "1.0.0"}).encode()
+    with tarfile.open(path, "w:gz") as tar:
+        info = tarfile.TarInfo(f"{name}/Chart.yaml")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+
+
+@pytest.mark.parametrize("repository,kept", [("", True), (None, True), ("file://charts/foo", False)])
+def test_only_a_folder_chart_yaml_names_shadows_an_archive(tmp_path, tools_offline, repository, kept):
+    """An archive is removed only when Chart.yaml takes that sub-chart from a folder that is there; a dependency
+    without a repository (helm's form for a vendored chart) is the archive itself and stays - no KeyError."""
+    chart = tmp_path / "chart"
+    (chart / "charts").mkdir(parents=True)
+    dependency = {"name": "foo", "version": "1.0.0", **({} if repository is None else {"repository": repository})}
+    (chart / "Chart.yaml").write_text(json.dumps({"apiVersion": "v2", "name": "top", "version": "1.0.0",
+                                                  "dependencies": [dependency]}))
+    _packaged(chart / "charts" / "foo-1.0.0.tgz", "foo")
+    if repository == "file://charts/foo":
+        (chart / "charts" / "foo").mkdir()
+        (chart / "charts" / "foo" / "Chart.yaml").write_text(json.dumps({"apiVersion": "v2", "name": "foo",
+                                                                         "version": "1.0.0"}))
+    prepared = chart_source.prepare_chart(chart, "us-east-1", {}, {}, tmp_path / "work", budget())
+    assert (chart / "charts" / "foo-1.0.0.tgz").exists() is kept
+    assert prepared.shadowed == (() if kept else ("foo-1.0.0.tgz",))
+
+
+def test_a_chart_patch_on_a_file_that_is_not_utf8_is_refused_naming_it(tmp_path):
+    patch = chart_patches.PATCHES["health-monitoring-agent-gpu-reader"]
+    (tmp_path / patch.path).parent.mkdir(parents=True)
+    (tmp_path / patch.path).write_bytes(b"\xff\xfe not utf-8")
+    with pytest.raises(tools.HelmReleaseError, match="chart patch health-monitoring-agent-gpu-reader: cannot read"):
+        chart_patches.apply_patches(tmp_path, ["health-monitoring-agent-gpu-reader"])

@@ -11,6 +11,7 @@ from cdk_app.cli.plan.hazards import (
     group_hazards,
     policy_hazards,
     protection_hazards,
+    release_hazards,
     renamed_team_hazards,
     scheduling_hazards,
 )
@@ -129,6 +130,8 @@ def compare(before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]],
             plan.hazards.extend(group_hazards(key[0], key[1], old.get("Properties", {}), new.get("Properties", {})))
         if not reasons and new["Type"] == old["Type"] == "AWS::FSx::FileSystem":
             plan.hazards.extend(file_system_hazards(key[0], key[1], old, new))
+        if not reasons and new["Type"] == old["Type"] == "Custom::HyperPodHelmRelease":
+            plan.hazards.extend(release_hazards(key[0], key[1], old, new))
         if old["Type"] in stateful or old["Type"] in ALLOCATION_TYPES:
             plan.hazards.extend(policy_hazards(key[0], key[1], old, new))
     plan.changes.sort(key=lambda c: (c.stack, c.logical_id))

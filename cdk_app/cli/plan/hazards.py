@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from cdk_app.cli.plan.model import REMOVAL_DOC, RETAIN, Hazard, Plan, resource_path, template_resources
@@ -93,6 +94,35 @@ def policy_hazards(stack: str, logical_id: str, old: dict[str, Any], new: dict[s
                                       "would delete it")
             for policy in ("DeletionPolicy", "UpdateReplacePolicy")
             if old.get(policy) in RETAIN and new.get(policy) not in RETAIN]
+
+
+def _device_list_strategy(release: dict[str, Any]) -> str | None:
+    try:
+        values = json.loads(release.get("Properties", {}).get("Values") or "{}")
+    except (TypeError, ValueError):
+        return None
+    plugin = values.get("nvidia-device-plugin") if isinstance(values, dict) else None
+    return plugin.get("deviceListStrategy") if isinstance(plugin, dict) else None
+
+
+def release_hazards(stack: str, logical_id: str, old: dict[str, Any], new: dict[str, Any]) -> list[Hazard]:
+    """Node GPU isolation switched on or off in a deployed environment (hyperpod.lifecycle.gpu_device_isolation):
+    the chart's device plugin changes at this deploy, the nodes' container toolkit only where the lifecycle
+    scripts run again (nodes created or replaced afterwards). Until the GPU nodes are replaced, the two disagree."""
+    before, after = _device_list_strategy(old), _device_list_strategy(new)
+    if before == after:
+        return []
+    if after == "volume-mounts":
+        text = ("GPU isolation switched on: the device plugin hands GPUs over as mounts and the admission rule "
+                "gpu-visibility is dropped at this deploy, but GPU nodes created before keep the permissive toolkit "
+                "until replaced - there GPU pods fail to start and a GPU-less container whose image names the GPUs "
+                "sees every GPU of the node. Replace the GPU nodes in the same change (aws sagemaker "
+                "update-cluster-software re-runs the lifecycle scripts)")
+    else:
+        text = ("GPU isolation switched off: the device plugin hands GPUs over through NVIDIA_VISIBLE_DEVICES again, "
+                "which isolated nodes ignore in unprivileged containers - GPU pods there see no GPU until the nodes "
+                "are replaced (aws sagemaker update-cluster-software)")
+    return [Hazard(stack, logical_id, text)]
 
 
 def protection_hazards(before: dict[str, bool], after: dict[str, bool],

@@ -43,6 +43,7 @@ EDITS = {
     "first_admin_removed": BASE.replace("    - arn:aws:iam::444455556666:role/PlatformAdmin\n", ""),
     "quota_type_flip": BASE.replace("compute_quota: native", "compute_quota: api"),
     "team_rename": BASE.replace("- name: research-nlp", "- name: research-language"),
+    "isolation_on": BASE.replace("\nhyperpod:\n", "\nhyperpod:\n  lifecycle:\n    gpu_device_isolation: true\n", 1),
 }
 
 
@@ -653,3 +654,20 @@ def test_against_account_without_credentials_exits_2_with_the_fix(synths, monkey
                                        "--current", str(synths["base"])])
     assert result.exit_code == 2
     assert "no AWS credentials for --against-account: set AWS_PROFILE or pass --profile" in result.stderr
+
+
+@pytest.mark.synth
+@pytest.mark.parametrize("before,after,switched", [("base", "isolation_on", "on"), ("isolation_on", "base", "off")])
+def test_switching_gpu_isolation_in_a_deployed_environment_is_refused_until_named(synths, before, after, switched):
+    """The chart's device plugin changes at the deploy, the nodes' toolkit only on nodes created afterwards:
+    until the GPU nodes are replaced the two disagree (GPU pods fail, or a GPU-less container sees every GPU
+    once gpu-visibility is gone). The release resource is the hazard's name for --allow-replace."""
+    plan = planning.compare(planning.read_templates(synths[before]), planning.read_templates(synths[after]), before)
+    [release] = [logical_id for template in planning.read_templates(synths[before]).values()
+                 for logical_id, r in template["Resources"].items() if r["Type"] == "Custom::HyperPodHelmRelease"]
+    found = {h.name: h for h in plan.hazards if h.name == release}
+    assert found[release].refuse
+    assert f"GPU isolation switched {switched}" in found[release].text
+    assert "update-cluster-software" in found[release].text
+    assert release in {h.name for h in plan.refused_hazards(())}
+    assert release not in {h.name for h in plan.refused_hazards((release,))}
