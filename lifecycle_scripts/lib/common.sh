@@ -41,12 +41,13 @@ load_settings() {
 # goes before the first table (after it, TOML would read the key as the table's). Keys in tables stay.
 toml_with_top_level_key() {
   local file="$1" key="$2" value="$3"
-  awk -v key="$key" -v line="$key = $value" '
+  # A byte-order mark before the first line would hide a [table] header from the patterns below.
+  sed '1s/^\xEF\xBB\xBF//' "$file" | awk -v key="$key" -v line="$key = $value" '
     !in_tables && /^[[:space:]]*\[/ { if (!done) print line; done = 1; in_tables = 1 }
     !in_tables && $0 ~ ("^[#[:space:]]*" key "[[:space:]]*=") { if (!done) print line; done = 1; next }
     { print }
     END { if (!done) print line }
-  ' "$file"
+  '
 }
 
 # Print a TOML file ("-": standard input) with `key` of the table `[table]` (a plain header, no dots or quotes
@@ -54,7 +55,7 @@ toml_with_top_level_key() {
 # without one the line goes at the end of the table; without the table, the table is added at the end.
 toml_with_table_key() {
   local file="$1" table="$2" key="$3" value="$4"
-  awk -v table="[$table]" -v key="$key" -v line="$key = $value" '
+  sed '1s/^\xEF\xBB\xBF//' "$file" | awk -v table="[$table]" -v key="$key" -v line="$key = $value" '
     function header(text) { sub(/[[:space:]]*(#.*)?$/, "", text); sub(/^[[:space:]]*/, "", text); return text }
     /^[[:space:]]*\[/ {
       if (inside && !done) { print line; done = 1 }
@@ -66,7 +67,7 @@ toml_with_table_key() {
       if (inside && !done) print line
       else if (!seen) { print ""; print table; print line }
     }
-  ' "$file"
+  '
 }
 
 run_step() {

@@ -33,6 +33,13 @@ if [[ ! -f "$TOOLKIT_CONFIG" ]]; then
   exit 0
 fi
 
+# The IMEX key is v1.18.0's (the toolkit's CHANGELOG): an older toolkit ignores it and still honours the variable.
+version="$( (nvidia-ctk --version 2>/dev/null || true) | sed -n 's/.*version \([0-9][0-9.]*\).*/\1/p' | head -n 1)"
+if [[ -z "$version" ]]; then
+  log "WARNING: the NVIDIA container toolkit's version is unknown (no nvidia-ctk): IMEX channels named in an image's env are refused only from v1.18.0"
+elif [[ "$(printf '%s\n' "$version" 1.18.0 | sort -V | head -n 1)" != 1.18.0 ]]; then
+  log "WARNING: NVIDIA container toolkit v$version predates v1.18.0: it ignores ignore-imex-channel-requests, so IMEX channels named in an image's env still reach containers with GPUs on this node"
+fi
 updated="$(toml_with_table_key "$TOOLKIT_CONFIG" features ignore-imex-channel-requests true)"
 if [[ "${GPU_DEVICE_ISOLATION:-false}" == "true" ]]; then
   updated="$(toml_with_top_level_key - accept-nvidia-visible-devices-as-volume-mounts true <<< "$updated")"

@@ -37,7 +37,21 @@ if [[ ! -f "$DROP_IN" || "$(cat "$DROP_IN")" != "$unit" ]]; then
   printf '%s\n' "$unit" > "$DROP_IN"
   changed=true
 fi
-PROVISION_ROOT="$ROOT" bash "$ROOT$HELPER" || die "could not set seccompDefault in the kubelet's config (above)"
+set +e
+output="$(PROVISION_ROOT="$ROOT" bash "$ROOT$HELPER" 2>&1)"
+status=$?
+set -e
+[[ -z "$output" ]] || log "$output"
+if [[ $status -eq 3 ]]; then
+  # A kubelet that already runs reads its config from a file this step cannot find: it would stay Unconfined.
+  if systemctl is-active --quiet kubelet; then
+    die "the kubelet runs, but with no config file the kit knows: seccompDefault cannot be set (set hyperpod.lifecycle.seccomp_default: false to create nodes without it)"
+  fi
+  log "no kubelet config file yet: seccompDefault is set before the kubelet's first start"
+elif [[ $status -ne 0 ]]; then
+  die "could not set seccompDefault in the kubelet's config (above)"
+fi
+[[ "$output" != *"seccompDefault set in"* ]] || changed=true
 if [[ "$changed" == true ]]; then
   log "kubelet: seccompDefault before every start (${DROP_IN#"$ROOT"})"
   systemctl daemon-reload

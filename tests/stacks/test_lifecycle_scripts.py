@@ -33,6 +33,8 @@ STUBS = {
     "dnf": 'echo "dnf $*" >> "$PROVISION_ROOT/.calls"; shift 2; printf "%s\\n" "$@" >> "$PROVISION_ROOT/.packages"',
     "rpm": 'grep -qxF "${*: -1}" "$PROVISION_ROOT/.packages" 2>/dev/null',
     "hostname": "echo node-1",
+    # The running kubelet's pid, when the test has one (its command line under $PROVISION_ROOT/proc/<pid>).
+    "pgrep": '[[ -f "$PROVISION_ROOT/.kubelet_pid" ]] && cat "$PROVISION_ROOT/.kubelet_pid"',
 }
 # What the EKS node images ship, abridged: AL2's template that bootstrap.sh renders into
 # /etc/containerd/config.toml (amazon-eks-ami, templates/al2), and the file nodeadm writes on AL2023.
@@ -105,8 +107,10 @@ DATA_ROOT = "/opt/sagemaker/containerd/data-root"
 DROP_IN = "etc/systemd/system/containerd.service.d/90-hyperpod-kit-data-root.conf"
 # The seccomp step's calls after data_roots' own (it ends the run): on a node whose kubelet is not running yet,
 # and on one where it is.
-SECCOMP_CALLS = ["systemctl daemon-reload", "systemctl is-active --quiet kubelet"]
-SECCOMP_CALLS_KUBELET_RUNNING = [*SECCOMP_CALLS, "systemctl restart kubelet"]
+# (On a node with no kubelet config file yet, the step first asks whether a kubelet runs without one.)
+SECCOMP_CALLS = ["systemctl is-active --quiet kubelet", "systemctl daemon-reload", "systemctl is-active --quiet kubelet"]
+SECCOMP_CALLS_KUBELET_RUNNING = ["systemctl daemon-reload", "systemctl is-active --quiet kubelet",
+                                 "systemctl restart kubelet"]
 
 
 def scripts() -> list[Path]:
@@ -167,6 +171,10 @@ def make_node(tmp_path: Path, layout: str = "al2023", running: tuple[str, ...] =
     (root / "opt/sagemaker").mkdir(parents=True)
     (root / ".mounts").write_text(f"{root}/opt/sagemaker\n")
     (root / ".active").write_text("".join(f"{unit}\n" for unit in running))
+    if "kubelet" in running:  # a running kubelet has read its config file (where the node image's bootstrap puts it)
+        path = root / KUBELET_CONFIG[layout if layout in KUBELET_CONFIG else "al2023"]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(KUBELET_CONFIG_TEXT)
     stubs = tmp_path / "bin"
     stubs.mkdir()
     for name, body in STUBS.items():
@@ -199,6 +207,12 @@ def run(node, settings: str | None = None, **env: str) -> subprocess.CompletedPr
 def calls(root: Path) -> list[str]:
     path = root / ".calls"
     return path.read_text().splitlines() if path.exists() else []
+
+
+def changes(root_or_calls: Path | list[str]) -> list[str]:
+    """The calls that change something: all but the questions whether a unit runs."""
+    made = calls(root_or_calls) if isinstance(root_or_calls, Path) else root_or_calls
+    return [c for c in made if not c.startswith("systemctl is-active")]
 
 
 def tree(root: Path) -> dict[str, str]:
@@ -309,7 +323,7 @@ def test_second_run_changes_nothing_and_succeeds(tmp_path, layout, running):
     second = run(node)
     assert second.returncode == 0, second.stdout + second.stderr
     assert tree(root) == before
-    assert calls(root) == calls_before, "a second run must not restart containerd or kubelet"
+    assert changes(root) == changes(calls_before), "a second run must not restart containerd or kubelet"
     assert "containerd already keeps its data" in second.stdout
     assert "/var/lib/kubelet already points to /opt/sagemaker/kubelet" in second.stdout
 
@@ -460,7 +474,7 @@ def test_gpu_isolation_second_run_changes_nothing(tmp_path, layout):
     before, calls_before = tree(root), calls(root)
     second = run(node, ISOLATION_ON)
     assert second.returncode == 0, second.stdout + second.stderr
-    assert tree(root) == before and calls(root) == calls_before
+    assert tree(root) == before and changes(root) == changes(calls_before)
     assert ("the NVIDIA container toolkit already has these settings: IMEX channels from CDI only, GPUs from the "
             "device plugin's mounts only") in second.stdout
 
@@ -538,9 +552,11 @@ WantedBy=multi-user.target
 
 def kubelet_node(tmp_path: Path, layout: str, running: tuple[str, ...] = (), config: str | None = KUBELET_CONFIG_TEXT):
     node = make_node(tmp_path, layout, running=running, bootstrapped=layout == "al2" and bool(running))
-    if config is not None:
-        path = node[0] / KUBELET_CONFIG[layout]
-        path.parent.mkdir(parents=True)
+    path = node[0] / KUBELET_CONFIG[layout]
+    if config is None:
+        path.unlink(missing_ok=True)
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(config)
     return node
 
@@ -621,7 +637,7 @@ def test_seccomp_second_run_changes_nothing(tmp_path, layout):
     before, calls_before = tree(root), calls(root)
     second = run(node)
     assert second.returncode == 0, second.stdout + second.stderr
-    assert tree(root) == before and calls(root) == calls_before
+    assert tree(root) == before and changes(root) == changes(calls_before)
     assert "the kubelet already starts with seccompDefault" in second.stdout
 
 
@@ -629,7 +645,7 @@ def test_kubelet_config_not_written_yet_is_set_at_the_kubelets_start(tmp_path):
     node = kubelet_node(tmp_path, "al2023", config=None)
     result = run(node)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "no kubelet config file yet: seccompDefault is set before the kubelet's next start" in result.stdout
+    assert "no kubelet config file yet: seccompDefault is set before the kubelet's first start" in result.stdout
     assert (node[0] / KUBELET_DROP_IN).exists()
 
 
@@ -664,3 +680,77 @@ def test_seccomp_default_follows_the_config_and_is_on_by_default(tmp_path, flag)
     config.write_text(text)
     expected = "false" if flag is False else "true"
     assert f"SECCOMP_DEFAULT={expected}\n" in provisioning_env(load_config(config).config)
+
+
+def test_a_running_kubelet_with_no_config_file_the_kit_knows_fails_the_step(tmp_path):
+    """It would stay Unconfined: the lifecycle run fails, naming the way out."""
+    node = kubelet_node(tmp_path, "al2023", running=("kubelet",), config=None)
+    result = run(node)
+    assert result.returncode != 0
+    assert "the kubelet runs, but with no config file the kit knows" in result.stdout + result.stderr
+    assert "hyperpod.lifecycle.seccomp_default: false" in result.stdout + result.stderr
+
+
+def test_the_config_file_the_running_kubelet_names_is_the_one_set(tmp_path):
+    node = kubelet_node(tmp_path, "al2023", running=("kubelet",), config=None)
+    root = node[0]
+    (root / "etc/kubelet-custom").mkdir(parents=True)
+    (root / "etc/kubelet-custom/kc.json").write_text(KUBELET_CONFIG_TEXT)
+    (root / "proc/4242").mkdir(parents=True)
+    (root / "proc/4242/cmdline").write_bytes(b"/usr/bin/kubelet\0--config\0/etc/kubelet-custom/kc.json\0--v=2\0")
+    (root / ".kubelet_pid").write_text("4242\n")
+    result = run(node)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert json.loads((root / "etc/kubelet-custom/kc.json").read_text())["seccompDefault"] is True
+    assert calls(root)[-3:] == SECCOMP_CALLS_KUBELET_RUNNING
+
+
+def test_a_config_reset_since_the_last_run_is_set_again_and_the_kubelet_restarted(tmp_path):
+    node = kubelet_node(tmp_path, "al2023", running=("kubelet",))
+    root = node[0]
+    assert run(node).returncode == 0
+    (root / KUBELET_CONFIG["al2023"]).write_text(KUBELET_CONFIG_TEXT.replace("{", '{"seccompDefault": false,', 1))
+    before = calls(root).count("systemctl restart kubelet")
+    again = run(node)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert json.loads((root / KUBELET_CONFIG["al2023"]).read_text())["seccompDefault"] is True
+    assert calls(root).count("systemctl restart kubelet") == before + 1
+
+
+def test_nodeadms_drop_in_folder_gets_the_kits_drop_in_last(tmp_path):
+    """Where nodeadm passes --config-dir, its 40-nodeadm.conf overrides config.json: the kit's 99- file comes
+    after it (the kubelet merges drop-ins in name order)."""
+    node = kubelet_node(tmp_path, "al2023")
+    root = node[0]
+    folder = root / "etc/kubernetes/kubelet/config.json.d"
+    folder.mkdir()
+    (folder / "40-nodeadm.conf").write_text('{"kind": "KubeletConfiguration", "seccompDefault": false}')
+    assert run(node).returncode == 0
+    names = sorted(p.name for p in folder.iterdir())
+    assert names == ["40-nodeadm.conf", "99-hyperpod-kit-seccomp-default.conf"]
+    drop_in = json.loads((folder / names[-1]).read_text())
+    assert drop_in == {"apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeletConfiguration",
+                       "seccompDefault": True}
+
+
+def test_a_utf8_bom_before_the_first_table_does_not_move_the_keys_into_it(tmp_path):
+    """With a byte-order mark the first [table] header no longer starts its line: the keys must still land at
+    the top level (tomllib's reading), not in [nvidia-container-cli]."""
+    node = make_node(tmp_path, "al2023", toolkit="\ufeff[nvidia-container-cli]\nldconfig = \"@/sbin/ldconfig\"\n")
+    root = node[0]
+    assert run(node, ISOLATION_ON).returncode == 0
+    config = tomllib.loads((root / TOOLKIT_CONFIG).read_text())
+    assert config[VOLUME_MOUNTS] is True and config[ENVVAR_UNPRIVILEGED] is False
+    assert VOLUME_MOUNTS not in config["nvidia-container-cli"]
+
+
+@pytest.mark.parametrize("version,warned", [("1.17.4", True), ("1.18.0", False), ("1.19.1", False), (None, True)])
+def test_a_toolkit_older_than_the_imex_key_is_said_out_loud(tmp_path, version, warned):
+    node = make_node(tmp_path, "al2023", toolkit=TOOLKIT_DEFAULT)
+    if version is not None:
+        ctk = node[1] / "nvidia-ctk"
+        ctk.write_text(f"#!/usr/bin/env bash\necho 'NVIDIA Container Toolkit CLI version {version}'\necho 'commit: abc'\n")
+        ctk.chmod(0o755)
+    result = run(node)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert ("WARNING" in result.stdout and "IMEX" in result.stdout) is warned
