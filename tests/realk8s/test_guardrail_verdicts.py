@@ -17,11 +17,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from support.admission_cases import CASES, CLEAN_JOB, Case, run, synthesized_manifests
+from support.admission_cases import CASES, Case, run, synthesized_manifests
 from support.realk8s.api import Answer, Cluster, wait_until
 from support.realk8s.controlplane import JUDGE_CONTROLLERS
+from support.realk8s.guardrail_bindings import bindings, namespaced_quotas, rules, settle
 
-from cdk_app.kubernetes.guardrails.constants import NAMESPACE_NAME_LABEL, TOLERATIONS
+from cdk_app.kubernetes.guardrails.constants import NAMESPACE_NAME_LABEL
 
 RULE = re.compile(r"hyperpod-kit guardrail ([a-z0-9-]+):")
 ENVS = sorted({case.env for case in CASES})
@@ -65,16 +66,6 @@ def _stored(case: Case) -> dict[str, Any] | None:
     return case.old if case.operation == "UPDATE" else case.obj if case.operation == "DELETE" else None
 
 
-def _bindings(manifests: list[dict[str, Any]], actions: list[str]) -> list[dict[str, Any]]:
-    out = []
-    for manifest in manifests:
-        if manifest["kind"] == "ValidatingAdmissionPolicyBinding":
-            binding = copy.deepcopy(manifest)
-            binding["spec"]["validationActions"] = actions
-            out.append(binding)
-    return out
-
-
 def _put_all(cluster: Cluster, objects: list[dict[str, Any]]) -> None:
     for obj in objects:
         path = cluster.object_path(obj)
@@ -88,7 +79,7 @@ class Judge:
         self.cluster, self.manifests = cluster, manifests
 
     def bind(self, actions: list[str]) -> None:
-        _put_all(self.cluster, _bindings(self.manifests, actions))
+        _put_all(self.cluster, bindings(self.manifests, actions))
         settle(self.cluster, self.manifests, actions)
 
     def request(self, index: int, case: Case) -> Answer:
@@ -108,56 +99,13 @@ class Judge:
                                     content_type="application/merge-patch+json")
 
 
-def _probes(manifests: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per policy, a request it refuses: each binding leaves or joins the informer on its own time. A privileged
-    Job (pod-security, workload-queue), a Service with an external IP (services: not a LoadBalancer, which the
-    namespace's ResourceQuota refuses whatever the bindings) and, where the config has
-    administrators' taints, a clean Job tolerating one its namespace may not (tolerations)."""
-    binding = _bindings(manifests, [])[0]
-    namespace = binding["spec"]["matchResources"]["namespaceSelector"]["matchExpressions"][0]["values"][0]
-    probes = [{"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "probe", "namespace": namespace},
-               "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [
-                   {"name": "c", "image": "busybox", "securityContext": {"privileged": True}}]}}}},
-              {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "probe", "namespace": namespace},
-               "spec": {"externalIPs": ["10.0.0.10"], "ports": [{"port": 80}]}}]
-    for policy in manifests:
-        if policy["kind"] == "ValidatingAdmissionPolicy" and policy["metadata"]["name"] == TOLERATIONS:
-            [taints] = [v["expression"] for v in policy["spec"]["variables"] if v["name"] == "taints"]
-            guarded = json.loads(taints.removesuffix("[request.namespace]"))[CLEAN_JOB["metadata"]["namespace"]]
-            job = copy.deepcopy(CLEAN_JOB)
-            job["spec"]["template"]["spec"]["tolerations"] = [{**{k: guarded[0][k] for k in ("key", "value", "effect")},
-                                                              "operator": "Equal"}]
-            probes.append(job)
-    return probes
-
-
-def _namespaced_quotas(cluster: Cluster) -> list[dict[str, Any]]:
-    """The ResourceQuotas of the cluster, as they can be created again."""
-    answer = cluster.request("GET", "/api/v1/resourcequotas")
-    assert answer.allowed, answer.message
-    return [{"apiVersion": "v1", "kind": "ResourceQuota",
-             "metadata": {"name": q["metadata"]["name"], "namespace": q["metadata"]["namespace"]}, "spec": q["spec"]}
-            for q in answer.body["items"]]
-
-
-def settle(cluster: Cluster, manifests: list[dict[str, Any]], actions: list[str], timeout: float = 60) -> None:
-    """The admission plugin reads bindings through an informer: wait until probes show the new ones act."""
-    probes, wanted = _probes(manifests), ("Deny" in actions, "Warn" in actions and "Deny" not in actions)
-
-    def acting() -> bool:
-        answers = [cluster.create(probe) for probe in probes]
-        return all((not answer.allowed, bool(_rules(answer.warnings))) == wanted for answer in answers)
-
-    wait_until(acting, f"bindings {actions}", timeout, interval=0.2)
-
-
 @pytest.fixture(scope="module", params=ENVS)
 def judge(request: pytest.FixtureRequest, start_cluster) -> Iterator[tuple[str, Judge]]:
     env = request.param
     cluster = start_cluster(env, JUDGE_CONTROLLERS)
     manifests = synthesized_manifests(env)
     # Objects made before the guardrails (or before a team lost a right) are stored with no binding in place.
-    for binding in _bindings(manifests, []):
+    for binding in bindings(manifests, []):
         assert cluster.delete(binding, dry_run=False).allowed
     settle(cluster, manifests, [])
     # A pod naming a priorityClassName needs that PriorityClass (the Priority admission plugin); whether task
@@ -175,7 +123,7 @@ def judge(request: pytest.FixtureRequest, start_cluster) -> Iterator[tuple[str, 
         "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": u} for u in users]}])
     # ... and before the kit's ResourceQuota, which refuses e.g. a LoadBalancer whatever the bindings: lifted
     # while the old objects are stored, put back before any case is judged.
-    quotas = _namespaced_quotas(cluster)
+    quotas = namespaced_quotas(cluster)
     for quota in quotas:
         assert cluster.delete(quota, dry_run=False).allowed
     for index, case in enumerate(CASES):
@@ -211,14 +159,10 @@ def before_admission(answer: Answer) -> bool:
     return not answer.allowed and "ValidatingAdmissionPolicy" not in answer.message and answer.status in (400, 422)
 
 
-def _rules(texts: list[str] | tuple[str, ...]) -> set[str]:
-    return {match for text in texts for match in RULE.findall(text)}
-
-
 def test_every_namespace_a_refusal_is_expected_in_is_bound(judge):
     env, j = judge
     namespaces = {case.obj["metadata"]["namespace"] for case in CASES if case.env == env and case.refused}
-    for binding in _bindings(j.manifests, ["Deny"]):
+    for binding in bindings(j.manifests, ["Deny"]):
         selected = binding["spec"]["matchResources"]["namespaceSelector"]["matchExpressions"][0]
         assert selected["key"] == NAMESPACE_NAME_LABEL
         assert namespaces <= set(selected["values"])
@@ -235,7 +179,7 @@ def test_every_case_the_api_server_refuses_and_allows_as_the_matrix_says(judge):
         if case.env != env:
             continue
         answer = j.request(index, case)
-        named, refused = _rules([answer.message]), case.refused_by_api_server
+        named, refused = rules([answer.message]), case.refused_by_api_server
         if not refused:
             if not answer.allowed:
                 wrong[case.id] = f"refused ({answer.status}): {answer.message}"
@@ -264,7 +208,7 @@ def test_every_rule_the_api_server_finds_is_the_matrixs_and_the_models(judge):
                 if not case.refused or model.errors:
                     disagreements[case.id] = {"refused before admission": answer.message, "matrix": sorted(case.refused)}
                 continue
-            real = _rules(answer.warnings)
+            real = rules(answer.warnings)
             # A policy's warning that is not a guardrail's message is an expression that failed to evaluate.
             failed = [w for w in answer.warnings if "ValidatingAdmissionPolicy" in w and "hyperpod-kit guardrail" not in w]
             texts = {rule: text for rule, text in case.refused_by_api_server.items()

@@ -9,7 +9,9 @@ from __future__ import annotations
 import re
 
 import pytest
-from support.realk8s.api import Cluster, wait_until
+from support.admission_cases import synthesized_manifests
+from support.realk8s.api import Cluster
+from support.realk8s.guardrail_bindings import settle
 from support.standard_manifests import STANDARD, TEAMS, for_team
 
 RULE = re.compile(r"hyperpod-kit guardrail ([a-z0-9-]+): ([^ ]+)")
@@ -19,11 +21,9 @@ RULE = re.compile(r"hyperpod-kit guardrail ([a-z0-9-]+): ([^ ]+)")
 def cluster(request, start_cluster) -> tuple[str, Cluster]:
     env = request.param
     server = start_cluster(env)
-    # The admission plugin reads policies through an informer: wait until a privileged Job is refused.
-    probe = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "probe", "namespace": f"hyperpod-ns-{TEAMS[env][0]}"},
-             "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [
-                 {"name": "c", "image": "busybox", "securityContext": {"privileged": True}}]}}}}
-    wait_until(lambda: not server.create(probe).allowed, "the guardrails", 60, interval=0.2)
+    # The admission plugin reads each policy and binding through an informer on its own time: wait until a
+    # probe of every policy is refused (one policy acting said nothing of the others: a flake).
+    settle(server, synthesized_manifests(env), ["Deny", "Audit"])
     return env, server
 
 

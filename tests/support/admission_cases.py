@@ -228,7 +228,18 @@ CASES = [
     Case("gpu-worker-as-the-docs-write-it", workload("Job", NLP, pod_spec(container(hide_gpus=False, **GPU))), {}),
     Case("pytorchjob-workers-as-the-docs-write-them", workload("PyTorchJob", NLP, pod_spec(container("pytorch", hide_gpus=False, **GPU)),
                                                               pod_spec(container("pytorch", hide_gpus=False, **GPU))), {}),
+    # The MPI operator empties NVIDIA_VISIBLE_DEVICES on the launcher's first container (v0.5.0
+    # newLauncherPodTemplate), so a GPU-less launcher as the nccl-tests examples write it needs no env of its own.
+    Case("mpijob-launcher-hidden-by-the-operator", workload("MPIJob", NLP, pod_spec(container("launcher", hide_gpus=False)),
+                                                            pod_spec(container("worker", **GPU))), {}),
     # ---- refused -----------------------------------------------------------------------------------
+    # Only the first container, and not when the launcher also works: then the operator leaves the env alone.
+    Case("mpijob-launcher-second-container-not-hidden", workload("MPIJob", NLP, pod_spec(
+        container("launcher", hide_gpus=False), container("sidecar", hide_gpus=False)), pod_spec(container("worker", **GPU))),
+         {"gpu-visibility": "Launcher.template.spec.containers[sidecar].env"}),
+    Case("mpijob-launcher-as-worker-not-hidden", workload("MPIJob", NLP, pod_spec(container("launcher", hide_gpus=False)),
+                                                          pod_spec(container("worker", **GPU)), runLauncherAsWorker=True),
+         {"gpu-visibility": "Launcher.template.spec.containers[launcher].env"}),
     # "none" is a device list of one empty name to the toolkit: no GPU, but the feature variables then apply.
     Case("none-does-not-hide-gpus", workload("Job", NLP, pod_spec(container(env=[
         {"name": "NVIDIA_VISIBLE_DEVICES", "value": "none"}]))), {"device-env": "containers[main].env: NVIDIA_VISIBLE_DEVICES"}),

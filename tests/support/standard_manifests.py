@@ -77,6 +77,25 @@ GPU_JOB = {
         "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]}}}}
 
 
+# The nccl-tests MPIJob shape of aws-samples/awsome-distributed-training (micro-benchmarks/nccl-tests, kubeflow
+# MPIJob v2beta1): a launcher with no resources that runs mpirun, GPU workers with EFA.
+NCCL_SOURCE = "awsome-distributed-training micro-benchmarks/nccl-tests MPIJob (its shape)"
+
+NCCL_MPIJOB = {
+    "apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob",
+    "metadata": {"name": "test-nccl", "labels": {"kueue.x-k8s.io/queue-name": "{queue}"}},
+    "spec": {"runPolicy": {"cleanPodPolicy": "Running", "backoffLimit": 20}, "slotsPerWorker": 8,
+             "mpiReplicaSpecs": {
+                 "Launcher": {"replicas": 1, "template": {"spec": {"restartPolicy": "OnFailure", "containers": [{
+                     "name": "test-nccl-launcher", "image": "public.ecr.aws/hpc-cloud/nccl-tests:latest",
+                     "command": ["/opt/amazon/openmpi/bin/mpirun", "--allow-run-as-root", "-np", "16",
+                                 "/opt/nccl-tests/build/all_reduce_perf", "-b", "8", "-e", "2G", "-f", "2"]}]}}},
+                 "Worker": {"replicas": 2, "template": {"spec": {"containers": [{
+                     "name": "test-nccl-worker", "image": "public.ecr.aws/hpc-cloud/nccl-tests:latest",
+                     "resources": {"limits": {"nvidia.com/gpu": 8, "vpc.amazonaws.com/efa": 32},
+                                   "requests": {"nvidia.com/gpu": 8, "vpc.amazonaws.com/efa": 32}}}]}}}}}}
+
+
 @dataclass(frozen=True)
 class Standard:
     id: str
@@ -95,6 +114,7 @@ STANDARD = [
     Standard("seed-fsdp-pytorchjob", SEED_SOURCE, FSDP_PYTORCHJOB,
              {env: {"clean-pod-policy": "spec.runPolicy.cleanPodPolicy"} for env in TEAMS}),
     Standard("device-plugin-gpu-job", GPU_JOB_SOURCE, GPU_JOB, {}),
+    Standard("nccl-tests-mpijob", NCCL_SOURCE, NCCL_MPIJOB, {}),
 ]
 
 

@@ -95,13 +95,27 @@ def annotations_of(kind: WorkloadKind) -> str:
     return " + ".join(parts)
 
 
+# The MPI operator (v0.5.0, pkg/controller/mpi_job_controller.go newLauncherPodTemplate) sets
+# NVIDIA_VISIBLE_DEVICES and NVIDIA_DRIVER_CAPABILITIES empty on the launcher's first container unless
+# runLauncherAsWorker: that container hides the GPUs without writing it (the launcher pod itself is checked too).
+MPI_LAUNCHER_PATH = "spec.mpiReplicaSpecs.Launcher.template.spec"
+
+
+def _operator_hides_gpus(kind: WorkloadKind, path: str, spec: str, field: str) -> str:
+    if kind.ref != "kubeflow.org/MPIJob" or path != MPI_LAUNCHER_PATH or field != "containers":
+        return "false"
+    return (f"c.name == {spec}.containers[0].name && "
+            "!(has(object.spec.runLauncherAsWorker) && object.spec.runLauncherAsWorker == true)")
+
+
 def containers_of(kind: WorkloadKind) -> str:
     parts = []
     for path, spec, guard in kind.pod_specs():
         for field in CONTAINER_FIELDS:
             present = f"has({spec}.{field})" if guard is None else f"{guard} && has({spec}.{field})"
             entry = (f"{{'path': dyn({lit(f'{path}.{field}[')} + c.name + ']'), 'c': dyn(c), "
-                     f"'init': dyn({str(field == 'initContainers').lower()})}}")
+                     f"'init': dyn({str(field == 'initContainers').lower()}), "
+                     f"'hidden': dyn({_operator_hides_gpus(kind, path, spec, field)})}}")
             parts.append(f"({present} ? {spec}.{field}.map(c, {entry}) : [])")
     return " + ".join(parts)
 

@@ -191,9 +191,9 @@ def pod_security_validations(config: KitConfig) -> list[dict[str, str]]:
         # every GPU): a container that asks for no GPU must hide them itself. The pod's env overrides the
         # image's; device-env keeps it a hiding value.
         rules.append(container_rule(
-            "gpu-visibility", f"!({_ASKS_GPU}) && !({_HIDES_GPUS}) && !({_OPERATOR_INIT})", "env",
+            "gpu-visibility", f"!({_ASKS_GPU}) && !({_HIDES_GPUS}) && !({_OPERATOR_INIT}) && !e.hidden", "env",
             "a container that requests no nvidia.com GPU must set NVIDIA_VISIBLE_DEVICES=void (its image may "
-            "expose every GPU of the node otherwise; kubectl debug: --env NVIDIA_VISIBLE_DEVICES=void)"))
+            "expose every GPU of the node otherwise)"))
     rules += baseline_validations()
     claim = "v.ephemeral.volumeClaimTemplate.spec"
     bad_volume = " || ".join([*(f"has(v.{t})" for t in REFUSED_VOLUME_TYPES),
