@@ -51,7 +51,10 @@ DeepHealthCheck = Literal["InstanceStress", "InstanceConnectivity"]
 Toggle = Literal["Enabled", "Disabled"]
 # Capabilities a team may be allowed beyond the Pod Security baseline set: IPC_LOCK lets EFA/NCCL pin
 # memory for RDMA, SYS_RESOURCE raises resource limits (memlock) some launchers set; neither reaches the host.
-ExtraCapability = Literal["IPC_LOCK", "SYS_RESOURCE"]
+# SYS_NICE: NUMA memory binding (numactl --membind, hwloc/Open MPI binding), which the runtime's default seccomp
+# profile allows only with it (containerd contrib/seccomp: mbind, set_mempolicy, get_mempolicy); it also lets
+# the team's processes raise their priority over other pods' on a shared node - grant it per team.
+ExtraCapability = Literal["IPC_LOCK", "SYS_RESOURCE", "SYS_NICE"]
 
 DEFAULT_TASK_GOVERNANCE_VERSION = "v1.6.0-eksbuild.1"
 # aws/sagemaker-hyperpod-cli commit whose helm_chart/HyperPodHelmChart the kit installs by default, and

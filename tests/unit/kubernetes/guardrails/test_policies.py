@@ -220,3 +220,18 @@ def test_gpu_visibility_is_a_rule_only_where_the_nodes_do_not_isolate_gpus(isola
     messages = " ".join(v["message"] for v in policy["spec"]["validations"])
     assert ("hyperpod-kit guardrail gpu-visibility:" in messages) is not isolation
     assert "gpu-features" not in messages
+
+
+@pytest.mark.parametrize("granted", [True, False])
+def test_sys_nice_is_a_team_grant_for_numa_binding(granted):
+    """The runtime's default seccomp profile allows mbind/set_mempolicy only with CAP_SYS_NICE: a team the
+    administrators grant it (teams[].allowed_capabilities) may add it; any other team may not."""
+    from support.admission_cases import NLP, container, pod_spec, request_for, sc, workload
+    from support.cel_admission import admit
+
+    config = CONFIGS["prod"].model_copy(deep=True)
+    team = next(t for t in config.teams if f"hyperpod-ns-{t.name}" == NLP)
+    object.__setattr__(team, "allowed_capabilities", (*team.allowed_capabilities, "SYS_NICE") if granted else ("IPC_LOCK",))
+    job = workload("Job", NLP, pod_spec(container(**sc(capabilities={"add": ["SYS_NICE"]}))))
+    verdict = admit(guardrail_manifests(config), request_for(job), job, None)
+    assert verdict.allowed is granted, verdict
