@@ -16,8 +16,9 @@ import click
 import yaml
 
 from cdk_app.config.model import DEFAULT_TASK_GOVERNANCE_VERSION, Eks
+from cdk_app.config.zone_ids import region_code
 from cdk_app.domain.governance_types import GOVERNANCE_TYPES, offered_type
-from cdk_app.domain.regions import nearest_region, region_code, region_problem, zone_count
+from cdk_app.domain.regions import nearest_region, region_problem, zone_count
 from hyperpod_constructs.private.subnet_layout import MAX_ZONE_NUMBER, zone_number
 
 EKS_ZONES = 2  # EKS places its control plane in two zones (HPK107, HPK122)

@@ -17,6 +17,7 @@ from cdk_app.config.model import KitConfig
 from cdk_app.config.scalars import ScalarFloat, ScalarInt, plain_digits, yaml12_number
 from cdk_app.config.validator_cache import kit_config_validator
 from cdk_app.config.yaml_source import ConfigReadError, PathKey, SourceMap, parse_yaml, read_text
+from cdk_app.config.zone_ids import region_code
 from cdk_app.findings import Finding, Severity, format_path
 
 
@@ -234,7 +235,7 @@ def _explain(kind: str, ctx: dict[str, Any], value: Any, loc: PathKey, field: st
         return ("HPK015", f"{value!r} is an availability zone name; the kit needs zone ids",
                 f"zone names map to different zones in each account; look up the id with `aws ec2 "
                 f"describe-availability-zones --region {region} --query 'AvailabilityZones[].[ZoneName,ZoneId]'` "
-                "(ids look like use1-az4)")
+                f"(ids look like {region_code(region)}-az1)")
     if kind == "string_pattern_mismatch":
         wanted = _FORMATS.get(field, f"text matching {ctx.get('pattern')}")
         return "HPK015", f"{value[:80]!r} has the wrong format", f"expected {wanted}"

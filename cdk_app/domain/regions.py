@@ -70,18 +70,6 @@ def nearest_region(region: str) -> str | None:
     return near[0] if near else None
 
 
-_REGION_WORDS = {
-    "northeast": "ne", "northwest": "nw", "southeast": "se", "southwest": "sw",
-    "north": "n", "south": "s", "east": "e", "west": "w", "central": "c", "gov": "g",
-}
-
-
-def region_code(region: str) -> str:
-    """us-east-1 -> use1, ap-northeast-2 -> apne2: the prefix of the region's AZ ids."""
-    parts = region.split("-")
-    return parts[0] + "".join(_REGION_WORDS.get(word, word[:1]) for word in parts[1:-1]) + parts[-1]
-
-
 def zone_count(region: str) -> int | None:
     """How many availability zones cfn-lint's region data lists for `region` (by name: us-east-1a, ...), or
     None when it has no list. Zone names map to zone ids differently in every account; the count does not."""

@@ -5,7 +5,8 @@ from __future__ import annotations
 from cdk_app.config.model import (
     KitConfig,
 )
-from cdk_app.domain.regions import region_code, region_problem
+from cdk_app.config.zone_ids import region_code
+from cdk_app.domain.regions import region_problem
 from cdk_app.validator.reporter import Reporter, report_repeats
 from hyperpod_constructs.private.limits import MIN_KUBERNETES_MINOR
 

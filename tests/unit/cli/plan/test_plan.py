@@ -233,7 +233,7 @@ def test_baseline_from_a_git_ref_is_that_ref_synthesized(tmp_path):
     """HEAD's own app.py and constructs, run from an archive of the ref with this virtualenv."""
     out = planning.synthesize_ref(ROOT, "HEAD", "config/dev.yaml", "dev", tmp_path / "ref")
     assert set(planning.read_templates(out)) == {"HyperPod-dev-network", "HyperPod-dev-cluster",
-                                                 "HyperPod-dev-governance"}
+                                                 "HyperPod-dev-governance", "HyperPod-dev-storage"}
     with pytest.raises(planning.PlanInputError, match="no-such-ref"):
         planning.synthesize_ref(ROOT, "no-such-ref", "config/dev.yaml", "dev", tmp_path / "bad")
     # An environment added since the ref has no baseline: everything in it is new.
