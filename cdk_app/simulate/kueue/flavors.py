@@ -27,6 +27,7 @@ def fnv1a64(text: str) -> int:
 
 
 _ORDER: dict[str, tuple[int, str]] = {}
+_IN_ORDER: dict[tuple[str, ...], tuple[str, ...]] = {}
 
 
 def resource_order(name: str) -> tuple[int, str]:
@@ -35,6 +36,14 @@ def resource_order(name: str) -> tuple[int, str]:
     if key is None:
         key = _ORDER[name] = (fnv1a64(name), name)
     return key
+
+
+def in_resource_order(names: tuple[str, ...]) -> tuple[str, ...]:
+    """The names sorted by resource_order (kept per set of names: a few pod set shapes make every nomination)."""
+    ordered = _IN_ORDER.get(names)
+    if ordered is None:
+        ordered = _IN_ORDER[names] = tuple(sorted(names, key=resource_order))
+    return ordered
 
 
 def quantity_string(resource: str, value: int) -> str:
@@ -98,8 +107,8 @@ class Assignment:
         return {ps.name: {res: f[0] for res, f in ps.flavors.items()} for ps in self.pod_sets}
 
 
-# SimulatePreemption(cq, info, fr, quantity) -> (granular mode, borrow after preemptions)
-Oracle = Callable[[o.ClusterQueue, Info, o.FR, int], tuple[int, int]]
+# SimulatePreemption(cq, info, fr, quantity, available(cq, fr) now) -> (granular mode, borrow after preemptions)
+Oracle = Callable[[o.ClusterQueue, Info, o.FR, int, int], tuple[int, int]]
 
 
 def _preferred(a: tuple[int, int], b: tuple[int, int]) -> bool:
@@ -146,7 +155,8 @@ class FlavorAssigner:
         """assignFlavors: pod sets in order; the first that gets no flavor ends the assignment."""
         cq, info = self.cq, self.info
         result = Assignment(last=LastState([], cq.generation, self.cycle))
-        pods_covered = cq.rg_of("pods") is not None
+        group_of = cq.group_of
+        pods_covered = "pods" in group_of
         for index, (spec, totals) in enumerate(zip(info.workload.pod_sets, info.totals, strict=True)):
             requests = dict(totals)
             if pods_covered:
@@ -154,12 +164,13 @@ class FlavorAssigner:
             ps = PodSetAssignment(spec.name, spec.count, requests)
             group: dict[str, tuple[str, int, int, int]] | None = {}
             reasons: list[str] = []
-            for resource in sorted(requests, key=resource_order):
-                if cq.rg_of(resource) is None and requests[resource] == 0:
+            order = in_resource_order(tuple(requests))
+            for resource in order:
+                if resource not in group_of and requests[resource] == 0:
                     continue
                 if group is not None and resource in group:
                     continue
-                found, status = self._find_flavor(index, requests, resource, result.usage)
+                found, status = self._find_flavor(index, requests, order, resource, result.usage)
                 if found is None:
                     group, reasons = None, status
                     break
@@ -185,14 +196,16 @@ class FlavorAssigner:
         assert result.last is not None
         result.last.tried.append(tried)
 
-    def _find_flavor(self, index: int, requests: dict[str, int], resource: str, assumed: dict[o.FR, int]
-                     ) -> tuple[dict[str, tuple[str, int, int, int]] | None, list[str]]:
-        """findFlavorForPodSets: the best flavor of the resource's group for all the group's resources."""
+    def _find_flavor(self, index: int, requests: dict[str, int], order: tuple[str, ...], resource: str,
+                     assumed: dict[o.FR, int]) -> tuple[dict[str, tuple[str, int, int, int]] | None, list[str]]:
+        """findFlavorForPodSets: the best flavor of the resource's group for all the group's resources (`order`:
+        the requested resources in resource_order)."""
         cq = self.cq
-        group = cq.rg_of(resource)
+        group = cq.group_of.get(resource)
         if group is None:
             return None, [f"resource {resource} unavailable in ClusterQueue"]
-        wanted = sorted((r for r in requests if r in group.covered), key=resource_order)
+        covered = group.covered
+        wanted = [r for r in order if r in covered]
         reasons: list[str] = []
         best: dict[str, tuple[str, int, int]] | None = None
         best_mode = (G_NO_FIT, 1 << 62)
@@ -232,15 +245,15 @@ class FlavorAssigner:
     def _fits(self, fr: o.FR, assumed: int, request: int) -> tuple[int, int, list[str]]:
         """fitsResourceQuota."""
         cq, (flavor, resource) = self.cq, fr
-        avail = o.available(cq, fr)
-        capacity = o.potential_available(cq, fr)
         value = assumed + request
+        capacity = o.potential_available(cq, fr)
         if value > capacity:
             return G_NO_FIT, 0, [
                 f"insufficient quota for {resource} in flavor {flavor}, previously considered podsets requests "
                 f"({quantity_string(resource, assumed)}) + current podset request "
                 f"({quantity_string(resource, request)}) > maximum capacity ({quantity_string(resource, capacity)})"]
         borrow, may_reclaim = o.lowest_subtree_height(cq, fr, value)
+        avail = o.available(cq, fr)
         if value <= avail:
             return G_FIT, borrow, []
         why = [f"insufficient unused quota for {resource} in flavor {flavor}, "
@@ -248,6 +261,6 @@ class FlavorAssigner:
         can_preempt_borrowing = (cq.borrow_within_cohort != o.NEVER
                                  or (self.fair and cq.reclaim_within_cohort != o.NEVER))
         if o.nominal(cq, fr) >= value or may_reclaim or can_preempt_borrowing:
-            gmode, borrow_after = self.oracle(cq, self.info, fr, value)
+            gmode, borrow_after = self.oracle(cq, self.info, fr, value, avail)
             return gmode, borrow_after, why
         return G_NO_FIT, borrow, why

@@ -17,7 +17,7 @@ from typing import Any
 from cdk_app.simulate.kueue import fair_sharing as fs
 from cdk_app.simulate.kueue import objects as o
 from cdk_app.simulate.kueue.api import Decision, NotSettled, Workload, cycle_bound
-from cdk_app.simulate.kueue.flavors import NO_FIT, PREEMPT, Assignment, FlavorAssigner
+from cdk_app.simulate.kueue.flavors import G_NO_CANDIDATES, NO_FIT, PREEMPT, Assignment, FlavorAssigner
 from cdk_app.simulate.kueue.preemption import HUMAN_REASONS, Admitted, Preemption, Preemptor, Target
 from cdk_app.simulate.kueue.queues import (
     FAILED_AFTER_NOMINATION,
@@ -43,6 +43,7 @@ class Entry:
     cq: o.ClusterQueue
     assignment: Assignment
     targets: list[Target]
+    mode: int  # the assignment's mode (flavors.NO_FIT, PREEMPT or FIT)
     requeue: str = ""
     status: str = ""  # "", "skipped", "assumed"
     message: str = ""
@@ -66,6 +67,7 @@ class KueueScheduler:
         self.fair = fair is not None and fair.get("enable", True) is not False
         strategies = tuple((fair or {}).get("preemptionStrategies") or ())
         self.queues = {name: Queue(name) for name in sorted(self.cqs)}
+        self.queue_list = list(self.queues.values())  # in name order, as the cycle pops their heads
         self.admitted: dict[str, dict[str, Admitted]] = {name: {} for name in self.cqs}
         self.where: dict[str, str] = {}  # admitted key -> ClusterQueue
         self.pending_info: dict[str, Info] = {}
@@ -120,7 +122,7 @@ class KueueScheduler:
             now = at + n * interval
             if self.cycle:
                 self.between_cycles()
-            if not any(q.has_active() for q in self.queues.values()):
+            if not any(q.active_count for q in self.queue_list):
                 break
             made = self.run_cycle(now)
             decisions.extend(made)
@@ -178,8 +180,11 @@ class KueueScheduler:
     def _requeue_cohort(self, cq: o.ClusterQueue) -> None:
         """QueueAssociatedInadmissibleWorkloadsAfter: a change in a cohort requeues every parked workload of
         its tree (of the ClusterQueue alone without a cohort)."""
+        queues = self.queues
         for member in (cq.parent.children if cq.parent is not None else [cq]):
-            self.queues[member.name].requeue_inadmissible()
+            queue = queues[member.name]
+            if queue.with_parked or queue.bulk_moved:  # otherwise requeue_inadmissible has nothing to do
+                queue.requeue_inadmissible()
 
     def between_cycles(self) -> None:
         """What happens between two cycles: issued evictions complete, the requeuer retries parked workloads."""
@@ -209,7 +214,7 @@ class KueueScheduler:
 
     def run_cycle(self, now: int) -> list[Decision]:
         self.cycle += 1
-        heads = [(name, info) for name, q in self.queues.items() if (info := q.pop()) is not None]
+        heads = [(q.name, q.pop()) for q in self.queue_list if q.active_count]
         heads.sort(key=lambda h: (h[1].workload.created, h[1].uid))
         entries = []
         for name, info in heads:
@@ -240,10 +245,11 @@ class KueueScheduler:
         assigner = FlavorAssigner(info, cq, self.flavors, self.fair, self._oracle, self.cycle)
         assignment = assigner.assign()
         targets: list[Target] = []
-        if assignment.mode() == PREEMPT:
+        mode = assignment.mode()
+        if mode == PREEMPT:
             targets = self.preemption.targets(self._preemptor(info, cq, assignment.usage,
                                                                assignment.frs_need_preemption()))
-        entry = Entry(info, cq, assignment, targets, message=assignment.message())
+        entry = Entry(info, cq, assignment, targets, mode, message=assignment.message())
         info.last = assignment.last
         return entry
 
@@ -251,7 +257,10 @@ class KueueScheduler:
         w = info.workload
         return Preemptor(w.key, cq, w.priority, w.created, usage, frs)
 
-    def _oracle(self, cq: o.ClusterQueue, info: Info, fr: o.FR, value: int) -> tuple[int, int]:
+    def _oracle(self, cq: o.ClusterQueue, info: Info, fr: o.FR, value: int, available: int) -> tuple[int, int]:
+        if self.preemption.surely_hopeless_one(cq, info.workload.priority, fr, value, available):
+            # what simulate answers when targets() finds none, without building the preemptor
+            return G_NO_CANDIDATES, o.lowest_subtree_height(cq, fr, value)[0]
         return self.preemption.simulate(self._preemptor(info, cq, {fr: value}, {fr}), fr, value)
 
     def _ordered(self, entries: list[Entry]) -> list[Entry]:
@@ -291,8 +300,7 @@ class KueueScheduler:
     def _process(self, e: Entry, now: int, preempted: dict[str, Target],
                  snapshot_only: list[tuple[o.ClusterQueue, dict[o.FR, int]]], decisions: list[Decision]) -> None:
         """processEntry."""
-        cq, mode, usage = e.cq, e.assignment.mode(), e.assignment.usage
-        fits = self._fits(cq, usage, preempted, e.targets)
+        cq, mode, usage = e.cq, e.mode, e.assignment.usage
         if mode == NO_FIT:
             e.requeue = REQUEUE_NO_FIT
             return
@@ -307,7 +315,7 @@ class KueueScheduler:
         if any(t.workload.key in preempted for t in e.targets):
             e.status, e.message = "skipped", OVERLAPPING
             return
-        if not fits:
+        if not self._fits(cq, usage, preempted, e.targets):
             e.status, e.message = "skipped", NO_LONGER_FITS
             return
         for t in e.targets:
