@@ -107,8 +107,10 @@ class Assignment:
         return {ps.name: {res: f[0] for res, f in ps.flavors.items()} for ps in self.pod_sets}
 
 
-# SimulatePreemption(cq, info, fr, quantity, available(cq, fr) now) -> (granular mode, borrow after preemptions)
-Oracle = Callable[[o.ClusterQueue, Info, o.FR, int, int], tuple[int, int]]
+# SimulatePreemption(cq, info, fr, quantity) -> (granular mode, borrow after preemptions)
+Oracle = Callable[[o.ClusterQueue, Info, o.FR, int], tuple[int, int]]
+# Whether that simulation is sure to find no targets (cq, info, fr, quantity, available(cq, fr) now): a cheap bound
+Hopeless = Callable[[o.ClusterQueue, Info, o.FR, int, int], bool]
 
 
 def _preferred(a: tuple[int, int], b: tuple[int, int]) -> bool:
@@ -147,9 +149,27 @@ def _flavor_mismatch(flavor: o.Flavor | None, name: str, selector: Mapping[str, 
 
 class FlavorAssigner:
     def __init__(self, info: Info, cq: o.ClusterQueue, flavors: Mapping[str, o.Flavor], fair_sharing: bool,
-                 oracle: Oracle, cycle: int) -> None:
-        self.info, self.cq, self.flavors, self.fair, self.oracle, self.cycle = \
-            info, cq, flavors, fair_sharing, oracle, cycle
+                 oracle: Oracle, hopeless: Hopeless, cycle: int) -> None:
+        self.info, self.cq, self.flavors, self.fair, self.oracle, self.hopeless, self.cycle = \
+            info, cq, flavors, fair_sharing, oracle, hopeless, cycle
+        # preemption simulations not run yet (pod set index, flavor resource, quantity): see resolve()
+        self.deferred: list[tuple[int, o.FR, int]] = []
+
+    def resolve(self, result: Assignment) -> None:
+        """Runs the deferred preemption simulations against the snapshot assign() saw and puts their borrowing
+        levels in place of the provisional ones. A simulation is deferred only where its flavor is the last its
+        group can try: its mode is then Preempt whatever it finds, so only the borrowing level waits on it - which
+        the scheduler reads only for an entry that preempts or reserves capacity."""
+        for index, fr, value in self.deferred:
+            flavors = result.pod_sets[index].flavors
+            flavor, resource = fr
+            current = flavors.get(resource)
+            if current is None or current[0] != flavor:
+                continue
+            gmode, borrow = self.oracle(self.cq, self.info, fr, value)
+            flavors[resource] = (flavor, _TO_MODE[gmode], borrow, current[3])
+        self.deferred = []
+        result.borrowing = max((f[2] for ps in result.pod_sets for f in ps.flavors.values()), default=0)
 
     def assign(self) -> Assignment:
         """assignFlavors: pod sets in order; the first that gets no flavor ends the assignment."""
@@ -213,6 +233,8 @@ class FlavorAssigner:
         last = self.info.last
         start = last.next_flavor(index, resource) if last is not None else 0
         selector = self.info.workload.node_selector
+        # the only flavor left to try: whatever a preemption simulation finds, this flavor is chosen in Preempt mode
+        defer = index if start == len(group.flavors) - 1 else None
         for idx in range(start, len(group.flavors)):
             attempted = idx
             name = group.flavors[idx]
@@ -224,7 +246,7 @@ class FlavorAssigner:
             rep = (G_FIT, 0)
             for res in wanted:
                 fr = (name, res)
-                gmode, borrow, why = self._fits(fr, assumed.get(fr, 0), requests[res])
+                gmode, borrow, why = self._fits(fr, assumed.get(fr, 0), requests[res], defer)
                 reasons.extend(why)
                 if _preferred(rep, (gmode, borrow)):
                     rep = (gmode, borrow)
@@ -242,8 +264,9 @@ class FlavorAssigner:
         out = {res: (f, m, b, tried) for res, (f, m, b) in best.items()}
         return out, ([] if best_mode[0] == G_FIT else reasons)
 
-    def _fits(self, fr: o.FR, assumed: int, request: int) -> tuple[int, int, list[str]]:
-        """fitsResourceQuota."""
+    def _fits(self, fr: o.FR, assumed: int, request: int, defer: int | None = None) -> tuple[int, int, list[str]]:
+        """fitsResourceQuota. `defer`: the pod set's index when a preemption simulation the bound does not settle
+        may wait for resolve() (answered meanwhile as Preempt with the borrowing level before preemption)."""
         cq, (flavor, resource) = self.cq, fr
         value = assumed + request
         capacity = o.potential_available(cq, fr)
@@ -261,6 +284,11 @@ class FlavorAssigner:
         can_preempt_borrowing = (cq.borrow_within_cohort != o.NEVER
                                  or (self.fair and cq.reclaim_within_cohort != o.NEVER))
         if o.nominal(cq, fr) >= value or may_reclaim or can_preempt_borrowing:
-            gmode, borrow_after = self.oracle(cq, self.info, fr, value, avail)
+            if self.hopeless(cq, self.info, fr, value, avail):
+                return G_NO_CANDIDATES, borrow, why  # simulate's answer when it finds no targets
+            if defer is not None:
+                self.deferred.append((defer, fr, value))
+                return G_PREEMPT, borrow, why
+            gmode, borrow_after = self.oracle(cq, self.info, fr, value)
             return gmode, borrow_after, why
         return G_NO_FIT, borrow, why

@@ -17,7 +17,7 @@ from typing import Any
 from cdk_app.simulate.kueue import fair_sharing as fs
 from cdk_app.simulate.kueue import objects as o
 from cdk_app.simulate.kueue.api import Decision, NotSettled, Workload, cycle_bound
-from cdk_app.simulate.kueue.flavors import G_NO_CANDIDATES, NO_FIT, PREEMPT, Assignment, FlavorAssigner
+from cdk_app.simulate.kueue.flavors import NO_FIT, PREEMPT, Assignment, FlavorAssigner
 from cdk_app.simulate.kueue.preemption import HUMAN_REASONS, Admitted, Preemption, Preemptor, Target
 from cdk_app.simulate.kueue.queues import (
     FAILED_AFTER_NOMINATION,
@@ -242,13 +242,17 @@ class KueueScheduler:
         last = info.last
         if last is not None and self.cycle - last.cycle > 1 and cq.generation > last.generation:
             info.last = None  # lastAssignmentOutdated
-        assigner = FlavorAssigner(info, cq, self.flavors, self.fair, self._oracle, self.cycle)
+        assigner = FlavorAssigner(info, cq, self.flavors, self.fair, self._oracle, self._hopeless, self.cycle)
         assignment = assigner.assign()
         targets: list[Target] = []
         mode = assignment.mode()
         if mode == PREEMPT:
             targets = self.preemption.targets(self._preemptor(info, cq, assignment.usage,
                                                                assignment.frs_need_preemption()))
+            # the borrowing level orders the entries and sizes a reservation; an entry that neither preempts nor
+            # reserves (_process) changes nothing wherever it is ordered, so its deferred simulations never run
+            if assigner.deferred and (targets or cq.reclaim_within_cohort != o.ANY):
+                assigner.resolve(assignment)
         entry = Entry(info, cq, assignment, targets, mode, message=assignment.message())
         info.last = assignment.last
         return entry
@@ -257,11 +261,11 @@ class KueueScheduler:
         w = info.workload
         return Preemptor(w.key, cq, w.priority, w.created, usage, frs)
 
-    def _oracle(self, cq: o.ClusterQueue, info: Info, fr: o.FR, value: int, available: int) -> tuple[int, int]:
-        if self.preemption.surely_hopeless_one(cq, info.workload.priority, fr, value, available):
-            # what simulate answers when targets() finds none, without building the preemptor
-            return G_NO_CANDIDATES, o.lowest_subtree_height(cq, fr, value)[0]
+    def _oracle(self, cq: o.ClusterQueue, info: Info, fr: o.FR, value: int) -> tuple[int, int]:
         return self.preemption.simulate(self._preemptor(info, cq, {fr: value}, {fr}), fr, value)
+
+    def _hopeless(self, cq: o.ClusterQueue, info: Info, fr: o.FR, value: int, available: int) -> bool:
+        return self.preemption.surely_hopeless_one(cq, info.workload.priority, fr, value, available)
 
     def _ordered(self, entries: list[Entry]) -> list[Entry]:
         if not self.fair:
