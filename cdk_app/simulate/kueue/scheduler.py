@@ -61,6 +61,7 @@ class KueueScheduler:
         self.cqs: dict[str, o.ClusterQueue] = {cq.name: cq for cq, _ in read}
         self.local_queues = {f"{lq['metadata'].get('namespace', '')}/{lq['metadata']['name']}":
                              lq["spec"]["clusterQueue"] for lq in setup.get("localQueues") or []}
+        self.namespace_matches: dict[tuple[str, str], bool] = {}  # (ClusterQueue, namespace) -> selector matches
         self.namespace_labels = {ns["metadata"]["name"]: dict(ns["metadata"].get("labels") or {})
                                  for ns in setup.get("namespaces") or []}
         fair = setup.get("fairSharing")
@@ -217,10 +218,15 @@ class KueueScheduler:
         heads = [(q.name, q.pop()) for q in self.queue_list if q.active_count]
         heads.sort(key=lambda h: (h[1].workload.created, h[1].uid))
         entries = []
+        matches = self.namespace_matches
         for name, info in heads:
             cq = self.cqs[name]
             namespace = info.key.split("/", 1)[0]
-            if o.selector_matches(cq.namespace_selector, self.namespace_labels.get(namespace, {})):
+            match = matches.get((name, namespace))
+            if match is None:  # selectors and namespace labels are fixed: each pair is decided once
+                match = matches[name, namespace] = o.selector_matches(cq.namespace_selector,
+                                                                      self.namespace_labels.get(namespace, {}))
+            if match:
                 entries.append(self._nominate(cq, info))
             else:
                 # nominate: ValidateAdmissibility fails, the workload is parked without a flavor assignment
