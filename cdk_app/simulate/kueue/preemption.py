@@ -417,9 +417,7 @@ class Preemption:
                 continue
             while ordering.has(target_cq):
                 w = ordering.pop(target_cq)
-                o.remove_usage(target_cq, w.usage)
-                target_new = fs.drs(target_cq)
-                o.add_usage(target_cq, w.usage)
+                target_new = fs.drs_without(target_cq, w.usage)
                 if strategy(preemptor_share, target_old, target_new):
                     self.remove(w)
                     targets.append(Target(w, IN_COHORT_FAIR_SHARING))
