@@ -154,6 +154,8 @@ class FlavorAssigner:
             info, cq, flavors, fair_sharing, oracle, hopeless, cycle
         # preemption simulations not run yet (pod set index, flavor resource, quantity): see resolve()
         self.deferred: list[tuple[int, o.FR, int]] = []
+        # the flavor resources whose one-resource simulation the hopeless bound settled
+        self.hopeless_frs: list[o.FR] = []
 
     def resolve(self, result: Assignment) -> None:
         """Runs the deferred preemption simulations against the snapshot assign() saw and puts their borrowing
@@ -285,6 +287,7 @@ class FlavorAssigner:
                                  or (self.fair and cq.reclaim_within_cohort != o.NEVER))
         if o.nominal(cq, fr) >= value or may_reclaim or can_preempt_borrowing:
             if self.hopeless(cq, self.info, fr, value, avail):
+                self.hopeless_frs.append(fr)
                 return G_NO_CANDIDATES, borrow, why  # simulate's answer when it finds no targets
             if defer is not None:
                 self.deferred.append((defer, fr, value))

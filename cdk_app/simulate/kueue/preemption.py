@@ -114,6 +114,25 @@ class Preemption:
         building the preemptor."""
         return self._bounded(cq) and self._surely_hopeless_one(cq, priority, fr, value, self.fair, available)
 
+    @staticmethod
+    def hopeless_as(p: Preemptor, fr: o.FR) -> bool:
+        """Whether p is surely hopeless because a one-resource preemptor of the same workload, for fr in p.frs
+        with at most p.usage[fr], was (surely_hopeless_one, on this snapshot): so when fr's borrowers are all the
+        queues the candidates may come from. Then the multi-resource bound's terms for fr are the one-resource
+        ones - own and other queues' candidates, room, with a value at least as large - and they only grow with
+        the value and with more resources."""
+        cq = p.cq
+        cohort = cq.parent
+        if cohort is None or cq.reclaim_within_cohort == o.NEVER:
+            return True  # no other queue's candidates in either bound
+        borrowers = cohort.borrowers.get(fr, set())
+        for other in p.frs:
+            if other != fr:
+                extra = cohort.borrowers.get(other, set()) - borrowers
+                if extra and extra != {cq.name}:
+                    return False
+        return True
+
     def _surely_hopeless(self, p: Preemptor, fair: bool = False) -> bool:
         """Under the policies the HyperPod mapping writes: no classic attempt can fit even if every candidate
         left - the bound of _hopeless, from per-priority usage sums of the candidates' ClusterQueues (a superset of

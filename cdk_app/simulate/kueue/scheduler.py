@@ -253,8 +253,10 @@ class KueueScheduler:
         targets: list[Target] = []
         mode = assignment.mode()
         if mode == PREEMPT:
-            targets = self.preemption.targets(self._preemptor(info, cq, assignment.usage,
-                                                               assignment.frs_need_preemption()))
+            preemptor = self._preemptor(info, cq, assignment.usage, assignment.frs_need_preemption())
+            # targets() starts with the hopeless bound; a resource the bound settled alone may settle it already
+            if not any(fr in preemptor.frs and Preemption.hopeless_as(preemptor, fr) for fr in assigner.hopeless_frs):
+                targets = self.preemption.targets(preemptor)
             # the borrowing level orders the entries and sizes a reservation; an entry that neither preempts nor
             # reserves (_process) changes nothing wherever it is ordered, so its deferred simulations never run
             if assigner.deferred and (targets or cq.reclaim_within_cohort != o.ANY):
