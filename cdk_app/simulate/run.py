@@ -32,12 +32,20 @@ def cluster_resources(config: KitConfig) -> dict[str, dict[str, int]]:
     return {itype: in_kueue_units(itype, amounts) for itype, amounts in cluster_capacity(config).items()}
 
 
-def pod_too_large(job: Job, config: KitConfig) -> str | None:
+def pod_too_large(job: Job, config: KitConfig, sizes: dict[str, dict[str, int]] | None = None) -> str | None:
     """Why no node could ever hold one of the job's pods (Kueue would admit it, holding the team's quota,
-    while its pods stay Pending), or None."""
+    while its pods stay Pending), or None. `sizes`: instance_resources per type, filled as types are met (a run
+    passes one dict for all its jobs)."""
+    sizes = {} if sizes is None else sizes
     types = [job.instance_type] if job.instance_type else sorted(cluster_resources(config))
     requests = job.workload.pod_sets[0].requests
-    fits = [t for t in types if all(amount <= instance_resources(t).get(res, 0) for res, amount in requests.items())]
+    fits = []
+    for t in types:
+        size = sizes.get(t)
+        if size is None:
+            size = sizes[t] = instance_resources(t)
+        if all(amount <= size.get(res, 0) for res, amount in requests.items()):
+            fits.append(t)
     if fits:
         return None
     where = job.instance_type or "any instance type of the cluster"
@@ -136,8 +144,9 @@ def simulate_environment(config: KitConfig, workloads: WorkloadFile, choices: Ch
     from cdk_app.simulate.kueue.scheduler import KueueScheduler
 
     findings, runnable, too_large = [], [], []
+    sizes: dict[str, dict[str, int]] = {}
     for job in workloads.jobs:
-        reason = pod_too_large(job, config)
+        reason = pod_too_large(job, config, sizes)
         if reason is None:
             runnable.append(job)
         else:

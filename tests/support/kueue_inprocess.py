@@ -188,7 +188,7 @@ def _preempt(scheduler: KueueScheduler, doc: dict[str, Any], preempted: dict[str
     targets = scheduler.preemption.targets(Preemptor(workload.key, cq, workload.priority, workload.created,
                                                      assignment.usage, assignment.frs_need_preemption()))
     from cdk_app.simulate.kueue.scheduler import Entry
-    entry = Entry(info, cq, assignment, targets)
+    entry = Entry(info, cq, assignment, targets, assignment.mode())
     decisions: list[Any] = []
     scheduler._issue(entry, seconds(doc.get("now") or DEFAULT_NOW), decisions)
     for d in decisions:

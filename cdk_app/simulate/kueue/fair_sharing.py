@@ -63,7 +63,13 @@ def drs(cq: o.ClusterQueue) -> DRS:
     return share
 
 
-def _drs(cq: o.ClusterQueue) -> DRS:
+def drs_without(cq: o.ClusterQueue, usage: Mapping[o.FR, int]) -> DRS:
+    """The share the ClusterQueue would have with `usage` (an admitted workload's) gone: what removing the
+    workload and asking drs() answers, without touching the snapshot."""
+    return _drs(cq, usage)
+
+
+def _drs(cq: o.ClusterQueue, without: Mapping[o.FR, int] | None = None) -> DRS:
     parent = cq.parent
     if parent is None:
         return DRS(cq.fair_weight, 0.0)
@@ -72,6 +78,8 @@ def _drs(cq: o.ClusterQueue) -> DRS:
     usage = cq.usage
     for fr, quota in cq.subtree.items():
         over = usage.get(fr, 0) - quota
+        if without is not None:
+            over -= without.get(fr, 0)
         if over > 0:
             borrowing[fr[1]] = borrowing.get(fr[1], 0) + over
             borrowed.append(fr)

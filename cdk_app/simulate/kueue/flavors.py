@@ -27,6 +27,7 @@ def fnv1a64(text: str) -> int:
 
 
 _ORDER: dict[str, tuple[int, str]] = {}
+_IN_ORDER: dict[tuple[str, ...], tuple[str, ...]] = {}
 
 
 def resource_order(name: str) -> tuple[int, str]:
@@ -35,6 +36,14 @@ def resource_order(name: str) -> tuple[int, str]:
     if key is None:
         key = _ORDER[name] = (fnv1a64(name), name)
     return key
+
+
+def in_resource_order(names: tuple[str, ...]) -> tuple[str, ...]:
+    """The names sorted by resource_order (kept per set of names: a few pod set shapes make every nomination)."""
+    ordered = _IN_ORDER.get(names)
+    if ordered is None:
+        ordered = _IN_ORDER[names] = tuple(sorted(names, key=resource_order))
+    return ordered
 
 
 def quantity_string(resource: str, value: int) -> str:
@@ -100,6 +109,8 @@ class Assignment:
 
 # SimulatePreemption(cq, info, fr, quantity) -> (granular mode, borrow after preemptions)
 Oracle = Callable[[o.ClusterQueue, Info, o.FR, int], tuple[int, int]]
+# Whether that simulation is sure to find no targets (cq, info, fr, quantity, available(cq, fr) now): a cheap bound
+Hopeless = Callable[[o.ClusterQueue, Info, o.FR, int, int], bool]
 
 
 def _preferred(a: tuple[int, int], b: tuple[int, int]) -> bool:
@@ -138,15 +149,36 @@ def _flavor_mismatch(flavor: o.Flavor | None, name: str, selector: Mapping[str, 
 
 class FlavorAssigner:
     def __init__(self, info: Info, cq: o.ClusterQueue, flavors: Mapping[str, o.Flavor], fair_sharing: bool,
-                 oracle: Oracle, cycle: int) -> None:
-        self.info, self.cq, self.flavors, self.fair, self.oracle, self.cycle = \
-            info, cq, flavors, fair_sharing, oracle, cycle
+                 oracle: Oracle, hopeless: Hopeless, cycle: int) -> None:
+        self.info, self.cq, self.flavors, self.fair, self.oracle, self.hopeless, self.cycle = \
+            info, cq, flavors, fair_sharing, oracle, hopeless, cycle
+        # preemption simulations not run yet (pod set index, flavor resource, quantity): see resolve()
+        self.deferred: list[tuple[int, o.FR, int]] = []
+        # the flavor resources whose one-resource simulation the hopeless bound settled
+        self.hopeless_frs: list[o.FR] = []
+
+    def resolve(self, result: Assignment) -> None:
+        """Runs the deferred preemption simulations against the snapshot assign() saw and puts their borrowing
+        levels in place of the provisional ones. A simulation is deferred only where its flavor is the last its
+        group can try: its mode is then Preempt whatever it finds, so only the borrowing level waits on it - which
+        the scheduler reads only for an entry that preempts or reserves capacity."""
+        for index, fr, value in self.deferred:
+            flavors = result.pod_sets[index].flavors
+            flavor, resource = fr
+            current = flavors.get(resource)
+            if current is None or current[0] != flavor:
+                continue
+            gmode, borrow = self.oracle(self.cq, self.info, fr, value)
+            flavors[resource] = (flavor, _TO_MODE[gmode], borrow, current[3])
+        self.deferred = []
+        result.borrowing = max((f[2] for ps in result.pod_sets for f in ps.flavors.values()), default=0)
 
     def assign(self) -> Assignment:
         """assignFlavors: pod sets in order; the first that gets no flavor ends the assignment."""
         cq, info = self.cq, self.info
         result = Assignment(last=LastState([], cq.generation, self.cycle))
-        pods_covered = cq.rg_of("pods") is not None
+        group_of = cq.group_of
+        pods_covered = "pods" in group_of
         for index, (spec, totals) in enumerate(zip(info.workload.pod_sets, info.totals, strict=True)):
             requests = dict(totals)
             if pods_covered:
@@ -154,12 +186,13 @@ class FlavorAssigner:
             ps = PodSetAssignment(spec.name, spec.count, requests)
             group: dict[str, tuple[str, int, int, int]] | None = {}
             reasons: list[str] = []
-            for resource in sorted(requests, key=resource_order):
-                if cq.rg_of(resource) is None and requests[resource] == 0:
+            order = in_resource_order(tuple(requests))
+            for resource in order:
+                if resource not in group_of and requests[resource] == 0:
                     continue
                 if group is not None and resource in group:
                     continue
-                found, status = self._find_flavor(index, requests, resource, result.usage)
+                found, status = self._find_flavor(index, requests, order, resource, result.usage)
                 if found is None:
                     group, reasons = None, status
                     break
@@ -185,14 +218,16 @@ class FlavorAssigner:
         assert result.last is not None
         result.last.tried.append(tried)
 
-    def _find_flavor(self, index: int, requests: dict[str, int], resource: str, assumed: dict[o.FR, int]
-                     ) -> tuple[dict[str, tuple[str, int, int, int]] | None, list[str]]:
-        """findFlavorForPodSets: the best flavor of the resource's group for all the group's resources."""
+    def _find_flavor(self, index: int, requests: dict[str, int], order: tuple[str, ...], resource: str,
+                     assumed: dict[o.FR, int]) -> tuple[dict[str, tuple[str, int, int, int]] | None, list[str]]:
+        """findFlavorForPodSets: the best flavor of the resource's group for all the group's resources (`order`:
+        the requested resources in resource_order)."""
         cq = self.cq
-        group = cq.rg_of(resource)
+        group = cq.group_of.get(resource)
         if group is None:
             return None, [f"resource {resource} unavailable in ClusterQueue"]
-        wanted = sorted((r for r in requests if r in group.covered), key=resource_order)
+        covered = group.covered
+        wanted = [r for r in order if r in covered]
         reasons: list[str] = []
         best: dict[str, tuple[str, int, int]] | None = None
         best_mode = (G_NO_FIT, 1 << 62)
@@ -200,6 +235,8 @@ class FlavorAssigner:
         last = self.info.last
         start = last.next_flavor(index, resource) if last is not None else 0
         selector = self.info.workload.node_selector
+        # the only flavor left to try: whatever a preemption simulation finds, this flavor is chosen in Preempt mode
+        defer = index if start == len(group.flavors) - 1 else None
         for idx in range(start, len(group.flavors)):
             attempted = idx
             name = group.flavors[idx]
@@ -211,7 +248,7 @@ class FlavorAssigner:
             rep = (G_FIT, 0)
             for res in wanted:
                 fr = (name, res)
-                gmode, borrow, why = self._fits(fr, assumed.get(fr, 0), requests[res])
+                gmode, borrow, why = self._fits(fr, assumed.get(fr, 0), requests[res], defer)
                 reasons.extend(why)
                 if _preferred(rep, (gmode, borrow)):
                     rep = (gmode, borrow)
@@ -229,18 +266,19 @@ class FlavorAssigner:
         out = {res: (f, m, b, tried) for res, (f, m, b) in best.items()}
         return out, ([] if best_mode[0] == G_FIT else reasons)
 
-    def _fits(self, fr: o.FR, assumed: int, request: int) -> tuple[int, int, list[str]]:
-        """fitsResourceQuota."""
+    def _fits(self, fr: o.FR, assumed: int, request: int, defer: int | None = None) -> tuple[int, int, list[str]]:
+        """fitsResourceQuota. `defer`: the pod set's index when a preemption simulation the bound does not settle
+        may wait for resolve() (answered meanwhile as Preempt with the borrowing level before preemption)."""
         cq, (flavor, resource) = self.cq, fr
-        avail = o.available(cq, fr)
-        capacity = o.potential_available(cq, fr)
         value = assumed + request
+        capacity = o.potential_available(cq, fr)
         if value > capacity:
             return G_NO_FIT, 0, [
                 f"insufficient quota for {resource} in flavor {flavor}, previously considered podsets requests "
                 f"({quantity_string(resource, assumed)}) + current podset request "
                 f"({quantity_string(resource, request)}) > maximum capacity ({quantity_string(resource, capacity)})"]
         borrow, may_reclaim = o.lowest_subtree_height(cq, fr, value)
+        avail = o.available(cq, fr)
         if value <= avail:
             return G_FIT, borrow, []
         why = [f"insufficient unused quota for {resource} in flavor {flavor}, "
@@ -248,6 +286,12 @@ class FlavorAssigner:
         can_preempt_borrowing = (cq.borrow_within_cohort != o.NEVER
                                  or (self.fair and cq.reclaim_within_cohort != o.NEVER))
         if o.nominal(cq, fr) >= value or may_reclaim or can_preempt_borrowing:
+            if self.hopeless(cq, self.info, fr, value, avail):
+                self.hopeless_frs.append(fr)
+                return G_NO_CANDIDATES, borrow, why  # simulate's answer when it finds no targets
+            if defer is not None:
+                self.deferred.append((defer, fr, value))
+                return G_PREEMPT, borrow, why
             gmode, borrow_after = self.oracle(cq, self.info, fr, value)
             return gmode, borrow_after, why
         return G_NO_FIT, borrow, why

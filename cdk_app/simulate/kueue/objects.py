@@ -98,12 +98,21 @@ class ClusterQueue(Node):
     by_priority: dict[FR, dict[int, int]] = field(default_factory=dict)
     # the flavor resources it uses above its nominal quota of them (its memberships of Cohort.borrowers)
     borrowing_on: set[FR] = field(default_factory=set)
+    # resource name -> the first resource group covering it (rg_of without a scan per nomination)
+    group_of: dict[str, ResourceGroup] = field(init=False, default_factory=dict)
+    # potential_available's answers (quotas are fixed once the cohorts are built)
+    potential: dict[FR, int] = field(init=False, default_factory=dict)
+    # available's answers while the cohort's version is avail_at (a nomination asks the same several times)
+    avail_memo: dict[FR, int] = field(init=False, default_factory=dict)
+    avail_at: int = field(init=False, default=-1)
+
+    def __post_init__(self) -> None:
+        for group in reversed(self.resource_groups):
+            for resource in group.covered:
+                self.group_of[resource] = group
 
     def rg_of(self, resource: str) -> ResourceGroup | None:
-        for group in self.resource_groups:
-            if resource in group.covered:
-                return group
-        return None
+        return self.group_of.get(resource)
 
 
 @dataclass(slots=True)
@@ -118,6 +127,8 @@ class Cohort(Node):
     # preemption bound reads it without a pass over the borrowing ClusterQueues (kept by _track and
     # preemption.Preemption.admitted_changed)
     borrowed_by_priority: dict[FR, dict[FR, dict[int, int]]] = field(default_factory=dict)
+    # bumped on every usage change of the cohort or a member (what keeps ClusterQueue.avail_memo valid)
+    version: int = 0
 
 
 # ---------------------------------------------------------------- quota arithmetic (resource_node.go)
@@ -134,20 +145,39 @@ def available(cq: ClusterQueue, fr: FR) -> int:
     parent = cq.parent
     if parent is None:
         return max(0, cq.subtree.get(fr, 0) - used)
+    memo = cq.avail_memo
+    if cq.avail_at != parent.version:
+        cq.avail_at = parent.version
+        memo.clear()
+    else:
+        known = memo.get(fr)
+        if known is not None:
+            return known
     parent_available = parent.subtree.get(fr, 0) - parent.usage.get(fr, 0)
     quota = cq.quotas.get(fr)
     if quota is None:
-        return max(0, max(0, -used) + parent_available)
-    lq = 0 if quota.lending_limit is None else max(0, cq.subtree.get(fr, 0) - quota.lending_limit)
-    if quota.borrowing_limit is not None:
-        stored = cq.subtree.get(fr, 0) - lq
-        used_in_parent = max(0, used - lq)
-        parent_available = min(stored - used_in_parent + quota.borrowing_limit, parent_available)
-    return max(0, max(0, lq - used) + parent_available)
+        value = max(0, max(0, -used) + parent_available)
+    else:
+        lq = 0 if quota.lending_limit is None else max(0, cq.subtree.get(fr, 0) - quota.lending_limit)
+        if quota.borrowing_limit is not None:
+            stored = cq.subtree.get(fr, 0) - lq
+            used_in_parent = max(0, used - lq)
+            parent_available = min(stored - used_in_parent + quota.borrowing_limit, parent_available)
+        value = max(0, max(0, lq - used) + parent_available)
+    memo[fr] = value
+    return value
 
 
 def potential_available(cq: ClusterQueue, fr: FR) -> int:
-    """potentialAvailable: the most the ClusterQueue could ever use of fr (borrowing limit respected)."""
+    """potentialAvailable: the most the ClusterQueue could ever use of fr (borrowing limit respected). Quotas do
+    not change while the scheduler runs, so each answer is kept."""
+    known = cq.potential.get(fr)
+    if known is None:
+        known = cq.potential[fr] = _potential_available(cq, fr)
+    return known
+
+
+def _potential_available(cq: ClusterQueue, fr: FR) -> int:
     parent = cq.parent
     if parent is None:
         return cq.subtree.get(fr, 0)
@@ -162,6 +192,8 @@ def add_usage(cq: ClusterQueue, usage: Mapping[FR, int]) -> None:
     """addUsage: what exceeds the locally kept quota is stored in the cohort."""
     parent = cq.parent
     cq.version += 1
+    if parent is not None:
+        parent.version += 1
     for fr, value in usage.items():
         free_locally = local_available(cq, fr)
         used = cq.usage[fr] = cq.usage.get(fr, 0) + value
@@ -174,6 +206,8 @@ def add_usage(cq: ClusterQueue, usage: Mapping[FR, int]) -> None:
 def remove_usage(cq: ClusterQueue, usage: Mapping[FR, int]) -> None:
     parent = cq.parent
     cq.version += 1
+    if parent is not None:
+        parent.version += 1
     for fr, value in usage.items():
         stored = cq.usage.get(fr, 0) - cq.local_quota(fr)
         used = cq.usage[fr] = cq.usage.get(fr, 0) - value

@@ -102,18 +102,48 @@ class Preemption:
     def _usage_below(self, cq_name: str, fr: o.FR, policy: str, priority: int) -> int:
         return self._below(self.cqs[cq_name].by_priority.get(fr, {}), policy, priority)
 
+    @staticmethod
+    def _bounded(cq: o.ClusterQueue) -> bool:
+        """Whether the ClusterQueue's policies are those the HyperPod mapping writes, which the bound covers."""
+        return cq.borrow_within_cohort == o.NEVER and cq.within_cluster_queue in (o.NEVER, o.LOWER_PRIORITY) \
+            and cq.reclaim_within_cohort in (o.NEVER, o.LOWER_PRIORITY, o.ANY)
+
+    def surely_hopeless_one(self, cq: o.ClusterQueue, priority: int, fr: o.FR, value: int, available: int) -> bool:
+        """Whether simulating a preemptor of `value` of one flavor resource (the flavor assigner's question) is
+        sure to find no targets, given available(cq, fr) as it stands: the check targets() makes first, without
+        building the preemptor."""
+        return self._bounded(cq) and self._surely_hopeless_one(cq, priority, fr, value, self.fair, available)
+
+    @staticmethod
+    def hopeless_as(p: Preemptor, fr: o.FR) -> bool:
+        """Whether p is surely hopeless because a one-resource preemptor of the same workload, for fr in p.frs
+        with at most p.usage[fr], was (surely_hopeless_one, on this snapshot): so when fr's borrowers are all the
+        queues the candidates may come from. Then the multi-resource bound's terms for fr are the one-resource
+        ones - own and other queues' candidates, room, with a value at least as large - and they only grow with
+        the value and with more resources."""
+        cq = p.cq
+        cohort = cq.parent
+        if cohort is None or cq.reclaim_within_cohort == o.NEVER:
+            return True  # no other queue's candidates in either bound
+        borrowers = cohort.borrowers.get(fr, set())
+        for other in p.frs:
+            if other != fr:
+                extra = cohort.borrowers.get(other, set()) - borrowers
+                if extra and extra != {cq.name}:
+                    return False
+        return True
+
     def _surely_hopeless(self, p: Preemptor, fair: bool = False) -> bool:
         """Under the policies the HyperPod mapping writes: no classic attempt can fit even if every candidate
         left - the bound of _hopeless, from per-priority usage sums of the candidates' ClusterQueues (a superset of
         the candidates) instead of the candidates themselves, so that a hopeless simulation costs no scan."""
         cq = p.cq
-        if cq.borrow_within_cohort != o.NEVER or cq.within_cluster_queue not in (o.NEVER, o.LOWER_PRIORITY) \
-                or cq.reclaim_within_cohort not in (o.NEVER, o.LOWER_PRIORITY, o.ANY):
+        if not self._bounded(cq):
             return False
         if len(p.usage) == 1 and len(p.frs) == 1:
             fr, value = next(iter(p.usage.items()))
             if fr in p.frs:
-                return self._surely_hopeless_one(p, fr, value, fair)
+                return self._surely_hopeless_one(cq, p.priority, fr, value, fair, o.available(cq, fr))
         cohort, policy, priority, below = cq.parent, cq.reclaim_within_cohort, p.priority, self._below
         summed: dict[o.FR, dict[int, int]] = {}
         borrowers: set[str] = set()
@@ -147,16 +177,20 @@ class Preemption:
             borrowing_hopeless |= value > room + (others if advantage or fair else 0)
             quota = quotas.get(fr)
             strict_hopeless |= value > room + others or (quota.nominal if quota else 0) < usage.get(fr, 0) - own + value
-        # fair sharing makes one attempt, borrowing allowed and every candidate usable
-        return borrowing_hopeless and (fair or strict_hopeless)
+            # fair sharing makes one attempt, borrowing allowed and every candidate usable; the terms only grow
+            # with more resources, so the answer is known once both hold
+            if borrowing_hopeless and (fair or strict_hopeless):
+                return True
+        return False
 
-    def _surely_hopeless_one(self, p: Preemptor, fr: o.FR, value: int, fair: bool) -> bool:
+    def _surely_hopeless_one(self, cq: o.ClusterQueue, priority: int, fr: o.FR, value: int, fair: bool,
+                             available: int) -> bool:
         """_surely_hopeless for a preemptor of one flavor resource (every simulation the flavor assigner asks
         for): the same terms, computed only as far as the answer needs them."""
-        cq, priority, below = p.cq, p.priority, self._below
+        below = self._below
         per_priority = cq.by_priority.get(fr, {})
         own = 0 if cq.within_cluster_queue == o.NEVER else below(per_priority, o.LOWER_PRIORITY, priority)
-        room = o.available(cq, fr) + own
+        room = available + own
         used = cq.usage.get(fr, 0)
         quota = cq.quotas.get(fr)
         nominal = quota.nominal if quota else 0
@@ -402,9 +436,7 @@ class Preemption:
                 continue
             while ordering.has(target_cq):
                 w = ordering.pop(target_cq)
-                o.remove_usage(target_cq, w.usage)
-                target_new = fs.drs(target_cq)
-                o.add_usage(target_cq, w.usage)
+                target_new = fs.drs_without(target_cq, w.usage)
                 if strategy(preemptor_share, target_old, target_new):
                     self.remove(w)
                     targets.append(Target(w, IN_COHORT_FAIR_SHARING))

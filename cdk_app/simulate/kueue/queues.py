@@ -234,7 +234,10 @@ class Queue:
 
     def requeue_inadmissible(self) -> None:
         """queueInadmissibleWorkloads: all parked workloads back to the heap, the bulk-move record cleared."""
-        self.bulk_moved.clear()
+        if self.bulk_moved:
+            self.bulk_moved.clear()
+        if not self.with_parked:
+            return  # nothing parked: the common case for most queues of a cohort when one of them changes
         with_parked, self.with_parked = self.with_parked, {}
         for shape in with_parked.values():
             if not shape.parked:

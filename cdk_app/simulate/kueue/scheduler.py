@@ -43,6 +43,7 @@ class Entry:
     cq: o.ClusterQueue
     assignment: Assignment
     targets: list[Target]
+    mode: int  # the assignment's mode (flavors.NO_FIT, PREEMPT or FIT)
     requeue: str = ""
     status: str = ""  # "", "skipped", "assumed"
     message: str = ""
@@ -60,12 +61,14 @@ class KueueScheduler:
         self.cqs: dict[str, o.ClusterQueue] = {cq.name: cq for cq, _ in read}
         self.local_queues = {f"{lq['metadata'].get('namespace', '')}/{lq['metadata']['name']}":
                              lq["spec"]["clusterQueue"] for lq in setup.get("localQueues") or []}
+        self.namespace_matches: dict[tuple[str, str], bool] = {}  # (ClusterQueue, namespace) -> selector matches
         self.namespace_labels = {ns["metadata"]["name"]: dict(ns["metadata"].get("labels") or {})
                                  for ns in setup.get("namespaces") or []}
         fair = setup.get("fairSharing")
         self.fair = fair is not None and fair.get("enable", True) is not False
         strategies = tuple((fair or {}).get("preemptionStrategies") or ())
         self.queues = {name: Queue(name) for name in sorted(self.cqs)}
+        self.queue_list = list(self.queues.values())  # in name order, as the cycle pops their heads
         self.admitted: dict[str, dict[str, Admitted]] = {name: {} for name in self.cqs}
         self.where: dict[str, str] = {}  # admitted key -> ClusterQueue
         self.pending_info: dict[str, Info] = {}
@@ -120,7 +123,7 @@ class KueueScheduler:
             now = at + n * interval
             if self.cycle:
                 self.between_cycles()
-            if not any(q.has_active() for q in self.queues.values()):
+            if not any(q.active_count for q in self.queue_list):
                 break
             made = self.run_cycle(now)
             decisions.extend(made)
@@ -178,8 +181,11 @@ class KueueScheduler:
     def _requeue_cohort(self, cq: o.ClusterQueue) -> None:
         """QueueAssociatedInadmissibleWorkloadsAfter: a change in a cohort requeues every parked workload of
         its tree (of the ClusterQueue alone without a cohort)."""
+        queues = self.queues
         for member in (cq.parent.children if cq.parent is not None else [cq]):
-            self.queues[member.name].requeue_inadmissible()
+            queue = queues[member.name]
+            if queue.with_parked or queue.bulk_moved:  # otherwise requeue_inadmissible has nothing to do
+                queue.requeue_inadmissible()
 
     def between_cycles(self) -> None:
         """What happens between two cycles: issued evictions complete, the requeuer retries parked workloads."""
@@ -209,13 +215,18 @@ class KueueScheduler:
 
     def run_cycle(self, now: int) -> list[Decision]:
         self.cycle += 1
-        heads = [(name, info) for name, q in self.queues.items() if (info := q.pop()) is not None]
+        heads = [(q.name, q.pop()) for q in self.queue_list if q.active_count]
         heads.sort(key=lambda h: (h[1].workload.created, h[1].uid))
         entries = []
+        matches = self.namespace_matches
         for name, info in heads:
             cq = self.cqs[name]
             namespace = info.key.split("/", 1)[0]
-            if o.selector_matches(cq.namespace_selector, self.namespace_labels.get(namespace, {})):
+            match = matches.get((name, namespace))
+            if match is None:  # selectors and namespace labels are fixed: each pair is decided once
+                match = matches[name, namespace] = o.selector_matches(cq.namespace_selector,
+                                                                      self.namespace_labels.get(namespace, {}))
+            if match:
                 entries.append(self._nominate(cq, info))
             else:
                 # nominate: ValidateAdmissibility fails, the workload is parked without a flavor assignment
@@ -237,13 +248,20 @@ class KueueScheduler:
         last = info.last
         if last is not None and self.cycle - last.cycle > 1 and cq.generation > last.generation:
             info.last = None  # lastAssignmentOutdated
-        assigner = FlavorAssigner(info, cq, self.flavors, self.fair, self._oracle, self.cycle)
+        assigner = FlavorAssigner(info, cq, self.flavors, self.fair, self._oracle, self._hopeless, self.cycle)
         assignment = assigner.assign()
         targets: list[Target] = []
-        if assignment.mode() == PREEMPT:
-            targets = self.preemption.targets(self._preemptor(info, cq, assignment.usage,
-                                                               assignment.frs_need_preemption()))
-        entry = Entry(info, cq, assignment, targets, message=assignment.message())
+        mode = assignment.mode()
+        if mode == PREEMPT:
+            preemptor = self._preemptor(info, cq, assignment.usage, assignment.frs_need_preemption())
+            # targets() starts with the hopeless bound; a resource the bound settled alone may settle it already
+            if not any(fr in preemptor.frs and Preemption.hopeless_as(preemptor, fr) for fr in assigner.hopeless_frs):
+                targets = self.preemption.targets(preemptor)
+            # the borrowing level orders the entries and sizes a reservation; an entry that neither preempts nor
+            # reserves (_process) changes nothing wherever it is ordered, so its deferred simulations never run
+            if assigner.deferred and (targets or cq.reclaim_within_cohort != o.ANY):
+                assigner.resolve(assignment)
+        entry = Entry(info, cq, assignment, targets, mode, message=assignment.message())
         info.last = assignment.last
         return entry
 
@@ -253,6 +271,9 @@ class KueueScheduler:
 
     def _oracle(self, cq: o.ClusterQueue, info: Info, fr: o.FR, value: int) -> tuple[int, int]:
         return self.preemption.simulate(self._preemptor(info, cq, {fr: value}, {fr}), fr, value)
+
+    def _hopeless(self, cq: o.ClusterQueue, info: Info, fr: o.FR, value: int, available: int) -> bool:
+        return self.preemption.surely_hopeless_one(cq, info.workload.priority, fr, value, available)
 
     def _ordered(self, entries: list[Entry]) -> list[Entry]:
         if not self.fair:
@@ -291,8 +312,7 @@ class KueueScheduler:
     def _process(self, e: Entry, now: int, preempted: dict[str, Target],
                  snapshot_only: list[tuple[o.ClusterQueue, dict[o.FR, int]]], decisions: list[Decision]) -> None:
         """processEntry."""
-        cq, mode, usage = e.cq, e.assignment.mode(), e.assignment.usage
-        fits = self._fits(cq, usage, preempted, e.targets)
+        cq, mode, usage = e.cq, e.mode, e.assignment.usage
         if mode == NO_FIT:
             e.requeue = REQUEUE_NO_FIT
             return
@@ -307,7 +327,7 @@ class KueueScheduler:
         if any(t.workload.key in preempted for t in e.targets):
             e.status, e.message = "skipped", OVERLAPPING
             return
-        if not fits:
+        if not self._fits(cq, usage, preempted, e.targets):
             e.status, e.message = "skipped", NO_LONGER_FITS
             return
         for t in e.targets:
