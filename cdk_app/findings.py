@@ -183,6 +183,7 @@ CODES: dict[str, str] = {
     "HPK909": "an import or export event is listed twice",
     "HPK910": "two file systems of a team with one name, or mounted at one path",
     "HPK911": "a file system's mount path has a '.' or '..' segment or lies in /dev, /proc or /sys",
+    "HPK912": "a data repository association's S3 bucket is not a name S3 allows",
 }
 
 

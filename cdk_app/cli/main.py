@@ -55,8 +55,13 @@ class _KitGroup(click.Group):
             result = super().invoke(ctx)
             sys.stdout.flush()  # here, not at exit: a full disk or a closed pipe is then reported like any write
             return result
-        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+        except (click.exceptions.ClickException, click.exceptions.Exit):
             raise
+        except (click.exceptions.Abort, KeyboardInterrupt):
+            # Ctrl-C, or standard input ending at a prompt: no verdict at all, so not 1 (findings); click would
+            # make it 1.
+            click.echo("Aborted: interrupted, or standard input ended before every answer", err=True)
+            sys.exit(2)
         except OSError as err:
             if err.errno not in WRITE_ERRNOS:
                 raise_internal(err)
@@ -402,6 +407,10 @@ def schema(output: Path | None) -> None:
     from cdk_app.config.schema import config_schema_text
 
     text = config_schema_text()
+    if output is not None:
+        from cdk_app.cli.options import check_output_path
+
+        check_output_path("--output", output, "a file name")
     if output is None:
         click.echo(text, nl=False)
     else:

@@ -7,6 +7,7 @@ same facts the validator uses (cfn-lint's region data, the instance catalogue)."
 from __future__ import annotations
 
 import os
+import re
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -15,7 +16,9 @@ from pathlib import Path
 import click
 import yaml
 
+from cdk_app.cli.options import WHOLE_NUMBER
 from cdk_app.config.model import DEFAULT_TASK_GOVERNANCE_VERSION, Eks
+from cdk_app.config.types import ENVIRONMENT_PATTERN
 from cdk_app.config.zone_ids import region_code
 from cdk_app.domain.governance_types import GOVERNANCE_TYPES, offered_type
 from cdk_app.domain.regions import nearest_region, region_problem, zone_count
@@ -53,9 +56,11 @@ class Answers:
 
 
 def _count(text: str, what: str) -> int:
-    if not text.isdigit():
-        raise click.BadParameter(f"{what}: the count {text!r} is not a whole number")
-    return int(text)
+    """A count as every numeric option reads one (cdk_app/cli/options.py: ASCII digits, at most 18)."""
+    try:
+        return WHOLE_NUMBER.convert(text, None, None)
+    except click.BadParameter as err:
+        raise click.BadParameter(f"{what}: the count {err.message}") from None
 
 
 def parse_group(text: str) -> Group:
@@ -83,9 +88,9 @@ def parse_team(text: str) -> TeamAnswer:
 
 def parse_priority_class(text: str) -> tuple[str, int]:
     name, sep, weight = text.partition("=")
-    if not sep or not name or not weight.isdigit():
+    if not sep or not name:
         raise click.BadParameter(f"{text!r}: expected NAME=WEIGHT, e.g. training=80 (weight 0-100)")
-    return name, int(weight)
+    return name, _count(weight, text)
 
 
 def _each(parse):
@@ -285,6 +290,10 @@ def write_checked(text: str, output: Path) -> None:
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as stream:
             stream.write(text)
+        # mkstemp makes the file private; a config file is as readable as any other the user writes.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)
         report = check_file(temporary, str(output))
         if report.errors or report.unreadable:
             click.echo(render_table(report), err=True)
@@ -363,6 +372,10 @@ def init(environment: str | None, account: str | None, region: str | None, zones
                                "asked); see hyperpod-kit init --help")
     if default_priority is not None and default_priority not in {n for n, _ in priority_classes}:
         raise click.BadParameter(f"{default_priority!r} is not one of the --priority-class names", param_hint="--default-priority")
+    if output is None and not re.fullmatch(ENVIRONMENT_PATTERN, answers.environment or ""):
+        # The name becomes the default file name: refused here, before it is part of any path.
+        raise click.BadParameter(f"{(answers.environment or '')[:80]!r} is not an environment name: a lowercase letter, "
+                                 "then up to 19 lowercase letters, digits or '-'", param_hint="--environment")
     output = output or Path("config") / f"{answers.environment}.yaml"
     if output.exists() and not force:
         raise click.UsageError(f"{output} exists; init never overwrites a file unless --force")

@@ -8,6 +8,8 @@ quantities (--cpu, --memory, --shm) refuse; so every numeric option refuses them
 from __future__ import annotations
 
 import re
+import sys
+from pathlib import Path
 
 import click
 
@@ -45,3 +47,14 @@ def efa_option(_ctx, param, value: str) -> int | str:
         raise click.BadParameter(_too_long(value) or f"{value!r} is neither a whole number nor 'all' (digits only, "
                                  "no spaces)", param=param)
     return int(value)
+
+
+def check_output_path(option: str, path: Path, what: str) -> None:
+    """Refuse, as a usage error before any work, an output path that could not be written or would block: a
+    directory, a FIFO, a device, a missing folder. `what`: the file the option wants (for the message)."""
+    if path.exists() and not path.is_file():
+        click.echo(f"{option} {path}: not a regular file (a directory, FIFO or device); give {what}", err=True)
+        sys.exit(2)
+    if not path.parent.is_dir():
+        click.echo(f"{option} {path}: the folder {path.parent} does not exist", err=True)
+        sys.exit(2)

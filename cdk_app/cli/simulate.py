@@ -11,6 +11,7 @@ from typing import Any, NoReturn
 
 import click
 
+from cdk_app.cli.options import check_output_path
 from cdk_app.cli.report_table import render_table
 from cdk_app.config.model import KitConfig
 from cdk_app.domain.kueue_mapping import Choices
@@ -216,17 +217,9 @@ def simulate(config_path: Path, workload: str | None, from_cluster: str | None, 
 
 
 def check_plot_path(plot: Path | None) -> None:
-    """Refuse before the run what could not be written or would block: a directory, a FIFO, a device, a
-    missing folder."""
-    if plot is None:
-        return
-    if plot.exists() and not plot.is_file():
-        click.echo(f"--plot {plot}: not a regular file (a directory, FIFO or device); give a file name ending in "
-                   ".svg", err=True)
-        sys.exit(EXIT_UNREADABLE)
-    if not plot.parent.is_dir():
-        click.echo(f"--plot {plot}: the folder {plot.parent} does not exist", err=True)
-        sys.exit(EXIT_UNREADABLE)
+    """Refuse before the run what could not be written or would block (the shared output-path rule)."""
+    if plot is not None:
+        check_output_path("--plot", plot, "a file name ending in .svg")
 
 
 def run_all(config: KitConfig, config_path: Path, workload: str | None, from_cluster: str | None, remaining: int,

@@ -125,7 +125,7 @@ def _without_bad_keys(data: dict, errors: list[Any]) -> tuple[KitConfig | None, 
     """The config with every key that has a shape error left out, if each such key is unknown or optional;
     else None. A few rounds, since leaving a key out can uncover an error behind it."""
     data = copy.deepcopy(data)
-    removed: list[PathKey] = []
+    removed: dict[PathKey, None] = {}  # in order; a dict, so that the membership test stays O(1) for many keys
     for _ in range(3):
         # Every target is found before any is removed: two bad labels both lead to `labels`, which the
         # first removal would take away from under the second.
@@ -135,7 +135,7 @@ def _without_bad_keys(data: dict, errors: list[Any]) -> tuple[KitConfig | None, 
         for container, path in targets:  # type: ignore[misc]
             if path not in removed:
                 container.pop(path[-1])
-                removed.append(path)
+                removed[path] = None
         try:
             return kit_config_validator().validate_python(data), tuple(removed)
         except ValidationError as err:

@@ -16,7 +16,18 @@ from pydantic_core import PydanticCustomError
 
 from cdk_app.config import batch_model, storage_model
 from cdk_app.config.scalars import ScalarFloat
-from cdk_app.config.types import AZ_ID_PATTERN, IAM_PRINCIPAL_PATTERN, Bool, Float, Int, KitModel, SharingStrategy, Str
+from cdk_app.config.types import (
+    AZ_ID_PATTERN,
+    ENVIRONMENT_PATTERN,
+    IAM_PRINCIPAL_PATTERN,
+    Bool,
+    Float,
+    Int,
+    KitModel,
+    SharingStrategy,
+    Str,
+)
+from cdk_app.config.zone_ids import REGION_PATTERN
 from hyperpod_constructs.private.limits import (
     COMMIT_ID,
     HELM_RELEASE_NAME,
@@ -366,11 +377,11 @@ class Observability(KitModel):
 class KitConfig(KitModel):
     """One environment of hyperpod-kit."""
 
-    environment: Annotated[Str, Field(pattern=r"^[a-z][a-z0-9-]{0,19}$")]
+    environment: Annotated[Str, Field(pattern=ENVIRONMENT_PATTERN)]
     """Environment name: the stacks are called HyperPod-<environment>-*."""
     account: Annotated[Str, Field(pattern=r"^[0-9]{12}$")]
     """AWS account id, quoted."""
-    region: Annotated[Str, Field(pattern=r"^[a-z]{2}(-[a-z]+)+-[0-9]$")]
+    region: Annotated[Str, Field(pattern=REGION_PATTERN)]
     """AWS region, e.g. us-east-1."""
     availability_zone_ids: Annotated[tuple[Annotated[Str, Field(pattern=AZ_ID_PATTERN)], ...], Field(max_length=6)] = ()
     """Availability zone ids (not names) of the environment, e.g. [use1-az4, use1-az6]. Required with hyperpod;

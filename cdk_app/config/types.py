@@ -12,7 +12,9 @@ Str = Annotated[str, Strict()]
 Float = Annotated[float, Strict()]
 Bool = Annotated[bool, Strict()]
 
-AZ_ID_PATTERN = r"^[a-z]{2,5}[0-9]-az[0-9]{1,2}$"
+# An environment's name: part of its stack names and of its file name (config/<environment>.yaml).
+ENVIRONMENT_PATTERN = r"^[a-z][a-z0-9-]{0,19}$"
+AZ_ID_PATTERN = r"^[a-z]{2,5}[0-9]-az[1-9][0-9]?$"  # no leading zero: use1-az04 is no zone id (and would share az4's subnets)
 IAM_PRINCIPAL_PATTERN = r"^arn:aws[a-z-]*:(iam|sts)::[0-9]{12}:[A-Za-z0-9+=,.@_/-]+$"
 SharingStrategy = Literal["Lend", "DontLend", "LendAndBorrow"]
 

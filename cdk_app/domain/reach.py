@@ -83,7 +83,10 @@ def borrowers(config: KitConfig, itype: str) -> list[str]:
 
 
 def team_reach(config: KitConfig) -> list[TeamReach]:
-    """One row per enabled team and instance type of its quota, in config order."""
+    """One row per enabled team and instance type of its quota, in config order; none in an environment
+    without a HyperPod cluster (a Batch-only one)."""
+    if config.hyperpod is None:
+        return []
     held = [(t, reservations(t.quota)) for t in config.teams if t.enabled]
     sharing = sharing_enabled(config)
     lent: dict[str, Resources] = {}

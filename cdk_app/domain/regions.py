@@ -10,6 +10,8 @@ import json
 from functools import cache, lru_cache
 from pathlib import Path
 
+from cdk_app.config.zone_ids import is_region_name
+
 
 def cfnlint_data() -> Path:
     spec = importlib.util.find_spec("cfnlint")
@@ -40,8 +42,10 @@ def cloudformation_types(region: str) -> frozenset[str]:
 
 
 def _provider_file(region: str) -> Path | None:
-    # The region comes from the config model, whose pattern (^[a-z]{2}(-[a-z]+)+-[0-9]$) admits only a
-    # plain name, so it can become part of a path as it is.
+    # Only a plain region name (the config's pattern) becomes part of a path: the commands also take a region
+    # from their own options, where "../x" or 300 characters must read as unknown, not as a path.
+    if not is_region_name(region):
+        return None
     path = cfnlint_data() / "schemas" / "providers" / f"{region}.json"
     return path if path.is_file() else None
 

@@ -35,6 +35,7 @@ from cdk_app.domain.instance_types import (
     TOPOLOGY_LAYERS,
     family,
 )
+from cdk_app.domain.mount_paths import ALLOWED, bad_mount_path
 from cdk_app.domain.reach import BORROW_LIMIT, SHARING_DISABLED, team_reach
 from cdk_app.domain.versions import version_tuple
 from cdk_app.kubernetes.guardrails.constants import (
@@ -406,11 +407,11 @@ def _check_env_and_volumes(request: JobRequest) -> None:
         if not PVC_NAME.fullmatch(volume.claim):
             raise JobOptionError(f"--volume {volume.claim}:...: the claim must be a PersistentVolumeClaim name "
                                  "(lower-case letters, digits, '-' and '.')")
-        if not volume.mount_path.startswith("/") or "/../" in f"{volume.mount_path}/":
-            raise JobOptionError(f"--volume {volume.claim}:{volume.mount_path}: the mount path must be absolute, without '..'")
         path = _normal_path(volume.mount_path)
         if path == SHM_MOUNT:
             raise JobOptionError(f"--volume {volume.claim}:{volume.mount_path}: use --shm SIZE for shared memory")
+        if bad_mount_path(volume.mount_path):
+            raise JobOptionError(f"--volume {volume.claim}:{volume.mount_path}: the mount path must be {ALLOWED}")
         if path in paths:
             raise JobOptionError(f"--volume {volume.claim}:{volume.mount_path}: something is already mounted there")
         paths.add(path)

@@ -190,6 +190,10 @@ WORD_FOR_WORD = [
        "'ml.zz.xlarge' is not a SageMaker HyperPod instance type",
        "did you mean ml.t3.xlarge? `hyperpod-kit instances` lists the HyperPod types, e.g. ml.p5.48xlarge (docs/reference/instance-catalogue.md)"),
       # HPK502 ("the cluster has no ml.g5.12xlarge instances") is held back: the unknown groups may be of that type.
+      # john's only entry is 0 instances: no quota either (a percent of nothing borrows nothing).
+      ("HPK411", "warning", "teams[0].name", "team 'john' has no quota",
+       "a team borrows only on instance types it has a quota for (borrow_limit is a percent of that quota), so "
+       "a job of it that requests accelerators, CPU or memory never runs: give it a quota"),
       ("HPK411", "warning", "teams[1].name", "team 'smith' has no quota",
        "a team borrows only on instance types it has a quota for (borrow_limit is a percent of that quota), so "
        "a job of it that requests accelerators, CPU or memory never runs: give it a quota")]),

@@ -16,6 +16,8 @@ from cdk_app.domain.lustre import (
     metadata_iops_allowed,
     overlapping_paths,
 )
+from cdk_app.domain.mount_paths import ALLOWED, bad_mount_path
+from cdk_app.domain.s3_names import bucket_name_problem
 from cdk_app.findings import format_path
 from cdk_app.support.text_table import printable
 from cdk_app.validator.reporter import Reporter, report_repeats
@@ -44,18 +46,12 @@ def check_storage(config: KitConfig, report: Reporter) -> None:
     report_repeats(report, "HPK910", mounts, "team:mount path")
 
 
-# The container runtime's own mounts (and the job's memory-backed /dev/shm): a volume there would hide them.
-RUNTIME_DIRECTORIES = ("dev", "proc", "sys")
-
-
 def _check_mount_path(file_system: LustreFileSystem, base: PathKey, report: Reporter) -> None:
     if file_system.mount_path is None:
         return
-    segments = file_system.mount_path.split("/")[1:]
-    if {".", ".."} & set(segments) or segments[0] in RUNTIME_DIRECTORIES:
+    if bad_mount_path(file_system.mount_path):
         report.error("HPK911", base + ("mount_path",), f"mount path {file_system.mount_path} is not one a job can use",
-                     f"an absolute path without '.' or '..', outside /{', /'.join(RUNTIME_DIRECTORIES)} "
-                     f"(default: /fsx/{file_system.name})")
+                     f"{ALLOWED} (default: /fsx/{file_system.name})")
 
 
 def _check_team(config: KitConfig, file_system: LustreFileSystem, base: PathKey, report: Reporter) -> None:
@@ -126,6 +122,11 @@ def _check_associations(file_system: LustreFileSystem, base: PathKey, report: Re
     for j, association in enumerate(associations):
         here: PathKey = base + ("data_repository_associations", j)
         s3_paths.append((here + ("s3_path",), association.s3_path.rstrip("/") + "/"))
+        bucket = association.s3_path.removeprefix("s3://").split("/", 1)[0]
+        problem = bucket_name_problem(bucket)
+        if problem:
+            report.error("HPK912", here + ("s3_path",), f"bucket {bucket[:80]!r} is not a name S3 allows: {problem}",
+                         "the name of an existing general purpose bucket (S3 User Guide, bucket naming rules)")
         for key in ("import_events", "export_events"):
             events = getattr(association, key)
             report_repeats(report, "HPK909", [(here + (key, k), e) for k, e in enumerate(events)], "event")

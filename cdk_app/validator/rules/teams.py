@@ -16,6 +16,7 @@ from cdk_app.domain.capacity import (
     describe,
     exact_text,
     per_instances,
+    team_reservations,
 )
 from cdk_app.domain.instance_types import CATALOGUE
 from cdk_app.findings import format_path
@@ -61,8 +62,10 @@ def check_teams(config: KitConfig, report: Reporter) -> None:
                          f"lower-case letters, digits and inner hyphens, at most {MAX_TEAM_NAME} characters")
     report_repeats(report, "HPK402", names, "team")
     for i, team in enumerate(config.teams):
-        if not team.quota:
-            # The reach rule (cdk_app.domain.reach): a team borrows only on instance types it has a quota for.
+        unknown = any(entry.instance_type not in CATALOGUE for entry in team.quota)  # HPK201's matter
+        if not unknown and all(held.is_zero() for held in team_reservations(team).values()):
+            # The reach rule (cdk_app.domain.reach): a team borrows only on instance types it has a quota for,
+            # a percent of that quota - nothing when every entry is zero, as when there is none.
             report.warning("HPK411", ("teams", i, "name"), f"team '{team.name}' has no quota",
                            "a team borrows only on instance types it has a quota for (borrow_limit is a percent of "
                            "that quota), so a job of it that requests accelerators, CPU or memory never runs: "

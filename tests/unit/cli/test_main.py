@@ -179,7 +179,7 @@ JOB = ("job", "--config", "config/prod.yaml", "--team", "research-nlp", "--prior
     (("--name", "Bad_Name"), 2, "--name 'Bad_Name' is not a DNS-1035 label"),
     (("--env", "1X=y"), 2, "--env 1X=...: a variable name is"),
     (("--env", "A=1", "--env", "A=2"), 2, "--env A: given twice"),
-    (("--volume", "data:rel"), 2, "the mount path must be absolute"),
+    (("--volume", "data:rel"), 2, "the mount path must be an absolute path"),
     # Refused on its merits: the team, the instance type, the cluster's size, the node, the team's reach.
     (("--team", "nope"), 1, "--team 'nope' is not a team of the prod config"),
     (("--instance-type", "ml.g5.12xlarge"), 1, "--instance-type 'ml.g5.12xlarge' is not in the cluster"),

@@ -234,13 +234,13 @@ REFUSALS = [
      "'void'); ask for devices with --accelerators and --efa"),
     ({"volumes": (Volume("Bad", "/x"),)}, PROD, None, "--volume Bad:...: the claim must be a PersistentVolumeClaim "
      "name (lower-case letters, digits, '-' and '.')"),
-    ({"volumes": (Volume("data", "x"),)}, PROD, None, "--volume data:x: the mount path must be absolute, without '..'"),
+    ({"volumes": (Volume("data", "x"),)}, PROD, None, "--volume data:x: the mount path must be an absolute path without '.' or '..', not / and outside /dev, /proc, /sys"),
     ({"volumes": (Volume("data", "/dev/shm"),)}, PROD, None, "--volume data:/dev/shm: use --shm SIZE for shared memory"),
     ({"volumes": (Volume("data", "/x"), Volume("more", "/x/"))}, PROD, None,
      "--volume more:/x/: something is already mounted there"),
     # config/dev.yaml's storage section mounts john's file system at /checkpoints.
-    ({"team": "john", "priority": None, "volumes": (Volume("other", "/checkpoints/."),)}, DEV, None,
-     "--volume other:/checkpoints/.: team john's file system checkpoints is mounted there (storage.file_systems); "
+    ({"team": "john", "priority": None, "volumes": (Volume("other", "/checkpoints/"),)}, DEV, None,
+     "--volume other:/checkpoints/: team john's file system checkpoints is mounted there (storage.file_systems); "
      "mount other elsewhere, or give --volume checkpoints:PATH to mount the file system elsewhere"),
     ({"cpu": "lots"}, PROD, None, "--cpu 'lots' is not a positive Kubernetes quantity (e.g. 500m or 4 for CPU, 512Mi "
      "or 16Gi for memory; no spaces)"),

@@ -1,0 +1,101 @@
+"""The fourth red team's classes (every command, no tests read), each pinned at its root by the real CLI in a
+subprocess: one output-path rule, one whole-number rule, one region rule, one mount-path rule, one bucket rule,
+one "has no quota" rule; Batch-only configs in `team`; an interrupted prompt is no verdict."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+from support.paths import ROOT
+
+B = ["--account", "111122223333", "--region", "us-west-2", "--zone", "usw2-az1", "--zone", "usw2-az2"]
+
+
+def run(*args: str, stdin: str | None = None, cwd=ROOT) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "cdk_app", *args], capture_output=True, text=True,
+                          timeout=60, cwd=cwd, input=stdin if stdin is not None else "",
+                          env={**os.environ, "NO_COLOR": "1"})
+
+
+def test_schema_refuses_a_fifo_as_output_instead_of_blocking(tmp_path):
+    fifo = tmp_path / "f"
+    os.mkfifo(fifo)
+    result = run("schema", "--output", str(fifo))
+    assert result.returncode == 2 and "not a regular file (a directory, FIFO or device)" in result.stderr
+
+
+@pytest.mark.parametrize("name,code", [("sweeps", 0), ("nobody", 2)])
+def test_team_on_a_batch_only_config_shows_its_batch_side_or_names_the_teams(name, code):
+    result = run("team", "config/batch-only-example.yaml", name)
+    assert result.returncode == code, result.stderr
+    assert "internal error" not in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("flag", [["--group", "g=ml.g5.12xlarge:\u00b2"], ["--group", "g=ml.g5.12xlarge:\u0664"],
+                                  ["--group", "g=ml.g5.12xlarge:4", "--team", "j=ml.g5.12xlarge:\u00b2"],
+                                  ["--group", "g=ml.g5.12xlarge:4", "--priority-class", "hi=\u00b9"]])
+def test_init_reads_counts_as_every_numeric_option_does(tmp_path, flag):
+    result = run("init", "--environment", "stg", *B, *flag, "--output", str(tmp_path / "o.yaml"))
+    assert result.returncode == 2 and "is not a whole number (digits only, no spaces)" in result.stderr, result.stderr
+    assert not (tmp_path / "o.yaml").exists()
+
+
+def test_init_refuses_an_environment_name_before_it_becomes_a_path(tmp_path):
+    result = run("init", "--environment", "a" * 300, *B, "--group", "g=ml.g5.12xlarge:4", cwd=tmp_path)
+    assert result.returncode == 2 and "is not an environment name" in result.stderr
+
+
+@pytest.mark.parametrize("region", ["../providers/us-east-1", "x" * 300])
+def test_a_region_option_is_a_region_name_never_a_path(region):
+    for args in (["instances", "--region", region], ["init", "--list-zones", "--region", region]):
+        result = run(*args)
+        assert result.returncode == 2 and "does not exist" in result.stderr, (args, result.stderr)
+
+
+def test_an_interrupted_prompt_is_no_verdict(tmp_path):
+    result = run("init", "--interactive", cwd=tmp_path)
+    assert result.returncode == 2 and "Aborted" in result.stderr
+
+
+@pytest.mark.parametrize("path", ["/dev", "/proc/x", "/", "/a/./b", "data"])
+def test_job_volumes_follow_the_storage_sections_mount_path_rule(path):
+    result = run("job", "--config", "config/prod.yaml", "--team", "research-nlp", "--name", "a", "--image", "i:1",
+                 "--volume", f"other:{path}", "--", "python", "x.py")
+    assert result.returncode == 2 and "the mount path must be an absolute path without" in result.stderr
+
+
+def _edited(tmp_path, old: str, new: str):
+    text = (ROOT / "config" / "dev.yaml").read_text()
+    assert old in text
+    path = tmp_path / "dev.yaml"
+    path.write_text(text.replace(old, new))
+    return run("validate", str(path))
+
+
+@pytest.mark.parametrize("bucket", ["bkt..x", "192.168.1.1", "xn--bkt"])
+def test_a_data_repository_bucket_follows_s3s_naming_rule(tmp_path, bucket):
+    result = _edited(tmp_path, "s3://dev-datasets-111122223333/c4/", f"s3://{bucket}/c4/")
+    assert result.returncode == 1 and "HPK912" in result.stdout, result.stdout
+
+
+def test_a_mount_path_under_dev_is_refused_in_the_storage_section(tmp_path):
+    result = _edited(tmp_path, "mount_path: /checkpoints\n      automatic", "mount_path: /dev/x\n      automatic")
+    assert result.returncode == 1 and "HPK911" in result.stdout, result.stdout
+
+
+def test_a_team_whose_every_quota_entry_is_zero_has_no_quota(tmp_path):
+    result = _edited(tmp_path, "        count: 1\n      - instance_type: ml.m5.2xlarge\n        count: 1\n    principals:\n"
+                               "      - arn:aws:iam::111122223333:role/TeamSmith",
+                     "        count: 0\n      - instance_type: ml.m5.2xlarge\n        count: 0\n    principals:\n"
+                     "      - arn:aws:iam::111122223333:role/TeamSmith")
+    assert "team 'smith' has no quota" in result.stdout and "HPK411" in result.stdout, result.stdout
+
+
+def test_a_zone_id_with_a_leading_zero_is_no_zone_id(tmp_path):
+    """use1-az04 would take use1-az4's subnets."""
+    result = _edited(tmp_path, "availability_zone_ids: [use1-az4, use1-az6]",
+                     "availability_zone_ids: [use1-az4, use1-az6, use1-az04]")
+    assert result.returncode == 1 and "'use1-az04' has the wrong format" in result.stdout, result.stdout
