@@ -111,7 +111,8 @@ def test_strict_makes_warnings_fail(tmp_path):
 
 
 def make_dry_run(target: str) -> str:
-    result = subprocess.run(["make", "-n", target, "SHELLCHECK=/nonexistent/shellcheck"], cwd=ROOT,
+    # --no-print-directory: under an outer make (CI runs the tests from `make test`) make says where it runs.
+    result = subprocess.run(["make", "-n", "--no-print-directory", target, "SHELLCHECK=/nonexistent/shellcheck"], cwd=ROOT,
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     return result.stdout

@@ -32,7 +32,8 @@ def team_text(name: str) -> str:
 def config_text(team_stacks: int, extra: list[str]) -> str:
     text = DEV.replace("    compute_quota: native\n", f"    compute_quota: native\n  team_stacks: {team_stacks}\n")
     text = text.replace("      instance_type: ml.m5.2xlarge\n      count: 2\n", "      instance_type: ml.m5.2xlarge\n      count: 3\n")
-    return text + "".join(map(team_text, extra))
+    # The extra teams go after the last one, before dev's storage section.
+    return text.replace("\nstorage:\n", "\n" + "".join(map(team_text, extra)) + "storage:\n", 1)
 
 
 def synthesized(folder: Path, text: str) -> tuple[dict[str, dict], Path]:
