@@ -103,9 +103,11 @@ def waiting_sentences(config: KitConfig, timeline: Timeline, record: JobRecord, 
         percent = (team.borrow_limit or DEFAULT_BORROW_LIMIT) if team else DEFAULT_BORROW_LIMIT
         borrowed_now = max(used - nominal, 0)
         room = None if limit is None else max(limit - borrowed_now, 0)
-        sentences.append(f"It would borrow {_words(res, short)}; it may borrow "
-                         + (f"{_words(res, room)} more (borrow_limit {percent} %)." if room is not None
-                            else "what the others lend."))
+        # The limit is Kueue's borrowingLimit; what the others lend caps it further (the team's reach, as
+        # `validate` and `team` show it), so the sentence says both.
+        sentences.append(f"It would borrow {_words(res, short)}; its borrowing limit allows "
+                         + (f"{_words(res, room)} more (borrow_limit {percent} %), as far as the others lend."
+                            if room is not None else "what the others lend."))
         idle, borrowers = _cohort_idle(timeline, usage, flavor, res, job.team)
         lenders = ", ".join(f"{name} {in_terms(res, amount)}" for name, amount in idle.items() if amount > 0)
         sentences.append(f"Idle quota of {flavor} that it could borrow now: {_words(res, sum(idle.values()))}"

@@ -258,10 +258,13 @@ def _quota_split_lost(batch: Batch, team: BatchTeam, fair_queues: list[str], bas
         how = ("write the split as weight factors (lower = larger share): "
                + ", ".join(f"{name} weight_factor: {w:g}" for name, w in derived.items())) if derived else \
             "write the split as weight factors (lower = larger share; a part goes as 1/weight)"
+        # Counts of several instance types add up to no one split: say so, rather than a split the weights may
+        # even match (3 + 3 of two sizes against 6 of one is not 50/50).
+        stated = (f"the quotas ask for {asked}" if len(kinds) == 1 else
+                  f"quotas in several instance types ({', '.join(sorted(kinds))}) state no one split")
         report.error("HPK730", base + ("quota",),
                      f"team '{team.name}' has a quota but is on fair-share queue '{queue}' only, where Batch splits "
-                     f"by weight factor and ignores quotas: the quotas ask for {asked}, the weight factors give "
-                     f"{given}",
+                     f"by weight factor and ignores quotas: {stated}, the weight factors give {given}",
                      f"{how}, and remove quota; or put the teams on a quota_share queue, where quotas hold")
         return True
     return False

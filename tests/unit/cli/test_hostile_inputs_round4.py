@@ -99,3 +99,27 @@ def test_a_zone_id_with_a_leading_zero_is_no_zone_id(tmp_path):
     result = _edited(tmp_path, "availability_zone_ids: [use1-az4, use1-az6]",
                      "availability_zone_ids: [use1-az4, use1-az6, use1-az04]")
     assert result.returncode == 1 and "'use1-az04' has the wrong format" in result.stdout, result.stdout
+
+
+def test_explain_says_the_borrowing_limit_and_that_lenders_cap_it(tmp_path):
+    """john (12 GPUs, borrow_limit 50 %) asking for 20: Kueue's limit allows 6 more, but only smith's 4 can be
+    lent (validate's and team's reach, 16): the sentence no longer reads as if 6 were there to borrow."""
+    workload = tmp_path / "w.yaml"
+    workload.write_text("jobs:\n  - name: j\n    team: john\n    pods: 5\n"
+                        "    per_pod: {instance_type: ml.g5.12xlarge, accelerators: 4}\n    submit_at: 0\n    runtime: 3600\n")
+    result = run("explain", "config/dev.yaml", "--workload", str(workload), "--job", "j")
+    assert result.returncode == 0, result.stderr
+    assert ("its borrowing limit allows 6 accelerators more (borrow_limit 50 %), as far as the others lend"
+            in result.stdout)
+    assert "Idle quota of ml.g5.12xlarge that it could borrow now: 4 accelerators (smith 4)." in result.stdout
+
+
+def test_fair_share_quotas_in_several_types_are_not_called_a_split():
+    """3 + 3 instances of two sizes against 6 of one is no 50/50: HPK730 says there is no one split instead of
+    contradicting itself ("ask for 50/50, the weights give 50/50")."""
+    from support.paths import SUPPORT
+
+    result = run("validate", str(SUPPORT / "data" / "batch_fair_share_several_types.yaml"))
+    assert result.returncode == 1 and "HPK730" in result.stdout
+    assert "quotas in several instance types (ml.g6.12xlarge, ml.g6.24xlarge) state no one split" in result.stdout
+    assert "the quotas ask for" not in result.stdout
