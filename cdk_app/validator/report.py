@@ -136,7 +136,12 @@ def _split_followers(findings: list[Finding], repaired: tuple[PathKey, ...],
     unread = [format_path(path) for path in unreadable]
     # Left out, a broken hyperpod or batch section would look absent: which kinds the environment has is unknown.
     kinds_unknown = any(path[:1] in (("hyperpod",), ("batch",)) for path in repaired)
-    capacity_touched = any(_changes_capacity(path) for path in repaired + unreadable)
+    # An unknown instance group type may be any type a quota is on: every capacity finding may follow from it.
+    # An unknown quota entry type only takes that entry out of the sums, which can make other capacity look
+    # idle (HPK503, HPK505) but never over capacity: an error such as HPK501 stands on its own.
+    capacity_touched = (any(_changes_capacity(path) for path in repaired)
+                        or any(path[:2] == ("hyperpod", "instance_groups") for path in unreadable))
+    quota_unread = any(len(path) > 2 and path[2] == "quota" for path in unreadable)
     # Left out, a Batch queue's scheduling would read as fifo, and nearly every Batch rule reads the scheduling.
     scheduling_unknown = any(path[:2] == ("batch", "queues") and path[-1] == "scheduling" for path in repaired)
 
@@ -153,6 +158,7 @@ def _split_followers(findings: list[Finding], repaired: tuple[PathKey, ...],
         if finding.path in unread:
             return False  # the cause (HPK201), at the key itself
         return (related(finding) or (capacity_touched and finding.code.startswith("HPK5"))
+                or (quota_unread and finding.code in ("HPK503", "HPK505"))
                 or (scheduling_unknown and finding.code.startswith("HPK7"))
                 or (kinds_unknown and depends_on_kinds(finding.code, finding.path)))
 

@@ -123,3 +123,20 @@ def test_fair_share_quotas_in_several_types_are_not_called_a_split():
     assert result.returncode == 1 and "HPK730" in result.stdout
     assert "quotas in several instance types (ml.g6.12xlarge, ml.g6.24xlarge) state no one split" in result.stdout
     assert "the quotas ask for" not in result.stdout
+
+
+def test_an_error_that_does_not_follow_from_a_typo_is_not_held_back(tmp_path):
+    """A typo'd quota entry only leaves that entry out of the sums: smith's 30 of 4 instances is over capacity
+    whatever it was meant to be, so HPK501 stands beside HPK201 (a typo'd instance group would hold it back)."""
+    text = (ROOT / "config" / "dev.yaml").read_text()
+    john = "  - name: john\n"
+    head, tail = text.split(john, 1)
+    tail = tail.replace("      - instance_type: ml.g5.12xlarge\n        count: 3\n",
+                        "      - instance_type: ml.g5.13xlarge\n        count: 3\n", 1)
+    tail = tail.replace("      - instance_type: ml.g5.12xlarge\n        count: 1\n",
+                        "      - instance_type: ml.g5.12xlarge\n        count: 30\n", 1)
+    path = tmp_path / "dev.yaml"
+    path.write_text(head + john + tail)
+    result = run("validate", str(path))
+    assert "HPK201" in result.stdout and "HPK501" in result.stdout, result.stdout
+    assert "(HPK501" not in result.stdout  # not on the held-back line
