@@ -87,8 +87,16 @@ def main() -> None:
     """Stand up and govern SageMaker HyperPod clusters from config/<env>.yaml."""
 
 
+def _config_paths(_ctx, param, values: tuple[str, ...]) -> tuple[Path, ...]:
+    # Path("") is ".": an empty argument would be read (and reported) as the current folder.
+    if any(value == "" for value in values):
+        raise click.BadParameter("an empty name is no file; name a config such as config/dev.yaml", param=param)
+    return tuple(Path(value) for value in values)
+
+
 @main.command()
-@click.argument("configs", nargs=-1, required=True, type=click.Path(dir_okay=True, allow_dash=True, path_type=Path))
+@click.argument("configs", nargs=-1, required=True, callback=_config_paths,
+                type=click.Path(dir_okay=True, allow_dash=True, path_type=str))
 @click.option("--format", "output_format", type=click.Choice(["table", "json"]), default="table",
               show_default=True, help="Human table or machine-readable JSON.")
 @click.option("--live", is_flag=True, help="Also read the deployed cluster, quotas, policy and add-on (read-only).")

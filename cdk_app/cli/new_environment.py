@@ -10,6 +10,7 @@ import os
 import re
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -242,20 +243,37 @@ def _prompt_list(prompt: str, parse) -> list:
             click.echo(f"  {err.message}", err=True)
 
 
+# A wrong or empty answer is asked again, this many times: an input that never answers (a pipe of empty lines)
+# must end, not loop.
+ASK_TRIES = 5
+
+
+def _ask_until(what: str, answered: Callable[[], bool], ask: Callable[[], None]) -> None:
+    """Ask until answered, at most ASK_TRIES times; then a usage error (exit 2) naming what was missing."""
+    for _ in range(ASK_TRIES):
+        if answered():
+            return
+        ask()
+    if not answered():
+        raise click.UsageError(f"no valid answer for {what} after {ASK_TRIES} tries")
+
+
 def ask_missing(answers: Answers) -> None:
     """At a terminal: ask for what the flags left out."""
     if answers.environment is None:
         answers.environment = click.prompt("environment name (lower-case, e.g. staging)", err=True)
     if answers.account is None:
         answers.account = click.prompt("AWS account id (12 digits)", err=True)
-    while answers.region is None:
+
+    def ask_region() -> None:
         region = click.prompt("region", default="us-east-1", err=True)
         try:
             check_region(region)
             answers.region = region
         except click.BadParameter as err:
             click.echo(f"  {err.message}", err=True)
-    while not answers.zones:
+
+    def ask_zones() -> None:
         click.echo(zone_ids_text(answers.region), err=True)
         zones = click.prompt(f"zone ids, comma-separated (at least {EKS_ZONES})", err=True)
         candidate = [z.strip() for z in zones.split(",") if z.strip()]
@@ -264,8 +282,13 @@ def ask_missing(answers: Answers) -> None:
             answers.zones = candidate
         except click.BadParameter as err:
             click.echo(f"  {err.message}", err=True)
-    while not answers.groups:
+
+    def ask_groups() -> None:
         answers.groups = _prompt_list("instance group NAME=TYPE:COUNT (empty line: done)", parse_group)
+
+    _ask_until("a region", lambda: answers.region is not None, ask_region)
+    _ask_until("zone ids", lambda: bool(answers.zones), ask_zones)
+    _ask_until("an instance group (at least one is needed)", lambda: bool(answers.groups), ask_groups)
     if not answers.teams:
         answers.teams = _prompt_list("team NAME=TYPE:COUNT[,TYPE:COUNT] (empty line: done)", parse_team)
 

@@ -6,6 +6,8 @@ and the documentation strings of CreateFileSystem) and to cfn-lint's AWS::FSx::*
 
 from __future__ import annotations
 
+import posixpath
+
 from cdk_app.config.model import KitConfig
 from cdk_app.config.storage_model import MAX_METADATA_IOPS, LustreFileSystem
 
@@ -67,7 +69,8 @@ def overlapping_paths(first: str, second: str) -> bool:
     """Two file system paths of data repository associations that FSx refuses together: equal, or one inside
     the other ("if a data repository is associated with file system path /ns1/, then you cannot link another
     data repository with file system path /ns1/ns2")."""
-    a, b = first.rstrip("/") + "/", second.rstrip("/") + "/"
+    # Compared as the directories they name: /a/../b is /b, /a//b/. is /a/b.
+    a, b = (posixpath.normpath(path).rstrip("/") + "/" for path in (first, second))
     return a.startswith(b) or b.startswith(a)
 
 

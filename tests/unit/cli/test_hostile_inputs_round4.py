@@ -140,3 +140,26 @@ def test_an_error_that_does_not_follow_from_a_typo_is_not_held_back(tmp_path):
     result = run("validate", str(path))
     assert "HPK201" in result.stdout and "HPK501" in result.stdout, result.stdout
     assert "(HPK501" not in result.stdout  # not on the held-back line
+
+
+def test_an_interactive_init_fed_only_empty_lines_ends(tmp_path):
+    result = run("init", "--interactive", "--environment", "qq", *B, stdin="\n" * 10_000, cwd=tmp_path)
+    assert result.returncode == 2 and "no valid answer for an instance group" in result.stderr
+
+
+def test_validate_of_an_empty_name_is_a_usage_error_not_the_current_folder():
+    result = run("validate", "")
+    assert result.returncode == 2 and "an empty name is no file" in result.stderr
+    assert ".:1:1" not in result.stdout
+
+
+def test_data_repository_paths_compare_as_the_directories_they_name(tmp_path):
+    text = (ROOT / "config" / "dev.yaml").read_text()
+    one = "        - file_system_path: /datasets\n"
+    assert one in text
+    second = one.replace("/datasets", "/other/../datasets/.") + ("          s3_path: s3://dev-datasets-111122223333/more/\n"
+                                                               "          import_events: [NEW]\n")
+    path = tmp_path / "dev.yaml"
+    path.write_text(text.replace(one, second + one, 1))
+    result = run("validate", str(path))
+    assert result.returncode == 1 and "HPK908" in result.stdout and "/datasets overlaps /other/../datasets/." in result.stdout, result.stdout
