@@ -56,6 +56,10 @@ def render_table(report: Report, strict: bool = False) -> str:
         lines.append(finding.render())
     if report.held_back:
         lines.append(held_back_line(report.held_back))
+    if report.rules_skipped:
+        # Without this line a shape error looks like the only problem, while nothing else was checked yet.
+        lines.append("not checked yet: the policy rules (capacity, reach, names, Kueue mapping ...) need the shape "
+                     "errors above fixed first; validate again after fixing them")
     verdict = "unreadable" if report.unreadable else ("invalid" if report.errors else "valid")
     counts = f"{len(report.errors)} error(s), {len(report.warnings)} warning(s)"
     if strict and verdict == "valid" and report.warnings:

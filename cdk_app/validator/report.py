@@ -46,6 +46,8 @@ class Report:
     held_back: list[Finding] = field(default_factory=list)
     environment: str | None = None
     unreadable: bool = False
+    # The shape errors could not be set aside, so no policy rule (capacity, reach, names ...) ran at all.
+    rules_skipped: bool = False
     # The loaded config, for commands that go on from the findings (job, validate --live); None if unreadable.
     loaded: LoadedConfig | None = field(default=None, repr=False, compare=False)
 
@@ -106,7 +108,8 @@ def check_file(path: Path | str, display_name: str | None = None) -> Report:
             findings += partial.findings
             held_back = partial.held_back
             findings.sort(key=lambda f: (f.line, f.column, f.code))
-        return Report(display_name or str(path), findings, held_back=held_back, unreadable=err.unreadable)
+        return Report(display_name or str(path), findings, held_back=held_back, unreadable=err.unreadable,
+                      rules_skipped=err.partial is None and not err.unreadable)
     return validate(loaded)
 
 
@@ -118,7 +121,12 @@ _CAPACITY_INPUTS = frozenset({"instance_groups", "quota", "shared_pool", "enable
 def _changes_capacity(path: tuple[str | int, ...]) -> bool:
     if path in (("hyperpod",), ("teams",), ("cluster_policy",)):
         return True  # a whole section (the loader leaves out keys, never a list item such as one team)
-    return bool(_CAPACITY_INPUTS.intersection(p for p in path if isinstance(p, str)))
+    keys = [p for p in path if isinstance(p, str)]
+    if "instance_groups" in keys:
+        # A group's capacity is its type and count; a broken zone, label or taint leaves it as it is.
+        below = keys[keys.index("instance_groups") + 1:]
+        return not below or below[0] in ("instance_type", "count")
+    return bool(_CAPACITY_INPUTS.intersection(keys))
 
 
 # Findings at one key whose rule reads a sibling key: left out as broken, the sibling would look absent.

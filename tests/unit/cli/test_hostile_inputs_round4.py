@@ -163,3 +163,27 @@ def test_data_repository_paths_compare_as_the_directories_they_name(tmp_path):
     path.write_text(text.replace(one, second + one, 1))
     result = run("validate", str(path))
     assert result.returncode == 1 and "HPK908" in result.stdout and "/datasets overlaps /other/../datasets/." in result.stdout, result.stdout
+
+
+def test_three_typical_mistakes_show_in_one_run(tmp_path):
+    """A newcomer's three mistakes - a zone name in a group, a typo'd type, quotas over capacity - are all
+    reported at once: a group's broken zone does not change its capacity, so nothing is held back."""
+    text = (ROOT / "config" / "dev.yaml").read_text()
+    text = text.replace("availability_zone_id: use1-az4", "availability_zone_id: us-east-1a", 1)
+    text = text.replace("      - instance_type: ml.m5.2xlarge\n        count: 1\n    principals:\n"
+                        "      - arn:aws:iam::111122223333:role/TeamJohn",
+                        "      - instance_type: ml.m5.2xlarg\n        count: 1\n    principals:\n"
+                        "      - arn:aws:iam::111122223333:role/TeamJohn")
+    text = text.replace("        count: 3\n", "        count: 9\n", 1)
+    path = tmp_path / "dev.yaml"
+    path.write_text(text)
+    result = run("validate", str(path))
+    assert all(code in result.stdout for code in ("HPK015", "HPK201", "HPK501")), result.stdout
+    assert "held back" not in result.stdout
+
+
+def test_a_shape_error_that_stops_every_rule_says_so(tmp_path):
+    """A group's count no number: no rule can run, and the report says the rest is not checked yet."""
+    result = _edited(tmp_path, "      count: 4\n", "      count: four\n")
+    assert result.returncode == 1 and "HPK012" in result.stdout
+    assert "not checked yet: the policy rules" in result.stdout

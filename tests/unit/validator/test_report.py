@@ -160,8 +160,7 @@ SMITH = "  - name: smith\n"
 @pytest.mark.parametrize("edit, broken", [
     (("        count: 1\n    principals:", "        count: 1\n        extra: 1\n    principals:"),
      ("HPK010", "teams[0].quota[1].extra")),
-    (("      threads_per_core: 1\n", "      threads_per_core: 1\n      bogus: 1\n"),
-     ("HPK010", "hyperpod.instance_groups[0].bogus")),
+    (("      count: 4\n", "      count: four\n"), ("HPK012", "hyperpod.instance_groups[0].count")),
     ((SMITH, SMITH + "    enabled: nope\n"), ("HPK012", "teams[1].enabled")),
     ((SMITH, SMITH + "    sharing_strategy: Lnd\n"), ("HPK014", "teams[1].sharing_strategy")),
     (("cluster_policy:\n", "cluster_policy:\n  idle_resource_sharing: Of\n"), ("HPK014", "cluster_policy.idle_resource_sharing")),
@@ -174,6 +173,9 @@ def test_capacity_findings_go_with_a_broken_capacity_input(write_config, edit, b
 @pytest.mark.parametrize("edit, broken", [
     ((SMITH, SMITH + "    bogus: 1\n"), ("HPK010", "teams[1].bogus")),
     ((SMITH, SMITH + "    team_stack: x\n"), ("HPK012", "teams[1].team_stack")),
+    # A group's capacity is its type and count: an unknown key or a broken zone leaves it as it is.
+    (("      threads_per_core: 1\n", "      threads_per_core: 1\n      bogus: 1\n"),
+     ("HPK010", "hyperpod.instance_groups[0].bogus")),
 ])
 def test_capacity_findings_stay_with_another_broken_key(write_config, edit, broken):
     found = sorted((f.code, f.path) for f in run(write_config, JOHN_FIVE_G5, edit).findings)
