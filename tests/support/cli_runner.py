@@ -5,13 +5,16 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 from support.paths import ROOT
 
 
-def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "cdk_app", *args], cwd=ROOT, capture_output=True, text=True,
-                          env={**os.environ, **(env or {})})
+def run(*args: str, env: dict[str, str] | None = None, cwd: Path = ROOT, stdin: str | None = None,
+        timeout: float | None = None) -> subprocess.CompletedProcess:
+    """stdin: the text the command reads (None: the test's own); timeout: seconds before the run counts as hung."""
+    return subprocess.run([sys.executable, "-m", "cdk_app", *args], cwd=cwd, capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}, input=stdin, timeout=timeout)
 
 
 def invoke(*args: str):

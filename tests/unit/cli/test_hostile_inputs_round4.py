@@ -6,18 +6,17 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 
 import pytest
+from support import cli_runner
 from support.paths import ROOT
 
 B = ["--account", "111122223333", "--region", "us-west-2", "--zone", "usw2-az1", "--zone", "usw2-az2"]
 
 
-def run(*args: str, stdin: str | None = None, cwd=ROOT) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "cdk_app", *args], capture_output=True, text=True,
-                          timeout=60, cwd=cwd, input=stdin if stdin is not None else "",
-                          env={**os.environ, "NO_COLOR": "1"})
+def run(*args: str, stdin: str = "", cwd=ROOT) -> subprocess.CompletedProcess:
+    """The shared runner, with standard input given (empty unless said) and a bound: a hang fails the test."""
+    return cli_runner.run(*args, cwd=cwd, stdin=stdin, timeout=60)
 
 
 def test_schema_refuses_a_fifo_as_output_instead_of_blocking(tmp_path):
