@@ -1,0 +1,87 @@
+"""Rolling AMI updates of instance groups: how many instances a batch takes out of a group, and whether the
+group's instance type still covers the teams' quotas while it is out - the one rule `validate` (HPK520, HPK521)
+and `plan` follow.
+
+A batch drains its instances and reboots them onto the new AMI (AWS: during an update "nodes show as
+NotReady"; HyperPod "does not drain or redistribute the jobs (pods) running on the nodes"), so for its duration
+the instance type has that many instances fewer. The quota that only this group can serve is what the enabled
+teams reserve on the type minus what the type's other groups hold: the type's capacity minus the batch must
+still cover the teams' quotas, in every dimension (cdk_app.domain.capacity: instances, accelerators, vCPU,
+memory). The shared pool's quota is left out: it is the kit's name for what the teams leave, not a promise.
+
+A percent batch (CAPACITY_PERCENTAGE) is counted rounded up and at least one instance: AWS documents no
+rounding, so the kit counts the larger batch SageMaker could take (25 % of 6 instances is 2, 1 % of 6 is 1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cdk_app.config.model import BatchSize, InstanceGroup, KitConfig
+from cdk_app.domain.capacity import DIMENSIONS, Resources, cluster_capacity, per_instances, teams_total
+from cdk_app.domain.instance_types import CATALOGUE
+
+
+def batch_instances(size: BatchSize, count: int) -> int:
+    """Instances one batch of `size` takes out of a group of `count`: never more than the group, a percent
+    rounded up (at least one instance of a group that has any)."""
+    if count <= 0:
+        return 0
+    if size.type == "INSTANCE_COUNT":
+        return min(size.value, count)
+    return min(max(-(-count * size.value // 100), 1), count)
+
+
+def batch_text(size: BatchSize, count: int) -> str:
+    """How the batch was counted, for messages: "2 instances (25 % of 6, rounded up)"."""
+    taken = batch_instances(size, count)
+    noun = "instance" if taken == 1 else "instances"
+    if size.type == "INSTANCE_COUNT":
+        capped = f" (the whole group: it has {count})" if size.value > count else ""
+        return f"{taken} {noun}{capped}"
+    return f"{taken} {noun} ({size.value} % of {count}, rounded up)"
+
+
+@dataclass(frozen=True, slots=True)
+class RollingBatch:
+    """One rolling deployment of one instance group, against the teams' quotas on its instance type."""
+    group: str
+    instance_type: str
+    count: int             # the group's instances
+    batch: int             # instances a batch takes out
+    capacity: Resources    # the instance type's capacity, all groups
+    reserved: Resources    # what the enabled teams reserve on the type
+    headroom: int          # whole instances of the type the teams leave unreserved in every dimension
+
+    @property
+    def during(self) -> Resources:
+        """The instance type's capacity while a batch is out."""
+        return self.capacity - per_instances(CATALOGUE[self.instance_type], self.batch)
+
+    @property
+    def short(self) -> list[str]:
+        """Dimensions in which the quotas are above the capacity while a batch is out."""
+        return self.reserved.exceeding(self.during)
+
+
+def _headroom(capacity: Resources, reserved: Resources, itype: str) -> int:
+    """Whole instances that can leave the type with the teams' quotas still covered in every dimension."""
+    spec = CATALOGUE[itype]
+    unit = per_instances(spec, 1)
+    spare = capacity - reserved
+    fits = [int(getattr(spare, d) // getattr(unit, d)) for d in DIMENSIONS if getattr(unit, d)]
+    return max(min(fits), 0) if fits else 0
+
+
+def rolling_batch(config: KitConfig, group: InstanceGroup, size: BatchSize) -> RollingBatch | None:
+    """A batch of `size` (an update's or a rollback's) on `group`; None for a type the catalogue lacks (HPK201 reports it) or a
+    type whose quotas are over capacity already (HPK501 reports it)."""
+    if group.instance_type not in CATALOGUE:
+        return None
+    capacity = cluster_capacity(config)[group.instance_type]
+    reserved = teams_total(tuple(t for t in config.teams if t.enabled)).get(group.instance_type, Resources())
+    if reserved.exceeding(capacity):
+        return None
+    return RollingBatch(group.name, group.instance_type, group.count,
+                        batch_instances(size, group.count), capacity, reserved,
+                        _headroom(capacity, reserved, group.instance_type))
