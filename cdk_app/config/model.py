@@ -148,7 +148,8 @@ class BatchSize(KitModel):
     type: Literal["INSTANCE_COUNT", "CAPACITY_PERCENTAGE"]
     """INSTANCE_COUNT: a number of instances; CAPACITY_PERCENTAGE: a percent of the group's instances (the kit
     counts a percent rounded up, at least one instance: 25 % of 6 is 2)."""
-    value: Annotated[Int, Field(ge=1)]
+    # No batch holds more instances than a group can (InstanceCount's maximum; the schema gives Value none).
+    value: Annotated[Int, Field(ge=1, le=MAX_INSTANCE_COUNT)]
     """Instances, or percent (1-100), SageMaker updates at a time."""
 
 

@@ -14,6 +14,7 @@ from hyperpod_constructs.private.limits import (
     IMAGE_RELEASE_VERSION,
     MAX_ALARM_NAME_LENGTH,
     MAX_IMAGE_RELEASE_VERSION_LENGTH,
+    MAX_INSTANCE_COUNT,
     MAX_ROLLBACK_ALARMS,
     MAX_SCHEDULE_EXPRESSION_LENGTH,
     MAX_WAIT_INTERVAL_SECONDS,
@@ -68,10 +69,10 @@ class AutoPatchSpec:
 def _check_batch(where: str, size: BatchSizeSpec) -> None:
     if size.type not in BATCH_SIZE_TYPES:
         raise ValueError(f"{where}: batch type must be one of {list(BATCH_SIZE_TYPES)}, got {size.type!r}")
-    top = 100 if size.type == "CAPACITY_PERCENTAGE" else None
-    if isinstance(size.value, bool) or not isinstance(size.value, int) or size.value < 1 or (top and size.value > top):
-        raise ValueError(f"{where}: batch value must be a whole number of at least 1"
-                         f"{' and at most 100 (percent)' if top else ''}, got {size.value!r}")
+    top = 100 if size.type == "CAPACITY_PERCENTAGE" else MAX_INSTANCE_COUNT
+    if isinstance(size.value, bool) or not isinstance(size.value, int) or not 1 <= size.value <= top:
+        raise ValueError(f"{where}: batch value must be a whole number of at least 1 and at most "
+                         f"{'100 (percent)' if top == 100 else f'{top} (instances)'}, got {size.value!r}")
 
 
 def _check_deployment(where: str, deployment: DeploymentSpec) -> None:

@@ -198,9 +198,11 @@ def _with(**change) -> HyperPodClusterProps:
     (_with(scheduled_update=dataclasses.replace(ROLLING, deployment=DeploymentSpec(BatchSizeSpec("PERCENT", 5)))),
      "batch type must be one of"),
     (_with(scheduled_update=dataclasses.replace(ROLLING, deployment=DeploymentSpec(BatchSizeSpec("INSTANCE_COUNT", 0)))),
-     "batch value must be a whole number of at least 1, got 0"),
+     "batch value must be a whole number of at least 1 and at most 6758 \\(instances\\), got 0"),
     (_with(scheduled_update=dataclasses.replace(ROLLING, deployment=DeploymentSpec(
         BatchSizeSpec("CAPACITY_PERCENTAGE", 101)))), "at most 100 \\(percent\\), got 101"),
+    (_with(scheduled_update=dataclasses.replace(ROLLING, deployment=DeploymentSpec(
+        BatchSizeSpec("INSTANCE_COUNT", 6759)))), "at most 6758 \\(instances\\), got 6759"),
     (_with(scheduled_update=dataclasses.replace(ROLLING, deployment=DeploymentSpec(wait_interval_seconds=3601))),
      "wait_interval_seconds must be 0-3600, got 3601"),
     (_with(scheduled_update=dataclasses.replace(ROLLING, deployment=DeploymentSpec(

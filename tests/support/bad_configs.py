@@ -316,6 +316,8 @@ CASES: list[tuple[str, str, str, str, str]] = [
      "HPK014", "hyperpod.instance_groups[0].scheduled_update.deployment.maximum_batch_size.type", "error"),
     ("batch-zero", gpu_lines(SCHEDULE + f"          maximum_batch_size: {{type: INSTANCE_COUNT, value: 0}}  {MARK}\n"),
      "HPK013", "hyperpod.instance_groups[0].scheduled_update.deployment.maximum_batch_size.value", "error"),
+    ("batch-over-any-group", gpu_lines(SCHEDULE + f"          maximum_batch_size: {{type: INSTANCE_COUNT, value: 6759}}  {MARK}\n"),
+     "HPK013", "hyperpod.instance_groups[0].scheduled_update.deployment.maximum_batch_size.value", "error"),
     ("batch-percent-over-100", gpu_lines(SCHEDULE + "          rollback_maximum_batch_size:\n"
                                          f"            {{type: CAPACITY_PERCENTAGE, value: 101}}  {MARK}\n"),
      "HPK240", "hyperpod.instance_groups[0].scheduled_update.deployment.rollback_maximum_batch_size.value", "error"),

@@ -20,8 +20,9 @@ _IMAGE_KEYS = ("ImageId", "ImageReleaseVersion")
 
 
 def _groups(props: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {g["InstanceGroupName"]: g for g in props.get("InstanceGroups", [])
-            if isinstance(g, dict) and isinstance(g.get("InstanceGroupName"), str)}
+    groups = props.get("InstanceGroups")
+    return {g["InstanceGroupName"]: g for g in groups if isinstance(g, dict) and isinstance(g.get("InstanceGroupName"), str)
+            } if isinstance(groups, list) else {}
 
 
 def _count(group: dict[str, Any]) -> int | None:
@@ -54,7 +55,8 @@ def _deployment_text(deployment: Any, count: int | None) -> str:
     wait = deployment.get("WaitIntervalInSeconds")
     if isinstance(wait, int):
         parts.append(f"{wait} s between batches")
-    alarms = [a.get("AlarmName") for a in deployment.get("AutoRollbackConfiguration", []) if isinstance(a, dict)]
+    listed = deployment.get("AutoRollbackConfiguration")
+    alarms = [a.get("AlarmName") for a in listed if isinstance(a, dict)] if isinstance(listed, list) else []
     if alarms:
         parts.append(f"rolled back when {', '.join(str(a) for a in alarms)} fires")
     return ", ".join(parts)

@@ -104,3 +104,17 @@ def test_a_new_ami_version_in_prod_is_an_in_place_update_refused_until_named(tmp
     assert ("instance group h100-a rolls at this deploy: SageMaker's AMI -> ImageReleaseVersion 1.2.4." in rendered
             and "plan for all 6 at once (its scheduled updates take 1 instance at a time)" in rendered)
     assert plan.blocked((f"{change.logical_id}/h100-a",)) == []
+
+
+@pytest.mark.parametrize("junk", [{"InstanceGroups": 7}, {"InstanceGroups": "gpu"}, {}, {"InstanceGroups": [3, None]}])
+def test_hand_edited_groups_read_as_none(junk):
+    assert roll_hazards("s", "Cluster", junk, cluster(GROUP)) == []
+    assert roll_hazards("s", "Cluster", cluster(GROUP), junk) == []
+
+
+def test_hand_edited_alarms_are_left_out():
+    after = {**GROUP, "ScheduledUpdateConfig": {"ScheduleExpression": "cron(0 4 ? * SUN *)", "DeploymentConfig": {
+        "RollingUpdatePolicy": {"MaximumBatchSize": {"Type": "INSTANCE_COUNT", "Value": 1}},
+        "AutoRollbackConfiguration": 5}}}
+    [added] = roll_hazards("s", "Cluster", cluster(GROUP), cluster(after))
+    assert added.text.endswith("1 instance at a time")
