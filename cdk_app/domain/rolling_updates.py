@@ -9,6 +9,8 @@ teams reserve on the type minus what the type's other groups hold: the type's ca
 still cover the teams' quotas, in every dimension (cdk_app.domain.capacity: instances, accelerators, vCPU,
 memory). The shared pool's quota is left out: it is the kit's name for what the teams leave, not a promise.
 
+Groups of one type whose updates run on the same schedule roll together: their batches add up (`alongside`).
+
 A percent batch (CAPACITY_PERCENTAGE) is counted rounded up and at least one instance: AWS documents no
 rounding, so the kit counts the larger batch SageMaker could take (25 % of 6 instances is 2, 1 % of 6 is 1).
 """
@@ -32,6 +34,17 @@ def batch_instances(size: BatchSize, count: int) -> int:
     return min(max(-(-count * size.value // 100), 1), count)
 
 
+def scheduled_alongside(groups: tuple[InstanceGroup, ...], group: InstanceGroup) -> int:
+    """Instances the other groups of `group`'s type take out when its scheduled update runs: the update batches
+    of those on the same schedule expression."""
+    if group.scheduled_update is None:
+        return 0
+    return sum(batch_instances(other.scheduled_update.deployment.maximum_batch_size, other.count)
+               for other in groups if other is not group and other.instance_type == group.instance_type
+               and other.scheduled_update is not None
+               and other.scheduled_update.schedule_expression == group.scheduled_update.schedule_expression)
+
+
 def batch_text(size: BatchSize, count: int) -> str:
     """How the batch was counted, for messages: "2 instances (25 % of 6, rounded up)"."""
     taken = batch_instances(size, count)
@@ -49,6 +62,7 @@ class RollingBatch:
     instance_type: str
     count: int             # the group's instances
     batch: int             # instances a batch takes out
+    alongside: int         # instances other groups of the type take out at the same time (the same schedule)
     capacity: Resources    # the instance type's capacity, all groups
     reserved: Resources    # what the enabled teams reserve on the type
     headroom: int          # whole instances of the type the teams leave unreserved in every dimension
@@ -56,7 +70,7 @@ class RollingBatch:
     @property
     def during(self) -> Resources:
         """The instance type's capacity while a batch is out."""
-        return self.capacity - per_instances(CATALOGUE[self.instance_type], self.batch)
+        return self.capacity - per_instances(CATALOGUE[self.instance_type], self.batch + self.alongside)
 
     @property
     def short(self) -> list[str]:
@@ -73,9 +87,11 @@ def _headroom(capacity: Resources, reserved: Resources, itype: str) -> int:
     return max(min(fits), 0) if fits else 0
 
 
-def rolling_batch(config: KitConfig, group: InstanceGroup, size: BatchSize) -> RollingBatch | None:
-    """A batch of `size` (an update's or a rollback's) on `group`; None for a type the catalogue lacks (HPK201 reports it) or a
-    type whose quotas are over capacity already (HPK501 reports it)."""
+def rolling_batch(config: KitConfig, group: InstanceGroup, size: BatchSize,
+                  alongside: int = 0) -> RollingBatch | None:
+    """A batch of `size` (an update's or a rollback's) on `group`, with `alongside` instances of its type out at
+    the same time in other groups; None for a type the catalogue lacks (HPK201 reports it) or whose quotas are
+    over capacity already (HPK501 reports it)."""
     if group.instance_type not in CATALOGUE:
         return None
     capacity = cluster_capacity(config)[group.instance_type]
@@ -83,5 +99,5 @@ def rolling_batch(config: KitConfig, group: InstanceGroup, size: BatchSize) -> R
     if reserved.exceeding(capacity):
         return None
     return RollingBatch(group.name, group.instance_type, group.count,
-                        batch_instances(size, group.count), capacity, reserved,
+                        batch_instances(size, group.count), alongside, capacity, reserved,
                         _headroom(capacity, reserved, group.instance_type))

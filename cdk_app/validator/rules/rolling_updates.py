@@ -6,7 +6,7 @@ from __future__ import annotations
 from cdk_app.config.model import BatchSize, InstanceGroup, KitConfig, RollingDeployment
 from cdk_app.config.yaml_source import PathKey
 from cdk_app.domain.capacity import describe
-from cdk_app.domain.rolling_updates import RollingBatch, batch_text, rolling_batch
+from cdk_app.domain.rolling_updates import RollingBatch, batch_text, rolling_batch, scheduled_alongside
 from cdk_app.findings import format_path
 from cdk_app.validator.reporter import Reporter
 
@@ -40,7 +40,10 @@ def check_rolling_updates(config: KitConfig, report: Reporter) -> None:
                                  "a percent is 1-100 (100 updates the whole group at once); for a number of "
                                  "instances use type: INSTANCE_COUNT")
                     continue
-                batch = rolling_batch(config, group, size)
+                # Groups of the type on the same schedule update together; a rollback or a patch is the group's own.
+                together = (scheduled_alongside(config.hyperpod.instance_groups, group)
+                            if (section, field) == ("scheduled_update", "maximum_batch_size") else 0)
+                batch = rolling_batch(config, group, size, together)
                 if batch is not None and batch.short:
                     _report_short(report, path, batch, size, what)
     _check_schedules(config, report)
@@ -49,19 +52,28 @@ def check_rolling_updates(config: KitConfig, report: Reporter) -> None:
 def _report_short(report: Reporter, path: PathKey, batch: RollingBatch, size: BatchSize, what: str) -> None:
     # Instances when they are short, else the dimension that is (a quota written in vCPU or memory).
     dim = "count" if "count" in batch.short else batch.short[0]
+    others = (f" (and {batch.alongside} more of the type's other groups on the same schedule)"
+              if batch.alongside else "")
     arithmetic = (f"a{'n' if what == 'update' else ''} {what} batch of group '{batch.group}' takes "
-                  f"{batch_text(size, batch.count)} of {batch.instance_type} out: of the type's "
+                  f"{batch_text(size, batch.count)}{others} of {batch.instance_type} out: of the type's "
                   f"{describe(getattr(batch.capacity, dim), dim)} it leaves {describe(getattr(batch.during, dim), dim)} "
                   f"while the enabled teams reserve {describe(getattr(batch.reserved, dim), dim)}")
     if batch.headroom >= 1:
+        def take(n: int) -> str:
+            return f"take at most {n} instance(s) at a time ({format_path(path[-1:])}: {{type: INSTANCE_COUNT, value: {n}}})"
+        fits = batch.headroom - batch.alongside
+        if not batch.alongside:
+            fix = take(batch.headroom)
+        elif fits >= 1:
+            fix = f"{take(fits)}, or give the group its own schedule (alone it may take {batch.headroom})"
+        else:
+            fix = f"give the group its own schedule and {take(batch.headroom)}"
         report.error("HPK520", path + ("value",), f"{arithmetic}: their quotas are not covered while it updates",
-                     f"take at most {batch.headroom} instance(s) at a time ({format_path(path[-1:])}: "
-                     f"{{type: INSTANCE_COUNT, value: {batch.headroom}}}), or lower the quotas on "
-                     f"{batch.instance_type}")
+                     f"{fix}, or lower the quotas on {batch.instance_type}")
         return
     report.warning("HPK521", path, f"{arithmetic}: the teams leave less than one instance unreserved, so any "
                                    "batch leaves their quotas uncovered while it updates",
-                   f"leave at least {batch.batch} {batch.instance_type} instance(s) unreserved (lower the quotas "
+                   f"leave at least {batch.batch + batch.alongside} {batch.instance_type} instance(s) unreserved (lower the quotas "
                    "or add instances), or let the teams know their guarantee lapses during the update")
 
 

@@ -72,3 +72,35 @@ def test_two_groups_on_one_schedule_warn(write_config, second, expected):
     report = run(write_config, JOHN_ONE_G5, ("      count: 1\n    principals:", "      count: 0\n    principals:"),
                  schedule("{type: INSTANCE_COUNT, value: 1}"), cpu)
     assert [c for c in codes(report) if c[0] == "HPK241"] == expected
+
+
+def second_g5_group(batch: int, expression: str) -> tuple[str, str]:
+    """A second g5 group of 2 (6 in all, the teams' 4 leave 2 unreserved) with its own scheduled update."""
+    return ("    - name: cpu\n", f"    - name: gpu-2\n      instance_type: ml.g5.12xlarge\n      count: 2\n"
+                                 f"      scheduled_update:\n        schedule_expression: {expression}\n        deployment:\n"
+                                 f"          maximum_batch_size: {{type: INSTANCE_COUNT, value: {batch}}}\n"
+                                 "    - name: cpu\n")
+
+
+@pytest.mark.parametrize(("gpu", "gpu_2", "expression", "expected"), [
+    (1, 1, "cron(0 4 ? * SUN *)", []),                               # 1 + 1 out together of 2 unreserved
+    (2, 2, "cron(0 6 ? * SUN *)", []),                               # each alone: 2 of 2
+    (2, 1, "cron(0 4 ? * SUN *)", ["HPK520", "HPK520"]),             # 3 out together
+])
+def test_groups_of_a_type_on_one_schedule_add_their_batches(write_config, gpu, gpu_2, expression, expected):
+    report = run(write_config, schedule(f"{{type: INSTANCE_COUNT, value: {gpu}}}"), second_g5_group(gpu_2, expression))
+    assert [f.code for f in report.findings if f.code.startswith("HPK52")] == expected
+
+
+def test_the_shared_schedule_is_named_as_the_cause(write_config):
+    report = run(write_config, schedule("{type: INSTANCE_COUNT, value: 2}"), second_g5_group(1, "cron(0 4 ? * SUN *)"))
+    gpu = next(f for f in report.findings if f.path == f"{BATCH_PATH}.value")
+    assert gpu.message.startswith("an update batch of group 'gpu' takes 2 instances (and 1 more of the type's other "
+                                  "groups on the same schedule) of ml.g5.12xlarge out: of the type's 6 instances it "
+                                  "leaves 3 instances while the enabled teams reserve 4 instances")
+    # gpu: with gpu-2's one node out, one more fits; alone, two would.
+    assert gpu.hint.startswith("take at most 1 instance(s) at a time (maximum_batch_size: {type: INSTANCE_COUNT, "
+                               "value: 1}), or give the group its own schedule (alone it may take 2)")
+    # gpu-2: gpu's two nodes already take both unreserved instances, so only its own schedule helps.
+    gpu_2 = next(f for f in report.findings if f.path.startswith("hyperpod.instance_groups[1]") and f.code == "HPK520")
+    assert gpu_2.hint.startswith("give the group its own schedule and take at most 2 instance(s) at a time")
