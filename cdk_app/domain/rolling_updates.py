@@ -2,8 +2,8 @@
 group's instance type still covers the teams' quotas while it is out - the one rule `validate` (HPK520, HPK521)
 and `plan` follow.
 
-A batch drains its instances and reboots them onto the new AMI (AWS: during an update "nodes show as
-NotReady"; HyperPod "does not drain or redistribute the jobs (pods) running on the nodes"), so for its duration
+A batch takes its instances down and reboots them onto the new AMI (AWS's update-cluster-software guide for EKS:
+the nodes are NotReady while they update, and HyperPod does not drain or move the pods running on them), so for its duration
 the instance type has that many instances fewer. The quota that only this group can serve is what the enabled
 teams reserve on the type minus what the type's other groups hold: the type's capacity minus the batch must
 still cover the teams' quotas, in every dimension (cdk_app.domain.capacity: instances, accelerators, vCPU,

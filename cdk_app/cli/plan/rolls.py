@@ -4,9 +4,9 @@ will drain later, read from the HyperPod cluster's template (AWS::SageMaker::Clu
 None of these properties is create-only in the schema (cfn-lint: ClusterName, VpcConfig, Orchestrator/Eks), so
 a change never replaces the cluster (the comparison decides that from the schema); what it does to the nodes is
 said here. Sources: the schema's ImageReleaseVersion ("Changing this value on an existing instance group triggers
-a software update via UpdateClusterSoftware"), AWS's update-cluster-software guide (HyperPod "does not drain or
-redistribute the jobs (pods) running on the nodes"; the root volume is replaced and nodes are NotReady while they
-update) and botocore's ClusterAutoPatchConfig (WhenIdle, WhenAllIdle)."""
+a software update via UpdateClusterSoftware"), AWS's update-cluster-software guide for EKS (HyperPod does not
+drain or move the pods on the nodes; the root volume is replaced and the nodes are NotReady while they update) and
+botocore's ClusterAutoPatchConfig (WhenIdle, WhenAllIdle)."""
 
 from __future__ import annotations
 
