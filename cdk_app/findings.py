@@ -79,6 +79,9 @@ CODES: dict[str, str] = {
     "HPK221": "no kubectl/helm layer within one minor version of the Kubernetes version",
     "HPK222": "a chart component needs remote charts the kit cannot pin",
     "HPK223": "a chart pin differs from the one the kit verified for its default revision",
+    # The AMI lifecycle of instance groups (scheduled updates, automatic patches).
+    "HPK240": "a rolling batch given in percent is above 100",
+    "HPK241": "two instance groups update their AMI on the same schedule (AWS: overlapping schedules may fail)",
     # Cluster policy.
     "HPK301": "priority class name is not allowed",
     "HPK302": "more than 10 priority classes",
@@ -121,6 +124,9 @@ CODES: dict[str, str] = {
     "HPK513": "a stack would have more than 200 parameters (CloudFormation's limit per stack)",
     "HPK514": "a stack is above 80 % of a CloudFormation limit (plan team stacks or pins before it is full)",
     "HPK515": "a team is pinned to a team stack that does not exist",
+    # Rolling AMI updates against the quotas (cdk_app/domain/rolling_updates.py).
+    "HPK520": "a rolling batch (with the type's batches on the same schedule) takes an instance type below the teams' quotas though a smaller one would not",
+    "HPK521": "the teams leave less than one instance of a type unreserved, so any rolling batch leaves their quotas uncovered",
     # Live checks (validate --live).
     "HPK601": "a compute quota on the deployed cluster was made outside the kit",
     "HPK602": "an instance group's live instance count differs from the config, or a deployed group is not in it (a deploy deletes its nodes)",

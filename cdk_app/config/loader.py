@@ -57,6 +57,12 @@ _FORMATS = {
     "admin_principals": "an IAM role or user ARN such as arn:aws:iam::111122223333:role/Admin",
     "principals": "an IAM role or user ARN such as arn:aws:iam::111122223333:role/TeamA",
     "training_plan_arn": "a SageMaker training plan ARN",
+    "image_id": "an AMI id such as ami-0123456789abcdef0, or default (HyperPod's latest AMI)",
+    "image_release_version": "a HyperPod AMI release version MAJOR.MINOR.PATCH in quotes, e.g. \"1.2.3\"",
+    "schedule_expression": ("cron(Minutes Hours Day-of-month Month Day-of-week Year) with single spaces, e.g. "
+                            "cron(0 4 ? * SUN *) for Sundays at 04:00 UTC (AWS::SageMaker::Cluster's format: "
+                            "Day-of-month a number or ?, Day-of-week a day, number, ?, L, 2#1 or 5L, Year 20xx or *)"),
+    "rollback_alarms": "a CloudWatch alarm name: one line, not only spaces",
 }
 
 _TYPE_WORDS = {

@@ -20,6 +20,7 @@ from cdk_app.validator.rules.names import check_derived_names
 from cdk_app.validator.rules.network import check_cidrs, check_eks_endpoint, check_network
 from cdk_app.validator.rules.principals import check_principals
 from cdk_app.validator.rules.region import check_region
+from cdk_app.validator.rules.rolling_updates import check_rolling_updates
 from cdk_app.validator.rules.stack_limits import check_stack_limits
 from cdk_app.validator.rules.storage import check_storage
 from cdk_app.validator.rules.teams import check_teams
@@ -45,6 +46,7 @@ HYPERPOD_RULES: tuple[Rule, ...] = (
     check_observability,
     check_teams,
     check_capacity,
+    check_rolling_updates,
     check_storage,
 )
 
