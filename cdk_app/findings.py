@@ -184,6 +184,12 @@ CODES: dict[str, str] = {
     "HPK910": "two file systems of a team with one name, or mounted at one path",
     "HPK911": "a file system's mount path has a '.' or '..' segment or lies in /dev, /proc or /sys",
     "HPK912": "a data repository association's S3 bucket is not a name S3 allows",
+    # Shared storage against the deployed account (validate --live).
+    "HPK913": "a deployed file system or data repository association is missing, deleted outside the kit or not AVAILABLE",
+    "HPK914": "a deployed file system's deployment type differs from the config: FSx cannot change it in place",
+    "HPK915": "a deployed file system has more capacity or metadata IOPS than the config (grown outside the kit): FSx never lowers them",
+    "HPK916": "a deployed file system or association differs from the config, or an association was made outside the kit",
+    "HPK917": "the FSx CSI driver add-on is missing, unhealthy or not the pinned version",
 }
 
 

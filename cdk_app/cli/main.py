@@ -130,8 +130,8 @@ def validate(configs: tuple[Path, ...], output_format: str, live: bool, profile:
     if strict and warned:
         click.echo(f"--strict: {warned} warning(s) fail the check (exit 1); without --strict they would not", err=True)
         codes.append(1)
-    if any(s.get("error") or (s.get("batch") or {}).get("error") for s in sections):
-        codes.append(2)  # the account could not be read (HyperPod or Batch part): unreadable, not findings
+    if any(s.get("error") or (s.get(part) or {}).get("error") for s in sections for part in ("batch", "storage")):
+        codes.append(2)  # the account could not be read (HyperPod, Batch or storage part): unreadable, not findings
     sys.exit(max(codes))
 
 
@@ -143,6 +143,7 @@ def live_check(report: Report, profile: str | None) -> dict[str, object]:
 
     from cdk_app.cli.live import RETRIES, LiveAccessError, LiveResult, compare, gather
     from cdk_app.cli.live_batch import with_batch
+    from cdk_app.cli.live_storage import with_storage
     from cdk_app.findings import Finding, Severity
 
     loaded = report.loaded
@@ -165,6 +166,7 @@ def live_check(report: Report, profile: str | None) -> dict[str, object]:
     else:
         result = compare(config, loaded.source, state)
     result = with_batch(result, config, loaded.source, session, retry)
+    result = with_storage(result, config, loaded.source, session, retry, state.eks_cluster if state else None)
     report.findings.extend(result.findings)
     return {"file": report.file, "environment": report.environment, **result.section}
 

@@ -25,6 +25,10 @@ METADATA_IOPS_STEP = 12000
 # Lustre version the kit creates: AWS's HyperPod Terraform creates 2.15; PERSISTENT_2 refuses 2.10 and data
 # repository associations need 2.12 or later.
 LUSTRE_VERSION = "2.15"
+# The EKS add-on that mounts the file systems on the nodes, and the storage stack's output mapping
+# "<team>/<name>" to each file system's id (the stack writes both; `validate --live` reads them).
+CSI_DRIVER_ADDON = "aws-fsx-csi-driver"
+FILE_SYSTEM_IDS_OUTPUT = "FileSystemIds"
 
 
 # What UpdateFileSystem can change of an existing Lustre file system (botocore FSx

@@ -20,15 +20,13 @@ from constructs import Construct
 
 from cdk_app.config.model import KitConfig
 from cdk_app.config.storage_model import LustreFileSystem as FileSystemSpec
-from cdk_app.domain.lustre import file_system_zone
+from cdk_app.domain.lustre import CSI_DRIVER_ADDON, FILE_SYSTEM_IDS_OUTPUT, file_system_zone
 from cdk_app.kubernetes.team_volumes import lustre_volume
 from hyperpod_constructs.hyperpod_network import HyperPodNetwork
 from hyperpod_constructs.kubernetes_manifests import KubernetesManifests, KubernetesManifestsProps
 from hyperpod_constructs.lustre_file_system import DataRepositoryLink, LustreFileSystem, LustreFileSystemProps
 
-CSI_DRIVER_ADDON = "aws-fsx-csi-driver"
 STORAGE_SET = "storage"  # the installer's set of PersistentVolumes (helm_release_handler/index.py STORAGE_SET)
-FILE_SYSTEM_IDS_OUTPUT = "FileSystemIds"
 
 
 def file_system_props(config: KitConfig, spec: FileSystemSpec, network: HyperPodNetwork) -> LustreFileSystemProps:
