@@ -132,14 +132,19 @@ def _compare_file_system(spec: LustreFileSystem, i: int, live: dict[str, Any], a
     name = f"file system '{spec.team}/{spec.name}' ({live['FileSystemId']})"
     _lifecycle(name, live, (*base, "name"), add)
     lustre = live.get("LustreConfiguration") or {}
-    deployed_type = lustre.get("DeploymentType")
-    if deployed_type and deployed_type != spec.deployment_type:
-        # CreateFileSystemLustreConfiguration DeploymentType has no counterpart in UpdateFileSystem.
-        add("HPK914", Severity.ERROR, (*base, "deployment_type"),
-            f"{name} is {deployed_type}, the config says {spec.deployment_type}: FSx cannot change the deployment "
-            "type of a file system, so the deploy fails",
-            f"keep deployment_type: {deployed_type}, or create a new file system under another name and copy the data")
-        return  # the other settings follow from the type
+    # DeploymentType and DriveCacheType have no counterpart in UpdateFileSystem's Lustre configuration
+    # (cdk_app/domain/lustre.py UPDATABLE_LUSTRE_SETTINGS); UpdateFileSystem's StorageType documents no Lustre use.
+    fixed = (("deployment_type", spec.deployment_type, lustre.get("DeploymentType")),
+             ("storage_type", spec.storage_type, live.get("StorageType")),
+             ("drive_cache_type", spec.drive_cache_type, lustre.get("DriveCacheType")))
+    changed = [(key, wanted, actual) for key, wanted, actual in fixed if actual is not None and actual != wanted]
+    for key, wanted, actual in changed:
+        add("HPK914", Severity.ERROR, (*base, key),
+            f"{name} has {key} {actual}, the config says {wanted}: FSx cannot change it on an existing file system, so "
+            "the deploy fails",
+            f"keep {key}: {actual}, or create a new file system under another name and copy the data")
+    if changed:
+        return  # the other settings follow from these
     capacity = live.get("StorageCapacity")
     if isinstance(capacity, int) and capacity > spec.storage_capacity_gib:
         # UpdateFileSystem StorageCapacity: "The value must be greater than the current storage capacity".

@@ -160,7 +160,13 @@ def test_a_deployment_type_fsx_cannot_change():
     result = findings(file_systems={**IN_SYNC, SMITH: file_system(SMITH, "PERSISTENT_1", throughput=50)})
     finding, = result.findings
     assert (finding.code, finding.path) == ("HPK914", "storage.file_systems[1].deployment_type")
-    assert "is PERSISTENT_1, the config says SCRATCH_2: FSx cannot change the deployment type" in finding.message
+    assert "has deployment_type PERSISTENT_1, the config says SCRATCH_2: FSx cannot change it" in finding.message
+    hdd = {**file_system(SMITH, "PERSISTENT_1", throughput=40), "StorageType": "HDD"}
+    hdd["LustreConfiguration"]["DriveCacheType"] = "READ"
+    text = DEV_TEXT.replace("      deployment_type: SCRATCH_2\n", "      deployment_type: PERSISTENT_1\n"
+                            "      per_unit_storage_throughput: 50\n")
+    assert by_code(findings(text, file_systems={**IN_SYNC, SMITH: hdd})) == [
+        ("HPK914", "error", f"storage.file_systems[1].{key}") for key in ("drive_cache_type", "storage_type")]
 
 
 @pytest.mark.parametrize(("deployed", "config_iops", "expected"), [
