@@ -14,6 +14,7 @@ Every call is a Describe; nothing is written.
 from __future__ import annotations
 
 import json
+import posixpath
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,6 +42,7 @@ class StorageLiveState:
     file_systems: dict[str, dict[str, Any]]  # id -> FSx FileSystem; an id FSx does not know is absent
     associations: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # id -> its associations
     addon: dict[str, Any] | None = None  # eks DescribeAddon's addon; None when the cluster has none
+    addon_read: bool = False  # False: the EKS cluster was not known, so the add-on was not read
 
 
 def gather_storage(config: KitConfig, cloudformation: Any, fsx: Any, eks: Any, eks_cluster: str | None) -> StorageLiveState:
@@ -51,8 +53,9 @@ def gather_storage(config: KitConfig, cloudformation: Any, fsx: Any, eks: Any, e
         ids = json.loads(outputs.get(FILE_SYSTEM_IDS_OUTPUT) or "{}")
     except json.JSONDecodeError as err:
         raise LiveAccessError(f"the storage stack's {FILE_SYSTEM_IDS_OUTPUT} output is not JSON: {err}") from err
-    if not isinstance(ids, dict):
-        raise LiveAccessError(f"the storage stack's {FILE_SYSTEM_IDS_OUTPUT} output is not a JSON object")
+    if not isinstance(ids, dict) or not all(isinstance(v, str) for v in ids.values()):
+        raise LiveAccessError(f"the storage stack's {FILE_SYSTEM_IDS_OUTPUT} output is not a JSON object of file "
+                              "system ids: was the stack changed outside the kit?")
     file_systems: dict[str, dict[str, Any]] = {}
     # One id per call: a file system deleted outside the kit fails only its own call (FileSystemNotFound).
     for file_system_id in sorted(set(ids.values())):
@@ -77,7 +80,7 @@ def gather_storage(config: KitConfig, cloudformation: Any, fsx: Any, eks: Any, e
         except ClientError as err:
             if err.response.get("Error", {}).get("Code") != "ResourceNotFoundException":
                 raise LiveAccessError(f"eks:DescribeAddon failed: {err}") from err
-    return StorageLiveState(bool(outputs), ids, file_systems, associations, addon)
+    return StorageLiveState(bool(outputs), ids, file_systems, associations, addon, bool(eks_cluster))
 
 
 def compare_storage(config: KitConfig, source: SourceMap, state: StorageLiveState) -> LiveResult:
@@ -109,6 +112,14 @@ def compare_storage(config: KitConfig, source: SourceMap, state: StorageLiveStat
             continue
         _compare_file_system(spec, i, live, add)
         _compare_associations(spec, i, state.associations.get(file_system_id, []), add)
+    wanted = {f"{spec.team}/{spec.name}" for spec in storage.file_systems}
+    for key, file_system_id in sorted(state.ids.items()):
+        if key not in wanted:
+            add("HPK916", Severity.WARNING, ("file_systems",),
+                f"file system '{key}' ({file_system_id}) is deployed but not in the config: the next deploy takes it "
+                "and its team's volume out of the stack; the file system itself is kept (and billed) until deleted",
+                "put it back in storage.file_systems, or copy its data off and delete it after the deploy "
+                "(docs/how-to/teardown.md)")
     _compare_addon(config, state, add)
     result.section = {"stack_found": state.stack_found, "file_systems": section,
                       "csi_driver_addon": (state.addon or {}).get("addonVersion")}
@@ -204,12 +215,21 @@ def _events(policy: dict[str, Any] | None) -> list[str]:
     return sorted((policy or {}).get("Events", []))
 
 
+def _directory(path: str) -> str:
+    """A file system path as the directory it names (/datasets/ and /datasets/. are /datasets)."""
+    return posixpath.normpath(path or "/").replace("//", "/")
+
+
+def _prefix(s3_path: str) -> str:
+    return s3_path.rstrip("/") + "/"
+
+
 def _compare_associations(spec: LustreFileSystem, i: int, live: list[dict[str, Any]], add: Any) -> None:
     base = ("file_systems", i, "data_repository_associations")
     name = f"file system '{spec.team}/{spec.name}'"
-    deployed = {a.get("FileSystemPath", ""): a for a in live}
+    deployed = {_directory(a.get("FileSystemPath", "")): a for a in live}
     for j, wanted in enumerate(spec.data_repository_associations):
-        association = deployed.pop(wanted.file_system_path, None)
+        association = deployed.pop(_directory(wanted.file_system_path), None)
         here = (*base, j)
         if association is None:
             add("HPK916", Severity.WARNING, (*here, "file_system_path"),
@@ -218,7 +238,7 @@ def _compare_associations(spec: LustreFileSystem, i: int, live: list[dict[str, A
             continue
         _lifecycle(f"the data repository association {wanted.file_system_path} of {name}", association,
                    (*here, "file_system_path"), add)
-        if association.get("DataRepositoryPath") != wanted.s3_path:
+        if _prefix(association.get("DataRepositoryPath") or "") != _prefix(wanted.s3_path):
             add("HPK916", Severity.WARNING, (*here, "s3_path"),
                 f"{wanted.file_system_path} of {name} is linked to {association.get('DataRepositoryPath')}, the config "
                 f"says {wanted.s3_path}: the deploy replaces the association (the files stay on both sides)",
@@ -244,7 +264,7 @@ def _compare_addon(config: KitConfig, state: StorageLiveState, add: Any) -> None
     pinned = storage.csi_driver_version
     path = ("csi_driver_version",)
     if state.addon is None:
-        if state.stack_found:
+        if state.stack_found and state.addon_read:
             add("HPK917", Severity.ERROR, path, f"the {CSI_DRIVER_ADDON} add-on is not on the EKS cluster: no node can "
                 "mount a file system, so jobs with the team's volumes stay ContainerCreating",
                 f"deploy the storage stack ({stack_name(config, STORAGE)})")

@@ -154,7 +154,7 @@ def parse_volume(text: str) -> Volume:
 def parse_scratch(text: str) -> tuple[str, str]:
     """--scratch SIZE[:MOUNT_PATH] -> (size, mount path); a quantity has no ':'."""
     size, sep, path = text.partition(":")
-    if not size or (sep and not path):
+    if not size or (sep and not path) or ":" in path:
         raise JobOptionError(f"--scratch {text!r}: give SIZE or SIZE:MOUNT_PATH (e.g. 500Gi or 500Gi:/tmp/work)")
     return size, path or SCRATCH_MOUNT
 
@@ -702,8 +702,8 @@ def _pod_template(request: JobRequest, placement: Placement, container: dict[str
         # On the node's disk under the kubelet's directory, which the lifecycle scripts put on the instance store
         # NVMe where there is one (steps/data_roots.sh), else on the secondary EBS volume. No hostPath: the pod
         # gets its own directory, deleted with it, and the kubelet evicts a pod that writes past sizeLimit. No
-        # ephemeral-storage request: the teams' ClusterQueues do not cover that resource, so Kueue would not
-        # admit the job (docs/how-to/storage.md).
+        # ephemeral-storage request: the teams' ClusterQueues do not cover that resource, and Kueue leaves a
+        # workload asking for one pending ("resource ... unavailable in ClusterQueue", v0.19.2 flavorassigner).
         volumes.append({"name": "scratch", "emptyDir": {"sizeLimit": request.scratch}})
     if volumes:
         spec["volumes"] = volumes

@@ -249,21 +249,44 @@ def test_read_errors_are_findings_not_tracebacks():
     assert result.section["storage"]["error"]
 
 
-def test_a_broken_output_is_named():
-    loaded = load()
-    cfn = boto3.client("cloudformation", **KW)
-    c = Stubber(cfn)
-    c.add_response("describe_stacks", {"Stacks": [{"StackName": "HyperPod-dev-storage", "CreationTime": NOW,
-                                                   "StackStatus": "CREATE_COMPLETE",
-                                                   "Outputs": [{"OutputKey": "FileSystemIds", "OutputValue": "{"}]}]},
-                   {"StackName": "HyperPod-dev-storage"})
-    c.activate()
-    with pytest.raises(LiveAccessError, match="FileSystemIds output is not JSON"):
-        gather_storage(loaded.config, cfn, None, None, "eks-dev")
-
-
 def test_the_docs_list_every_action_the_storage_checks_need():
     from cdk_app.cli.live_storage import ACTIONS
 
     page = (ROOT / "docs" / "how-to" / "storage.md").read_text()
     assert all(f"`{action}`" in page for action in ACTIONS)
+
+
+def test_a_file_system_deployed_but_no_longer_in_the_config_is_named():
+    text = DEV_TEXT[:DEV_TEXT.index("    - name: checkpoints\n      team: smith")]
+    result = findings(text)
+    finding, = result.findings
+    assert (finding.code, finding.severity.value, finding.path) == ("HPK916", "warning", "storage.file_systems")
+    assert f"'smith/checkpoints' ({SMITH}) is deployed but not in the config" in finding.message
+
+
+def test_association_paths_compare_as_the_directories_and_prefixes_they_name():
+    spelled = association(JOHN, "/datasets/", "s3://dev-datasets-111122223333/c4")
+    assert by_code(findings(associations=[spelled])) == []
+
+
+def test_without_the_eks_cluster_the_add_on_is_not_blamed():
+    loaded = load()
+    clients, _ = account()
+    state = gather_storage(loaded.config, *clients, None)
+    assert not state.addon_read and by_code(compare_storage(loaded.config, loaded.source, state)) == []
+
+
+@pytest.mark.parametrize(("output", "message"), [("{", "FileSystemIds output is not JSON"),
+                                                   ('["fs-1"]', "not a JSON object of file system ids"),
+                                                   ('{"john/checkpoints": 5}', "not a JSON object of file system ids")])
+def test_an_output_that_is_not_a_map_of_ids_is_named(output, message):
+    loaded = load()
+    cfn = boto3.client("cloudformation", **KW)
+    c = Stubber(cfn)
+    c.add_response("describe_stacks", {"Stacks": [{"StackName": "HyperPod-dev-storage", "CreationTime": NOW,
+                                                   "StackStatus": "CREATE_COMPLETE",
+                                                   "Outputs": [{"OutputKey": "FileSystemIds", "OutputValue": output}]}]},
+                   {"StackName": "HyperPod-dev-storage"})
+    c.activate()
+    with pytest.raises(LiveAccessError, match=message):
+        gather_storage(loaded.config, cfn, None, None, "eks-dev")

@@ -211,9 +211,14 @@ def test_parse_volume(text, parsed):
 
 
 @pytest.mark.parametrize(("text", "parsed"), [("500Gi", ("500Gi", "/scratch")), ("1Ti:/local", ("1Ti", "/local")),
-                                               ("1Ti:/a:b", ("1Ti", "/a:b"))])
+                                               ("1Ti:/a:b", None), ("", None), (":/x", None)])
 def test_parse_scratch(text, parsed):
-    assert parse_scratch(text) == parsed
+    """A quantity has no ':'; a mount path with one is refused as --volume refuses it."""
+    if parsed is None:
+        with pytest.raises(JobSpecError, match="give SIZE or SIZE:MOUNT_PATH"):
+            parse_scratch(text)
+    else:
+        assert parse_scratch(text) == parsed
 
 
 @pytest.mark.parametrize("kind", ["pytorchjob", "mpijob", "job"])
