@@ -15,6 +15,7 @@ import pytest
 from support.paths import ROOT
 from support.synthesis import config_assembly, env_assembly
 
+from cdk_app.domain.lustre import FILE_SYSTEM_IDS_OUTPUT
 from cdk_app.domain.resource_schemas import create_only_properties
 
 PROD_STORAGE = """
@@ -121,6 +122,7 @@ def test_adding_storage_changes_neither_the_network_nor_the_cluster_stack(prod_w
 def test_the_storage_stack_holds_every_file_system_its_associations_the_driver_and_the_volumes(prod_with_storage):
     template = json.loads((prod_with_storage / "HyperPod-prod-storage.template.json").read_text())
     types = [r["Type"] for r in template["Resources"].values()]
+    assert FILE_SYSTEM_IDS_OUTPUT in template["Outputs"]  # what validate --live finds the file systems by
     assert types.count("AWS::FSx::FileSystem") == 5 and types.count("AWS::FSx::DataRepositoryAssociation") == 2
     [addon] = [r["Properties"] for r in template["Resources"].values() if r["Type"] == "AWS::EKS::Addon"]
     assert addon["AddonName"] == "aws-fsx-csi-driver" and "ServiceAccountRoleArn" not in addon

@@ -226,3 +226,13 @@ def test_scratch_1_takes_no_associations_and_its_own_capacities(write_config):
     association = ("      data_repository_associations:\n"
                    "        - {file_system_path: /datasets, s3_path: 's3://dev-datasets-111122223333/c4/'}\n")
     assert codes(write_config, scratch_1, extra=association) == [("HPK920", f"{FS}.data_repository_associations")]
+
+
+@pytest.mark.parametrize(("line", "hint"), [
+    ("      kms_key_id: aws/fsx\n", "expected a KMS key ARN, key id, multi-Region key id (mrk-...) or alias name"),
+    ("      daily_automatic_backup_start_time: '3am'\n      automatic_backup_retention_days: 1\n",
+     "expected a quoted UTC time HH:MM"),
+])
+def test_a_storage_format_error_says_in_words_what_is_expected(write_config, line, hint):
+    [finding] = findings(write_config, ("      availability_zone_id: use1-az4\n", "      availability_zone_id: use1-az4\n" + line))
+    assert finding.code == "HPK015" and finding.hint.startswith(hint)
