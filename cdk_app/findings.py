@@ -179,7 +179,7 @@ CODES: dict[str, str] = {
     "HPK807": "a team's jobs running at a simulation's start hold more than it can reach under the config (warning)",
     # Shared storage: FSx for Lustre file systems (the storage section).
     "HPK901": "a file system belongs to a team the environment does not have",
-    "HPK902": "a file system's storage capacity is not one FSx for Lustre takes (1200, 2400 or a multiple of 2400 GiB)",
+    "HPK902": "a file system's storage capacity is not one FSx for Lustre takes for its deployment and storage type",
     "HPK903": "a file system's per-unit throughput is missing or not allowed for its deployment type",
     "HPK904": "metadata IOPS on a deployment type without metadata configuration, or a value FSx does not provision",
     "HPK905": "backup settings on a scratch file system, or a backup start time without automatic backups",
@@ -190,6 +190,16 @@ CODES: dict[str, str] = {
     "HPK910": "two file systems of a team with one name, or mounted at one path",
     "HPK911": "a file system's mount path has a '.' or '..' segment or lies in /dev, /proc or /sys",
     "HPK912": "a data repository association's S3 bucket is not a name S3 allows",
+    # Shared storage against the deployed account (validate --live).
+    "HPK913": "a deployed file system or data repository association is missing, deleted outside the kit or not AVAILABLE",
+    "HPK914": "a deployed file system's deployment or storage type or drive cache differs from the config: FSx cannot change it in place",
+    "HPK915": "a deployed file system has more capacity or metadata IOPS than the config (grown outside the kit): FSx never lowers them",
+    "HPK916": "a deployed file system or association differs from the config, or an association was made outside the kit",
+    "HPK917": "the FSx CSI driver add-on is missing, unhealthy or not the pinned version",
+    # Shared storage: the storage section's deployment options.
+    "HPK918": "HDD storage on a deployment type other than PERSISTENT_1, or a drive cache type missing on HDD or set on SSD",
+    "HPK919": "a KMS key on a scratch file system, or a key of another region or partition",
+    "HPK920": "data repository associations on a SCRATCH_1 file system",
 }
 
 

@@ -301,7 +301,8 @@ class Lifecycle(KitModel):
     """Settings of the node lifecycle scripts, written next to them as provisioning.env."""
 
     move_data_roots: Bool = True
-    """Keep containerd's and kubelet's data on the secondary EBS volume (/opt/sagemaker), not the root volume."""
+    """Keep containerd's and kubelet's data (images, pods' emptyDir volumes) off the root volume: on the instance
+    store NVMe (/opt/dlami/nvme) where the instance has one, else on the secondary EBS volume (/opt/sagemaker)."""
     extra_packages: tuple[Annotated[Str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9+._-]{0,99}$")], ...] = ()
     """OS packages installed on every node (dnf or apt-get); only missing ones are installed."""
     gpu_device_isolation: Bool = False
