@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import cache
 
-from cdk_app.config.model import KitConfig, QuotaEntry, Team
+from cdk_app.config.model import InstanceGroup, KitConfig, QuotaEntry, Team
 from cdk_app.config.scalars import exact
 from cdk_app.domain.instance_types import CATALOGUE, InstanceSpec
 
@@ -165,9 +165,55 @@ def capacity_of(groups: Iterable[tuple[str, int]]) -> dict[str, Resources]:
     return capacity
 
 
+def group_types(group: InstanceGroup) -> tuple[str, ...]:
+    """The instance types a group may run, in HyperPod's order of preference (a flexible group's
+    InstanceRequirements.InstanceTypes: "HyperPod attempts to provision instances using the first instance type
+    in the list and falls back to subsequent types if capacity is unavailable", botocore's sagemaker model)."""
+    return (group.instance_type, *group.fallback_instance_types)
+
+
+def group_maximum(group: InstanceGroup) -> int:
+    """The most instances a group holds: an autoscaled group's max_count (Karpenter scales it from 0), else count."""
+    return group.max_count if group.max_count is not None else group.count
+
+
+def is_guaranteed(group: InstanceGroup) -> bool:
+    """Whether the group's instances are capacity the teams can count on: a fixed count of one instance type, not
+    on Spot. Karpenter launches an autoscaled group's nodes only when EC2 has them (and scales it to 0); a flexible
+    group may come up as any of its types; Spot instances may be taken back at any time. MinInstanceCount adds
+    nothing: it "only affects the initial transition to InService and does not guarantee maintaining this
+    minimum afterward" (botocore's sagemaker model, ClusterInstanceGroupSpecification)."""
+    return group.max_count is None and not group.fallback_instance_types and group.capacity_type != "Spot"
+
+
+def groups_capacity(groups: Iterable[InstanceGroup]) -> dict[str, Resources]:
+    """Per known instance type, the most the groups may give: each group's maximum, under every type it may run
+    (a flexible group counts in full under each of its types, as it could come up as any of them)."""
+    return capacity_of((itype, group_maximum(group)) for group in groups for itype in group_types(group))
+
+
 def cluster_capacity(config: KitConfig) -> dict[str, Resources]:
-    """Per known instance type, the resources of all instance groups of that type."""
-    return capacity_of((group.instance_type, group.count) for group in config.hyperpod.instance_groups)
+    """Per known instance type, the most all the instance groups may give (`groups_capacity`): the capacity the
+    quotas are checked against (HPK501), autoscaled groups at max_count, Spot and flexible groups included."""
+    return groups_capacity(config.hyperpod.instance_groups)
+
+
+def guaranteed_capacity(config: KitConfig) -> dict[str, Resources]:
+    """Per known instance type, the capacity the teams can count on (`is_guaranteed`): at most cluster_capacity."""
+    return capacity_of((group.instance_type, group.count) for group in config.hyperpod.instance_groups
+                       if is_guaranteed(group))
+
+
+def quota_backing(config: KitConfig) -> dict[str, bool]:
+    """Per instance type of the cluster whose capacity is partly best-effort: whether all the teams' quotas on it
+    fit the guaranteed capacity (True) or count on best-effort capacity (False). Empty for a cluster of fixed
+    On-Demand single-type groups only, where every quota that fits is guaranteed."""
+    guaranteed, capacity = guaranteed_capacity(config), cluster_capacity(config)
+    if all(guaranteed.get(itype) == amount for itype, amount in capacity.items()):
+        return {}
+    totals = teams_total(config.teams)
+    return {itype: not totals.get(itype, Resources()).exceeding(guaranteed.get(itype, Resources()))
+            for itype in capacity}
 
 
 def reservations(quota: Iterable[QuotaEntry]) -> dict[str, Resources]:

@@ -412,7 +412,10 @@ def test_findings_and_capacity_rows_as_json(tmp_path):
                    "capacity": {"count": 4, "accelerators": 16, "vcpu": 192, "memory_gib": 768},
                    "reserved": {"count": 5, "accelerators": 20, "vcpu": 240, "memory_gib": 960},
                    # dev has no shared pool, and 5 reserved of 4 leave nothing unreserved (never below zero)
-                   "shared_pool": None, "unreserved": {"count": 0, "accelerators": 0, "vcpu": 0, "memory_gib": 0}}
+                   "shared_pool": None, "unreserved": {"count": 0, "accelerators": 0, "vcpu": 0, "memory_gib": 0},
+                   # dev's groups are fixed On-Demand groups of one type: all of it guaranteed
+                   "guaranteed": {"count": 4, "accelerators": 16, "vcpu": 192, "memory_gib": 768},
+                   "best_effort": {"count": 0, "accelerators": 0, "vcpu": 0, "memory_gib": 0}}
     reach = next(r for r in report.reach if r.team == "smith" and r.instance_type == "ml.g5.12xlarge").to_json()
     assert reach == {"team": "smith", "instance_type": "ml.g5.12xlarge", "strategy": "LendAndBorrow",
                      "borrow_limit": 100, "quota": {"count": 1, "accelerators": 4, "vcpu": 48, "memory_gib": 192},
