@@ -118,3 +118,72 @@ def test_cluster_zones_must_have_subnets(zones):
 def test_cluster_is_kept_on_delete_and_replacement_but_not_after_a_failed_create(template):
     template.has_resource("AWS::SageMaker::Cluster", {"DeletionPolicy": "RetainExceptOnCreate",
                                                       "UpdateReplacePolicy": "Retain"})
+
+
+def _cluster_properties(props: HyperPodClusterProps) -> dict:
+    stack = Stack(App(), "Test")
+    HyperPodCluster(stack, "HyperPod", props=props)
+    [cluster] = Template.from_stack(stack).find_resources("AWS::SageMaker::Cluster").values()
+    return cluster["Properties"]
+
+
+def _schema_errors(properties: dict) -> list[str]:
+    """AWS::SageMaker::Cluster's properties against cfn-lint's schema of the resource (its definitions in scope)."""
+    import jsonschema
+
+    from cdk_app.domain.resource_schemas import resource_schema
+    schema = resource_schema("AWS::SageMaker::Cluster")
+    whole = {"type": "object", "properties": schema["properties"], "additionalProperties": False,
+             "definitions": schema["definitions"]}
+    return [error.message for error in jsonschema.Draft7Validator(whole).iter_errors(properties)]
+
+
+def test_flexible_spot_group_with_a_minimum():
+    flexible = dataclasses.replace(CPU, name="flex", fallback_instance_types=("ml.m7i.8xlarge", "ml.m5.4xlarge"),
+                                   capacity_type="Spot", min_count=1)
+    properties = _cluster_properties(dataclasses.replace(PROPS, instance_groups=(GPU, flexible)))
+    group = next(g for g in properties["InstanceGroups"] if g["InstanceGroupName"] == "flex")
+    # InstanceType and InstanceRequirements are mutually exclusive (botocore's ClusterInstanceGroupSpecification).
+    assert "InstanceType" not in group
+    assert group["InstanceRequirements"] == {"InstanceTypes": ["ml.m7i.4xlarge", "ml.m7i.8xlarge", "ml.m5.4xlarge"]}
+    assert group["CapacityRequirements"] == {"Spot": {}}
+    assert group["MinInstanceCount"] == 1
+    gpu = next(g for g in properties["InstanceGroups"] if g["InstanceGroupName"] == "gpu")
+    assert not {"InstanceRequirements", "CapacityRequirements", "MinInstanceCount"} & set(gpu)
+    assert _schema_errors(properties) == []
+
+
+def test_on_demand_is_written_when_asked():
+    group = dataclasses.replace(CPU, capacity_type="OnDemand")
+    properties = _cluster_properties(dataclasses.replace(PROPS, instance_groups=(group,)))
+    assert properties["InstanceGroups"][0]["CapacityRequirements"] == {"OnDemand": {}}
+    assert _schema_errors(properties) == []
+
+
+def test_autoscaling_turns_on_karpenter_with_the_cluster_role():
+    role = "arn:aws:iam::111122223333:role/karpenter"
+    properties = _cluster_properties(dataclasses.replace(PROPS, autoscaling_role_arn=role))
+    assert properties["AutoScaling"] == {"Mode": "Enable", "AutoScalerType": "Karpenter"}
+    assert properties["ClusterRole"] == role and properties["NodeProvisioningMode"] == "Continuous"
+    assert _schema_errors(properties) == []
+    assert not {"AutoScaling", "ClusterRole"} & set(_cluster_properties(PROPS))
+
+
+def test_the_schema_check_sees_a_broken_group():
+    # The check above is not a formality: a group the schema refuses is reported.
+    properties = _cluster_properties(PROPS)
+    properties["InstanceGroups"][0]["CapacityRequirements"] = {"Reserved": {}}
+    assert _schema_errors(properties)
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"fallback_instance_types": ("ml.m7i.4xlarge",)}, "distinct types other than instance_type"),
+    ({"fallback_instance_types": ("ml.m5.large",) * 2}, "distinct types"),
+    ({"fallback_instance_types": tuple(f"ml.t{i}" for i in range(20))}, "at most 19"),
+    ({"capacity_type": "Reserved"}, "OnDemand or Spot"),
+    ({"min_count": 3}, r"min_count must be 0 to count \(2\), got 3"),
+])
+def test_bad_flexible_props_raise(change, message):
+    props = dataclasses.replace(PROPS, instance_groups=(dataclasses.replace(CPU, **change),))
+    with pytest.raises(ValueError, match=message):
+        HyperPodCluster(Stack(App(), "Test"), "HyperPod", props=props)
