@@ -276,9 +276,12 @@ def pool_entry(itype: str, gap: Resources) -> QuotaEntry:
 
 def shared_pool_quota(config: KitConfig) -> list[QuotaEntry]:
     """The shared pool's quota entries: per cluster instance type with capacity left, the entry of
-    `pool_entry` (what it gets fits what the teams leave in every dimension)."""
+    `pool_entry` (what it gets fits what the teams leave in every dimension). Flexible groups are left out: one
+    counts in full under each of its types, so a pool holding what the teams leave of each would hold more than
+    the group has; idle sharing still lends their instances as unallocated capacity."""
     entries: list[QuotaEntry] = []
-    for itype, gap in shared_pool_gap(cluster_capacity(config), teams_total(config.teams)).items():
+    single_type = groups_capacity(g for g in config.hyperpod.instance_groups if not g.fallback_instance_types)
+    for itype, gap in shared_pool_gap(single_type, teams_total(config.teams)).items():
         # Nothing left, or the teams already over capacity in some dimension (the validator's HPK504).
         if gap.count <= 0 or any(getattr(gap, d) < 0 for d in DIMENSIONS):
             continue

@@ -148,6 +148,9 @@ def _changes_capacity(path: tuple[str | int, ...]) -> bool:
     return bool(_CAPACITY_INPUTS.intersection(keys))
 
 
+# Autoscaling findings that count the groups with max_count: a group's max_count left out as broken would look absent.
+_COUNTS_AUTOSCALED_GROUPS = ("HPK255", "HPK256")
+
 # Findings at one key whose rule reads a sibling key: left out as broken, the sibling would look absent.
 _SIBLING_INPUTS = {"HPK711": ("queues",), "HPK712": ("sharing_strategy",), "HPK714": ("execution_role_arn",),
                    "HPK730": ("queues", "share_identifier", "weight_factor")}
@@ -184,7 +187,8 @@ def _split_followers(findings: list[Finding], repaired: tuple[PathKey, ...],
     def follows(finding: Finding) -> bool:
         if finding.path in unread:
             return False  # the cause (HPK201), at the key itself
-        return (related(finding) or (capacity_touched and finding.code.startswith("HPK5"))
+        return (related(finding) or (capacity_touched and (finding.code.startswith("HPK5")
+                                                           or finding.code in _COUNTS_AUTOSCALED_GROUPS))
                 or (quota_unread and finding.code in ("HPK503", "HPK505"))
                 or (scheduling_unknown and finding.code.startswith("HPK7"))
                 or (kinds_unknown and depends_on_kinds(finding.code, finding.path)))

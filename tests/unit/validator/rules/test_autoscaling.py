@@ -155,3 +155,20 @@ def test_an_idle_best_effort_group_is_reported_once(write_config, lines):
     report = run(write_config, ("hyperpod:\n", "hyperpod:\n  autoscaling: true\n") if "max_count: 2" in lines else
                  ("hyperpod:\n", "hyperpod:\n"), group(*lines, itype="ml.p4d.24xlarge", count=0 if "max_count: 2" in lines else 1))
     assert codes(report) == [("HPK503", "hyperpod.instance_groups[2].instance_type")]
+
+
+def test_a_broken_max_count_holds_back_what_counts_autoscaled_groups(write_config):
+    report = run(write_config, ON, group("max_count: 0"))
+    assert codes(report) == [("HPK013", "hyperpod.instance_groups[2].max_count")]
+    assert [(f.code, f.path) for f in report.held_back] == [("HPK256", "hyperpod.autoscaling")]
+
+
+def test_the_shared_pool_holds_no_flexible_capacity(write_config):
+    # A flexible group counts in full under each of its types; a pool holding what the teams leave of both would
+    # hold twice the group. Its instances stay unallocated: idle sharing lends them.
+    report = run(write_config, ("teams:\n", "shared_pool: {name: shared}\nteams:\n"),
+                 group("fallback_instance_types: [ml.g5.24xlarge]", count=2))
+    assert codes(report) == []
+    rows = {r.instance_type: r for r in report.capacity}
+    assert rows["ml.g5.24xlarge"].shared_pool.is_zero() and rows["ml.g5.12xlarge"].shared_pool.is_zero()
+    assert rows["ml.g5.24xlarge"].unreserved.count == 2
