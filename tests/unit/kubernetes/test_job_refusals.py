@@ -362,7 +362,18 @@ def test_a_config_whose_groups_all_have_count_zero_names_that():
     with pytest.raises(JobSpecError) as err:
         check(config, dataclasses.replace(BASE, instance_type="ml.p5.48xlarge"))
     assert str(err.value) == ("--instance-type 'ml.p5.48xlarge' is not in the cluster; instance groups have: "
-                              "none (every group has count 0)")
+                              "none (every group has count 0 and no max_count)")
+
+
+def test_an_autoscaled_group_holds_up_to_its_max_count():
+    # Karpenter scales the group from 0: the job may ask for as many nodes as max_count allows, not one more.
+    groups = tuple(g.model_copy(update={"count": 0, "max_count": 3}) if g.instance_type == "ml.p5.48xlarge" else g
+                   for g in PROD.hyperpod.instance_groups)
+    config = PROD.model_copy(update={"hyperpod": PROD.hyperpod.model_copy(update={"instance_groups": groups})})
+    largest = 3 * sum(1 for g in groups if g.instance_type == "ml.p5.48xlarge")
+    assert check(config, dataclasses.replace(BASE, nodes=2)).instance_type == "ml.p5.48xlarge"
+    with pytest.raises(JobSpecError, match=f"--nodes {largest + 1}: the config's instance groups have {largest} "):
+        check(config, dataclasses.replace(BASE, nodes=largest + 1))
 
 
 def test_a_one_instance_group_is_in_the_cluster():
