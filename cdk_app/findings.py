@@ -128,6 +128,7 @@ CODES: dict[str, str] = {
     "HPK505": "the shared pool would be empty: other teams already reserve all capacity",
     "HPK530": "team quotas fit only with flexible groups, which may come up as another of their instance types",
     "HPK531": "team quotas fit only with Spot capacity, which EC2 may take back at any time",
+    "HPK532": "team quotas on several types need more instances of the flexible groups than they have together",
     # CloudFormation's limits per stack, on the stack layout the app builds (cdk_app/stacks/layout.py).
     "HPK510": "a stack would have more than 500 resources (CloudFormation's limit per stack)",
     "HPK511": "a stack would have more than 200 outputs (CloudFormation's limit per stack)",

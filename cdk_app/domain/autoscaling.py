@@ -19,7 +19,14 @@ import math
 from fractions import Fraction
 
 from cdk_app.config.model import InstanceGroup, KitConfig
-from cdk_app.domain.capacity import Resources, capacity_of, group_types, groups_capacity, per_instances
+from cdk_app.domain.capacity import (
+    Resources,
+    capacity_of,
+    group_types,
+    groups_capacity,
+    instances_needed,
+    per_instances,
+)
 from cdk_app.domain.instance_types import ACCELERATOR_RESOURCES, CATALOGUE
 from cdk_app.domain.reach import allocated
 
@@ -61,17 +68,6 @@ def quota_demand(config: KitConfig) -> dict[str, Fraction]:
         beyond[itype] = per_instances(CATALOGUE[itype], instances_needed(
             itype, held.get(itype, Resources()) - fixed.get(itype, Resources())))
     return _by_resource(beyond)
-
-
-def instances_needed(itype: str, amount: Resources) -> int:
-    """Whole instances of `itype` that hold `amount` in every dimension (0 for none): Karpenter launches whole
-    nodes, and a quota of vCPU alone on a GPU type still needs a node, with its GPUs."""
-    spec = CATALOGUE[itype]
-    shares = [Fraction(amount.count), Fraction(amount.vcpu) / spec.vcpu,
-              Fraction(amount.memory_gib) / Fraction(per_instances(spec, 1).memory_gib)]
-    if spec.accelerators:
-        shares.append(Fraction(amount.accelerators) / spec.accelerators)
-    return max(0, math.ceil(max(shares)))
 
 
 def group_ceiling(config: KitConfig) -> dict[str, Fraction]:

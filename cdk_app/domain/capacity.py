@@ -8,6 +8,7 @@ that summing thousands of teams' whole quotas is integer arithmetic, not Fractio
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from fractions import Fraction
@@ -186,6 +187,17 @@ def is_guaranteed(group: InstanceGroup) -> bool:
     return group.max_count is None and not group.fallback_instance_types and group.capacity_type != "Spot"
 
 
+def instances_needed(itype: str, amount: Resources) -> int:
+    """Whole instances of `itype` that hold `amount` in every dimension (0 for none): instances come whole, and a
+    quota of vCPU alone on a GPU type still takes a node, with its GPUs."""
+    spec = CATALOGUE[itype]
+    shares = [Fraction(amount.count), Fraction(amount.vcpu) / spec.vcpu,
+              Fraction(amount.memory_gib) / Fraction(_memory_gib(spec))]
+    if spec.accelerators:
+        shares.append(Fraction(amount.accelerators) / spec.accelerators)
+    return max(0, math.ceil(max(shares)))
+
+
 def groups_capacity(groups: Iterable[InstanceGroup]) -> dict[str, Resources]:
     """Per known instance type, the most the groups may give: each group's maximum, under every type it may run
     (a flexible group counts in full under each of its types, as it could come up as any of them)."""
@@ -196,6 +208,57 @@ def cluster_capacity(config: KitConfig) -> dict[str, Resources]:
     """Per known instance type, the most all the instance groups may give (`groups_capacity`): the capacity the
     quotas are checked against (HPK501), autoscaled groups at max_count, Spot and flexible groups included."""
     return groups_capacity(config.hyperpod.instance_groups)
+
+
+def flexible_reliance(config: KitConfig) -> tuple[dict[str, int], int]:
+    """(per instance type, the whole instances the teams' quotas need beyond its single-type groups; how many of
+    them the flexible groups can give at once). A flexible group counts in full under each of its types, so each
+    type alone may fit while together they need more instances than the groups have."""
+    groups = config.hyperpod.instance_groups
+    single = groups_capacity(g for g in groups if not g.fallback_instance_types)
+    most = groups_capacity(groups)
+    need = {}
+    for itype, total in teams_total(config.teams).items():
+        if itype not in most or total.exceeding(most[itype]):
+            continue  # beyond what even the flexible groups could give: over capacity (HPK501), not this
+        gap = total - single.get(itype, Resources())
+        instances = instances_needed(itype, Resources(*(max(getattr(gap, d), 0) for d in DIMENSIONS)))
+        if instances:
+            need[itype] = instances
+    flexible = {g.name: (group_maximum(g), group_types(g)) for g in groups if g.fallback_instance_types}
+    return need, _most_given(need, flexible)
+
+
+def _most_given(need: dict[str, int], groups: dict[str, tuple[int, tuple[str, ...]]]) -> int:
+    """The most of `need` (instances per type) the groups (name: (instances, types)) can give at once: a maximum
+    flow, one instance at a time along augmenting paths (a few types and groups; at most the instances needed)."""
+    given: dict[tuple[str, str], int] = {}
+    used = dict.fromkeys(groups, 0)
+
+    def place(itype: str, seen: set[str]) -> bool:
+        for name, (size, types) in groups.items():
+            if itype not in types or name in seen:
+                continue
+            seen.add(name)
+            # A free instance of the group, or one another type holds there that can move to another group.
+            moved = next((other for other in need if given.get((other, name)) and place(other, seen)), None) \
+                if used[name] >= size else None
+            if used[name] < size or moved is not None:
+                if moved is None:
+                    used[name] += 1
+                else:
+                    given[(moved, name)] -= 1
+                given[(itype, name)] = given.get((itype, name), 0) + 1
+                return True
+        return False
+
+    placed = 0
+    for itype, instances in need.items():
+        for _ in range(instances):
+            if not place(itype, set()):
+                break
+            placed += 1
+    return placed
 
 
 def guaranteed_capacity(config: KitConfig) -> dict[str, Resources]:

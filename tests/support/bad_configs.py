@@ -242,6 +242,12 @@ CASES: list[tuple[str, str, str, str, str]] = [
      .replace("      count: 2\n", "      count: 2\n    - name: flex\n      instance_type: ml.m5.2xlarge\n"
               "      fallback_instance_types: [ml.m5.4xlarge]\n      count: 1\n", 1),
      "HPK530", "teams[0].quota[1]", "warning"),
+    ("flexible-group-needed-twice", edit("      - instance_type: ml.m5.2xlarge\n        count: 1\n  - name: smith\n",
+                                         "      - instance_type: ml.m5.2xlarge\n        count: 2\n"
+                                         "      - instance_type: ml.m5.4xlarge\n        count: 1\n  - name: smith\n")
+     .replace("      count: 2\n", "      count: 2\n    - name: flex\n      instance_type: ml.m5.2xlarge\n"
+              f"      fallback_instance_types: [ml.m5.4xlarge]  {MARK}\n      count: 1\n", 1),
+     "HPK532", "hyperpod.instance_groups[2].fallback_instance_types", "error"),
     ("quota-on-spot", edit("      - instance_type: ml.m5.2xlarge\n        count: 1\n  - name: smith\n",
                            f"      - instance_type: ml.m5.2xlarge  {MARK}\n        count: 2\n  - name: smith\n")
      .replace("      count: 2\n", "      count: 2\n    - name: spot\n      instance_type: ml.m5.2xlarge\n"

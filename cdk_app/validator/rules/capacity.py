@@ -15,6 +15,7 @@ from cdk_app.domain.capacity import (
     cluster_capacity,
     describe,
     exact_text,
+    flexible_reliance,
     group_maximum,
     group_types,
     groups_capacity,
@@ -64,6 +65,7 @@ def check_capacity(config: KitConfig, report: Reporter) -> None:
                                f"the cluster has no {itype} instances, so this quota can never be used",
                                f"add an instance group of {itype} or remove the entry "
                                f"(the cluster has {', '.join(sorted(capacity)) or 'no known types'})")
+    _check_flexible_reliance(config, report)
     if config.shared_pool is not None:
         _check_shared_pool(config, capacity, totals, report)
     else:
@@ -90,6 +92,23 @@ def _report_over(report: Reporter, itype: str, over: list[str], total: Resources
                      f"(shares: {shares}; this entry {describe(getattr(reserved, dim), dim)})",
                      f"lower the quotas by {describe(getattr(total, dim) - getattr(cap, dim), dim)} "
                      f"or add {itype} capacity")
+
+
+def _check_flexible_reliance(config: KitConfig, report: Reporter) -> None:
+    """Each type's quotas may fit a flexible group on their own (HPK530) while all of them together need more
+    instances than the flexible groups have."""
+    need, given = flexible_reliance(config)
+    if given >= sum(need.values()):
+        return
+    serving = [(i, g) for i, g in enumerate(config.hyperpod.instance_groups)
+               if g.fallback_instance_types and set(group_types(g)) & set(need)]
+    first = serving[0][0]
+    names = ", ".join(g.name for _, g in serving)
+    needs = ", ".join(f"{itype}: {instances}" for itype, instances in need.items())
+    report.error("HPK532", ("hyperpod", "instance_groups", first, "fallback_instance_types"),
+                 f"the teams' quotas need {sum(need.values())} instances from flexible group(s) {names} ({needs}) "
+                 f"beyond the single-type groups, but those groups can give {given} of them at once",
+                 "add single-type groups for those types, make the flexible groups larger, or lower the quotas")
 
 
 def _report_best_effort(report: Reporter, code: str, entries: list[tuple[str, Resources, PathKey, QuotaEntry]],

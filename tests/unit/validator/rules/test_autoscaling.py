@@ -172,3 +172,15 @@ def test_the_shared_pool_holds_no_flexible_capacity(write_config):
     rows = {r.instance_type: r for r in report.capacity}
     assert rows["ml.g5.24xlarge"].shared_pool.is_zero() and rows["ml.g5.12xlarge"].shared_pool.is_zero()
     assert rows["ml.g5.24xlarge"].unreserved.count == 2
+
+
+def test_quotas_needing_a_flexible_group_twice(write_config):
+    # The flexible group of 2 could be 2 g5.12xlarge or 2 g5.24xlarge: john's 2 more g5.12xlarge and 1 g5.24xlarge
+    # each fit it alone, not together.
+    more = ("      - instance_type: ml.g5.12xlarge\n        count: 3\n",
+            "      - instance_type: ml.g5.12xlarge\n        count: 5\n      - instance_type: ml.g5.24xlarge\n        count: 1\n")
+    report = run(write_config, more, group("fallback_instance_types: [ml.g5.24xlarge]", count=2))
+    assert ("HPK532", "hyperpod.instance_groups[2].fallback_instance_types") in codes(report)
+    finding = next(f for f in report.findings if f.code == "HPK532")
+    assert "need 3 instances from flexible group(s) auto (ml.g5.12xlarge: 2, ml.g5.24xlarge: 1)" in finding.message
+    assert "can give 2 of them at once" in finding.message
