@@ -134,21 +134,18 @@ def test_a_pool_left_with_vcpu_but_no_memory_still_holds_something(tmp_path):
     assert "HPK505" not in codes
 
 
-FLEXIBLE = """\
-environment: t
-account: "111122223333"
-region: us-east-1
-availability_zone_ids: [use1-az4, use1-az6]
-hyperpod:
-  instance_groups:
-    - {name: both, instance_type: ml.m5.xlarge, fallback_instance_types: [ml.m5.2xlarge], count: 1}
-    - {name: small, instance_type: ml.m5.xlarge, fallback_instance_types: [ml.m5.large], count: 1}
-teams:
-  - name: a
-    quota:
-      - {instance_type: ml.m5.xlarge, count: XL}
-      - {instance_type: ml.m5.2xlarge, count: XXL}
-"""
+def flexible_config(tmp_path, xl, xxl):
+    """Two flexible groups of one instance each, `both` (xlarge or 2xlarge) and `small` (xlarge or large)."""
+    import yaml
+
+    from cdk_app.config.loader import load_config
+    groups = [{"name": "both", "instance_type": "ml.m5.xlarge", "fallback_instance_types": ["ml.m5.2xlarge"], "count": 1},
+              {"name": "small", "instance_type": "ml.m5.xlarge", "fallback_instance_types": ["ml.m5.large"], "count": 1}]
+    quota = [{"instance_type": "ml.m5.xlarge", "count": xl}, {"instance_type": "ml.m5.2xlarge", "count": xxl}]
+    text = yaml.safe_dump({"environment": "t", "account": "111122223333", "region": "us-east-1",
+                           "availability_zone_ids": ["use1-az4"], "hyperpod": {"instance_groups": groups},
+                           "teams": [{"name": "a", "quota": quota}]})
+    return load_config(write(tmp_path, text)).config
 
 
 @pytest.mark.parametrize(("xl", "xxl", "need", "given"), [
@@ -159,7 +156,5 @@ teams:
     (0, 2, {}, 0),  # over what even `both` could give: HPK501's, not counted here
 ])
 def test_flexible_groups_give_each_instance_once(tmp_path, xl, xxl, need, given):
-    from cdk_app.config.loader import load_config
     from cdk_app.domain.capacity import flexible_reliance
-    config = load_config(write(tmp_path, FLEXIBLE.replace("XXL", str(xxl)).replace("XL", str(xl)))).config
-    assert flexible_reliance(config) == (need, given)
+    assert flexible_reliance(flexible_config(tmp_path, xl, xxl)) == (need, given)
