@@ -11,8 +11,9 @@ from cdk_app.config.model import DEFAULT_HELM_CHART_HEALTH_AGENT_TAG, DEFAULT_HE
 from cdk_app.config.yaml_source import PathKey
 from cdk_app.domain.autoscaling import autoscaled_groups
 from cdk_app.domain.instance_types import CATALOGUE
+from cdk_app.domain.regions import hyperpod_instance_types
 from cdk_app.validator.reporter import Reporter
-from cdk_app.validator.rules.instance_groups import report_unknown_type
+from cdk_app.validator.rules.instance_groups import report_not_offered, report_unknown_type
 from hyperpod_constructs.private.limits import MAX_NODECLASS_GROUPS
 
 # HyperPod autoscaling docs, prerequisites: "Health monitoring agent version 1.0.742.0_1.0.241.0 or above".
@@ -98,11 +99,14 @@ def _check_health_agent(config: KitConfig, report: Reporter) -> None:
 
 def check_flexible_groups(config: KitConfig, report: Reporter) -> None:
     """A flexible group's fallback types and MinInstanceCount, against AWS::SageMaker::Cluster's schema."""
+    offered = hyperpod_instance_types(config.region)
     for i, group in enumerate(config.hyperpod.instance_groups):
         base: PathKey = ("hyperpod", "instance_groups", i)
         for j, itype in enumerate(group.fallback_instance_types):
             if itype not in CATALOGUE:
                 report_unknown_type(report, base + ("fallback_instance_types", j), itype)
+            elif offered is not None and itype not in offered:
+                report_not_offered(report, base + ("fallback_instance_types", j), itype, config.region, offered)
         seen = {group.instance_type}
         for j, itype in enumerate(group.fallback_instance_types):
             if itype in seen:

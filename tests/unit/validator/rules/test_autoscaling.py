@@ -184,3 +184,15 @@ def test_quotas_needing_a_flexible_group_twice(write_config):
     finding = next(f for f in report.findings if f.code == "HPK532")
     assert "need 3 instances from flexible group(s) auto (ml.g5.12xlarge: 2, ml.g5.24xlarge: 1)" in finding.message
     assert "can give 2 of them at once" in finding.message
+
+
+def test_every_type_of_a_flexible_group_takes_its_settings(write_config):
+    # A flexible group may come up as any of its types: a CPU fallback cannot run deep health checks, a Graviton
+    # one cannot run two threads per core.
+    report = run(write_config, group("fallback_instance_types: [ml.m5.2xlarge]", "deep_health_checks: [InstanceStress]",
+                                     count=1))
+    assert ("HPK204", "hyperpod.instance_groups[2].deep_health_checks") in codes(report)
+    assert "ml.m5.2xlarge has neither" in next(f.message for f in report.findings if f.code == "HPK204")
+    report = run(write_config, group("fallback_instance_types: [ml.c6g.xlarge]", "threads_per_core: 2",
+                                     itype="ml.m5.xlarge", count=1))
+    assert ("HPK212", "hyperpod.instance_groups[2].threads_per_core") in codes(report)
