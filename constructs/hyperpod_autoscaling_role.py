@@ -10,6 +10,9 @@ autoscaling docs ("Create an IAM role for HyperPod autoscaling with Karpenter") 
   cluster names this role when it is created, so no policy can name the cluster itself before it exists.
 - kms:CreateGrant and kms:DescribeKey through SageMaker (for volumes encrypted with a customer managed key): left
   out, as the kit's instance groups name no KMS key (their EBS volumes use the AWS managed key).
+The cluster's ClusterRole "Cannot be updated while autoscaling is enabled" (botocore, UpdateClusterRequest): the role
+has no name or path of its own, the only properties whose change makes CloudFormation replace an IAM role, so its ARN
+stays for the life of the cluster.
 """
 
 from __future__ import annotations

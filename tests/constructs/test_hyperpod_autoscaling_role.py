@@ -42,3 +42,12 @@ def test_the_policy_holds_the_actions_the_api_names_on_this_accounts_clusters():
     pattern = arn_format.replace("${Partition}", "aws").replace("${Region}", "us-west-2").replace(
         "${Account}", "111122223333")
     assert re.fullmatch(pattern, resource.replace("*", "abcdef123456"))
+
+
+def test_the_role_is_never_replaced_while_the_cluster_names_it():
+    # UpdateCluster: the ClusterRole "Cannot be updated while autoscaling is enabled". CloudFormation replaces an IAM
+    # role only when a create-only property changes (cfn-lint's schema of AWS::IAM::Role); the role sets none.
+    from cdk_app.domain.resource_schemas import create_only_properties
+    [role] = _template().find_resources("AWS::IAM::Role").values()
+    create_only = {path[0] for path in create_only_properties("AWS::IAM::Role")}
+    assert create_only and not create_only & set(role["Properties"])
