@@ -82,6 +82,18 @@ CODES: dict[str, str] = {
     # The AMI lifecycle of instance groups (scheduled updates, automatic patches).
     "HPK240": "a rolling batch given in percent is above 100",
     "HPK241": "two instance groups update their AMI on the same schedule (AWS: overlapping schedules may fail)",
+    # HyperPod's managed Karpenter, flexible and Spot instance groups.
+    "HPK250": "an instance group has max_count but hyperpod.autoscaling is off",
+    "HPK251": "autoscaling without node_recovery Automatic (an autoscaling prerequisite)",
+    "HPK252": "autoscaling without a health monitoring agent of the version autoscaling needs",
+    "HPK253": "autoscaling with a chart revision whose health monitoring agent version the kit has not read",
+    "HPK254": "an autoscaled instance group does not start at count 0",
+    "HPK255": "more autoscaled instance groups than a HyperpodNodeClass can list (10)",
+    "HPK256": "autoscaling is on but no instance group has max_count",
+    "HPK257": "deep health checks on an autoscaled instance group (HyperPod's Karpenter does not support them)",
+    "HPK258": "a training plan on an autoscaled instance group (HyperPod's Karpenter does not support it)",
+    "HPK259": "an instance type is listed twice in a flexible instance group",
+    "HPK260": "min_count above the instance group's count",
     # Cluster policy.
     "HPK301": "priority class name is not allowed",
     "HPK302": "more than 10 priority classes",
@@ -117,6 +129,9 @@ CODES: dict[str, str] = {
     "HPK503": "capacity no team can use while it is idle",
     "HPK504": "the shared pool would be negative: other teams already exceed capacity",
     "HPK505": "the shared pool would be empty: other teams already reserve all capacity",
+    "HPK530": "team quotas fit only with flexible groups, which may come up as another of their instance types",
+    "HPK531": "team quotas fit only with Spot capacity, which EC2 may take back at any time",
+    "HPK532": "team quotas on several types need more instances of the flexible groups than they have together",
     # CloudFormation's limits per stack, on the stack layout the app builds (cdk_app/stacks/layout.py).
     "HPK510": "a stack would have more than 500 resources (CloudFormation's limit per stack)",
     "HPK511": "a stack would have more than 200 outputs (CloudFormation's limit per stack)",

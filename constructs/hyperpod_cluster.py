@@ -27,6 +27,7 @@ from hyperpod_constructs.private.ami_lifecycle import (
 from hyperpod_constructs.private.limits import (
     DEEP_HEALTH_CHECKS,
     MAX_EBS_VOLUME_GIB,
+    MAX_FLEXIBLE_TYPES,
     MAX_INSTANCE_COUNT,
     MIN_EBS_VOLUME_GIB,
     SAGEMAKER_NAME,
@@ -36,6 +37,7 @@ from hyperpod_constructs.protection import retain
 
 NAME = re.compile(anchored(SAGEMAKER_NAME))
 TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
+CapacityType = Literal["OnDemand", "Spot"]
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,10 @@ class InstanceGroupSpec:
         Default: none (the latest at creation).
     scheduled_update: recurring rolling AMI updates. Default: none.
     auto_patch: automatic security patches. Default: none.
+    fallback_instance_types: more types in order of preference, making a flexible group (InstanceRequirements
+        in place of InstanceType; at most 19, so 20 types in all). Default: none.
+    capacity_type: OnDemand or Spot (CapacityRequirements). Default: none written.
+    min_count: MinInstanceCount, at most count. Default: none.
     """
 
     name: str
@@ -78,6 +84,9 @@ class InstanceGroupSpec:
     image_release_version: str | None = None
     scheduled_update: ScheduledUpdateSpec | None = None
     auto_patch: AutoPatchSpec | None = None
+    fallback_instance_types: tuple[str, ...] = ()
+    capacity_type: CapacityType | None = None
+    min_count: int | None = None
 
 
 @dataclass(frozen=True)
@@ -95,6 +104,8 @@ class HyperPodClusterProps:
     instance_groups: 1-100 groups - required.
     on_create: the script HyperPod runs on each new node. Default on_create.sh.
     node_recovery: Automatic or None. Default Automatic.
+    autoscaling_role_arn: the role HyperPod's managed Karpenter acts as (ClusterRole); given, the cluster has
+        AutoScaling Mode Enable with Karpenter. Default: none (no autoscaling).
     """
 
     cluster_name: str
@@ -107,6 +118,7 @@ class HyperPodClusterProps:
     instance_groups: tuple[InstanceGroupSpec, ...]
     on_create: str = "on_create.sh"
     node_recovery: Literal["Automatic", "None"] = "Automatic"
+    autoscaling_role_arn: str | None = None
 
 
 class HyperPodCluster(Construct):
@@ -124,8 +136,12 @@ class HyperPodCluster(Construct):
                 security_group_ids=[props.security_group_id],
                 subnets=[props.subnet_ids_by_zone[zone] for zone in props.cluster_zone_ids]),
             node_recovery=props.node_recovery,
+            # Continuous provisioning is also the first prerequisite of HyperPod's managed Karpenter.
             node_provisioning_mode="Continuous",
             instance_groups=[_instance_group(props, group) for group in props.instance_groups],
+            auto_scaling=sagemaker.CfnCluster.ClusterAutoScalingConfigProperty(
+                mode="Enable", auto_scaler_type="Karpenter") if props.autoscaling_role_arn else None,
+            cluster_role=props.autoscaling_role_arn,
         )
         retain(self.resource)
         self.cluster_name = props.cluster_name
@@ -134,9 +150,16 @@ class HyperPodCluster(Construct):
 
 def _instance_group(props: HyperPodClusterProps, group: InstanceGroupSpec) -> sagemaker.CfnCluster.ClusterInstanceGroupProperty:
     cfn = sagemaker.CfnCluster
+    flexible = bool(group.fallback_instance_types)
     return cfn.ClusterInstanceGroupProperty(
         instance_group_name=group.name,
-        instance_type=group.instance_type,
+        # InstanceType and InstanceRequirements are mutually exclusive (botocore's ClusterInstanceGroupSpecification).
+        instance_type=None if flexible else group.instance_type,
+        instance_requirements=cfn.InstanceRequirementsProperty(
+            instance_types=[group.instance_type, *group.fallback_instance_types]) if flexible else None,
+        capacity_requirements=cfn.ClusterCapacityRequirementsProperty(
+            **{"spot" if group.capacity_type == "Spot" else "on_demand": {}}) if group.capacity_type else None,
+        min_instance_count=group.min_count,
         instance_count=group.count,
         execution_role=props.execution_role_arn,
         threads_per_core=group.threads_per_core,
@@ -210,6 +233,14 @@ def _validate(props: HyperPodClusterProps) -> None:
         unknown = set(group.deep_health_checks) - set(DEEP_HEALTH_CHECKS)
         if unknown:
             raise ValueError(f"{where}: unknown deep health checks {sorted(unknown)}; allowed {list(DEEP_HEALTH_CHECKS)}")
+        if len(group.fallback_instance_types) > MAX_FLEXIBLE_TYPES - 1 or group.instance_type in group.fallback_instance_types \
+                or len(set(group.fallback_instance_types)) != len(group.fallback_instance_types):
+            raise ValueError(f"{where}: fallback_instance_types must be at most {MAX_FLEXIBLE_TYPES - 1} distinct types "
+                             f"other than instance_type, got {list(group.fallback_instance_types)}")
+        if group.capacity_type not in (None, "OnDemand", "Spot"):
+            raise ValueError(f"{where}: capacity_type must be OnDemand or Spot, got {group.capacity_type!r}")
+        if group.min_count is not None and not 0 <= group.min_count <= group.count:
+            raise ValueError(f"{where}: min_count must be 0 to count ({group.count}), got {group.min_count}")
         if group.availability_zone_id not in props.subnet_ids_by_zone:
             raise ValueError(f"{where}: no subnet in {group.availability_zone_id}; "
                              f"subnets are in {sorted(props.subnet_ids_by_zone)}")

@@ -10,6 +10,9 @@ execution role that would fail CreateCluster after half an hour of EKS work.
 - sagemaker.amazonaws.com (HyperPod execution role): none. SageMaker's confused-deputy page lists Training,
   Processing, Inference, Pipelines ... but not HyperPod, and AWS's own HyperPod templates trust the service without
   a condition (aws/sagemaker-hyperpod-cluster-setup, eks/cloudformation/sagemaker-iam-role-template.yaml).
+- hyperpod.sagemaker.amazonaws.com (the cluster role HyperPod's managed Karpenter acts as): none, as HyperPod's
+  autoscaling docs ("Create an IAM role for HyperPod autoscaling with Karpenter") and AWS's Terraform
+  (awsome-distributed-training, sagemaker_iam_role karpenter_role) write it.
 - lambda.amazonaws.com: none. Lambda's execution-role page shows the trust without a condition; who may attach a
   role to a function is iam:PassRole's to decide, in this account.
 tests/stacks/test_app.py reads every trust policy of every stack against this table.

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cdk_app.config.model import KitConfig, QuotaEntry
-from cdk_app.domain.capacity import Resources, capacity_of, reservations
+from cdk_app.domain.capacity import Resources, capacity_of, group_types, reservations
 from cdk_app.domain.governance_types import TASK_GOVERNANCE_ADDON
 from cdk_app.domain.network_zones import cluster_zone_ids
 from cdk_app.findings import Finding, Severity, format_path
@@ -220,6 +220,13 @@ def compare(config: KitConfig, source: Any, state: LiveState) -> LiveResult:
                          f"instance group '{group.name}' does not exist on the deployed cluster: a deploy creates it "
                          "empty, and its nodes must then get capacity",
                          "if this is a renamed group, keep the deployed name (a rename deletes the old group's nodes)"))
+        elif group.max_count is not None:
+            # Karpenter scales the group between 0 and max_count: any count up to it is as the config says.
+            if current > group.max_count:
+                add(live_finding(source, "HPK602", Severity.WARNING, ("hyperpod", "instance_groups", index, "max_count"),
+                                 f"autoscaled instance group '{group.name}' has {current} instances live, above its "
+                                 f"max_count {group.max_count}",
+                                 "deploy (the NodePool's limits follow max_count), or raise max_count"))
         elif current != group.count:
             add(live_finding(source, "HPK602", Severity.WARNING, ("hyperpod", "instance_groups", index, "count"),
                          f"instance group '{group.name}' has {current} instances live, the config says {group.count}",
@@ -234,7 +241,13 @@ def compare(config: KitConfig, source: Any, state: LiveState) -> LiveResult:
                          "nodes and the jobs running on them",
                          f"put '{name}' back in hyperpod.instance_groups, or drain it first and accept it with "
                          f"hyperpod-kit plan --allow-replace <cluster logical id>/{name}"))
-    capacity = capacity_of((live.get("InstanceType", ""), live.get("CurrentCount", 0)) for live in state.groups)
+    # What runs, plus what Karpenter may still add to the groups it scales (up to max_count, under each type the
+    # group may run): the capacity validate counts for them.
+    headroom = [(itype, max(group.max_count - live_groups[group.name].get("CurrentCount", 0), 0))
+                for group in config.hyperpod.instance_groups if group.max_count is not None and group.name in live_groups
+                for itype in group_types(group)]
+    capacity = capacity_of([*((live.get("InstanceType", ""), live.get("CurrentCount", 0)) for live in state.groups),
+                            *headroom])
 
     managed = {f"{config.environment}-{team.name}" for team in config.teams}
     if config.shared_pool is not None:

@@ -36,14 +36,20 @@ def render_table(report: Report, strict: bool = False) -> str:
     lines = [printable(report.file) + (f" (environment {printable(report.environment)})" if report.environment else "")]
     if report.capacity:
         pool = report.capacity[0].shared_pool is not None
+        # Shown where some capacity is best-effort (autoscaled, flexible or Spot groups): fixed clusters read as before.
+        split = any(not row.best_effort.is_zero() for row in report.capacity)
         header = ("instance type", "count", "accelerators", "vCPU", "memory GiB", *(("shared pool",) if pool else ()),
-                  "unreserved")
+                  "unreserved", *(("guaranteed", "best-effort") if split else ()))
         rows = [(row.instance_type, *(_cell(row.reserved, row.capacity, d) for d in DIMENSIONS),
-                 *((resource_amount(row.shared_pool),) if row.shared_pool is not None else ()), resource_amount(row.unreserved))
+                 *((resource_amount(row.shared_pool),) if row.shared_pool is not None else ()), resource_amount(row.unreserved),
+                 *((resource_amount(row.guaranteed), resource_amount(row.best_effort)) if split else ()))
                 for row in report.capacity]
         lines.append("  reserved/capacity (! = over capacity)" + ("; shared pool: the pool's own quota" if pool else "")
                      + "; unreserved: held by no team" + (" or pool" if pool else "")
                      + " (idle sharing lends it to teams that borrow) - in instances (accelerators)")
+        if split:
+            lines.append("  capacity is the most the groups may give; guaranteed: fixed On-Demand groups of one type; "
+                         "best-effort: autoscaled (up to max_count), flexible (may come up as another type) and Spot")
         lines.extend(aligned([header, *rows], indent="  "))
     if report.reach:
         lines.append("  team reach: quota, and the most it can use by borrowing (instances, accelerators)")

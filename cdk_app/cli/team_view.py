@@ -18,6 +18,7 @@ from cdk_app.cli.report_table import limited_by, resource_amount
 from cdk_app.config.model import KitConfig
 from cdk_app.config.names import local_queue, team_cluster_queue, team_namespace
 from cdk_app.domain.batch_shares import DEFAULT_WEIGHT_FACTOR, quota_share_reach, team_named, team_queues
+from cdk_app.domain.capacity import quota_backing
 from cdk_app.domain.reach import LENDING, TeamReach, team_reach
 from cdk_app.kubernetes.guardrails.team_scope import allowed_priority_classes, priority_label
 from cdk_app.support.text_table import aligned, printable
@@ -28,6 +29,7 @@ def hyperpod_part(config: KitConfig, name: str, rows: list[TeamReach]) -> dict[s
     team = next((t for t in config.teams if t.name == name), None)
     if team is None or config.hyperpod is None:
         return None
+    backing = quota_backing(config)
     return {
         "enabled": team.enabled,
         "namespace": team_namespace(name),
@@ -40,7 +42,8 @@ def hyperpod_part(config: KitConfig, name: str, rows: list[TeamReach]) -> dict[s
         "lends_idle_quota": team.sharing_strategy in LENDING,
         "fair_share_weight": team.fair_share_weight,
         "quota": [{"instance_type": row.instance_type, "quota": row.quota.to_json(), "reach": row.reach.to_json(),
-                   "borrow_limit": row.borrow_limit, "capped_by": row.capped_by} for row in rows],
+                   "borrow_limit": row.borrow_limit, "capped_by": row.capped_by,
+                   "guaranteed": backing.get(row.instance_type, True)} for row in rows],
     }
 
 
@@ -85,9 +88,15 @@ def render(config: KitConfig, name: str, hyperpod: dict[str, Any] | None, rows: 
             lines.append("    disabled (enabled: false): task governance makes no queue for it, so no job runs")
         elif rows:
             lines.append("    quota, and the most a job of the team can use by borrowing, in instances (accelerators):")
-            rows = [(row.instance_type, resource_amount(row.quota), resource_amount(row.reach), limited_by(row))
+            backing = {q["instance_type"]: q["guaranteed"] for q in hyperpod["quota"]}
+            # Where the cluster has best-effort capacity (autoscaled, flexible or Spot groups), say which quotas
+            # rest on it: the teams' quotas on that type are more than the guaranteed capacity holds.
+            split = bool(quota_backing(config))
+            rows = [(row.instance_type, resource_amount(row.quota), resource_amount(row.reach), limited_by(row),
+                     *(("guaranteed" if backing[row.instance_type] else "best-effort",) if split else ()))
                     for row in rows]
-            lines += aligned([("instance type", "quota", "reach", "limited by"), *rows], indent="      ")
+            lines += aligned([("instance type", "quota", "reach", "limited by", *(("capacity",) if split else ())), *rows],
+                             indent="      ")
         else:
             lines.append("    no quota: the team borrows nothing, so a job that asks for compute never runs")
     if batch is not None:

@@ -36,6 +36,7 @@ from hyperpod_constructs.private.limits import (
     IMAGE_RELEASE_VERSION,
     MAX_ALARM_NAME_LENGTH,
     MAX_EBS_VOLUME_GIB,
+    MAX_FLEXIBLE_TYPES,
     MAX_IMAGE_RELEASE_VERSION_LENGTH,
     MAX_INSTANCE_COUNT,
     MAX_ROLLBACK_ALARMS,
@@ -89,6 +90,9 @@ DEFAULT_HELM_CHART_DEPENDENCIES = {
     "aws-efa-k8s-device-plugin": ("https://aws.github.io/eks-charts/aws-efa-k8s-device-plugin-v0.5.20.tgz",
                                   "252967e2083799987d576ac86986b3316ce350dd1da2d07a8b83b5c4288fbcf4"),
 }
+# The health monitoring agent image tag the default revision's chart installs (its health-monitoring-agent
+# subchart's imageTag default; tests/unit/config/test_model.py reads it from the pinned chart).
+DEFAULT_HELM_CHART_HEALTH_AGENT_TAG = "1.0.1892.0_1.0.424.0"
 SHA256_PATTERN = anchored(SHA256_HEX)
 DEFAULT_BORROW_LIMIT = 50
 
@@ -233,6 +237,23 @@ class InstanceGroup(KitModel):
     """Recurring AMI updates in rolling batches. Default: none (updates happen when you run them)."""
     auto_patch: AutoPatch | None = None
     """Automatic security patches of the AMI. Default: none."""
+    # Flexible, Spot and autoscaled capacity (AWS::SageMaker::Cluster's InstanceRequirements, CapacityRequirements,
+    # MinInstanceCount; the cluster's AutoScaling): the validator counts what each gives as capacity
+    # (cdk_app/domain/capacity.py), guaranteed or best-effort.
+    fallback_instance_types: Annotated[tuple[Str, ...], Field(max_length=MAX_FLEXIBLE_TYPES - 1)] = ()
+    """More instance types the group may run when instance_type has no capacity, in order of preference: a
+    flexible group (InstanceRequirements; HyperPod tries "the first instance type in the list and falls back to
+    subsequent types if capacity is unavailable"). Its capacity is best-effort for every type it lists."""
+    capacity_type: Literal["OnDemand", "Spot"] | None = None
+    """Spot runs the group on Spot capacity, which EC2 may take back at any time: never counted as guaranteed.
+    Default: none written (On-Demand, as HyperPod had before CapacityRequirements)."""
+    min_count: Annotated[Int, Field(ge=0, le=MAX_INSTANCE_COUNT)] | None = None
+    """Instances the group needs to become InService (at most count); HyperPod rolls a group back that does not
+    reach it within 3 hours. It guarantees nothing afterwards. Default: none (every instance)."""
+    max_count: Annotated[Int, Field(ge=1, le=MAX_INSTANCE_COUNT)] | None = None
+    """Hand the group to HyperPod's managed Karpenter (needs hyperpod.autoscaling), which scales it between 0 and
+    this many instances as pending pods need them; count must then be 0. Its capacity is best-effort: the
+    validator counts max_count against the quotas and none of it as guaranteed."""
 
 
 class HelmComponents(KitModel):
@@ -334,6 +355,10 @@ class HyperPod(KitModel):
     """The HyperPod dependency Helm chart, installed into kube-system before the cluster is created."""
     lifecycle: Lifecycle = Lifecycle.model_construct()
     """Optional steps of the lifecycle scripts every node runs when it is created or replaced."""
+    autoscaling: Bool = False
+    """HyperPod's managed Karpenter (AutoScaling Mode Enable): the kit creates the cluster role it acts as and a
+    HyperpodNodeClass and NodePool over the instance groups with max_count, the NodePool limited to what the
+    teams' quotas can use. Needs node_recovery Automatic and the chart's health monitoring agent."""
 
 
 GovernanceType = Literal["native", "api"]

@@ -8,12 +8,13 @@ that summing thousands of teams' whole quotas is integer arithmetic, not Fractio
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cache
 
-from cdk_app.config.model import KitConfig, QuotaEntry, Team
+from cdk_app.config.model import InstanceGroup, KitConfig, QuotaEntry, Team
 from cdk_app.config.scalars import exact
 from cdk_app.domain.instance_types import CATALOGUE, InstanceSpec
 
@@ -165,9 +166,117 @@ def capacity_of(groups: Iterable[tuple[str, int]]) -> dict[str, Resources]:
     return capacity
 
 
+def group_types(group: InstanceGroup) -> tuple[str, ...]:
+    """The instance types a group may run, in HyperPod's order of preference (a flexible group's
+    InstanceRequirements.InstanceTypes: "HyperPod attempts to provision instances using the first instance type
+    in the list and falls back to subsequent types if capacity is unavailable", botocore's sagemaker model)."""
+    return (group.instance_type, *group.fallback_instance_types)
+
+
+def group_maximum(group: InstanceGroup) -> int:
+    """The most instances a group holds: an autoscaled group's max_count (Karpenter scales it from 0), else count."""
+    return group.max_count if group.max_count is not None else group.count
+
+
+def is_guaranteed(group: InstanceGroup) -> bool:
+    """Whether the group's instances are capacity the teams can count on: a fixed count of one instance type, not
+    on Spot. Karpenter launches an autoscaled group's nodes only when EC2 has them (and scales it to 0); a flexible
+    group may come up as any of its types; Spot instances may be taken back at any time. MinInstanceCount adds
+    nothing: it "only affects the initial transition to InService and does not guarantee maintaining this
+    minimum afterward" (botocore's sagemaker model, ClusterInstanceGroupSpecification)."""
+    return group.max_count is None and not group.fallback_instance_types and group.capacity_type != "Spot"
+
+
+def instances_needed(itype: str, amount: Resources) -> int:
+    """Whole instances of `itype` that hold `amount` in every dimension (0 for none): instances come whole, and a
+    quota of vCPU alone on a GPU type still takes a node, with its GPUs."""
+    spec = CATALOGUE[itype]
+    shares = [Fraction(amount.count), Fraction(amount.vcpu) / spec.vcpu,
+              Fraction(amount.memory_gib) / Fraction(_memory_gib(spec))]
+    if spec.accelerators:
+        shares.append(Fraction(amount.accelerators) / spec.accelerators)
+    return max(0, math.ceil(max(shares)))
+
+
+def groups_capacity(groups: Iterable[InstanceGroup]) -> dict[str, Resources]:
+    """Per known instance type, the most the groups may give: each group's maximum, under every type it may run
+    (a flexible group counts in full under each of its types, as it could come up as any of them)."""
+    return capacity_of((itype, group_maximum(group)) for group in groups for itype in group_types(group))
+
+
 def cluster_capacity(config: KitConfig) -> dict[str, Resources]:
-    """Per known instance type, the resources of all instance groups of that type."""
-    return capacity_of((group.instance_type, group.count) for group in config.hyperpod.instance_groups)
+    """Per known instance type, the most all the instance groups may give (`groups_capacity`): the capacity the
+    quotas are checked against (HPK501), autoscaled groups at max_count, Spot and flexible groups included."""
+    return groups_capacity(config.hyperpod.instance_groups)
+
+
+def flexible_reliance(config: KitConfig) -> tuple[dict[str, int], int]:
+    """(per instance type, the whole instances the teams' quotas need beyond its single-type groups; how many of
+    them the flexible groups can give at once). A flexible group counts in full under each of its types, so each
+    type alone may fit while together they need more instances than the groups have."""
+    groups = config.hyperpod.instance_groups
+    single = groups_capacity(g for g in groups if not g.fallback_instance_types)
+    most = groups_capacity(groups)
+    need = {}
+    for itype, total in teams_total(config.teams).items():
+        if itype not in most or total.exceeding(most[itype]):
+            continue  # beyond what even the flexible groups could give: over capacity (HPK501), not this
+        gap = total - single.get(itype, Resources())
+        instances = instances_needed(itype, Resources(*(max(getattr(gap, d), 0) for d in DIMENSIONS)))
+        if instances:
+            need[itype] = instances
+    flexible = {g.name: (group_maximum(g), group_types(g)) for g in groups if g.fallback_instance_types}
+    return need, _most_given(need, flexible)
+
+
+def _most_given(need: dict[str, int], groups: dict[str, tuple[int, tuple[str, ...]]]) -> int:
+    """The most of `need` (instances per type) the groups (name: (instances, types)) can give at once: a maximum
+    flow, one instance at a time along augmenting paths (a few types and groups; at most the instances needed)."""
+    given: dict[tuple[str, str], int] = {}
+    used = dict.fromkeys(groups, 0)
+
+    def place(itype: str, seen: set[str]) -> bool:
+        for name, (size, types) in groups.items():
+            if itype not in types or name in seen:
+                continue
+            seen.add(name)
+            # A free instance of the group, or one another type holds there that can move to another group.
+            moved = next((other for other in need if given.get((other, name)) and place(other, seen)), None) \
+                if used[name] >= size else None
+            if used[name] < size or moved is not None:
+                if moved is None:
+                    used[name] += 1
+                else:
+                    given[(moved, name)] -= 1
+                given[(itype, name)] = given.get((itype, name), 0) + 1
+                return True
+        return False
+
+    placed = 0
+    for itype, instances in need.items():
+        for _ in range(instances):
+            if not place(itype, set()):
+                break
+            placed += 1
+    return placed
+
+
+def guaranteed_capacity(config: KitConfig) -> dict[str, Resources]:
+    """Per known instance type, the capacity the teams can count on (`is_guaranteed`): at most cluster_capacity."""
+    return capacity_of((group.instance_type, group.count) for group in config.hyperpod.instance_groups
+                       if is_guaranteed(group))
+
+
+def quota_backing(config: KitConfig) -> dict[str, bool]:
+    """Per instance type of the cluster whose capacity is partly best-effort: whether all the teams' quotas on it
+    fit the guaranteed capacity (True) or count on best-effort capacity (False). Empty for a cluster of fixed
+    On-Demand single-type groups only, where every quota that fits is guaranteed."""
+    guaranteed, capacity = guaranteed_capacity(config), cluster_capacity(config)
+    if all(guaranteed.get(itype) == amount for itype, amount in capacity.items()):
+        return {}
+    totals = teams_total(config.teams)
+    return {itype: not totals.get(itype, Resources()).exceeding(guaranteed.get(itype, Resources()))
+            for itype in capacity}
 
 
 def reservations(quota: Iterable[QuotaEntry]) -> dict[str, Resources]:
@@ -230,9 +339,12 @@ def pool_entry(itype: str, gap: Resources) -> QuotaEntry:
 
 def shared_pool_quota(config: KitConfig) -> list[QuotaEntry]:
     """The shared pool's quota entries: per cluster instance type with capacity left, the entry of
-    `pool_entry` (what it gets fits what the teams leave in every dimension)."""
+    `pool_entry` (what it gets fits what the teams leave in every dimension). Flexible groups are left out: one
+    counts in full under each of its types, so a pool holding what the teams leave of each would hold more than
+    the group has; idle sharing still lends their instances as unallocated capacity."""
     entries: list[QuotaEntry] = []
-    for itype, gap in shared_pool_gap(cluster_capacity(config), teams_total(config.teams)).items():
+    single_type = groups_capacity(g for g in config.hyperpod.instance_groups if not g.fallback_instance_types)
+    for itype, gap in shared_pool_gap(single_type, teams_total(config.teams)).items():
         # Nothing left, or the teams already over capacity in some dimension (the validator's HPK504).
         if gap.count <= 0 or any(getattr(gap, d) < 0 for d in DIMENSIONS):
             continue

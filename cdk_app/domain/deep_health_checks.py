@@ -53,4 +53,11 @@ def group_deep_health_checks(group: InstanceGroup) -> tuple[str, ...]:
     """What the group runs: its config's list when given (an empty one turns them off), else the default."""
     if group.deep_health_checks is not None:
         return tuple(group.deep_health_checks)
-    return default_deep_health_checks(group.instance_type, group.count)
+    if group.max_count is not None:
+        # HyperPod autoscaling docs, "Create a NodeClass": "Instance groups with DeepHealthChecks (DHC) are not
+        # supported" (pods would wait 60-90 minutes on each new node).
+        return ()
+    # A flexible group may come up as any of its types: only the checks every one of them allows.
+    defaults = [default_deep_health_checks(itype, group.count)
+                for itype in (group.instance_type, *group.fallback_instance_types)]
+    return tuple(check for check in defaults[0] if all(check in other for other in defaults[1:]))

@@ -24,7 +24,7 @@ from typing import Any, Literal
 from cdk_app.config.model import KitConfig
 from cdk_app.config.names import local_queue, team_namespace
 from cdk_app.config.storage_model import team_file_systems
-from cdk_app.domain.capacity import Resources, describe
+from cdk_app.domain.capacity import Resources, describe, group_maximum, group_types
 from cdk_app.domain.efa_support import has_efa
 from cdk_app.domain.image_reference import reference_problem
 from cdk_app.domain.instance_types import (
@@ -388,11 +388,12 @@ def _check_shape(config: KitConfig, request: JobRequest, instance_type: str) -> 
     largest, option = request.nodes, "--nodes"
     if request.elastic and elastic_bounds(request)[1] > largest:
         largest, option = elastic_bounds(request)[1], "--max-nodes"
-    groups = [g for g in config.hyperpod.instance_groups if g.instance_type == instance_type]
-    total = sum(g.count for g in groups)
+    # The most each group may hold (an autoscaled group's max_count; a flexible group under each of its types).
+    groups = [g for g in config.hyperpod.instance_groups if instance_type in group_types(g)]
+    total = sum(group_maximum(g) for g in groups)
     if largest > total:
         raise JobSpecError(f"{option} {largest}: the config's instance groups have {total} {instance_type} node(s) "
-                           f"({', '.join(f'{g.name}: {g.count}' for g in groups)}); one pod runs per node")
+                           f"({', '.join(f'{g.name}: {group_maximum(g)}' for g in groups)}); one pod runs per node")
 
 
 def _check_device_env(request: JobRequest) -> None:
@@ -592,8 +593,8 @@ def check(config: KitConfig, request: JobRequest, cluster_nodes: Sequence[NodeIn
                            "a disabled compute allocation, so Kueue admits none of its jobs; enable the team first")
     job_priority(config, request)
     with_team_volumes(config, request)
-    cluster_types = [g.instance_type for g in config.hyperpod.instance_groups if g.count > 0]
-    listed = ", ".join(sorted(set(cluster_types))) or "none (every group has count 0)"
+    cluster_types = [t for g in config.hyperpod.instance_groups if group_maximum(g) > 0 for t in group_types(g)]
+    listed = ", ".join(sorted(set(cluster_types))) or "none (every group has count 0 and no max_count)"
     instance_type = request.instance_type or next(
         (q.instance_type for q in teams[request.team].quota if q.instance_type in cluster_types), None)
     if instance_type is None:

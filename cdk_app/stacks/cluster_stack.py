@@ -13,7 +13,9 @@ from cdk_app.config.model import BatchSize, InstanceGroup, KitConfig, RollingDep
 from cdk_app.config.names import hyperpod_cluster_name, lifecycle_bucket_name
 from cdk_app.domain.deep_health_checks import group_deep_health_checks
 from cdk_app.domain.network_zones import cluster_zone_ids
+from cdk_app.kubernetes.autoscaling import autoscaling_manifests
 from cdk_app.stacks.layout import stack_name
+from hyperpod_constructs.hyperpod_autoscaling_role import HyperPodAutoscalingRole
 from hyperpod_constructs.hyperpod_cluster import HyperPodCluster, HyperPodClusterProps, InstanceGroupSpec, NodeTaint
 from hyperpod_constructs.hyperpod_eks_cluster import HyperPodEksCluster, HyperPodEksClusterProps
 from hyperpod_constructs.hyperpod_execution_role import HyperPodExecutionRole, HyperPodExecutionRoleProps
@@ -23,6 +25,7 @@ from hyperpod_constructs.hyperpod_helm_release import (
     HyperPodHelmReleaseProps,
 )
 from hyperpod_constructs.hyperpod_network import HyperPodNetwork
+from hyperpod_constructs.kubernetes_manifests import KubernetesManifests, KubernetesManifestsProps
 from hyperpod_constructs.lifecycle_scripts_bucket import LifecycleScriptsBucket, LifecycleScriptsBucketProps
 from hyperpod_constructs.private.ami_lifecycle import AutoPatchSpec, BatchSizeSpec, DeploymentSpec, ScheduledUpdateSpec
 
@@ -54,6 +57,8 @@ def instance_group_spec(config: KitConfig, group: InstanceGroup) -> InstanceGrou
         auto_patch=AutoPatchSpec(group.auto_patch.patching_strategy,
                                  _deployment(group.auto_patch.deployment) if group.auto_patch.deployment else None)
         if group.auto_patch else None,
+        fallback_instance_types=group.fallback_instance_types, capacity_type=group.capacity_type,
+        min_count=group.min_count,
     )
 
 
@@ -106,6 +111,7 @@ class ClusterStack(Stack):
         for addon in eks.addons.values():
             dependencies.node.add_dependency(addon)
 
+        autoscaler = HyperPodAutoscalingRole(self, "AutoscalingRole") if config.hyperpod.autoscaling else None
         hyperpod = HyperPodCluster(self, "HyperPod", props=HyperPodClusterProps(
             cluster_name=hyperpod_cluster_name(config), eks_cluster_arn=eks.cluster_arn,
             execution_role_arn=role.role_arn, lifecycle_source_s3_uri=scripts.source_s3_uri,
@@ -113,9 +119,18 @@ class ClusterStack(Stack):
             cluster_zone_ids=home_zones,
             instance_groups=tuple(instance_group_spec(config, g) for g in config.hyperpod.instance_groups),
             node_recovery=config.hyperpod.node_recovery,
+            autoscaling_role_arn=autoscaler.role_arn if autoscaler else None,
         ))
         # HyperPod needs the chart's agents, the scripts and the role's permissions before the first node.
         hyperpod.node.add_dependency(dependencies.resource, scripts.deployment, role.policy)
+        karpenter_objects = autoscaling_manifests(config)
+        if autoscaler is not None:
+            hyperpod.node.add_dependency(autoscaler.policy)
+        if karpenter_objects:
+            # HyperPod installs its Karpenter (and the NodeClass and NodePool kinds) with the cluster.
+            KubernetesManifests(self, "Autoscaling", props=KubernetesManifestsProps(
+                service_token=dependencies.service_token, cluster_name=eks.cluster_name, name="autoscaling",
+                manifests=karpenter_objects)).node.add_dependency(hyperpod.resource)
         self.eks = eks
         self.hyperpod = hyperpod
         self.installer_service_token = dependencies.service_token

@@ -7,7 +7,14 @@ from pathlib import Path
 
 from cdk_app.config.loader import ConfigInvalid, LoadedConfig, load_config
 from cdk_app.config.yaml_source import PathKey
-from cdk_app.domain.capacity import Resources, cluster_capacity, reservations, shared_pool_quota, teams_total
+from cdk_app.domain.capacity import (
+    Resources,
+    cluster_capacity,
+    guaranteed_capacity,
+    reservations,
+    shared_pool_quota,
+    teams_total,
+)
 from cdk_app.domain.reach import TeamReach, team_reach, unallocated
 from cdk_app.findings import Finding, Severity, format_path
 from cdk_app.validator.batch_summary import BatchCapacityRow, BatchQueueRow, batch_capacity, batch_queues
@@ -25,12 +32,20 @@ class CapacityRow:
     # allocation holds - what idle sharing lends to borrowers (cdk_app.domain.reach.unallocated).
     shared_pool: Resources | None = None
     unreserved: Resources = Resources()
+    # What the teams can count on (cdk_app.domain.capacity.guaranteed_capacity): capacity is the most the groups
+    # may give, autoscaled, flexible and Spot groups included; this leaves those out.
+    guaranteed: Resources = Resources()
+
+    @property
+    def best_effort(self) -> Resources:
+        return self.capacity - self.guaranteed
 
     def to_json(self) -> dict[str, object]:
         return {"instance_type": self.instance_type, "capacity": self.capacity.to_json(),
                 "reserved": self.reserved.to_json(),
                 "shared_pool": None if self.shared_pool is None else self.shared_pool.to_json(),
-                "unreserved": self.unreserved.to_json()}
+                "unreserved": self.unreserved.to_json(), "guaranteed": self.guaranteed.to_json(),
+                "best_effort": self.best_effort.to_json()}
 
 
 @dataclass(frozen=True)
@@ -90,8 +105,10 @@ def validate(loaded: LoadedConfig, left_out: tuple[PathKey, ...] = ()) -> Report
     for itype, held in (pool or {}).items():
         reserved[itype] = reserved.get(itype, Resources()) + held
     free = unallocated(config)
+    guaranteed = guaranteed_capacity(config)
     rows = [CapacityRow(t, capacity.get(t, Resources()), reserved.get(t, Resources()),
-                        None if pool is None else pool.get(t, Resources()), free.get(t, Resources()))
+                        None if pool is None else pool.get(t, Resources()), free.get(t, Resources()),
+                        guaranteed.get(t, Resources()))
             for t in sorted(set(capacity) | set(reserved))]
     return Report(loaded.source.file, findings, rows, team_reach(config), *batch, held_back, config.environment,
                   loaded=loaded)
@@ -123,11 +140,16 @@ def _changes_capacity(path: tuple[str | int, ...]) -> bool:
         return True  # a whole section (the loader leaves out keys, never a list item such as one team)
     keys = [p for p in path if isinstance(p, str)]
     if "instance_groups" in keys:
-        # A group's capacity is its type and count; a broken zone, label or taint leaves it as it is.
+        # A group's capacity is its types, count (or max_count) and capacity type; a broken zone, label or taint
+        # leaves it as it is.
         below = keys[keys.index("instance_groups") + 1:]
-        return not below or below[0] in ("instance_type", "count")
+        return not below or below[0] in ("instance_type", "count", "max_count", "fallback_instance_types",
+                                          "capacity_type")
     return bool(_CAPACITY_INPUTS.intersection(keys))
 
+
+# Autoscaling findings that count the groups with max_count: a group's max_count left out as broken would look absent.
+_COUNTS_AUTOSCALED_GROUPS = ("HPK255", "HPK256")
 
 # Findings at one key whose rule reads a sibling key: left out as broken, the sibling would look absent.
 _SIBLING_INPUTS = {"HPK711": ("queues",), "HPK712": ("sharing_strategy",), "HPK714": ("execution_role_arn",),
@@ -165,7 +187,8 @@ def _split_followers(findings: list[Finding], repaired: tuple[PathKey, ...],
     def follows(finding: Finding) -> bool:
         if finding.path in unread:
             return False  # the cause (HPK201), at the key itself
-        return (related(finding) or (capacity_touched and finding.code.startswith("HPK5"))
+        return (related(finding) or (capacity_touched and (finding.code.startswith("HPK5")
+                                                           or finding.code in _COUNTS_AUTOSCALED_GROUPS))
                 or (quota_unread and finding.code in ("HPK503", "HPK505"))
                 or (scheduling_unknown and finding.code.startswith("HPK7"))
                 or (kinds_unknown and depends_on_kinds(finding.code, finding.path)))

@@ -7,7 +7,8 @@ cluster's WorkloadPriorityClasses), bound to that team's group only; admission g
 NetworkPolicy and ResourceQuota exactly as the kit writes them (kit_network_policy, kit_resource_quota below: the
 one definition, which cdk_app/kubernetes/ wraps); a team's FSx for Lustre volume exactly as the kit writes it - the
 claim in hyperpod-ns-<team> (kit_volume_claim) and its PersistentVolume, pre-bound to that claim only
-(kit_lustre_volume). Anything else - any
+(kit_lustre_volume); the HyperpodNodeClass and NodePool of HyperPod's managed Karpenter named
+hyperpod-kit-autoscaling exactly as the kit writes them (kit_node_class, kit_node_pool). Anything else - any
 other ClusterRole or ClusterRoleBinding, an object in kube-system, a Namespace (whose delete would remove a
 team's jobs) - is refused.
 
@@ -162,6 +163,59 @@ def _team_cluster_objects(team: str) -> dict[tuple[str, str], set[str] | None]:
             (KUEUE_API, "workloadpriorityclasses"): None}
 
 
+# HyperPod's managed Karpenter (HyperPod autoscaling docs, "Create a NodeClass", "Create a NodePool"): the kit's one
+# HyperpodNodeClass over the autoscaled instance groups and the one NodePool that launches nodes from it.
+NODE_CLASS_API, NODE_CLASS_KIND = "karpenter.sagemaker.amazonaws.com/v1", "HyperpodNodeClass"
+NODE_POOL_API = "karpenter.sh/v1"
+AUTOSCALING_NAME = f"{GUARDRAIL_PREFIX}autoscaling"
+INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
+SAGEMAKER_NAME = re.compile(r"[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}")
+MAX_NODE_CLASS_GROUPS = 10
+# The NodePool removes a node only once it runs no pod (WhenEmpty): WhenEmptyOrUnderutilized would move running
+# training pods to pack nodes tighter. A node stays this long empty, so the next job (or a restarted one) finds it.
+CONSOLIDATE_AFTER = "10m"
+
+
+def kit_node_class(instance_groups: list[str]) -> dict[str, Any]:
+    return {"apiVersion": NODE_CLASS_API, "kind": NODE_CLASS_KIND,
+            "metadata": {"name": AUTOSCALING_NAME, "labels": dict(KIT_MANAGED)},
+            "spec": {"instanceGroups": list(instance_groups)}}
+
+
+def kit_node_pool(instance_types: list[str], limits: dict[str, str]) -> dict[str, Any]:
+    """expireAfter Never: Karpenter's default (720h) would replace every node after 30 days, running jobs and all."""
+    return {"apiVersion": NODE_POOL_API, "kind": "NodePool",
+            "metadata": {"name": AUTOSCALING_NAME, "labels": dict(KIT_MANAGED)},
+            "spec": {"template": {"spec": {
+                "nodeClassRef": {"group": NODE_CLASS_API.split("/")[0], "kind": NODE_CLASS_KIND, "name": AUTOSCALING_NAME},
+                "expireAfter": "Never",
+                "requirements": [{"key": INSTANCE_TYPE_LABEL, "operator": "In", "values": list(instance_types)}]}},
+                "disruption": {"consolidationPolicy": "WhenEmpty", "consolidateAfter": CONSOLIDATE_AFTER},
+                "limits": dict(limits)}}
+
+
+def _autoscaling_refusal(what: str, manifest: dict[str, Any]) -> str | None:
+    """The kit's NodeClass or NodePool, rebuilt from its own instance groups, types and limits: anything else that
+    would reach the installer (another name, a template with other labels or taints) is refused."""
+    spec = manifest.get("spec") if isinstance(manifest.get("spec"), dict) else {}
+    if manifest.get("kind") == NODE_CLASS_KIND:
+        groups = spec.get("instanceGroups")
+        if not (isinstance(groups, list) and 1 <= len(groups) <= MAX_NODE_CLASS_GROUPS
+                and all(isinstance(g, str) and SAGEMAKER_NAME.fullmatch(g) for g in groups)
+                and manifest == kit_node_class(groups)):
+            return f"{what}: the installer applies only the kit's node class of 1-{MAX_NODE_CLASS_GROUPS} instance groups"
+        return None
+    try:
+        types = spec["template"]["spec"]["requirements"][0]["values"]
+        limits = spec["limits"]
+        rebuilt = kit_node_pool(types, limits)
+    except (KeyError, IndexError, TypeError):
+        rebuilt = None
+    if rebuilt is None or manifest != rebuilt or not all(isinstance(v, str) for v in [*types, *limits.values()]):
+        return f"{what}: the installer applies only the kit's node pool, exactly as the kit writes it"
+    return None
+
+
 def manifest_refusal(manifest: Any) -> str | None:
     """Why the installer will not apply (or delete) `manifest`, or None for an object the kit writes:
     a Role or RoleBinding of a team in hyperpod-ns-<team>, a team's read-only ClusterRole or
@@ -211,6 +265,10 @@ def manifest_refusal(manifest: Any) -> str | None:
         if ref != {"apiGroup": RBAC_API, "kind": "ClusterRole", "name": name}:
             return f"{what} binds {ref.get('kind')} {ref.get('name')!r}; it may only bind the team's ClusterRole {name}"
         return _subject_refusal(what, team, manifest.get("subjects"))
+    if (api, kind) in ((NODE_CLASS_API, NODE_CLASS_KIND), (NODE_POOL_API, "NodePool")):
+        if namespace or name != AUTOSCALING_NAME:
+            return f"{what}: the kit's one {kind} is {AUTOSCALING_NAME}, cluster-scoped"
+        return _autoscaling_refusal(what, manifest)
     if api == ADMISSION_API and kind in ("ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"):
         if namespace:
             return f"{what} is cluster-scoped; it has no namespace"
@@ -221,7 +279,8 @@ def manifest_refusal(manifest: Any) -> str | None:
             f"NetworkPolicy {NETWORK_POLICY_NAME}, ResourceQuota {RESOURCE_QUOTA_NAME} and volume claims in "
             "hyperpod-ns-<team>, the kit's FSx for Lustre PersistentVolumes, "
             "ClusterRole and ClusterRoleBinding hyperpod-kit-team-<team>-read, ValidatingAdmissionPolicy and "
-            f"ValidatingAdmissionPolicyBinding named {GUARDRAIL_PREFIX}*)")
+            f"ValidatingAdmissionPolicyBinding named {GUARDRAIL_PREFIX}*, the kit's HyperpodNodeClass and NodePool "
+            f"{AUTOSCALING_NAME})")
 
 
 def _admission_refusal(what: str, kind: str, name: str, spec: Any) -> str | None:

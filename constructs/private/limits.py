@@ -14,6 +14,11 @@ MIN_KUBERNETES_MINOR = 30
 SHARE_IDENTIFIER = r"[A-Za-z0-9]{1,255}"
 MIN_EBS_VOLUME_GIB, MAX_EBS_VOLUME_GIB = 1, 16384
 DEEP_HEALTH_CHECKS = ("InstanceStress", "InstanceConnectivity")
+# AWS::SageMaker::Cluster InstanceRequirements.InstanceTypes: 1-20 types (cfn-lint schema).
+MAX_FLEXIBLE_TYPES = 20
+# A HyperpodNodeClass names at most 10 instance groups (HyperPod autoscaling docs, "Create a NodeClass": "You can
+# specify up to 10 instance groups in a NodeClass").
+MAX_NODECLASS_GROUPS = 10
 # How long the governance stack waits for a Ready, schedulable HyperPod node before it installs task governance:
 # one custom resource, whose wait CloudFormation bounds at ServiceTimeout 3600 s and CDK's provider framework at
 # one hour; the rest is the installer's margin. Deep health checks of new GPU nodes take about two hours.

@@ -142,11 +142,15 @@ ROLLING = ScheduledUpdateSpec("cron(0 4 ? * SUN *)", DeploymentSpec(
     wait_interval_seconds=600, rollback_alarms=("gpu-health", "nccl-errors")))
 
 
-def _groups(props: HyperPodClusterProps) -> dict[str, dict]:
+def _cluster_properties(props: HyperPodClusterProps) -> dict:
     stack = Stack(App(), "Test")
     HyperPodCluster(stack, "HyperPod", props=props)
     [cluster] = Template.from_stack(stack).find_resources("AWS::SageMaker::Cluster").values()
-    return {g["InstanceGroupName"]: g for g in cluster["Properties"]["InstanceGroups"]}
+    return cluster["Properties"]
+
+
+def _groups(props: HyperPodClusterProps) -> dict[str, dict]:
+    return {g["InstanceGroupName"]: g for g in _cluster_properties(props)["InstanceGroups"]}
 
 
 def _schema_errors(group: dict) -> list[str]:
@@ -251,3 +255,60 @@ def test_the_shared_limits_are_the_schemas():
         assert bool(re.fullmatch(schema_alarm, name)) == bool(re.fullmatch(ALARM_NAME, name)), name
     alarm_shape = botocore.session.get_session().get_service_model("sagemaker").shape_for("AlarmName")
     assert MAX_ALARM_NAME_LENGTH == alarm_shape.metadata["max"] < definitions["AlarmDetails"]["properties"]["AlarmName"]["maxLength"]
+def _cluster_schema_errors(properties: dict) -> list[str]:
+    """AWS::SageMaker::Cluster's properties against cfn-lint's schema of the resource (its definitions in scope)."""
+    schema = resource_schema("AWS::SageMaker::Cluster")
+    whole = {"type": "object", "properties": schema["properties"], "additionalProperties": False,
+             "definitions": schema["definitions"]}
+    return [error.message for error in jsonschema.Draft7Validator(whole).iter_errors(properties)]
+
+
+def test_flexible_spot_group_with_a_minimum():
+    flexible = dataclasses.replace(CPU, name="flex", fallback_instance_types=("ml.m7i.8xlarge", "ml.m5.4xlarge"),
+                                   capacity_type="Spot", min_count=1)
+    properties = _cluster_properties(dataclasses.replace(PROPS, instance_groups=(GPU, flexible)))
+    group = next(g for g in properties["InstanceGroups"] if g["InstanceGroupName"] == "flex")
+    # InstanceType and InstanceRequirements are mutually exclusive (botocore's ClusterInstanceGroupSpecification).
+    assert "InstanceType" not in group
+    assert group["InstanceRequirements"] == {"InstanceTypes": ["ml.m7i.4xlarge", "ml.m7i.8xlarge", "ml.m5.4xlarge"]}
+    assert group["CapacityRequirements"] == {"Spot": {}}
+    assert group["MinInstanceCount"] == 1
+    gpu = next(g for g in properties["InstanceGroups"] if g["InstanceGroupName"] == "gpu")
+    assert not {"InstanceRequirements", "CapacityRequirements", "MinInstanceCount"} & set(gpu)
+    assert _cluster_schema_errors(properties) == []
+
+
+def test_on_demand_is_written_when_asked():
+    group = dataclasses.replace(CPU, capacity_type="OnDemand")
+    properties = _cluster_properties(dataclasses.replace(PROPS, instance_groups=(group,)))
+    assert properties["InstanceGroups"][0]["CapacityRequirements"] == {"OnDemand": {}}
+    assert _cluster_schema_errors(properties) == []
+
+
+def test_autoscaling_turns_on_karpenter_with_the_cluster_role():
+    role = "arn:aws:iam::111122223333:role/karpenter"
+    properties = _cluster_properties(dataclasses.replace(PROPS, autoscaling_role_arn=role))
+    assert properties["AutoScaling"] == {"Mode": "Enable", "AutoScalerType": "Karpenter"}
+    assert properties["ClusterRole"] == role and properties["NodeProvisioningMode"] == "Continuous"
+    assert _cluster_schema_errors(properties) == []
+    assert not {"AutoScaling", "ClusterRole"} & set(_cluster_properties(PROPS))
+
+
+def test_the_schema_check_sees_a_broken_group():
+    # The check above is not a formality: a group the schema refuses is reported.
+    properties = _cluster_properties(PROPS)
+    properties["InstanceGroups"][0]["CapacityRequirements"] = {"Reserved": {}}
+    assert _cluster_schema_errors(properties)
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"fallback_instance_types": ("ml.m7i.4xlarge",)}, "distinct types other than instance_type"),
+    ({"fallback_instance_types": ("ml.m5.large",) * 2}, "distinct types"),
+    ({"fallback_instance_types": tuple(f"ml.t{i}" for i in range(20))}, "at most 19"),
+    ({"capacity_type": "Reserved"}, "OnDemand or Spot"),
+    ({"min_count": 3}, r"min_count must be 0 to count \(2\), got 3"),
+])
+def test_bad_flexible_props_raise(change, message):
+    props = dataclasses.replace(PROPS, instance_groups=(dataclasses.replace(CPU, **change),))
+    with pytest.raises(ValueError, match=message):
+        HyperPodCluster(Stack(App(), "Test"), "HyperPod", props=props)

@@ -34,6 +34,7 @@ from cdk_app.config.model import DEFAULT_HELM_CHART_CONTENT_SHA256, DEFAULT_HELM
 from cdk_app.kubernetes.guardrails import guardrail_manifests
 from cdk_app.kubernetes.team_rbac import team_manifests
 from cdk_app.kubernetes.team_set import team_set
+from hyperpod_constructs.helm_release_handler.manifest_policy import kit_node_class, kit_node_pool
 from hyperpod_constructs.hyperpod_helm_release import COMPONENT_VALUES, GPU_DEVICE_ISOLATION_PATCHES, release_values
 from hyperpod_constructs.private.kubectl_layers import layer_minor
 
@@ -710,6 +711,34 @@ def test_near_misses_of_the_kits_network_policy_and_quota_are_refused(manifest, 
 def test_the_kits_network_policy_and_quota_are_accepted_in_any_team_namespace():
     for team in ("a", "research-1", "t" * 40):
         assert [handler.manifest_refusal(m) for m in team_set(team)[-2:]] == [None, None]
+
+
+NODE_CLASS = kit_node_class(["auto-a", "auto-b"])
+NODE_POOL = kit_node_pool(["ml.g5.12xlarge"], {"memory": "196608Mi", "nvidia.com/gpu": "4"})
+
+
+def test_the_kits_node_class_and_node_pool_are_accepted():
+    assert [handler.manifest_refusal(m) for m in (NODE_CLASS, NODE_POOL)] == [None, None]
+
+
+@pytest.mark.parametrize(("manifest", "message"), [
+    (_with(NODE_CLASS, metadata__name="hyperpod-kit-other"), "the kit's one HyperpodNodeClass is hyperpod-kit-autoscaling"),
+    (_with(NODE_CLASS, metadata__namespace="kube-system"), "cluster-scoped"),
+    (_with(NODE_CLASS, spec__instanceGroups=[]), "node class of 1-10 instance groups"),
+    (_with(NODE_CLASS, spec__instanceGroups=[f"g{i}" for i in range(11)]), "node class of 1-10 instance groups"),
+    (_with(NODE_CLASS, spec__instanceGroups=["-bad"]), "node class of 1-10 instance groups"),
+    (_with(NODE_CLASS, spec__extra=True), "node class of 1-10 instance groups"),
+    (_with(NODE_POOL, spec__disruption={"consolidationPolicy": "WhenEmptyOrUnderutilized", "consolidateAfter": "0s"}),
+     "only the kit's node pool"),
+    (_with(NODE_POOL, spec__template__spec__taints=[{"key": "k", "effect": "NoSchedule"}]), "only the kit's node pool"),
+    (_with(NODE_POOL, spec__template__spec__nodeClassRef={"group": "karpenter.k8s.aws", "kind": "EC2NodeClass",
+                                                           "name": "default"}), "only the kit's node pool"),
+    (_with(NODE_POOL, spec__limits={"memory": 5}), "only the kit's node pool"),
+    (_with(NODE_POOL, spec__template__spec__requirements=[]), "only the kit's node pool"),
+    (_with(NODE_POOL, spec={}), "only the kit's node pool"),
+])
+def test_near_misses_of_the_kits_node_class_and_pool_are_refused(manifest, message):
+    assert message in (handler.manifest_refusal(manifest) or "")
 
 
 # --- every event is confirmed by CloudFormation (cfn_anchor.py; Stubber, the real CloudFormation model) -----

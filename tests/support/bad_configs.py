@@ -222,6 +222,47 @@ CASES: list[tuple[str, str, str, str, str]] = [
     ("group-name-underscore", edit("    - name: gpu\n", f"    - name: gpu_workers  {MARK}\n"), "HPK202",
      "hyperpod.instance_groups[0].name", "error"),
     ("group-names-repeat", edit("    - name: cpu\n", f"    - name: gpu  {MARK}\n"), "HPK203", "hyperpod.instance_groups[1].name", "error"),
+    # HyperPod's managed Karpenter, flexible and Spot groups.
+    ("max-count-without-autoscaling", edit("      count: 2\n", f"      count: 0\n      max_count: 2  {MARK}\n"),
+     "HPK250", "hyperpod.instance_groups[1].max_count", "error"),
+    ("autoscaling-without-recovery", edit("hyperpod:\n", f"hyperpod:\n  autoscaling: true\n  node_recovery: None  {MARK}\n")
+     .replace("      count: 2\n", "      count: 0\n      max_count: 2\n"), "HPK251", "hyperpod.node_recovery", "error"),
+    ("autoscaling-without-agent", edit("  helm_chart:\n", "  autoscaling: true\n  node_recovery: None\n  helm_chart:\n"
+                                       f"    components:\n      health_monitoring_agent: false  {MARK}\n")
+     .replace("      count: 2\n", "      count: 0\n      max_count: 2\n"),
+     "HPK252", "hyperpod.helm_chart.components.health_monitoring_agent", "error"),
+    ("autoscaled-group-above-zero", edit("hyperpod:\n", "hyperpod:\n  autoscaling: true\n")
+     .replace("      count: 2\n", f"      count: 1  {MARK}\n      max_count: 2\n"), "HPK254", "hyperpod.instance_groups[1].count", "error"),
+    ("autoscaling-nothing-to-scale", edit("hyperpod:\n", f"hyperpod:\n  autoscaling: true  {MARK}\n"),
+     "HPK256", "hyperpod.autoscaling", "warning"),
+    ("autoscaled-group-deep-health", edit("hyperpod:\n", "hyperpod:\n  autoscaling: true\n")
+     .replace("      instance_type: ml.g5.12xlarge\n      count: 4\n", "      instance_type: ml.g5.12xlarge\n      count: 0\n"
+              f"      max_count: 4\n      deep_health_checks: [InstanceStress]  {MARK}\n"),
+     "HPK257", "hyperpod.instance_groups[0].deep_health_checks", "error"),
+    ("autoscaled-group-training-plan", edit("hyperpod:\n", "hyperpod:\n  autoscaling: true\n")
+     .replace("      count: 2\n", "      count: 0\n      max_count: 2\n      training_plan_arn: "
+              f"arn:aws:sagemaker:us-east-1:111122223333:training-plan/cpu  {MARK}\n"),
+     "HPK258", "hyperpod.instance_groups[1].training_plan_arn", "error"),
+    ("flexible-type-twice", edit("      count: 2\n", f"      count: 2\n      fallback_instance_types: [ml.m5.4xlarge, ml.m5.4xlarge]  {MARK}\n"),
+     "HPK259", "hyperpod.instance_groups[1].fallback_instance_types[1]", "error"),
+    ("min-count-above-count", edit("      count: 2\n", f"      count: 2\n      min_count: 3  {MARK}\n"),
+     "HPK260", "hyperpod.instance_groups[1].min_count", "error"),
+    ("quota-on-a-flexible-group", edit("      - instance_type: ml.m5.2xlarge\n        count: 1\n  - name: smith\n",
+                                       f"      - instance_type: ml.m5.2xlarge  {MARK}\n        count: 2\n  - name: smith\n")
+     .replace("      count: 2\n", "      count: 2\n    - name: flex\n      instance_type: ml.m5.2xlarge\n"
+              "      fallback_instance_types: [ml.m5.4xlarge]\n      count: 1\n", 1),
+     "HPK530", "teams[0].quota[1]", "warning"),
+    ("flexible-group-needed-twice", edit("      - instance_type: ml.m5.2xlarge\n        count: 1\n  - name: smith\n",
+                                         "      - instance_type: ml.m5.2xlarge\n        count: 2\n"
+                                         "      - instance_type: ml.m5.4xlarge\n        count: 1\n  - name: smith\n")
+     .replace("      count: 2\n", "      count: 2\n    - name: flex\n      instance_type: ml.m5.2xlarge\n"
+              f"      fallback_instance_types: [ml.m5.4xlarge]  {MARK}\n      count: 1\n", 1),
+     "HPK532", "hyperpod.instance_groups[2].fallback_instance_types", "error"),
+    ("quota-on-spot", edit("      - instance_type: ml.m5.2xlarge\n        count: 1\n  - name: smith\n",
+                           f"      - instance_type: ml.m5.2xlarge  {MARK}\n        count: 2\n  - name: smith\n")
+     .replace("      count: 2\n", "      count: 2\n    - name: spot\n      instance_type: ml.m5.2xlarge\n"
+              "      capacity_type: Spot\n      count: 1\n", 1),
+     "HPK531", "teams[0].quota[1]", "warning"),
     ("deep-health-on-cpu", edit("      count: 2\n", f"      count: 2\n      deep_health_checks: [InstanceStress]  {MARK}\n"),
      "HPK204", "hyperpod.instance_groups[1].deep_health_checks", "error"),
     ("group-az-unlisted", edit("      availability_zone_id: use1-az4\n", f"      availability_zone_id: use1-az1  {MARK}\n"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from cdk_app.config.model import KitConfig
 from cdk_app.validator.reporter import Reporter, Rule
+from cdk_app.validator.rules.autoscaling import check_autoscaling, check_flexible_groups
 from cdk_app.validator.rules.batch import check_batch
 from cdk_app.validator.rules.capacity import check_capacity
 from cdk_app.validator.rules.chart import check_helm_chart
@@ -39,6 +40,8 @@ HYPERPOD_RULES: tuple[Rule, ...] = (
     check_zones,
     check_cluster_zones_recorded,
     check_instance_groups,
+    check_flexible_groups,
+    check_autoscaling,
     check_schedulable_node,
     check_helm_chart,
     check_cluster_policy,

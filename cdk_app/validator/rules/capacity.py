@@ -15,6 +15,10 @@ from cdk_app.domain.capacity import (
     cluster_capacity,
     describe,
     exact_text,
+    flexible_reliance,
+    group_maximum,
+    group_types,
+    groups_capacity,
     shared_pool_gap,
     team_reservations,
 )
@@ -34,17 +38,34 @@ def check_capacity(config: KitConfig, report: Reporter) -> None:
             totals[itype] = totals.get(itype, Resources()) + reserved
             j = first[itype]
             contributors.setdefault(itype, []).append((team.name, reserved, ("teams", i, "quota", j), team.quota[j]))
+    groups = config.hyperpod.instance_groups
+    single_type = groups_capacity(g for g in groups if not g.fallback_instance_types)
+    not_spot = groups_capacity(g for g in groups if g.capacity_type != "Spot")
     for itype, entries in contributors.items():
         cap = capacity.get(itype, Resources())
         over = totals[itype].exceeding(cap)
         if over:
             _report_over(report, itype, over, totals[itype], cap, entries, present=itype in capacity)
+        elif totals[itype].exceeding(single_type.get(itype, Resources())):
+            flexible = [g.name for g in groups if itype in g.fallback_instance_types
+                        or (g.fallback_instance_types and g.instance_type == itype)]
+            _report_best_effort(report, "HPK530", entries,
+                                f"reserve more {itype} than its single-type groups hold, so they count on flexible "
+                                f"group(s) {', '.join(flexible)}, which may come up as another of their types",
+                                f"add a group of only {itype}, or lower the quotas on it")
+        elif totals[itype].exceeding(not_spot.get(itype, Resources())):
+            spot = [g.name for g in groups if g.capacity_type == "Spot" and itype in group_types(g)]
+            _report_best_effort(report, "HPK531", entries,
+                                f"reserve more {itype} than its On-Demand groups hold, so they count on Spot group(s) "
+                                f"{', '.join(spot)}, whose instances EC2 may take back at any time",
+                                f"add On-Demand {itype} capacity, or accept that this part of the quotas is best-effort")
         elif itype not in capacity:  # quota entries of zero on a type the cluster lacks
             for _, _, path, _ in entries:
                 report.warning("HPK502", path + ("instance_type",),
                                f"the cluster has no {itype} instances, so this quota can never be used",
                                f"add an instance group of {itype} or remove the entry "
                                f"(the cluster has {', '.join(sorted(capacity)) or 'no known types'})")
+    _check_flexible_reliance(config, report)
     if config.shared_pool is not None:
         _check_shared_pool(config, capacity, totals, report)
     else:
@@ -71,6 +92,31 @@ def _report_over(report: Reporter, itype: str, over: list[str], total: Resources
                      f"(shares: {shares}; this entry {describe(getattr(reserved, dim), dim)})",
                      f"lower the quotas by {describe(getattr(total, dim) - getattr(cap, dim), dim)} "
                      f"or add {itype} capacity")
+
+
+def _check_flexible_reliance(config: KitConfig, report: Reporter) -> None:
+    """Each type's quotas may fit a flexible group on their own (HPK530) while all of them together need more
+    instances than the flexible groups have."""
+    need, given = flexible_reliance(config)
+    if given >= sum(need.values()):
+        return
+    serving = [(i, g) for i, g in enumerate(config.hyperpod.instance_groups)
+               if g.fallback_instance_types and set(group_types(g)) & set(need)]
+    first = serving[0][0]
+    names = ", ".join(g.name for _, g in serving)
+    needs = ", ".join(f"{itype}: {instances}" for itype, instances in need.items())
+    report.error("HPK532", ("hyperpod", "instance_groups", first, "fallback_instance_types"),
+                 f"the teams' quotas need {sum(need.values())} instances from flexible group(s) {names} ({needs}) "
+                 f"beyond the single-type groups, but those groups can give {given} of them at once",
+                 "add single-type groups for those types, make the flexible groups larger, or lower the quotas")
+
+
+def _report_best_effort(report: Reporter, code: str, entries: list[tuple[str, Resources, PathKey, QuotaEntry]],
+                        why: str, hint: str) -> None:
+    """A warning at each entry that reserves some of a type whose quotas fit only with best-effort capacity."""
+    for _, reserved, path, _ in entries:
+        if not reserved.is_zero():
+            report.warning(code, path, f"the teams' quotas {why}", hint)
 
 
 def _amount(value: Fraction) -> str:
@@ -103,11 +149,14 @@ def _check_idle(config: KitConfig, capacity: dict[str, Resources], report: Repor
         if held.get(itype, Resources()).is_zero():
             # Nobody holds any of the type: a team borrows only on types it has a quota for.
             for i, group in enumerate(config.hyperpod.instance_groups):
-                if group.instance_type == itype and group.count > 0:
+                # A flexible group is idle only when none of its types is held; reported once, at its first.
+                types = group_types(group)
+                unheld = all(held.get(t, Resources()).is_zero() for t in types)
+                if unheld and itype in types and itype == next(t for t in types if t in free) and group_maximum(group) > 0:
                     sharing_note = "" if sharing else " (and idle_resource_sharing is Disabled)"
                     report.warning("HPK503", ("hyperpod", "instance_groups", i, "instance_type"),
                                    f"no enabled team has a quota on {itype} and there is no shared pool, so no "
-                                   f"team's job can use the {group.count} instance(s) of group '{group.name}'"
+                                   f"team's job can use the {group_maximum(group)} instance(s) of group '{group.name}'"
                                    f"{sharing_note}: a team borrows only on instance types it has a quota for",
                                    f"give a team a quota on {itype}, or add a shared_pool")
             continue

@@ -16,6 +16,7 @@ from cdk_app.config.names import (
     qualified_name_problem,
 )
 from cdk_app.config.yaml_source import PathKey
+from cdk_app.domain.capacity import group_types
 from cdk_app.domain.deep_health_checks import (
     DEEP_HEALTH_CHECK_HOURS,
     INSTANCE_CONNECTIVITY,
@@ -48,15 +49,10 @@ def check_instance_groups(config: KitConfig, report: Reporter) -> None:
         if spec is None:
             report_unknown_type(report, base + ("instance_type",), group.instance_type)
         elif offered is not None and group.instance_type not in offered:
-            family = group.instance_type.rsplit(".", 1)[0] + "."
-            alternatives = sorted(t for t in offered if t.startswith(family))
-            report.error("HPK210", base + ("instance_type",),
-                         f"{group.instance_type} is not offered by HyperPod in {config.region}",
-                         f"sizes of this family there: {', '.join(alternatives)}" if alternatives
-                         else f"no {family}* sizes in {config.region}; pick another family or region")
-        elif group.deep_health_checks and not spec.has_accelerators:
+            report_not_offered(report, base + ("instance_type",), group.instance_type, config.region, offered)
+        elif group.deep_health_checks and (bare := _without_accelerators(group)):
             report.error("HPK204", base + ("deep_health_checks",),
-                         f"deep health checks need GPU or Trainium instances; {group.instance_type} has neither",
+                         f"deep health checks need GPU or Trainium instances; {bare} has neither",
                          "remove deep_health_checks from this group (or set it to [])")
         else:
             _check_connectivity(group, base, report)
@@ -124,9 +120,11 @@ def _closed_to_kueue(group: InstanceGroup) -> str | None:
 
 def check_threads(config: KitConfig, report: Reporter) -> None:
     for i, group in enumerate(config.hyperpod.instance_groups):
-        if group.threads_per_core == 2 and family(group.instance_type) in ONE_THREAD_PER_CORE_FAMILIES:
+        # A flexible group may come up as any of its types: each must take the setting.
+        graviton = next((t for t in group_types(group) if family(t) in ONE_THREAD_PER_CORE_FAMILIES), None)
+        if group.threads_per_core == 2 and graviton is not None:
             report.error("HPK212", ("hyperpod", "instance_groups", i, "threads_per_core"),
-                         f"{group.instance_type} runs one thread per core (AWS Graviton); 2 is not possible",
+                         f"{graviton} runs one thread per core (AWS Graviton); 2 is not possible",
                          "remove threads_per_core or set it to 1")
 
 
@@ -199,6 +197,19 @@ _BY_LOWER_CASE = {name.lower(): name for name in CATALOGUE}
 # Distinct unknown types that get a fuzzy did-you-mean; beyond this, suggestions stop, so that a file of many
 # thousands of unknown types is still checked in linear time (each fuzzy match compares with the catalogue).
 MAX_FUZZY_SUGGESTIONS = 50
+
+
+def _without_accelerators(group: InstanceGroup) -> str | None:
+    """The first known type of the group (a flexible group's fallbacks included) without GPUs or Trainium."""
+    return next((t for t in group_types(group) if t in CATALOGUE and not CATALOGUE[t].has_accelerators), None)
+
+
+def report_not_offered(report: Reporter, path: PathKey, instance_type: str, region: str, offered: frozenset[str]) -> None:
+    family = instance_type.rsplit(".", 1)[0] + "."
+    alternatives = sorted(t for t in offered if t.startswith(family))
+    report.error("HPK210", path, f"{instance_type} is not offered by HyperPod in {region}",
+                 f"sizes of this family there: {', '.join(alternatives)}" if alternatives
+                 else f"no {family}* sizes in {region}; pick another family or region")
 
 
 def report_unknown_type(report: Reporter, path: PathKey, instance_type: str) -> None:

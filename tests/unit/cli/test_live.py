@@ -285,3 +285,24 @@ def test_the_docs_list_every_action_live_needs():
     page = (ROOT / "docs" / "how-to" / "check-live.md").read_text()
     policy = json.loads(page[page.index('{\n  "Version"'):].split("\n```", 1)[0])
     assert sorted(policy["Statement"][0]["Action"]) == sorted(ACTIONS)
+
+
+def _autoscaled_dev():
+    groups = tuple(g.model_copy(update={"count": 0, "max_count": 4}) if g.name == "gpu-workers" else g
+                   for g in CONFIG.hyperpod.instance_groups)
+    return CONFIG.model_copy(update={"hyperpod": CONFIG.hyperpod.model_copy(update={"autoscaling": True,
+                                                                                   "instance_groups": groups})})
+
+
+@pytest.mark.parametrize(("running", "expected"), [(0, []), (1, []), (4, []), (5, ["HPK602"])])
+def test_an_autoscaled_group_counts_up_to_its_max_count(running, expected):
+    # Karpenter scales gpu-workers between 0 and 4: fewer nodes running is as the config says, and the quotas on
+    # the 4 it may hold are not over capacity; more than max_count is drift.
+    config = _autoscaled_dev()
+    sm, eks = clients()
+    stub_account(sm, eks, gpu_count=running, quotas_pages=[[quota("dev-john", "john", "ml.g5.12xlarge", 3)],
+                                                          [quota("dev-smith", "smith", "ml.g5.12xlarge", 1)]])
+    result = compare(config, LOADED.source, gather(config, sm, eks))
+    assert codes(result) == expected
+    if expected:
+        assert result.findings[0].path == "hyperpod.instance_groups[0].max_count"

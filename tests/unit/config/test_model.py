@@ -211,3 +211,14 @@ def test_a_chart_at_another_revision_with_its_own_pins_is_pinned(tmp_path):
     unpinned = base.replace("  helm_chart:\n", f"  helm_chart:\n    revision: '{revision}'\n", 1)
     path.write_text(unpinned)
     assert [f.code for f in check_file(path).findings if f.code in ("HPK208", "HPK220")] == ["HPK220"]
+
+
+def test_the_default_charts_health_agent_tag_is_the_pinned_charts():
+    import re
+    import tarfile
+
+    from cdk_app.config.model import DEFAULT_HELM_CHART_HEALTH_AGENT_TAG
+    helpers = "HyperPodHelmChart/charts/health-monitoring-agent/templates/_helpers.tpl"
+    with tarfile.open(SUPPORT / "data" / "hyperpod-chart" / "HyperPodHelmChart-a00b22d.tar.gz") as chart:
+        text = chart.extractfile(helpers).read().decode()
+    assert re.findall(r'\$imageTag := \.Values\.imageTag \| default "([^"]+)"', text) == [DEFAULT_HELM_CHART_HEALTH_AGENT_TAG]

@@ -132,3 +132,29 @@ def test_a_pool_left_with_vcpu_but_no_memory_still_holds_something(tmp_path):
                 "        count: 1\n")
     codes = [f.code for f in check_file(write(tmp_path, text)).findings]
     assert "HPK505" not in codes
+
+
+def flexible_config(tmp_path, xl, xxl):
+    """Two flexible groups of one instance each, `both` (xlarge or 2xlarge) and `small` (xlarge or large)."""
+    import yaml
+
+    from cdk_app.config.loader import load_config
+    groups = [{"name": "both", "instance_type": "ml.m5.xlarge", "fallback_instance_types": ["ml.m5.2xlarge"], "count": 1},
+              {"name": "small", "instance_type": "ml.m5.xlarge", "fallback_instance_types": ["ml.m5.large"], "count": 1}]
+    quota = [{"instance_type": "ml.m5.xlarge", "count": xl}, {"instance_type": "ml.m5.2xlarge", "count": xxl}]
+    text = yaml.safe_dump({"environment": "t", "account": "111122223333", "region": "us-east-1",
+                           "availability_zone_ids": ["use1-az4"], "hyperpod": {"instance_groups": groups},
+                           "teams": [{"name": "a", "quota": quota}]})
+    return load_config(write(tmp_path, text)).config
+
+
+@pytest.mark.parametrize(("xl", "xxl", "need", "given"), [
+    # One instance of each fits only if the xlarge comes from `small`: the count moves it there.
+    (1, 1, {"ml.m5.xlarge": 1, "ml.m5.2xlarge": 1}, 2),
+    (2, 1, {"ml.m5.xlarge": 2, "ml.m5.2xlarge": 1}, 2),
+    (0, 1, {"ml.m5.2xlarge": 1}, 1),
+    (0, 2, {}, 0),  # over what even `both` could give: HPK501's, not counted here
+])
+def test_flexible_groups_give_each_instance_once(tmp_path, xl, xxl, need, given):
+    from cdk_app.domain.capacity import flexible_reliance
+    assert flexible_reliance(flexible_config(tmp_path, xl, xxl)) == (need, given)

@@ -76,3 +76,12 @@ def test_validate_without_cfn_lint_is_an_internal_error_naming_it(write_config, 
     assert result.exit_code == 3
     assert ("internal error (RuntimeError: cfn-lint is not installed; it is a dependency of hyperpod-kit "
             "(run make setup))") in result.output
+
+
+def test_a_fallback_type_not_offered_in_the_region_is_located(write_config):
+    itype = _missing_in_us_east_1(family_offered=True)
+    path = edited(write_config, "      instance_type: ml.m5.2xlarge\n      count: 2\n",
+                  f"      instance_type: ml.m5.2xlarge\n      fallback_instance_types: [ml.m5.4xlarge, {itype}]\n"
+                  "      count: 2\n")
+    assert [(f.code, f.path) for f in check_file(path).findings if f.code == "HPK210"] == [
+        ("HPK210", "hyperpod.instance_groups[1].fallback_instance_types[1]")]

@@ -374,7 +374,18 @@ def test_a_config_whose_groups_all_have_count_zero_names_that():
     with pytest.raises(JobSpecError) as err:
         check(config, dataclasses.replace(BASE, instance_type="ml.p5.48xlarge"))
     assert str(err.value) == ("--instance-type 'ml.p5.48xlarge' is not in the cluster; instance groups have: "
-                              "none (every group has count 0)")
+                              "none (every group has count 0 and no max_count)")
+
+
+def test_an_autoscaled_group_holds_up_to_its_max_count():
+    # Karpenter scales the group from 0: the job may ask for as many nodes as max_count allows, not one more.
+    groups = tuple(g.model_copy(update={"count": 0, "max_count": 3}) if g.instance_type == "ml.p5.48xlarge" else g
+                   for g in PROD.hyperpod.instance_groups)
+    config = PROD.model_copy(update={"hyperpod": PROD.hyperpod.model_copy(update={"instance_groups": groups})})
+    largest = 3 * sum(1 for g in groups if g.instance_type == "ml.p5.48xlarge")
+    assert check(config, dataclasses.replace(BASE, nodes=2)).instance_type == "ml.p5.48xlarge"
+    with pytest.raises(JobSpecError, match=f"--nodes {largest + 1}: the config's instance groups have {largest} "):
+        check(config, dataclasses.replace(BASE, nodes=largest + 1))
 
 
 def test_a_one_instance_group_is_in_the_cluster():
@@ -424,7 +435,10 @@ def test_findings_and_capacity_rows_as_json(tmp_path):
                    "capacity": {"count": 4, "accelerators": 16, "vcpu": 192, "memory_gib": 768},
                    "reserved": {"count": 5, "accelerators": 20, "vcpu": 240, "memory_gib": 960},
                    # dev has no shared pool, and 5 reserved of 4 leave nothing unreserved (never below zero)
-                   "shared_pool": None, "unreserved": {"count": 0, "accelerators": 0, "vcpu": 0, "memory_gib": 0}}
+                   "shared_pool": None, "unreserved": {"count": 0, "accelerators": 0, "vcpu": 0, "memory_gib": 0},
+                   # dev's groups are fixed On-Demand groups of one type: all of it guaranteed
+                   "guaranteed": {"count": 4, "accelerators": 16, "vcpu": 192, "memory_gib": 768},
+                   "best_effort": {"count": 0, "accelerators": 0, "vcpu": 0, "memory_gib": 0}}
     reach = next(r for r in report.reach if r.team == "smith" and r.instance_type == "ml.g5.12xlarge").to_json()
     assert reach == {"team": "smith", "instance_type": "ml.g5.12xlarge", "strategy": "LendAndBorrow",
                      "borrow_limit": 100, "quota": {"count": 1, "accelerators": 4, "vcpu": 48, "memory_gib": 192},
