@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from cdk_app.cli.report_table import limited_by, resource_amount
+from cdk_app.cli.report_table import fractional_reach_note, limited_by, resource_amount
 from cdk_app.config.model import KitConfig
 from cdk_app.config.names import local_queue, team_cluster_queue, team_namespace
 from cdk_app.domain.batch_shares import DEFAULT_WEIGHT_FACTOR, quota_share_reach, team_named, team_queues
@@ -85,9 +85,10 @@ def render(config: KitConfig, name: str, hyperpod: dict[str, Any] | None, rows: 
             lines.append("    disabled (enabled: false): task governance makes no queue for it, so no job runs")
         elif rows:
             lines.append("    quota, and the most a job of the team can use by borrowing, in instances (accelerators):")
-            rows = [(row.instance_type, resource_amount(row.quota), resource_amount(row.reach), limited_by(row))
-                    for row in rows]
-            lines += aligned([("instance type", "quota", "reach", "limited by"), *rows], indent="      ")
+            cells = [(row.instance_type, resource_amount(row.quota), resource_amount(row.reach), limited_by(row))
+                     for row in rows]
+            lines += aligned([("instance type", "quota", "reach", "limited by"), *cells], indent="      ")
+            lines += fractional_reach_note(rows, indent="      ")
         else:
             lines.append("    no quota: the team borrows nothing, so a job that asks for compute never runs")
     if batch is not None:
