@@ -16,12 +16,12 @@ from typing import Any
 import click
 
 from cdk_app.cli.report_table import FRACTIONAL_REACH, fractional_reach_note, render_table
-from cdk_app.config.model import InstanceGroup, KitConfig
+from cdk_app.config.model import KitConfig
 from cdk_app.config.names import hyperpod_cluster_name, local_queue, team_cluster_queue, team_namespace
-from cdk_app.domain.instance_types import TOPOLOGY_LAYERS, family
+from cdk_app.domain.instance_types import family
 from cdk_app.kubernetes.guardrails.team_scope import allowed_priority_classes
 from cdk_app.kubernetes.team_volumes import volume_name
-from cdk_app.kubernetes.topology import HEALTH_LABEL, INSTANCE_TYPE_LABELS, LAYER_LABEL
+from cdk_app.kubernetes.topology import HEALTH_LABEL, INSTANCE_TYPE_LABELS, type_topology_labels
 from cdk_app.stacks.layout import CLUSTER, GOVERNANCE, stack_description, stack_name, stack_suffixes, team_layout
 from cdk_app.support.text_table import aligned, printable
 from cdk_app.validator.report import Report, check_file
@@ -29,11 +29,6 @@ from cdk_app.validator.report import Report, check_file
 # The EKS cluster's name is CloudFormation's to choose at the first deploy (the kit gives none, so a replacement
 # never collides with the old cluster's name); the cluster stack prints it.
 EKS_NAME_OUTPUT = "EksClusterName"
-
-
-def topology_labels(group: InstanceGroup) -> list[str]:
-    """The network-topology labels EC2 puts on the group's nodes ([] for a family without instance topology)."""
-    return [LAYER_LABEL.format(layer) for layer in range(1, TOPOLOGY_LAYERS.get(family(group.instance_type), 0) + 1)]
 
 
 def stacks(config: KitConfig) -> list[dict[str, Any]]:
@@ -50,7 +45,7 @@ def instance_groups(config: KitConfig) -> list[dict[str, Any]]:
     return [{"name": g.name, "instance_type": g.instance_type, "count": g.count,
              "availability_zone_id": g.availability_zone_id, "labels": dict(g.labels),
              "taints": [{"key": t.key, "value": t.value, "effect": t.effect, "teams": list(t.teams)} for t in g.taints],
-             "topology_labels": topology_labels(g)} for g in config.hyperpod.instance_groups]
+             "topology_labels": type_topology_labels(g.instance_type)} for g in config.hyperpod.instance_groups]
 
 
 def file_systems(config: KitConfig) -> list[dict[str, Any]]:

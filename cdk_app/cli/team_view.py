@@ -20,6 +20,7 @@ from cdk_app.config.names import local_queue, team_cluster_queue, team_namespace
 from cdk_app.domain.batch_shares import DEFAULT_WEIGHT_FACTOR, quota_share_reach, team_named, team_queues
 from cdk_app.domain.reach import LENDING, TeamReach, team_reach
 from cdk_app.kubernetes.guardrails.team_scope import allowed_priority_classes, priority_label
+from cdk_app.kubernetes.topology import type_topology_labels
 from cdk_app.support.text_table import aligned, printable
 
 
@@ -40,7 +41,8 @@ def hyperpod_part(config: KitConfig, name: str, rows: list[TeamReach]) -> dict[s
         "lends_idle_quota": team.sharing_strategy in LENDING,
         "fair_share_weight": team.fair_share_weight,
         "quota": [{"instance_type": row.instance_type, "quota": row.quota.to_json(), "reach": row.reach.to_json(),
-                   "borrow_limit": row.borrow_limit, "capped_by": row.capped_by} for row in rows],
+                   "borrow_limit": row.borrow_limit, "capped_by": row.capped_by,
+                   "topology_labels": type_topology_labels(row.instance_type)} for row in rows],
     }
 
 
@@ -89,6 +91,11 @@ def render(config: KitConfig, name: str, hyperpod: dict[str, Any] | None, rows: 
                      for row in rows]
             lines += aligned([("instance type", "quota", "reach", "limited by"), *cells], indent="      ")
             lines += fractional_reach_note(rows, indent="      ")
+            # A team's role cannot list nodes: what the config says of their placement is all it can know offline.
+            lines.append("    topology labels of the nodes (job --topology; the team's role cannot read nodes): "
+                         + "; ".join(f"{q['instance_type']} " + (f"{q['topology_labels'][0]} to -{len(q['topology_labels'])}"
+                                                              if q["topology_labels"] else "none")
+                                     for q in hyperpod["quota"]))
         else:
             lines.append("    no quota: the team borrows nothing, so a job that asks for compute never runs")
     if batch is not None:

@@ -132,6 +132,7 @@ def test_blocks_are_read_as_the_contributors_page_says(tmp_path):
     ("...\nml.g5  4/4", "...\nml.g5  4/4    0", False),  # a column the page lost
     ("...\n  team\n...", "  team  quota", False),  # part of a line is not the line
     ("a\n...\na", "a", False),  # one printed line cannot stand for two
+    ("...", "a", False),  # a block that shows nothing
 ])
 def test_an_output_block_is_the_output_with_left_out_lines_marked(shown, printed, agrees):
     assert (output_mismatch(shown, printed) is None) is agrees

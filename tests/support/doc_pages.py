@@ -156,6 +156,8 @@ def output_mismatch(expected: str, actual: str) -> str | None:
             segments[-1].append(line)
     open_start, open_end = not segments[0], not segments[-1]
     segments = [segment for segment in segments if segment]
+    if not segments:
+        return "the block shows no line of the output"
     position = 0
     for index, segment in enumerate(segments):
         last = index == len(segments) - 1
