@@ -64,19 +64,26 @@ def read_objects(path: str) -> list[tuple[int, dict[str, Any]]]:
     except yaml.YAMLError as err:
         raise ManifestInputError(f"{name}: not valid YAML ({err})") from err
     objects = []
-    for line, obj in documents:
-        if obj is None:
-            continue
-        if not isinstance(obj, dict) or not isinstance(obj.get("kind"), str) or not isinstance(obj.get("apiVersion"), str):
-            raise ManifestInputError(f"{name}:{line}: not a Kubernetes object (expected a mapping with apiVersion "
-                                     "and kind, e.g. the output of hyperpod-kit job)")
-        if not isinstance(obj.get("metadata"), dict):
-            raise ManifestInputError(f"{name}:{line}: {printable(obj['kind'])} has no metadata mapping "
-                                     "(metadata.name is required)")
-        objects.append((line, obj))
+    for line, document in documents:
+        # kubectl apply takes a v1 List (kubectl get -o yaml writes one) as its items.
+        listed = isinstance(document, dict) and document.get("kind") == "List" and isinstance(document.get("items"), list)
+        for obj in document["items"] if listed else [document]:
+            if obj is not None:
+                objects.append((line, _kubernetes_object(obj, name, line)))
     if not objects:
         raise ManifestInputError(f"{name}: no Kubernetes object in it")
     return objects
+
+
+def _kubernetes_object(obj: Any, name: str, line: int) -> dict[str, Any]:
+    """`obj` when it has what every Kubernetes object has (apiVersion, kind, metadata), else why not."""
+    if not isinstance(obj, dict) or not isinstance(obj.get("kind"), str) or not isinstance(obj.get("apiVersion"), str):
+        raise ManifestInputError(f"{name}:{line}: not a Kubernetes object (expected a mapping with apiVersion "
+                                 "and kind, e.g. the output of hyperpod-kit job)")
+    if not isinstance(obj.get("metadata"), dict):
+        raise ManifestInputError(f"{name}:{line}: {printable(obj['kind'])} has no metadata mapping "
+                                 "(metadata.name is required)")
+    return obj
 
 
 def check_object(config: KitConfig, team: str, obj: dict[str, Any], line: int,

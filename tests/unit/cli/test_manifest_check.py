@@ -76,6 +76,18 @@ def test_another_teams_namespace_is_refused_and_a_kind_no_guardrail_checks_is_sa
     assert f"two.yaml:{line}: ConfigMap/c" in result.output
 
 
+def test_a_list_is_checked_item_by_item_as_kubectl_applies_it(tmp_path):
+    job = yaml.safe_load(job_manifest())
+    path = tmp_path / "list.yaml"
+    path.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [job, {**job, "metadata": {
+        **job["metadata"], "name": "u", "namespace": "default"}}]}))
+    result = invoke("check", "config/dev.yaml", "--team", "john", str(path))
+    assert result.exit_code == 1, result.output
+    assert "PyTorchJob/t: admitted" in result.output and "PyTorchJob/u: refused: namespace default" in result.output
+    nodes = invoke("check", "config/prod.yaml", "--team", "research-nlp", "config/nodes/prod.json")
+    assert nodes.exit_code == 0 and "Node/hyperpod-i-00000000000000001: admitted - no guardrail checks v1 Node" in nodes.output
+
+
 # File text -> what check says of it: each is no manifest at all.
 NOT_MANIFESTS = {"kind: [": "not valid YAML", "- a\n- b\n": "not a Kubernetes object",
                  "apiVersion: v1\nkind: Pod\n": "has no metadata mapping", "": "no Kubernetes object in it",
