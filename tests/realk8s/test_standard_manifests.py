@@ -29,13 +29,13 @@ def cluster(request, start_cluster) -> tuple[str, Cluster]:
     return env, server
 
 
-@pytest.mark.parametrize("standard", STANDARD, ids=[s.id for s in STANDARD])
 def check_verdict(env: str, team: str, obj: dict, tmp_path):
     path = tmp_path / "manifest.yaml"
     path.write_text(yaml.safe_dump(obj))
     return invoke("check", f"config/{env}.yaml", "--team", team, str(path))
 
 
+@pytest.mark.parametrize("standard", STANDARD, ids=[s.id for s in STANDARD])
 def test_a_standard_manifest_is_admitted_or_refused_by_the_named_rules_only(cluster, standard, tmp_path):
     env, server = cluster
     team, _ = TEAMS[env]
