@@ -27,6 +27,8 @@ from cdk_app.support.text_table import printable
 # A manifest file of a job and its helpers is a few KiB; anything past this is not one.
 MAX_MANIFEST_BYTES = 16 * 1024 * 1024
 EXIT_REFUSED, EXIT_UNREADABLE = 1, 2
+# YAML aliases are references: a few lines can stand for billions of nodes, which evaluating the rules would walk.
+MAX_EXPANDED_NODES = 1_000_000
 
 
 class ManifestInputError(Exception):
@@ -55,8 +57,12 @@ def read_objects(path: str) -> list[tuple[int, dict[str, Any]]]:
     except UnicodeDecodeError as err:
         raise ManifestInputError(f"{name}: not UTF-8 text; give a YAML or JSON manifest") from err
     try:
-        documents = [(node.start_mark.line + 1, yaml.SafeLoader("").construct_document(node))
-                     for node in yaml.compose_all(text, Loader=yaml.SafeLoader) if node is not None]
+        nodes = [node for node in yaml.compose_all(text, Loader=yaml.SafeLoader) if node is not None]
+        for node in nodes:
+            if _expanded_size(node, {}) > MAX_EXPANDED_NODES:
+                raise ManifestInputError(f"{name}:{node.start_mark.line + 1}: its aliases expand to more than "
+                                         f"{MAX_EXPANDED_NODES} YAML nodes; no manifest is that large")
+        documents = [(node.start_mark.line + 1, yaml.SafeLoader("").construct_document(node)) for node in nodes]
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         where = f"{name}:{mark.line + 1}:{mark.column + 1}" if mark else name
@@ -75,6 +81,16 @@ def read_objects(path: str) -> list[tuple[int, dict[str, Any]]]:
     return objects
 
 
+def _expanded_size(node: yaml.Node, sizes: dict[int, int]) -> int:
+    """How many nodes `node` is once every alias is expanded (each distinct node counted once per use)."""
+    if id(node) not in sizes:
+        sizes[id(node)] = 0  # a recursive alias (never a manifest) counts nothing more the second time round
+        children = [item for pair in node.value for item in pair] if isinstance(node, yaml.MappingNode) else \
+            node.value if isinstance(node, yaml.SequenceNode) else []
+        sizes[id(node)] = min(1 + sum(_expanded_size(child, sizes) for child in children), MAX_EXPANDED_NODES + 1)
+    return sizes[id(node)]
+
+
 def _kubernetes_object(obj: Any, name: str, line: int) -> dict[str, Any]:
     """`obj` when it has what every Kubernetes object has (apiVersion, kind, metadata), else why not."""
     if not isinstance(obj, dict) or not isinstance(obj.get("kind"), str) or not isinstance(obj.get("apiVersion"), str):
@@ -91,7 +107,7 @@ def check_object(config: KitConfig, team: str, obj: dict[str, Any], line: int,
     """The verdict for one object created by a member of `team` (kubectl apply with the team's role)."""
     what = f"{printable(obj['kind'])}/{printable(str(obj['metadata'].get('name', '?')))}"
     own = team_namespace(team)
-    namespace = obj["metadata"].get("namespace", own)
+    namespace = obj["metadata"].get("namespace") or own  # left out (or empty): kubectl -n <own> puts it there
     if namespace != own:
         return Outcome(line, what, (f"namespace {printable(str(namespace))}: team {team}'s role works in {own} only "
                                     f"(leave metadata.namespace out, or write {own})",))

@@ -19,7 +19,9 @@ def _groups(templates: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
         for resource in template_resources(template).values():
             if resource.get("Type") != CLUSTER_TYPE:
                 continue
-            for group in resource.get("Properties", {}).get("InstanceGroups", []):
+            props = resource.get("Properties")
+            groups = props.get("InstanceGroups") if isinstance(props, dict) else None
+            for group in groups if isinstance(groups, list) else ():  # a hand-edited template may hold anything
                 if isinstance(group, dict) and isinstance(group.get("InstanceGroupName"), str):
                     found[group["InstanceGroupName"]] = group
     return found

@@ -8,7 +8,7 @@ import json
 
 import pytest
 import yaml
-from support.cli_runner import invoke
+from support.cli_runner import invoke, run
 from support.paths import ROOT
 from support.standard_manifests import STANDARD, TEAMS, for_team
 
@@ -123,3 +123,24 @@ def test_the_model_is_the_one_the_tests_hold_to_the_api_server():
     assert json.dumps(sorted(admission.ADMITTED_KINDS)) == json.dumps(sorted(
         ["Pod", "Job", "PyTorchJob", "MPIJob", "Deployment", "StatefulSet", "ReplicaSet", "DaemonSet", "Service",
          "NetworkPolicy"]))
+
+
+def test_aliases_that_expand_past_any_manifest_end_at_once(tmp_path):
+    """A few lines of YAML aliases stand for 10^12 nodes: refused before anything walks them (no hang)."""
+    levels = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"] + [
+        f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 12)]
+    path = tmp_path / "bomb.yaml"
+    path.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n"
+                    + "".join(f"  {line}\n" for line in levels))
+    result = run("check", "config/dev.yaml", "--team", "john", str(path), timeout=60)
+    assert result.returncode == 2, result.stderr
+    assert "its aliases expand to more than 1000000 YAML nodes" in result.stderr
+
+
+def test_a_null_namespace_is_the_teams_own(tmp_path):
+    job = yaml.safe_load(job_manifest())
+    job["metadata"]["namespace"] = None
+    path = tmp_path / "job.yaml"
+    path.write_text(yaml.safe_dump(job))
+    result = invoke("check", "config/dev.yaml", "--team", "john", str(path))
+    assert result.exit_code == 0, result.output

@@ -68,3 +68,11 @@ def test_added_removed_and_shrunk_groups():
 def test_every_group_of_a_new_cluster_is_added():
     changes = group_changes({}, {STACK: cluster_template()})
     assert [(c.group, c.change, c.after) for c in changes] == [("cpu-workers", "added", 2), ("gpu-workers", "added", 4)]
+
+
+def test_a_hand_edited_cluster_without_a_group_list_is_no_change_and_no_crash():
+    broken = copy.deepcopy(cluster_template())
+    [cluster] = [r for r in broken["Resources"].values() if r["Type"] == "AWS::SageMaker::Cluster"]
+    cluster["Properties"]["InstanceGroups"] = None
+    changes = group_changes({STACK: cluster_template()}, {STACK: broken})
+    assert [(c.group, c.change) for c in changes] == [("cpu-workers", "removed"), ("gpu-workers", "removed")]
