@@ -440,7 +440,9 @@ def test_quota_type_flip_fails_and_is_refused_even_when_named(synths):
 def test_team_rename_is_refused_unless_named(synths):
     plan = plan_for(synths, "team_rename")
     assert plan.blocked() == ["team:research-nlp"]
-    assert "namespace hyperpod-ns-research-nlp" in hazards(plan)["team:research-nlp"]
+    said = hazards(plan)["team:research-nlp"]
+    assert "RBAC in hyperpod-ns-research-nlp, and the namespace itself" in said
+    assert "the new name starts empty: a new namespace and queue, and new, empty file systems" in said
     assert plan.blocked(("team:research-nlp",)) == []
 
 
@@ -476,7 +478,7 @@ def test_rename_with_everything_named_says_what_fails_and_what_to_do_instead(syn
                          "- allowed by --allow-replace")
     advice, = [line for line in named if line.startswith("  ! the HyperPod cluster cannot be replaced")]
     assert "(create-only ClusterName changes)" in advice and "Keep hyperpod.cluster_name" in advice
-    assert "create a new environment" in advice and "'Things to know before editing'" in advice
+    assert "create a new environment" in advice and "(docs/how-to/edit-safely.md)" in advice
     # Nothing named: the cluster is the one change naming would accept, counted apart from the failing ones.
     unnamed = planning.render(plan).splitlines()
     assert unnamed[-2:] == [named[-1], f"refused: 1 change(s) that destroy, not named with --allow-replace: {cluster}"]
