@@ -14,7 +14,14 @@ VALIDATE_FLAGS ?=
 SHELLCHECK_DEB := shellcheck=0.9.0-1
 SHELLCHECK := $(CURDIR)/.tools/shellcheck/usr/bin/shellcheck
 
-.PHONY: help ci setup setup-test synth docs test test-fast test-real lint k8s-build k8s-up k8s-down bench schema mutation mutation-sample clean
+# A data scientist's install (make setup-light): the kit's commands that need no CDK - validate, show, team, job,
+# check, topology, simulate, explain, instances - and what they import, pinned by requirements.lock. No npm, no
+# Node, no CDK (tests/contracts/test_light_install.py runs those commands with nothing else importable).
+LIGHT_PACKAGES := annotated-types cel-python cfn-lint click google-re2 jmespath jsonpatch jsonpointer lark mpmath networkx \
+	pendulum pydantic pydantic_core \
+	python-dateutil PyYAML regex setuptools six sympy typing-inspection typing_extensions tzdata
+
+.PHONY: help ci setup setup-light setup-test synth docs test test-fast test-real lint k8s-build k8s-up k8s-down bench schema mutation mutation-sample clean
 
 .DEFAULT_GOAL := setup
 
@@ -28,6 +35,12 @@ ci:
 
 ## setup: .venv/ (PyPI) and node_modules/ (npm: Node 22, the CDK CLI) - what synth and the CLI need
 setup: $(VENV)/.installed node_modules/.installed
+
+## setup-light: a data scientist's install, Python only (no npm, no CDK): show, team, job, check, topology, simulate
+setup-light:
+	python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check $$(for p in $(LIGHT_PACKAGES); do grep -E "^$$p==" requirements.lock; done)
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 
 ## setup-test: setup plus shellcheck (Debian's package via apt-get download), which only the tests use
 setup-test: setup $(SHELLCHECK)

@@ -37,7 +37,8 @@ class _KitGroup(click.Group):
     LAZY = {"batch-job": ("cdk_app.cli.batch_job", "batch_job"), "teardown": ("cdk_app.cli.teardown", "teardown"),
             "simulate": ("cdk_app.cli.simulate", "simulate"), "explain": ("cdk_app.cli.explain", "explain"),
             "init": ("cdk_app.cli.new_environment", "init"), "instances": ("cdk_app.cli.instances", "instances"),
-            "team": ("cdk_app.cli.team_view", "team")}
+            "team": ("cdk_app.cli.team_view", "team"), "show": ("cdk_app.cli.show", "show"),
+            "check": ("cdk_app.cli.manifest_check", "check")}
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted([*super().list_commands(ctx), *self.LAZY])

@@ -22,6 +22,18 @@ def resource_amount(resources: Resources) -> str:
     return exact_text(resources.count) + (f" ({exact_text(accelerators)})" if accelerators else "")
 
 
+# Said under a reach table that shows a fraction of an instance (john's 1.5 in dev): what half an instance means.
+FRACTIONAL_REACH = ("a fraction of an instance (1.5) is instances' worth of resources: task governance gives quotas as "
+                    "accelerators, vCPU and memory, and a borrow limit is a percentage of them, so pods smaller than a "
+                    "node can use the fraction; a job of whole-node pods cannot")
+
+
+def fractional_reach_note(rows: list[TeamReach], indent: str) -> list[str]:
+    """The FRACTIONAL_REACH line when a quota or reach in `rows` is not a whole number of instances."""
+    fractional = any(amount.count.denominator != 1 for row in rows for amount in (row.quota, row.reach))
+    return [f"{indent}{FRACTIONAL_REACH}"] if fractional else []
+
+
 def limited_by(row: TeamReach) -> str:
     """What stops a team borrowing more, in words."""
     if row.capped_by is None:
@@ -57,6 +69,7 @@ def render_table(report: Report, strict: bool = False) -> str:
         rows = [(row.team, row.instance_type, row.strategy, resource_amount(row.quota), resource_amount(row.reach), limited_by(row))
                 for row in report.reach]
         lines.extend(aligned([header, *rows], indent="  "))
+        lines.extend(fractional_reach_note(report.reach, indent="  "))
     lines.extend(_batch_lines(report))
     for finding in report.findings:
         lines.append(finding.render())

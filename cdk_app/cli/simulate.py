@@ -30,7 +30,10 @@ def choices_options(command: Any) -> Any:
                            default=defaults.reclaim_within_cohort, show_default=True,
                            help="Kueue's reclaimWithinCohort for every team (AWS's walkthrough shows Any).")(command)
     command = click.option("--dont-lend-may-borrow/--dont-lend-no-borrow", default=defaults.dont_lend_may_borrow,
-                           show_default=True, help="Whether a DontLend team still borrows (undocumented).")(command)
+                           show_default=True, help="Let a DontLend team borrow others' idle compute in the simulation. An "
+                                "option because AWS documents only that such a team lends nothing, not whether it "
+                                "may borrow: the default (no) is the stricter reading; run both to see the "
+                                "difference.")(command)
     return command
 
 

@@ -14,13 +14,14 @@ from typing import Any
 
 import click
 
-from cdk_app.cli.report_table import limited_by, resource_amount
+from cdk_app.cli.report_table import fractional_reach_note, limited_by, resource_amount
 from cdk_app.config.model import KitConfig
 from cdk_app.config.names import local_queue, team_cluster_queue, team_namespace
 from cdk_app.domain.batch_shares import DEFAULT_WEIGHT_FACTOR, quota_share_reach, team_named, team_queues
 from cdk_app.domain.capacity import quota_backing
 from cdk_app.domain.reach import LENDING, TeamReach, team_reach
 from cdk_app.kubernetes.guardrails.team_scope import allowed_priority_classes, priority_label
+from cdk_app.kubernetes.topology import type_topology_labels
 from cdk_app.support.text_table import aligned, printable
 
 
@@ -43,7 +44,8 @@ def hyperpod_part(config: KitConfig, name: str, rows: list[TeamReach]) -> dict[s
         "fair_share_weight": team.fair_share_weight,
         "quota": [{"instance_type": row.instance_type, "quota": row.quota.to_json(), "reach": row.reach.to_json(),
                    "borrow_limit": row.borrow_limit, "capped_by": row.capped_by,
-                   "guaranteed": backing.get(row.instance_type, True)} for row in rows],
+                   "guaranteed": backing.get(row.instance_type, True),
+                   "topology_labels": type_topology_labels(row.instance_type)} for row in rows],
     }
 
 
@@ -92,11 +94,17 @@ def render(config: KitConfig, name: str, hyperpod: dict[str, Any] | None, rows: 
             # Where the cluster has best-effort capacity (autoscaled, flexible or Spot groups), say which quotas
             # rest on it: the teams' quotas on that type are more than the guaranteed capacity holds.
             split = bool(quota_backing(config))
-            rows = [(row.instance_type, resource_amount(row.quota), resource_amount(row.reach), limited_by(row),
-                     *(("guaranteed" if backing[row.instance_type] else "best-effort",) if split else ()))
-                    for row in rows]
-            lines += aligned([("instance type", "quota", "reach", "limited by", *(("capacity",) if split else ())), *rows],
-                             indent="      ")
+            cells = [(row.instance_type, resource_amount(row.quota), resource_amount(row.reach), limited_by(row),
+                      *(("guaranteed" if backing[row.instance_type] else "best-effort",) if split else ()))
+                     for row in rows]
+            lines += aligned([("instance type", "quota", "reach", "limited by", *(("capacity",) if split else ())),
+                              *cells], indent="      ")
+            lines += fractional_reach_note(rows, indent="      ")
+            # A team's role cannot list nodes: what the config says of their placement is all it can know offline.
+            lines.append("    topology labels of the nodes (job --topology; the team's role cannot read nodes): "
+                         + "; ".join(f"{q['instance_type']} " + (f"{q['topology_labels'][0]} to -{len(q['topology_labels'])}"
+                                                              if q["topology_labels"] else "none")
+                                     for q in hyperpod["quota"]))
         else:
             lines.append("    no quota: the team borrows nothing, so a job that asks for compute never runs")
     if batch is not None:

@@ -18,7 +18,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from cdk_app.domain.instance_types import ACCELERATOR_RESOURCES, EFA_RESOURCE, MAX_TOPOLOGY_LAYERS
+from cdk_app.domain.instance_types import (
+    ACCELERATOR_RESOURCES,
+    EFA_RESOURCE,
+    MAX_TOPOLOGY_LAYERS,
+    TOPOLOGY_LAYERS,
+    family,
+)
 from cdk_app.support.text_table import aligned, printable
 
 LAYER_LABEL = "topology.k8s.aws/network-node-layer-{}"
@@ -28,6 +34,12 @@ INSTANCE_TYPE_LABELS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/
 ULTRASERVER_LABEL = "topology.k8s.aws/ultraserver-id"
 # Device-plugin resources a node advertises in status.allocatable; counts, so always whole numbers.
 DEVICE_RESOURCES = (EFA_RESOURCE, *ACCELERATOR_RESOURCES.values())
+
+
+def type_topology_labels(instance_type: str) -> list[str]:
+    """The network-topology labels EC2 puts on every node of the type, layer 1 first ([] for a family without EC2
+    instance topology): what a team can know of its nodes' placement without reading the nodes."""
+    return [LAYER_LABEL.format(layer) for layer in range(1, TOPOLOGY_LAYERS.get(family(instance_type), 0) + 1)]
 
 
 class TopologyInputError(Exception):

@@ -18,6 +18,7 @@ from cdk_app.stacks.layout import (
     NETWORK,
     STORAGE,
     TeamLayout,
+    stack_description,
     stack_name,
     stack_suffixes,
     team_layout,
@@ -43,7 +44,7 @@ def build_app(app: App, config: KitConfig, teardown: bool = False) -> None:
     if BATCH in suffixes:
         # Termination protection too: deleting a job queue ends the queued and running training jobs in it.
         BatchStack(app, stack_name(config, BATCH), config=config, env=env, termination_protection=True,
-                   description=f"hyperpod-kit {config.environment}: AWS Batch queues and team shares for SageMaker Training jobs")
+                   description=stack_description(config, BATCH))
     Tags.of(app).add("hyperpod-kit:environment", config.environment)
     Validations.of(app).add_plugins(AwsSolutionsChecks(app))
 
@@ -54,29 +55,25 @@ def _hyperpod_stacks(app: App, config: KitConfig, env: Environment, layout: Team
     # admin turns it off on purpose. The governance stack stays deletable (its add-on is preserved on delete).
     network = NetworkStack(app, stack_name(config, NETWORK), config=config, teardown=teardown, env=env,
                            termination_protection=True,
-                           description=f"hyperpod-kit {config.environment}: VPC, subnets and node security group")
+                           description=stack_description(config, NETWORK))
     # The cluster stack references the network's outputs, which makes it deploy after the network.
     cluster = ClusterStack(app, stack_name(config, CLUSTER), config=config, network=network.network,
                            scripts_dir=str(LIFECYCLE_SCRIPTS_DIR), env=env, termination_protection=True,
-                           description=f"hyperpod-kit {config.environment}: EKS, HyperPod dependencies, "
-                                       "lifecycle scripts, execution role and the HyperPod cluster")
+                           description=stack_description(config, CLUSTER))
     refs = ClusterRefs(cluster.eks.cluster_name, cluster.hyperpod.cluster_arn, cluster.installer_service_token)
     if config.storage is not None:
         # Stateful (the file systems are retained anyway): protected like the network and cluster stacks.
         StorageStack(app, stack_name(config, STORAGE), config=config, network=network.network,
                      eks_cluster_name=refs.eks_cluster_name, installer_service_token=refs.installer_service_token,
                      env=env, termination_protection=True,
-                     description=f"hyperpod-kit {config.environment}: FSx for Lustre file systems of the teams, "
-                                 "the FSx CSI driver and their volumes")
+                     description=stack_description(config, STORAGE))
     governance = GovernanceStack(
         app, stack_name(config, GOVERNANCE), config=config, eks_cluster_name=refs.eks_cluster_name,
         hyperpod_cluster_arn=refs.hyperpod_cluster_arn, installer_service_token=refs.installer_service_token,
         teams=layout.stacks[GOVERNANCE], env=env,
-        description=f"hyperpod-kit {config.environment}: task governance, "
-                    + ("team quotas and access, observability" if layout.stacks[GOVERNANCE] else
-                       f"guardrails, observability (teams: {stack_name(config, 'teams-*')})"))
+        description=stack_description(config, GOVERNANCE, layout))
     # Every team stack of the layout exists, with or without teams (README: Many teams).
     for name in layout.team_stacks:
         teams = TeamStack(app, stack_name(config, name), config=config, teams=layout.stacks[name], refs=refs, env=env,
-                          description=f"hyperpod-kit {config.environment}: team quotas, access and RBAC ({name})")
+                          description=stack_description(config, name, layout))
         teams.add_stack_dependency(governance, "quotas follow the cluster policy, RBAC the guardrails")

@@ -294,6 +294,21 @@ def stack_name(config: KitConfig, suffix: str) -> str:
     return stack_prefix(config.environment) + suffix
 
 
+def stack_description(config: KitConfig, suffix: str, layout: TeamLayout | None = None) -> str:
+    """What stack `suffix` of the environment holds: its CloudFormation description, and what `show` lists."""
+    holds = {NETWORK: "VPC, subnets and node security group",
+             CLUSTER: "EKS, HyperPod dependencies, lifecycle scripts, execution role and the HyperPod cluster",
+             STORAGE: "FSx for Lustre file systems of the teams, the FSx CSI driver and their volumes",
+             BATCH: "AWS Batch queues and team shares for SageMaker Training jobs"}.get(suffix)
+    if holds is None and suffix == GOVERNANCE:
+        holds = "task governance, " + ("team quotas and access, observability"
+                                       if (layout or team_layout(config)).stacks[GOVERNANCE] else
+                                       f"guardrails, observability (teams: {stack_name(config, 'teams-*')})")
+    elif holds is None:
+        holds = f"team quotas, access and RBAC ({suffix})"
+    return f"hyperpod-kit {config.environment}: {holds}"
+
+
 # Environments may hold '-' (prod-eu): the environment of a stack name is what precedes a known suffix.
 _STACK_NAME = re.compile(rf"{STACK_FAMILY}([a-z][a-z0-9-]*)-(?:{NETWORK}|{CLUSTER}|{STORAGE}|{GOVERNANCE}|{BATCH}|"
                          rf"{team_stack_name(0).removesuffix('0')}[0-9]+)")

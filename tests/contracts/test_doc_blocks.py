@@ -10,7 +10,7 @@ import subprocess
 
 import click
 import pytest
-from support.doc_pages import NEEDS_AWS, blocks, lines_in_order, pages, run_pages
+from support.doc_pages import ILLUSTRATIVE, NEEDS_AWS, OUTPUT, blocks, output_mismatch, pages, run_pages
 from support.paths import ROOT
 
 from cdk_app.cli.main import main as cli
@@ -49,6 +49,19 @@ def parse_with_click(args: list[str]) -> None:
 def test_every_block_that_is_not_run_says_what_it_needs():
     titles = {block.title for page in pages() for block in blocks(page) if block.lang == "bash"}
     assert titles <= {None, NEEDS_AWS, "needs make k8s-up"}, titles
+
+
+def test_every_output_a_guide_shows_is_checked_or_says_it_is_illustrative():
+    """Output shown after a command is either produced by the test (title "output", after a block that runs) or
+    titled "illustrative output": a plain text block, or an output block under a command no test runs, would
+    go stale unnoticed."""
+    for page in run_pages():
+        for block in blocks(page):
+            if block.lang == "text":
+                assert block.title == ILLUSTRATIVE, f"{block.where}: a text block that is no command's checked output"
+            if block.output is not None:
+                assert block.title is None and block.output.title == OUTPUT, (
+                    f"{block.output.where}: output of a block no test runs: title it {ILLUSTRATIVE!r}")
 
 
 @pytest.mark.parametrize(("block", "command"), CHECKED,
@@ -105,7 +118,24 @@ def test_blocks_are_read_as_the_contributors_page_says(tmp_path):
     assert [(c.text, c.line, c.expected_exit) for c in run.commands] == [
         ("hyperpod-kit validate a.yaml \\\n    --strict   # exit 1", 4, 1), ("python3 - <<'EOF'\nprint(1)\nEOF", 7, 0)]
     assert run.output.text == "valid" and aws.title == NEEDS_AWS
-    assert lines_in_order("a\nc", "a\nb\nc") == [] and lines_in_order("c\na", "a\nb\nc") == ["a"]
+
+
+@pytest.mark.parametrize(("shown", "printed", "agrees"), [
+    ("a\nb\nc", "a\nb\nc\n", True),
+    ("a\nb\nc", "a  \nb\nc", True),  # trailing spaces aside
+    ("a\nc", "a\nb\nc", False),  # a line left out without saying so
+    ("a\n...\nc", "a\nb\nc", True),
+    ("...\nb", "a\nb\nc", False),  # ends before the output does
+    ("...\nb\n...", "a\nb\nc", True),
+    ("b\n...", "a\nb\nc", False),  # starts after the output does
+    ("c\n...\na", "a\nb\nc", False),  # out of order
+    ("...\nml.g5  4/4", "...\nml.g5  4/4    0", False),  # a column the page lost
+    ("...\n  team\n...", "  team  quota", False),  # part of a line is not the line
+    ("a\n...\na", "a", False),  # one printed line cannot stand for two
+    ("...", "a", False),  # a block that shows nothing
+])
+def test_an_output_block_is_the_output_with_left_out_lines_marked(shown, printed, agrees):
+    assert (output_mismatch(shown, printed) is None) is agrees
 
 
 @pytest.mark.parametrize(("text", "message"), [

@@ -65,10 +65,15 @@ def test_every_pointer_row_leads_to_a_page_and_its_section():
             assert anchor in {_slug(h) for h in headings}, target
 
 
-def _lines(*tops: str):
+# What a reader reads that names the README or a page: the code's messages and comments, and the shipped configs'
+# comments (config/dev.yaml once sent readers to a "README: Shared storage" that no row led anywhere).
+SOURCES = (("cdk_app", "*.py"), ("constructs", "*.py"), ("config", "*.yaml"))
+
+
+def _lines(*tops: tuple[str, str]):
     """Each source line with the next one joined to it: a pointer may wrap ("... (the README\n# says ...")."""
-    for top in tops:
-        for source in sorted((ROOT / top).rglob("*.py")):
+    for top, pattern in tops:
+        for source in sorted((ROOT / top).rglob(pattern)):
             lines = source.read_text().splitlines()
             for number, line in enumerate(lines, 1):
                 following = lines[number].lstrip(" #") if number < len(lines) else ""
@@ -76,7 +81,7 @@ def _lines(*tops: str):
 
 
 def _mentions():
-    return [(where, joined) for where, line, joined in _lines("cdk_app", "constructs") if README_MENTION.search(line)]
+    return [(where, joined) for where, line, joined in _lines(*SOURCES) if README_MENTION.search(line)]
 
 
 @pytest.mark.parametrize(("where", "line"), _mentions())
@@ -85,12 +90,26 @@ def test_every_readme_section_the_code_names_is_in_the_pointer_table(where, line
     assert any(name in line.lower() for name in NAMES), f"{where}: {line.strip()}"
 
 
-def test_the_messages_plan_gives_name_rows():
+def test_the_pages_plan_names_exist_with_their_sections():
+    """plan sends the reader straight to a page (and a section of it), not through the README's table."""
     from cdk_app.cli.plan import model
 
-    for doc in (model.REMOVAL_DOC, model.EDITING_DOC, model.MOVE_DOC, model.STACK_REMOVAL_DOC):
-        name = doc.split("'")[1].lower()
-        assert name in NAMES, doc
+    for doc in (model.REMOVAL_DOC, model.QUOTA_DOC, model.EDITING_DOC, model.MOVE_DOC, model.STACK_REMOVAL_DOC):
+        path, _, section = doc.partition(", section ")
+        page = ROOT / path
+        assert page.is_file(), doc
+        if section:
+            assert f"# {section.strip(chr(39))}\n" in page.read_text(), doc
+
+
+def test_the_removal_page_says_what_plan_says_removing_a_team_does():
+    """One account of a removal and a rename (running jobs, namespace, claims, file systems): plan's words are
+    the page's, so the two cannot disagree again."""
+    from cdk_app.cli.plan import model
+
+    page = " ".join((ROOT / model.REMOVAL_DOC).read_text().split())
+    assert model.REMOVED_TEAM.format(namespace="`hyperpod-ns-<team>`") in page
+    assert model.RENAMED_TEAM in page
 
 
 # How the docs name a stack output: OutputKey=='X', "output `X`", "X output", a <X> placeholder for its
@@ -133,9 +152,11 @@ def test_every_output_the_docs_name_is_in_a_shipped_environment(tmp_path_factory
 def test_every_docs_page_the_code_names_exists():
     """Messages such as HPK201's ("see the instance catalogue: docs/reference/instance-catalogue.md") and comments
     name pages by path; each must be one."""
-    named = {match for _, line, _ in _lines("cdk_app", "constructs") for match in re.findall(r"docs/[\w/-]+\.md", line)}
-    assert "docs/reference/instance-catalogue.md" in named
-    assert sorted(path for path in named if not (ROOT / path).is_file()) == []
+    named = {match for _, line, _ in _lines(*SOURCES) for match in re.findall(r"docs/[\w/-]+\.md(?:#[\w-]+)?", line)}
+    assert {"docs/reference/instance-catalogue.md", "docs/how-to/storage.md"} <= named
+    assert sorted(path for path in named if not (ROOT / path.partition("#")[0]).is_file()) == []
+    for path, _, anchor in (p.partition("#") for p in named if "#" in p):
+        assert anchor in {_slug(h) for h in re.findall(r"^#+ (.+)$", (ROOT / path).read_text(), flags=re.M)}, path
 
 
 def test_a_marker_that_is_not_exactly_one_is_refused_not_left_as_a_comment():

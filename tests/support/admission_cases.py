@@ -6,7 +6,8 @@ import copy
 from dataclasses import dataclass
 from typing import Any
 
-from cdk_app.kubernetes.guardrails.kinds import WORKLOAD_KINDS, WorkloadKind
+from cdk_app.kubernetes.guardrails.admission import OTHER_KINDS as ADMISSION_OTHER_KINDS
+from cdk_app.kubernetes.guardrails.kinds import WORKLOAD_KINDS
 from support.app_synth import governance_manifests
 from support.case_configs import TAINTED, case_config
 from support.cel_admission import (
@@ -30,8 +31,7 @@ GROUPS = {k.kind: k for k in WORKLOAD_KINDS}
 
 
 # Kinds a team may create that hold no pods (the Role's other objects).
-OTHER_KINDS = {"Service": WorkloadKind("", "v1", "services", "Service", "unqueued"),
-               "NetworkPolicy": WorkloadKind("networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy", "unqueued")}
+OTHER_KINDS = {k.kind: k for k in ADMISSION_OTHER_KINDS}
 
 
 HIDE_GPUS = {"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"}

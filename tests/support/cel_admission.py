@@ -1,115 +1,22 @@
-"""The guardrails' CEL evaluated by cel-python as the API server would run a ValidatingAdmissionPolicy."""
+"""The guardrails' CEL evaluated by cel-python as the API server would run a ValidatingAdmissionPolicy: the kit's own
+model (cdk_app/kubernetes/guardrails/admission.py, what `hyperpod-kit check` runs), plus the tests' label helper."""
 
 from __future__ import annotations
 
-import functools
-import re
-from dataclasses import dataclass, field
 from typing import Any
 
-import celpy
+from cdk_app.kubernetes.guardrails import admission
+from cdk_app.kubernetes.guardrails.admission import Verdict
 
-CEL = celpy.Environment()
-
-
-class LazyVariables(celpy.celtypes.MapType):
-    """`variables` as Kubernetes binds it: each is evaluated when first used, then cached."""
-
-    def __init__(self, programs: dict[str, Any], activation: dict[str, Any]) -> None:
-        super().__init__({})
-        self._programs, self._activation, self._cache = programs, activation, {}
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._programs
-
-    def __getitem__(self, key: Any) -> Any:
-        if key not in self._programs:
-            raise KeyError(key)
-        if key not in self._cache:
-            try:
-                self._cache[key] = self._programs[key].evaluate(self._activation)
-            except celpy.CELEvalError as err:
-                self._cache[key] = err
-        return self._cache[key]
-
-
-@functools.cache
-def program(expression: str) -> Any:
-    """The compiled program of one expression: parsing is most of cel-python's time, and the matrix evaluates
-    the same few hundred expressions thousands of times (a program keeps no state between evaluations)."""
-    return CEL.program(CEL.compile(expression))
-
-
-def evaluate(expression: str, activation: dict[str, Any]) -> Any:
-    """A CEL result, or the CELEvalError the evaluation ended with."""
-    try:
-        return program(expression).evaluate(activation)
-    except celpy.CELEvalError as err:
-        return err
-
-
-@dataclass
-class Verdict:
-    denials: list[str] = field(default_factory=list)  # messages of the validations that failed
-    errors: list[str] = field(default_factory=list)  # expressions that could not be evaluated
-
-    @property
-    def allowed(self) -> bool:
-        return not self.denials and not self.errors
-
-    @property
-    def rules(self) -> set[str]:
-        return {re.match(r"hyperpod-kit guardrail ([a-z-]+):", m).group(1) for m in self.denials}
-
-
-def _rule_matches(rule: dict[str, Any], request: dict[str, Any]) -> bool:
-    resource = request["resource"]
-    name = resource["resource"] + (f"/{request['subResource']}" if request["subResource"] else "")
-    return (resource["group"] in rule["apiGroups"] and resource["version"] in rule["apiVersions"]
-            and name in rule["resources"] and request["operation"] in rule["operations"])
-
-
-def _namespace_matches(selector: dict[str, Any], labels: dict[str, str]) -> bool:
-    for expression in selector["matchExpressions"]:
-        assert expression["operator"] == "In", "the harness knows the In operator only"
-        if labels.get(expression["key"]) not in expression["values"]:
-            return False
-    return True
+__all__ = ["Verdict", "admit", "labels"]
 
 
 def admit(manifests: list[dict[str, Any]], request: dict[str, Any], obj: dict[str, Any],
           old: dict[str, Any] | None) -> Verdict:
-    """Apply every bound policy to one request, as the API server's admission plugin does."""
-    policies = {m["metadata"]["name"]: m for m in manifests if m["kind"] == "ValidatingAdmissionPolicy"}
-    namespace = {"apiVersion": "v1", "kind": "Namespace",
-                 "metadata": {"name": request["namespace"], "labels": {"kubernetes.io/metadata.name": request["namespace"]}}}
-    verdict = Verdict()
-    for bound in (m for m in manifests if m["kind"] == "ValidatingAdmissionPolicyBinding"):
-        assert bound["spec"]["validationActions"][0] == "Deny"
-        policy = policies[bound["spec"]["policyName"]]["spec"]
-        if not _namespace_matches(bound["spec"]["matchResources"]["namespaceSelector"], namespace["metadata"]["labels"]):
-            continue
-        if not any(_rule_matches(rule, request) for rule in policy["matchConstraints"]["resourceRules"]):
-            continue
-        activation: dict[str, Any] = {"object": celpy.json_to_cel(obj), "oldObject": celpy.json_to_cel(old),
-                                      "request": celpy.json_to_cel(request), "params": None,
-                                      "namespaceObject": celpy.json_to_cel(namespace)}
-        activation["variables"] = LazyVariables(
-            {v["name"]: program(v["expression"]) for v in policy.get("variables", [])}, activation)
-        conditions = [evaluate(c["expression"], activation) for c in policy.get("matchConditions", [])]
-        if not all(isinstance(c, celpy.celtypes.BoolType) for c in conditions):
-            verdict.errors.append(f"matchConditions: {conditions}")  # failurePolicy Fail: refused
-            continue
-        if not all(conditions):
-            continue
-        for validation in policy["validations"]:
-            result = evaluate(validation["expression"], activation)
-            if not isinstance(result, celpy.celtypes.BoolType):  # an error, or not the bool Kubernetes requires
-                verdict.errors.append(f"{validation['message']}: {result!r}")
-            elif not result:
-                message = evaluate(validation["messageExpression"], activation)
-                assert isinstance(message, str), f"messageExpression failed: {message}"
-                verdict.denials.append(str(message))
+    """The kit's verdict, and every refusal's messageExpression evaluated (a failing one would fall back to the
+    static message on the API server: a weaker message the tests do not accept)."""
+    verdict = admission.admit(manifests, request, obj, old)
+    assert verdict.message_failures == [], verdict.message_failures
     return verdict
 
 

@@ -3,7 +3,8 @@ the fenced blocks of the tutorials and how-to guides, and the commands in them.
 
 How a block is read is documented for writers in docs/contributing/docs.md: a ```bash block is run, one command
 at a time, and must exit 0 unless the command's line ends with `# exit N`; a ```text title="output" block right
-after it holds lines its last command prints, in order; a ```bash title="needs AWS" block is checked, not run.
+after it is what its last command prints (`...` lines stand for lines left out); a ```bash title="needs AWS" block
+is checked, not run, and output no test can produce is a ```text title="illustrative output" block.
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ DOCS = ROOT / "docs"
 RUN_SECTIONS = ("tutorials", "how-to")
 NEEDS_AWS = "needs AWS"
 OUTPUT = "output"
+# A block of output a reader sees but no test can produce (it needs AWS or a cluster): said so on the page.
+ILLUSTRATIVE = "illustrative output"
+ELISION = "..."  # a line of an output block that stands for lines of the output left out
 _FENCE = re.compile(r"^```(\w*)\s*(.*)$")
 _TITLE = re.compile(r'title="([^"]*)"')
 _EXPECTED_EXIT = re.compile(r"#\s*exit (\d+)\s*$")
@@ -135,16 +139,38 @@ def commands(text: str, first_line: int) -> list[Command]:
     return out
 
 
-def lines_in_order(expected: str, actual: str) -> list[str]:
-    """The expected lines (blank ones aside) that are not found, in order, each inside a line of `actual`."""
-    actual_lines = actual.split("\n")
-    missing = []
-    position = 0
-    for want in (line.rstrip() for line in expected.split("\n") if line.strip()):
-        for k in range(position, len(actual_lines)):
-            if want in actual_lines[k]:
-                position = k + 1
-                break
+def output_mismatch(expected: str, actual: str) -> str | None:
+    """None when `expected` is what a command printed (`actual`) as a page shows it, else what is not there.
+
+    The block's lines are whole lines of the output (trailing spaces aside), in the output's order and with no line
+    left out between two of them - except where the block has a line `...`, which stands for lines left out. A block
+    without `...` at its start begins where the output begins; without one at its end, it ends where it ends. So a
+    block cannot silently lose a column, a row or a line the tool now prints (issue 30: a sample table went stale)."""
+    want = [line.rstrip() for line in expected.strip("\n").split("\n")]
+    got = [line.rstrip() for line in actual.rstrip("\n").split("\n")]
+    segments: list[list[str]] = [[]]
+    for line in want:
+        if line == ELISION:
+            segments.append([])
         else:
-            missing.append(want)
-    return missing
+            segments[-1].append(line)
+    open_start, open_end = not segments[0], not segments[-1]
+    segments = [segment for segment in segments if segment]
+    if not segments:
+        return "the block shows no line of the output"
+    position = 0
+    for index, segment in enumerate(segments):
+        last = index == len(segments) - 1
+        if index == 0 and not open_start:
+            starts = [0]
+        elif last and not open_end:
+            starts = [len(got) - len(segment)]
+        else:
+            starts = range(position, len(got) - len(segment) + 1)
+        found = next((k for k in starts if k >= position and got[k:k + len(segment)] == segment), None)
+        if found is None or (last and not open_end and found + len(segment) != len(got)):
+            where = "at the start" if index == 0 and not open_start else "at the end" if last and not open_end else ""
+            return (f"these lines are not printed together{' ' + where if where else ''} (mark left-out lines with "
+                    f"a line {ELISION!r}): {segment}")
+        position = found + len(segment)
+    return None

@@ -6,6 +6,7 @@ import json
 import re
 from typing import Any
 
+from cdk_app.cli.plan.groups import group_changes
 from cdk_app.cli.plan.hazards import (
     file_system_hazards,
     group_hazards,
@@ -17,6 +18,7 @@ from cdk_app.cli.plan.hazards import (
 )
 from cdk_app.cli.plan.model import (
     ALLOCATION_TYPES,
+    EDITING_DOC,
     FLEET_TYPES,
     MISSING,
     RETAIN,
@@ -141,6 +143,7 @@ def compare(before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]],
     plan.hazards.extend(protection_hazards(*protection, after))
     plan.hazards.extend(scheduling_hazards(before, after))
     plan.teams = team_changes({s: before[s] for s in before if s in after}, after)
+    plan.groups = group_changes(before, after)
     plan.hazards.extend(renamed_team_hazards(plan))
     return plan
 
@@ -155,7 +158,7 @@ def _fails(old: dict[str, Any], new: dict[str, Any]) -> str | None:
     """Why CloudFormation refuses this replacement, if it does."""
     if old["Type"] != new["Type"]:
         return ("CloudFormation refuses a resource type change under the same logical id (keep the recorded "
-                "type; to move, see README.md 'Things to know before editing')")
+                f"type; to move, see {EDITING_DOC})")
     props_old, props_new = old.get("Properties", {}), new.get("Properties", {})
     schema_type, prefix = STAND_INS.get(new["Type"], (new["Type"], ()))
     for path in create_only_properties(schema_type):

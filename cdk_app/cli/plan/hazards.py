@@ -5,7 +5,17 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from cdk_app.cli.plan.model import REMOVAL_DOC, RETAIN, Hazard, Plan, resource_path, template_resources
+from cdk_app.cli.plan.model import (
+    REMOVAL_DOC,
+    REMOVED_TEAM,
+    RENAMED_TEAM,
+    RETAIN,
+    Hazard,
+    Plan,
+    resource_path,
+    template_resources,
+)
+from cdk_app.config.names import team_namespace
 from cdk_app.domain.batch_shares import queue_scheduling
 from cdk_app.domain.lustre import UPDATABLE_LUSTRE_SETTINGS
 
@@ -14,7 +24,8 @@ def group_hazards(stack: str, logical_id: str, old: dict[str, Any], new: dict[st
     """What an in-place update of a HyperPod cluster does to its instance groups' nodes. UpdateCluster
     deletes a group left out of the desired state (InstanceGroupsToDelete) with its nodes, and rebuilds
     a group's nodes for a new instance type (AWS docs: 'you can change the instance type'); a zone move,
-    a threads-per-core change, a smaller volume or a dropped training plan cannot keep the nodes either."""
+    a threads-per-core change, a smaller volume or a dropped training plan cannot keep the nodes either. A group
+    scaled up or down is no hazard: plan's instance-group lines (groups.py) say it, not refused."""
     def groups(props: dict[str, Any]) -> dict[str, dict[str, Any]]:
         return {g["InstanceGroupName"]: g for g in props.get("InstanceGroups", [])
                 if isinstance(g, dict) and isinstance(g.get("InstanceGroupName"), str)}
@@ -52,12 +63,6 @@ def group_hazards(stack: str, logical_id: str, old: dict[str, Any], new: dict[st
         if why:
             hazards.append(Hazard(stack, where, f"instance group {name}: {'; '.join(why)}: its {nodes(group)} are "
                                                "terminated and re-created, with the jobs running on them"))
-        before_count, after_count = group.get("InstanceCount"), now.get("InstanceCount")
-        if isinstance(before_count, int) and isinstance(after_count, int) and after_count < before_count:
-            # An explicit scale-down the admin wrote: called out, not refused (capacity checks run in validate).
-            hazards.append(Hazard(stack, where, f"instance group {name}: {before_count} -> {after_count} nodes: "
-                                               f"{before_count - after_count} x {now.get('InstanceType')} nodes removed "
-                                               "(SageMaker picks which; jobs on them stop)", refuse=False))
     return hazards
 
 
@@ -173,13 +178,13 @@ def scheduling_hazards(before: dict[str, dict[str, Any]], after: dict[str, dict[
 
 def renamed_team_hazards(plan: Plan) -> list[Hazard]:
     """A team removed while another is added looks like a rename, which replaces the quota: the old team's
-    jobs lose their guarantee and the add-on deletes its namespace. Refused unless named (team:<old name>);
+    jobs stop and its namespace goes (REMOVED_TEAM). Refused unless named (team:<old name>);
     removing and adding in separate deploys is the safer order anyway."""
     removed = [t.team for t in plan.teams if t.change == "removed"]
     added = [t.team for t in plan.teams if t.change == "added"]
     if not (removed and added):
         return []
-    return [Hazard("", f"team:{team}", f"team {team} removed while {', '.join(added)} is added (a rename?): its "
-                                       f"quota is deleted, its namespace hyperpod-ns-{team} with it, and its running "
-                                       f"jobs lose their guarantee (drain first: {REMOVAL_DOC})")
+    return [Hazard("", f"team:{team}", f"team {team} removed while {', '.join(added)} is added (a rename?): "
+                                       f"{REMOVED_TEAM.format(namespace=team_namespace(team))}; {RENAMED_TEAM} "
+                                       f"(remove the old team and add the new one in two deploys: {REMOVAL_DOC})")
             for team in removed]

@@ -41,16 +41,24 @@ RETAIN = ("Retain", "RetainExceptOnCreate", "Snapshot")
 IGNORED_TYPES = frozenset({"AWS::CDK::Metadata"})  # `cdk synth` adds it, the in-process synth does not
 
 
-REMOVAL_DOC = "README.md, section 'Removing or disabling a team'"
+# Where plan sends the reader: the page itself (tests/contracts/test_docs.py opens each).
+REMOVAL_DOC = "docs/how-to/remove-a-team.md"
+QUOTA_DOC = "docs/how-to/change-a-quota.md"
+EDITING_DOC = "docs/how-to/edit-safely.md"
+MOVE_DOC = "docs/how-to/many-teams.md"
+STACK_REMOVAL_DOC = "docs/how-to/teardown.md, section 'Removing a stack'"
 
 
-EDITING_DOC = "README.md, section 'Things to know before editing'"
-
-
-MOVE_DOC = "README.md, section 'Many teams: team stacks'"
-
-
-STACK_REMOVAL_DOC = "README.md, section 'Removing a stack'"
+# What removing a team does, as plan says it for a removal and a rename and docs/how-to/remove-a-team.md says it word
+# for word (a test holds them equal). From what a deploy does: the compute quota is deleted (so the add-on's queues
+# go), the installer deletes the team's set of Kubernetes objects (its RBAC and volume claims), and the storage
+# stack retains a file system that leaves it (DeletionPolicy RetainExceptOnCreate). The namespace is the add-on's.
+REMOVED_TEAM = ("its running jobs lose their queue: treat them as stopped; the kit deletes its volume claims and "
+                "RBAC in {namespace}, and the namespace itself, which task governance made with the compute quota, "
+                "is to be taken as deleted with everything left in it (jobs, ConfigMaps, secrets); its file systems "
+                "stay in the account with their data, no longer managed")
+RENAMED_TEAM = ("the new name starts empty: a new namespace and queue, and new, empty file systems where the old "
+                "team had them")
 
 
 MISSING = object()
@@ -120,11 +128,33 @@ class TeamChange:
                 "moved": list(self.moved) if self.moved else None}
 
 
+@dataclass(frozen=True)
+class GroupChange:
+    """An instance group whose nodes change: added (before None), removed (after None), grown or shrunk."""
+    group: str
+    instance_type: str
+    before: int | None
+    after: int | None
+
+    @property
+    def change(self) -> str:
+        if self.before is None:
+            return "added"
+        if self.after is None:
+            return "removed"
+        return "grown" if (self.after or 0) > (self.before or 0) else "shrunk"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"group": self.group, "instance_type": self.instance_type, "change": self.change,
+                "before": self.before, "after": self.after}
+
+
 @dataclass
 class Plan:
     baseline: str
     changes: list[ResourceChange] = field(default_factory=list)
     teams: list[TeamChange] = field(default_factory=list)
+    groups: list[GroupChange] = field(default_factory=list)
     hazards: list[Hazard] = field(default_factory=list)
     left_stacks: list[str] = field(default_factory=list)  # in the baseline, no longer in the app
 
@@ -155,6 +185,7 @@ class Plan:
         blocked = self.blocked(allowed)
         return {"baseline": self.baseline, "ok": not blocked, "refused": blocked,
                 "changes": [c.to_json() for c in self.changes], "teams": [t.to_json() for t in self.teams],
+                "instance_groups": [g.to_json() for g in self.groups],
                 "hazards": [h.to_json() for h in self.hazards], "stacks_left_in_account": self.left_stacks}
 
 

@@ -6,13 +6,17 @@ from cdk_app.cli.plan.model import (
     BILLED_WHEN_KEPT,
     EDITING_DOC,
     MOVE_DOC,
+    QUOTA_DOC,
     QUOTA_FIELDS,
     REMOVAL_DOC,
+    REMOVED_TEAM,
     STACK_REMOVAL_DOC,
+    GroupChange,
     Plan,
     ResourceChange,
     TeamChange,
 )
+from cdk_app.config.names import team_namespace
 from cdk_app.domain.capacity import unit_for
 
 
@@ -28,6 +32,20 @@ def _quota_lines(change: TeamChange) -> list[str]:
         if old != new:
             lines.append(f"      {itype}: {_amounts(old) if old else 'none'} -> {_amounts(new) if new else 'none'}")
     return lines
+
+
+def _group_line(change: GroupChange) -> str:
+    """One instance group's node change, from -> to; a removal's own refusal is among the hazards."""
+    nodes = f"x {change.instance_type}"
+    if change.before is None:
+        return f"  + instance group {change.group} added: {change.after} {nodes}"
+    if change.after is None:
+        return f"  - instance group {change.group} removed: {change.before} {nodes} (its nodes are terminated)"
+    if change.after > change.before:
+        return (f"  ~ instance group {change.group} grown: {change.before} -> {change.after} {nodes} "
+                f"({change.after - change.before} node(s) added)")
+    return (f"  ~ instance group {change.group} shrunk: {change.before} -> {change.after} {nodes} "
+            f"({change.before - change.after} node(s) removed: SageMaker picks which; jobs on them stop)")
 
 
 ACTION_WORDS = {"add": "create", "remove": "DELETE", "replace": "REPLACE", "modify": "update"}
@@ -75,9 +93,15 @@ def render(plan: Plan, allowed: tuple[str, ...] = ()) -> str:
         else:
             lines.append(f"  ~ team {team.team}" + (": allocation disabled" if team.disabled else ": quota changed"))
         lines.extend(_quota_lines(team))
-        if team.may_preempt:
-            lines.append(f"    ! running jobs of team {team.team} may be preempted/stopped "
-                         f"(drain first: {REMOVAL_DOC})")
+        if team.change == "removed":
+            lines.append(f"    ! {REMOVED_TEAM.format(namespace=team_namespace(team.team))} (drain and copy out "
+                         f"first: {REMOVAL_DOC})")
+        elif team.may_preempt:
+            lines.append(f"    ! running jobs of team {team.team} beyond what it is now guaranteed run on borrowed "
+                         f"compute and may be preempted (drain or resize them first: {QUOTA_DOC})")
+    if plan.groups:
+        lines.append("instance groups:")
+        lines.extend(_group_line(change) for change in plan.groups)
     if plan.hazards:
         lines.append("nodes, allocations and protection:")
     for hazard in plan.hazards:

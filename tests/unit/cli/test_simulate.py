@@ -7,7 +7,7 @@ import json
 import xml.etree.ElementTree as ET
 
 import pytest
-from support.cli_runner import run
+from support.cli_runner import invoke, run
 from support.paths import ROOT
 
 pytestmark = pytest.mark.slow  # a subprocess per case
@@ -185,3 +185,11 @@ def test_explain_tells_a_live_workload_s_story(tmp_path):
     result = run("explain", DEV, "--from-cluster", str(snap), "--workload", str(new), "--job", "smith-big")
     assert result.returncode == 0, result.stderr
     assert "0 s: preempted by john-all of team john (InCohortReclamation" in result.stdout
+
+
+def test_the_dont_lend_option_says_what_it_does_and_why_it_is_one():
+    for command in ("simulate", "explain"):
+        text = " ".join(invoke(command, "--help").output.split())
+        assert "(undocumented)" not in text
+        assert "Let a DontLend team borrow others' idle compute in the simulation" in text
+        assert "AWS documents only that such a team lends nothing, not whether it may borrow" in text

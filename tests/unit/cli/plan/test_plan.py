@@ -138,7 +138,8 @@ def test_team_removal_is_called_out_and_not_refused(synths):
     assert deleted == {"AWS::SageMaker::ComputeQuota", "Custom::KubernetesManifests", "AWS::EKS::AccessEntry",
                        "AWS::IAM::Role"}
     text = planning.render(plan)
-    assert "running jobs of team research-vision may be preempted/stopped" in text
+    assert ("    ! its running jobs lose their queue: treat them as stopped; the kit deletes its volume claims and RBAC "
+            "in hyperpod-ns-research-vision" in text)
     assert planning.REMOVAL_DOC in text
     assert "running jobs of team shared" not in text
 
@@ -154,10 +155,8 @@ def test_quota_cut_names_the_team_and_the_instance_type(synths):
 
 
 def test_the_removal_procedure_plan_points_to_is_a_page():
-    # plan names the README section; the README's pointer table leads to the page that holds the procedure.
-    assert ("| Removing or disabling a team | [docs/how-to/remove-a-team.md](docs/how-to/remove-a-team.md) |"
-            in (ROOT / "README.md").read_text())
-    assert "The safe order:" in (ROOT / "docs" / "how-to" / "remove-a-team.md").read_text()
+    # plan names the page itself, not a README section to look up.
+    assert "The safe order:" in (ROOT / planning.REMOVAL_DOC).read_text()
 
 
 @pytest.mark.synth
@@ -375,13 +374,16 @@ def test_instance_group_rename_shrink_and_dropped_training_plan_are_refused_by_g
     assert "EBS volume 2000 -> 1000 GiB" in found[f"{cluster}/h100-b"]
     assert "training plan h100-q4 dropped" in found[f"{cluster}/h100-b"]
     assert "4 x ml.p5.48xlarge nodes are terminated and re-created" in found[f"{cluster}/h100-b"]
-    # A scale-down is called out, not refused.
-    scale, = [h for h in plan.hazards if h.name == f"{cluster}/system"]
-    assert not scale.refuse and "3 -> 2 nodes: 1 x ml.m7i.4xlarge nodes removed" in scale.text
+    # A scale-down is called out as a group change, not refused.
+    assert f"{cluster}/system" not in found
+    assert [g.to_json() for g in plan.groups if g.group == "system"] == [
+        {"group": "system", "instance_type": "ml.m7i.4xlarge", "change": "shrunk", "before": 3, "after": 2}]
     assert plan.blocked() == sorted([f"{cluster}/h100-a", f"{cluster}/h100-b"])
     assert plan.blocked((f"{cluster}/h100-a", f"{cluster}/h100-b")) == []
     text = planning.render(plan)
     assert "REFUSED (name it with --allow-replace " + f"{cluster}/h100-a" in text
+    assert "  ~ instance group system shrunk: 3 -> 2 x ml.m7i.4xlarge (1 node(s) removed" in text
+    assert "  - instance group h100-a removed: 6 x ml.p5.48xlarge" in text
 
 
 @pytest.mark.synth
@@ -438,7 +440,9 @@ def test_quota_type_flip_fails_and_is_refused_even_when_named(synths):
 def test_team_rename_is_refused_unless_named(synths):
     plan = plan_for(synths, "team_rename")
     assert plan.blocked() == ["team:research-nlp"]
-    assert "namespace hyperpod-ns-research-nlp" in hazards(plan)["team:research-nlp"]
+    said = hazards(plan)["team:research-nlp"]
+    assert "RBAC in hyperpod-ns-research-nlp, and the namespace itself" in said
+    assert "the new name starts empty: a new namespace and queue, and new, empty file systems" in said
     assert plan.blocked(("team:research-nlp",)) == []
 
 
@@ -474,7 +478,7 @@ def test_rename_with_everything_named_says_what_fails_and_what_to_do_instead(syn
                          "- allowed by --allow-replace")
     advice, = [line for line in named if line.startswith("  ! the HyperPod cluster cannot be replaced")]
     assert "(create-only ClusterName changes)" in advice and "Keep hyperpod.cluster_name" in advice
-    assert "create a new environment" in advice and "'Things to know before editing'" in advice
+    assert "create a new environment" in advice and "(docs/how-to/edit-safely.md)" in advice
     # Nothing named: the cluster is the one change naming would accept, counted apart from the failing ones.
     unnamed = planning.render(plan).splitlines()
     assert unnamed[-2:] == [named[-1], f"refused: 1 change(s) that destroy, not named with --allow-replace: {cluster}"]
