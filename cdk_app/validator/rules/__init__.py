@@ -13,6 +13,7 @@ from cdk_app.validator.rules.instance_groups import (
     check_instance_groups,
     check_kubernetes_labels,
     check_schedulable_node,
+    check_system_instance_group,
     check_threads,
 )
 from cdk_app.validator.rules.kinds import check_kinds, has_cluster
@@ -39,6 +40,7 @@ HYPERPOD_RULES: tuple[Rule, ...] = (
     check_cluster_zones_recorded,
     check_instance_groups,
     check_schedulable_node,
+    check_system_instance_group,
     check_helm_chart,
     check_cluster_policy,
     check_governance_types,
