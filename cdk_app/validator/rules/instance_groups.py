@@ -241,7 +241,8 @@ def check_system_instance_group(config: KitConfig, report: Reporter) -> None:
         hint = difflib.get_close_matches(name, names, n=1)
         report.error("HPK215", path, f"no instance group is called {name[:80]!r}, so the training and MPI operators "
                      "would wait for nodes that never come and no PyTorchJob or MPIJob would start",
-                     f"name one of {', '.join(n[:63] for n in names)}" + (f" (did you mean {hint[0]!r}?)" if hint else ""))
+                     f"name one of {', '.join(n[:63] for n in names[:10])}{', ...' if len(names) > 10 else ''}"
+                     + (f" (did you mean {hint[0]!r}?)" if hint else ""))
         return
     i = names.index(name)
     base: PathKey = ("hyperpod", "instance_groups", i)
@@ -252,7 +253,8 @@ def check_system_instance_group(config: KitConfig, report: Reporter) -> None:
         report.error("HPK216", base + ("labels",), f"system group {name[:63]!r} {why}: the operators' node selector "
                      "is the group's labels, so they could run on other groups' nodes, next to team pods",
                      "give the group a label no other group has, e.g. labels: {node-role: system}")
-    if not team_proof_taints(group):
+    kept_off = team_proof_taints(group)
+    if not kept_off:
         report.error("HPK217", base + ("taints",), f"system group {name[:63]!r} has no NoSchedule or NoExecute taint "
                      f"that lists no team, so team pods may run on its nodes: {_OPERATOR_RIGHTS}",
                      "add a taint without teams, e.g. taints: [{key: CriticalAddonsOnly, value: \"true\", "
@@ -261,7 +263,8 @@ def check_system_instance_group(config: KitConfig, report: Reporter) -> None:
         report.warning("HPK218", base + ("count",), f"system group {name[:63]!r} has no nodes: the training and "
                        "MPI operators run only there, so no PyTorchJob or MPIJob starts until it has",
                        "give it count 1 or more (2 keeps the operators running while HyperPod replaces a node)")
-    _check_system_type_quota(config, group, report)
+    if kept_off:  # untainted, team pods may use the nodes anyway (HPK217 says what that costs)
+        _check_system_type_quota(config, group, report)
 
 
 def _check_system_type_quota(config: KitConfig, group: InstanceGroup, report: Reporter) -> None:

@@ -181,6 +181,8 @@ def test_a_labelled_tainted_system_group_of_its_own_type_is_valid(write_config):
     # john and smith both have a quota for ml.m5.2xlarge: once each.
     ({"itype": "ml.m5.2xlarge"}, [("HPK219", "teams[0].quota[1].instance_type"),
                                   ("HPK219", "teams[1].quota[1].instance_type")]),
+    # Untainted, team pods may use its nodes: the error says what that costs, no quota warning beside it.
+    ({"itype": "ml.m5.2xlarge", "taints": ""}, [("HPK217", "hyperpod.instance_groups[2].taints")]),
 ])
 def test_a_system_group_that_does_not_hold_the_line_is_named(write_config, edit, found):
     assert system_codes(run(write_config, system_group(**edit))) == found
@@ -200,3 +202,10 @@ def test_an_untainted_system_group_says_what_a_team_pod_on_it_would_get(write_co
 def test_without_a_system_group_nothing_is_checked(write_config):
     """The base config has no system_instance_group: a labelled, untainted group raises nothing."""
     assert system_codes(run(write_config, (CPU_GROUP, CPU_GROUP + "      labels:\n        node-role: system\n"))) == []
+
+
+def test_a_missing_system_group_names_at_most_ten_groups(write_config):
+    many = "".join(f"    - name: g{i:02d}\n      instance_type: ml.m5.2xlarge\n      count: 0\n" for i in range(20))
+    [finding] = [f for f in run(write_config, (CPU_GROUP, CPU_GROUP + many + "  system_instance_group: zz\n")).findings
+                 if f.code == "HPK215"]
+    assert finding.hint == "name one of gpu, cpu, g00, g01, g02, g03, g04, g05, g06, g07, ..."
