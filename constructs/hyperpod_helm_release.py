@@ -70,6 +70,16 @@ GPU_DEVICE_ISOLATION_VALUES: dict[str, object] = {
 # through its image's variable, gets them as a device-list mount, which the isolated toolkit reads.
 GPU_DEVICE_ISOLATION_PATCHES = ("health-monitoring-agent-gpu-reader",)
 
+# The chart's controllers with cluster-wide rights (pods and pods/exec in every namespace, Secrets listed
+# everywhere; ClusterRoles of a00b22d): the MPI operator's sub-chart reads a node selector and tolerations from
+# its values (charts/mpi-operator/templates/deployment.yaml); the training operator's template reads none, so a
+# chart patch (helm_release_handler/chart_patches.py) makes it read the same two values of its sub-chart.
+# The chart's own toleration of the MPI operator (values.yaml: it keeps running on a node HyperPod marks
+# Unschedulable) is kept: a list value replaces the chart's list.
+MPI_OPERATOR_TOLERATIONS = ({"key": "sagemaker.amazonaws.com/node-health-status", "operator": "Equal",
+                             "value": "Unschedulable", "effect": "NoSchedule"},)
+CONTROLLER_PLACEMENT_PATCHES = ("training-operator-placement",)
+
 
 @dataclass(frozen=True)
 class ChartDependency:
@@ -102,6 +112,10 @@ class HyperPodHelmReleaseProps:
     gpu_device_isolation: the NVIDIA device plugin hands GPUs over as volume mounts (GPU_DEVICE_ISOLATION_VALUES);
         the nodes' container toolkit must read them and ignore NVIDIA_VISIBLE_DEVICES from unprivileged
         containers (the lifecycle step of the same name), or GPU pods get no GPU. Default False.
+    controller_node_selector: node labels the training and MPI operators are placed on (their nodes must
+        carry every one). Default empty: the operators run on any node.
+    controller_tolerations: tolerations the two operators get, for the taints of those nodes; needs
+        controller_node_selector. Default none.
     log_retention: retention of the installer's log group. Default one year.
     """
 
@@ -118,6 +132,8 @@ class HyperPodHelmReleaseProps:
     namespace: str = "kube-system"
     components: dict[str, bool] = field(default_factory=dict)
     gpu_device_isolation: bool = False
+    controller_node_selector: dict[str, str] = field(default_factory=dict)
+    controller_tolerations: tuple[dict[str, str], ...] = ()
     log_retention: logs.RetentionDays = logs.RetentionDays.ONE_YEAR
 
 
@@ -133,12 +149,26 @@ def component_values(components: dict[str, bool]) -> dict[str, object]:
     return values
 
 
-def release_values(components: dict[str, bool], gpu_device_isolation: bool) -> dict[str, object]:
-    """The chart values the kit sets: the component toggles and, with isolation, the device plugin's strategy."""
+def release_values(components: dict[str, bool], gpu_device_isolation: bool, node_selector: dict[str, str] | None = None,
+                   tolerations: tuple[dict[str, str], ...] = ()) -> dict[str, object]:
+    """The chart values the kit sets: the component toggles, with isolation the device plugin's strategy, and
+    with a node selector the operators' placement."""
     values = component_values(components)
     if gpu_device_isolation:
         _merge(values, GPU_DEVICE_ISOLATION_VALUES)
+    if node_selector:
+        _merge(values, {
+            "training-operators": {"nodeSelector": node_selector, "tolerations": list(tolerations)},
+            "mpi-operator": {"mpiOperator": {"nodeSelector": node_selector,
+                                             "tolerations": [*MPI_OPERATOR_TOLERATIONS, *tolerations]}},
+        })
     return values
+
+
+def release_patches(gpu_device_isolation: bool, node_selector: dict[str, str] | None = None) -> tuple[str, ...]:
+    """The chart patches the release's values need (helm_release_handler/chart_patches.py)."""
+    return (GPU_DEVICE_ISOLATION_PATCHES if gpu_device_isolation else ()) + (
+        CONTROLLER_PLACEMENT_PATCHES if node_selector else ())
 
 
 def _merge(target: dict[str, object], extra: dict[str, object]) -> None:
@@ -168,13 +198,16 @@ class HyperPodHelmRelease(Construct):
                                                   source_security_group_id=self.security_group.security_group_id,
                                                   ip_protocol="tcp", from_port=443, to_port=443,
                                                   description="hyperpod-kit chart installer to the Kubernetes API")
+        patches = release_patches(props.gpu_device_isolation, props.controller_node_selector)
         release = {
             "Repository": props.repository, "Revision": props.revision, "ContentSha256": props.content_sha256,
             "Dependencies": json.dumps({d.name: {"url": d.url, "sha256": d.sha256} for d in props.dependencies},
                                        sort_keys=True),
             "ReleaseName": props.release_name, "Namespace": props.namespace,
-            "Values": json.dumps(release_values(props.components, props.gpu_device_isolation), sort_keys=True),
-            **({"Patches": json.dumps(list(GPU_DEVICE_ISOLATION_PATCHES))} if props.gpu_device_isolation else {}),
+            "Values": json.dumps(release_values(props.components, props.gpu_device_isolation,
+                                                props.controller_node_selector, props.controller_tolerations),
+                                 sort_keys=True),
+            **({"Patches": json.dumps(list(patches))} if patches else {}),
         }
         installer = PythonHandlerProvider(self, "Installer", props=PythonHandlerProviderProps(
             handler_dir=str(HANDLER_DIR), description="Installs helm_chart/HyperPodHelmChart at a pinned revision",
@@ -255,6 +288,9 @@ def _validate(props: HyperPodHelmReleaseProps) -> None:
         raise ValueError(f"stack_name_prefix must be a stack name prefix ending in '-', got {props.stack_name_prefix!r}")
     if not props.subnet_ids:
         raise ValueError("subnet_ids must name at least one subnet for the installer")
+    if props.controller_tolerations and not props.controller_node_selector:
+        raise ValueError("controller_tolerations without controller_node_selector would let the operators onto "
+                         "tainted nodes without keeping them there; name the nodes' labels too")
     unknown = set(props.components) - set(COMPONENT_VALUES)
     if unknown:
         raise ValueError(f"components names unknown components {sorted(unknown)}; known: {sorted(COMPONENT_VALUES)}")

@@ -359,6 +359,13 @@ class HyperPod(KitModel):
     """HyperPod's managed Karpenter (AutoScaling Mode Enable): the kit creates the cluster role it acts as and a
     HyperpodNodeClass and NodePool over the instance groups with max_count, the NodePool limited to what the
     teams' quotas can use. Needs node_recovery Automatic and the chart's health monitoring agent."""
+    system_instance_group: Str | None = None
+    """Instance group (by name) of the administrators' system nodes: the chart's training operator and MPI
+    operator, which may create pods and read Secrets in every namespace, run only there (a node selector of the
+    group's labels and a toleration of its taints). The group needs labels no other group carries all of, and a
+    NoSchedule or NoExecute taint that lists no team, so that no team pod shares a node with the operators'
+    service-account tokens. Give it an instance type no team has a quota for and keep an untainted group for
+    Kueue's controller. Default: none; the operators run on any node."""
 
 
 GovernanceType = Literal["native", "api"]

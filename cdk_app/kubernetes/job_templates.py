@@ -37,6 +37,7 @@ from cdk_app.domain.instance_types import (
 )
 from cdk_app.domain.mount_paths import ALLOWED, bad_mount_path
 from cdk_app.domain.reach import BORROW_LIMIT, SHARING_DISABLED, team_reach
+from cdk_app.domain.system_nodes import system_group
 from cdk_app.domain.versions import version_tuple
 from cdk_app.kubernetes.guardrails.constants import (
     DEVICE_ENV_OFF,
@@ -389,7 +390,8 @@ def _check_shape(config: KitConfig, request: JobRequest, instance_type: str) -> 
     if request.elastic and elastic_bounds(request)[1] > largest:
         largest, option = elastic_bounds(request)[1], "--max-nodes"
     # The most each group may hold (an autoscaled group's max_count; a flexible group under each of its types).
-    groups = [g for g in config.hyperpod.instance_groups if instance_type in group_types(g)]
+    system = system_group(config)
+    groups = [g for g in config.hyperpod.instance_groups if instance_type in group_types(g) and g is not system]
     total = sum(group_maximum(g) for g in groups)
     if largest > total:
         raise JobSpecError(f"{option} {largest}: the config's instance groups have {total} {instance_type} node(s) "
@@ -593,13 +595,19 @@ def check(config: KitConfig, request: JobRequest, cluster_nodes: Sequence[NodeIn
                            "a disabled compute allocation, so Kueue admits none of its jobs; enable the team first")
     job_priority(config, request)
     with_team_volumes(config, request)
-    cluster_types = [t for g in config.hyperpod.instance_groups if group_maximum(g) > 0 for t in group_types(g)]
+    system = system_group(config)
+    # The system group's taint keeps every team pod off its nodes: its type is no choice for a team's job.
+    cluster_types = [t for g in config.hyperpod.instance_groups if group_maximum(g) > 0 and g is not system
+                     for t in group_types(g)]
     listed = ", ".join(sorted(set(cluster_types))) or "none (every group has count 0 and no max_count)"
     instance_type = request.instance_type or next(
         (q.instance_type for q in teams[request.team].quota if q.instance_type in cluster_types), None)
     if instance_type is None:
         raise JobSpecError(f"team {request.team!r} has no quota on an instance type of the cluster, so there is no "
                            f"default; pass --instance-type (instance groups have: {listed})")
+    if instance_type not in cluster_types and system is not None and instance_type == system.instance_type:
+        raise JobSpecError(f"--instance-type {instance_type!r}: only the administrators' system group {system.name!r} "
+                           f"has it, whose taint keeps team pods off; instance groups for teams have: {listed}")
     if instance_type not in cluster_types:
         raise JobSpecError(f"--instance-type {instance_type!r} is not in the cluster; instance groups have: {listed}")
     _check_shape(config, request, instance_type)

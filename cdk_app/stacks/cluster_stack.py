@@ -13,6 +13,7 @@ from cdk_app.config.model import BatchSize, InstanceGroup, KitConfig, RollingDep
 from cdk_app.config.names import hyperpod_cluster_name, lifecycle_bucket_name
 from cdk_app.domain.deep_health_checks import group_deep_health_checks
 from cdk_app.domain.network_zones import cluster_zone_ids
+from cdk_app.domain.system_nodes import controller_placement
 from cdk_app.kubernetes.autoscaling import autoscaling_manifests
 from cdk_app.stacks.layout import stack_name
 from hyperpod_constructs.hyperpod_autoscaling_role import HyperPodAutoscalingRole
@@ -99,6 +100,7 @@ class ClusterStack(Stack):
             lifecycle_bucket_arn=scripts.bucket_arn))
         chart = config.hyperpod.helm_chart
         content_sha256, pins = chart.pins()  # the validator refuses a config where either is missing
+        node_selector, tolerations = controller_placement(config)
         dependencies = HyperPodHelmRelease(self, "HelmChart", props=HyperPodHelmReleaseProps(
             cluster=eks.cluster, kubernetes_version=config.eks.kubernetes_version, vpc_id=network.vpc_id,
             subnet_ids=subnets, revision=chart.revision, content_sha256=content_sha256 or "",
@@ -106,6 +108,7 @@ class ClusterStack(Stack):
                                for name, pin in sorted((pins or {}).items())),
             release_name=chart.release_name, components=chart.components.model_dump(),
             gpu_device_isolation=config.hyperpod.lifecycle.gpu_device_isolation,
+            controller_node_selector=node_selector, controller_tolerations=tolerations,
             stack_name_prefix=stack_name(config, ""),
         ))
         for addon in eks.addons.values():

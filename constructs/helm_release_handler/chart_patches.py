@@ -64,7 +64,27 @@ _AGENT_MOUNTS = """        - name: health-monitoring-agent
 GPU_LIST_VOLUME = "nvidia-gpus-for-health-checks"
 GPU_LIST_MOUNT = "/var/run/nvidia-container-devices/all"
 
+# The training operator's pod spec ends with its service account (a00b22d,
+# charts/training-operators/templates/Deployment/training-operator-kubeflow-Deployment.yaml).
+_TRAINING_OPERATOR_SPEC_END = """          allowPrivilegeEscalation: false
+      serviceAccountName: training-operator
+"""
+
 PATCHES: dict[str, ChartPatch] = {
+    # The training operator (pods, pods/exec, Secrets of every namespace) on the administrators' system nodes:
+    # its template reads no placement values, unlike the MPI operator's sub-chart; it reads the same two now.
+    "training-operator-placement": ChartPatch(
+        path="charts/training-operators/templates/Deployment/training-operator-kubeflow-Deployment.yaml",
+        old=_TRAINING_OPERATOR_SPEC_END,
+        new=_TRAINING_OPERATOR_SPEC_END + """{{- with .Values.nodeSelector }}
+      nodeSelector:
+{{ toYaml . | indent 8 }}
+{{- end }}
+{{- with .Values.tolerations }}
+      tolerations:
+{{ toYaml . | indent 8 }}
+{{- end }}
+"""),
     # With node GPU isolation the NVIDIA toolkit ignores NVIDIA_VISIBLE_DEVICES in unprivileged containers, and
     # the agent's GPU DaemonSet reads the GPUs through its image's variable, as uid 1000 without a GPU request;
     # node recovery depends on it. It gets the device-list mount instead: no capability, no change to its

@@ -20,10 +20,12 @@ from cdk_app.stacks.app_builder import build_app
 from hyperpod_constructs.deployment_available import DeploymentAvailable, DeploymentAvailableProps
 from hyperpod_constructs.helm_release_handler.manifest_content import canonical_json, sha256_hex
 from hyperpod_constructs.hyperpod_helm_release import (
+    MPI_OPERATOR_TOLERATIONS,
     ChartDependency,
     HyperPodHelmRelease,
     HyperPodHelmReleaseProps,
     component_values,
+    release_patches,
     release_values,
 )
 from hyperpod_constructs.kubernetes_manifests import KubernetesManifests, KubernetesManifestsProps
@@ -222,6 +224,24 @@ def test_gpu_device_isolation_sets_the_device_plugins_strategy_next_to_the_toggl
         {"mlflow": {"enabled": True}, "nvidia-device-plugin": {"devicePlugin": {"enabled": False}}}, sort_keys=True)})
 
 
+def test_a_node_selector_places_both_operators_and_patches_the_training_operator():
+    """The two operators get the selector and tolerations through their sub-charts' values; the MPI operator keeps the
+    chart's own toleration (a list value replaces the chart's); the training operator's template needs its patch."""
+    system = {"key": "CriticalAddonsOnly", "operator": "Equal", "value": "true", "effect": "NoSchedule"}
+    placed, _ = build(gpu_device_isolation=False, controller_node_selector={"node-role": "system"},
+                      controller_tolerations=(system,))
+    placed.has_resource_properties("Custom::HyperPodHelmRelease", {
+        "Values": json.dumps({"mlflow": {"enabled": True}, "nvidia-device-plugin": {"devicePlugin": {"enabled": False}},
+                              "training-operators": {"nodeSelector": {"node-role": "system"}, "tolerations": [system]},
+                              "mpi-operator": {"mpiOperator": {"nodeSelector": {"node-role": "system"},
+                                                               "tolerations": [*MPI_OPERATOR_TOLERATIONS, system]}}},
+                             sort_keys=True),
+        "Patches": json.dumps(["training-operator-placement"])})
+    assert release_patches(True, {"node-role": "system"}) == ("health-monitoring-agent-gpu-reader",
+                                                             "training-operator-placement")
+    assert HyperPodHelmReleaseProps.__dataclass_fields__["controller_tolerations"].default == ()
+
+
 @pytest.mark.parametrize(("change", "message"), [
     ({"revision": "main"}, "revision must be a full 40-hex commit id, got 'main'"),
     ({"content_sha256": ""}, "content_sha256 must be 64 lower-case hex digits"),
@@ -234,6 +254,8 @@ def test_gpu_device_isolation_sets_the_device_plugins_strategy_next_to_the_toggl
     ({"namespace": "--all-namespaces"}, "namespace must be a Kubernetes namespace name"),
     ({"subnet_ids": ()}, "at least one subnet"),
     ({"components": {"kuberay": True}}, "unknown components \\['kuberay'\\]"),
+    ({"controller_tolerations": ({"key": "CriticalAddonsOnly", "operator": "Exists"},)},
+     "controller_tolerations without controller_node_selector"),
     ({"stack_name_prefix": "HyperPod-dev"}, "stack_name_prefix must be a stack name prefix ending in '-'"),
     ({"stack_name_prefix": "*-"}, "stack_name_prefix must be a stack name prefix"),
 ])

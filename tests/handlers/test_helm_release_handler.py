@@ -31,11 +31,17 @@ from support.paths import ROOT, SUPPORT
 
 from cdk_app.config.loader import load_config
 from cdk_app.config.model import DEFAULT_HELM_CHART_CONTENT_SHA256, DEFAULT_HELM_CHART_REVISION
+from cdk_app.domain.system_nodes import controller_placement
 from cdk_app.kubernetes.guardrails import guardrail_manifests
 from cdk_app.kubernetes.team_rbac import team_manifests
 from cdk_app.kubernetes.team_set import team_set
 from hyperpod_constructs.helm_release_handler.manifest_policy import kit_node_class, kit_node_pool
-from hyperpod_constructs.hyperpod_helm_release import COMPONENT_VALUES, GPU_DEVICE_ISOLATION_PATCHES, release_values
+from hyperpod_constructs.hyperpod_helm_release import (
+    COMPONENT_VALUES,
+    GPU_DEVICE_ISOLATION_PATCHES,
+    release_patches,
+    release_values,
+)
 from hyperpod_constructs.private.kubectl_layers import layer_minor
 
 handler = load_handler("helm_release_handler")
@@ -227,7 +233,8 @@ def kit_values_of(env: str, **lifecycle: Any) -> dict[str, Any]:
     config = load_config(ROOT / "config" / f"{env}.yaml").config
     config = config.model_copy(update={"hyperpod": config.hyperpod.model_copy(update={
         "lifecycle": config.hyperpod.lifecycle.model_copy(update=lifecycle)})})
-    values = release_values(config.hyperpod.helm_chart.components.model_dump(), config.hyperpod.lifecycle.gpu_device_isolation)
+    values = release_values(config.hyperpod.helm_chart.components.model_dump(), config.hyperpod.lifecycle.gpu_device_isolation,
+                            *controller_placement(config))
     return handler.kit_values({"Region": config.region, "Values": json.dumps(values)}), config
 
 
@@ -252,7 +259,8 @@ def test_the_pinned_chart_renders_offline_with_the_kit_values(tmp_path, env, ser
     assert content == DEFAULT_HELM_CHART_CONTENT_SHA256
     chart = chart_tree(tmp_path / "src")
     assert chart_digest.tree_sha256(chart) == content
-    assert chart_patches.apply_patches(chart, list(GPU_DEVICE_ISOLATION_PATCHES)) == GPU_DEVICE_ISOLATION_PATCHES
+    patches = release_patches(True, controller_placement(config)[0])
+    assert chart_patches.apply_patches(chart, list(patches)) == patches
     prepared = chart_source.prepare_chart(chart, config.region, values,
                                           {n: chart_source.DependencyPin(p.url, p.sha256) for n, p in pins.items()},
                                           tmp_path, budget())
@@ -346,6 +354,92 @@ def test_chart_patches_change_only_the_agents_gpu_container(tmp_path, served, to
     plain, patched = renders
     changed = [(a["kind"], a["metadata"]["name"]) for a, b in zip(plain, patched, strict=True) if a != b]
     assert changed == [("DaemonSet", "health-monitoring-agent")]
+
+
+# --- the chart's controllers on the administrators' system nodes; images by digest --------------------------------
+
+def render_release(config, tmp_path: Path) -> list[dict[str, Any]]:
+    """The release as the installer renders it for `config`: its values and the chart patches they need."""
+    node_selector, tolerations = controller_placement(config)
+    isolation = config.hyperpod.lifecycle.gpu_device_isolation
+    values = handler.kit_values({"Region": config.region, "Values": json.dumps(release_values(
+        config.hyperpod.helm_chart.components.model_dump(), isolation, node_selector, tolerations))})
+    chart = chart_tree(tmp_path / "src")
+    chart_patches.apply_patches(chart, list(release_patches(isolation, node_selector)))
+    _, pins = config.hyperpod.helm_chart.pins()
+    prepared = chart_source.prepare_chart(chart, config.region, values,
+                                          {n: chart_source.DependencyPin(p.url, p.sha256) for n, p in pins.items()},
+                                          tmp_path / "work", budget())
+    return render(prepared.path, prepared.values_files, tmp_path)
+
+
+def pod_templates(objects: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
+    return {(o["kind"], o["metadata"]["name"]): o["spec"]["template"]["spec"] for o in objects
+            if o["kind"] in ("Deployment", "DaemonSet", "StatefulSet", "Job")}
+
+
+def tolerates(toleration: dict[str, str], taint: Any) -> bool:
+    """Kubernetes' Toleration.ToleratesTaint, for the fields a chart toleration uses."""
+    if toleration.get("effect") not in (None, "", taint.effect) or toleration.get("key") not in (None, "", taint.key):
+        return False
+    if toleration.get("operator") == "Exists":
+        return True
+    return toleration.get("value", "") == (taint.value or "")
+
+
+def test_prods_operators_run_only_on_its_system_nodes(tmp_path, served, tools_offline):
+    """config/prod.yaml names its system group: exactly the two operators of the rendered release select the
+    group's nodes by its labels and tolerate its taint; the MPI operator keeps the chart's own toleration; every
+    other workload of the release renders as it does without a system group."""
+    config = load_config(ROOT / "config" / "prod.yaml").config
+    system = next(g for g in config.hyperpod.instance_groups if g.name == config.hyperpod.system_instance_group)
+    assert system.taints and system.labels
+    pinned = pod_templates(render_release(config, tmp_path / "system"))
+    placed = {name: spec for name, spec in pinned.items() if spec.get("nodeSelector") == system.labels}
+    assert sorted(placed) == [("Deployment", "hyperpod-dependencies-mpi-operator"),
+                              ("Deployment", "hyperpod-dependencies-training-operators")]
+    for spec in placed.values():
+        # The labels select no other group of prod, and the tolerations let the pods onto every system taint.
+        assert all(any(tolerates(t, taint) for t in spec["tolerations"]) for taint in system.taints)
+    assert {"key": "sagemaker.amazonaws.com/node-health-status", "operator": "Equal", "value": "Unschedulable",
+            "effect": "NoSchedule"} in placed[("Deployment", "hyperpod-dependencies-mpi-operator")]["tolerations"]
+    anywhere = config.model_copy(update={"hyperpod": config.hyperpod.model_copy(update={"system_instance_group": None})})
+    plain = pod_templates(render_release(anywhere, tmp_path / "plain"))
+    assert sorted(name for name in plain if plain[name] != pinned[name]) == sorted(placed)
+    assert not any(spec.get("nodeSelector") for name, spec in plain.items() if name in placed)
+
+
+# Images of the release not pinned by digest, and why. No public source the kit could cite gives the digest
+# of these tags (searched: kubeflow/training-operator and kubeflow/mpi-operator manifests and issues, the
+# HyperPod CLI repository at a00b22d and later, AWS samples, public manifests with @sha256 references): a digest
+# is never guessed, so each stays a tag until one is published. A private ECR registry (its account and region vary
+# with the chart's region values) is written <ecr>.
+UNPINNED_IMAGES = {
+    "kubeflow/training-operator:v1-855e096": "Docker Hub tag the chart's training-operators values name; no "
+        "public source gives its digest (kubeflow's v1.7.0 manifests name the tag only)",
+    "mpioperator/mpi-operator:0.5": "Docker Hub tag the chart's mpi-operator values name; no public source gives "
+        "its digest (the mpi-operator repository's manifests name tags only)",
+    "nvcr.io/nvidia/k8s-device-plugin:v0.16.1": "NVIDIA's registry, the tag its nvidia-device-plugin 0.16.1 chart "
+        "names; no public source gives the digest of this tag",
+    "<ecr>/eks/aws-efa-k8s-device-plugin:v0.5.13": "EKS's ECR registry, published by tag (the "
+        "aws-efa-k8s-device-plugin chart names the tag)",
+    "<ecr>/hyperpod-health-monitoring-agent:1.0.1892.0_1.0.424.0": "HyperPod's ECR registry of the region, "
+        "published by tag (the chart's values-<region>.yaml names account and tag)",
+    "public.ecr.aws/neuron/neuron-device-plugin:2.19.16.0": "AWS Neuron's public ECR, published by tag (the "
+        "chart's neuron-device-plugin values name the tag)",
+}
+
+
+@pytest.mark.parametrize("env", ["dev", "prod"])
+def test_every_image_of_the_release_is_pinned_by_digest_or_listed_with_why_not(tmp_path, served, tools_offline, env):
+    config = load_config(ROOT / "config" / f"{env}.yaml").config
+    images = {re.sub(r"^[0-9]{12}\.dkr\.ecr\.[a-z0-9-]+\.amazonaws\.com/", "<ecr>/", c["image"])
+              for spec in pod_templates(render_release(config, tmp_path)).values()
+              for c in spec["containers"] + spec.get("initContainers", [])}
+    listed = set(UNPINNED_IMAGES)
+    assert {image for image in images if not re.search(r"@sha256:[0-9a-f]{64}$", image)} <= listed
+    # Every entry is an image the release renders: the list shrinks as images get pinned or leave the chart.
+    assert listed <= images
 
 
 @pytest.mark.parametrize("text", ["", "moved", "twice"])

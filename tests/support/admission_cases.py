@@ -693,7 +693,12 @@ CASES += [
     # 4. node selection
     Case("attack-4-tolerate-everything-on-a-chosen-node", job(nodeSelector={"kubernetes.io/hostname": "hyperpod-i-0abc"},
                                                               tolerations=[{"operator": "Exists"}]),
-         {"tolerations": "spec.template.spec.tolerations", "node-selection": "spec.template.spec.nodeSelector/affinity"}),
+         {"tolerations": "spec.template.spec.tolerations", "node-selection": "spec.template.spec.nodeSelector/affinity",
+          # prod's system group: a toleration of every taint tolerates its CriticalAddonsOnly taint too
+          "admin-taints": "CriticalAddonsOnly=true:NoSchedule (instance group system)"}),
+    # A team tolerating the system group's taint by name, as EKS's own add-ons do.
+    Case("attack-4-tolerate-the-system-nodes", job(tolerations=[{"key": "CriticalAddonsOnly", "operator": "Exists"}]),
+         {"admin-taints": "spec.template.spec.tolerations: tolerates CriticalAddonsOnly=true:NoSchedule"}),
     Case("node-chosen-by-match-fields", job(affinity=MATCH_FIELDS_AFFINITY), {"node-selection": "kubernetes.io/hostname or matchFields"}),
     Case("node-chosen-by-hostname-affinity", job(affinity=HOSTNAME_AFFINITY), {"node-selection": "nodeSelector/affinity"}),
     Case("node-preferred-by-hostname", workload("PyTorchJob", NLP, pod_spec(container("pytorch")),

@@ -83,6 +83,12 @@ def gpu_lines(lines: str) -> str:
 
 # A scheduled update of the gpu group, its deployment's keys to follow.
 SCHEDULE = "      scheduled_update:\n        schedule_expression: cron(0 4 ? * SUN *)\n        deployment:\n"
+def system_group(name: str = "system", labels: str = "      labels: {node-role: system}\n",
+                 taints: str = "      taints: [{key: CriticalAddonsOnly, value: \"true\", effect: NoSchedule}]\n",
+                 count: str = "2", itype: str = "ml.m5.xlarge") -> str:
+    """BASE with a system group (by default labelled and tainted, of a type no team has) named by system_instance_group."""
+    return edit("      count: 2\ntask_governance:\n", f"      count: 2\n    - name: system\n      instance_type: {itype}\n"
+                f"      count: {count}\n{labels}{taints}  system_instance_group: {name}\ntask_governance:\n")
 
 
 # (case id, config text, code, field path, severity)
@@ -385,6 +391,17 @@ CASES: list[tuple[str, str, str, str, str]] = [
     ("two-groups-one-schedule", gpu_lines("      scheduled_update: {schedule_expression: cron(0 4 ? * SUN *)}\n").replace(
         "      count: 2\n", f"      count: 2\n      scheduled_update: {{schedule_expression: cron(0 4 ? * SUN *)}}  {MARK}\n", 1),
      "HPK241", "hyperpod.instance_groups[1].scheduled_update.schedule_expression", "warning"),
+    # The administrators' system group (hyperpod.system_instance_group).
+    ("system-group-missing", system_group(name=f"sytem  {MARK}"), "HPK215", "hyperpod.system_instance_group", "error"),
+    ("system-group-unlabelled", system_group(labels=f"      labels: {{}}  {MARK}\n"), "HPK216",
+     "hyperpod.instance_groups[2].labels", "error"),
+    ("system-group-untainted", system_group(taints=f"      taints: []  {MARK}\n"), "HPK217",
+     "hyperpod.instance_groups[2].taints", "error"),
+    ("system-group-empty", system_group(count=f"0  {MARK}"), "HPK218", "hyperpod.instance_groups[2].count", "warning"),
+    ("system-group-type-in-quota", system_group(itype="ml.m5.2xlarge").replace(
+        "      - instance_type: ml.m5.2xlarge\n        count: 1\n  - name: smith",
+        f"      - instance_type: ml.m5.2xlarge  {MARK}\n        count: 1\n  - name: smith"),
+     "HPK219", "teams[0].quota[1].instance_type", "warning"),
 ]
 
 

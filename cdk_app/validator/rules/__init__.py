@@ -14,6 +14,7 @@ from cdk_app.validator.rules.instance_groups import (
     check_instance_groups,
     check_kubernetes_labels,
     check_schedulable_node,
+    check_system_instance_group,
     check_threads,
 )
 from cdk_app.validator.rules.kinds import check_kinds, has_cluster
@@ -43,6 +44,7 @@ HYPERPOD_RULES: tuple[Rule, ...] = (
     check_flexible_groups,
     check_autoscaling,
     check_schedulable_node,
+    check_system_instance_group,
     check_helm_chart,
     check_cluster_policy,
     check_governance_types,

@@ -23,6 +23,7 @@ from cdk_app.domain.capacity import (
     team_reservations,
 )
 from cdk_app.domain.reach import allocated, borrowers, sharing_enabled, unallocated
+from cdk_app.domain.system_nodes import system_group
 from cdk_app.validator.reporter import Reporter
 
 
@@ -147,12 +148,15 @@ def _check_idle(config: KitConfig, capacity: dict[str, Resources], report: Repor
         if gap.count <= 0 or borrowers(config, itype):
             continue
         if held.get(itype, Resources()).is_zero():
-            # Nobody holds any of the type: a team borrows only on types it has a quota for.
+            # Nobody holds any of the type: a team borrows only on types it has a quota for. The system group's
+            # nodes are meant for no team (hyperpod.system_instance_group).
+            system = system_group(config)
             for i, group in enumerate(config.hyperpod.instance_groups):
                 # A flexible group is idle only when none of its types is held; reported once, at its first.
                 types = group_types(group)
                 unheld = all(held.get(t, Resources()).is_zero() for t in types)
-                if unheld and itype in types and itype == next(t for t in types if t in free) and group_maximum(group) > 0:
+                if (unheld and itype in types and itype == next(t for t in types if t in free)
+                        and group_maximum(group) > 0 and group is not system):
                     sharing_note = "" if sharing else " (and idle_resource_sharing is Disabled)"
                     report.warning("HPK503", ("hyperpod", "instance_groups", i, "instance_type"),
                                    f"no enabled team has a quota on {itype} and there is no shared pool, so no "

@@ -27,6 +27,7 @@ from cdk_app.domain.deep_health_checks import (
 from cdk_app.domain.instance_types import CATALOGUE, DEVICE_RESOURCE_PREFIXES, ONE_THREAD_PER_CORE_FAMILIES, family
 from cdk_app.domain.kueue_mapping import governed_teams
 from cdk_app.domain.regions import hyperpod_instance_types
+from cdk_app.domain.system_nodes import groups_selected_with, system_group, team_proof_taints
 from cdk_app.findings import format_path
 from cdk_app.validator.reporter import Reporter, duplicates, report_repeats
 from cdk_app.validator.rules.names import is_sagemaker_name
@@ -231,3 +232,64 @@ def _suggestions(report: Reporter, instance_type: str) -> str | None:
             near = difflib.get_close_matches(instance_type.lower()[:40], _BY_LOWER_CASE, n=1, cutoff=0.8)
             cache[instance_type] = _BY_LOWER_CASE[near[0]] if near else None
     return cache[instance_type]
+
+
+# What is at stake when team pods may share the system nodes (ClusterRoles of the pinned chart, a00b22d).
+_OPERATOR_RIGHTS = ("the training and MPI operators run there with rights to create pods, exec into pods and list "
+                    "Secrets in every namespace, so a team pod that gets root on such a node gets those rights")
+
+
+def check_system_instance_group(config: KitConfig, report: Reporter) -> None:
+    """hyperpod.system_instance_group: a group that exists, that its labels select alone (the operators' node
+    selector), that a taint keeps every team off, that has nodes, and whose type the teams do not count on."""
+    name = config.hyperpod.system_instance_group
+    if name is None:
+        return
+    path: PathKey = ("hyperpod", "system_instance_group")
+    group = system_group(config)
+    names = [g.name for g in config.hyperpod.instance_groups]
+    if group is None:
+        hint = difflib.get_close_matches(name, names, n=1)
+        report.error("HPK215", path, f"no instance group is called {name[:80]!r}, so the training and MPI operators "
+                     "would wait for nodes that never come and no PyTorchJob or MPIJob would start",
+                     f"name one of {', '.join(n[:63] for n in names[:10])}{', ...' if len(names) > 10 else ''}"
+                     + (f" (did you mean {hint[0]!r}?)" if hint else ""))
+        return
+    i = names.index(name)
+    base: PathKey = ("hyperpod", "instance_groups", i)
+    also = groups_selected_with(config, group)
+    if not group.labels or also:
+        why = "has no labels" if not group.labels else (
+            f"has labels that group(s) {', '.join(a[:63] for a in also[:3])} also carry")
+        report.error("HPK216", base + ("labels",), f"system group {name[:63]!r} {why}: the operators' node selector "
+                     "is the group's labels, so they could run on other groups' nodes, next to team pods",
+                     "give the group a label no other group has, e.g. labels: {node-role: system}")
+    kept_off = team_proof_taints(group)
+    if not kept_off:
+        report.error("HPK217", base + ("taints",), f"system group {name[:63]!r} has no NoSchedule or NoExecute taint "
+                     f"that lists no team, so team pods may run on its nodes: {_OPERATOR_RIGHTS}",
+                     "add a taint without teams, e.g. taints: [{key: CriticalAddonsOnly, value: \"true\", "
+                     "effect: NoSchedule}], and keep an untainted group for Kueue's controller and CoreDNS")
+    if group.count == 0:
+        report.warning("HPK218", base + ("count",), f"system group {name[:63]!r} has no nodes: the training and "
+                       "MPI operators run only there, so no PyTorchJob or MPIJob starts until it has",
+                       "give it count 1 or more (2 keeps the operators running while HyperPod replaces a node)")
+    if kept_off:  # untainted, team pods may use the nodes anyway (HPK217 says what that costs)
+        _check_system_type_quota(config, group, report)
+
+
+def _check_system_type_quota(config: KitConfig, group: InstanceGroup, report: Reporter) -> None:
+    """Kueue counts the system group's nodes in its instance type's capacity, which a team with a quota for the
+    type may reserve or borrow, but team pods cannot tolerate the group's taint: what Kueue admits there stays
+    Pending. A type no team has a quota for cannot be borrowed either."""
+    for i, team in enumerate(config.teams):
+        for j, entry in enumerate(team.quota):
+            if entry.instance_type == group.instance_type:
+                report.warning("HPK219", ("teams", i, "quota", j, "instance_type"),
+                               f"team {team.name[:40]!r} has a quota for {group.instance_type}, the instance type of "
+                               f"the system group {group.name[:63]!r}: Kueue counts the system nodes in that type's "
+                               "capacity (lent and borrowed too), but team pods cannot tolerate their taint, so a "
+                               "workload admitted on them stays Pending",
+                               "give the system group an instance type no team has a quota for (teams borrow only "
+                               "types they have a quota for), and the teams an untainted group of their own")
+                break

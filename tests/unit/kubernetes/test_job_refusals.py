@@ -299,6 +299,10 @@ REFUSALS = [
      "cluster, so there is no default; pass --instance-type (instance groups have: ml.m7i.4xlarge, ml.p5.48xlarge)"),
     ({"instance_type": "ml.g5.12xlarge"}, PROD, None,
      "--instance-type 'ml.g5.12xlarge' is not in the cluster; instance groups have: ml.m7i.4xlarge, ml.p5.48xlarge"),
+    # prod's system group (ml.m7i.2xlarge) is tainted against every team: not a type for a team's job.
+    ({"instance_type": "ml.m7i.2xlarge", "accelerators_per_node": 0}, PROD, None,
+     "--instance-type 'ml.m7i.2xlarge': only the administrators' system group 'system' has it, whose taint keeps "
+     "team pods off; instance groups for teams have: ml.m7i.4xlarge, ml.p5.48xlarge"),
     ({"accelerators_per_node": -1}, PROD, None, "--accelerators must be 0 or more, got -1"),
     ({"accelerators_per_node": 9}, PROD, None, "--accelerators 9 per node is more than one ml.p5.48xlarge has (8)"),
     ({"efa_per_node": 33}, PROD, None, "--efa 33 per node is more than one ml.p5.48xlarge has (32)"),

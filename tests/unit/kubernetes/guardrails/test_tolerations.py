@@ -10,9 +10,13 @@ from cdk_app.kubernetes.guardrails.tolerations import guarded_taints, toleration
 
 
 def test_a_config_without_administrators_taints_gets_no_extra_policy():
-    for env in ("dev", "prod"):
-        names = [m["metadata"]["name"] for m in guardrail_manifests(case_config(env))]
+    prod = case_config("prod")
+    untainted = prod.model_copy(update={"hyperpod": prod.hyperpod.model_copy(update={"instance_groups": tuple(
+        g.model_copy(update={"taints": ()}) for g in prod.hyperpod.instance_groups)})})
+    for config in (case_config("dev"), untainted):
+        names = [m["metadata"]["name"] for m in guardrail_manifests(config)]
         assert "hyperpod-kit-tolerations" not in names
+    assert "hyperpod-kit-tolerations" in [m["metadata"]["name"] for m in guardrail_manifests(prod)]
 
 
 def test_each_team_keeps_off_the_taints_that_do_not_list_it_and_device_taints_are_left_out():
@@ -40,5 +44,5 @@ def test_a_taint_on_several_groups_is_tolerated_only_by_teams_every_group_allows
     guarded = guarded_taints(config)
     assert guarded["research-nlp"] == []
     assert [t["text"] for t in guarded["inference"]] == [
-        "example.com/pool=a:NoSchedule (instance group h100-a, h100-b, system)"]
+        "example.com/pool=a:NoSchedule (instance group h100-a, h100-b, cpu, system)"]
     assert len(tolerations_policies(config)) == 1

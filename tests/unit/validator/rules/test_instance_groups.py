@@ -141,3 +141,71 @@ def test_a_device_resource_taint_takes_no_teams(write_config):
     """The API server adds a toleration of nvidia.com/gpu to every pod that asks for GPUs (ExtendedResourceToleration)."""
     report = run(write_config, (GPU_TAINT, GPU_TAINT + "          teams: [john]\n"))
     assert [c for c in codes(report) if c[0] == "HPK168"] == [("HPK168", "hyperpod.instance_groups[0].taints[0].teams")]
+
+
+# --- HPK215-HPK219: the administrators' system group (hyperpod.system_instance_group) -----------------------------
+CPU_GROUP = "    - name: cpu\n      instance_type: ml.m5.2xlarge\n      count: 2\n"
+SYSTEM_TAINT = '        - key: CriticalAddonsOnly\n          value: "true"\n          effect: NoSchedule\n'
+
+
+def system_group(name: str = "system", *, labels: str = "      labels:\n        node-role: system\n",
+                 taints: str = f"      taints:\n{SYSTEM_TAINT}", count: int = 2, itype: str = "ml.m5.xlarge") -> tuple[str, str]:
+    """The base config with a system group after `cpu`, and system_instance_group naming `name`."""
+    return (CPU_GROUP, CPU_GROUP + f"    - name: system\n      instance_type: {itype}\n      count: {count}\n{labels}{taints}"
+            f"  system_instance_group: {name}\n")
+
+
+def system_codes(report) -> list[tuple[str, str]]:
+    return [c for c in codes(report) if c[0] in ("HPK215", "HPK216", "HPK217", "HPK218", "HPK219")]
+
+
+def test_a_labelled_tainted_system_group_of_its_own_type_is_valid(write_config):
+    report = run(write_config, system_group())
+    assert report.findings == []
+
+
+@pytest.mark.parametrize(("edit", "found"), [
+    ({"name": "sytem"}, [("HPK215", "hyperpod.system_instance_group")]),
+    ({"labels": ""}, [("HPK216", "hyperpod.instance_groups[2].labels")]),
+    # gpu carries workload: gpu; a system group labelled the same would take the operators onto the GPU nodes.
+    ({"labels": "      labels:\n        workload: gpu\n"}, [("HPK216", "hyperpod.instance_groups[2].labels")]),
+    ({"taints": ""}, [("HPK217", "hyperpod.instance_groups[2].taints")]),
+    # Taints that do not keep every team off: one the teams may tolerate, a soft one, a device resource's.
+    ({"taints": f"      taints:\n{SYSTEM_TAINT}          teams: [john]\n"}, [("HPK217", "hyperpod.instance_groups[2].taints")]),
+    ({"taints": "      taints:\n        - {key: CriticalAddonsOnly, effect: PreferNoSchedule}\n"},
+     [("HPK217", "hyperpod.instance_groups[2].taints")]),
+    ({"taints": "      taints:\n        - {key: nvidia.com/gpu, effect: NoSchedule}\n"},
+     [("HPK217", "hyperpod.instance_groups[2].taints")]),
+    ({"taints": "      taints:\n        - {key: dedicated, effect: NoExecute}\n"}, []),
+    ({"count": 0}, [("HPK218", "hyperpod.instance_groups[2].count")]),
+    # john and smith both have a quota for ml.m5.2xlarge: once each.
+    ({"itype": "ml.m5.2xlarge"}, [("HPK219", "teams[0].quota[1].instance_type"),
+                                  ("HPK219", "teams[1].quota[1].instance_type")]),
+    # Untainted, team pods may use its nodes: the error says what that costs, no quota warning beside it.
+    ({"itype": "ml.m5.2xlarge", "taints": ""}, [("HPK217", "hyperpod.instance_groups[2].taints")]),
+])
+def test_a_system_group_that_does_not_hold_the_line_is_named(write_config, edit, found):
+    assert system_codes(run(write_config, system_group(**edit))) == found
+
+
+def test_a_missing_system_group_suggests_the_near_name_and_says_what_stops(write_config):
+    [finding] = [f for f in run(write_config, system_group("sytem")).findings if f.code == "HPK215"]
+    assert "no PyTorchJob or MPIJob would start" in finding.message
+    assert finding.hint.endswith("(did you mean 'system'?)")
+
+
+def test_an_untainted_system_group_says_what_a_team_pod_on_it_would_get(write_config):
+    [finding] = [f for f in run(write_config, system_group(taints="")).findings if f.code == "HPK217"]
+    assert "list Secrets in every namespace" in finding.message and finding.severity == "error"
+
+
+def test_without_a_system_group_nothing_is_checked(write_config):
+    """The base config has no system_instance_group: a labelled, untainted group raises nothing."""
+    assert system_codes(run(write_config, (CPU_GROUP, CPU_GROUP + "      labels:\n        node-role: system\n"))) == []
+
+
+def test_a_missing_system_group_names_at_most_ten_groups(write_config):
+    many = "".join(f"    - name: g{i:02d}\n      instance_type: ml.m5.2xlarge\n      count: 0\n" for i in range(20))
+    [finding] = [f for f in run(write_config, (CPU_GROUP, CPU_GROUP + many + "  system_instance_group: zz\n")).findings
+                 if f.code == "HPK215"]
+    assert finding.hint == "name one of gpu, cpu, g00, g01, g02, g03, g04, g05, g06, g07, ..."
