@@ -180,6 +180,10 @@ def reports_json(reports: list[Report]) -> dict[str, object]:
         "capacity": [{**row.to_json(), "file": r.file, "environment": r.environment}
                      for r in reports for row in r.capacity],
         "reach": [{**row.to_json(), "file": r.file, "environment": r.environment} for r in reports for row in r.reach],
+        "partitions": [{**row.to_json(), "file": r.file, "environment": r.environment}
+                       for r in reports for row in r.partitions],
+        "partition_reach": [{**row.to_json(), "file": r.file, "environment": r.environment}
+                            for r in reports for row in r.partition_reach],
         "batch_capacity": [{**row.to_json(), "file": r.file, "environment": r.environment}
                            for r in reports for row in r.batch_capacity],
         "batch_queues": [{**row.to_json(), "file": r.file, "environment": r.environment}

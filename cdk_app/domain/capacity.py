@@ -16,6 +16,7 @@ from functools import cache
 from cdk_app.config.model import KitConfig, QuotaEntry, Team
 from cdk_app.config.scalars import exact
 from cdk_app.domain.instance_types import CATALOGUE, InstanceSpec
+from cdk_app.domain.mig_profiles import group_partitions
 
 DIMENSIONS = ("count", "accelerators", "vcpu", "memory_gib")
 _UNITS = {"count": "instances", "accelerators": "accelerators", "vcpu": "vCPU", "memory_gib": "GiB memory"}
@@ -166,8 +167,10 @@ def capacity_of(groups: Iterable[tuple[str, int]]) -> dict[str, Resources]:
 
 
 def cluster_capacity(config: KitConfig) -> dict[str, Resources]:
-    """Per known instance type, the resources of all instance groups of that type."""
-    return capacity_of((group.instance_type, group.count) for group in config.hyperpod.instance_groups)
+    """Per known instance type, the resources of all instance groups of that type (a partitioned group's GPUs
+    are its partitions', not whole ones: without_partitioned_gpus)."""
+    return without_partitioned_gpus(config, capacity_of((group.instance_type, group.count)
+                                                        for group in config.hyperpod.instance_groups))
 
 
 def reservations(quota: Iterable[QuotaEntry]) -> dict[str, Resources]:
@@ -238,3 +241,55 @@ def shared_pool_quota(config: KitConfig) -> list[QuotaEntry]:
             continue
         entries.append(pool_entry(itype, gap))
     return entries
+
+
+# --- GPU partitions (MIG) -------------------------------------------------------------------------------------
+# Partitions are counted apart from Resources: a slice is no share of an instance's accelerators, vCPU or
+# memory the validator could sum with whole-GPU quotas (SageMaker fills an entry's vCPU and memory from its
+# partition count in a ratio AWS does not state: API_AcceleratorPartitionConfig, "ratio-based values").
+
+Partitions = dict[tuple[str, str], int]  # (instance type, MIG profile) -> partitions
+
+
+def partition_capacity(config: KitConfig) -> Partitions:
+    """Per (instance type, MIG profile), the partitions the instance groups give: each group's nodes take the
+    geometry its nvidia.com/mig.config label names on every GPU (cdk_app.domain.mig_profiles)."""
+    capacity: Partitions = {}
+    for group in config.hyperpod.instance_groups if config.hyperpod else ():
+        spec = CATALOGUE.get(group.instance_type)
+        if spec is None:
+            continue
+        for profile, amount in group_partitions(group, spec.accelerators).items():
+            key = (group.instance_type, profile)
+            capacity[key] = capacity.get(key, 0) + amount
+    return capacity
+
+
+def partition_reservations(quota: Iterable[QuotaEntry]) -> Partitions:
+    """Per (instance type, MIG profile), the partitions quota entries reserve (duplicate entries add up)."""
+    reserved: Partitions = {}
+    for entry in quota:
+        if entry.accelerator_partition is not None:
+            key = (entry.instance_type, entry.accelerator_partition.type)
+            reserved[key] = reserved.get(key, 0) + entry.accelerator_partition.count
+    return reserved
+
+
+def partitioned_gpus(config: KitConfig) -> dict[str, int]:
+    """Per instance type, the GPUs MIG partitions: every GPU of a group whose label names a geometry of them
+    (all-disabled partitions none)."""
+    gpus: dict[str, int] = {}
+    for group in config.hyperpod.instance_groups if config.hyperpod else ():
+        spec = CATALOGUE.get(group.instance_type)
+        if spec is not None and group_partitions(group, spec.accelerators):
+            gpus[group.instance_type] = gpus.get(group.instance_type, 0) + group.count * spec.accelerators
+    return gpus
+
+
+def without_partitioned_gpus(config: KitConfig, capacity: dict[str, Resources]) -> dict[str, Resources]:
+    """The capacity with partitioned GPUs taken out of the accelerators: under the device plugin's mixed MIG
+    strategy a MIG-enabled GPU is advertised as its partitions (nvidia.com/mig-<profile>), never as
+    nvidia.com/gpu, so no whole-GPU quota or job can use it. Its instances, vCPU and memory stay."""
+    taken = partitioned_gpus(config)
+    return {itype: res - Resources(accelerators=taken[itype]) if itype in taken else res
+            for itype, res in capacity.items()}

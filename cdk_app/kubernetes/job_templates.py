@@ -36,7 +36,7 @@ from cdk_app.domain.instance_types import (
     family,
 )
 from cdk_app.domain.mount_paths import ALLOWED, bad_mount_path
-from cdk_app.domain.reach import BORROW_LIMIT, SHARING_DISABLED, team_reach
+from cdk_app.domain.reach import ABSOLUTE_LIMIT, BORROW_LIMIT, SHARING_DISABLED, team_reach
 from cdk_app.domain.versions import version_tuple
 from cdk_app.kubernetes.guardrails.constants import (
     DEVICE_ENV_OFF,
@@ -528,6 +528,7 @@ def _check_reach(config: KitConfig, request: JobRequest, placement: Placement, p
     else:
         borrowed = getattr(row.reach, dim) - getattr(row.quota, dim)
         cap = (f"borrow_limit {row.borrow_limit}%" if row.capped_by == BORROW_LIMIT
+               else "its absolute_borrow_limits entry" if row.capped_by == ABSOLUTE_LIMIT
                else "all that the lending teams and the unallocated capacity hold")
         why = (f"its quota {describe(getattr(row.quota, dim), dim)} + at most {describe(borrowed, dim)} borrowed "
                f"({cap}) = {describe(getattr(row.reach, dim), dim)}")

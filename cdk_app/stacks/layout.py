@@ -158,7 +158,10 @@ def rbac_payload(team: str, claims: tuple[str, ...] = ()) -> int:
 def _quota_entry(entry: QuotaEntry) -> int:
     amounts = {"Count": entry.count, "Accelerators": entry.accelerators, "VCpu": entry.vcpu,
                "MemoryInGiB": entry.memory_gib}
-    return BYTES_QUOTA_ENTRY + len(entry.instance_type) + sum(
+    # {"AcceleratorPartition": {"Type": "...", "Count": n}} with its separators, as the synthesized JSON writes it
+    partition = entry.accelerator_partition
+    extra = 0 if partition is None else 60 + len(partition.type) + len(str(partition.count))
+    return BYTES_QUOTA_ENTRY + len(entry.instance_type) + extra + sum(
         14 + len(name) + len(str(value)) for name, value in amounts.items() if value is not None)
 
 
@@ -168,7 +171,7 @@ def team_cost(config: KitConfig, team: Team, stack: str) -> Cost:
     per_import = len(config.environment) - ENV_REFERENCE
     name = NAME_USES * len(team.name)
     resources = TEAM_QUOTA + TEAM_RBAC
-    size = (BYTES_QUOTA + name + sum(map(_quota_entry, team.quota)) + len(config.environment)
+    size = (BYTES_QUOTA + name + sum(map(_quota_entry, team.quota + team.absolute_borrow_limits)) + len(config.environment)
             + BYTES_RBAC + name + rbac_payload(team.name, tuple(fs.name for fs in team_file_systems(config.storage, team.name)))
             + 2 * per_resource + (IMPORTS["quota"] + IMPORTS["rbac"]) * per_import)
     if team.principals:
