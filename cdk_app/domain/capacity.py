@@ -16,7 +16,7 @@ from functools import cache
 from cdk_app.config.model import KitConfig, QuotaEntry, Team
 from cdk_app.config.scalars import exact
 from cdk_app.domain.instance_types import CATALOGUE, InstanceSpec
-from cdk_app.domain.mig_profiles import group_partitions
+from cdk_app.domain.mig_profiles import group_partitions, most_per_gpu, profiles_of
 
 DIMENSIONS = ("count", "accelerators", "vcpu", "memory_gib")
 _UNITS = {"count": "instances", "accelerators": "accelerators", "vcpu": "vCPU", "memory_gib": "GiB memory"}
@@ -146,7 +146,7 @@ def quota_resources(entry: QuotaEntry, spec: InstanceSpec) -> Resources:
     elif entry.memory_gib is not None:
         share = exact(entry.memory_gib) / _memory_gib(spec)
     else:
-        share = 0
+        share = partition_share(entry)
     filled = per_instances(spec, share)
     return Resources(
         filled.count if in_accelerators or not spec.accelerators else 0,
@@ -249,6 +249,21 @@ def shared_pool_quota(config: KitConfig) -> list[QuotaEntry]:
 # partition count in a ratio AWS does not state: API_AcceleratorPartitionConfig, "ratio-based values").
 
 Partitions = dict[tuple[str, str], int]  # (instance type, MIG profile) -> partitions
+
+
+def partition_share(entry: QuotaEntry) -> Fraction | int:
+    """The share of an instance an entry of partitions alone stands for, in which SageMaker fills its vCPU and
+    memory: its partitions over those of the profile one instance holds (API_AcceleratorPartitionConfig: "If you
+    don't specify a value for vCPU and MemoryInGiB, SageMaker AI automatically allocates ratio-based values ...
+    based on the accelerator partition count", read as the accelerators' ratio is: "16 out of 32 total
+    accelerators ... uses the ratio of 0.5"; UNVERIFIED which total AWS divides by). 0 without partitions or
+    for a profile the type's GPU does not offer (HPK430)."""
+    partition = entry.accelerator_partition
+    spec = CATALOGUE.get(entry.instance_type)
+    profile = profiles_of(entry.instance_type).get(partition.type) if partition is not None else None
+    if profile is None or spec is None:
+        return 0
+    return _exact(Fraction(partition.count, most_per_gpu(profile) * spec.accelerators))
 
 
 def partition_capacity(config: KitConfig) -> Partitions:

@@ -127,8 +127,6 @@ def team_reach(config: KitConfig) -> list[TeamReach]:
     rows = []
     for team, reserved in held:
         for itype, quota in reserved.items():
-            if quota.is_zero() and all(e.accelerator_partition for e in team.quota if e.instance_type == itype):
-                continue  # partitions only: partition_reach's row
             if team.sharing_strategy != "LendAndBorrow":
                 rows.append(TeamReach(team.name, itype, team.sharing_strategy, None, quota, quota, None))
                 continue

@@ -19,6 +19,7 @@ from cdk_app.domain.capacity import (
     team_reservations,
 )
 from cdk_app.domain.instance_types import CATALOGUE
+from cdk_app.domain.mig_profiles import profiles_of
 from cdk_app.findings import format_path
 from cdk_app.validator.reporter import Reporter, report_repeats
 from cdk_app.validator.rules.instance_groups import report_unknown_type
@@ -123,7 +124,8 @@ def _check_quota_entries(entries: tuple, base: PathKey, report: Reporter, field:
         if not given:
             if entry.accelerator_partition is None:
                 report.error("HPK406", path, f"quota entry for {entry.instance_type} gives no amount",
-                             "give count, accelerators, vcpu/memory_gib or accelerator_partition")
+                             "give count, accelerators, vcpu/memory_gib or accelerator_partition"
+                             if profiles_of(entry.instance_type) else "give count, accelerators, or vcpu/memory_gib")
             continue
         if entry.accelerators is not None and not spec.has_accelerators:
             report.error("HPK407", path + ("accelerators",),
