@@ -66,6 +66,11 @@ COMPONENT_VALUES: dict[str, tuple[str, ...]] = {
 GPU_DEVICE_ISOLATION_VALUES: dict[str, object] = {
     "nvidia-device-plugin": {"deviceListStrategy": "volume-mounts", "securityContext": {"privileged": True}},
 }
+# MIG partitions: under the "mixed" strategy the device plugin advertises each MIG device of a node as
+# nvidia.com/mig-<profile> (NVIDIA k8s-device-plugin README, "MIG strategies"), which is what the compute
+# quotas' AcceleratorPartition counts and a job asks for; the 0.16.1 chart turns migStrategy into the plugin's
+# (and feature discovery's) MIG_STRATEGY. Unset, the plugin's default "none" ignores MIG devices.
+MIG_STRATEGY = "mixed"
 # And the chart's edits (helm_release_handler/chart_patches.py): the health monitoring agent, which read the GPUs
 # through its image's variable, gets them as a device-list mount, which the isolated toolkit reads.
 GPU_DEVICE_ISOLATION_PATCHES = ("health-monitoring-agent-gpu-reader",)
@@ -102,6 +107,8 @@ class HyperPodHelmReleaseProps:
     gpu_device_isolation: the NVIDIA device plugin hands GPUs over as volume mounts (GPU_DEVICE_ISOLATION_VALUES);
         the nodes' container toolkit must read them and ignore NVIDIA_VISIBLE_DEVICES from unprivileged
         containers (the lifecycle step of the same name), or GPU pods get no GPU. Default False.
+    mig_partitions: the NVIDIA device plugin advertises MIG partitions (migStrategy MIG_STRATEGY), for nodes whose
+        GPUs a MIG manager partitions. Default False (the plugin's own default, which offers whole GPUs only).
     log_retention: retention of the installer's log group. Default one year.
     """
 
@@ -118,6 +125,7 @@ class HyperPodHelmReleaseProps:
     namespace: str = "kube-system"
     components: dict[str, bool] = field(default_factory=dict)
     gpu_device_isolation: bool = False
+    mig_partitions: bool = False
     log_retention: logs.RetentionDays = logs.RetentionDays.ONE_YEAR
 
 
@@ -133,11 +141,15 @@ def component_values(components: dict[str, bool]) -> dict[str, object]:
     return values
 
 
-def release_values(components: dict[str, bool], gpu_device_isolation: bool) -> dict[str, object]:
-    """The chart values the kit sets: the component toggles and, with isolation, the device plugin's strategy."""
+def release_values(components: dict[str, bool], gpu_device_isolation: bool,
+                   mig_partitions: bool = False) -> dict[str, object]:
+    """The chart values the kit sets: the component toggles and, with isolation, the device plugin's strategy;
+    with MIG partitions, its MIG strategy."""
     values = component_values(components)
     if gpu_device_isolation:
         _merge(values, GPU_DEVICE_ISOLATION_VALUES)
+    if mig_partitions:
+        _merge(values, {"nvidia-device-plugin": {"migStrategy": MIG_STRATEGY}})
     return values
 
 
@@ -173,7 +185,8 @@ class HyperPodHelmRelease(Construct):
             "Dependencies": json.dumps({d.name: {"url": d.url, "sha256": d.sha256} for d in props.dependencies},
                                        sort_keys=True),
             "ReleaseName": props.release_name, "Namespace": props.namespace,
-            "Values": json.dumps(release_values(props.components, props.gpu_device_isolation), sort_keys=True),
+            "Values": json.dumps(release_values(props.components, props.gpu_device_isolation, props.mig_partitions),
+                                 sort_keys=True),
             **({"Patches": json.dumps(list(GPU_DEVICE_ISOLATION_PATCHES))} if props.gpu_device_isolation else {}),
         }
         installer = PythonHandlerProvider(self, "Installer", props=PythonHandlerProviderProps(

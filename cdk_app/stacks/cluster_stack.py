@@ -11,6 +11,7 @@ from constructs import Construct
 
 from cdk_app.config.model import InstanceGroup, KitConfig
 from cdk_app.config.names import hyperpod_cluster_name, lifecycle_bucket_name
+from cdk_app.domain.capacity import partitioned_gpus
 from cdk_app.domain.deep_health_checks import group_deep_health_checks
 from cdk_app.domain.network_zones import cluster_zone_ids
 from cdk_app.stacks.layout import stack_name
@@ -81,6 +82,7 @@ class ClusterStack(Stack):
                                for name, pin in sorted((pins or {}).items())),
             release_name=chart.release_name, components=chart.components.model_dump(),
             gpu_device_isolation=config.hyperpod.lifecycle.gpu_device_isolation,
+            mig_partitions=bool(partitioned_gpus(config)),
             stack_name_prefix=stack_name(config, ""),
         ))
         for addon in eks.addons.values():
