@@ -20,7 +20,8 @@ Sources, row by row in `GPU_PROFILES` and `INSTANCE_GPUS`:
 - Geometry: AWS's "Node lifecycle and labels" page of the same guide sets it with the instance group's
   KubernetesConfig label `nvidia.com/mig.config` (e.g. "all-2g.10gb"), which the GPU operator's MIG manager
   applies to every GPU of the node. Names follow the MIG manager configuration's pattern: `all-<profile>` (as
-  many of the profile as one GPU takes), `mixed-<n>-<profile>-<n>-<profile>...`, `all-disabled`.
+  many of the profile as fit the GPU the name was made for), `mixed-<n>-<profile>-<n>-<profile>...`,
+  `all-disabled`.
 """
 
 from __future__ import annotations
@@ -141,10 +142,19 @@ def geometry_problem(instance_type: str, name: str) -> str | None:
     if unknown:
         return (f"{instance_type}'s GPU has no MIG profile {', '.join(unknown)} "
                 f"(it offers {', '.join(p.removeprefix('mig-') for p in offered)})")
-    mix = {offered[f"mig-{p}"]: n for p, n in parts.items()}
-    if not fits_one_gpu({p: n or most_per_gpu(p) for p, n in mix.items()}):
-        return f"one GPU cannot hold {name.removeprefix('mixed-')} together (NVIDIA's MIG placements)"
+    mix = {offered[f"mig-{p}"]: n or _all_count(f"mig-{p}") for p, n in parts.items()}
+    if not fits_one_gpu(mix):
+        held = ", ".join(f"{n} x {p.name.removeprefix('mig-')}" for p, n in mix.items())
+        return f"one {INSTANCE_GPUS[instance_type]} GPU cannot hold {held} (NVIDIA's MIG placements)"
     return None
+
+
+@cache
+def _all_count(profile: str) -> int:
+    """Partitions per GPU of all-<profile>: as many as fit the GPU the name was made for. A name can stand for
+    two profiles (1g.10gb is an A100 40GB's two-slice 1g and an H100's one-slice 1g): the MIG manager
+    configuration's all-1g.10gb holds 7 (the chart's default-mig-config), which an A100 40GB cannot."""
+    return max(most_per_gpu(p) for profiles in GPU_PROFILES.values() for p in profiles if p.name == profile)
 
 
 def _parts(name: str) -> dict[str, int] | None:
@@ -169,9 +179,8 @@ def per_gpu(instance_type: str, name: str) -> dict[str, int]:
     is no geometry of the type (geometry_problem says why)."""
     if name == DISABLED or geometry_problem(instance_type, name) is not None:
         return {}
-    offered = profiles_of(instance_type)
     parts = _parts(name) or {}
-    return {f"mig-{p}": n or most_per_gpu(offered[f"mig-{p}"]) for p, n in parts.items()}
+    return {f"mig-{p}": n or _all_count(f"mig-{p}") for p, n in parts.items()}
 
 
 def group_geometry(group: InstanceGroup) -> str | None:
