@@ -6,7 +6,7 @@ from __future__ import annotations
 from cdk_app.config.model import KitConfig
 from cdk_app.config.yaml_source import PathKey
 from cdk_app.domain.capacity import partition_capacity, partition_reservations
-from cdk_app.domain.mig_profiles import INSTANCE_GPUS, MIG_CONFIG_LABEL, geometry_problem, profiles_of
+from cdk_app.domain.mig_profiles import DISABLED, INSTANCE_GPUS, MIG_CONFIG_LABEL, geometry_problem, profiles_of
 from cdk_app.domain.reach import sharing_enabled
 from cdk_app.validator.reporter import Reporter
 
@@ -33,7 +33,7 @@ def _check_geometries(config: KitConfig, report: Reporter) -> None:
                                          f"geometry of its GPUs: {why}",
                          f"name one, e.g. {example} or all-disabled" if example
                          else f"remove the label: MIG needs one of the types {', '.join(_mig_types())}")
-        else:
+        elif name != DISABLED:
             partitioned.append(path)
     if partitioned:
         # AWS's "Node lifecycle and labels" page: the GPU operator (its MIG manager) applies the label's
