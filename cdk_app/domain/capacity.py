@@ -308,3 +308,16 @@ def without_partitioned_gpus(config: KitConfig, capacity: dict[str, Resources]) 
     taken = partitioned_gpus(config)
     return {itype: res - Resources(accelerators=taken[itype]) if itype in taken else res
             for itype, res in capacity.items()}
+
+
+def node_partitions(config: KitConfig, instance_type: str) -> dict[str, int]:
+    """Per MIG profile, the most partitions one node of the type holds (its group's geometry on every GPU): what
+    one pod, which runs on one node, can get."""
+    spec = CATALOGUE.get(instance_type)
+    most: dict[str, int] = {}
+    for group in config.hyperpod.instance_groups if config.hyperpod and spec else ():
+        if group.instance_type == instance_type:
+            one_node = group.model_copy(update={"count": 1})
+            for profile, count in group_partitions(one_node, spec.accelerators).items():
+                most[profile] = max(most.get(profile, 0), count)
+    return most

@@ -5,8 +5,8 @@ its JobOptionError (the option) and JobSpecError (the request against the config
 from __future__ import annotations
 
 from cdk_app.config.model import KitConfig
-from cdk_app.domain.instance_types import CATALOGUE
-from cdk_app.domain.mig_profiles import MIG_CONFIG_LABEL, RESOURCE_PREFIX, group_partitions, profiles_of
+from cdk_app.domain.capacity import node_partitions
+from cdk_app.domain.mig_profiles import MIG_CONFIG_LABEL, RESOURCE_PREFIX, profiles_of
 from cdk_app.domain.reach import SHARING_DISABLED, partition_reach
 
 # The MIG manager labels a node with its geometry's state; AWS's HyperPod CLI selects nodes whose state is
@@ -51,8 +51,7 @@ def partition_request_problem(config: KitConfig, team: str, instance_type: str, 
                 "and a team borrows only what it has a quota for, so Kueue would never admit the job; "
                 f"give the team an accelerator_partition entry of {profile} on {instance_type}"
                 + ("" if given else f" and an {instance_type} group a {MIG_CONFIG_LABEL} geometry with it"))
-    per_node = max((group_partitions(g, CATALOGUE[instance_type].accelerators).get(profile, 0) // max(g.count, 1)
-                    for g in config.hyperpod.instance_groups if g.instance_type == instance_type), default=0)
+    per_node = node_partitions(config, instance_type).get(profile, 0)
     if per_pod > per_node:
         return (f"--mig {profile}:{per_pod}: a pod takes its partitions from one node, and no {instance_type} node "
                 f"holds more than {per_node} {profile} (its group's {MIG_CONFIG_LABEL} geometry)")
