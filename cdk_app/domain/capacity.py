@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import cache
 
-from cdk_app.config.model import KitConfig, QuotaEntry, Team
+from cdk_app.config.model import InstanceGroup, KitConfig, QuotaEntry, Team
 from cdk_app.config.scalars import exact
 from cdk_app.domain.instance_types import CATALOGUE, InstanceSpec
 from cdk_app.domain.mig_profiles import group_partitions, most_per_gpu, profiles_of
@@ -169,8 +169,8 @@ def capacity_of(groups: Iterable[tuple[str, int]]) -> dict[str, Resources]:
 def cluster_capacity(config: KitConfig) -> dict[str, Resources]:
     """Per known instance type, the resources of all instance groups of that type (a partitioned group's GPUs
     are its partitions', not whole ones: without_partitioned_gpus)."""
-    return without_partitioned_gpus(config, capacity_of((group.instance_type, group.count)
-                                                        for group in config.hyperpod.instance_groups))
+    groups = config.hyperpod.instance_groups
+    return without_partitioned_gpus(groups, capacity_of((group.instance_type, group.count) for group in groups))
 
 
 def reservations(quota: Iterable[QuotaEntry]) -> dict[str, Resources]:
@@ -267,10 +267,15 @@ def partition_share(entry: QuotaEntry) -> Fraction | int:
 
 
 def partition_capacity(config: KitConfig) -> Partitions:
-    """Per (instance type, MIG profile), the partitions the instance groups give: each group's nodes take the
-    geometry its nvidia.com/mig.config label names on every GPU (cdk_app.domain.mig_profiles)."""
+    """Per (instance type, MIG profile), the partitions the config's instance groups give."""
+    return partition_capacity_of(config.hyperpod.instance_groups if config.hyperpod else ())
+
+
+def partition_capacity_of(groups: Iterable[InstanceGroup]) -> Partitions:
+    """Per (instance type, MIG profile), the partitions of the groups: each group's nodes take the geometry its
+    nvidia.com/mig.config label names on every GPU (cdk_app.domain.mig_profiles)."""
     capacity: Partitions = {}
-    for group in config.hyperpod.instance_groups if config.hyperpod else ():
+    for group in groups:
         spec = CATALOGUE.get(group.instance_type)
         if spec is None:
             continue
@@ -290,22 +295,22 @@ def partition_reservations(quota: Iterable[QuotaEntry]) -> Partitions:
     return reserved
 
 
-def partitioned_gpus(config: KitConfig) -> dict[str, int]:
+def partitioned_gpus(groups: Iterable[InstanceGroup]) -> dict[str, int]:
     """Per instance type, the GPUs MIG partitions: every GPU of a group whose label names a geometry of them
     (all-disabled partitions none)."""
     gpus: dict[str, int] = {}
-    for group in config.hyperpod.instance_groups if config.hyperpod else ():
+    for group in groups:
         spec = CATALOGUE.get(group.instance_type)
         if spec is not None and group_partitions(group, spec.accelerators):
             gpus[group.instance_type] = gpus.get(group.instance_type, 0) + group.count * spec.accelerators
     return gpus
 
 
-def without_partitioned_gpus(config: KitConfig, capacity: dict[str, Resources]) -> dict[str, Resources]:
+def without_partitioned_gpus(groups: Iterable[InstanceGroup], capacity: dict[str, Resources]) -> dict[str, Resources]:
     """The capacity with partitioned GPUs taken out of the accelerators: under the device plugin's mixed MIG
     strategy a MIG-enabled GPU is advertised as its partitions (nvidia.com/mig-<profile>), never as
     nvidia.com/gpu, so no whole-GPU quota or job can use it. Its instances, vCPU and memory stay."""
-    taken = partitioned_gpus(config)
+    taken = partitioned_gpus(groups)
     return {itype: res - Resources(accelerators=taken[itype]) if itype in taken else res
             for itype, res in capacity.items()}
 

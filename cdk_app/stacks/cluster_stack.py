@@ -82,7 +82,7 @@ class ClusterStack(Stack):
                                for name, pin in sorted((pins or {}).items())),
             release_name=chart.release_name, components=chart.components.model_dump(),
             gpu_device_isolation=config.hyperpod.lifecycle.gpu_device_isolation,
-            mig_partitions=bool(partitioned_gpus(config)),
+            mig_partitions=bool(partitioned_gpus(config.hyperpod.instance_groups)),
             stack_name_prefix=stack_name(config, ""),
         ))
         for addon in eks.addons.values():
