@@ -65,7 +65,8 @@ def _check_profiles(config: KitConfig, report: Reporter) -> None:
         profile = entry.accelerator_partition.type
         if profile not in offered:
             report.error("HPK430", path + ("accelerator_partition", "type"),
-                         f"{entry.instance_type}'s GPU has no MIG profile {profile}",
+                         f"{entry.instance_type}'s GPU has no MIG profile {profile}" if offered
+                         else f"{entry.instance_type} has no GPU that HyperPod partitions with MIG",
                          f"use one of: {', '.join(offered)}" if offered
                          else f"MIG partitions exist on {', '.join(_mig_types())}")
 
