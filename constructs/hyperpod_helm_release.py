@@ -67,7 +67,7 @@ GPU_DEVICE_ISOLATION_VALUES: dict[str, object] = {
     "nvidia-device-plugin": {"deviceListStrategy": "volume-mounts", "securityContext": {"privileged": True}},
 }
 # MIG partitions: under the "mixed" strategy the device plugin advertises each MIG device of a node as
-# nvidia.com/mig-<profile> (NVIDIA k8s-device-plugin README, "MIG strategies"), which is what the compute
+# nvidia.com/mig-<profile> (NVIDIA k8s-device-plugin documentation, "MIG strategies"), which is what the compute
 # quotas' AcceleratorPartition counts and a job asks for; the 0.16.1 chart turns migStrategy into the plugin's
 # (and feature discovery's) MIG_STRATEGY. Unset, the plugin's default "none" ignores MIG devices.
 MIG_STRATEGY = "mixed"

@@ -35,7 +35,7 @@ from cdk_app.config.model import InstanceGroup
 MIG_CONFIG_LABEL = "nvidia.com/mig.config"
 DISABLED = "all-disabled"
 # The extended resource the NVIDIA device plugin advertises for a profile under migStrategy "mixed"
-# (NVIDIA k8s-device-plugin README, "MIG strategies": nvidia.com/mig-<profile>); the API's profile names
+# (NVIDIA k8s-device-plugin documentation, "MIG strategies": nvidia.com/mig-<profile>); the API's profile names
 # already carry the "mig-" prefix.
 RESOURCE_PREFIX = "nvidia.com/"
 COMPUTE_SLICES, MEMORY_SLICES = 7, 8
