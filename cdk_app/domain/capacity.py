@@ -148,8 +148,10 @@ def quota_resources(entry: QuotaEntry, spec: InstanceSpec) -> Resources:
     else:
         share = partition_share(entry)
     filled = per_instances(spec, share)
+    # Partitions alone (or nothing) measure the instance's worth in the partitions' share, as accelerators do.
+    by_partitions = entry.vcpu is None and entry.memory_gib is None
     return Resources(
-        filled.count if in_accelerators or not spec.accelerators else 0,
+        filled.count if in_accelerators or by_partitions or not spec.accelerators else 0,
         filled.accelerators if in_accelerators else 0,
         _exact(exact(entry.vcpu)) if entry.vcpu is not None else filled.vcpu,
         _exact(exact(entry.memory_gib)) if entry.memory_gib is not None else filled.memory_gib,

@@ -6,6 +6,7 @@ from __future__ import annotations
 from cdk_app.config.model import KitConfig
 from cdk_app.config.yaml_source import PathKey
 from cdk_app.domain.capacity import partition_capacity, partition_reservations
+from cdk_app.domain.instance_types import CATALOGUE
 from cdk_app.domain.mig_profiles import DISABLED, INSTANCE_GPUS, MIG_CONFIG_LABEL, geometry_problem, profiles_of
 from cdk_app.domain.reach import sharing_enabled
 from cdk_app.validator.reporter import Reporter
@@ -42,8 +43,8 @@ def _check_geometries(config: KitConfig, report: Reporter) -> None:
         report.warning("HPK216", partitioned[0],
                        f"the kit installs no MIG manager: {MIG_CONFIG_LABEL} partitions the GPUs only where the "
                        "NVIDIA GPU operator runs on the cluster",
-                       "install the GPU operator (the HyperPod chart's gpu-operator component) before teams use "
-                       "the partitions; until then the nodes offer whole GPUs")
+                       "install the NVIDIA GPU operator - the HyperPod chart's gpu-operator component - before "
+                       "teams use the partitions; until then the nodes offer whole GPUs")
 
 
 def _mig_types() -> list[str]:
@@ -110,7 +111,7 @@ def _check_absolute_limits(config: KitConfig, report: Reporter) -> None:
             continue
         held = {entry.instance_type for entry in team.quota}
         for j, entry in enumerate(team.absolute_borrow_limits):
-            if entry.instance_type not in held:
+            if entry.instance_type not in held and entry.instance_type in CATALOGUE:  # an unknown type: HPK201
                 report.warning("HPK432", base + (j, "instance_type"),
                                f"team '{team.name}' has no quota on {entry.instance_type}, so it borrows none of it "
                                "whatever this limit says: a team borrows only on instance types it has a quota for",

@@ -123,7 +123,7 @@ def _check_quota_entries(entries: tuple, base: PathKey, report: Reporter, field:
                  if getattr(entry, d) is not None}
         if not given:
             if entry.accelerator_partition is None:
-                report.error("HPK406", path, f"quota entry for {entry.instance_type} gives no amount",
+                report.error("HPK406", path, f"{what.split(' ', 1)[1]} for {entry.instance_type} gives no amount",
                              "give count, accelerators, vcpu/memory_gib or accelerator_partition"
                              if profiles_of(entry.instance_type) else "give count, accelerators, or vcpu/memory_gib")
             continue
