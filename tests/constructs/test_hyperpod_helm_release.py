@@ -222,6 +222,16 @@ def test_gpu_device_isolation_sets_the_device_plugins_strategy_next_to_the_toggl
         {"mlflow": {"enabled": True}, "nvidia-device-plugin": {"devicePlugin": {"enabled": False}}}, sort_keys=True)})
 
 
+def test_mig_partitions_set_the_device_plugins_mig_strategy_and_default_off():
+    """The device plugin's MIG strategy (rendered by the pinned chart in tests/handlers) only with partitions."""
+    assert release_values({"nvidia_device_plugin": True}, False, mig_partitions=True) == {"nvidia-device-plugin": {
+        "devicePlugin": {"enabled": True}, "migStrategy": "mixed"}}
+    assert HyperPodHelmReleaseProps.__dataclass_fields__["mig_partitions"].default is False
+    on, _ = build(mig_partitions=True)
+    [release] = on.find_resources("Custom::HyperPodHelmRelease").values()
+    assert json.loads(release["Properties"]["Values"])["nvidia-device-plugin"]["migStrategy"] == "mixed"
+
+
 @pytest.mark.parametrize(("change", "message"), [
     ({"revision": "main"}, "revision must be a full 40-hex commit id, got 'main'"),
     ({"content_sha256": ""}, "content_sha256 must be 64 lower-case hex digits"),
