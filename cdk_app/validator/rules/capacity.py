@@ -15,7 +15,6 @@ from cdk_app.domain.capacity import (
     cluster_capacity,
     describe,
     exact_text,
-    partition_reservations,
     shared_pool_gap,
     team_reservations,
 )
@@ -98,10 +97,8 @@ def _check_idle(config: KitConfig, capacity: dict[str, Resources], report: Repor
     held = allocated(config)
     free = unallocated(config)
     sharing = sharing_enabled(config)
-    partitioned = {itype for team in config.teams if team.enabled for itype, _ in partition_reservations(team.quota)}
     for itype, gap in sorted(free.items()):
-        # A team's MIG jobs use a partitioned type's nodes (their vCPU and memory too): not idle.
-        if gap.count <= 0 or borrowers(config, itype) or itype in partitioned:
+        if gap.count <= 0 or borrowers(config, itype):
             continue
         if held.get(itype, Resources()).is_zero():
             # Nobody holds any of the type: a team borrows only on types it has a quota for.
