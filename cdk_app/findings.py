@@ -81,6 +81,9 @@ CODES: dict[str, str] = {
     "HPK215": "an instance group's nvidia.com/mig.config label names no MIG geometry its GPUs take",
     "HPK216": "GPU partitions set by nvidia.com/mig.config need the NVIDIA GPU operator, which the kit does not install",
     "HPK223": "a chart pin differs from the one the kit verified for its default revision",
+    # The AMI lifecycle of instance groups (scheduled updates, automatic patches).
+    "HPK240": "a rolling batch given in percent is above 100",
+    "HPK241": "two instance groups update their AMI on the same schedule (AWS: overlapping schedules may fail)",
     # Cluster policy.
     "HPK301": "priority class name is not allowed",
     "HPK302": "more than 10 priority classes",
@@ -128,6 +131,9 @@ CODES: dict[str, str] = {
     "HPK513": "a stack would have more than 200 parameters (CloudFormation's limit per stack)",
     "HPK514": "a stack is above 80 % of a CloudFormation limit (plan team stacks or pins before it is full)",
     "HPK515": "a team is pinned to a team stack that does not exist",
+    # Rolling AMI updates against the quotas (cdk_app/domain/rolling_updates.py).
+    "HPK520": "a rolling batch (with the type's batches on the same schedule) takes an instance type below the teams' quotas though a smaller one would not",
+    "HPK521": "the teams leave less than one instance of a type unreserved, so any rolling batch leaves their quotas uncovered",
     # Live checks (validate --live).
     "HPK601": "a compute quota on the deployed cluster was made outside the kit",
     "HPK602": "an instance group's live instance count differs from the config, or a deployed group is not in it (a deploy deletes its nodes)",
@@ -180,7 +186,7 @@ CODES: dict[str, str] = {
     "HPK807": "a team's jobs running at a simulation's start hold more than it can reach under the config (warning)",
     # Shared storage: FSx for Lustre file systems (the storage section).
     "HPK901": "a file system belongs to a team the environment does not have",
-    "HPK902": "a file system's storage capacity is not one FSx for Lustre takes (1200, 2400 or a multiple of 2400 GiB)",
+    "HPK902": "a file system's storage capacity is not one FSx for Lustre takes for its deployment and storage type",
     "HPK903": "a file system's per-unit throughput is missing or not allowed for its deployment type",
     "HPK904": "metadata IOPS on a deployment type without metadata configuration, or a value FSx does not provision",
     "HPK905": "backup settings on a scratch file system, or a backup start time without automatic backups",
@@ -191,6 +197,16 @@ CODES: dict[str, str] = {
     "HPK910": "two file systems of a team with one name, or mounted at one path",
     "HPK911": "a file system's mount path has a '.' or '..' segment or lies in /dev, /proc or /sys",
     "HPK912": "a data repository association's S3 bucket is not a name S3 allows",
+    # Shared storage against the deployed account (validate --live).
+    "HPK913": "a deployed file system or data repository association is missing, deleted outside the kit or not AVAILABLE",
+    "HPK914": "a deployed file system's deployment or storage type or drive cache differs from the config: FSx cannot change it in place",
+    "HPK915": "a deployed file system has more capacity or metadata IOPS than the config (grown outside the kit): FSx never lowers them",
+    "HPK916": "a deployed file system or association differs from the config, or an association was made outside the kit",
+    "HPK917": "the FSx CSI driver add-on is missing, unhealthy or not the pinned version",
+    # Shared storage: the storage section's deployment options.
+    "HPK918": "HDD storage on a deployment type other than PERSISTENT_1, or a drive cache type missing on HDD or set on SSD",
+    "HPK919": "a KMS key on a scratch file system, or a key of another region or partition",
+    "HPK920": "data repository associations on a SCRATCH_1 file system",
 }
 
 

@@ -17,6 +17,13 @@ from typing import Literal
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
+from hyperpod_constructs.private.ami_lifecycle import (
+    AutoPatchSpec,
+    BatchSizeSpec,
+    DeploymentSpec,
+    ScheduledUpdateSpec,
+    check_ami_lifecycle,
+)
 from hyperpod_constructs.private.limits import (
     DEEP_HEALTH_CHECKS,
     MAX_EBS_VOLUME_GIB,
@@ -49,6 +56,11 @@ class InstanceGroupSpec:
         since only GPU and Trainium instances accept them.
     training_plan_arn: capacity from a SageMaker training plan. Default: none.
     labels, taints: Kubernetes labels and taints of the group's nodes. Default: none.
+    image_id: ami-... or default. Default: none (SageMaker's AMI for the orchestrator).
+    image_release_version: HyperPod AMI version MAJOR.MINOR.PATCH; a change updates the group's software.
+        Default: none (the latest at creation).
+    scheduled_update: recurring rolling AMI updates. Default: none.
+    auto_patch: automatic security patches. Default: none.
     """
 
     name: str
@@ -61,6 +73,11 @@ class InstanceGroupSpec:
     training_plan_arn: str | None = None
     labels: dict[str, str] = field(default_factory=dict)
     taints: tuple[NodeTaint, ...] = ()
+    # The AMI lifecycle.
+    image_id: str | None = None
+    image_release_version: str | None = None
+    scheduled_update: ScheduledUpdateSpec | None = None
+    auto_patch: AutoPatchSpec | None = None
 
 
 @dataclass(frozen=True)
@@ -137,6 +154,32 @@ def _instance_group(props: HyperPodClusterProps, group: InstanceGroupSpec) -> sa
             taints=[cfn.ClusterKubernetesTaintProperty(key=t.key, effect=t.effect, value=t.value) for t in group.taints]
             or None,
         ) if group.labels or group.taints else None,
+        image_id=group.image_id,
+        image_release_version=group.image_release_version,
+        scheduled_update_config=cfn.ScheduledUpdateConfigProperty(
+            schedule_expression=group.scheduled_update.schedule_expression,
+            deployment_config=_deployment(group.scheduled_update.deployment),
+        ) if group.scheduled_update else None,
+        auto_patch_config=cfn.AutoPatchConfigProperty(
+            patching_strategy=group.auto_patch.patching_strategy,
+            deployment_config=_deployment(group.auto_patch.deployment) if group.auto_patch.deployment else None,
+        ) if group.auto_patch else None,
+    )
+
+
+def _batch(size: BatchSizeSpec | None) -> sagemaker.CfnCluster.CapacitySizeConfigProperty | None:
+    return sagemaker.CfnCluster.CapacitySizeConfigProperty(type=size.type, value=size.value) if size else None
+
+
+def _deployment(deployment: DeploymentSpec) -> sagemaker.CfnCluster.DeploymentConfigProperty:
+    cfn = sagemaker.CfnCluster
+    return cfn.DeploymentConfigProperty(
+        rolling_update_policy=cfn.RollingUpdatePolicyProperty(
+            maximum_batch_size=_batch(deployment.maximum_batch_size),
+            rollback_maximum_batch_size=_batch(deployment.rollback_maximum_batch_size)),
+        wait_interval_in_seconds=deployment.wait_interval_seconds,
+        auto_rollback_configuration=[cfn.AlarmDetailsProperty(alarm_name=name) for name in deployment.rollback_alarms]
+        or None,
     )
 
 
@@ -170,3 +213,5 @@ def _validate(props: HyperPodClusterProps) -> None:
         if group.availability_zone_id not in props.subnet_ids_by_zone:
             raise ValueError(f"{where}: no subnet in {group.availability_zone_id}; "
                              f"subnets are in {sorted(props.subnet_ids_by_zone)}")
+        check_ami_lifecycle(where, group.image_id, group.image_release_version, group.scheduled_update,
+                            group.auto_patch)

@@ -3,7 +3,7 @@ associations.
 
 Stateful: the file system is kept when its stack is deleted and when an update would replace it (a replacement
 is a new, empty file system; `hyperpod-kit plan` refuses one). Encrypted at rest always (FSx encrypts every
-Lustre file system; the persistent types with the account's aws/fsx KMS key), and in transit between Nitro
+Lustre file system; the persistent types with the account's aws/fsx KMS key or the customer-managed key given), and in transit between Nitro
 instances and SCRATCH_2/PERSISTENT_* file systems automatically. It takes the nodes' own security group, whose
 self-referencing rules already open the Lustre ports (hyperpod_network.LUSTRE_PORTS, TCP 988 and 1018-1023): the
 file system's interfaces and the nodes' are members of one group, so nothing else reaches it.
@@ -33,7 +33,7 @@ from constructs import Construct
 from hyperpod_constructs.protection import retain
 
 PERSISTENT = ("PERSISTENT_1", "PERSISTENT_2")
-DEPLOYMENT_TYPES = ("SCRATCH_2", *PERSISTENT)
+DEPLOYMENT_TYPES = ("SCRATCH_1", "SCRATCH_2", *PERSISTENT)
 LUSTRE_VERSION = "2.15"
 MAX_ASSOCIATIONS = 8  # CreateDataRepositoryAssociation: at most 8 per file system
 
@@ -61,8 +61,12 @@ class LustreFileSystemProps:
     subnet_id: the one subnet (zone) of the file system - required.
     security_group_id: group of its interfaces, the nodes' own (Lustre ports open between members) - required.
     storage_capacity_gib: 1200, 2400 or a multiple of 2400 - required.
-    deployment_type: SCRATCH_2, PERSISTENT_1 or PERSISTENT_2. Default PERSISTENT_2.
+    deployment_type: SCRATCH_1, SCRATCH_2, PERSISTENT_1 or PERSISTENT_2. Default PERSISTENT_2.
+    storage_type: SSD, or HDD (PERSISTENT_1 only). Default SSD.
+    drive_cache_type: NONE or READ, required by (and only for) HDD. Default None.
     per_unit_storage_throughput: MB/s/TiB, required by (and only for) the persistent types. Default None.
+    kms_key_id: customer-managed KMS key (ARN, id or alias) of a persistent type; None: FSx's aws/fsx key.
+    Default None.
     metadata_iops: PERSISTENT_2: USER_PROVISIONED IOPS; None: AUTOMATIC mode. Default None.
     compression: LZ4 or NONE. Default LZ4.
     automatic_backup_retention_days: persistent types only; None: FSx's default (0, none). Default None.
@@ -75,7 +79,10 @@ class LustreFileSystemProps:
     security_group_id: str
     storage_capacity_gib: int
     deployment_type: str = "PERSISTENT_2"
+    storage_type: str = "SSD"
+    drive_cache_type: str | None = None
     per_unit_storage_throughput: int | None = None
+    kms_key_id: str | None = None
     metadata_iops: int | None = None
     compression: str = "LZ4"
     automatic_backup_retention_days: int | None = None
@@ -96,10 +103,11 @@ class LustreFileSystem(Construct):
                 mode="AUTOMATIC" if props.metadata_iops is None else "USER_PROVISIONED", iops=props.metadata_iops)
         self.file_system = fsx.CfnFileSystem(
             self, "FileSystem", file_system_type="LUSTRE", file_system_type_version=LUSTRE_VERSION,
-            storage_type="SSD", storage_capacity=props.storage_capacity_gib, subnet_ids=[props.subnet_id],
-            security_group_ids=[props.security_group_id],
+            storage_type=props.storage_type, storage_capacity=props.storage_capacity_gib, subnet_ids=[props.subnet_id],
+            security_group_ids=[props.security_group_id], kms_key_id=props.kms_key_id,
             lustre_configuration=fsx.CfnFileSystem.LustreConfigurationProperty(
                 deployment_type=props.deployment_type, data_compression_type=props.compression,
+                drive_cache_type=props.drive_cache_type,
                 per_unit_storage_throughput=props.per_unit_storage_throughput if persistent else None,
                 metadata_configuration=metadata,
                 automatic_backup_retention_days=props.automatic_backup_retention_days if persistent else None,
@@ -132,6 +140,14 @@ def _validate(props: LustreFileSystemProps) -> None:
         raise ValueError("per_unit_storage_throughput is required by the persistent types and refused by scratch ones")
     if props.metadata_iops is not None and props.deployment_type != "PERSISTENT_2":
         raise ValueError("metadata_iops is PERSISTENT_2's only")
+    if props.storage_type not in ("SSD", "HDD") or (props.storage_type == "HDD" and props.deployment_type != "PERSISTENT_1"):
+        raise ValueError(f"storage_type must be SSD, or HDD on PERSISTENT_1, got {props.storage_type!r}")
+    if (props.storage_type == "HDD") != (props.drive_cache_type is not None):
+        raise ValueError("drive_cache_type is required by HDD storage and refused by SSD")
+    if props.kms_key_id is not None and props.deployment_type not in PERSISTENT:
+        raise ValueError("kms_key_id is for the persistent types only (scratch ones use FSx's key)")
+    if props.data_repository_associations and props.deployment_type == "SCRATCH_1":
+        raise ValueError("SCRATCH_1 file systems take no data repository associations")
     if len(props.data_repository_associations) > MAX_ASSOCIATIONS:
         raise ValueError(f"at most {MAX_ASSOCIATIONS} data repository associations per file system")
     paths = [link.file_system_path for link in props.data_repository_associations]

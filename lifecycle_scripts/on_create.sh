@@ -14,7 +14,7 @@ main() {
   load_settings "$SCRIPT_DIR/provisioning.env"
   # First: the toolkit reads its settings at each container start, and data_roots may restart containerd.
   run_step "GPU device isolation" "$SCRIPT_DIR/steps/gpu_device_isolation.sh"
-  run_step "data roots on the secondary volume" "$SCRIPT_DIR/steps/data_roots.sh"
+  run_step "data roots off the root volume" "$SCRIPT_DIR/steps/data_roots.sh"
   run_step "extra packages" "$SCRIPT_DIR/steps/extra_packages.sh"
   # Last: it restarts the kubelet (data_roots may have stopped and started it already).
   run_step "seccomp RuntimeDefault for every pod" "$SCRIPT_DIR/steps/seccomp_default.sh"

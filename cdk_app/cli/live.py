@@ -13,6 +13,7 @@ Every call is a Describe, List or Get; nothing is written.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,6 +65,7 @@ class LiveState:
     policy: dict[str, Any] | None
     addon_version: str | None
     shape: DeployedShape | None = None
+    eks_cluster: str | None = None  # the EKS cluster's name, from the HyperPod cluster's orchestrator
 
 
 @dataclass
@@ -109,7 +111,7 @@ def pages(client: Any, operation: str, key: str, token_key: str = "NextToken", *
             return items
 
 
-def _stack_outputs(cloudformation: Any, stack: str) -> dict[str, str]:
+def stack_outputs(cloudformation: Any, stack: str) -> dict[str, str]:
     """The stack's outputs; empty when the stack does not exist yet."""
     from botocore.exceptions import ClientError
 
@@ -144,7 +146,7 @@ def gather(config: KitConfig, sagemaker: Any, eks: Any, cloudformation: Any = No
     (for the create-only checks); the cluster is then found by the cluster stack's output."""
     from botocore.exceptions import ClientError
 
-    outputs = _stack_outputs(cloudformation, stack_name(config, "cluster")) if cloudformation else {}
+    outputs = stack_outputs(cloudformation, stack_name(config, "cluster")) if cloudformation else {}
     name = outputs.get("HyperPodClusterName") or cluster_name(config)
     try:
         cluster = call_api(sagemaker, "describe_cluster", ClusterName=name)
@@ -176,7 +178,26 @@ def gather(config: KitConfig, sagemaker: Any, eks: Any, cloudformation: Any = No
             if err.response.get("Error", {}).get("Code") != "ResourceNotFoundException":
                 raise LiveAccessError(f"eks:DescribeAddon failed: {err}") from err
     shape = _shape(cluster, "HyperPodClusterName" in outputs, eks_name, eks, ec2) if ec2 is not None else None
-    return LiveState(name, arn, cluster.get("InstanceGroups", []), unhealthy, quotas, policy, addon_version, shape)
+    return LiveState(name, arn, cluster.get("InstanceGroups", []), unhealthy, quotas, policy, addon_version, shape,
+                     eks_name or None)
+
+
+def with_part(result: LiveResult, source: Any, part: str, label: str, read: Callable[[], LiveResult]) -> LiveResult:
+    """`result` plus one more section's live checks (`read` gathers and compares), under section `part`; a read
+    error becomes an HPK606 finding at `part`, never a traceback."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    try:
+        part_result = read()
+    except (LiveAccessError, BotoCoreError, ClientError) as err:
+        message = str(err) if isinstance(err, LiveAccessError) else f"{type(err).__name__}: {err}"
+        result.findings.append(live_finding(source, "HPK606", Severity.ERROR, (part,), f"live check of {label}: {message}",
+                                            "fix access and run again; the other findings still hold"))
+        result.section[part] = {"error": message}
+        return result
+    result.findings.extend(part_result.findings)
+    result.section[part] = part_result.section
+    return result
 
 
 def _entry(resource: dict[str, Any]) -> QuotaEntry:

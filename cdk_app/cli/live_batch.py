@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from cdk_app.cli.live import LiveAccessError, LiveResult, call_api, live_finding
+from cdk_app.cli.live import LiveResult, call_api, live_finding, with_part
 from cdk_app.cli.live import pages as live_pages
 from cdk_app.config.model import KitConfig
 from cdk_app.config.yaml_source import SourceMap
@@ -174,22 +174,8 @@ def _normal(value: Any) -> Any:
 
 
 def with_batch(result: LiveResult, config: KitConfig, source: SourceMap, session: Any, client_config: Any) -> LiveResult:
-    """The HyperPod live result plus the Batch checks (under section "batch"); a Batch read error becomes an
-    HPK606 finding, never a traceback."""
-    from botocore.exceptions import BotoCoreError, ClientError
-
+    """The HyperPod live result plus the Batch checks (under section "batch")."""
     if config.batch is None:
         return result
-    try:
-        state = gather_batch(config, session.client("batch", config=client_config))
-    except (LiveAccessError, BotoCoreError, ClientError) as err:
-        message = str(err) if isinstance(err, LiveAccessError) else f"{type(err).__name__}: {err}"
-        result.findings.append(live_finding(source, "HPK606", Severity.ERROR, ("batch",),
-                                        f"live check of AWS Batch: {message}",
-                                        "fix access and run again; the other findings still hold"))
-        result.section["batch"] = {"error": message}
-        return result
-    batch_result = compare_batch(config, source, state)
-    result.findings.extend(batch_result.findings)
-    result.section["batch"] = batch_result.section
-    return result
+    return with_part(result, source, "batch", "AWS Batch", lambda: compare_batch(
+        config, source, gather_batch(config, session.client("batch", config=client_config))))

@@ -130,8 +130,8 @@ def validate(configs: tuple[Path, ...], output_format: str, live: bool, profile:
     if strict and warned:
         click.echo(f"--strict: {warned} warning(s) fail the check (exit 1); without --strict they would not", err=True)
         codes.append(1)
-    if any(s.get("error") or (s.get("batch") or {}).get("error") for s in sections):
-        codes.append(2)  # the account could not be read (HyperPod or Batch part): unreadable, not findings
+    if any(s.get("error") or (s.get(part) or {}).get("error") for s in sections for part in ("batch", "storage")):
+        codes.append(2)  # the account could not be read (HyperPod, Batch or storage part): unreadable, not findings
     sys.exit(max(codes))
 
 
@@ -143,6 +143,7 @@ def live_check(report: Report, profile: str | None) -> dict[str, object]:
 
     from cdk_app.cli.live import RETRIES, LiveAccessError, LiveResult, compare, gather
     from cdk_app.cli.live_batch import with_batch
+    from cdk_app.cli.live_storage import with_storage
     from cdk_app.findings import Finding, Severity
 
     loaded = report.loaded
@@ -165,6 +166,7 @@ def live_check(report: Report, profile: str | None) -> dict[str, object]:
     else:
         result = compare(config, loaded.source, state)
     result = with_batch(result, config, loaded.source, session, retry)
+    result = with_storage(result, config, loaded.source, session, retry, state.eks_cluster if state else None)
     report.findings.extend(result.findings)
     return {"file": report.file, "environment": report.environment, **result.section}
 
@@ -256,11 +258,14 @@ def topology(nodes, output_format: str) -> None:
 
 
 def _job_option(parse):
-    """A repeatable job option parsed by job_templates (KEY=VALUE, PVC:PATH[:ro]); bad text is a usage error."""
-    def callback(_ctx, _param, values: tuple[str, ...]):
+    """A job option parsed by job_templates (KEY=VALUE, PVC:PATH[:ro], SIZE[:PATH]), repeatable or not; bad text
+    is a usage error."""
+    def callback(_ctx, _param, values: tuple[str, ...] | str | None):
         from cdk_app.kubernetes.job_templates import JobSpecError
 
         try:
+            if values is None or isinstance(values, str):
+                return None if values is None else parse(values)
             return tuple(parse(value) for value in values)
         except JobSpecError as err:
             raise click.BadParameter(str(err)) from None
@@ -280,6 +285,11 @@ def _parse_mig(text: str):
 def _parse_volume(text: str):
     from cdk_app.kubernetes.job_templates import parse_volume
     return parse_volume(text)
+
+
+def _parse_scratch(text: str):
+    from cdk_app.kubernetes.job_templates import parse_scratch
+    return parse_scratch(text)
 
 
 @main.command()
@@ -309,6 +319,9 @@ def _parse_volume(text: str):
 @click.option("--cpu", default=None, help="CPU request per pod, a Kubernetes quantity (e.g. 16, 500m).")
 @click.option("--memory", default=None, help="Memory request per pod, a Kubernetes quantity (e.g. 64Gi).")
 @click.option("--shm", default=None, help="Size of a memory-backed /dev/shm (e.g. 64Gi).")
+@click.option("--scratch", default=None, callback=_job_option(_parse_scratch), metavar="SIZE[:PATH]",
+              help="Node-local scratch space per pod: an emptyDir of at most SIZE (e.g. 500Gi) on the node's instance-"
+                   "store NVMe where it has one, else its secondary EBS volume; mounted at PATH (default /scratch).")
 @click.option("--env", "env", multiple=True, callback=_job_option(_parse_env), metavar="KEY=VALUE",
               help="Environment variable of the job's containers (repeatable).")
 @click.option("--volume", "volumes", multiple=True, callback=_job_option(_parse_volume), metavar="PVC:PATH[:ro]",
@@ -327,7 +340,8 @@ def _parse_volume(text: str):
 @click.argument("command", nargs=-1, required=True)
 def job(config_path: Path, team: str, priority: str | None, name: str, image: str, kind: str, instance_type: str | None,
         nodes: int, min_nodes: int | None, max_nodes: int | None, rdzv_backend: str | None, accelerators: int | None,
-        mig: tuple[str, int] | None, efa: int | str, cpu: str | None, memory: str | None, shm: str | None, env: tuple, volumes: tuple,
+        mig: tuple[str, int] | None, efa: int | str, cpu: str | None, memory: str | None, shm: str | None,
+        scratch: tuple[str, str] | None, env: tuple, volumes: tuple,
         cluster_nodes, topology: str | None, topology_layer: int | None, auto_resume: bool, max_retries: int | None,
         command: tuple[str, ...]) -> None:
     """Print the manifests of a job for the team's queue: hyperpod-kit job ... -- python train.py"""
@@ -358,7 +372,7 @@ def job(config_path: Path, team: str, priority: str | None, name: str, image: st
                          auto_resume=auto_resume, max_retries=3 if max_retries is None else max_retries,
                          min_nodes=min_nodes, max_nodes=max_nodes,
                          rdzv_backend=rdzv_backend, env=env, volumes=volumes, shm=shm, cpu=cpu, memory=memory,
-                         mig=mig)
+                         mig=mig, **({"scratch": scratch[0], "scratch_path": scratch[1]} if scratch else {}))
     config = options_then_config(config_path, lambda: check_options(request), JobSpecError)
     if config.hyperpod is None:
         # A well-formed request this environment refuses on its merits (it has no queue): a finding, exit 1.

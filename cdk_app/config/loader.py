@@ -57,6 +57,18 @@ _FORMATS = {
     "admin_principals": "an IAM role or user ARN such as arn:aws:iam::111122223333:role/Admin",
     "principals": "an IAM role or user ARN such as arn:aws:iam::111122223333:role/TeamA",
     "training_plan_arn": "a SageMaker training plan ARN",
+    "image_id": "an AMI id such as ami-0123456789abcdef0, or default (HyperPod's latest AMI)",
+    "image_release_version": "a HyperPod AMI release version MAJOR.MINOR.PATCH in quotes, e.g. \"1.2.3\"",
+    "schedule_expression": ("cron(Minutes Hours Day-of-month Month Day-of-week Year) with single spaces, e.g. "
+                            "cron(0 4 ? * SUN *) for Sundays at 04:00 UTC (AWS::SageMaker::Cluster's format: "
+                            "Day-of-month a number or ?, Day-of-week a day, number, ?, L, 2#1 or 5L, Year 20xx or *)"),
+    "rollback_alarms": "a CloudWatch alarm name: one line, not only spaces",
+    "kms_key_id": ("a KMS key ARN, key id, multi-Region key id (mrk-...) or alias name (alias/...), e.g. "
+                   "arn:aws:kms:us-east-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab"),
+    "s3_path": "an S3 bucket or prefix such as s3://my-bucket/datasets/",
+    "file_system_path": "a directory of the file system with its leading slash, e.g. /datasets",
+    "daily_automatic_backup_start_time": "a quoted UTC time HH:MM, e.g. \"03:00\"",
+    "csi_driver_version": "an EKS add-on version such as v1.6.0-eksbuild.1",
 }
 
 _TYPE_WORDS = {

@@ -29,11 +29,20 @@ from cdk_app.config.types import (
 )
 from cdk_app.config.zone_ids import REGION_PATTERN
 from hyperpod_constructs.private.limits import (
+    ALARM_NAME,
     COMMIT_ID,
     HELM_RELEASE_NAME,
+    IMAGE_ID,
+    IMAGE_RELEASE_VERSION,
+    MAX_ALARM_NAME_LENGTH,
     MAX_EBS_VOLUME_GIB,
+    MAX_IMAGE_RELEASE_VERSION_LENGTH,
     MAX_INSTANCE_COUNT,
+    MAX_ROLLBACK_ALARMS,
+    MAX_SCHEDULE_EXPRESSION_LENGTH,
+    MAX_WAIT_INTERVAL_SECONDS,
     MIN_EBS_VOLUME_GIB,
+    SCHEDULE_EXPRESSION,
     SHA256_HEX,
     anchored,
 )
@@ -133,6 +142,62 @@ class Taint(KitModel):
     adds their toleration to every pod that asks for the device, so they keep only other pods off."""
 
 
+# The AMI lifecycle of an instance group: AWS::SageMaker::Cluster's ImageId, ImageReleaseVersion,
+# ScheduledUpdateConfig and AutoPatchConfig (cfn-lint's schema); cdk_app.domain.rolling_updates holds their arithmetic.
+class BatchSize(KitModel):
+    type: Literal["INSTANCE_COUNT", "CAPACITY_PERCENTAGE"]
+    """INSTANCE_COUNT: a number of instances; CAPACITY_PERCENTAGE: a percent of the group's instances (the kit
+    counts a percent rounded up, at least one instance: 25 % of 6 is 2)."""
+    # No batch holds more instances than a group can (InstanceCount's maximum; the schema gives Value none).
+    value: Annotated[Int, Field(ge=1, le=MAX_INSTANCE_COUNT)]
+    """Instances, or percent (1-100), SageMaker updates at a time."""
+
+
+# The kit's batch when a rolling update names none: one instance at a time (without a rolling policy
+# SageMaker updates every instance of the group at once).
+DEFAULT_BATCH_SIZE = BatchSize.model_construct(type="INSTANCE_COUNT", value=1)
+
+
+class RollingDeployment(KitModel):
+    """How SageMaker rolls a new AMI through a group (DeploymentConfig): in batches, waiting between them,
+    rolling back when an alarm fires."""
+
+    maximum_batch_size: BatchSize = DEFAULT_BATCH_SIZE
+    """Most instances updated at a time (RollingUpdatePolicy.MaximumBatchSize); they drain and reboot onto the
+    new AMI together. Default: one instance. The validator refuses a batch that takes the group's instance type
+    below what the teams' quotas reserve (HPK520)."""
+    rollback_maximum_batch_size: BatchSize | None = None
+    """Most instances rolled back at a time (RollbackMaximumBatchSize). Default: SageMaker's."""
+    wait_interval_seconds: Annotated[Int, Field(ge=0, le=MAX_WAIT_INTERVAL_SECONDS)] | None = None
+    """Seconds SageMaker waits between batches (0-3600), watching the rollback alarms. Default: SageMaker's."""
+    rollback_alarms: Annotated[tuple[Annotated[Str, Field(min_length=1, max_length=MAX_ALARM_NAME_LENGTH,
+                                                          pattern=ALARM_NAME)], ...],
+                               Field(max_length=MAX_ROLLBACK_ALARMS)] = ()
+    """Names of CloudWatch alarms (this account and region, at most 10) whose ALARM state rolls the update
+    back (AutoRollbackConfiguration). The execution role may read them (cloudwatch:DescribeAlarms)."""
+
+
+class ScheduledUpdate(KitModel):
+    """When SageMaker updates the group to the newest AMI (ScheduledUpdateConfig)."""
+
+    schedule_expression: Annotated[Str, Field(max_length=MAX_SCHEDULE_EXPRESSION_LENGTH,
+                                              pattern=anchored(SCHEDULE_EXPRESSION))]
+    """cron(Minutes Hours Day-of-month Month Day-of-week Year) in UTC, e.g. cron(0 4 ? * SUN *): Sundays 04:00."""
+    deployment: RollingDeployment = RollingDeployment.model_construct()
+    """Batches, wait and rollback alarms of the update. Default: one instance at a time."""
+
+
+class AutoPatch(KitModel):
+    """Automatic security patches of the group's AMI (AutoPatchConfig)."""
+
+    patching_strategy: Literal["WhenIdle", "WhenAllIdle"]
+    """WhenIdle cordons every instance and patches each once it runs no job (uncordoned right after);
+    WhenAllIdle cordons every instance and patches them all once all are idle. Instances that never become idle
+    keep the previous AMI."""
+    deployment: RollingDeployment | None = None
+    """Batches, wait and rollback alarms of the patches (botocore: for a rolling patching strategy). Default: none."""
+
+
 class InstanceGroup(KitModel):
     name: Str
     """Instance group name: letters, digits and single hyphens, 1-63 characters."""
@@ -156,6 +221,18 @@ class InstanceGroup(KitModel):
     """Kubernetes labels put on the group's nodes."""
     taints: tuple[Taint, ...] = ()
     """Kubernetes taints put on the group's nodes."""
+    # The AMI lifecycle (issue 31): kept together, after the other fields.
+    image_id: Annotated[Str, Field(min_length=7, max_length=21, pattern=anchored(IMAGE_ID))] | None = None
+    """AMI of the group's instances: ami-... (a custom AMI: unencrypted, owned by this account, one volume) or
+    default (HyperPod's latest). Default: SageMaker's choice (HyperPod's AMI for the Kubernetes version)."""
+    image_release_version: Annotated[Str, Field(max_length=MAX_IMAGE_RELEASE_VERSION_LENGTH,
+                                                pattern=anchored(IMAGE_RELEASE_VERSION))] | None = None
+    """Version of the HyperPod-managed AMI, MAJOR.MINOR.PATCH in quotes ("1.2.3"). Changing it updates the group's
+    software at the next deploy (`plan` says how many nodes drain at a time). Default: the latest at creation."""
+    scheduled_update: ScheduledUpdate | None = None
+    """Recurring AMI updates in rolling batches. Default: none (updates happen when you run them)."""
+    auto_patch: AutoPatch | None = None
+    """Automatic security patches of the AMI. Default: none."""
 
 
 class HelmComponents(KitModel):
@@ -224,7 +301,8 @@ class Lifecycle(KitModel):
     """Settings of the node lifecycle scripts, written next to them as provisioning.env."""
 
     move_data_roots: Bool = True
-    """Keep containerd's and kubelet's data on the secondary EBS volume (/opt/sagemaker), not the root volume."""
+    """Keep containerd's and kubelet's data (images, pods' emptyDir volumes) off the root volume: on the instance
+    store NVMe (/opt/dlami/nvme) where the instance has one, else on the secondary EBS volume (/opt/sagemaker)."""
     extra_packages: tuple[Annotated[Str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9+._-]{0,99}$")], ...] = ()
     """OS packages installed on every node (dnf or apt-get); only missing ones are installed."""
     gpu_device_isolation: Bool = False

@@ -18,10 +18,13 @@ from pydantic import Field
 
 from cdk_app.config.types import AZ_ID_PATTERN, Bool, Int, KitModel, Str
 
-# The kit offers SSD storage only (HDD and Intelligent-Tiering take other capacities, throughputs and a read cache)
-# and leaves SCRATCH_1 out: the first-generation scratch type takes no data repository association and no
-# in-transit encryption, and SCRATCH_2 replaces it at the same price.
-DeploymentType = Literal["SCRATCH_2", "PERSISTENT_1", "PERSISTENT_2"]
+# botocore FSx LustreDeploymentType, all four: SCRATCH_1 (first-generation scratch) takes no data repository
+# association and no in-transit encryption, and its capacity never grows; SCRATCH_2 replaces it at the same price.
+DeploymentType = Literal["SCRATCH_1", "SCRATCH_2", "PERSISTENT_1", "PERSISTENT_2"]
+# botocore FSx StorageType without INTELLIGENT_TIERING: a Lustre Intelligent-Tiering file system has no storage
+# capacity to provision but a ThroughputCapacity and a read cache, a model of its own the kit does not offer.
+StorageType = Literal["SSD", "HDD"]
+DriveCacheType = Literal["NONE", "READ"]
 Compression = Literal["NONE", "LZ4"]
 EventType = Literal["NEW", "CHANGED", "DELETED"]
 # botocore FSx: AutomaticBackupRetentionDays 0-90; MetadataIops 1500-192000; CreateDataRepositoryAssociation "a
@@ -43,6 +46,11 @@ S3_PATH_PATTERN = "^s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/[^\\u0000\\u0085\\u20
 MOUNT_PATH_PATTERN = r"^/[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*$"
 DAILY_TIME_PATTERN = r"^([01]\d|2[0-3]):([0-5]\d)$"
 MAX_FILE_SYSTEMS = 10
+# A KMS key as AWS::FSx::FileSystem KmsKeyId takes it (cfn-lint's formats AWS::KMS::Key.Arn, AWS::KMS::Key.Id and
+# AWS::KMS::Alias.AliasName, rules E1157, E1162 and its alias rule): a key or alias ARN, a key id (mrk- for a
+# multi-Region key) or an alias name.
+KMS_KEY_PATTERN = (r"^(arn:aws[a-zA-Z-]*:kms:[a-z0-9-]+:\d{12}:(key|alias)/.+"
+                   r"|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|mrk-[0-9a-f]{32}|alias/[a-zA-Z0-9:/_-]+)$")
 
 
 class DataRepositoryAssociation(KitModel):
@@ -68,14 +76,26 @@ class LustreFileSystem(KitModel):
     team: Str
     """The team whose file system it is: a team of `teams`. Only that team's pods can mount it."""
     deployment_type: DeploymentType = "PERSISTENT_2"
-    """PERSISTENT_2 (latency-sensitive training, metadata performance), PERSISTENT_1, or SCRATCH_2 (temporary data:
-    not replicated, no backups). Fixed once created: FSx cannot change it (`plan` says the deploy would fail); another
+    """PERSISTENT_2 (latency-sensitive training, metadata performance), PERSISTENT_1 (throughput, also on HDD), or
+    SCRATCH_2 (temporary data: not replicated, no backups); SCRATCH_1 only where it already exists (no S3 links, its
+    capacity never grows). Fixed once created: FSx cannot change it (`plan` says the deploy would fail); another
     type is a new file system under another name."""
+    storage_type: StorageType = "SSD"
+    """SSD, or HDD for PERSISTENT_1 only (cheaper per GiB, for large sequential reads; with drive_cache_type).
+    Fixed once created."""
+    drive_cache_type: DriveCacheType | None = None
+    """HDD only, and required there: READ caches up to 20% of the capacity on SSD for files read again; NONE."""
     storage_capacity_gib: Annotated[Int, Field(ge=1200, le=2147483647)]
-    """Storage in GiB: 1200, 2400 or a multiple of 2400. It can only grow, by editing this number."""
+    """Storage in GiB. SSD (and SCRATCH_2): 1200, 2400 or a multiple of 2400; SCRATCH_1: 1200, 2400 or a multiple
+    of 3600; HDD: a multiple of 6000 at 12 MB/s/TiB, of 1800 at 40 MB/s/TiB. It can only grow, by editing this
+    number (SCRATCH_1: never)."""
     per_unit_storage_throughput: Annotated[Int, Field(ge=12, le=1000)] | None = None
-    """Throughput per TiB of storage (MB/s/TiB), required by the persistent types: PERSISTENT_1 50, 100 or 200;
-    PERSISTENT_2 125, 250, 500 or 1000. Scratch file systems take none."""
+    """Throughput per TiB of storage (MB/s/TiB), required by the persistent types: PERSISTENT_1 50, 100 or 200 on
+    SSD, 12 or 40 on HDD; PERSISTENT_2 125, 250, 500 or 1000. Scratch file systems take none."""
+    kms_key_id: Annotated[Str, Field(pattern=KMS_KEY_PATTERN, max_length=2048)] | None = None
+    """Persistent types: the customer-managed KMS key that encrypts the data at rest (key ARN, key id or alias,
+    in the environment's region; its key policy must let FSx use it). Default: the account's aws/fsx key. Scratch
+    types always use FSx's key. Changing it replaces the file system (`plan` refuses)."""
     metadata_iops: Annotated[Int, Field(ge=1500, le=MAX_METADATA_IOPS)] | None = None
     """PERSISTENT_2 only: metadata IOPS to provision (1500, 3000, 6000, 12000 or a multiple of 12000). Default:
     AUTOMATIC mode, which scales them with the capacity."""

@@ -84,6 +84,8 @@ ETCD_IMAGE = "quay.io/coreos/etcd:v3.5.17"
 ETCD_PORT = 2379
 C10D_PORT = 29400
 SHM_MOUNT = "/dev/shm"
+# Where --scratch mounts its node-local emptyDir unless given a path (docs/how-to/storage.md).
+SCRATCH_MOUNT = "/scratch"
 
 
 INT32_MAX = 2**31 - 1  # Kubernetes backoffLimit fields are int32
@@ -130,6 +132,8 @@ class JobRequest:
     env: tuple[tuple[str, str], ...] = ()
     volumes: tuple[Volume, ...] = ()
     shm: str | None = None  # size of a memory-backed /dev/shm, a Kubernetes quantity
+    scratch: str | None = None  # size of a node-local (disk) emptyDir, a Kubernetes quantity
+    scratch_path: str = SCRATCH_MOUNT  # where it is mounted
     cpu: str | None = None  # per pod requests, Kubernetes quantities
     memory: str | None = None
     mig: tuple[str, int] | None = None  # (MIG profile, partitions per pod) instead of whole GPUs
@@ -153,6 +157,14 @@ def parse_volume(text: str) -> Volume:
     if len(parts) not in (2, 3) or (len(parts) == 3 and parts[2] != "ro"):
         raise JobOptionError(f"--volume {text!r}: give PVC:MOUNT_PATH or PVC:MOUNT_PATH:ro")
     return Volume(parts[0], parts[1], len(parts) == 3)
+
+
+def parse_scratch(text: str) -> tuple[str, str]:
+    """--scratch SIZE[:MOUNT_PATH] -> (size, mount path); a quantity has no ':'."""
+    size, sep, path = text.partition(":")
+    if not size or (sep and not path) or ":" in path:
+        raise JobOptionError(f"--scratch {text!r}: give SIZE or SIZE:MOUNT_PATH (e.g. 500Gi or 500Gi:/tmp/work)")
+    return size, path or SCRATCH_MOUNT
 
 
 @dataclass(frozen=True)
@@ -419,6 +431,13 @@ def _check_env_and_volumes(request: JobRequest) -> None:
             raise JobOptionError(f"--env {name}: given twice")
         seen.add(name)
     paths: set[str] = set()
+    if request.scratch is not None:
+        where = f"--scratch {request.scratch}:{request.scratch_path}"
+        if _normal_path(request.scratch_path) == SHM_MOUNT:
+            raise JobOptionError(f"{where}: use --shm SIZE for shared memory")
+        if bad_mount_path(request.scratch_path):
+            raise JobOptionError(f"{where}: the mount path must be {ALLOWED}")
+        paths.add(_normal_path(request.scratch_path))
     for volume in request.volumes:
         if not PVC_NAME.fullmatch(volume.claim):
             raise JobOptionError(f"--volume {volume.claim}:...: the claim must be a PersistentVolumeClaim name "
@@ -429,7 +448,8 @@ def _check_env_and_volumes(request: JobRequest) -> None:
         if bad_mount_path(volume.mount_path):
             raise JobOptionError(f"--volume {volume.claim}:{volume.mount_path}: the mount path must be {ALLOWED}")
         if path in paths:
-            raise JobOptionError(f"--volume {volume.claim}:{volume.mount_path}: something is already mounted there")
+            raise JobOptionError(f"--volume {volume.claim}:{volume.mount_path}: something is already mounted there"
+                                 f"{' (--scratch)' if request.scratch is not None and path == _normal_path(request.scratch_path) else ''}")
         paths.add(path)
 
 
@@ -448,6 +468,10 @@ def with_team_volumes(config: KitConfig, request: JobRequest) -> JobRequest:
     for file_system in team_file_systems(config.storage, request.team):
         if file_system.name in given:
             continue
+        if request.scratch is not None and _normal_path(request.scratch_path) == _normal_path(file_system.job_mount_path):
+            raise JobSpecError(f"--scratch {request.scratch}: team {request.team}'s file system {file_system.name} is "
+                               f"mounted at {file_system.job_mount_path} (storage.file_systems); give the scratch space "
+                               f"another path: --scratch {request.scratch}:/local-scratch")
         taken = paths.get(_normal_path(file_system.job_mount_path))
         if taken is not None:
             raise JobSpecError(f"--volume {taken.claim}:{taken.mount_path}: team {request.team}'s file system "
@@ -488,7 +512,7 @@ def _step(precision: Fraction) -> str:
 
 
 QUANTITY_OPTIONS = (("--cpu", "cpu", CPU_PRECISION), ("--memory", "memory", BYTE_PRECISION),
-                    ("--shm", "shm", BYTE_PRECISION))
+                    ("--shm", "shm", BYTE_PRECISION), ("--scratch", "scratch", BYTE_PRECISION))
 
 
 def _quantity(option: str, text: str | None, unit: int, most: Fraction, instance_type: str,
@@ -679,6 +703,8 @@ def _container(request: JobRequest, placement: Placement, name: str, *, devices:
               for i, v in enumerate(request.volumes)]
     if request.shm is not None:
         mounts.append({"name": "shm", "mountPath": SHM_MOUNT})
+    if request.scratch is not None:
+        mounts.append({"name": "scratch", "mountPath": request.scratch_path})
     if mounts:
         container["volumeMounts"] = mounts
     return container
@@ -701,6 +727,13 @@ def _pod_template(request: JobRequest, placement: Placement, container: dict[str
     if request.shm is not None:
         # Containers get 64 MiB of /dev/shm by default: too little for NCCL and data-loader workers.
         volumes.append({"name": "shm", "emptyDir": {"medium": "Memory", "sizeLimit": request.shm}})
+    if request.scratch is not None:
+        # On the node's disk under the kubelet's directory, which the lifecycle scripts put on the instance store
+        # NVMe where there is one (steps/data_roots.sh), else on the secondary EBS volume. No hostPath: the pod
+        # gets its own directory, deleted with it, and the kubelet evicts a pod that writes past sizeLimit. No
+        # ephemeral-storage request: the teams' ClusterQueues do not cover that resource, and Kueue leaves a
+        # workload asking for one pending ("resource ... unavailable in ClusterQueue", v0.19.2 flavorassigner).
+        volumes.append({"name": "scratch", "emptyDir": {"sizeLimit": request.scratch}})
     if volumes:
         spec["volumes"] = volumes
     template: dict[str, Any] = {"spec": spec}

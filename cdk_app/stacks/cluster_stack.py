@@ -9,7 +9,7 @@ from typing import Any
 from aws_cdk import CfnOutput, Fn, Stack
 from constructs import Construct
 
-from cdk_app.config.model import InstanceGroup, KitConfig
+from cdk_app.config.model import BatchSize, InstanceGroup, KitConfig, RollingDeployment
 from cdk_app.config.names import hyperpod_cluster_name, lifecycle_bucket_name
 from cdk_app.domain.capacity import partitioned_gpus
 from cdk_app.domain.deep_health_checks import group_deep_health_checks
@@ -25,6 +25,7 @@ from hyperpod_constructs.hyperpod_helm_release import (
 )
 from hyperpod_constructs.hyperpod_network import HyperPodNetwork
 from hyperpod_constructs.lifecycle_scripts_bucket import LifecycleScriptsBucket, LifecycleScriptsBucketProps
+from hyperpod_constructs.private.ami_lifecycle import AutoPatchSpec, BatchSizeSpec, DeploymentSpec, ScheduledUpdateSpec
 
 PROVISIONING_ENV = "provisioning.env"
 
@@ -47,7 +48,26 @@ def instance_group_spec(config: KitConfig, group: InstanceGroup) -> InstanceGrou
         deep_health_checks=group_deep_health_checks(group), training_plan_arn=group.training_plan_arn,
         labels=dict(group.labels),
         taints=tuple(NodeTaint(key=t.key, effect=t.effect, value=t.value) for t in group.taints),
+        image_id=group.image_id, image_release_version=group.image_release_version,
+        scheduled_update=ScheduledUpdateSpec(group.scheduled_update.schedule_expression,
+                                             _deployment(group.scheduled_update.deployment))
+        if group.scheduled_update else None,
+        auto_patch=AutoPatchSpec(group.auto_patch.patching_strategy,
+                                 _deployment(group.auto_patch.deployment) if group.auto_patch.deployment else None)
+        if group.auto_patch else None,
     )
+
+
+def _batch(size: BatchSize | None) -> BatchSizeSpec | None:
+    return BatchSizeSpec(size.type, size.value) if size else None
+
+
+def _deployment(deployment: RollingDeployment) -> DeploymentSpec:
+    return DeploymentSpec(maximum_batch_size=BatchSizeSpec(deployment.maximum_batch_size.type,
+                                                           deployment.maximum_batch_size.value),
+                          rollback_maximum_batch_size=_batch(deployment.rollback_maximum_batch_size),
+                          wait_interval_seconds=deployment.wait_interval_seconds,
+                          rollback_alarms=deployment.rollback_alarms)
 
 
 class ClusterStack(Stack):

@@ -20,15 +20,13 @@ from constructs import Construct
 
 from cdk_app.config.model import KitConfig
 from cdk_app.config.storage_model import LustreFileSystem as FileSystemSpec
-from cdk_app.domain.lustre import file_system_zone
+from cdk_app.domain.lustre import CSI_DRIVER_ADDON, FILE_SYSTEM_IDS_OUTPUT, file_system_zone
 from cdk_app.kubernetes.team_volumes import lustre_volume
 from hyperpod_constructs.hyperpod_network import HyperPodNetwork
 from hyperpod_constructs.kubernetes_manifests import KubernetesManifests, KubernetesManifestsProps
 from hyperpod_constructs.lustre_file_system import DataRepositoryLink, LustreFileSystem, LustreFileSystemProps
 
-CSI_DRIVER_ADDON = "aws-fsx-csi-driver"
 STORAGE_SET = "storage"  # the installer's set of PersistentVolumes (helm_release_handler/index.py STORAGE_SET)
-FILE_SYSTEM_IDS_OUTPUT = "FileSystemIds"
 
 
 def file_system_props(config: KitConfig, spec: FileSystemSpec, network: HyperPodNetwork) -> LustreFileSystemProps:
@@ -36,7 +34,8 @@ def file_system_props(config: KitConfig, spec: FileSystemSpec, network: HyperPod
         name=f"hyperpod-kit {config.environment} {spec.team}/{spec.name}",
         subnet_id=network.private_subnet_ids[file_system_zone(config, spec)],
         security_group_id=network.security_group_id, storage_capacity_gib=spec.storage_capacity_gib,
-        deployment_type=spec.deployment_type, per_unit_storage_throughput=spec.per_unit_storage_throughput,
+        deployment_type=spec.deployment_type, storage_type=spec.storage_type, drive_cache_type=spec.drive_cache_type,
+        per_unit_storage_throughput=spec.per_unit_storage_throughput, kms_key_id=spec.kms_key_id,
         metadata_iops=spec.metadata_iops, compression=spec.compression,
         automatic_backup_retention_days=spec.automatic_backup_retention_days,
         daily_automatic_backup_start_time=spec.daily_automatic_backup_start_time,

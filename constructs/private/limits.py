@@ -33,3 +33,28 @@ ANYWHERE_IPV4 = "0.0.0.0/0"
 def anchored(pattern: str) -> str:
     """The pattern for a JSON schema, which searches rather than matches whole strings."""
     return f"^{pattern}$"
+
+# The AMI lifecycle of an instance group (AWS::SageMaker::Cluster in cfn-lint: ImageId, ImageReleaseVersion,
+# ScheduledUpdateConfig, DeploymentConfig, AlarmDetails; tests check each against the schema and botocore).
+# ImageId: "^ami-[0-9a-fA-F]{8,17}|default$", 7-21 characters (a custom AMI or the default system image).
+IMAGE_ID = r"(ami-[0-9a-fA-F]{8,17}|default)"
+# ImageReleaseVersion: "semantic version format MAJOR.MINOR.PATCH", 5-64 characters.
+IMAGE_RELEASE_VERSION = r"[0-9]+\.[0-9]+\.[0-9]+"
+MAX_IMAGE_RELEASE_VERSION_LENGTH = 64
+# ScheduledUpdateConfig.ScheduleExpression: cron(Minutes Hours Day-of-month Month Day-of-week Year), the schema's
+# pattern as it is (it is unanchored there; the kit matches it against the whole expression), at most 256 characters.
+SCHEDULE_EXPRESSION = (r"cron\((?:[0-5][0-9]|[0-9]|) (?:[01][0-9]|2[0-3]|[0-9]) (?:[1-9]|0[1-9]|[12][0-9]|3[01]|\?) "
+                       r"(?:[1-9]|0[1-9]|1[0-2]|\*|\*/(?:[1-9]|1[0-2])|) (?:MON|TUE|WED|THU|FRI|SAT|SUN|[1-7]|\?|L|"
+                       r"(?:[1-7]#[1-5])|(?:[1-7]L)) (?:20[2-9][0-9]|\*|)\)")
+MAX_SCHEDULE_EXPRESSION_LENGTH = 256
+# DeploymentConfig.WaitIntervalInSeconds 0-3600; AutoRollbackConfiguration 1-10 alarms.
+MAX_WAIT_INTERVAL_SECONDS = 3600
+MAX_ROLLBACK_ALARMS = 10
+# AlarmDetails.AlarmName: the schema's (?!\s*$).+ - one line, not only white space - without its look-ahead,
+# which pydantic's regular expressions lack; 1-256 characters in the schema, 1-255 in botocore (the smaller).
+ALARM_NAME = r".*\S.*"
+MAX_ALARM_NAME_LENGTH = 255
+# CapacitySizeConfig.Type; Value is at least 1 (a percent above 100 is the validator's).
+BATCH_SIZE_TYPES = ("INSTANCE_COUNT", "CAPACITY_PERCENTAGE")
+# AutoPatchConfig.PatchingStrategy in the schema (botocore also has DrainFirst, which CloudFormation does not take).
+PATCHING_STRATEGIES = ("WhenIdle", "WhenAllIdle")

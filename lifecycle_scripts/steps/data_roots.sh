@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
-# Keep container images (containerd) and pod data (kubelet) on the secondary EBS volume HyperPod mounts
-# at /opt/sagemaker instead of the small root volume. How depends on the node image, read from the
+# Keep container images (containerd) and pod data (kubelet: emptyDir volumes, logs) off the small root volume:
+# on the instance's NVMe instance store where it has one (HyperPod mounts it at /opt/dlami/nvme, the choice
+# AWS's reference lifecycle scripts offer beside /opt/sagemaker), else on the secondary EBS volume HyperPod
+# mounts at /opt/sagemaker. So a pod's emptyDir is local NVMe where the instance has it (`hyperpod-kit job
+# --scratch`). The instance store is lost when the instance stops; images and pod data are disposable, and a
+# replaced node is a new instance either way. How depends on the node image, read from the
 # node's own /etc/os-release (AWS's reference lifecycle scripts decide the same way):
 # - Amazon Linux 2: bootstrap.sh renders /etc/containerd/config.toml from the template
 #   /etc/eks/containerd/containerd-config.toml, so the root goes into the template (and into the rendered
@@ -21,17 +25,14 @@ SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source-path=SCRIPTDIR source=../lib/common.sh
 source "$SCRIPT_DIR/../lib/common.sh"
 
-VOLUME=/opt/sagemaker
-CONTAINERD_ROOT="$VOLUME/containerd/data-root"
+EBS_VOLUME=/opt/sagemaker
+NVME_VOLUME=/opt/dlami/nvme
 DEFAULT_CONTAINERD_ROOT=/var/lib/containerd
 AL2_TEMPLATE="$ROOT/etc/eks/containerd/containerd-config.toml"
 RENDERED_CONFIG="$ROOT/etc/containerd/config.toml"
 DROP_IN="$ROOT/etc/systemd/system/containerd.service.d/90-hyperpod-kit-data-root.conf"
 KUBELET_DIR=/var/lib/kubelet
-KUBELET_TARGET="$VOLUME/kubelet"
-# Which image wrote the data on the volume: data of another image (AL2 -> AL2023 update) is not reused.
-OS_MARKER="$ROOT$VOLUME/.hyperpod-kit-data-roots-os"
-# HyperPod mounts the volume itself; give it this long before failing (the reference waits 60 s too).
+# HyperPod mounts the volumes itself; give it this long before failing (the reference waits 60 s too).
 VOLUME_WAIT_SECONDS="${VOLUME_WAIT_SECONDS:-60}"
 
 node_os() {
@@ -41,14 +42,32 @@ node_os() {
   (source "$file" && echo "${ID:-unknown}-${VERSION_ID:-unknown}")
 }
 
-wait_for_volume() {
+# Succeeds once $1 is mounted, fails after VOLUME_WAIT_SECONDS.
+wait_for_mount() {
   local waited=0
-  until mountpoint -q "$ROOT$VOLUME"; do
-    ((waited < VOLUME_WAIT_SECONDS)) ||
-      die "$VOLUME is not mounted after ${VOLUME_WAIT_SECONDS}s: the instance group needs its secondary EBS volume (ebs_volume_gib)"
+  until mountpoint -q "$ROOT$1"; do
+    ((waited < VOLUME_WAIT_SECONDS)) || return 1
     sleep 5
     waited=$((waited + 5))
   done
+}
+
+# Sets VOLUME: the instance store where the instance has one and HyperPod mounted it, else the EBS volume.
+choose_volume() {
+  # The instance store's NVMe devices, as udev names them by their model ("Amazon EC2 NVMe Instance Storage";
+  # EBS volumes are "Amazon Elastic Block Store"). Without one the pattern stays as written and names no file.
+  local devices=("$ROOT"/dev/disk/by-id/nvme-Amazon_EC2_NVMe_Instance_Storage_*)
+  if [[ -e "${devices[0]}" ]]; then
+    if wait_for_mount "$NVME_VOLUME"; then
+      VOLUME="$NVME_VOLUME"
+      log "instance store (${#devices[@]} NVMe device(s)) mounted at $NVME_VOLUME: data roots go there"
+      return
+    fi
+    log "WARNING: the instance has ${#devices[@]} NVMe instance-store device(s) but $NVME_VOLUME is not mounted after ${VOLUME_WAIT_SECONDS}s: data roots go to $EBS_VOLUME (emptyDir volumes are EBS-backed on this node)"
+  fi
+  wait_for_mount "$EBS_VOLUME" ||
+    die "$EBS_VOLUME is not mounted after ${VOLUME_WAIT_SECONDS}s: the instance group needs its secondary EBS volume (ebs_volume_gib)"
+  VOLUME="$EBS_VOLUME"
 }
 
 # Set the root in a containerd config file; CHANGED=true when the file changed. (Functions here are never
@@ -172,7 +191,11 @@ if [[ "${MOVE_DATA_ROOTS:-true}" != "true" ]]; then
   log "MOVE_DATA_ROOTS=$MOVE_DATA_ROOTS: containerd and kubelet stay on the root volume"
   exit 0
 fi
-wait_for_volume
+choose_volume
+CONTAINERD_ROOT="$VOLUME/containerd/data-root"
+KUBELET_TARGET="$VOLUME/kubelet"
+# Which image wrote the data on the volume: data of another image (AL2 -> AL2023 update) is not reused.
+OS_MARKER="$ROOT$VOLUME/.hyperpod-kit-data-roots-os"
 os="$(node_os)"
 log "node image: $os"
 forget_other_os_data "$os"

@@ -80,14 +80,34 @@ def test_association_ids_follow_their_paths_not_their_order():
 
 
 @pytest.mark.parametrize("change, message", [
-    ({"deployment_type": "SCRATCH_1"}, "deployment_type"),
+    ({"deployment_type": "SCRATCH_3"}, "deployment_type"),
     ({"per_unit_storage_throughput": None}, "per_unit_storage_throughput"),
     ({"deployment_type": "SCRATCH_2"}, "per_unit_storage_throughput"),
     ({"deployment_type": "PERSISTENT_1", "per_unit_storage_throughput": 50, "metadata_iops": 1500}, "metadata_iops"),
     ({"data_repository_associations": tuple(DataRepositoryLink(f"/d{i}", f"s3://b/d{i}") for i in range(9))}, "at most 8"),
     ({"data_repository_associations": (DataRepositoryLink("/d", "s3://b/1"), DataRepositoryLink("/d", "s3://b/2"))},
      "distinct"),
+    ({"storage_type": "HDD", "drive_cache_type": "READ"}, "HDD on PERSISTENT_1"),
+    ({"deployment_type": "PERSISTENT_1", "per_unit_storage_throughput": 40, "storage_type": "HDD"}, "drive_cache_type"),
+    ({"drive_cache_type": "NONE"}, "drive_cache_type"),
+    ({"deployment_type": "SCRATCH_2", "per_unit_storage_throughput": None, "kms_key_id": "alias/x"}, "persistent"),
+    ({"deployment_type": "SCRATCH_1", "per_unit_storage_throughput": None,
+      "data_repository_associations": (DataRepositoryLink("/d", "s3://bucket/d/"),)}, "SCRATCH_1"),
 ])
 def test_props_the_construct_refuses(change, message):
     with pytest.raises(ValueError, match=message):
         template_for(replace(PROPS, **change))
+
+
+def test_hdd_with_its_read_cache_and_a_customer_managed_key():
+    key = "arn:aws:kms:us-east-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+    [fs] = _of_type(template_for(replace(PROPS, deployment_type="PERSISTENT_1", storage_type="HDD", drive_cache_type="READ",
+                                         storage_capacity_gib=3600, per_unit_storage_throughput=40, kms_key_id=key)),
+                    "AWS::FSx::FileSystem")
+    props = fs["Properties"]
+    assert (props["StorageType"], props["KmsKeyId"]) == ("HDD", key)
+    assert props["LustreConfiguration"] == {"DeploymentType": "PERSISTENT_1", "DataCompressionType": "LZ4",
+                                            "DriveCacheType": "READ", "PerUnitStorageThroughput": 40}
+    # A new key is a new file system: KmsKeyId is create-only (plan refuses it).
+    assert ("KmsKeyId",) in create_only_properties("AWS::FSx::FileSystem")
+

@@ -76,7 +76,7 @@ JOBS = {
     "mpijob": ("--kind", "mpijob", "--nodes", "2"),
     "job": ("--kind", "job"),
     "walkthrough": ("--nodes", "2", "--min-nodes", "1", "--max-nodes", "4", "--rdzv-backend", "etcd",
-                    "--accelerators", "4", "--efa", "1", "--shm", "64Gi"),
+                    "--accelerators", "4", "--efa", "1", "--shm", "64Gi", "--scratch", "500Gi:/local"),
 }
 
 

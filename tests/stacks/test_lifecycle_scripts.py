@@ -250,7 +250,7 @@ def test_al2_before_bootstrap_sets_the_root_in_the_template_bootstrap_renders(tm
     assert calls(root) == ["systemctl is-active --quiet containerd", "systemctl is-active --quiet kubelet",
                            *SECCOMP_CALLS]
     log = (root / "var/log/provision/provisioning.log").read_text()
-    assert "node image: amzn-2" in log and "step 'data roots on the secondary volume': done" in log
+    assert "node image: amzn-2" in log and "step 'data roots off the root volume': done" in log
     assert "on_create.sh: done" in log
     assert log.strip().splitlines() == result.stdout.strip().splitlines()
 
@@ -359,7 +359,7 @@ def test_missing_secondary_volume_fails_with_its_message(node):
     result = run(node)
     assert result.returncode == 1
     assert "ERROR: /opt/sagemaker is not mounted after 0s" in result.stdout
-    assert "step 'data roots on the secondary volume' failed" in result.stdout
+    assert "step 'data roots off the root volume' failed" in result.stdout
     assert "on_create.sh: done" not in result.stdout
     assert "ERROR: /opt/sagemaker is not mounted" in (root / "var/log/provision/provisioning.log").read_text()
 
@@ -367,7 +367,7 @@ def test_missing_secondary_volume_fails_with_its_message(node):
 def test_failing_command_stops_the_run_with_the_step_named(node):
     result = run(node, FAIL_SYSTEMCTL="1")
     assert result.returncode == 1
-    assert "step 'data roots on the secondary volume' failed (exit 1)" in result.stdout
+    assert "step 'data roots off the root volume' failed (exit 1)" in result.stdout
     assert "step 'extra packages'" not in result.stdout
 
 
@@ -456,7 +456,7 @@ def test_gpu_node_toolkit_takes_devices_from_the_plugins_mounts_only(tmp_path, l
         line for line in written.splitlines() if line.startswith("accept-nvidia")], "no stale commented copy"
     log = (root / "var/log/provision/provisioning.log").read_text()
     assert "GPUs from the device plugin's mounts only" in log
-    assert log.index("step 'GPU device isolation': done") < log.index("step 'data roots on the secondary volume': start")
+    assert log.index("step 'GPU device isolation': done") < log.index("step 'data roots off the root volume': start")
     # Only data_roots' own calls: the step restarts nothing.
     expected = {"al2": ["systemctl is-active --quiet containerd", "systemctl stop containerd",
                         "systemctl start containerd", "systemctl is-active --quiet kubelet"],
@@ -754,3 +754,35 @@ def test_a_toolkit_older_than_the_imex_key_is_said_out_loud(tmp_path, version, w
     result = run(node)
     assert result.returncode == 0, result.stdout + result.stderr
     assert ("WARNING" in result.stdout and "IMEX" in result.stdout) is warned
+
+
+NVME_DEVICE = "dev/disk/by-id/nvme-Amazon_EC2_NVMe_Instance_Storage_AWS1A2B3C4D5E6F7G8H9"
+
+
+def test_an_instance_store_takes_the_data_roots_so_empty_dirs_are_local_nvme(tmp_path):
+    """Where the instance has NVMe instance storage and HyperPod mounted it (/opt/dlami/nvme, as AWS's reference
+    lifecycle scripts name it), containerd's root and the kubelet's directory - every emptyDir - go there."""
+    node = make_node(tmp_path, "al2023")
+    root = node[0]
+    (root / NVME_DEVICE).parent.mkdir(parents=True)
+    (root / NVME_DEVICE).write_text("")
+    (root / "opt/dlami/nvme").mkdir(parents=True)
+    (root / ".mounts").write_text(f"{root}/opt/dlami/nvme\n")  # no EBS volume needed then
+    result = run(node)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "instance store (1 NVMe device(s)) mounted at /opt/dlami/nvme: data roots go there" in result.stdout
+    assert "ExecStart=/usr/bin/containerd --root /opt/dlami/nvme/containerd/data-root\n" in (root / DROP_IN).read_text()
+    assert os.readlink(root / "var/lib/kubelet") == "/opt/dlami/nvme/kubelet"
+    assert (root / "opt/dlami/nvme/kubelet/kubeconfig").read_text() == "kubelet"
+    assert (root / "opt/dlami/nvme/containerd/data-root/io.containerd.content.v1.content/blob").read_text() == "layer"
+
+
+def test_an_instance_store_hyperpod_did_not_mount_leaves_the_data_roots_on_ebs_with_a_warning(tmp_path):
+    node = make_node(tmp_path, "al2023")
+    root = node[0]
+    (root / NVME_DEVICE).parent.mkdir(parents=True)
+    (root / NVME_DEVICE).write_text("")
+    result = run(node)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "WARNING: the instance has 1 NVMe instance-store device(s) but /opt/dlami/nvme is not mounted" in result.stdout
+    assert_data_moved(root)

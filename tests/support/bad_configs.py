@@ -75,6 +75,16 @@ def many_quota_entries(n: int) -> str:
     return edit("  - name: smith\n    quota:\n", "  - name: smith\n    quota:\n" + entries)
 
 
+def gpu_lines(lines: str) -> str:
+    """BASE with `lines` added to the gpu group (instance_groups[0])."""
+    return edit("      count: 4\n      availability_zone_id: use1-az4\n",
+                "      count: 4\n      availability_zone_id: use1-az4\n" + lines)
+
+
+# A scheduled update of the gpu group, its deployment's keys to follow.
+SCHEDULE = "      scheduled_update:\n        schedule_expression: cron(0 4 ? * SUN *)\n        deployment:\n"
+
+
 # (case id, config text, code, field path, severity)
 CASES: list[tuple[str, str, str, str, str]] = [
     # Shape of the config.
@@ -307,6 +317,53 @@ CASES: list[tuple[str, str, str, str, str]] = [
                                          f"    absolute_borrow_limits:  {MARK}\n      - instance_type: ml.g5.12xlarge\n"
                                          "        accelerators: 4\n    quota:\n"),
      "HPK431", "teams[1].absolute_borrow_limits", "error"),
+    # The AMI lifecycle of instance groups (AWS::SageMaker::Cluster's schema and botocore's documentation).
+    ("image-id-not-hex", gpu_lines(f"      image_id: ami-0123456789abcdefg  {MARK}\n"), "HPK015",
+     "hyperpod.instance_groups[0].image_id", "error"),
+    ("image-release-version-two-parts", gpu_lines(f'      image_release_version: "1.2"  {MARK}\n'), "HPK015",
+     "hyperpod.instance_groups[0].image_release_version", "error"),
+    ("image-release-version-float", gpu_lines(f"      image_release_version: 1.2  {MARK}\n"), "HPK012",
+     "hyperpod.instance_groups[0].image_release_version", "error"),
+    ("schedule-day-of-month-and-week-star", gpu_lines("      scheduled_update:\n"
+                                                      f"        schedule_expression: cron(0 4 * * SUN *)  {MARK}\n"),
+     "HPK015", "hyperpod.instance_groups[0].scheduled_update.schedule_expression", "error"),
+    ("schedule-rate-expression", gpu_lines("      scheduled_update:\n"
+                                           f"        schedule_expression: rate(7 days)  {MARK}\n"),
+     "HPK015", "hyperpod.instance_groups[0].scheduled_update.schedule_expression", "error"),
+    ("schedule-missing", gpu_lines(f"      scheduled_update:  {MARK}\n        deployment: {{}}\n"), "HPK011",
+     "hyperpod.instance_groups[0].scheduled_update.schedule_expression", "error"),
+    ("batch-type-unknown", gpu_lines(SCHEDULE + f"          maximum_batch_size: {{type: PERCENT, value: 25}}  {MARK}\n"),
+     "HPK014", "hyperpod.instance_groups[0].scheduled_update.deployment.maximum_batch_size.type", "error"),
+    ("batch-zero", gpu_lines(SCHEDULE + f"          maximum_batch_size: {{type: INSTANCE_COUNT, value: 0}}  {MARK}\n"),
+     "HPK013", "hyperpod.instance_groups[0].scheduled_update.deployment.maximum_batch_size.value", "error"),
+    ("batch-over-any-group", gpu_lines(SCHEDULE + f"          maximum_batch_size: {{type: INSTANCE_COUNT, value: 6759}}  {MARK}\n"),
+     "HPK013", "hyperpod.instance_groups[0].scheduled_update.deployment.maximum_batch_size.value", "error"),
+    ("batch-percent-over-100", gpu_lines(SCHEDULE + "          rollback_maximum_batch_size:\n"
+                                         f"            {{type: CAPACITY_PERCENTAGE, value: 101}}  {MARK}\n"),
+     "HPK240", "hyperpod.instance_groups[0].scheduled_update.deployment.rollback_maximum_batch_size.value", "error"),
+    ("wait-interval-over-an-hour", gpu_lines(SCHEDULE + f"          wait_interval_seconds: 3601  {MARK}\n"), "HPK013",
+     "hyperpod.instance_groups[0].scheduled_update.deployment.wait_interval_seconds", "error"),
+    ("eleven-rollback-alarms", gpu_lines(SCHEDULE + f"          rollback_alarms: [{', '.join(f'a{i}' for i in range(11))}]"
+                                         f"  {MARK}\n"), "HPK013",
+     "hyperpod.instance_groups[0].scheduled_update.deployment.rollback_alarms", "error"),
+    ("rollback-alarm-blank", gpu_lines(SCHEDULE + f'          rollback_alarms: ["   "]  {MARK}\n'), "HPK015",
+     "hyperpod.instance_groups[0].scheduled_update.deployment.rollback_alarms[0]", "error"),
+    ("patching-strategy-drain-first", gpu_lines(f"      auto_patch: {{patching_strategy: DrainFirst}}  {MARK}\n"), "HPK014",
+     "hyperpod.instance_groups[0].auto_patch.patching_strategy", "error"),
+    # john holds 1 of the 4 g5 instances, smith 1: two are unreserved, a batch of three leaves one.
+    ("batch-below-quota", gpu_lines(SCHEDULE + f"          maximum_batch_size: {{type: INSTANCE_COUNT, value: 3}}  {MARK}\n")
+     .replace("      - instance_type: ml.g5.12xlarge\n        count: 3\n", "      - instance_type: ml.g5.12xlarge\n        count: 1\n"),
+     "HPK520", "hyperpod.instance_groups[0].scheduled_update.deployment.maximum_batch_size.value", "error"),
+    ("percent-batch-below-quota", gpu_lines("      auto_patch:\n        patching_strategy: WhenIdle\n        deployment:\n"
+                                            f"          maximum_batch_size: {{type: CAPACITY_PERCENTAGE, value: 51}}  {MARK}\n")
+     .replace("      - instance_type: ml.g5.12xlarge\n        count: 3\n", "      - instance_type: ml.g5.12xlarge\n        count: 1\n"),
+     "HPK520", "hyperpod.instance_groups[0].auto_patch.deployment.maximum_batch_size.value", "error"),
+    # The teams reserve all four: even the default batch of one instance leaves a quota uncovered.
+    ("default-batch-no-headroom", gpu_lines(f"      scheduled_update:  {MARK}\n        schedule_expression: cron(0 4 ? * SUN *)\n"),
+     "HPK521", "hyperpod.instance_groups[0].scheduled_update.deployment.maximum_batch_size", "warning"),
+    ("two-groups-one-schedule", gpu_lines("      scheduled_update: {schedule_expression: cron(0 4 ? * SUN *)}\n").replace(
+        "      count: 2\n", f"      count: 2\n      scheduled_update: {{schedule_expression: cron(0 4 ? * SUN *)}}  {MARK}\n", 1),
+     "HPK241", "hyperpod.instance_groups[1].scheduled_update.schedule_expression", "warning"),
 ]
 
 

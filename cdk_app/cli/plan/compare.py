@@ -29,6 +29,7 @@ from cdk_app.cli.plan.model import (
     template_resources,
     values_at,
 )
+from cdk_app.cli.plan.rolls import roll_hazards
 from cdk_app.cli.plan.teams import team_changes
 from cdk_app.domain.resource_schemas import create_only_properties, stateful_types
 
@@ -128,6 +129,7 @@ def compare(before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]],
             fails=_fails(old, new) if reasons else None))
         if not reasons and new["Type"] == "AWS::SageMaker::Cluster":
             plan.hazards.extend(group_hazards(key[0], key[1], old.get("Properties", {}), new.get("Properties", {})))
+            plan.hazards.extend(roll_hazards(key[0], key[1], old.get("Properties", {}), new.get("Properties", {})))
         if not reasons and new["Type"] == old["Type"] == "AWS::FSx::FileSystem":
             plan.hazards.extend(file_system_hazards(key[0], key[1], old, new))
         if not reasons and new["Type"] == old["Type"] == "Custom::HyperPodHelmRelease":

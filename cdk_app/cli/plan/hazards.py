@@ -78,6 +78,17 @@ def file_system_hazards(stack: str, logical_id: str, old: dict[str, Any], new: d
             hazards.append(Hazard(stack, logical_id, f"{where}: storage capacity {capacity[0]} -> {capacity[1]} GiB: "
                                   "it can never shrink back (FSx adds it while the file system stays in use)",
                                   refuse=False))
+    if before.get("StorageType", "SSD") != after.get("StorageType", "SSD"):
+        # Not create-only in CloudFormation's schema, but UpdateFileSystem documents no storage-type change for Lustre.
+        hazards.append(Hazard(stack, logical_id, f"{where}: StorageType {before.get('StorageType', 'SSD')} -> "
+                              f"{after.get('StorageType', 'SSD')}: FSx for Lustre cannot change it on an existing file "
+                              "system, so the update fails; create a new file system (another name) and copy the data",
+                              fails=True))
+    if (before.get("LustreConfiguration") or {}).get("DeploymentType") == "SCRATCH_1" and \
+            all(isinstance(c, int) for c in capacity) and capacity[1] > capacity[0]:
+        # UpdateFileSystem StorageCapacity: "For SCRATCH_1 file systems, you can't increase the storage capacity."
+        hazards.append(Hazard(stack, logical_id, f"{where}: a SCRATCH_1 file system's capacity cannot grow, so the "
+                              "update fails; create a SCRATCH_2 file system (another name) instead", fails=True))
     settings = before.get("LustreConfiguration") or {}, after.get("LustreConfiguration") or {}
     for key in sorted((set(settings[0]) | set(settings[1])) - UPDATABLE_LUSTRE_SETTINGS):
         if settings[0].get(key) != settings[1].get(key):

@@ -21,6 +21,7 @@ from cdk_app.validator.rules.network import check_cidrs, check_eks_endpoint, che
 from cdk_app.validator.rules.partitions import check_partitions
 from cdk_app.validator.rules.principals import check_principals
 from cdk_app.validator.rules.region import check_region
+from cdk_app.validator.rules.rolling_updates import check_rolling_updates
 from cdk_app.validator.rules.stack_limits import check_stack_limits
 from cdk_app.validator.rules.storage import check_storage
 from cdk_app.validator.rules.teams import check_teams
@@ -47,6 +48,7 @@ HYPERPOD_RULES: tuple[Rule, ...] = (
     check_teams,
     check_capacity,
     check_partitions,
+    check_rolling_updates,
     check_storage,
 )
 

@@ -7,20 +7,24 @@ from cdk_app.config.model import KitConfig
 from cdk_app.config.storage_model import LustreFileSystem
 from cdk_app.config.yaml_source import PathKey
 from cdk_app.domain.lustre import (
+    HDD_TYPE,
     METADATA_TYPE,
-    THROUGHPUTS,
+    NO_ASSOCIATIONS_TYPE,
     capacity_allowed,
     capacity_choices,
+    capacity_steps,
     file_system_zone,
     is_scratch,
     metadata_iops_allowed,
     overlapping_paths,
+    throughput_choices,
 )
 from cdk_app.domain.mount_paths import ALLOWED, bad_mount_path
 from cdk_app.domain.s3_names import bucket_name_problem
 from cdk_app.findings import format_path
 from cdk_app.support.text_table import printable
 from cdk_app.validator.reporter import Reporter, report_repeats
+from cdk_app.validator.rules.region import partition
 from cdk_app.validator.rules.zones import group_zone
 
 
@@ -38,7 +42,9 @@ def check_storage(config: KitConfig, report: Reporter) -> None:
         names.append((base + ("name",), key))
         _check_mount_path(file_system, base, report)
         _check_team(config, file_system, base, report)
+        _check_storage_type(file_system, base, report)
         _check_performance(file_system, base, report)
+        _check_encryption(config, file_system, base, report)
         _check_backups(file_system, base, report)
         _check_zone(config, file_system, base, report)
         _check_associations(file_system, base, report)
@@ -62,21 +68,40 @@ def _check_team(config: KitConfig, file_system: LustreFileSystem, base: PathKey,
                      f"use one of: {', '.join(map(repr, teams)) or 'none (add the team under teams first)'}")
 
 
+def _check_storage_type(file_system: LustreFileSystem, base: PathKey, report: Reporter) -> None:
+    kind, storage, cache = file_system.deployment_type, file_system.storage_type, file_system.drive_cache_type
+    if storage == "HDD" and kind != HDD_TYPE:
+        report.error("HPK918", base + ("storage_type",), f"{kind} file systems have SSD storage only",
+                     f"remove storage_type (SSD), or use deployment_type {HDD_TYPE} for HDD")
+    elif storage == "HDD" and cache is None:
+        report.error("HPK918", base + ("drive_cache_type",), "an HDD file system needs a drive_cache_type",
+                     "set drive_cache_type: READ (caches up to 20% of the capacity on SSD) or NONE")
+    elif storage == "SSD" and cache is not None:
+        report.error("HPK918", base + ("drive_cache_type",), "drive_cache_type is for HDD file systems only",
+                     "remove drive_cache_type, or set storage_type: HDD on a PERSISTENT_1 file system")
+
+
 def _check_performance(file_system: LustreFileSystem, base: PathKey, report: Reporter) -> None:
     kind = file_system.deployment_type
-    if not capacity_allowed(file_system.storage_capacity_gib):
-        report.error("HPK902", base + ("storage_capacity_gib",),
-                     f"{file_system.storage_capacity_gib} GiB is not a capacity FSx for Lustre {kind} takes",
-                     f"use {capacity_choices(file_system.storage_capacity_gib)}")
-    throughput, choices = file_system.per_unit_storage_throughput, THROUGHPUTS.get(kind, ())
+    described = f"{kind}{' HDD' if file_system.storage_type == 'HDD' else ''}"
+    throughput, choices = file_system.per_unit_storage_throughput, throughput_choices(file_system)
     if choices and throughput not in choices:
         given = "is required" if throughput is None else f"{throughput} MB/s/TiB is not allowed"
-        report.error("HPK903", base + ("per_unit_storage_throughput",), f"{kind}: per_unit_storage_throughput {given}",
+        report.error("HPK903", base + ("per_unit_storage_throughput",),
+                     f"{described}: per_unit_storage_throughput {given}",
                      f"use one of: {', '.join(map(str, choices))} MB/s per TiB of storage")
-    elif not choices and throughput is not None:
+    elif not choices and throughput is not None and is_scratch(kind):
         report.error("HPK903", base + ("per_unit_storage_throughput",),
                      f"{kind} has no per-unit throughput (a scratch file system's follows its capacity)",
                      "remove per_unit_storage_throughput, or use a persistent deployment_type")
+    steps = capacity_steps(file_system)
+    gib = file_system.storage_capacity_gib
+    # HDD without a valid throughput: its capacity increment is unknown, and HPK903 says why.
+    if steps is not None and not capacity_allowed(gib, steps):
+        report.error("HPK902", base + ("storage_capacity_gib",),
+                     f"{gib} GiB is not a capacity FSx for Lustre {described} takes"
+                     + (f" at {throughput} MB/s/TiB" if file_system.storage_type == "HDD" else ""),
+                     f"use {capacity_choices(gib, steps)}")
     iops = file_system.metadata_iops
     if iops is not None and kind != METADATA_TYPE:
         report.error("HPK904", base + ("metadata_iops",), f"{kind} has no metadata configuration",
@@ -84,6 +109,27 @@ def _check_performance(file_system: LustreFileSystem, base: PathKey, report: Rep
     elif iops is not None and not metadata_iops_allowed(iops):
         report.error("HPK904", base + ("metadata_iops",), f"{iops} metadata IOPS is not a value FSx provisions",
                      "use 1500, 3000, 6000, 12000 or a multiple of 12000 up to 192000, or leave it out (AUTOMATIC)")
+
+
+def _check_encryption(config: KitConfig, file_system: LustreFileSystem, base: PathKey, report: Reporter) -> None:
+    key = file_system.kms_key_id
+    if key is None:
+        return
+    if is_scratch(file_system.deployment_type):
+        # CreateFileSystem KmsKeyId: persistent types only; scratch ones always use FSx's key.
+        report.error("HPK919", base + ("kms_key_id",),
+                     f"{file_system.deployment_type} file systems are encrypted with FSx's own key only",
+                     "remove kms_key_id, or use a persistent deployment_type")
+        return
+    if key.startswith("arn:"):
+        # arn:<partition>:kms:<region>:<account>:... - FSx takes a key of the file system's own region (KMS keys are
+        # regional; a multi-Region key's replica there has its own ARN).
+        _, key_partition, _, key_region = key.split(":", 4)[:4]
+        if key_region != config.region or key_partition != partition(config.region):
+            report.error("HPK919", base + ("kms_key_id",),
+                         f"the KMS key is in {key_partition}/{key_region}, the file system in "
+                         f"{partition(config.region)}/{config.region}",
+                         f"use a key of {config.region} (for a multi-Region key, its replica there)")
 
 
 def _check_backups(file_system: LustreFileSystem, base: PathKey, report: Reporter) -> None:
@@ -118,6 +164,11 @@ def _check_zone(config: KitConfig, file_system: LustreFileSystem, base: PathKey,
 
 def _check_associations(file_system: LustreFileSystem, base: PathKey, report: Reporter) -> None:
     associations = file_system.data_repository_associations
+    if associations and file_system.deployment_type == NO_ASSOCIATIONS_TYPE:
+        report.error("HPK920", base + ("data_repository_associations",),
+                     f"{NO_ASSOCIATIONS_TYPE} file systems take no data repository associations",
+                     "use deployment_type SCRATCH_2 (same price) or a persistent type to link S3")
+        return
     s3_paths: list[tuple[PathKey, str]] = []
     for j, association in enumerate(associations):
         here: PathKey = base + ("data_repository_associations", j)

@@ -33,8 +33,11 @@ def _choices(annotation) -> set[str]:
     return set(typing.get_args(annotation))
 
 
-def test_deployment_types_are_the_apis_but_scratch_1():
-    assert _choices(storage_model.DeploymentType) == set(LUSTRE["DeploymentType"].enum) - {"SCRATCH_1"}
+def test_deployment_and_storage_types_are_the_apis():
+    assert _choices(storage_model.DeploymentType) == set(LUSTRE["DeploymentType"].enum)
+    # Intelligent-Tiering is left out (no provisioned capacity: a model of its own).
+    assert _choices(storage_model.StorageType) == set(FSX.shape_for("StorageType").enum) - {"INTELLIGENT_TIERING"}
+    assert _choices(storage_model.DriveCacheType) == set(LUSTRE["DriveCacheType"].enum)
 
 
 def test_compression_and_event_types_are_the_apis():
@@ -58,28 +61,89 @@ def test_ranges_are_the_apis():
     assert (declared["minimum"], declared["maximum"]) == (0, LUSTRE["AutomaticBackupRetentionDays"].metadata["max"])
 
 
+def spec(**fields):
+    return storage_model.LustreFileSystem(name="fs", team="t", storage_capacity_gib=1200, **fields)
+
+
 def test_ssd_capacities_are_the_documented_ones():
     found = re.search(r"For SCRATCH_2, PERSISTENT_2, and PERSISTENT_1 deployment types using SSD storage type, the "
                       r"valid values are (\d+) GiB, (\d+) GiB, and increments of (\d+) GiB", CAPACITY_DOC)
     assert found, CAPACITY_DOC
     small, increment = (int(found[1]), int(found[2])), int(found[3])
-    assert (lustre.SMALL_CAPACITIES_GIB, lustre.CAPACITY_INCREMENT_GIB) == (small, increment)
+    for kind in ("SCRATCH_2", "PERSISTENT_2", "PERSISTENT_1"):
+        assert lustre.capacity_steps(spec(deployment_type=kind)) == (small, increment)
+    steps = (small, increment)
     for gib in (small[0], small[1], 2 * increment, 10 * increment):
-        assert lustre.capacity_allowed(gib)
+        assert lustre.capacity_allowed(gib, steps)
     for gib in (small[0] - 1, small[0] + 1, increment + small[0], 0):
-        assert not lustre.capacity_allowed(gib)
+        assert not lustre.capacity_allowed(gib, steps)
 
 
-@pytest.mark.parametrize("kind", ["PERSISTENT_1", "PERSISTENT_2"])
-def test_throughputs_are_the_documented_ones(kind):
-    found = re.search(rf"For {kind} SSD storage: ([0-9, ]+) MB/s/TiB", THROUGHPUT_DOC)
+def test_scratch_1_capacities_are_the_documented_ones():
+    found = re.search(r"For SCRATCH_1 deployment type, valid values are (\d+) GiB, (\d+) GiB, and increments of "
+                      r"(\d+) GiB", CAPACITY_DOC)
+    assert found, CAPACITY_DOC
+    steps = lustre.capacity_steps(spec(deployment_type="SCRATCH_1"))
+    assert steps == ((int(found[1]), int(found[2])), int(found[3]))
+    assert [g for g in (1200, 2400, 3600, 4800, 7200) if lustre.capacity_allowed(g, steps)] == [1200, 2400, 3600, 7200]
+
+
+def test_hdd_capacities_follow_the_throughput_as_documented():
+    found = re.findall(r"increments of (\d+) GiB for (\d+) MB/s/TiB file systems", CAPACITY_DOC)
+    assert "For PERSISTENT_1 HDD file systems, valid values are increments of" in CAPACITY_DOC and len(found) == 2
+    assert lustre.HDD_INCREMENT_GIB == {int(per_tib): int(gib) for gib, per_tib in found}
+    for per_tib, step in lustre.HDD_INCREMENT_GIB.items():
+        hdd = spec(deployment_type="PERSISTENT_1", storage_type="HDD", drive_cache_type="NONE",
+                   per_unit_storage_throughput=per_tib)
+        assert lustre.capacity_steps(hdd) == ((), step)
+        assert not lustre.capacity_allowed(1200, ((), step)) and lustre.capacity_allowed(3 * step, ((), step))
+    # Without a valid throughput the increment is unknown (the throughput's own finding says why).
+    assert lustre.capacity_steps(spec(deployment_type="PERSISTENT_1", storage_type="HDD", drive_cache_type="READ",
+                                      per_unit_storage_throughput=50)) is None
+
+
+@pytest.mark.parametrize(("kind", "storage"), [("PERSISTENT_1", "SSD"), ("PERSISTENT_1", "HDD"), ("PERSISTENT_2", "SSD")])
+def test_throughputs_are_the_documented_ones(kind, storage):
+    found = re.search(rf"For {kind} {storage} storage: ([0-9, ]+) MB/s/TiB", THROUGHPUT_DOC)
     assert found, THROUGHPUT_DOC
-    assert lustre.THROUGHPUTS[kind] == tuple(int(v) for v in found[1].split(","))
+    assert lustre.THROUGHPUTS[(kind, storage)] == tuple(int(v) for v in found[1].split(","))
 
 
 def test_scratch_types_provision_no_throughput():
-    assert "Required with PERSISTENT_1 and PERSISTENT_2" in THROUGHPUT_DOC
-    assert set(lustre.THROUGHPUTS) == {"PERSISTENT_1", "PERSISTENT_2"}
+    assert "Required with PERSISTENT_1 and PERSISTENT_2 deployment types using an SSD or HDD" in THROUGHPUT_DOC
+    assert {kind for kind, _ in lustre.THROUGHPUTS} == {"PERSISTENT_1", "PERSISTENT_2"}
+    assert set(re.findall(r"For (\w+) (\w+) storage:", THROUGHPUT_DOC)) == set(lustre.THROUGHPUTS)
+
+
+def test_hdd_drive_cache_and_kms_rules_are_the_documented_ones():
+    storage_doc = _text(FSX.shape_for("CreateFileSystemRequest").members["StorageType"].documentation)
+    assert f"HDD to use hard disk drive storage, which is supported on SINGLE_AZ_2 and MULTI_AZ_1 Windows file system " \
+           f"deployment types, and on {lustre.HDD_TYPE} Lustre" in storage_doc
+    assert "This parameter is required when StorageType is set to HDD" in _text(LUSTRE["DriveCacheType"].documentation)
+    kms_doc = _text(FSX.shape_for("CreateFileSystemRequest").members["KmsKeyId"].documentation)
+    assert "Amazon FSx for Lustre PERSISTENT_1 and PERSISTENT_2 deployment types only" in kms_doc
+    assert lustre.is_scratch("SCRATCH_1") and lustre.is_scratch("SCRATCH_2")
+
+
+KMS_SAMPLES = ("arn:aws:kms:us-east-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab",
+               "arn:aws-us-gov:kms:us-gov-west-1:111122223333:alias/fsx", "arn:aws:kms:us-east-1:1111:key/x",
+               "1234abcd-12ab-34cd-56ef-1234567890ab", "mrk-1234abcd12ab34cd56ef1234567890ab", "mrk-12",
+               "alias/fsx-data", "alias/a:b", "alias/", "key/1234", "aws/fsx", "1234ABCD-12AB-34CD-56EF-1234567890AB",
+               "arn:aws:s3:::bucket")
+
+
+@pytest.mark.parametrize("sample", KMS_SAMPLES)
+def test_kms_key_formats_are_cfn_lints(sample):
+    """What the model takes is what cfn-lint's formats of AWS::FSx::FileSystem KmsKeyId take: a key ARN, a key id
+    or an alias name."""
+    from cfnlint.rules.formats.KmsAliasName import KmsAliasName
+    from cfnlint.rules.formats.KmsKeyArn import KmsKeyArn
+    from cfnlint.rules.formats.KmsKeyId import KmsKeyId
+
+    formats = resource_schema("AWS::FSx::FileSystem")["properties"]["KmsKeyId"]["anyOf"]
+    assert {f["format"] for f in formats} == {"AWS::KMS::Key.Arn", "AWS::KMS::Key.Id", "AWS::KMS::Alias.AliasName"}
+    cfn_lint = any(re.search(rule().pattern, sample) for rule in (KmsAliasName, KmsKeyArn, KmsKeyId))
+    assert bool(re.search(storage_model.KMS_KEY_PATTERN, sample)) == cfn_lint
 
 
 def test_metadata_iops_are_the_documented_ones():
@@ -97,8 +161,8 @@ def test_metadata_iops_are_the_documented_ones():
 def test_association_limits_are_the_documented_ones():
     assert storage_model.MAX_ASSOCIATIONS == int(re.search(r"a maximum of (\d+) data repository associations",
                                                            DRA_DOC)[1])
-    # The one deployment type without associations is the one the kit leaves out.
-    assert "excluding scratch_1 deployment type" in DRA_DOC
+    # The one deployment type without associations (HPK920).
+    assert f"excluding {lustre.NO_ASSOCIATIONS_TYPE.lower()} deployment type" in DRA_DOC
 
 
 def test_nested_paths_overlap_as_fsx_documents():

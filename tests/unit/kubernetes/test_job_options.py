@@ -27,6 +27,7 @@ from cdk_app.kubernetes.job_templates import (
     Volume,
     manifests,
     parse_env,
+    parse_scratch,
     parse_volume,
     render,
 )
@@ -182,6 +183,7 @@ def test_env_may_not_hide_the_gpus_a_job_asks_for():
     ({"cpu": "0"}, "--cpu '0' is not a positive Kubernetes quantity"),
     ({"memory": "16GB"}, "--memory '16GB' is not a positive Kubernetes quantity"),
     ({"shm": "-1Gi"}, "--shm '-1Gi' is not a positive Kubernetes quantity"),
+    ({"scratch": "500GB"}, "--scratch '500GB' is not a positive Kubernetes quantity"),
     ({"cpu": "49"}, "--cpu 49 per pod is more than one ml.g5.12xlarge has \\(48\\)"),
     ({"memory": "193Gi"}, "--memory 193Gi per pod is more than one ml.g5.12xlarge has \\(192Gi\\)"),
     ({"image": ""}, "--image '': give a container image reference"),
@@ -206,6 +208,30 @@ def test_parse_env(text, parsed):
 ])
 def test_parse_volume(text, parsed):
     assert parse_volume(text) == parsed
+
+
+@pytest.mark.parametrize(("text", "parsed"), [("500Gi", ("500Gi", "/scratch")), ("1Ti:/local", ("1Ti", "/local")),
+                                               ("1Ti:/a:b", None), ("", None), (":/x", None)])
+def test_parse_scratch(text, parsed):
+    """A quantity has no ':'; a mount path with one is refused as --volume refuses it."""
+    if parsed is None:
+        with pytest.raises(JobSpecError, match="give SIZE or SIZE:MOUNT_PATH"):
+            parse_scratch(text)
+    else:
+        assert parse_scratch(text) == parsed
+
+
+@pytest.mark.parametrize("kind", ["pytorchjob", "mpijob", "job"])
+def test_scratch_is_a_node_local_empty_dir_capped_at_its_size(kind):
+    """No hostPath (the guardrails refuse it) and no medium (Memory would count against the pod's memory): a
+    directory of the pod's own on the node's disk, which the lifecycle scripts put on the instance store."""
+    job = render(DEV, dataclasses.replace(JOHN, kind=kind, scratch="500Gi", scratch_path="/local"))
+    validate([job])
+    for spec in pod_specs(job).values():
+        assert {"name": "scratch", "emptyDir": {"sizeLimit": "500Gi"}} in spec["volumes"]
+        [container] = spec["containers"]
+        assert {"name": "scratch", "mountPath": "/local"} in container["volumeMounts"]
+        assert "ephemeral-storage" not in container.get("resources", {}).get("requests", {})
 
 
 @pytest.mark.parametrize("text", ["fsx", "fsx:/a:rw", "a:b:c:d"])

@@ -25,6 +25,7 @@ from cdk_app.kubernetes.job_templates import (
     check_options,
     parse_env,
     parse_mig_option,
+    parse_scratch,
     parse_volume,
     render,
 )
@@ -237,6 +238,15 @@ REFUSALS = [
      "name (lower-case letters, digits, '-' and '.')"),
     ({"volumes": (Volume("data", "x"),)}, PROD, None, "--volume data:x: the mount path must be an absolute path without '.' or '..', not / and outside /dev, /proc, /sys"),
     ({"volumes": (Volume("data", "/dev/shm"),)}, PROD, None, "--volume data:/dev/shm: use --shm SIZE for shared memory"),
+    ({"scratch": "1Gi", "scratch_path": "/dev//shm"}, PROD, None, "--scratch 1Gi:/dev//shm: use --shm SIZE for shared "
+                                                                  "memory"),
+    ({"scratch": "1Gi", "scratch_path": "/sys/x"}, PROD, None, "--scratch 1Gi:/sys/x: the mount path must be an absolute "
+                                                               "path without '.' or '..', not / and outside /dev, /proc, /sys"),
+    ({"scratch": "1Gi", "scratch_path": "/data", "volumes": (Volume("c", "/data/"),)}, PROD, None,
+     "--volume c:/data/: something is already mounted there (--scratch)"),
+    ({"team": "john", "priority": None, "scratch": "1Gi", "scratch_path": "/checkpoints/"}, DEV, None,
+     "--scratch 1Gi: team john's file system checkpoints is mounted at /checkpoints (storage.file_systems); give the "
+     "scratch space another path: --scratch 1Gi:/local-scratch"),
     ({"volumes": (Volume("data", "/x"), Volume("more", "/x/"))}, PROD, None,
      "--volume more:/x/: something is already mounted there"),
     # config/dev.yaml's storage section mounts john's file system at /checkpoints.
@@ -316,7 +326,9 @@ REFUSALS = [
 OPTION_REFUSALS = [(parse_env, "NOVALUE", "--env 'NOVALUE': give KEY=VALUE"),
                    (parse_mig_option, "1g.10gb", "--mig '1g.10gb': give a MIG profile such as mig-1g.10gb, optionally "
                                                  ":COUNT per pod"),
-                   (parse_volume, "claim", "--volume 'claim': give PVC:MOUNT_PATH or PVC:MOUNT_PATH:ro")]
+                   (parse_volume, "claim", "--volume 'claim': give PVC:MOUNT_PATH or PVC:MOUNT_PATH:ro"),
+                   (parse_scratch, "1Gi:", "--scratch '1Gi:': give SIZE or SIZE:MOUNT_PATH (e.g. 500Gi or "
+                                           "500Gi:/tmp/work)")]
 JOB_SOURCE = ROOT / "cdk_app" / "kubernetes" / "job_templates.py"
 
 

@@ -24,6 +24,13 @@ EDITS = {
     "grow": BASE.replace(JOHN, JOHN.replace("1200", "2400")),
     "zone": BASE.replace(SMITH, SMITH.replace("use1-az4", "use1-az6")),
     "type": BASE.replace(SMITH, SMITH.replace("SCRATCH_2", "PERSISTENT_2") + "      per_unit_storage_throughput: 125\n"),
+    "p1": BASE.replace(SMITH, SMITH.replace("SCRATCH_2", "PERSISTENT_1").replace("1200", "1800")
+                       + "      per_unit_storage_throughput: 50\n").replace("1800", "2400"),
+    "hdd": BASE.replace(SMITH, SMITH.replace("SCRATCH_2", "PERSISTENT_1").replace("1200", "3600")
+                        + "      per_unit_storage_throughput: 40\n      storage_type: HDD\n      drive_cache_type: READ\n"),
+    "kms": BASE.replace(JOHN, JOHN + "      kms_key_id: alias/fsx-data\n"),
+    "s1": BASE.replace(SMITH, SMITH.replace("SCRATCH_2", "SCRATCH_1")),
+    "s1grow": BASE.replace(SMITH, SMITH.replace("SCRATCH_2", "SCRATCH_1").replace("1200", "2400")),
 }
 FSX = botocore.session.get_session().get_service_model("fsx")
 
@@ -89,3 +96,29 @@ def test_changing_the_deployment_type_fails(synths):
     failing = [h for h in plan.hazards if h.fails]
     assert [(h.name, "DeploymentType SCRATCH_2 -> PERSISTENT_2" in h.text) for h in failing] == [(smith, True)]
     assert "will fail" in planning.render(plan)
+
+
+@pytest.mark.synth
+def test_moving_a_file_system_to_hdd_fails(synths):
+    smith = _file_system(synths, "smith")
+    plan = _plan(synths, "p1", "hdd")
+    failing = sorted(h.text.split(": ", 2)[1].split(" ")[0] for h in plan.hazards if h.fails and h.name == smith)
+    assert failing == ["DriveCacheType", "StorageType"]
+
+
+@pytest.mark.synth
+def test_a_customer_managed_key_replaces_the_file_system_and_is_refused(synths):
+    john = _file_system(synths, "john")
+    plan = _plan(synths, "base", "kms")
+    [change] = [c for c in plan.changes if c.logical_id == john]
+    assert (change.action, change.reasons) == ("replace", ("create-only KmsKeyId changes",))
+    assert john in {c.logical_id for c in plan.refused()}
+
+
+@pytest.mark.synth
+def test_a_scratch_1_file_system_cannot_grow(synths):
+    capacity = re.sub(r"<[^>]+>", "", FSX.shape_for("UpdateFileSystemRequest").members["StorageCapacity"].documentation)
+    assert "For SCRATCH_1 file systems, you can't increase the storage capacity" in capacity
+    smith = _file_system(synths, "smith")
+    failing = [h for h in _plan(synths, "s1", "s1grow").hazards if h.fails]
+    assert [(h.name, "SCRATCH_1 file system's capacity cannot grow" in h.text) for h in failing] == [(smith, True)]

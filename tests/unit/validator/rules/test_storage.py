@@ -1,4 +1,4 @@
-"""The storage section's rules (HPK901-HPK910) on both sides of each edge, with the edges from botocore's FSx
+"""The storage section's rules (HPK901-HPK912, HPK918-HPK920) on both sides of each edge, with the edges from botocore's FSx
 model (tests/unit/domain/test_lustre.py holds cdk_app/domain/lustre.py's values to it). The base is
 tests/support/adversarial/base.yaml (teams john and smith, groups in use1-az4 and use1-az6's cpu group) with one
 valid PERSISTENT_2 file system of john's."""
@@ -167,3 +167,72 @@ def test_storage_without_a_hyperpod_cluster_is_refused(write_config):
     batch_only = (ROOT / "config" / "batch-only-example.yaml").read_text()
     report = check_file(write_config(batch_only + FILE_SYSTEM))
     assert [(f.code, f.path) for f in report.findings] == [("HPK720", "storage")]
+
+
+HDD = ("per_unit_storage_throughput: 250", "deployment_type: PERSISTENT_1\n      storage_type: HDD\n"
+       "      drive_cache_type: READ\n      per_unit_storage_throughput: 40")
+
+
+@pytest.mark.parametrize("throughput, gib, expected", [
+    (40, 1800, []), (40, 3600, []), (40, 2400, ["HPK902"]), (12, 6000, []), (12, 12000, []), (12, 1800, ["HPK902"]),
+    (50, 1800, ["HPK903"]),  # SSD's throughput on HDD: its capacity increment is unknown, so HPK903 alone
+])
+def test_hdd_capacity_follows_its_throughput(write_config, throughput, gib, expected):
+    found = codes(write_config, (HDD[0], HDD[1].replace("40", str(throughput))),
+                  ("storage_capacity_gib: 2400", f"storage_capacity_gib: {gib}"))
+    assert [code for code, _ in found] == expected
+
+
+def test_a_refused_hdd_capacity_names_its_increment(write_config):
+    [finding] = findings(write_config, HDD, ("storage_capacity_gib: 2400", "storage_capacity_gib: 4000"))
+    assert finding.message == "4000 GiB is not a capacity FSx for Lustre PERSISTENT_1 HDD takes at 40 MB/s/TiB"
+    assert finding.hint == "use a multiple of 1800 GiB; nearest: 3600 or 5400"
+
+
+@pytest.mark.parametrize("edits, expected", [
+    ((("PERSISTENT_1\n", "PERSISTENT_2\n"),), [("HPK918", f"{FS}.storage_type")]),
+    ((("      drive_cache_type: READ\n", ""),), [("HPK918", f"{FS}.drive_cache_type")]),
+    ((("storage_type: HDD", "storage_type: SSD"), ("per_unit_storage_throughput: 40", "per_unit_storage_throughput: 50"),
+      ("storage_capacity_gib: 3600", "storage_capacity_gib: 4800")),
+     [("HPK918", f"{FS}.drive_cache_type")]),
+])
+def test_hdd_is_persistent_1_with_a_drive_cache(write_config, edits, expected):
+    found = codes(write_config, HDD, ("storage_capacity_gib: 2400", "storage_capacity_gib: 3600"), *edits)
+    assert found == expected
+
+
+KEY = "arn:aws:kms:us-east-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+
+
+@pytest.mark.parametrize("kind, key, expected", [
+    ("PERSISTENT_2", KEY, []), ("PERSISTENT_2", "alias/fsx-data", []), ("PERSISTENT_2", "mrk-1234abcd12ab34cd56ef1234567890ab", []),
+    ("PERSISTENT_2", KEY.replace("us-east-1", "us-west-2"), ["HPK919"]),
+    ("PERSISTENT_2", KEY.replace("arn:aws:", "arn:aws-cn:"), ["HPK919"]),
+    ("SCRATCH_2", KEY, ["HPK919"]),
+    ("PERSISTENT_2", "aws/fsx", ["HPK015"]),  # the model's pattern: cfn-lint's KMS formats
+])
+def test_customer_managed_kms_key(write_config, kind, key, expected):
+    throughput = "per_unit_storage_throughput: 250" if kind.startswith("PERSISTENT") else ""
+    found = codes(write_config, ("per_unit_storage_throughput: 250",
+                                 f"deployment_type: {kind}\n      kms_key_id: '{key}'\n      {throughput}".rstrip()))
+    assert [code for code, _ in found] == expected and all(path == f"{FS}.kms_key_id" for _, path in found)
+
+
+def test_scratch_1_takes_no_associations_and_its_own_capacities(write_config):
+    scratch_1 = ("per_unit_storage_throughput: 250", "deployment_type: SCRATCH_1")
+    assert codes(write_config, scratch_1, ("storage_capacity_gib: 2400", "storage_capacity_gib: 3600")) == []
+    assert codes(write_config, scratch_1, ("storage_capacity_gib: 2400", "storage_capacity_gib: 4800")) == [
+        ("HPK902", f"{FS}.storage_capacity_gib")]
+    association = ("      data_repository_associations:\n"
+                   "        - {file_system_path: /datasets, s3_path: 's3://dev-datasets-111122223333/c4/'}\n")
+    assert codes(write_config, scratch_1, extra=association) == [("HPK920", f"{FS}.data_repository_associations")]
+
+
+@pytest.mark.parametrize(("line", "hint"), [
+    ("      kms_key_id: aws/fsx\n", "expected a KMS key ARN, key id, multi-Region key id (mrk-...) or alias name"),
+    ("      daily_automatic_backup_start_time: '3am'\n      automatic_backup_retention_days: 1\n",
+     "expected a quoted UTC time HH:MM"),
+])
+def test_a_storage_format_error_says_in_words_what_is_expected(write_config, line, hint):
+    [finding] = findings(write_config, ("      availability_zone_id: use1-az4\n", "      availability_zone_id: use1-az4\n" + line))
+    assert finding.code == "HPK015" and finding.hint.startswith(hint)

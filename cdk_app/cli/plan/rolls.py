@@ -1,0 +1,116 @@
+"""Which instance groups roll onto another AMI at a deploy, and what their scheduled updates and automatic patches
+will drain later, read from the HyperPod cluster's template (AWS::SageMaker::Cluster's InstanceGroups).
+
+None of these properties is create-only in the schema (cfn-lint: ClusterName, VpcConfig, Orchestrator/Eks), so
+a change never replaces the cluster (the comparison decides that from the schema); what it does to the nodes is
+said here. Sources: the schema's ImageReleaseVersion ("Changing this value on an existing instance group triggers
+a software update via UpdateClusterSoftware"), AWS's update-cluster-software guide for EKS (HyperPod does not
+drain or move the pods on the nodes; the root volume is replaced and the nodes are NotReady while they update) and
+botocore's ClusterAutoPatchConfig (WhenIdle, WhenAllIdle)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cdk_app.cli.plan.model import Hazard
+from cdk_app.config.model import BatchSize
+from cdk_app.domain.rolling_updates import batch_text
+
+_IMAGE_KEYS = ("ImageId", "ImageReleaseVersion")
+
+
+def _groups(props: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    groups = props.get("InstanceGroups")
+    return {g["InstanceGroupName"]: g for g in groups if isinstance(g, dict) and isinstance(g.get("InstanceGroupName"), str)
+            } if isinstance(groups, list) else {}
+
+
+def _count(group: dict[str, Any]) -> int | None:
+    count = group.get("InstanceCount")
+    return count if isinstance(count, int) and not isinstance(count, bool) else None
+
+
+def _image(group: dict[str, Any]) -> str:
+    parts = [f"{key} {group[key]}" for key in _IMAGE_KEYS if key in group]
+    return ", ".join(parts) or "SageMaker's AMI"
+
+
+def _batch(deployment: Any, count: int | None, key: str = "MaximumBatchSize") -> str | None:
+    """How many of the group's nodes a batch of the deployment takes, in words; None without a readable one."""
+    policy = deployment.get("RollingUpdatePolicy") if isinstance(deployment, dict) else None
+    size = policy.get(key) if isinstance(policy, dict) else None
+    if not isinstance(size, dict) or size.get("Type") not in ("INSTANCE_COUNT", "CAPACITY_PERCENTAGE"):
+        return None
+    value = size.get("Value")
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1 or count is None:
+        return None
+    return batch_text(BatchSize.model_construct(type=size["Type"], value=value), count)
+
+
+def _deployment_text(deployment: Any, count: int | None) -> str:
+    batch = _batch(deployment, count)
+    if batch is None:
+        return f"all {count if count is not None else '?'} nodes at once (no rolling batch)"
+    parts = [f"{batch} at a time"]
+    wait = deployment.get("WaitIntervalInSeconds")
+    if isinstance(wait, int):
+        parts.append(f"{wait} s between batches")
+    listed = deployment.get("AutoRollbackConfiguration")
+    alarms = [a.get("AlarmName") for a in listed if isinstance(a, dict)] if isinstance(listed, list) else []
+    if alarms:
+        parts.append(f"rolled back when {', '.join(str(a) for a in alarms)} fires")
+    return ", ".join(parts)
+
+
+def roll_hazards(stack: str, logical_id: str, old: dict[str, Any], new: dict[str, Any]) -> list[Hazard]:
+    """The AMI changes of an in-place cluster update: a group whose ImageId or ImageReleaseVersion changes rolls
+    at this deploy (refused unless named, as other changes that stop the jobs on a group's nodes); a scheduled
+    update or automatic patching turned on, changed or off is called out with what it will drain."""
+    old_groups, new_groups = _groups(old), _groups(new)
+    hazards = []
+    for name, now in sorted(new_groups.items()):
+        before = old_groups.get(name)
+        if before is None:
+            continue  # a new group's nodes start on its AMI
+        where = f"{logical_id}/{name}"
+        count, itype = _count(now), now.get("InstanceType", "?")
+        nodes = f"{count if count is not None else '?'} x {itype} nodes"
+        if any(before.get(key) != now.get(key) for key in _IMAGE_KEYS):
+            scheduled = now.get("ScheduledUpdateConfig")
+            batch = _batch(scheduled.get("DeploymentConfig"), count) if isinstance(scheduled, dict) else None
+            later = f" (its scheduled updates take {batch} at a time)" if batch else ""
+            hazards.append(Hazard(stack, where, f"instance group {name} rolls at this deploy: {_image(before)} -> "
+                                                f"{_image(now)}. CloudFormation updates its software "
+                                                f"(UpdateClusterSoftware; no create-only property, the cluster stays): "
+                                                f"its {nodes} reboot onto the new AMI with new root volumes, and the "
+                                                "jobs on them stop (HyperPod does not drain them). AWS documents no "
+                                                "batch for an update CloudFormation starts, so plan for all "
+                                                f"{count if count is not None else '?'} at once{later}"))
+        hazards.extend(_schedule_changes(stack, where, name, nodes, count, before, now))
+    return hazards
+
+
+def _schedule_changes(stack: str, where: str, name: str, nodes: str, count: int | None, before: dict[str, Any],
+                      now: dict[str, Any]) -> list[Hazard]:
+    hazards = []
+    old_schedule, new_schedule = before.get("ScheduledUpdateConfig"), now.get("ScheduledUpdateConfig")
+    if old_schedule != new_schedule:
+        if isinstance(new_schedule, dict):
+            text = (f"instance group {name}: AMI updates {'scheduled' if old_schedule is None else 'rescheduled'} "
+                    f"at {new_schedule.get('ScheduleExpression')}: each drains its {nodes} "
+                    f"{_deployment_text(new_schedule.get('DeploymentConfig'), count)}")
+        else:
+            text = f"instance group {name}: scheduled AMI updates removed (it keeps its AMI until you update it)"
+        hazards.append(Hazard(stack, where, text, refuse=False))
+    old_patch, new_patch = before.get("AutoPatchConfig"), now.get("AutoPatchConfig")
+    if old_patch != new_patch:
+        if isinstance(new_patch, dict):
+            strategy = new_patch.get("PatchingStrategy")
+            how = ("patches each once it runs no job" if strategy == "WhenIdle"
+                   else "patches them all once all are idle" if strategy == "WhenAllIdle" else f"applies {strategy}")
+            text = (f"instance group {name}: automatic patches {strategy}: when a patch AMI comes out, its {nodes} are "
+                    f"cordoned (no new jobs start there) and HyperPod {how}; nodes that never go idle keep the old AMI")
+        else:
+            text = f"instance group {name}: automatic patches turned off"
+        hazards.append(Hazard(stack, where, text, refuse=False))
+    return hazards

@@ -1,0 +1,106 @@
+"""The rolling-update rules on both sides of each edge. The base config (tests/support/adversarial/base.yaml) has
+4 x ml.g5.12xlarge in group gpu and 2 x ml.m5.2xlarge in group cpu; john reserves 3 g5 and 1 m5, smith 1 g5 and
+1 m5. AWS's HyperPod AMI-update guide is the source of HPK241 ("If schedules overlap, updates might fail");
+cfn-lint's CapacitySizeConfig (Value at least 1, no maximum) the source of the percent's edge."""
+
+from __future__ import annotations
+
+import pytest
+from support.rule_runner import JOHN_ONE_G5, codes, run
+
+GPU_GROUP = "      availability_zone_id: use1-az4\n"
+
+
+def schedule(batch: str = "", field: str = "maximum_batch_size", expression: str = "cron(0 4 ? * SUN *)") -> tuple[str, str]:
+    deployment = f"        deployment:\n          {field}: {batch}\n" if batch else ""
+    return GPU_GROUP, (f"{GPU_GROUP}      scheduled_update:\n        schedule_expression: {expression}\n{deployment}")
+
+
+BATCH_PATH = "hyperpod.instance_groups[0].scheduled_update.deployment.maximum_batch_size"
+
+
+@pytest.mark.parametrize(("batch", "expected"), [
+    ("{type: INSTANCE_COUNT, value: 2}", []),
+    ("{type: INSTANCE_COUNT, value: 3}", [("HPK520", f"{BATCH_PATH}.value")]),
+    ("{type: CAPACITY_PERCENTAGE, value: 50}", []),                                  # 2 of 4
+    ("{type: CAPACITY_PERCENTAGE, value: 51}", [("HPK520", f"{BATCH_PATH}.value")]),  # 2.04 counts as 3
+])
+def test_a_batch_up_to_the_unreserved_instances_passes(write_config, batch, expected):
+    # john holds 1 g5 instead of 3: two of the four are unreserved.
+    assert codes(run(write_config, JOHN_ONE_G5, schedule(batch))) == expected
+
+
+def test_the_error_says_the_arithmetic_and_the_batch_that_fits(write_config):
+    [finding] = run(write_config, JOHN_ONE_G5, schedule("{type: CAPACITY_PERCENTAGE, value: 75}")).findings
+    assert finding.message == ("an update batch of group 'gpu' takes 3 instances (75 % of 4, rounded up) of "
+                               "ml.g5.12xlarge out: of the type's 4 instances it leaves 1 instance while the enabled "
+                               "teams reserve 2 instances: their quotas are not covered while it updates")
+    assert finding.hint.startswith("take at most 2 instance(s) at a time (maximum_batch_size: {type: INSTANCE_COUNT, "
+                                   "value: 2})")
+
+
+def test_the_rollback_batch_is_checked_too(write_config):
+    report = run(write_config, JOHN_ONE_G5, schedule("{type: INSTANCE_COUNT, value: 4}", "rollback_maximum_batch_size"))
+    assert codes(report) == [("HPK520", "hyperpod.instance_groups[0].scheduled_update.deployment."
+                                        "rollback_maximum_batch_size.value")]
+    assert report.findings[0].message.startswith("a rollback batch of group 'gpu' takes 4 instances")
+
+
+def test_without_unreserved_instances_even_the_default_batch_warns_but_passes(write_config):
+    report = run(write_config, schedule())
+    assert codes(report) == [("HPK521", BATCH_PATH)]
+    assert report.exit_code == 0
+    assert report.findings[0].hint.startswith("leave at least 1 ml.g5.12xlarge instance(s) unreserved")
+
+
+@pytest.mark.parametrize(("value", "expected"), [(100, "HPK520"), (101, "HPK240")])
+def test_a_percent_is_at_most_100(write_config, value, expected):
+    report = run(write_config, JOHN_ONE_G5, schedule(f"{{type: CAPACITY_PERCENTAGE, value: {value}}}"))
+    assert codes(report) == [(expected, f"{BATCH_PATH}.value")]
+
+
+def test_automatic_patches_without_a_deployment_have_no_batch(write_config):
+    assert codes(run(write_config, (GPU_GROUP, f"{GPU_GROUP}      auto_patch: {{patching_strategy: WhenIdle}}\n"))) == []
+
+
+@pytest.mark.parametrize(("second", "expected"), [
+    ("cron(0 4 ? * SUN *)", [("HPK241", "hyperpod.instance_groups[1].scheduled_update.schedule_expression")]),
+    ("cron(0 6 ? * SUN *)", []),
+])
+def test_two_groups_on_one_schedule_warn(write_config, second, expected):
+    cpu = ("      count: 2\n", f"      count: 2\n      scheduled_update: {{schedule_expression: '{second}'}}\n")
+    report = run(write_config, JOHN_ONE_G5, ("      count: 1\n    principals:", "      count: 0\n    principals:"),
+                 schedule("{type: INSTANCE_COUNT, value: 1}"), cpu)
+    assert [c for c in codes(report) if c[0] == "HPK241"] == expected
+
+
+def second_g5_group(batch: int, expression: str) -> tuple[str, str]:
+    """A second g5 group of 2 (6 in all, the teams' 4 leave 2 unreserved) with its own scheduled update."""
+    return ("    - name: cpu\n", f"    - name: gpu-2\n      instance_type: ml.g5.12xlarge\n      count: 2\n"
+                                 f"      scheduled_update:\n        schedule_expression: {expression}\n        deployment:\n"
+                                 f"          maximum_batch_size: {{type: INSTANCE_COUNT, value: {batch}}}\n"
+                                 "    - name: cpu\n")
+
+
+@pytest.mark.parametrize(("gpu", "gpu_2", "expression", "expected"), [
+    (1, 1, "cron(0 4 ? * SUN *)", []),                               # 1 + 1 out together of 2 unreserved
+    (2, 2, "cron(0 6 ? * SUN *)", []),                               # each alone: 2 of 2
+    (2, 1, "cron(0 4 ? * SUN *)", ["HPK520", "HPK520"]),             # 3 out together
+])
+def test_groups_of_a_type_on_one_schedule_add_their_batches(write_config, gpu, gpu_2, expression, expected):
+    report = run(write_config, schedule(f"{{type: INSTANCE_COUNT, value: {gpu}}}"), second_g5_group(gpu_2, expression))
+    assert [f.code for f in report.findings if f.code.startswith("HPK52")] == expected
+
+
+def test_the_shared_schedule_is_named_as_the_cause(write_config):
+    report = run(write_config, schedule("{type: INSTANCE_COUNT, value: 2}"), second_g5_group(1, "cron(0 4 ? * SUN *)"))
+    gpu = next(f for f in report.findings if f.path == f"{BATCH_PATH}.value")
+    assert gpu.message.startswith("an update batch of group 'gpu' takes 2 instances (and 1 more of the type's other "
+                                  "groups on the same schedule) of ml.g5.12xlarge out: of the type's 6 instances it "
+                                  "leaves 3 instances while the enabled teams reserve 4 instances")
+    # gpu: with gpu-2's one node out, one more fits; alone, two would.
+    assert gpu.hint.startswith("take at most 1 instance(s) at a time (maximum_batch_size: {type: INSTANCE_COUNT, "
+                               "value: 1}), or give the group its own schedule (alone it may take 2)")
+    # gpu-2: gpu's two nodes already take both unreserved instances, so only its own schedule helps.
+    gpu_2 = next(f for f in report.findings if f.path.startswith("hyperpod.instance_groups[1]") and f.code == "HPK520")
+    assert gpu_2.hint.startswith("give the group its own schedule and take at most 2 instance(s) at a time")
