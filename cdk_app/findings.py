@@ -78,8 +78,8 @@ CODES: dict[str, str] = {
     "HPK220": "the HyperPod Helm chart's remote dependencies are not pinned",
     "HPK221": "no kubectl/helm layer within one minor version of the Kubernetes version",
     "HPK222": "a chart component needs remote charts the kit cannot pin",
-    "HPK215": "an instance group's nvidia.com/mig.config label names no MIG geometry its GPUs take",
-    "HPK216": "GPU partitions set by nvidia.com/mig.config need the NVIDIA GPU operator, which the kit does not install",
+    "HPK224": "an instance group's nvidia.com/mig.config label names no MIG geometry its GPUs take",
+    "HPK225": "GPU partitions set by nvidia.com/mig.config need the NVIDIA GPU operator, which the kit does not install",
     "HPK223": "a chart pin differs from the one the kit verified for its default revision",
     # The AMI lifecycle of instance groups (scheduled updates, automatic patches).
     "HPK240": "a rolling batch given in percent is above 100",
@@ -124,7 +124,7 @@ CODES: dict[str, str] = {
     "HPK504": "the shared pool would be negative: other teams already exceed capacity",
     "HPK505": "the shared pool would be empty: other teams already reserve all capacity",
     # CloudFormation's limits per stack, on the stack layout the app builds (cdk_app/stacks/layout.py).
-    "HPK530": "cumulative MIG partition quota exceeds the partitions the instance groups' GPUs give",
+    "HPK533": "cumulative MIG partition quota exceeds the partitions the instance groups' GPUs give",
     "HPK510": "a stack would have more than 500 resources (CloudFormation's limit per stack)",
     "HPK511": "a stack would have more than 200 outputs (CloudFormation's limit per stack)",
     "HPK512": "a stack's template would be larger than 1,000,000 bytes (CloudFormation's limit for a template in S3)",

@@ -301,7 +301,7 @@ CASES: list[tuple[str, str, str, str, str]] = [
     ("mig-geometry-on-a-gpu-without-mig", edit("      availability_zone_id: use1-az4\n",
                                                "      availability_zone_id: use1-az4\n      labels:\n"
                                                f"        nvidia.com/mig.config: all-1g.10gb  {MARK}\n"),
-     "HPK215", "hyperpod.instance_groups[0].labels.nvidia.com/mig.config", "error"),
+     "HPK224", "hyperpod.instance_groups[0].labels.nvidia.com/mig.config", "error"),
     ("mig-profile-the-type-lacks", edit("  - name: smith\n    quota:\n", "  - name: smith\n    quota:\n"
                                         "      - instance_type: ml.m5.2xlarge\n"
                                         f"        accelerator_partition: {{type: mig-1g.10gb, count: 1}}  {MARK}\n"),
@@ -311,7 +311,7 @@ CASES: list[tuple[str, str, str, str, str]] = [
                                               "        nvidia.com/mig.config: all-7g.80gb\n").replace(
         "  - name: smith\n    quota:\n", "  - name: smith\n    quota:\n      - instance_type: ml.p5.48xlarge\n"
         f"        accelerator_partition: {{type: mig-7g.80gb, count: 9}}  {MARK}\n"),
-     "HPK530", "teams[1].quota[0].accelerator_partition.count", "error"),
+     "HPK533", "teams[1].quota[0].accelerator_partition.count", "error"),
     ("absolute-limits-on-a-lender", edit("  - name: smith\n    quota:\n",
                                          "  - name: smith\n    sharing_strategy: Lend\n"
                                          f"    absolute_borrow_limits:  {MARK}\n      - instance_type: ml.g5.12xlarge\n"

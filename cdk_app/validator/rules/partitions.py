@@ -30,7 +30,7 @@ def _check_geometries(config: KitConfig, report: Reporter) -> None:
         if why is not None:
             offered = profiles_of(group.instance_type)
             example = f"all-{next(iter(offered)).removeprefix('mig-')}" if offered else None
-            report.error("HPK215", path, f"{MIG_CONFIG_LABEL} {name[:80]!r} of group '{group.name}' is no MIG "
+            report.error("HPK224", path, f"{MIG_CONFIG_LABEL} {name[:80]!r} of group '{group.name}' is no MIG "
                                          f"geometry of its GPUs: {why}",
                          f"name one, e.g. {example} or all-disabled" if example
                          else f"remove the label: MIG needs one of the types {', '.join(_mig_types())}")
@@ -40,7 +40,7 @@ def _check_geometries(config: KitConfig, report: Reporter) -> None:
         # AWS's "Node lifecycle and labels" page: the GPU operator (its MIG manager) applies the label's
         # geometry. The HyperPod chart's gpu-operator component needs NVIDIA's gpu-operator chart, a remote
         # chart the kit does not pin, so the kit cannot install it (HPK222's matter).
-        report.warning("HPK216", partitioned[0],
+        report.warning("HPK225", partitioned[0],
                        f"the kit installs no MIG manager: {MIG_CONFIG_LABEL} partitions the GPUs only where the "
                        "NVIDIA GPU operator runs on the cluster",
                        "install the NVIDIA GPU operator - the HyperPod chart's gpu-operator component - before "
@@ -92,7 +92,7 @@ def _check_partition_capacity(config: KitConfig, report: Reporter) -> None:
         listed = ", ".join(f"{name} {n}" for name, n, _ in entries)
         for _, n, path in entries:
             if n:
-                report.error("HPK530", path + ("accelerator_partition", "count"),
+                report.error("HPK533", path + ("accelerator_partition", "count"),
                              f"teams reserve {total} {profile} partitions of {itype} but {given} "
                              f"(shares: {listed}; this entry {n})",
                              f"lower the partition quotas by {total - has}, or give more {itype} GPUs a geometry "

@@ -1,4 +1,4 @@
-"""GPU partitions and absolute borrow limits (HPK215, HPK216, HPK430-HPK433, HPK530), at their edges: the
+"""GPU partitions and absolute borrow limits (HPK224, HPK225, HPK430-HPK433, HPK533), at their edges: the
 partitions a geometry gives (the pinned chart's MIG manager configuration says all-1g.10gb is 7 per GPU; an
 ml.p5.48xlarge has 8 GPUs, the catalogue's EC2 figure), the profiles of the API's enum, and the
 AbsoluteBorrowLimits list of cfn-lint's ComputeQuota schema (15 items, ComputeQuotaResourceConfig)."""
@@ -31,7 +31,7 @@ def found(report) -> list[tuple[str, str, str]]:
 
 def test_a_quota_of_all_the_partitions_a_group_gives_is_valid_with_the_operator_warning(write_config):
     report = run(write_config, mig_group(), smith_partitions(P5_PER_NODE))
-    assert codes(report) == [("HPK216", "hyperpod.instance_groups[2].labels.nvidia.com/mig.config")]
+    assert codes(report) == [("HPK225", "hyperpod.instance_groups[2].labels.nvidia.com/mig.config")]
     [row] = report.partitions
     assert (row.instance_type, row.profile, row.capacity, row.reserved, row.unreserved) == (
         "ml.p5.48xlarge", "mig-1g.10gb", P5_PER_NODE, P5_PER_NODE, 0)
@@ -45,7 +45,7 @@ def test_one_partition_over_is_an_error_at_each_entry_naming_the_shares(write_co
                  ("  - name: john\n    borrow_limit: 50\n    quota:\n",
                   "  - name: john\n    borrow_limit: 50\n    quota:\n      - instance_type: ml.p5.48xlarge\n"
                   "        accelerator_partition: {type: mig-1g.10gb, count: 11}\n"))
-    over = [f for f in report.findings if f.code == "HPK530"]
+    over = [f for f in report.findings if f.code == "HPK533"]
     assert [(f.path, f.message) for f in over] == [
         (f"teams[{i}].quota[{j}].accelerator_partition.count",
          "teams reserve 57 mig-1g.10gb partitions of ml.p5.48xlarge but the cluster's ml.p5.48xlarge groups give 56 "
@@ -56,7 +56,7 @@ def test_one_partition_over_is_an_error_at_each_entry_naming_the_shares(write_co
 
 def test_partitions_of_a_profile_no_group_gives(write_config):
     report = run(write_config, mig_group(), smith_partitions(1, "mig-2g.20gb"))
-    assert ("HPK530", "teams[1].quota[0].accelerator_partition.count",
+    assert ("HPK533", "teams[1].quota[0].accelerator_partition.count",
             "teams reserve 1 mig-2g.20gb partitions of ml.p5.48xlarge but no ml.p5.48xlarge instance group's "
             "nvidia.com/mig.config label partitions its GPUs into mig-2g.20gb (shares: smith 1; this entry 1)") in found(report)
 
@@ -79,7 +79,7 @@ def test_a_profile_the_gpu_does_not_offer(write_config):
 ])
 def test_a_geometry_label_the_gpus_cannot_take(write_config, geometry, why):
     report = run(write_config, mig_group(geometry))
-    assert ("HPK215", "hyperpod.instance_groups[2].labels.nvidia.com/mig.config",
+    assert ("HPK224", "hyperpod.instance_groups[2].labels.nvidia.com/mig.config",
             f"nvidia.com/mig.config {geometry!r} of group 'mig' is no MIG geometry of its GPUs: {why}") in found(report)
     assert report.partitions == []  # it gives no partitions, and its GPUs stay whole
     [p5] = [r for r in report.capacity if r.instance_type == "ml.p5.48xlarge"]
@@ -88,7 +88,7 @@ def test_a_geometry_label_the_gpus_cannot_take(write_config, geometry, why):
 
 def test_all_disabled_partitions_nothing_and_needs_no_operator(write_config):
     report = run(write_config, mig_group("all-disabled"), smith_partitions(0))
-    assert "HPK216" not in [c for c, _ in codes(report)] and report.partitions[0].capacity == 0
+    assert "HPK225" not in [c for c, _ in codes(report)] and report.partitions[0].capacity == 0
 
 
 # --- absolute borrow limits -------------------------------------------------------------------------------------
