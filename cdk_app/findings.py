@@ -83,6 +83,8 @@ CODES: dict[str, str] = {
     "HPK220": "the HyperPod Helm chart's remote dependencies are not pinned",
     "HPK221": "no kubectl/helm layer within one minor version of the Kubernetes version",
     "HPK222": "a chart component needs remote charts the kit cannot pin",
+    "HPK224": "an instance group's nvidia.com/mig.config label names no MIG geometry its GPUs take",
+    "HPK225": "GPU partitions set by nvidia.com/mig.config need the NVIDIA GPU operator, which the kit does not install",
     "HPK223": "a chart pin differs from the one the kit verified for its default revision",
     # The AMI lifecycle of instance groups (scheduled updates, automatic patches).
     "HPK240": "a rolling batch given in percent is above 100",
@@ -129,6 +131,10 @@ CODES: dict[str, str] = {
     "HPK422": "a team's default priority class is not one of its allowed priority classes",
     "HPK423": "require_priority_class is set but a team may use no priority class",
     # Capacity.
+    "HPK430": "a quota entry's MIG profile is not one its instance type's GPU offers",
+    "HPK431": "absolute borrow limits on a team that does not borrow (not LendAndBorrow)",
+    "HPK432": "an absolute borrow limit on an instance type the team has no quota for",
+    "HPK433": "absolute borrow limits while idle_resource_sharing is Disabled",
     "HPK501": "cumulative team quota exceeds the cluster's capacity",
     "HPK502": "quota on an instance type the cluster does not have",
     "HPK503": "capacity no team can use while it is idle",
@@ -138,6 +144,7 @@ CODES: dict[str, str] = {
     "HPK531": "team quotas fit only with Spot capacity, which EC2 may take back at any time",
     "HPK532": "team quotas on several types need more instances of the flexible groups than they have together",
     # CloudFormation's limits per stack, on the stack layout the app builds (cdk_app/stacks/layout.py).
+    "HPK533": "cumulative MIG partition quota exceeds the partitions the instance groups' GPUs give",
     "HPK510": "a stack would have more than 500 resources (CloudFormation's limit per stack)",
     "HPK511": "a stack would have more than 200 outputs (CloudFormation's limit per stack)",
     "HPK512": "a stack's template would be larger than 1,000,000 bytes (CloudFormation's limit for a template in S3)",

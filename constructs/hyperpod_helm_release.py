@@ -66,6 +66,11 @@ COMPONENT_VALUES: dict[str, tuple[str, ...]] = {
 GPU_DEVICE_ISOLATION_VALUES: dict[str, object] = {
     "nvidia-device-plugin": {"deviceListStrategy": "volume-mounts", "securityContext": {"privileged": True}},
 }
+# MIG partitions: under the "mixed" strategy the device plugin advertises each MIG device of a node as
+# nvidia.com/mig-<profile> (NVIDIA k8s-device-plugin documentation, "MIG strategies"), which is what the compute
+# quotas' AcceleratorPartition counts and a job asks for; the 0.16.1 chart turns migStrategy into the plugin's
+# (and feature discovery's) MIG_STRATEGY. Unset, the plugin's default "none" ignores MIG devices.
+MIG_STRATEGY = "mixed"
 # And the chart's edits (helm_release_handler/chart_patches.py): the health monitoring agent, which read the GPUs
 # through its image's variable, gets them as a device-list mount, which the isolated toolkit reads.
 GPU_DEVICE_ISOLATION_PATCHES = ("health-monitoring-agent-gpu-reader",)
@@ -116,6 +121,8 @@ class HyperPodHelmReleaseProps:
         carry every one). Default empty: the operators run on any node.
     controller_tolerations: tolerations the two operators get, for the taints of those nodes; needs
         controller_node_selector. Default none.
+    mig_partitions: the NVIDIA device plugin advertises MIG partitions (migStrategy MIG_STRATEGY), for nodes whose
+        GPUs a MIG manager partitions. Default False (the plugin's own default, which offers whole GPUs only).
     log_retention: retention of the installer's log group. Default one year.
     """
 
@@ -134,6 +141,7 @@ class HyperPodHelmReleaseProps:
     gpu_device_isolation: bool = False
     controller_node_selector: dict[str, str] = field(default_factory=dict)
     controller_tolerations: tuple[dict[str, str], ...] = ()
+    mig_partitions: bool = False
     log_retention: logs.RetentionDays = logs.RetentionDays.ONE_YEAR
 
 
@@ -150,9 +158,9 @@ def component_values(components: dict[str, bool]) -> dict[str, object]:
 
 
 def release_values(components: dict[str, bool], gpu_device_isolation: bool, node_selector: dict[str, str] | None = None,
-                   tolerations: tuple[dict[str, str], ...] = ()) -> dict[str, object]:
-    """The chart values the kit sets: the component toggles, with isolation the device plugin's strategy, and
-    with a node selector the operators' placement."""
+                   tolerations: tuple[dict[str, str], ...] = (), mig_partitions: bool = False) -> dict[str, object]:
+    """The chart values the kit sets: the component toggles, with isolation the device plugin's strategy, with a
+    node selector the operators' placement, and with MIG partitions the device plugin's MIG strategy."""
     values = component_values(components)
     if gpu_device_isolation:
         _merge(values, GPU_DEVICE_ISOLATION_VALUES)
@@ -162,6 +170,8 @@ def release_values(components: dict[str, bool], gpu_device_isolation: bool, node
             "mpi-operator": {"mpiOperator": {"nodeSelector": node_selector,
                                              "tolerations": [*MPI_OPERATOR_TOLERATIONS, *tolerations]}},
         })
+    if mig_partitions:
+        _merge(values, {"nvidia-device-plugin": {"migStrategy": MIG_STRATEGY}})
     return values
 
 
@@ -205,7 +215,8 @@ class HyperPodHelmRelease(Construct):
                                        sort_keys=True),
             "ReleaseName": props.release_name, "Namespace": props.namespace,
             "Values": json.dumps(release_values(props.components, props.gpu_device_isolation,
-                                                props.controller_node_selector, props.controller_tolerations),
+                                                props.controller_node_selector, props.controller_tolerations,
+                                                props.mig_partitions),
                                  sort_keys=True),
             **({"Patches": json.dumps(list(patches))} if patches else {}),
         }

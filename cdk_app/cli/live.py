@@ -17,9 +17,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from cdk_app.config.model import KitConfig, QuotaEntry
-from cdk_app.domain.capacity import Resources, capacity_of, group_types, reservations
+from cdk_app.config.model import AcceleratorPartition, InstanceGroup, KitConfig, QuotaEntry
+from cdk_app.domain.capacity import (
+    Resources,
+    capacity_of,
+    group_types,
+    partition_capacity_of,
+    partition_reservations,
+    reservations,
+    without_partitioned_gpus,
+)
 from cdk_app.domain.governance_types import TASK_GOVERNANCE_ADDON
+from cdk_app.domain.mig_profiles import MIG_CONFIG_LABEL
 from cdk_app.domain.network_zones import cluster_zone_ids
 from cdk_app.findings import Finding, Severity, format_path
 from cdk_app.stacks.layout import stack_name
@@ -193,9 +202,38 @@ def with_part(result: LiveResult, source: Any, part: str, label: str, read: Call
 
 
 def _entry(resource: dict[str, Any]) -> QuotaEntry:
+    partition = resource.get("AcceleratorPartition")
     return QuotaEntry(instance_type=resource["InstanceType"], count=resource.get("Count"),
                       accelerators=resource.get("Accelerators"), vcpu=resource.get("VCpu"),
-                      memory_gib=resource.get("MemoryInGiB"))
+                      memory_gib=resource.get("MemoryInGiB"),
+                      # As the service returns it: a profile newer than the kit's list is still counted.
+                      accelerator_partition=None if partition is None else AcceleratorPartition.model_construct(
+                          type=partition["Type"], count=partition["Count"]))
+
+
+def _live_groups(state: LiveState) -> list[InstanceGroup]:
+    """The deployed instance groups as the capacity arithmetic reads them: type, running count and the labels
+    their nodes carry now (DescribeCluster's KubernetesConfig.CurrentLabels: the MIG geometry)."""
+    return [InstanceGroup.model_construct(name=g.get("InstanceGroupName", ""), instance_type=g.get("InstanceType", ""),
+                                          count=g.get("CurrentCount", 0),
+                                          labels=g.get("KubernetesConfig", {}).get("CurrentLabels") or {})
+            for g in state.groups]
+
+
+def _partition_findings(source: Any, state: LiveState) -> list[Finding]:
+    """Live partition quotas against the partitions the running nodes' geometry gives (HPK603)."""
+    capacity = partition_capacity_of(_live_groups(state))
+    reserved: dict[tuple[str, str], int] = {}
+    for quota in state.quotas:
+        entries = [_entry(r) for r in quota.get("ComputeQuotaConfig", {}).get("ComputeQuotaResources", [])]
+        for key, count in partition_reservations(entries).items():
+            reserved[key] = reserved.get(key, 0) + count
+    return [live_finding(source, "HPK603", Severity.ERROR, ("teams",),
+                         f"quotas on the deployed cluster reserve {count} {profile} partitions of {itype} but its "
+                         f"running nodes' {MIG_CONFIG_LABEL} geometry gives {capacity.get((itype, profile), 0)}",
+                         "lower the partition quotas (including ones made outside the kit), or partition more "
+                         "GPUs into the profile")
+            for (itype, profile), count in sorted(reserved.items()) if count > capacity.get((itype, profile), 0)]
 
 
 def live_finding(source: Any, code: str, severity: Severity, path: tuple[str | int, ...], message: str,
@@ -246,8 +284,9 @@ def compare(config: KitConfig, source: Any, state: LiveState) -> LiveResult:
     headroom = [(itype, max(group.max_count - live_groups[group.name].get("CurrentCount", 0), 0))
                 for group in config.hyperpod.instance_groups if group.max_count is not None and group.name in live_groups
                 for itype in group_types(group)]
-    capacity = capacity_of([*((live.get("InstanceType", ""), live.get("CurrentCount", 0)) for live in state.groups),
-                            *headroom])
+    deployed = _live_groups(state)
+    capacity = without_partitioned_gpus(deployed, capacity_of([*((g.instance_type, g.count) for g in deployed),
+                                                               *headroom]))
 
     managed = {f"{config.environment}-{team.name}" for team in config.teams}
     if config.shared_pool is not None:
@@ -278,6 +317,7 @@ def compare(config: KitConfig, source: Any, state: LiveState) -> LiveResult:
                          f"has {float(cap.count):g} running (over in {', '.join(over)})",
                          "lower quotas (including ones made outside the kit) or add capacity"))
 
+    result.findings.extend(_partition_findings(source, state))
     if state.policy is not None:
         live_policy = state.policy.get("SchedulerConfig", {})
         wanted = {"PriorityClasses": sorted((c.name, c.weight) for c in config.cluster_policy.priority_classes),

@@ -183,6 +183,10 @@ def reports_json(reports: list[Report]) -> dict[str, object]:
         "capacity": [{**row.to_json(), "file": r.file, "environment": r.environment}
                      for r in reports for row in r.capacity],
         "reach": [{**row.to_json(), "file": r.file, "environment": r.environment} for r in reports for row in r.reach],
+        "partitions": [{**row.to_json(), "file": r.file, "environment": r.environment}
+                       for r in reports for row in r.partitions],
+        "partition_reach": [{**row.to_json(), "file": r.file, "environment": r.environment}
+                            for r in reports for row in r.partition_reach],
         "batch_capacity": [{**row.to_json(), "file": r.file, "environment": r.environment}
                            for r in reports for row in r.batch_capacity],
         "batch_queues": [{**row.to_json(), "file": r.file, "environment": r.environment}
@@ -274,6 +278,11 @@ def _parse_env(text: str):
     return parse_env(text)
 
 
+def _parse_mig(text: str):
+    from cdk_app.kubernetes.job_templates import parse_mig_option
+    return parse_mig_option(text)
+
+
 def _parse_volume(text: str):
     from cdk_app.kubernetes.job_templates import parse_volume
     return parse_volume(text)
@@ -302,6 +311,10 @@ def _parse_scratch(text: str):
               help="Elastic PyTorchJob rendezvous: c10d (default, on worker 0) or etcd (writes an etcd Service and "
                    "Deployment).")
 @click.option("--accelerators", type=WHOLE_NUMBER, default=None, help="GPUs or Neuron devices per node. Default: all.")
+@click.option("--mig", "mig", default=None, callback=lambda ctx, param, value: _job_option(_parse_mig)(
+    ctx, param, (value,))[0] if value is not None else None, metavar="PROFILE[:COUNT]",
+              help="MIG partitions per pod instead of whole GPUs, e.g. mig-1g.10gb or mig-1g.10gb:2; the team "
+                   "needs a quota of them (accelerator_partition).")
 @click.option("--efa", default="0", show_default=True, callback=efa_option,
               help="EFA interfaces per node, or 'all' (from --cluster-nodes, else the documented count).")
 @click.option("--cpu", default=None, help="CPU request per pod, a Kubernetes quantity (e.g. 16, 500m).")
@@ -328,8 +341,8 @@ def _parse_scratch(text: str):
 @click.argument("command", nargs=-1, required=True)
 def job(config_path: Path, team: str, priority: str | None, name: str, image: str, kind: str, instance_type: str | None,
         nodes: int, min_nodes: int | None, max_nodes: int | None, rdzv_backend: str | None, accelerators: int | None,
-        efa: int | str, cpu: str | None, memory: str | None, shm: str | None, scratch: tuple[str, str] | None,
-        env: tuple, volumes: tuple,
+        mig: tuple[str, int] | None, efa: int | str, cpu: str | None, memory: str | None, shm: str | None,
+        scratch: tuple[str, str] | None, env: tuple, volumes: tuple,
         cluster_nodes, topology: str | None, topology_layer: int | None, auto_resume: bool, max_retries: int | None,
         command: tuple[str, ...]) -> None:
     """Print the manifests of a job for the team's queue: hyperpod-kit job ... -- python train.py"""
@@ -360,7 +373,7 @@ def job(config_path: Path, team: str, priority: str | None, name: str, image: st
                          auto_resume=auto_resume, max_retries=3 if max_retries is None else max_retries,
                          min_nodes=min_nodes, max_nodes=max_nodes,
                          rdzv_backend=rdzv_backend, env=env, volumes=volumes, shm=shm, cpu=cpu, memory=memory,
-                         **({"scratch": scratch[0], "scratch_path": scratch[1]} if scratch else {}))
+                         mig=mig, **({"scratch": scratch[0], "scratch_path": scratch[1]} if scratch else {}))
     config = options_then_config(config_path, lambda: check_options(request), JobSpecError)
     if config.hyperpod is None:
         # A well-formed request this environment refuses on its merits (it has no queue): a finding, exit 1.

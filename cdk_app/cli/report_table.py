@@ -4,7 +4,7 @@ Shared by validate and the commands that validate before they act (job, plan, ba
 from __future__ import annotations
 
 from cdk_app.domain.capacity import DIMENSIONS, Resources, exact_text
-from cdk_app.domain.reach import SHARING_DISABLED, TeamReach
+from cdk_app.domain.reach import ABSOLUTE_LIMIT, BORROW_LIMIT, SHARING_DISABLED, PartitionReach, TeamReach
 from cdk_app.findings import Finding
 from cdk_app.support.text_table import aligned, printable
 from cdk_app.validator.report import Report
@@ -34,13 +34,17 @@ def fractional_reach_note(rows: list[TeamReach], indent: str) -> list[str]:
     return [f"{indent}{FRACTIONAL_REACH}"] if fractional else []
 
 
-def limited_by(row: TeamReach) -> str:
+def limited_by(row: TeamReach | PartitionReach) -> str:
     """What stops a team borrowing more, in words."""
     if row.capped_by is None:
         return "-"
     if row.capped_by == SHARING_DISABLED:
         return "idle sharing Disabled"
-    return f"borrow limit {row.borrow_limit} %" if row.capped_by == "borrow limit" else "what others lend"
+    if row.capped_by == ABSOLUTE_LIMIT:
+        return "absolute borrow limit"
+    if row.capped_by == BORROW_LIMIT:
+        return f"borrow limit {row.borrow_limit} %" if isinstance(row, TeamReach) else "borrow limit"
+    return "what others lend"
 
 
 def render_table(report: Report, strict: bool = False) -> str:
@@ -70,6 +74,7 @@ def render_table(report: Report, strict: bool = False) -> str:
                 for row in report.reach]
         lines.extend(aligned([header, *rows], indent="  "))
         lines.extend(fractional_reach_note(report.reach, indent="  "))
+    lines.extend(_partition_lines(report))
     lines.extend(_batch_lines(report))
     for finding in report.findings:
         lines.append(finding.render())
@@ -97,6 +102,22 @@ def held_back_line(held: list[Finding]) -> str:
                       for code, at in lines_of.items())
     return (f"held back: {len(held)} finding(s) that may only follow from the errors above ({where}); fix those and "
             "validate again")
+
+
+def _partition_lines(report: Report) -> list[str]:
+    """GPU partitions: reserved/given per instance type and MIG profile, then each team's reach in them."""
+    lines = []
+    if report.partitions:
+        lines.append("  GPU partitions (MIG): reserved/given by the groups' nvidia.com/mig.config geometry (! = over)")
+        rows = [(row.instance_type, row.profile, f"{row.reserved}/{row.capacity}" + (" !" if row.reserved > row.capacity else ""),
+                 str(row.unreserved)) for row in report.partitions]
+        lines.extend(aligned([("instance type", "profile", "partitions", "unreserved"), *rows], indent="  "))
+    if report.partition_reach:
+        lines.append("  team reach in partitions: quota, and the most it can use by borrowing")
+        rows = [(row.team, row.instance_type, row.profile, str(row.quota), str(row.reach), limited_by(row))
+                for row in report.partition_reach]
+        lines.extend(aligned([("team", "instance type", "profile", "quota", "reach", "limited by"), *rows], indent="  "))
+    return lines
 
 
 def _batch_lines(report: Report) -> list[str]:

@@ -418,6 +418,24 @@ class ClusterPolicy(KitModel):
     runs at the lowest priority."""
 
 
+# MIG profiles a compute quota takes (AcceleratorPartitionConfig.Type: the enum of cfn-lint's
+# AWS::SageMaker::ComputeQuota schema and of botocore's MIGProfileType; tests compare them). Which ones an
+# instance type's GPU offers is cdk_app.domain.mig_profiles' matter (the validator's HPK430).
+MigProfileType = Literal[
+    "mig-1g.5gb", "mig-1g.10gb", "mig-1g.18gb", "mig-1g.20gb", "mig-1g.23gb", "mig-1g.35gb", "mig-1g.45gb",
+    "mig-1g.47gb", "mig-2g.10gb", "mig-2g.20gb", "mig-2g.35gb", "mig-2g.45gb", "mig-2g.47gb", "mig-3g.20gb",
+    "mig-3g.40gb", "mig-3g.71gb", "mig-3g.90gb", "mig-3g.93gb", "mig-4g.20gb", "mig-4g.40gb", "mig-4g.71gb",
+    "mig-4g.90gb", "mig-4g.93gb", "mig-7g.40gb", "mig-7g.80gb", "mig-7g.141gb", "mig-7g.180gb", "mig-7g.186gb",
+]
+
+
+class AcceleratorPartition(KitModel):
+    type: MigProfileType
+    """MIG profile, e.g. mig-1g.10gb: one the instance type's GPU offers."""
+    count: Annotated[Int, Field(ge=0, le=MAX_QUOTA_AMOUNT)]
+    """Partitions of that profile; never more than the instance groups partitioned into it give."""
+
+
 class QuotaEntry(KitModel):
     instance_type: Str
     """Instance type of the cluster this entry reserves."""
@@ -430,6 +448,9 @@ class QuotaEntry(KitModel):
     count the entry gets no accelerators (SageMaker sets them to 0)."""
     memory_gib: QuotaAmount | None = None
     """Memory in GiB; alone, vCPU is filled in the instance's ratio (and accelerators are 0)."""
+    accelerator_partition: AcceleratorPartition | None = None
+    """MIG partitions (GPU slices) of the instance type, which instance groups of the type provide by their
+    nvidia.com/mig.config label. In absolute_borrow_limits: the most partitions the team borrows."""
 
 
 class Team(KitModel):
@@ -445,6 +466,9 @@ class Team(KitModel):
     """Whether the team's higher-priority tasks preempt its own lower-priority ones."""
     quota: tuple[QuotaEntry, ...] = ()
     """Reserved compute per instance type (at most 15 entries)."""
+    absolute_borrow_limits: tuple[QuotaEntry, ...] = ()
+    """Per instance type, the most the team may borrow, in place of borrow_limit's percent on that type
+    (LendAndBorrow only; at most 15 entries, amounts as in quota)."""
     principals: tuple[Annotated[Str, Field(pattern=IAM_PRINCIPAL_PATTERN)], ...] = ()
     """IAM principals allowed to act as this team."""
     default_priority_class: Str | None = None

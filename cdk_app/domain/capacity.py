@@ -17,6 +17,7 @@ from functools import cache
 from cdk_app.config.model import InstanceGroup, KitConfig, QuotaEntry, Team
 from cdk_app.config.scalars import exact
 from cdk_app.domain.instance_types import CATALOGUE, InstanceSpec
+from cdk_app.domain.mig_profiles import group_partitions, most_per_gpu, profiles_of
 
 DIMENSIONS = ("count", "accelerators", "vcpu", "memory_gib")
 _UNITS = {"count": "instances", "accelerators": "accelerators", "vcpu": "vCPU", "memory_gib": "GiB memory"}
@@ -146,10 +147,12 @@ def quota_resources(entry: QuotaEntry, spec: InstanceSpec) -> Resources:
     elif entry.memory_gib is not None:
         share = exact(entry.memory_gib) / _memory_gib(spec)
     else:
-        share = 0
+        share = partition_share(entry)
     filled = per_instances(spec, share)
+    # Partitions alone (or nothing) measure the instance's worth in the partitions' share, as accelerators do.
+    by_partitions = entry.vcpu is None and entry.memory_gib is None
     return Resources(
-        filled.count if in_accelerators or not spec.accelerators else 0,
+        filled.count if in_accelerators or by_partitions or not spec.accelerators else 0,
         filled.accelerators if in_accelerators else 0,
         _exact(exact(entry.vcpu)) if entry.vcpu is not None else filled.vcpu,
         _exact(exact(entry.memory_gib)) if entry.memory_gib is not None else filled.memory_gib,
@@ -207,7 +210,9 @@ def groups_capacity(groups: Iterable[InstanceGroup]) -> dict[str, Resources]:
 def cluster_capacity(config: KitConfig) -> dict[str, Resources]:
     """Per known instance type, the most all the instance groups may give (`groups_capacity`): the capacity the
     quotas are checked against (HPK501), autoscaled groups at max_count, Spot and flexible groups included."""
-    return groups_capacity(config.hyperpod.instance_groups)
+    # A partitioned group's GPUs are its partitions', not whole ones (without_partitioned_gpus).
+    groups = config.hyperpod.instance_groups
+    return without_partitioned_gpus(groups, groups_capacity(groups))
 
 
 def flexible_reliance(config: KitConfig) -> tuple[dict[str, int], int]:
@@ -350,3 +355,87 @@ def shared_pool_quota(config: KitConfig) -> list[QuotaEntry]:
             continue
         entries.append(pool_entry(itype, gap))
     return entries
+
+
+# --- GPU partitions (MIG) -------------------------------------------------------------------------------------
+# Partitions are counted apart from Resources: a slice is no share of an instance's accelerators, vCPU or
+# memory the validator could sum with whole-GPU quotas (SageMaker fills an entry's vCPU and memory from its
+# partition count in a ratio AWS does not state: API_AcceleratorPartitionConfig, "ratio-based values").
+
+Partitions = dict[tuple[str, str], int]  # (instance type, MIG profile) -> partitions
+
+
+def partition_share(entry: QuotaEntry) -> Fraction | int:
+    """The share of an instance an entry of partitions alone stands for, in which SageMaker fills its vCPU and
+    memory: its partitions over those of the profile one instance holds (API_AcceleratorPartitionConfig: "If you
+    don't specify a value for vCPU and MemoryInGiB, SageMaker AI automatically allocates ratio-based values ...
+    based on the accelerator partition count", read as the accelerators' ratio is: "16 out of 32 total
+    accelerators ... uses the ratio of 0.5"; UNVERIFIED which total AWS divides by). 0 without partitions or
+    for a profile the type's GPU does not offer (HPK430)."""
+    partition = entry.accelerator_partition
+    spec = CATALOGUE.get(entry.instance_type)
+    profile = profiles_of(entry.instance_type).get(partition.type) if partition is not None else None
+    if profile is None or spec is None:
+        return 0
+    return _exact(Fraction(partition.count, most_per_gpu(profile) * spec.accelerators))
+
+
+def partition_capacity(config: KitConfig) -> Partitions:
+    """Per (instance type, MIG profile), the partitions the config's instance groups give."""
+    return partition_capacity_of(config.hyperpod.instance_groups if config.hyperpod else ())
+
+
+def partition_capacity_of(groups: Iterable[InstanceGroup]) -> Partitions:
+    """Per (instance type, MIG profile), the partitions of the groups: each group's nodes take the geometry its
+    nvidia.com/mig.config label names on every GPU (cdk_app.domain.mig_profiles)."""
+    capacity: Partitions = {}
+    for group in groups:
+        spec = CATALOGUE.get(group.instance_type)
+        if spec is None:
+            continue
+        for profile, amount in group_partitions(group, spec.accelerators, group_maximum(group)).items():
+            key = (group.instance_type, profile)
+            capacity[key] = capacity.get(key, 0) + amount
+    return capacity
+
+
+def partition_reservations(quota: Iterable[QuotaEntry]) -> Partitions:
+    """Per (instance type, MIG profile), the partitions quota entries reserve (duplicate entries add up)."""
+    reserved: Partitions = {}
+    for entry in quota:
+        if entry.accelerator_partition is not None:
+            key = (entry.instance_type, entry.accelerator_partition.type)
+            reserved[key] = reserved.get(key, 0) + entry.accelerator_partition.count
+    return reserved
+
+
+def partitioned_gpus(groups: Iterable[InstanceGroup]) -> dict[str, int]:
+    """Per instance type, the GPUs MIG partitions: every GPU of a group whose label names a geometry of them
+    (all-disabled partitions none)."""
+    gpus: dict[str, int] = {}
+    for group in groups:
+        spec = CATALOGUE.get(group.instance_type)
+        if spec is not None and group_partitions(group, spec.accelerators, 1):
+            gpus[group.instance_type] = gpus.get(group.instance_type, 0) + group_maximum(group) * spec.accelerators
+    return gpus
+
+
+def without_partitioned_gpus(groups: Iterable[InstanceGroup], capacity: dict[str, Resources]) -> dict[str, Resources]:
+    """The capacity with partitioned GPUs taken out of the accelerators: under the device plugin's mixed MIG
+    strategy a MIG-enabled GPU is advertised as its partitions (nvidia.com/mig-<profile>), never as
+    nvidia.com/gpu, so no whole-GPU quota or job can use it. Its instances, vCPU and memory stay."""
+    taken = partitioned_gpus(groups)
+    return {itype: res - Resources(accelerators=taken[itype]) if itype in taken else res
+            for itype, res in capacity.items()}
+
+
+def node_partitions(config: KitConfig, instance_type: str) -> dict[str, int]:
+    """Per MIG profile, the most partitions one node of the type holds (its group's geometry on every GPU): what
+    one pod, which runs on one node, can get."""
+    spec = CATALOGUE.get(instance_type)
+    most: dict[str, int] = {}
+    for group in config.hyperpod.instance_groups if config.hyperpod and spec else ():
+        if group.instance_type == instance_type:
+            for profile, count in group_partitions(group, spec.accelerators, 1).items():
+                most[profile] = max(most.get(profile, 0), count)
+    return most

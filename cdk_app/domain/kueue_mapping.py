@@ -11,15 +11,24 @@ gives it. Pure Python: no aws_cdk, no Kubernetes client.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Literal
 
 from cdk_app.config.model import DEFAULT_BORROW_LIMIT, KitConfig
 from cdk_app.config.names import local_queue, team_cluster_queue, team_namespace
-from cdk_app.domain.capacity import Resources, cluster_capacity, reservations, shared_pool_quota
+from cdk_app.domain.capacity import (
+    Partitions,
+    Resources,
+    cluster_capacity,
+    partition_capacity,
+    partition_reservations,
+    reservations,
+    shared_pool_quota,
+)
 from cdk_app.domain.instance_types import ACCELERATOR_RESOURCES, CATALOGUE, EFA_MAXIMUM, EFA_RESOURCE
-from cdk_app.domain.reach import sharing_enabled, unallocated
+from cdk_app.domain.mig_profiles import RESOURCE_PREFIX, profiles_of
+from cdk_app.domain.reach import absolute_limits, sharing_enabled, unallocated, unallocated_partitions
 
 API_VERSION = "kueue.x-k8s.io/v1beta2"
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
@@ -60,8 +69,10 @@ def quantity(value: Fraction | int | float, unit: str = "") -> str:
     return f"{int(value * 1000)}m"
 
 
-def flavor_resources(itype: str, amounts: Resources) -> dict[str, str]:
-    """Amounts of one instance type as the flavor's Kueue quantities (every covered resource)."""
+def flavor_resources(itype: str, amounts: Resources, partitions: Partitions | None = None,
+                     mig: tuple[str, ...] = ()) -> dict[str, str]:
+    """Amounts of one instance type as the flavor's Kueue quantities (every covered resource); `mig`: the
+    MIG profiles the queues cover, with `partitions` holding the (instance type, profile) amounts."""
     spec = CATALOGUE[itype]
     resources = {CPU: quantity(amounts.vcpu), MEMORY: quantity(amounts.memory_gib, "Gi")}
     for kind, name in ACCELERATOR_RESOURCES.items():
@@ -71,11 +82,25 @@ def flavor_resources(itype: str, amounts: Resources) -> dict[str, str]:
     # count per instance is the one AWS documents (EFA_MAXIMUM); a type without one gets none (UNVERIFIED).
     share = amounts.vcpu / spec.vcpu if spec.vcpu else 0
     resources[EFA_RESOURCE] = quantity(share * EFA_MAXIMUM.get(itype, 0))
+    for profile in mig:
+        resources[RESOURCE_PREFIX + profile] = quantity((partitions or {}).get((itype, profile), 0))
     return resources
 
 
-def covered_resources() -> list[str]:
-    return [CPU, MEMORY, *ACCELERATOR_RESOURCES.values(), EFA_RESOURCE]
+def covered_resources(mig: tuple[str, ...] = ()) -> list[str]:
+    return [CPU, MEMORY, *ACCELERATOR_RESOURCES.values(), EFA_RESOURCE, *(RESOURCE_PREFIX + p for p in mig)]
+
+
+def mig_profiles_covered(config: KitConfig) -> tuple[str, ...]:
+    """The MIG profiles the queues cover: those the instance groups' geometries give and those the teams'
+    quotas name on a type whose GPU offers them. Each becomes the extended resource nvidia.com/<profile> the
+    NVIDIA device plugin advertises under migStrategy mixed (e.g. nvidia.com/mig-1g.10gb). UNVERIFIED: AWS
+    documents the quota's AcceleratorPartition, not the ClusterQueue task governance makes from it; the kit
+    reads it as a nominal quota of that resource on the instance type's flavor, like the accelerators'."""
+    named = set(partition_capacity(config))
+    for team in config.teams:
+        named.update(key for key in partition_reservations(team.quota) if key[1] in profiles_of(key[0]))
+    return tuple(sorted({profile for _, profile in named}))
 
 
 def resource_flavors(config: KitConfig, choices: Choices = Choices()) -> list[dict[str, Any]]:
@@ -88,24 +113,43 @@ def resource_flavors(config: KitConfig, choices: Choices = Choices()) -> list[di
 
 
 def _borrowing(strategy: str, percent: int, amounts: Resources, itype: str, choices: Choices,
-               sharing: bool = True) -> dict[str, str]:
-    """borrowingLimit per resource: BorrowLimit per cent of the nominal quota, none for a team that may not borrow
-    and for every team while the cluster policy's IdleResourceSharing is Disabled (cdk_app.domain.reach)."""
+               sharing: bool = True, limits: QueueLimits | None = None) -> dict[str, str]:
+    """borrowingLimit per resource: BorrowLimit per cent of the nominal quota, or the team's absolute borrow
+    limit on the type where it gives one (cdk_app.domain.reach), none for a team that may not borrow and for
+    every team while the cluster policy's IdleResourceSharing is Disabled."""
+    limits = limits or QueueLimits()
     if not sharing or strategy == "Lend" or (strategy == "DontLend" and not choices.dont_lend_may_borrow):
-        return {name: "0" for name in covered_resources()}
-    return flavor_resources(itype, amounts.scaled(Fraction(percent, 100)))
+        return {name: "0" for name in covered_resources(limits.mig)}
+    absolute = limits.absolute.get(itype)
+    # Partitions: the percent of the team's own, rounded down; an absolute limit of a profile replaces it.
+    partitions = {key: count * percent // 100 for key, count in limits.partitions.items()}
+    partitions.update(limits.absolute_partitions)
+    allowed = amounts.scaled(Fraction(percent, 100)) if absolute is None else absolute
+    return flavor_resources(itype, allowed, partitions, limits.mig)
+
+
+@dataclass(frozen=True)
+class QueueLimits:
+    """A queue's MIG side and absolute borrow limits: the profiles covered, the team's partitions per
+    (instance type, profile), and its absolute borrow limits (whole-instance amounts and partitions)."""
+
+    mig: tuple[str, ...] = ()
+    partitions: Partitions = field(default_factory=dict)
+    absolute: dict[str, Resources] = field(default_factory=dict)
+    absolute_partitions: Partitions = field(default_factory=dict)
 
 
 def cluster_queue(name: str, quota: dict[str, Resources], flavors: list[str], *, strategy: str, borrow_limit: int,
                   preempt_team_tasks: str, fair_share_weight: int | None, choices: Choices,
-                  sharing: bool = True) -> dict[str, Any]:
+                  sharing: bool = True, limits: QueueLimits | None = None) -> dict[str, Any]:
+    limits = limits or QueueLimits()
     entries = []
     for itype in flavors:
         amounts = quota.get(itype, Resources())
-        nominal = flavor_resources(itype, amounts)
-        borrowing = _borrowing(strategy, borrow_limit, amounts, itype, choices, sharing)
+        nominal = flavor_resources(itype, amounts, limits.partitions, limits.mig)
+        borrowing = _borrowing(strategy, borrow_limit, amounts, itype, choices, sharing, limits)
         resources = []
-        for resource in covered_resources():
+        for resource in covered_resources(limits.mig):
             entry: dict[str, Any] = {"name": resource, "nominalQuota": nominal[resource],
                                      "borrowingLimit": borrowing[resource]}
             if strategy == "DontLend":
@@ -115,7 +159,7 @@ def cluster_queue(name: str, quota: dict[str, Resources], flavors: list[str], *,
     spec: dict[str, Any] = {
         "cohortName": choices.cohort,
         "namespaceSelector": {},
-        "resourceGroups": [{"coveredResources": covered_resources(), "flavors": entries}],
+        "resourceGroups": [{"coveredResources": covered_resources(limits.mig), "flavors": entries}],
         "preemption": {"withinClusterQueue": preempt_team_tasks,
                        "reclaimWithinCohort": choices.reclaim_within_cohort},
     }
@@ -125,26 +169,29 @@ def cluster_queue(name: str, quota: dict[str, Resources], flavors: list[str], *,
 
 
 def _queues(team_name: str, quota: dict[str, Resources], flavors: list[str], fair: bool, choices: Choices, *,
-            strategy: str, borrow_limit: int, preempt: str, weight: int, sharing: bool) -> list[dict[str, Any]]:
+            strategy: str, borrow_limit: int, preempt: str, weight: int, sharing: bool,
+            limits: QueueLimits) -> list[dict[str, Any]]:
     queue = cluster_queue(team_cluster_queue(team_name), quota, flavors, strategy=strategy, borrow_limit=borrow_limit,
                           preempt_team_tasks=preempt, fair_share_weight=weight if fair else None, choices=choices,
-                          sharing=sharing)
+                          sharing=sharing, limits=limits)
     local = {"apiVersion": API_VERSION, "kind": "LocalQueue",
              "metadata": {"name": local_queue(team_name), "namespace": team_namespace(team_name)},
              "spec": {"clusterQueue": team_cluster_queue(team_name)}}
     return [queue, local]
 
 
-def idle_cohort(pool: dict[str, Resources], flavors: list[str], choices: Choices) -> dict[str, Any]:
+def idle_cohort(pool: dict[str, Resources], flavors: list[str], choices: Choices, mig: tuple[str, ...] = (),
+                partitions: Partitions | None = None) -> dict[str, Any]:
     """IdleResourceSharing Enabled: "unallocated resources are automatically calculated and made available for
     entities to borrow" (API_SchedulerConfig). Read here as the cohort's own nominal quota (a Cohort object holding
     what no ClusterQueue does), which its ClusterQueues borrow within their borrowingLimit and which nobody
     reclaims (UNVERIFIED: the mapping reference calls it "possibly a cohort-level quota")."""
     entries = [{"name": itype, "resources": [{"name": name, "nominalQuota": amount}
-                                             for name, amount in flavor_resources(itype, pool.get(itype, Resources())).items()]}
+                                             for name, amount in flavor_resources(itype, pool.get(itype, Resources()),
+                                                                                  partitions, mig).items()]}
                for itype in flavors]
     return {"apiVersion": API_VERSION, "kind": "Cohort", "metadata": {"name": choices.cohort},
-            "spec": {"resourceGroups": [{"coveredResources": covered_resources(), "flavors": entries}]}}
+            "spec": {"resourceGroups": [{"coveredResources": covered_resources(mig), "flavors": entries}]}}
 
 
 def priority_classes(config: KitConfig) -> list[dict[str, Any]]:
@@ -163,20 +210,25 @@ def governance_objects(config: KitConfig, choices: Choices = Choices()) -> list[
     flavors, fair = sorted(cluster_capacity(config)), config.cluster_policy.fair_share == "Enabled"
     sharing = sharing_enabled(config)
     pool = unallocated(config)
-    if sharing and any(not amounts.is_zero() for amounts in pool.values()):
-        objects.append(idle_cohort(pool, flavors, choices))
+    mig = mig_profiles_covered(config)
+    idle_partitions = unallocated_partitions(config)
+    if sharing and (any(not amounts.is_zero() for amounts in pool.values()) or any(idle_partitions.values())):
+        objects.append(idle_cohort(pool, flavors, choices, mig, idle_partitions))
     for team in config.teams:
         if team.enabled:
             limit = team.borrow_limit if team.borrow_limit is not None else DEFAULT_BORROW_LIMIT
+            limits = QueueLimits(mig, partition_reservations(team.quota), absolute_limits(team),
+                                 partition_reservations(team.absolute_borrow_limits))
             objects.extend(_queues(team.name, reservations(team.quota), flavors, fair, choices,
                                    strategy=team.sharing_strategy, borrow_limit=limit,
                                    preempt=team.preempt_team_tasks, weight=team.fair_share_weight,
-                                   sharing=sharing))
+                                   sharing=sharing, limits=limits))
     shared = config.shared_pool
     if shared is not None:
         objects.extend(_queues(shared.name, reservations(shared_pool_quota(config)), flavors, fair, choices,
                                strategy=shared.sharing_strategy, borrow_limit=DEFAULT_BORROW_LIMIT,
-                               preempt="LowerPriority", weight=shared.fair_share_weight, sharing=sharing))
+                               preempt="LowerPriority", weight=shared.fair_share_weight, sharing=sharing,
+                               limits=QueueLimits(mig)))
     return objects
 
 

@@ -13,6 +13,10 @@ decides whether any idle compute is shared:
   that lend (Lend and LendAndBorrow teams, the shared pool) and the unallocated capacity hold together.
 A team borrows only on instance types it has a quota for: the limit is a percent of that quota (the Kueue
 mapping's borrowingLimit, task-governance mapping H1), so a team without a quota borrows nothing.
+An absolute borrow limit of the team on an instance type (ResourceSharingConfig.AbsoluteBorrowLimits, botocore:
+"the maximum amount of specific resource types ... that an entity can borrow, regardless of the percentage-based
+BorrowLimit") takes the percent's place on that type: the kit reads "regardless of" as "instead of" (UNVERIFIED
+whether SageMaker also applies the percent); the lenders still cap it.
 Disabled allocations are left out, both as borrowers and as lenders: task governance makes no queue for them,
 so their quota counts as unallocated.
 """
@@ -22,13 +26,23 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from cdk_app.config.model import DEFAULT_BORROW_LIMIT, KitConfig
-from cdk_app.domain.capacity import DIMENSIONS, Resources, cluster_capacity, reservations, shared_pool_quota
+from cdk_app.config.model import DEFAULT_BORROW_LIMIT, KitConfig, Team
+from cdk_app.domain.capacity import (
+    DIMENSIONS,
+    Partitions,
+    Resources,
+    cluster_capacity,
+    partition_capacity,
+    partition_reservations,
+    reservations,
+    shared_pool_quota,
+)
 
 LENDING = ("Lend", "LendAndBorrow")
 
 # What stops a team borrowing more (TeamReach.capped_by).
 BORROW_LIMIT, LENDERS, SHARING_DISABLED = "borrow limit", "lenders", "idle_resource_sharing Disabled"
+ABSOLUTE_LIMIT = "absolute borrow limit"
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,14 +53,17 @@ class TeamReach:
     borrow_limit: int | None  # percent; None where the team does not borrow
     quota: Resources
     reach: Resources
-    # BORROW_LIMIT, LENDERS or SHARING_DISABLED: what stops the team borrowing more; None for a Lend or
-    # DontLend team, which never borrows.
+    # BORROW_LIMIT, ABSOLUTE_LIMIT, LENDERS or SHARING_DISABLED: what stops the team borrowing more; None for
+    # a Lend or DontLend team, which never borrows.
     capped_by: str | None
+    # The team's absolute borrow limit on the type, where it gives one (it then replaces the percent).
+    absolute_limit: Resources | None = None
 
     def to_json(self) -> dict[str, object]:
         return {"team": self.team, "instance_type": self.instance_type, "strategy": self.strategy,
                 "borrow_limit": self.borrow_limit, "quota": self.quota.to_json(), "reach": self.reach.to_json(),
-                "capped_by": self.capped_by}
+                "capped_by": self.capped_by,
+                "absolute_limit": None if self.absolute_limit is None else self.absolute_limit.to_json()}
 
 
 def sharing_enabled(config: KitConfig) -> bool:
@@ -79,7 +96,14 @@ def unallocated(config: KitConfig) -> dict[str, Resources]:
 def borrowers(config: KitConfig, itype: str) -> list[str]:
     """The teams that may borrow on `itype`: who can use its unallocated capacity."""
     return [row.team for row in team_reach(config) if row.instance_type == itype
-            and row.capped_by in (BORROW_LIMIT, LENDERS) and not row.quota.is_zero()]
+            and row.capped_by in (BORROW_LIMIT, ABSOLUTE_LIMIT, LENDERS) and not row.quota.is_zero()
+            and not (row.absolute_limit is not None and row.absolute_limit.is_zero())]
+
+
+def absolute_limits(team: Team) -> dict[str, Resources]:
+    """Per known instance type, the team's absolute borrow limit, filled as SageMaker fills a quota entry (the
+    schema's AbsoluteBorrowLimits items are ComputeQuotaResourceConfig, "Reused under ... AbsoluteBorrowLimits")."""
+    return reservations(team.absolute_borrow_limits)
 
 
 def team_reach(config: KitConfig) -> list[TeamReach]:
@@ -107,12 +131,75 @@ def team_reach(config: KitConfig) -> list[TeamReach]:
                 rows.append(TeamReach(team.name, itype, team.sharing_strategy, None, quota, quota, None))
                 continue
             limit = team.borrow_limit or DEFAULT_BORROW_LIMIT
+            absolute = absolute_limits(team).get(itype)
             if not sharing:
-                rows.append(TeamReach(team.name, itype, team.sharing_strategy, limit, quota, quota, SHARING_DISABLED))
+                rows.append(TeamReach(team.name, itype, team.sharing_strategy, limit, quota, quota, SHARING_DISABLED,
+                                      absolute))
                 continue
-            allowed = quota.scaled(Fraction(limit, 100))
+            allowed = quota.scaled(Fraction(limit, 100)) if absolute is None else absolute
             others = lent.get(itype, Resources()) - quota
             borrowed = allowed.smaller(Resources(*(max(getattr(others, d), 0) for d in DIMENSIONS)))
-            capped_by = BORROW_LIMIT if borrowed == allowed else LENDERS
-            rows.append(TeamReach(team.name, itype, team.sharing_strategy, limit, quota, quota + borrowed, capped_by))
+            capped_by = LENDERS if borrowed != allowed else BORROW_LIMIT if absolute is None else ABSOLUTE_LIMIT
+            rows.append(TeamReach(team.name, itype, team.sharing_strategy, limit, quota, quota + borrowed, capped_by,
+                                  absolute))
+    return rows
+
+
+# --- GPU partitions (MIG) -------------------------------------------------------------------------------------
+# The same rule on partitions, per (instance type, MIG profile): a LendAndBorrow team borrows up to borrow_limit
+# percent of its partitions of a profile (rounded down: a partition does not split) or its absolute limit of
+# the profile, and no more than the lending teams' partitions and the unallocated ones hold.
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionReach:
+    team: str
+    instance_type: str
+    profile: str
+    quota: int
+    reach: int
+    capped_by: str | None  # as TeamReach.capped_by
+
+    def to_json(self) -> dict[str, object]:
+        return {"team": self.team, "instance_type": self.instance_type, "profile": self.profile,
+                "quota": self.quota, "reach": self.reach, "capped_by": self.capped_by}
+
+
+def unallocated_partitions(config: KitConfig) -> Partitions:
+    """Per (instance type, profile) the instance groups give, the partitions no enabled team holds (none below
+    zero). The shared pool holds none: its quota is the whole-instance gap (capacity.shared_pool_quota)."""
+    held: Partitions = {}
+    for team in config.teams:
+        if team.enabled:
+            for key, count in partition_reservations(team.quota).items():
+                held[key] = held.get(key, 0) + count
+    return {key: max(count - held.get(key, 0), 0) for key, count in partition_capacity(config).items()}
+
+
+def partition_reach(config: KitConfig) -> list[PartitionReach]:
+    """One row per enabled team and (instance type, profile) of its partition quota, in config order."""
+    if config.hyperpod is None:
+        return []
+    held = [(t, partition_reservations(t.quota)) for t in config.teams if t.enabled]
+    sharing = sharing_enabled(config)
+    lent: Partitions = dict(unallocated_partitions(config)) if sharing else {}
+    for team, reserved in held if sharing else ():
+        if team.sharing_strategy in LENDING:
+            for key, count in reserved.items():
+                lent[key] = lent.get(key, 0) + count
+    rows = []
+    for team, reserved in held:
+        absolute = partition_reservations(team.absolute_borrow_limits)
+        for (itype, profile), quota in reserved.items():
+            if team.sharing_strategy != "LendAndBorrow":
+                rows.append(PartitionReach(team.name, itype, profile, quota, quota, None))
+                continue
+            if not sharing:
+                rows.append(PartitionReach(team.name, itype, profile, quota, quota, SHARING_DISABLED))
+                continue
+            key = (itype, profile)
+            allowed = absolute[key] if key in absolute else quota * (team.borrow_limit or DEFAULT_BORROW_LIMIT) // 100
+            borrowed = min(allowed, max(lent.get(key, 0) - quota, 0))
+            capped_by = LENDERS if borrowed != allowed else ABSOLUTE_LIMIT if key in absolute else BORROW_LIMIT
+            rows.append(PartitionReach(team.name, itype, profile, quota, quota + borrowed, capped_by))
     return rows

@@ -36,7 +36,7 @@ from cdk_app.domain.instance_types import (
     family,
 )
 from cdk_app.domain.mount_paths import ALLOWED, bad_mount_path
-from cdk_app.domain.reach import BORROW_LIMIT, SHARING_DISABLED, team_reach
+from cdk_app.domain.reach import ABSOLUTE_LIMIT, BORROW_LIMIT, SHARING_DISABLED, team_reach
 from cdk_app.domain.system_nodes import system_group
 from cdk_app.domain.versions import version_tuple
 from cdk_app.kubernetes.guardrails.constants import (
@@ -48,6 +48,13 @@ from cdk_app.kubernetes.guardrails.constants import (
     gpus_hidden_by_manifest,
 )
 from cdk_app.kubernetes.guardrails.team_scope import allowed_priority_classes, priority_label
+from cdk_app.kubernetes.job_partitions import (
+    MIG_STATE_LABEL,
+    MIG_STATE_READY,
+    parse_mig,
+    partition_limits,
+    partition_request_problem,
+)
 from cdk_app.kubernetes.quantity import GIB, QuantityOutOfRange, parse_quantity
 from cdk_app.kubernetes.topology import (
     ACCELERATOR_RESOURCES,
@@ -130,6 +137,7 @@ class JobRequest:
     scratch_path: str = SCRATCH_MOUNT  # where it is mounted
     cpu: str | None = None  # per pod requests, Kubernetes quantities
     memory: str | None = None
+    mig: tuple[str, int] | None = None  # (MIG profile, partitions per pod) instead of whole GPUs
 
     @property
     def elastic(self) -> bool:
@@ -264,6 +272,14 @@ def _check_required_topology(request: JobRequest, fitting: list[NodeInfo], sourc
                        f"that fit share one layer-{request.topology_layer} network node ({network_node}), so "
                        f"--nodes {request.nodes} would wait forever; ask for fewer nodes, a lower layer number "
                        f"({', '.join(wider) or 'none'}) or --topology preferred")
+
+
+def parse_mig_option(text: str) -> tuple[str, int]:
+    """--mig PROFILE[:COUNT]."""
+    try:
+        return parse_mig(text)
+    except ValueError as err:
+        raise JobOptionError(str(err)) from None
 
 
 def check_options(request: JobRequest) -> None:
@@ -555,6 +571,7 @@ def _check_reach(config: KitConfig, request: JobRequest, placement: Placement, p
     else:
         borrowed = getattr(row.reach, dim) - getattr(row.quota, dim)
         cap = (f"borrow_limit {row.borrow_limit}%" if row.capped_by == BORROW_LIMIT
+               else "its absolute_borrow_limits entry" if row.capped_by == ABSOLUTE_LIMIT
                else "all that the lending teams and the unallocated capacity hold")
         why = (f"its quota {describe(getattr(row.quota, dim), dim)} + at most {describe(borrowed, dim)} borrowed "
                f"({cap}) = {describe(getattr(row.reach, dim), dim)}")
@@ -613,8 +630,14 @@ def check(config: KitConfig, request: JobRequest, cluster_nodes: Sequence[NodeIn
     _check_shape(config, request, instance_type)
     _check_device_env(request)
     spec = CATALOGUE[instance_type]
-    # Default: every accelerator of the node.
-    wanted = spec.accelerators if request.accelerators_per_node is None else request.accelerators_per_node
+    # Default: every accelerator of the node; none for a job on partitions.
+    wanted = request.accelerators_per_node or 0 if request.mig else (
+        spec.accelerators if request.accelerators_per_node is None else request.accelerators_per_node)
+    if request.mig is not None:
+        problem = partition_request_problem(config, request.team, instance_type, request.mig, request.nodes,
+                                            request.accelerators_per_node)
+        if problem:
+            raise JobSpecError(problem)
     if wanted > spec.accelerators:
         raise JobSpecError(f"--accelerators {wanted} per node is more than one {instance_type} has ({spec.accelerators})")
     if request.topology is not None:
@@ -638,7 +661,7 @@ def check(config: KitConfig, request: JobRequest, cluster_nodes: Sequence[NodeIn
     pod = per_pod(request, placement)
     if fleet is not None:
         _check_nodes(request, placement, fleet, nodes_source)
-    if pod.is_zero():
+    if pod.is_zero() and request.mig is None:
         # Kueue admits a workload that requests nothing without counting it against any quota: the pods would
         # run unaccounted on the team's (or another team's) nodes.
         spec = CATALOGUE[instance_type]
@@ -659,6 +682,8 @@ def _container(request: JobRequest, placement: Placement, name: str, *, devices:
         limits[ACCELERATOR_RESOURCES[kind]] = placement.accelerators
     if devices and placement.efa:
         limits[EFA_RESOURCE] = placement.efa
+    if devices:
+        limits.update(partition_limits(request.mig))
     requests = dict(limits)  # extended resources need requests equal to limits
     if request.cpu is not None:
         requests["cpu"] = request.cpu
@@ -669,10 +694,12 @@ def _container(request: JobRequest, placement: Placement, name: str, *, devices:
         container["command"] = list(request.command)
     env = [{"name": key, "value": value} for key, value in request.env]
     given = dict(request.env)
-    if ACCELERATOR_RESOURCES["nvidia-gpu"] in limits and HIDE_GPUS_ENV["name"] in given:
+    # A MIG partition is a GPU to the container as much as a whole one: the device plugin selects it.
+    gpus = ACCELERATOR_RESOURCES["nvidia-gpu"] in limits or bool(partition_limits(request.mig) and devices)
+    if gpus and HIDE_GPUS_ENV["name"] in given:
         raise JobSpecError(f"--env {HIDE_GPUS_ENV['name']}: the containers ask for GPUs, which the device plugin "
                            "selects; hiding them would leave the job charged for GPUs it cannot see")
-    if ACCELERATOR_RESOURCES["nvidia-gpu"] not in limits:
+    if not gpus:
         hide = [HIDE_GPUS_ENV] if placement.hide_gpus else []  # the guardrail gpu-visibility, where it applies
     else:
         hide = list(GPU_FEATURES_OFF_ENV)  # no host-wide EFA/NVSwitch device nodes from the image (constants say why)
@@ -698,6 +725,8 @@ def _pod_template(request: JobRequest, placement: Placement, container: dict[str
         key = f"kueue.x-k8s.io/podset-{request.topology}-topology"
         annotations[key] = f"topology.k8s.aws/network-node-layer-{request.topology_layer}"
     selector = {"node.kubernetes.io/instance-type": placement.instance_type}
+    if request.mig is not None:
+        selector[MIG_STATE_LABEL] = MIG_STATE_READY
     if request.auto_resume:
         selector[HEALTH_LABEL] = "Schedulable"
     spec: dict[str, Any] = {"nodeSelector": selector, "restartPolicy": restart, "containers": [container]}

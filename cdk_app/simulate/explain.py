@@ -8,10 +8,13 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from cdk_app.config.model import DEFAULT_BORROW_LIMIT, KitConfig
+from cdk_app.domain.mig_profiles import RESOURCE_PREFIX
 from cdk_app.domain.reach import sharing_enabled
 from cdk_app.simulate.engine import JobRecord, Timeline, total_requests
 from cdk_app.simulate.governance import TERMS, in_terms
 from cdk_app.simulate.report import ACCELERATORS
+
+MIG_RESOURCE = RESOURCE_PREFIX + "mig-"
 
 REASONS = {
     "InClusterQueue": "a higher-priority job of its own team needed the team's quota",
@@ -30,9 +33,10 @@ class Running:
 
 
 def _main_resource(amounts: dict[str, int]) -> str:
-    """The resource a sentence counts in: accelerators when the job asks for any, else vCPU, else memory."""
+    """The resource a sentence counts in: accelerators (or MIG partitions) when the job asks for any, else vCPU,
+    else memory."""
     for res in amounts:
-        if res in ACCELERATORS:
+        if res in ACCELERATORS or res.startswith(MIG_RESOURCE):
             return res
     return "cpu" if "cpu" in amounts else next(iter(amounts))
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from cdk_app.config.model import KitConfig
-from cdk_app.domain.capacity import Resources, capacity_of, cluster_capacity
+from cdk_app.domain.capacity import Resources, capacity_of, cluster_capacity, node_partitions
 from cdk_app.domain.kueue_mapping import Choices, flavor_resources
+from cdk_app.domain.mig_profiles import RESOURCE_PREFIX
 from cdk_app.findings import Finding, Severity, format_path
 from cdk_app.simulate.engine import Timeline, simulate, total_requests
 from cdk_app.simulate.governance import TERMS, in_terms, kueue_units, pool_quota, queue_quotas, setup_document
@@ -43,7 +44,9 @@ def pod_too_large(job: Job, config: KitConfig, sizes: dict[str, dict[str, int]] 
     for t in types:
         size = sizes.get(t)
         if size is None:
-            size = sizes[t] = instance_resources(t)
+            # One node's partitions too: a pod of partitions gets them from one node (its group's geometry).
+            size = sizes[t] = {**instance_resources(t), **{RESOURCE_PREFIX + p: n
+                                                           for p, n in node_partitions(config, t).items()}}
         if all(amount <= size.get(res, 0) for res, amount in requests.items()):
             fits.append(t)
     if fits:

@@ -6,7 +6,8 @@ they run in, with the config's treatment of bad input (file, line, field, what i
         team: john
         priority: training          # optional: a class of the cluster policy; none = the lowest (0)
         pods: 2                     # pods of one pod set, admitted together (gang)
-        per_pod: {instance_type: ml.g5.12xlarge, accelerators: 4}   # and/or vcpu, memory_gib, efa
+        per_pod: {instance_type: ml.g5.12xlarge, accelerators: 4}   # and/or vcpu, memory_gib, efa, or
+                                    # mig: mig-1g.10gb:2 (MIG partitions instead of accelerators, as job --mig)
         submit_at: 0                # seconds from the start
         runtime: 3600               # seconds of work once admitted; a preempted job starts again
         running_since: -600         # optional: already admitted at the start (a snapshot of a live cluster)
@@ -30,11 +31,13 @@ from cdk_app.config.yaml_source import ConfigReadError, SourceMap, parse_yaml, r
 from cdk_app.domain.capacity import cluster_capacity
 from cdk_app.domain.instance_types import ACCELERATOR_RESOURCES, CATALOGUE, EFA_RESOURCE
 from cdk_app.domain.kueue_mapping import INSTANCE_TYPE_LABEL
+from cdk_app.domain.mig_profiles import INSTANCE_GPUS, profiles_of
 from cdk_app.findings import Finding, Severity, format_path
+from cdk_app.kubernetes.job_partitions import parse_mig, partition_limits
 from cdk_app.simulate.kueue.api import PodSet, Workload
 
 JOB_KEYS = ("name", "team", "priority", "pods", "per_pod", "submit_at", "runtime", "running_since")
-PER_POD_KEYS = ("instance_type", "accelerators", "vcpu", "memory_gib", "efa")
+PER_POD_KEYS = ("instance_type", "accelerators", "vcpu", "memory_gib", "efa", "mig")
 # A month and a day of simulated seconds is what the simulator is built for; a year bounds what a typo can ask.
 MAX_SECONDS = 366 * 24 * 3600
 MAX_PODS = 10_000
@@ -281,7 +284,9 @@ def _per_pod(check: _Checker, per_pod: Any, path: tuple, types: list[str], runni
     efa = check.whole(per_pod, path, "efa", 1, 64)
     vcpu = check.amount(per_pod, path, "vcpu", 4096)
     memory = check.amount(per_pod, path, "memory_gib", 65536)
-    if accelerators is None and vcpu is None and memory is None and len(check.findings) == before:
+    mig = _mig(check, per_pod, path, itype, accelerators)
+    if (accelerators is None and vcpu is None and memory is None and mig is None
+            and len(check.findings) == before):
         check.fail(path, "the pod requests nothing", "give accelerators, vcpu or memory_gib (or several)")
     if len(check.findings) > before:
         return None
@@ -311,5 +316,25 @@ def _per_pod(check: _Checker, per_pod: Any, path: tuple, types: list[str], runni
     if efa is not None:
         requests[EFA_RESOURCE] = efa
         amounts["efa"] = efa
+    requests.update(partition_limits(mig))
     selector = {INSTANCE_TYPE_LABEL: itype} if itype else {}
     return requests, selector, amounts, itype
+
+
+def _mig(check: _Checker, per_pod: dict, path: tuple, itype: str | None, accelerators: int | None):
+    """per_pod.mig, PROFILE[:COUNT] as `job --mig` takes it, on an instance type whose GPU offers the profile."""
+    text = per_pod.get("mig")
+    if text is None:
+        return None
+    where = (*path, "mig")
+    try:
+        profile, count = parse_mig(text if isinstance(text, str) else "")
+    except ValueError as err:
+        check.fail(where, str(err) if isinstance(text, str) else f"{_shown(text)} is not text",
+                   "a MIG profile and partitions per pod, e.g. mig-1g.10gb or mig-1g.10gb:2")
+        return None
+    if itype is None or profile not in profiles_of(itype) or accelerators is not None:
+        check.fail(where, f"{profile} needs an instance_type whose GPU offers it, and no accelerators beside it",
+                   f"give instance_type (MIG types: {', '.join(sorted(INSTANCE_GPUS))}) and leave out accelerators")
+        return None
+    return profile, count

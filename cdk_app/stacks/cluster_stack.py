@@ -11,6 +11,7 @@ from constructs import Construct
 
 from cdk_app.config.model import BatchSize, InstanceGroup, KitConfig, RollingDeployment
 from cdk_app.config.names import hyperpod_cluster_name, lifecycle_bucket_name
+from cdk_app.domain.capacity import partitioned_gpus
 from cdk_app.domain.deep_health_checks import group_deep_health_checks
 from cdk_app.domain.network_zones import cluster_zone_ids
 from cdk_app.domain.system_nodes import controller_placement
@@ -109,6 +110,7 @@ class ClusterStack(Stack):
             release_name=chart.release_name, components=chart.components.model_dump(),
             gpu_device_isolation=config.hyperpod.lifecycle.gpu_device_isolation,
             controller_node_selector=node_selector, controller_tolerations=tolerations,
+            mig_partitions=bool(partitioned_gpus(config.hyperpod.instance_groups)),
             stack_name_prefix=stack_name(config, ""),
         ))
         for addon in eks.addons.values():

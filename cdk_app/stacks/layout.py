@@ -158,8 +158,20 @@ def rbac_payload(team: str, claims: tuple[str, ...] = ()) -> int:
 def _quota_entry(entry: QuotaEntry) -> int:
     amounts = {"Count": entry.count, "Accelerators": entry.accelerators, "VCpu": entry.vcpu,
                "MemoryInGiB": entry.memory_gib}
-    return BYTES_QUOTA_ENTRY + len(entry.instance_type) + sum(
+    # "AcceleratorPartition": {"Type": ..., "Count": ...} on four lines of the synthesized JSON, and a comma
+    partition = entry.accelerator_partition
+    extra = 0 if partition is None else 82 + len(partition.type) + len(str(partition.count))
+    return BYTES_QUOTA_ENTRY + len(entry.instance_type) + extra + sum(
         14 + len(name) + len(str(value)) for name, value in amounts.items() if value is not None)
+
+
+def _borrow_limits(team: Team) -> int:
+    """"AbsoluteBorrowLimits": [...] of ResourceSharingConfig: its key and brackets, and its entries one level
+    deeper than the quota's (a space more on each of an entry's lines)."""
+    limits = team.absolute_borrow_limits
+    if not limits or team.sharing_strategy != "LendAndBorrow":  # the stack writes them for a borrower only
+        return 0
+    return 41 + sum(_quota_entry(entry) + 12 for entry in limits)
 
 
 def team_cost(config: KitConfig, team: Team, stack: str) -> Cost:
@@ -168,7 +180,7 @@ def team_cost(config: KitConfig, team: Team, stack: str) -> Cost:
     per_import = len(config.environment) - ENV_REFERENCE
     name = NAME_USES * len(team.name)
     resources = TEAM_QUOTA + TEAM_RBAC
-    size = (BYTES_QUOTA + name + sum(map(_quota_entry, team.quota)) + len(config.environment)
+    size = (BYTES_QUOTA + name + sum(map(_quota_entry, team.quota)) + _borrow_limits(team) + len(config.environment)
             + BYTES_RBAC + name + rbac_payload(team.name, tuple(fs.name for fs in team_file_systems(config.storage, team.name)))
             + 2 * per_resource + (IMPORTS["quota"] + IMPORTS["rbac"]) * per_import)
     if team.principals:

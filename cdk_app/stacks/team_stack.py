@@ -35,9 +35,14 @@ class ClusterRefs:
 
 
 def quota_resource(entry: QuotaEntry) -> dict[str, Any]:
+    """One ComputeQuotaResourceConfig (a quota entry, or an absolute borrow limit: the same shape)."""
     fields = {"Count": entry.count, "Accelerators": entry.accelerators, "VCpu": entry.vcpu,
               "MemoryInGiB": entry.memory_gib}
-    return {"InstanceType": entry.instance_type, **{k: v for k, v in fields.items() if v is not None}}
+    resource = {"InstanceType": entry.instance_type, **{k: v for k, v in fields.items() if v is not None}}
+    if entry.accelerator_partition is not None:
+        resource["AcceleratorPartition"] = {"Type": entry.accelerator_partition.type,
+                                            "Count": entry.accelerator_partition.count}
+    return resource
 
 
 def quota_parameters(config: KitConfig, cluster_arn: str, team: Team | SharedPool,
@@ -46,6 +51,9 @@ def quota_parameters(config: KitConfig, cluster_arn: str, team: Team | SharedPoo
     sharing: dict[str, Any] = {"Strategy": team.sharing_strategy}
     if team.sharing_strategy == "LendAndBorrow":
         sharing["BorrowLimit"] = getattr(team, "borrow_limit", None) or DEFAULT_BORROW_LIMIT
+        limits = getattr(team, "absolute_borrow_limits", ())
+        if limits:
+            sharing["AbsoluteBorrowLimits"] = [quota_resource(entry) for entry in limits]
     return {
         "Name": f"{config.environment}-{team.name}",
         "ClusterArn": cluster_arn,

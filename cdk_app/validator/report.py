@@ -6,16 +6,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cdk_app.config.loader import ConfigInvalid, LoadedConfig, load_config
+from cdk_app.config.model import KitConfig
 from cdk_app.config.yaml_source import PathKey
 from cdk_app.domain.capacity import (
     Resources,
     cluster_capacity,
     guaranteed_capacity,
+    partition_capacity,
+    partition_reservations,
     reservations,
     shared_pool_quota,
     teams_total,
 )
-from cdk_app.domain.reach import TeamReach, team_reach, unallocated
+from cdk_app.domain.reach import (
+    PartitionReach,
+    TeamReach,
+    partition_reach,
+    team_reach,
+    unallocated,
+    unallocated_partitions,
+)
 from cdk_app.findings import Finding, Severity, format_path
 from cdk_app.validator.batch_summary import BatchCapacityRow, BatchQueueRow, batch_capacity, batch_queues
 from cdk_app.validator.reporter import Reporter
@@ -48,6 +58,22 @@ class CapacityRow:
                 "best_effort": self.best_effort.to_json()}
 
 
+@dataclass(frozen=True, slots=True)
+class PartitionRow:
+    """GPU partitions of one MIG profile on one instance type: what the groups' geometries give, what the
+    enabled teams' quotas hold, and what no team holds (idle sharing lends it to teams that borrow)."""
+
+    instance_type: str
+    profile: str
+    capacity: int
+    reserved: int
+    unreserved: int
+
+    def to_json(self) -> dict[str, object]:
+        return {"instance_type": self.instance_type, "profile": self.profile, "capacity": self.capacity,
+                "reserved": self.reserved, "unreserved": self.unreserved}
+
+
 @dataclass(frozen=True)
 class Report:
     file: str
@@ -65,6 +91,8 @@ class Report:
     rules_skipped: bool = False
     # The loaded config, for commands that go on from the findings (job, validate --live); None if unreadable.
     loaded: LoadedConfig | None = field(default=None, repr=False, compare=False)
+    partitions: list[PartitionRow] = field(default_factory=list)
+    partition_reach: list[PartitionReach] = field(default_factory=list)
 
     @property
     def errors(self) -> list[Finding]:
@@ -111,7 +139,18 @@ def validate(loaded: LoadedConfig, left_out: tuple[PathKey, ...] = ()) -> Report
                         guaranteed.get(t, Resources()))
             for t in sorted(set(capacity) | set(reserved))]
     return Report(loaded.source.file, findings, rows, team_reach(config), *batch, held_back, config.environment,
-                  loaded=loaded)
+                  loaded=loaded, partitions=_partition_rows(config), partition_reach=partition_reach(config))
+
+
+def _partition_rows(config: KitConfig) -> list[PartitionRow]:
+    capacity, free = partition_capacity(config), unallocated_partitions(config)
+    reserved: dict[tuple[str, str], int] = {}
+    for team in config.teams:
+        for key, count in partition_reservations(team.quota).items():
+            reserved[key] = reserved.get(key, 0) + count
+    return [PartitionRow(itype, profile, capacity.get((itype, profile), 0), reserved.get((itype, profile), 0),
+                         free.get((itype, profile), 0))
+            for itype, profile in sorted(set(capacity) | set(reserved))]
 
 
 def check_file(path: Path | str, display_name: str | None = None) -> Report:

@@ -242,6 +242,16 @@ def test_a_node_selector_places_both_operators_and_patches_the_training_operator
     assert HyperPodHelmReleaseProps.__dataclass_fields__["controller_tolerations"].default == ()
 
 
+def test_mig_partitions_set_the_device_plugins_mig_strategy_and_default_off():
+    """The device plugin's MIG strategy (rendered by the pinned chart in tests/handlers) only with partitions."""
+    assert release_values({"nvidia_device_plugin": True}, False, mig_partitions=True) == {"nvidia-device-plugin": {
+        "devicePlugin": {"enabled": True}, "migStrategy": "mixed"}}
+    assert HyperPodHelmReleaseProps.__dataclass_fields__["mig_partitions"].default is False
+    on, _ = build(mig_partitions=True)
+    [release] = on.find_resources("Custom::HyperPodHelmRelease").values()
+    assert json.loads(release["Properties"]["Values"])["nvidia-device-plugin"]["migStrategy"] == "mixed"
+
+
 @pytest.mark.parametrize(("change", "message"), [
     ({"revision": "main"}, "revision must be a full 40-hex commit id, got 'main'"),
     ({"content_sha256": ""}, "content_sha256 must be 64 lower-case hex digits"),

@@ -39,6 +39,7 @@ from hyperpod_constructs.helm_release_handler.manifest_policy import kit_node_cl
 from hyperpod_constructs.hyperpod_helm_release import (
     COMPONENT_VALUES,
     GPU_DEVICE_ISOLATION_PATCHES,
+    MIG_STRATEGY,
     release_patches,
     release_values,
 )
@@ -1846,3 +1847,22 @@ def test_a_chart_patch_on_a_file_that_is_not_utf8_is_refused_naming_it(tmp_path)
     (tmp_path / patch.path).write_bytes(b"\xff\xfe not utf-8")
     with pytest.raises(tools.HelmReleaseError, match="chart patch health-monitoring-agent-gpu-reader: cannot read"):
         chart_patches.apply_patches(tmp_path, ["health-monitoring-agent-gpu-reader"])
+
+
+def test_mig_partitions_set_the_device_plugins_mig_strategy(tmp_path, served, tools_offline):
+    """A partitioned instance group (nvidia.com/mig.config) makes the kit set migStrategy mixed: the pinned
+    nvidia-device-plugin 0.16.1 renders it as the plugin's MIG_STRATEGY, so nodes offer nvidia.com/mig-<profile>.
+    Without one the plugin has no MIG_STRATEGY (its default, none)."""
+    config = load_config(ROOT / "config" / "dev.yaml").config
+    _, pins = config.hyperpod.helm_chart.pins()
+    envs = []
+    for mig in (True, False):
+        values = handler.kit_values({"Region": config.region, "Values": json.dumps(release_values(
+            config.hyperpod.helm_chart.components.model_dump(), False, mig_partitions=mig))})
+        prepared = chart_source.prepare_chart(chart_tree(tmp_path / f"src{mig}"), config.region, values,
+                                              {n: chart_source.DependencyPin(p.url, p.sha256) for n, p in pins.items()},
+                                              tmp_path / f"w{mig}", budget())
+        envs.append({e["name"]: e.get("value") for e in device_plugin_container(
+            render(prepared.path, prepared.values_files, tmp_path))["env"]})
+    assert envs[0]["MIG_STRATEGY"] == MIG_STRATEGY == "mixed"
+    assert "MIG_STRATEGY" not in envs[1]

@@ -215,3 +215,21 @@ def test_a_batch_stack_over_the_resource_limit_is_refused(tmp_path):
     assert by_code["HPK510"].path == "batch" and "HyperPod-many-batch would have 521 resources" in by_code["HPK510"].message
     path.write_text(batch_only_with(200))  # 401 resources: above 80 %, a warning
     assert {f.code for f in check_file(path).findings} == {"HPK514", "HPK723"}
+
+
+@pytest.mark.synth
+def test_partitions_and_absolute_limits_cost_what_they_add_to_the_template(tmp_path_factory):
+    """The bytes GPU partitions and an absolute borrow limit add to the governance template (support.mig_config on
+    its base config: three AcceleratorPartition entries, one AbsoluteBorrowLimits list), estimated as synthesized:
+    never below, and within a few bytes. (Measured on the difference: the base config's own estimate is the
+    other cases' matter.)"""
+    from support.mig_config import BASE, mig_config_text
+
+    added = {}
+    for name, text in (("base", BASE), ("partitions", mig_config_text())):
+        assembly = config_assembly(tmp_path_factory, text, version_reporting=True)
+        config = load_config(assembly.parent / "env.yaml").config
+        added[name] = (real(assembly)[stack_name(config, "governance")]["bytes"], stack_costs(config)["governance"].bytes)
+    synthesized = added["partitions"][0] - added["base"][0]
+    estimated = added["partitions"][1] - added["base"][1]
+    assert synthesized <= estimated <= synthesized + 8, (synthesized, estimated)

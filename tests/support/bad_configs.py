@@ -344,6 +344,26 @@ CASES: list[tuple[str, str, str, str, str]] = [
                                   "  - name: smith\n    quota:\n      - instance_type: ml.g5.12xlarge\n        count: 2\n")
      + f"shared_pool:  {MARK}\n  name: pool\n", "HPK504", "shared_pool", "error"),
     ("shared-pool-empty", BASE + f"shared_pool:  {MARK}\n  name: pool\n", "HPK505", "shared_pool", "warning"),
+    # GPU partitions and absolute borrow limits.
+    ("mig-geometry-on-a-gpu-without-mig", edit("      availability_zone_id: use1-az4\n",
+                                               "      availability_zone_id: use1-az4\n      labels:\n"
+                                               f"        nvidia.com/mig.config: all-1g.10gb  {MARK}\n"),
+     "HPK224", "hyperpod.instance_groups[0].labels.nvidia.com/mig.config", "error"),
+    ("mig-profile-the-type-lacks", edit("  - name: smith\n    quota:\n", "  - name: smith\n    quota:\n"
+                                        "      - instance_type: ml.m5.2xlarge\n"
+                                        f"        accelerator_partition: {{type: mig-1g.10gb, count: 1}}  {MARK}\n"),
+     "HPK430", "teams[1].quota[0].accelerator_partition.type", "error"),
+    ("mig-partitions-over-the-geometry", edit("      count: 2\n", "      count: 2\n    - name: mig\n"
+                                              "      instance_type: ml.p5.48xlarge\n      count: 1\n      labels:\n"
+                                              "        nvidia.com/mig.config: all-7g.80gb\n").replace(
+        "  - name: smith\n    quota:\n", "  - name: smith\n    quota:\n      - instance_type: ml.p5.48xlarge\n"
+        f"        accelerator_partition: {{type: mig-7g.80gb, count: 9}}  {MARK}\n"),
+     "HPK533", "teams[1].quota[0].accelerator_partition.count", "error"),
+    ("absolute-limits-on-a-lender", edit("  - name: smith\n    quota:\n",
+                                         "  - name: smith\n    sharing_strategy: Lend\n"
+                                         f"    absolute_borrow_limits:  {MARK}\n      - instance_type: ml.g5.12xlarge\n"
+                                         "        accelerators: 4\n    quota:\n"),
+     "HPK431", "teams[1].absolute_borrow_limits", "error"),
     # The AMI lifecycle of instance groups (AWS::SageMaker::Cluster's schema and botocore's documentation).
     ("image-id-not-hex", gpu_lines(f"      image_id: ami-0123456789abcdefg  {MARK}\n"), "HPK015",
      "hyperpod.instance_groups[0].image_id", "error"),

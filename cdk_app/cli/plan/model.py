@@ -27,6 +27,8 @@ QUOTA_TYPES = {"AWS::SageMaker::ComputeQuota": (), "Custom::SageMakerComputeQuot
 
 QUOTA_FIELDS = (("Count", "instances"), ("Accelerators", "accelerators"), ("VCpu", "vCPU"),
               ("MemoryInGiB", "GiB memory"))
+# The row of a team's absolute borrow limit on an instance type: "<type> absolute borrow limit".
+BORROW_LIMIT_ROW = " absolute borrow limit"
 
 
 # Replacing one of these drops the guarantee of every running job it admits; removing a quota is the

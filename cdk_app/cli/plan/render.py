@@ -21,8 +21,10 @@ from cdk_app.domain.capacity import unit_for
 
 
 def _amounts(amounts: dict[str, float]) -> str:
-    return ", ".join(f"{value:g} {unit_for(value, word)}"
-                     for dim, word in QUOTA_FIELDS if (value := amounts.get(dim)) is not None) or "none"
+    words = [f"{value:g} {unit_for(value, word)}" for dim, word in QUOTA_FIELDS if (value := amounts.get(dim)) is not None]
+    words += [f"{value:g} {profile} {unit_for(value, 'partitions')}"
+              for profile, value in sorted(amounts.items()) if profile.startswith("mig-")]
+    return ", ".join(words) or "none"
 
 
 def _quota_lines(change: TeamChange) -> list[str]:

@@ -20,6 +20,7 @@ from cdk_app.validator.rules.instance_groups import (
 from cdk_app.validator.rules.kinds import check_kinds, has_cluster
 from cdk_app.validator.rules.names import check_derived_names
 from cdk_app.validator.rules.network import check_cidrs, check_eks_endpoint, check_network
+from cdk_app.validator.rules.partitions import check_partitions
 from cdk_app.validator.rules.principals import check_principals
 from cdk_app.validator.rules.region import check_region
 from cdk_app.validator.rules.rolling_updates import check_rolling_updates
@@ -51,6 +52,7 @@ HYPERPOD_RULES: tuple[Rule, ...] = (
     check_observability,
     check_teams,
     check_capacity,
+    check_partitions,
     check_rolling_updates,
     check_storage,
 )

@@ -19,6 +19,7 @@ from cdk_app.domain.capacity import (
     team_reservations,
 )
 from cdk_app.domain.instance_types import CATALOGUE
+from cdk_app.domain.mig_profiles import profiles_of
 from cdk_app.findings import format_path
 from cdk_app.validator.reporter import Reporter, report_repeats
 from cdk_app.validator.rules.instance_groups import report_unknown_type
@@ -43,10 +44,12 @@ def check_teams(config: KitConfig, report: Reporter) -> None:
             report.error("HPK403", base + ("borrow_limit",),
                          f"borrow_limit has no effect with sharing_strategy {team.sharing_strategy}",
                          "remove borrow_limit, or set sharing_strategy: LendAndBorrow")
-        if len(team.quota) > MAX_QUOTA_ENTRIES:
-            report.error("HPK404", base + ("quota", MAX_QUOTA_ENTRIES),
-                         f"team '{team.name}' has {len(team.quota)} quota entries",
-                         f"at most {MAX_QUOTA_ENTRIES} per team")
+        for field in ("quota", "absolute_borrow_limits"):  # both lists take 15 items (the ComputeQuota schema)
+            entries = getattr(team, field)
+            if len(entries) > MAX_QUOTA_ENTRIES:
+                report.error("HPK404", base + (field, MAX_QUOTA_ENTRIES),
+                             f"team '{team.name}' has {len(entries)} {field.replace('_', ' ')} entries",
+                             f"at most {MAX_QUOTA_ENTRIES} per team")
         if team.default_priority_class is not None and team.default_priority_class not in class_names:
             known = ", ".join(sorted(class_names)) or "none are defined"
             report.error("HPK409", base + ("default_priority_class",),
@@ -54,6 +57,7 @@ def check_teams(config: KitConfig, report: Reporter) -> None:
                          f"use one of: {known}")
         _check_team_admission(config, i, report)
         _check_quota_entries(team.quota, base, report)
+        _check_quota_entries(team.absolute_borrow_limits, base, report, "absolute_borrow_limits")
     if config.shared_pool is not None:
         pool_name = config.shared_pool.name
         names.append((("shared_pool", "name"), pool_name))
@@ -63,7 +67,8 @@ def check_teams(config: KitConfig, report: Reporter) -> None:
     report_repeats(report, "HPK402", names, "team")
     for i, team in enumerate(config.teams):
         unknown = any(entry.instance_type not in CATALOGUE for entry in team.quota)  # HPK201's matter
-        if not unknown and all(held.is_zero() for held in team_reservations(team).values()):
+        partitions = any(entry.accelerator_partition for entry in team.quota)
+        if not unknown and not partitions and all(held.is_zero() for held in team_reservations(team).values()):
             # The reach rule (cdk_app.domain.reach): a team borrows only on instance types it has a quota for,
             # a percent of that quota - nothing when every entry is zero, as when there is none.
             report.warning("HPK411", ("teams", i, "name"), f"team '{team.name}' has no quota",
@@ -98,13 +103,15 @@ def _check_team_admission(config: KitConfig, index: int, report: Reporter) -> No
                      "refuses workloads without one", "list at least one class of the cluster policy")
 
 
-def _check_quota_entries(entries: tuple, base: PathKey, report: Reporter) -> None:
+def _check_quota_entries(entries: tuple, base: PathKey, report: Reporter, field: str = "quota") -> None:
+    """Entries of the team's `field`: quota, or absolute_borrow_limits (the same ComputeQuotaResourceConfig)."""
     seen: dict[str, int] = {}
+    what = "a quota entry" if field == "quota" else "an absolute borrow limit"
     for j, entry in enumerate(entries):
-        path = base + ("quota", j)
+        path = base + (field, j)
         if entry.instance_type in seen:
             report.error("HPK405", path + ("instance_type",),
-                         f"{entry.instance_type} already has a quota entry ({format_path(base + ('quota', seen[entry.instance_type]))})",
+                         f"{entry.instance_type} already has {what} ({format_path(base + (field, seen[entry.instance_type]))})",
                          "merge the two entries into one")
         else:
             seen[entry.instance_type] = j
@@ -115,15 +122,18 @@ def _check_quota_entries(entries: tuple, base: PathKey, report: Reporter) -> Non
         given = {d: getattr(entry, d) for d in ("count", "accelerators", "vcpu", "memory_gib")
                  if getattr(entry, d) is not None}
         if not given:
-            report.error("HPK406", path, f"quota entry for {entry.instance_type} gives no amount",
-                         "give count, accelerators, or vcpu/memory_gib")
+            if entry.accelerator_partition is None:
+                report.error("HPK406", path, f"{what.split(' ', 1)[1]} for {entry.instance_type} gives no amount",
+                             "give count, accelerators, vcpu/memory_gib or accelerator_partition"
+                             if profiles_of(entry.instance_type) else "give count, accelerators, or vcpu/memory_gib")
             continue
         if entry.accelerators is not None and not spec.has_accelerators:
             report.error("HPK407", path + ("accelerators",),
                          f"{entry.instance_type} has no accelerators",
                          "give count or vcpu/memory_gib for CPU instance types")
             continue
-        if spec.has_accelerators and entry.count is None and entry.accelerators is None:
+        if (field == "quota" and spec.has_accelerators and entry.count is None and entry.accelerators is None
+                and entry.accelerator_partition is None):
             written = " and ".join(d for d in ("vcpu", "memory_gib") if d in given)
             report.warning("HPK412", path,
                            f"this entry of {written} reserves no {entry.instance_type} accelerators: SageMaker sets "

@@ -306,3 +306,28 @@ def test_an_autoscaled_group_counts_up_to_its_max_count(running, expected):
     assert codes(result) == expected
     if expected:
         assert result.findings[0].path == "hyperpod.instance_groups[0].max_count"
+
+
+def test_live_partition_quotas_against_the_running_nodes_geometry():
+    """A deployed p5 group whose nodes carry nvidia.com/mig.config all-1g.10gb (DescribeCluster's
+    KubernetesConfig.CurrentLabels) gives 56 mig-1g.10gb per node; quotas of 57 are over, and its 8 GPUs are no
+    whole ones any more."""
+    from cdk_app.cli.live import LiveState
+
+    groups = [{"InstanceGroupName": "mig", "InstanceType": "ml.p5.48xlarge", "CurrentCount": 1, "TargetCount": 1,
+               "KubernetesConfig": {"CurrentLabels": {"nvidia.com/mig.config": "all-1g.10gb"}}}]
+    Stubber(clients()[0]).add_response("describe_cluster", {**cluster(), "InstanceGroups": groups},
+                                       {"ClusterName": "hyperpod-dev"})  # the shape is the model's
+    partitions = [quota("dev-john", "john", "ml.p5.48xlarge", 0), quota("dev-smith", "smith", "ml.p5.48xlarge", 0)]
+    for q, count in zip(partitions, (50, 7), strict=True):
+        q["ComputeQuotaConfig"]["ComputeQuotaResources"] = [
+            {"InstanceType": "ml.p5.48xlarge", "AcceleratorPartition": {"Type": "mig-1g.10gb", "Count": count}}]
+    state = LiveState("hyperpod-dev", ARN, groups, {}, partitions, None, None)
+    result = compare(CONFIG, LOADED.source, state)
+    # (and over in vCPU too: partitions alone fill vCPU and memory in their share of the instance)
+    [over] = [f for f in result.findings if f.code == "HPK603" and "partitions" in f.message]
+    assert over.message == ("quotas on the deployed cluster reserve 57 mig-1g.10gb partitions of ml.p5.48xlarge but "
+                            "its running nodes' nvidia.com/mig.config geometry gives 56")
+    assert result.section["capacity"]["ml.p5.48xlarge"]["accelerators"] == 0
+    partitions[0]["ComputeQuotaConfig"]["ComputeQuotaResources"][0]["AcceleratorPartition"]["Count"] = 49
+    assert "HPK603" not in codes(compare(CONFIG, LOADED.source, state))

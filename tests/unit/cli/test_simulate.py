@@ -193,3 +193,24 @@ def test_the_dont_lend_option_says_what_it_does_and_why_it_is_one():
         assert "(undocumented)" not in text
         assert "Let a DontLend team borrow others' idle compute in the simulation" in text
         assert "AWS documents only that such a team lends nothing, not whether it may borrow" in text
+
+
+def test_partitions_wait_for_what_the_lenders_hold_and_a_pod_fits_one_nodes_geometry(tmp_path):
+    """support.mig_config (56 mig-1g.10gb; john 20 with borrow_limit 50, smith 30): john's second job of 10 would
+    borrow 10 while only the 6 unallocated are idle, so it waits for his first (the real Kueue admits john up to
+    30 and no more: tests/realk8s/test_kueue_partitions.py); a pod of a profile no node's geometry has fits none."""
+    from support.mig_config import write_mig_config
+
+    config = write_mig_config(tmp_path)
+    path = tmp_path / "w.yaml"
+    job = "  - {{name: {}, team: {}, submit_at: {}, runtime: 600, per_pod: {{instance_type: ml.p5.48xlarge, mig: '{}'}}}}\n"
+    path.write_text("jobs:\n" + job.format("j1", "john", 0, "mig-1g.10gb:20") + job.format("s1", "smith", 0, "mig-1g.10gb:30")
+                    + job.format("j2", "john", 10, "mig-1g.10gb:10"))
+    result = run("explain", str(config), "--workload", str(path), "--job", "j2")
+    assert result.returncode == 0, result.stderr
+    assert ("needs 10 nvidia.com/mig-1g.10gb of ml.p5.48xlarge (1 pod); team john has 20 nvidia.com/mig-1g.10gb of "
+            "quota there, 20 nvidia.com/mig-1g.10gb in use by j1.") in result.stdout
+    assert "600 s: admitted on ml.p5.48xlarge after waiting 590 s." in result.stdout
+    path.write_text("jobs:\n" + job.format("wide", "john", 0, "mig-2g.20gb:1"))
+    result = run("simulate", str(config), "--workload", str(path))
+    assert result.returncode == 1 and "more than one instance of ml.p5.48xlarge holds" in result.stderr

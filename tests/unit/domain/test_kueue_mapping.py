@@ -73,3 +73,32 @@ def test_idle_resource_sharing_disabled_lends_and_borrows_nothing():
     assert not [o for o in objects if o["kind"] == "Cohort"]
     assert {r["borrowingLimit"] for q in objects if q["kind"] == "ClusterQueue"
             for f in q["spec"]["resourceGroups"][0]["flavors"] for r in f["resources"]} == {"0"}
+
+
+# --- GPU partitions -----------------------------------------------------------------------------------------------
+def test_partitions_become_the_profiles_resource_on_the_types_flavor(tmp_path):
+    """john 20 (borrow_limit 50: 10 more), smith 30 with an absolute limit of 2, of the 56 the p5 gives: every queue
+    covers nvidia.com/mig-1g.10gb (the device plugin's mixed-strategy name), the cohort lends the 6 nobody holds."""
+    from support.mig_config import P5, RESOURCE, write_mig_config
+
+    from cdk_app.config.loader import load_config as load
+    objects = governance_objects(load(write_mig_config(tmp_path)).config)
+
+    def on_p5(queue_name: str) -> dict[str, dict[str, str]]:
+        [obj] = [o for o in objects if o["metadata"]["name"] == queue_name]
+        [group] = obj["spec"]["resourceGroups"]
+        assert RESOURCE in group["coveredResources"]
+        [flavor] = [f for f in group["flavors"] if f["name"] == P5]
+        return {r["name"]: {k: v for k, v in r.items() if k != "name"} for r in flavor["resources"]}
+
+    assert on_p5("hyperpod-ns-john-clusterqueue")[RESOURCE] == {"nominalQuota": "20", "borrowingLimit": "10"}
+    assert on_p5("hyperpod-ns-smith-clusterqueue")[RESOURCE] == {"nominalQuota": "30", "borrowingLimit": "2"}
+    assert on_p5("hyperpod-teams")[RESOURCE] == {"nominalQuota": "6"}
+    # A partitioned GPU is no whole GPU: the cohort lends none of the p5's 8 (the device plugin offers none).
+    assert on_p5("hyperpod-teams")["nvidia.com/gpu"] == {"nominalQuota": "0"}
+
+
+def test_without_partitions_the_queues_cover_what_they_did():
+    objects = governance_objects(PROD)
+    assert not [r for o in objects if o["kind"] == "ClusterQueue"
+                for r in o["spec"]["resourceGroups"][0]["coveredResources"] if "mig-" in r]

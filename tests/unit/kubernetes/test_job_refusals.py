@@ -24,6 +24,7 @@ from cdk_app.kubernetes.job_templates import (
     check,
     check_options,
     parse_env,
+    parse_mig_option,
     parse_scratch,
     parse_volume,
     render,
@@ -320,8 +321,15 @@ REFUSALS = [
      "EFA instance types): drop --efa"),
     ({"env": (("NVIDIA_VISIBLE_DEVICES", "void"),)}, PROD, None, "--env NVIDIA_VISIBLE_DEVICES: the containers ask "
      "for GPUs, which the device plugin selects; hiding them would leave the job charged for GPUs it cannot see"),
+    # prod partitions no GPU and no team holds partitions (tests/unit/kubernetes/test_job_partitions.py has the rest).
+    ({"mig": ("mig-1g.10gb", 1)}, PROD, None, "--mig mig-1g.10gb: team 'research-nlp' has no quota of mig-1g.10gb "
+     "partitions on ml.p5.48xlarge, and a team borrows only what it has a quota for, so Kueue would never admit the "
+     "job; give the team an accelerator_partition entry of mig-1g.10gb on ml.p5.48xlarge and an ml.p5.48xlarge group "
+     "a nvidia.com/mig.config geometry with it"),
 ]
 OPTION_REFUSALS = [(parse_env, "NOVALUE", "--env 'NOVALUE': give KEY=VALUE"),
+                   (parse_mig_option, "1g.10gb", "--mig '1g.10gb': give a MIG profile such as mig-1g.10gb, optionally "
+                                                 ":COUNT per pod"),
                    (parse_volume, "claim", "--volume 'claim': give PVC:MOUNT_PATH or PVC:MOUNT_PATH:ro"),
                    (parse_scratch, "1Gi:", "--scratch '1Gi:': give SIZE or SIZE:MOUNT_PATH (e.g. 500Gi or "
                                            "500Gi:/tmp/work)")]
@@ -446,7 +454,7 @@ def test_findings_and_capacity_rows_as_json(tmp_path):
     reach = next(r for r in report.reach if r.team == "smith" and r.instance_type == "ml.g5.12xlarge").to_json()
     assert reach == {"team": "smith", "instance_type": "ml.g5.12xlarge", "strategy": "LendAndBorrow",
                      "borrow_limit": 100, "quota": {"count": 1, "accelerators": 4, "vcpu": 48, "memory_gib": 192},
-                     "reach": reach["reach"], "capped_by": reach["capped_by"]}
+                     "reach": reach["reach"], "capped_by": reach["capped_by"], "absolute_limit": None}
     assert json.dumps(report.reach[0].to_json())
 
 

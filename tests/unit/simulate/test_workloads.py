@@ -100,3 +100,26 @@ def test_a_disabled_team_has_no_queue_to_submit_to(tmp_path):
     with pytest.raises(WorkloadInvalid) as err:
         _load(tmp_path, "jobs:\n  - {name: a, team: smith, runtime: 1, per_pod: {vcpu: 1}}\n", config)
     assert "compute allocation is disabled" in err.value.findings[0].message
+
+
+# --- GPU partitions (per_pod.mig, as `job --mig` takes it) ------------------------------------------------------
+def test_a_job_of_partitions_requests_the_profiles_resource(tmp_path):
+    from support.mig_config import write_mig_config
+
+    config = load_config(write_mig_config(tmp_path)).config
+    jobs = _load(tmp_path, "jobs:\n  - {name: m, team: john, pods: 1, submit_at: 0, runtime: 60,\n"
+                           "     per_pod: {instance_type: ml.p5.48xlarge, mig: 'mig-1g.10gb:3', vcpu: 1}}\n", config)
+    assert dict(jobs.jobs[0].workload.pod_sets[0].requests) == {"cpu": 1000, "nvidia.com/mig-1g.10gb": 3}
+
+
+@pytest.mark.parametrize("per_pod, message", [
+    ("{instance_type: ml.g5.12xlarge, mig: mig-1g.10gb}",
+     "mig-1g.10gb needs an instance_type whose GPU offers it, and no accelerators beside it"),
+    ("{instance_type: ml.g5.12xlarge, mig: '1g.10gb'}",
+     "--mig '1g.10gb': give a MIG profile such as mig-1g.10gb, optionally :COUNT per pod"),
+    ("{instance_type: ml.g5.12xlarge, mig: 3}", "3 is not text"),
+])
+def test_a_bad_mig_entry_is_named_by_line_and_field(tmp_path, per_pod, message):
+    [finding] = _findings(tmp_path, f"jobs:\n  - {{name: m, team: john, pods: 1, submit_at: 0, runtime: 60,\n"
+                                    f"     per_pod: {per_pod}}}\n")
+    assert "jobs[0].per_pod.mig: " + message in finding and "[HPK801 error]" in finding

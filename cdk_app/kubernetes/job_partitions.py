@@ -1,0 +1,70 @@
+"""A job on GPU partitions (`hyperpod-kit job --mig PROFILE[:COUNT]`): the option, the checks against the team's
+partition quota and reach, and what the pods ask for. Problems come back as text; job_templates raises them as
+its JobOptionError (the option) and JobSpecError (the request against the config)."""
+
+from __future__ import annotations
+
+from cdk_app.config.model import KitConfig
+from cdk_app.domain.capacity import node_partitions
+from cdk_app.domain.mig_profiles import MIG_CONFIG_LABEL, RESOURCE_PREFIX, profiles_of
+from cdk_app.domain.reach import SHARING_DISABLED, partition_reach
+
+# The MIG manager labels a node with its geometry's state; AWS's HyperPod CLI selects nodes whose state is
+# "success" for a job on partitions (aws/sagemaker-hyperpod-cli, hyperpod-pytorch-job-template v1_1 model.py:
+# {"nvidia.com/mig.config.state": "success"} if accelerator_partition_type), so no pod lands on a node whose
+# GPUs are still being partitioned.
+MIG_STATE_LABEL, MIG_STATE_READY = "nvidia.com/mig.config.state", "success"
+# One pod's partitions come from one node: at most 7 per GPU (1g profiles) on at most 8 GPUs per instance.
+MAX_PER_POD = 56
+
+
+def parse_mig(text: str) -> tuple[str, int]:
+    """--mig PROFILE[:COUNT], e.g. mig-1g.10gb or mig-1g.10gb:2 (partitions per pod, default 1); ValueError
+    says what is wrong with the text."""
+    profile, sep, count = text.partition(":")
+    profile = profile.removeprefix(RESOURCE_PREFIX)
+    if not profile.startswith("mig-"):
+        raise ValueError(f"--mig {text!r}: give a MIG profile such as mig-1g.10gb, optionally :COUNT per pod")
+    if sep and not (count.isdigit() and 1 <= int(count) <= MAX_PER_POD):
+        raise ValueError(f"--mig {text!r}: COUNT is partitions per pod, a whole number from 1 to {MAX_PER_POD}")
+    return profile, int(count) if sep else 1
+
+
+def partition_request_problem(config: KitConfig, team: str, instance_type: str, mig: tuple[str, int],
+                              nodes: int, accelerators: int | None) -> str | None:
+    """Why Kueue would never admit the job: a profile the type's GPU lacks, a team without partitions of it, or
+    more partitions than the team's quota plus all it may borrow (cdk_app.domain.reach.partition_reach)."""
+    profile, per_pod = mig
+    if accelerators:
+        return (f"--mig {profile} with --accelerators {accelerators}: a pod asks for whole GPUs or for "
+                "partitions, not both (a partitioned GPU is offered only as its partitions)")
+    offered = profiles_of(instance_type)
+    if profile not in offered:
+        return (f"--mig {profile}: {instance_type}'s GPU has no such MIG profile"
+                + (f"; it offers {', '.join(offered)}" if offered else "; it takes no MIG partitions"))
+    row = next((r for r in partition_reach(config) if r.team == team and (r.instance_type, r.profile)
+                == (instance_type, profile)), None)
+    if row is None or row.reach == 0:
+        given = [g.name for g in config.hyperpod.instance_groups if g.instance_type == instance_type
+                 and MIG_CONFIG_LABEL in g.labels]
+        return (f"--mig {profile}: team {team!r} has no quota of {profile} partitions on {instance_type}, "
+                "and a team borrows only what it has a quota for, so Kueue would never admit the job; "
+                f"give the team an accelerator_partition entry of {profile} on {instance_type}"
+                + ("" if given else f" and an {instance_type} group a {MIG_CONFIG_LABEL} geometry with it"))
+    per_node = node_partitions(config, instance_type).get(profile, 0)
+    if per_pod > per_node:
+        return (f"--mig {profile}:{per_pod}: a pod takes its partitions from one node, and no {instance_type} node "
+                f"holds more than {per_node} {profile} (its group's {MIG_CONFIG_LABEL} geometry)")
+    need = nodes * per_pod
+    if need > row.reach:
+        why = ("no team borrows while cluster_policy.idle_resource_sharing is Disabled"
+               if row.capped_by == SHARING_DISABLED else f"it may borrow {row.reach - row.quota} more")
+        return (f"--nodes {nodes} x {per_pod} {profile} per pod = {need} partitions of {instance_type}, more "
+                f"than team {team!r} can ever get: its quota is {row.quota} and {why}; Kueue would keep "
+                "the job pending forever")
+    return None
+
+
+def partition_limits(mig: tuple[str, int] | None) -> dict[str, int]:
+    """The pod's MIG resource, as the device plugin advertises it under migStrategy mixed."""
+    return {} if mig is None else {RESOURCE_PREFIX + mig[0]: mig[1]}
