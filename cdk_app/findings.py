@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 
 from cdk_app.support.text_table import printable
@@ -210,6 +210,9 @@ class Finding:
     path: str
     message: str
     hint: str
+    # The fields (paths) the finding's verdict rests on, where its rule names them: it is held back only when
+    # one of those is broken (cdk_app.validator.report). None: the report judges from the code and the path.
+    reads: tuple[str, ...] | None = field(default=None, compare=False)
 
     def render(self) -> str:
         where = f"{printable(self.file)}:{self.line}:{self.column}"  # one line, whatever the path holds

@@ -71,11 +71,10 @@ def render_table(report: Report, strict: bool = False) -> str:
 
 def held_back_line(held: list[Finding]) -> str:
     """One line for the findings that may only follow from the errors above: which, and where, not their advice."""
-    lines_of: dict[str, list[str]] = {}
+    lines_of: dict[str, dict[str, None]] = {}  # distinct lines per code, in order
     for finding in held:
-        lines_of.setdefault(finding.code, []).append(str(finding.line))
-    where = "; ".join(f"{code} at line{'s' if len(at) > 1 else ''} {', '.join(dict.fromkeys(at))}"
-                      for code, at in lines_of.items())
+        lines_of.setdefault(finding.code, {})[str(finding.line)] = None
+    where = "; ".join(f"{code} at line{'s' if len(at) > 1 else ''} {', '.join(at)}" for code, at in lines_of.items())
     return (f"held back: {len(held)} finding(s) that may only follow from the errors above ({where}); fix those and "
             "validate again")
 
