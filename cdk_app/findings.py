@@ -29,6 +29,9 @@ CODES: dict[str, str] = {
     "HPK013": "a number or list length is out of range",
     "HPK014": "a value is not one of the allowed choices",
     "HPK015": "a value does not match the required format",
+    # Acknowledged warnings (acknowledged_warnings).
+    "HPK030": "an acknowledgement names an error, an unknown code or an acknowledgement finding: only warnings can be acknowledged",
+    "HPK031": "an acknowledgement matches no warning of the file (the warning is gone, or the code or path is wrong)",
     # Selecting the environment (app.py).
     "HPK020": "the file's environment differs from the name it was selected by (-c env=<name>)",
     # Environment, network and EKS.

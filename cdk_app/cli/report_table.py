@@ -54,6 +54,8 @@ def render_table(report: Report, strict: bool = False) -> str:
     lines.extend(_batch_lines(report))
     for finding in report.findings:
         lines.append(finding.render())
+    for ack in report.acknowledged:
+        lines.append(f"acknowledged ({ack.by}): {ack.finding.render()} - kept because: {printable(ack.reason)}")
     if report.held_back:
         lines.append(held_back_line(report.held_back))
     if report.rules_skipped:
@@ -61,7 +63,8 @@ def render_table(report: Report, strict: bool = False) -> str:
         lines.append("not checked yet: the policy rules (capacity, reach, names, Kueue mapping ...) need the shape "
                      "errors above fixed first; validate again after fixing them")
     verdict = "unreadable" if report.unreadable else ("invalid" if report.errors else "valid")
-    counts = f"{len(report.errors)} error(s), {len(report.warnings)} warning(s)"
+    counts = f"{len(report.errors)} error(s), {len(report.warnings)} warning(s)" + (
+        f" ({len(report.acknowledged)} acknowledged)" if report.acknowledged else "")
     if strict and verdict == "valid" and report.warnings:
         lines.append(f"invalid under --strict: {counts} (--strict makes the warnings fail)")
     else:

@@ -11,6 +11,7 @@ from cdk_app.config.yaml_source import PathKey
 from cdk_app.domain.capacity import Resources, cluster_capacity, reservations, shared_pool_quota, teams_total
 from cdk_app.domain.reach import TeamReach, team_reach, unallocated
 from cdk_app.findings import Finding, Severity, format_path
+from cdk_app.validator.acknowledgements import Acknowledged, acknowledge
 from cdk_app.validator.batch_summary import BatchCapacityRow, BatchQueueRow, batch_capacity, batch_queues
 from cdk_app.validator.reporter import Reporter
 from cdk_app.validator.rules import RULES
@@ -49,6 +50,8 @@ class Report:
     unreadable: bool = False
     # The shape errors could not be set aside, so no policy rule (capacity, reach, names ...) ran at all.
     rules_skipped: bool = False
+    # Warnings the config acknowledges (acknowledged_warnings), with the reason: shown, not counted.
+    acknowledged: list[Acknowledged] = field(default_factory=list)
     # The loaded config, for commands that go on from the findings (job, validate --live); None if unreadable.
     loaded: LoadedConfig | None = field(default=None, repr=False, compare=False)
 
@@ -80,10 +83,13 @@ def validate(loaded: LoadedConfig, left_out: tuple[PathKey, ...] = (), stand_ins
         rule(config, reporter)
     findings, held_back = _split_followers(sorted(reporter.findings, key=lambda f: (f.line, f.column, f.code)),
                                            left_out, tuple(reporter.unreadable), stand_ins)
+    about_acks = Reporter(loaded.source)
+    findings, acknowledged = acknowledge(config, about_acks, findings, held_back)
+    findings = sorted(findings + about_acks.findings, key=lambda f: (f.line, f.column, f.code))
     batch = (batch_capacity(config.batch), batch_queues(config.batch)) if config.batch is not None else ([], [])
     if not has_cluster(config):
         return Report(loaded.source.file, findings, batch_capacity=batch[0], batch_queues=batch[1],
-                      held_back=held_back, environment=config.environment, loaded=loaded)
+                      held_back=held_back, environment=config.environment, acknowledged=acknowledged, loaded=loaded)
     reserved = teams_total(config.teams)
     capacity = cluster_capacity(config)
     # The pool's entries exactly as the governance stack writes them, filled as SageMaker fills them.
@@ -95,7 +101,7 @@ def validate(loaded: LoadedConfig, left_out: tuple[PathKey, ...] = (), stand_ins
                         None if pool is None else pool.get(t, Resources()), free.get(t, Resources()))
             for t in sorted(set(capacity) | set(reserved))]
     return Report(loaded.source.file, findings, rows, team_reach(config), *batch, held_back, config.environment,
-                  loaded=loaded)
+                  acknowledged=acknowledged, loaded=loaded)
 
 
 def check_file(path: Path | str, display_name: str | None = None) -> Report:
@@ -103,14 +109,15 @@ def check_file(path: Path | str, display_name: str | None = None) -> Report:
     try:
         loaded = load_config(path, display_name)
     except ConfigInvalid as err:
-        findings, held_back = list(err.findings), []
+        findings, held_back, acknowledged = list(err.findings), [], []
         if err.partial is not None:
             partial = validate(err.partial, err.repaired, err.stand_ins)
             findings += partial.findings
             held_back = partial.held_back
             findings.sort(key=lambda f: (f.line, f.column, f.code))
+            acknowledged = partial.acknowledged
         return Report(display_name or str(path), findings, held_back=held_back, unreadable=err.unreadable,
-                      rules_skipped=err.partial is None and not err.unreadable)
+                      rules_skipped=err.partial is None and not err.unreadable, acknowledged=acknowledged)
     return validate(loaded)
 
 
