@@ -3,6 +3,7 @@ Shared by validate and the commands that validate before they act (job, plan, ba
 
 from __future__ import annotations
 
+from cdk_app.domain.batch_shares import percent_text
 from cdk_app.domain.capacity import DIMENSIONS, Resources, exact_text
 from cdk_app.domain.reach import SHARING_DISABLED, TeamReach
 from cdk_app.findings import Finding
@@ -93,11 +94,13 @@ def _batch_lines(report: Report) -> list[str]:
                 for row in report.batch_capacity]
         lines.extend(aligned([("service environment", "unit", "held/capacity"), *rows], indent="  "))
     if report.batch_queues:
-        lines.append("  AWS Batch queues: shares (fair share: weight factor, lower = larger share; quota share: "
-                     "quota and reach by borrowing)")
+        lines.append("  AWS Batch queues: shares (fair share: weight factor, lower = larger share, and the share "
+                     "identifier's part of the queue while every one on it has jobs waiting; quota share: quota and "
+                     "reach by borrowing)")
         rows = []
         for queue in report.batch_queues:
             shares = [f"{s.team} {s.share_identifier} weight {s.weight_factor if s.weight_factor is not None else '1.0 (default)'}"
+                      f" = {percent_text(s.part)}"
                       if s.unit is None else f"{s.team} {s.quota} -> {s.reach} {s.unit} ({s.strategy})"
                       for s in queue.shares]
             rows.append((queue.queue, queue.scheduling, str(queue.priority), queue.service_environment,
