@@ -448,8 +448,10 @@ def init(environment: str | None, account: str | None, region: str | None, zones
             problems.append(f"--region: {region_problem}")
     if asking:
         ask_missing(answers)
-    missing = [flag for attribute, flag in MISSING_FLAGS if not getattr(answers, attribute)
-               and not (flag == "--region" and region_problem)]
+    # A flag given but refused above (a bad --region, no --group that parses) is a problem already, not missing.
+    refused = {"--region"} if region_problem else set()
+    refused |= {"--group"} if groups else set()
+    missing = [flag for attribute, flag in MISSING_FLAGS if not getattr(answers, attribute) and flag not in refused]
     if missing:
         problems.append(f"missing {', '.join(missing)} (standard input is not a terminal, so nothing is asked)")
     notes: list[str] = []
@@ -468,7 +470,7 @@ def init(environment: str | None, account: str | None, region: str | None, zones
     output = output or Path("config") / f"{answers.environment}.yaml"
     if output.exists() and not force and not missing:
         problems.append(f"--output: {output} exists; init never overwrites a file unless --force")
-    if problems and (missing or answers.region is None):
+    if problems and (missing or answers.region is None or not answers.groups):
         raise FlagProblems(problems, notes)  # no file can be built without these
     # Bad zones still make a file: validate it too, so that what the other flags get wrong shows in this run.
     write_checked(render(answers), output, problems, notes, said)

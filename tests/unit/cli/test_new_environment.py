@@ -198,3 +198,16 @@ def test_the_example_in_init_help_runs_and_validates_without_findings(tmp_path):
     checked = run("validate", str(tmp_path / "config" / "staging.yaml"), "--strict")
     assert checked.returncode == 0, checked.stdout
     assert "valid: 0 error(s), 0 warning(s)" in checked.stdout
+
+
+def test_flags_that_cannot_make_a_file_are_all_named_and_a_bad_one_is_not_called_missing(tmp_path):
+    result = init("--environment", "BAD", "--region", "eu-wset-1", "--zone", "x", "--group", "g", "--no-input")
+    assert result.exit_code == 2
+    assert result.output.splitlines() == [
+        "init: 4 problem(s) with the flags, nothing written:",
+        "  --group: 'g': expected NAME=TYPE:COUNT, e.g. gpu-workers=ml.g5.12xlarge:4",
+        "  --region: region 'eu-wset-1' does not exist (cfn-lint knows no such region); did you mean eu-west-1?",
+        "  missing --account (standard input is not a terminal, so nothing is asked)",
+        "  --environment: 'BAD' is not an environment name: a lowercase letter, then up to 19 lowercase letters, "
+        "digits or '-'",
+        "see hyperpod-kit init --help (exit status 2)"]
