@@ -102,9 +102,10 @@ def test_fifo_and_fair_share_tables_as_documented():
     assert [row.to_json() for row in report.batch_queues] == [
         {"queue": "ml-c5-xlarge-queue", "service_environment": "cpu", "scheduling": "fifo", "priority": 2, "shares": []},
         {"queue": "ml-g6-12xlarge-queue", "service_environment": "g6", "scheduling": "fair_share", "priority": 1,
-         "shares": [{"team": "production", "share_identifier": "HIGHPRI", "weight_factor": 1.0},
-                    {"team": "exploration", "share_identifier": "MIDPRI", "weight_factor": 3.0},
-                    {"team": "sweeps", "share_identifier": "LOWPRI", "weight_factor": 5.0}]}]
+         # parts (1/w) / sum(1/w): 1, 1/3, 1/5 of 23/15 are 15/23, 5/23 and 3/23
+         "shares": [{"team": "production", "share_identifier": "HIGHPRI", "weight_factor": 1.0, "percent": 65.22},
+                    {"team": "exploration", "share_identifier": "MIDPRI", "weight_factor": 3.0, "percent": 21.74},
+                    {"team": "sweeps", "share_identifier": "LOWPRI", "weight_factor": 5.0, "percent": 13.04}]}]
 
 
 # --- HPK510-HPK514: each CloudFormation per-stack limit (cfn-lint's LIMITS) at its edge, and the 80 % warning ---
