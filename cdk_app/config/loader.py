@@ -33,16 +33,19 @@ class ConfigInvalid(Exception):
     """The config could not be loaded. `unreadable` is true when the file is not even a YAML mapping."""
 
     def __init__(self, findings: list[Finding], unreadable: bool, partial: LoadedConfig | None = None,
-                 repaired: tuple[PathKey, ...] = (), stand_ins: tuple[str, ...] = ()) -> None:
+                 repaired: tuple[PathKey, ...] = (), stand_ins: tuple[str, ...] = (),
+                 meant: tuple[str, ...] = ()) -> None:
         super().__init__("; ".join(f.render() for f in findings))
         self.findings = findings
         self.unreadable = unreadable
         # The config without the keys that have shape errors, where leaving them out still makes a config:
         # the policy rules can check the rest of the file. `repaired` lists the keys left out or stood in for,
-        # `stand_ins` the values put in place of broken zone ids (a finding that names one follows from them).
+        # `stand_ins` the values put in place of broken zone ids (a finding that names one follows from them),
+        # `meant` the texts of required keys read as their fix says (a finding that names one may follow from it).
         self.partial = partial
         self.repaired = repaired
         self.stand_ins = stand_ins
+        self.meant = meant
 
 
 # What a format-checked field must look like, in words, by field name.
@@ -93,9 +96,9 @@ def load_config(path: Path | str, display_name: str | None = None) -> LoadedConf
     if errors:
         findings = [_finding(error, source) for error in errors if not _hidden_by_items(error, errors)]
         findings.sort(key=lambda f: (f.line, f.column, f.path))
-        partial, repaired, stand_ins = _without_bad_keys(data, errors)
+        partial, repaired, stand_ins, meant = _without_bad_keys(data, errors, source)
         raise ConfigInvalid(findings, unreadable=False, partial=LoadedConfig(partial, source) if partial else None,
-                            repaired=repaired, stand_ins=stand_ins)
+                            repaired=repaired, stand_ins=stand_ins, meant=meant)
     return LoadedConfig(config, source)
 
 
@@ -125,32 +128,37 @@ def _is_number_field(loc: PathKey) -> bool:
     return kind in (int, float)
 
 
-def _without_bad_keys(data: dict, errors: list[Any]) -> tuple[KitConfig | None, tuple[PathKey, ...], tuple[str, ...]]:
+def _without_bad_keys(data: dict, errors: list[Any], source: SourceMap
+                      ) -> tuple[KitConfig | None, tuple[PathKey, ...], tuple[str, ...], tuple[str, ...]]:
     """The config with every key that has a shape error left out, if each such key is unknown or optional;
     else None. A broken zone id is not left out but stood in for (`_zone_stand_ins`): without its zones an
-    environment would look as if it had no HyperPod cluster, and no rule of the cluster would run. A few
-    rounds, since leaving a key out can uncover an error behind it. Returns (config, keys repaired, stand-ins)."""
+    environment would look as if it had no HyperPod cluster, and no rule of the cluster would run; nor is a
+    required key whose type error says what was meant (`_meant_values`). A few rounds, since leaving a key out
+    can uncover an error behind it. Returns (config, keys repaired, zone stand-ins, texts read as meant)."""
     data = copy.deepcopy(data)
     stand_ins = _zone_stand_ins(data, errors)
-    removed: dict[PathKey, None] = dict.fromkeys(stand_ins)  # in order; a dict: O(1) membership for many keys
+    meant = _meant_values(data, errors, source)
+    removed: dict[PathKey, None] = dict.fromkeys([*stand_ins, *meant])  # in order; a dict: O(1) membership
     for _ in range(3):
         # A list's length error that its items' errors explain goes away with them: it names no key to leave out.
         errors = [error for error in errors
-                  if tuple(error["loc"]) not in stand_ins and not _hidden_by_items(error, errors)]
+                  if tuple(error["loc"]) not in removed and not _hidden_by_items(error, errors)]
         # Every target is found before any is removed: two bad labels both lead to `labels`, which the
         # first removal would take away from under the second.
         targets = [_removable(data, tuple(error["loc"])) for error in errors]
         if None in targets:
-            return None, (), ()
+            return None, (), (), ()
         for container, path in targets:  # type: ignore[misc]
             if path not in removed:
                 container.pop(path[-1])
                 removed[path] = None
         try:
-            return kit_config_validator().validate_python(data), tuple(removed), tuple(dict.fromkeys(stand_ins.values()))
+            texts = tuple(dict.fromkeys(v for v in meant.values() if isinstance(v, str)))
+            return (kit_config_validator().validate_python(data), tuple(removed),
+                    tuple(dict.fromkeys(stand_ins.values())), texts)
         except ValidationError as err:
             errors = err.errors(include_url=False)
-    return None, (), ()
+    return None, (), (), ()
 
 
 def _zone_stand_ins(data: dict, errors: list[Any]) -> dict[PathKey, str]:
@@ -181,6 +189,31 @@ def _zone_stand_ins(data: dict, errors: list[Any]) -> dict[PathKey, str]:
             by_text[value] = f"{prefix}-az{number}"
         container[loc[-1]] = placed[loc] = by_text[value]
     return placed
+
+
+def _meant_values(data: dict, errors: list[Any], source: SourceMap) -> dict[PathKey, Any]:
+    """A required key (which cannot be left out) whose value has the wrong type in the way its message's fix
+    names - a quoted number (`count: "4"`: write it without quotes), an unquoted number or boolean where text
+    belongs (`name: 123`: write it in quotes) - is read as that fix in `data`, so that the other rules still run.
+    Findings at the key stay held back (it is among the keys repaired); returns the values by key."""
+    placed: dict[PathKey, Any] = {}
+    for error in errors:
+        loc: PathKey = tuple(error["loc"])
+        value = error.get("input")
+        container = _container(data, loc)
+        if container is None or not _required_key(loc):
+            continue
+        if error["type"] == "int_type" and isinstance(value, str) and re.fullmatch(r"[0-9]{1,18}", value.strip()):
+            container[loc[-1]] = placed[loc] = int(value.strip())
+        elif error["type"] == "string_type" and isinstance(value, (bool, int, float)):
+            container[loc[-1]] = placed[loc] = source.text(loc) or _as_written(value)
+    return placed
+
+
+def _required_key(loc: PathKey) -> bool:
+    model = _model_at(KitConfig, loc[:-1]) if loc and isinstance(loc[-1], str) else None
+    field = model.model_fields.get(loc[-1]) if model is not None else None
+    return field is not None and field.is_required()
 
 
 def _optional_key(loc: PathKey) -> bool:

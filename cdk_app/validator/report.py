@@ -73,16 +73,18 @@ class Report:
         return 2 if self.unreadable else (1 if self.errors else 0)
 
 
-def validate(loaded: LoadedConfig, left_out: tuple[PathKey, ...] = (), stand_ins: tuple[str, ...] = ()) -> Report:
+def validate(loaded: LoadedConfig, left_out: tuple[PathKey, ...] = (), stand_ins: tuple[str, ...] = (),
+             meant: tuple[str, ...] = ()) -> Report:
     """All policy findings and the capacity table of a loaded config. `left_out`: keys the loader left out as
-    broken or stood in for (a partial config), `stand_ins` the values it put in; findings that may follow from
+    broken or stood in for (a partial config), `stand_ins` the values it put in for zone ids and `meant` the
+    texts of required keys it read as their fix says; findings that may follow from
     them, or from a value no rule can read (an unknown instance type), are held back."""
     config = loaded.config
     reporter = Reporter(loaded.source)
     for rule in RULES:
         rule(config, reporter)
     findings, held_back = _split_followers(sorted(reporter.findings, key=lambda f: (f.line, f.column, f.code)),
-                                           left_out, tuple(reporter.unreadable), stand_ins)
+                                           left_out, tuple(reporter.unreadable), stand_ins, meant)
     about_acks = Reporter(loaded.source)
     findings, acknowledged = acknowledge(config, about_acks, findings, held_back)
     findings = sorted(findings + about_acks.findings, key=lambda f: (f.line, f.column, f.code))
@@ -111,7 +113,7 @@ def check_file(path: Path | str, display_name: str | None = None) -> Report:
     except ConfigInvalid as err:
         findings, held_back, acknowledged = list(err.findings), [], []
         if err.partial is not None:
-            partial = validate(err.partial, err.repaired, err.stand_ins)
+            partial = validate(err.partial, err.repaired, err.stand_ins, err.meant)
             findings += partial.findings
             held_back = partial.held_back
             findings.sort(key=lambda f: (f.line, f.column, f.code))
@@ -143,7 +145,8 @@ _SIBLING_INPUTS = {"HPK711": ("queues",), "HPK712": ("sharing_strategy",), "HPK7
 
 
 def _split_followers(findings: list[Finding], repaired: tuple[PathKey, ...], unreadable: tuple[PathKey, ...],
-                     stand_ins: tuple[str, ...] = ()) -> tuple[list[Finding], list[Finding]]:
+                     stand_ins: tuple[str, ...] = (), meant: tuple[str, ...] = ()
+                     ) -> tuple[list[Finding], list[Finding]]:
     """(findings that stand, findings that may follow from a broken key): nothing above or below a key left out
     (`repaired`) or whose value no rule could read (`unreadable`, e.g. an unknown instance type), nothing at a
     left-out key, and no capacity finding if a capacity input is either. The finding at an unreadable key is
@@ -161,7 +164,8 @@ def _split_followers(findings: list[Finding], repaired: tuple[PathKey, ...], unr
     # Left out, a Batch queue's scheduling would read as fifo, and nearly every Batch rule reads the scheduling.
     scheduling_unknown = any(path[:2] == ("batch", "queues") and path[-1] == "scheduling" for path in repaired)
 
-    named_stand_in = re.compile(rf"\b({'|'.join(map(re.escape, stand_ins))})\b") if stand_ins else None
+    named_stand_in, named_meant = (re.compile(rf"\b({'|'.join(map(re.escape, values))})\b") if values else None
+                                   for values in (stand_ins, meant))
 
     def touches(path: str, broken: list[str]) -> bool:
         return any(path == p or path.startswith((p + ".", p + "[")) or p.startswith((path + ".", path + "["))
@@ -179,6 +183,8 @@ def _split_followers(findings: list[Finding], repaired: tuple[PathKey, ...], unr
     def follows(finding: Finding) -> bool:
         if finding.path in unread:
             return False  # the cause (HPK201), at the key itself
+        if named_meant is not None and named_meant.search(f"{finding.message} {finding.hint}"):
+            return True  # it names a value read as its fix says (account: 011122223333 as "011122223333")
         if finding.reads is not None:
             # The rule named what the verdict rests on: held back only if one of those fields is broken.
             return any(touches(path, left_out + unread) for path in (finding.path, *finding.reads))

@@ -404,3 +404,35 @@ def test_a_zone_name_in_one_list_item_holds_back_only_what_names_its_stand_in(wr
     report = run(write_config, ("availability_zone_ids: [use1-az4, use1-az6]", "availability_zone_ids: [use1-az4, us-east-1f]"),
                  ("  cluster_zone_ids: [use1-az4, use1-az6]\n", ""))
     assert [(f.code, f.path) for f in report.findings + report.held_back] == [("HPK015", "availability_zone_ids[1]")]
+
+
+# --- A required key whose type error names its fix is read as that fix, so the other rules still run. ----------
+def dev_edited(tmp_path, *edits: tuple[str, str]) -> str:
+    from support.paths import ROOT
+
+    text = (ROOT / "config" / "dev.yaml").read_text()
+    for old, new in edits:
+        assert old in text
+        text = text.replace(old, new, 1)
+    path = tmp_path / "dev.yaml"
+    path.write_text(text)
+    return str(path)
+
+
+def test_a_quoted_group_count_stops_no_rule_but_holds_back_the_capacity_it_feeds(tmp_path):
+    """`count: "4"` (HPK012, "write it without quotes") used to stop every rule: now HPK113 of the EKS rules
+    stands, and the over-capacity that reads the count is held back, not lost."""
+    report = check_file(dev_edited(tmp_path, ("      count: 4\n", '      count: "4"\n'), ("        count: 3\n", "        count: 9\n")))
+    assert not report.rules_skipped
+    assert [(f.code, f.path) for f in report.findings] == [("HPK113", "eks.public_access_cidrs"),
+                                                           ("HPK012", "hyperpod.instance_groups[0].count")]
+    assert [(f.code, f.path) for f in report.held_back] == [("HPK501", "teams[0].quota[0]"), ("HPK501", "teams[1].quota[0]")]
+
+
+def test_a_finding_that_names_a_value_read_as_meant_is_held_back(tmp_path):
+    """account: 011122223333 unquoted is a number (HPK012, "write it in quotes"); read as "011122223333", the
+    administrators' account 111122223333 differs from it (HPK111) - which may only follow from the fix."""
+    report = check_file(dev_edited(tmp_path, ('account: "111122223333"', "account: 011122223333")))
+    assert not report.rules_skipped
+    assert [(f.code, f.path) for f in report.findings] == [("HPK012", "account"), ("HPK113", "eks.public_access_cidrs")]
+    assert {f.code for f in report.held_back} == {"HPK111"}
