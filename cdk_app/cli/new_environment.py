@@ -11,7 +11,7 @@ import os
 import re
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -340,7 +340,8 @@ MISSING_FLAGS = (("environment", "--environment"), ("account", "--account"), ("r
                  ("zones", "--zone"), ("groups", "--group"))
 
 
-def write_checked(text: str, output: Path, problems: list[str] = (), notes: list[str] = (), said: list[str] = ()) -> None:
+def write_checked(text: str, output: Path, problems: Sequence[str] = (), notes: Sequence[str] = (),
+                  said: Sequence[str] = ()) -> None:
     """Write `text` to `output` only if there are no flag `problems` and the kit's validator finds no error in it;
     else exit 2 with the problems and then the validator's findings, less those about a flag value the problems
     already name (`said`: the bad zones, which the file repeats in several fields)."""
