@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 
 from cdk_app.support.text_table import printable
@@ -29,6 +29,9 @@ CODES: dict[str, str] = {
     "HPK013": "a number or list length is out of range",
     "HPK014": "a value is not one of the allowed choices",
     "HPK015": "a value does not match the required format",
+    # Acknowledged warnings (acknowledged_warnings).
+    "HPK030": "an acknowledgement names an error, an unknown code or an acknowledgement finding: only warnings can be acknowledged",
+    "HPK031": "an acknowledgement matches no warning of the file (the warning is gone, or the code or path is wrong)",
     # Selecting the environment (app.py).
     "HPK020": "the file's environment differs from the name it was selected by (-c env=<name>)",
     # Environment, network and EKS.
@@ -253,6 +256,9 @@ class Finding:
     path: str
     message: str
     hint: str
+    # The fields (paths) the finding's verdict rests on, where its rule names them: it is held back only when
+    # one of those is broken (cdk_app.validator.report). None: the report judges from the code and the path.
+    reads: tuple[str, ...] | None = field(default=None, compare=False)
 
     def render(self) -> str:
         where = f"{printable(self.file)}:{self.line}:{self.column}"  # one line, whatever the path holds

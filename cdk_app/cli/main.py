@@ -180,6 +180,8 @@ def reports_json(reports: list[Report]) -> dict[str, object]:
         "warnings": [f.to_json() for r in reports for f in r.warnings],
         # Findings that may only follow from an error above (unknown instance type, broken key): not counted.
         "held_back": [f.to_json() for r in reports for f in r.held_back],
+        # Warnings the config acknowledges (acknowledged_warnings), with the reason: not counted, --strict passes.
+        "acknowledged": [a.to_json() for r in reports for a in r.acknowledged],
         "capacity": [{**row.to_json(), "file": r.file, "environment": r.environment}
                      for r in reports for row in r.capacity],
         "reach": [{**row.to_json(), "file": r.file, "environment": r.environment} for r in reports for row in r.reach],

@@ -6,11 +6,12 @@ same facts the validator uses (cfn-lint's region data, the instance catalogue)."
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from cdk_app.config.model import DEFAULT_TASK_GOVERNANCE_VERSION, Eks
 from cdk_app.config.types import ENVIRONMENT_PATTERN
 from cdk_app.config.zone_ids import region_code
 from cdk_app.domain.governance_types import GOVERNANCE_TYPES, offered_type
-from cdk_app.domain.regions import nearest_region, region_problem, zone_count
+from cdk_app.domain.regions import nearest_region, region_problem, zone_names
 from hyperpod_constructs.private.subnet_layout import MAX_ZONE_NUMBER, zone_number
 
 EKS_ZONES = 2  # EKS places its control plane in two zones (HPK107, HPK122)
@@ -94,20 +95,36 @@ def parse_priority_class(text: str) -> tuple[str, int]:
     return name, _count(weight, text)
 
 
-def _each(parse):
-    def callback(_ctx, _param, values: tuple[str, ...]):
-        return [parse(value) for value in values]
-    return callback
+def _parse_each(flag: str, parse, values: tuple[str, ...], problems: list[str]) -> list:
+    """Every value of a repeated flag parsed; each one that does not parse is a problem, and the rest go on."""
+    parsed = []
+    for value in values:
+        try:
+            parsed.append(parse(value))
+        except click.BadParameter as err:
+            problems.append(f"{flag}: {err.message}")
+    return parsed
 
 
 def zone_ids_text(region: str) -> str:
-    """What the kit knows of `region`'s zone ids: their prefix, the numbers it can place subnets for, and how
-    many zones cfn-lint's region data lists there."""
-    prefix, known = region_code(region), zone_count(region)
-    listed = f"cfn-lint's region data lists {known} zones there" if known else "cfn-lint lists no zones for it"
-    return (f"Zone ids in {region} are {prefix}-az1 ... {prefix}-az{MAX_ZONE_NUMBER} (the kit places subnets for az1 "
-            f"to az{MAX_ZONE_NUMBER}; {listed}; numbers may skip one). Ids are the same in every account; yours: "
-            f"aws ec2 describe-availability-zones --region {region} --query 'AvailabilityZones[].ZoneId'")
+    """What the kit knows of `region`'s zone ids and what it cannot know. cfn-lint's region data lists the
+    region's zones by name (us-east-1a ...); neither it nor botocore lists zone ids, and which name is which id
+    differs in every account."""
+    prefix, names = region_code(region), zone_names(region)
+    if names:
+        ids = ", ".join(f"{prefix}-az{n}" for n in range(1, len(names) + 1))
+        known = [f"{region}: {len(names)} availability zones in cfn-lint's region data, by name: {', '.join(names)}",
+                 f"zone ids there are {prefix}-az<number>: {ids} if numbered without a gap; the kit has no list of the "
+                 "ids themselves (neither cfn-lint nor botocore holds one), and a region may skip a number"]
+    else:
+        known = [f"{region}: cfn-lint's region data lists no zones there",
+                 f"zone ids there are {prefix}-az<number>; the kit has no list of them"]
+    return "\n".join([
+        *known,
+        f"which name is which id differs in each account, so the kit cannot tell you the id of {region}a; "
+        f"EC2 can (read-only): aws ec2 describe-availability-zones --region {region} "
+        "--query 'AvailabilityZones[].[ZoneName,ZoneId]' --output text",
+        f"a new VPC has subnet slots for az1 to az{MAX_ZONE_NUMBER} only"])
 
 
 def zone_problem(region: str, zone: str) -> str | None:
@@ -124,23 +141,49 @@ def zone_problem(region: str, zone: str) -> str | None:
     return None
 
 
-def check_region(region: str) -> None:
+def region_flag_problem(region: str) -> str | None:
     problem = region_problem(region)
     if problem == "unknown":
         near = nearest_region(region)
-        raise click.BadParameter(f"region {region!r} does not exist (cfn-lint knows no such region)"
-                                 + (f"; did you mean {near}?" if near else ""), param_hint="--region")
+        return f"region {region!r} does not exist (cfn-lint knows no such region)" + (f"; did you mean {near}?" if near else "")
     if problem == "no-hyperpod":
-        raise click.BadParameter(f"SageMaker HyperPod (AWS::SageMaker::Cluster) is not offered in {region}; "
-                                 "pick a region such as us-east-1 or us-west-2", param_hint="--region")
+        return (f"SageMaker HyperPod (AWS::SageMaker::Cluster) is not offered in {region}; "
+                "pick a region such as us-east-1 or us-west-2")
+    return None
 
 
-def check_zones(region: str, zones: list[str]) -> None:
+def check_region(region: str) -> None:
+    problem = region_flag_problem(region)
+    if problem:
+        raise click.BadParameter(problem, param_hint="--region")
+
+
+def zone_flag_problems(region: str, zones: list[str]) -> list[str]:
     problems = [p for p in (zone_problem(region, z) for z in zones) if p]
     if len(set(zones)) < EKS_ZONES:
         problems.append(f"give at least {EKS_ZONES} distinct zones (EKS places its control plane in two)")
+    return problems
+
+
+def check_zones(region: str, zones: list[str]) -> None:
+    problems = zone_flag_problems(region, zones)
     if problems:
-        raise click.BadParameter("; ".join(problems) + ". " + zone_ids_text(region), param_hint="--zone")
+        raise click.BadParameter("; ".join(problems) + ".\n" + zone_ids_text(region), param_hint="--zone")
+
+
+class FlagProblems(click.UsageError):
+    """Every bad or missing flag of one init run, each on its own line, and then where help is: the problems
+    first, not click's usage banner above the first one only."""
+
+    def __init__(self, problems: list[str], notes: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems, self.notes = problems, notes
+
+    def show(self, file=None) -> None:
+        lines = [f"init: {len(self.problems)} problem(s) with the flags, nothing written:",
+                 *(f"  {problem}" for problem in self.problems), *self.notes,
+                 "see hyperpod-kit init --help (exit status 2)"]
+        click.echo("\n".join(lines), err=True)
 
 
 def _scalar(value: object) -> str:
@@ -297,14 +340,17 @@ MISSING_FLAGS = (("environment", "--environment"), ("account", "--account"), ("r
                  ("zones", "--zone"), ("groups", "--group"))
 
 
-def write_checked(text: str, output: Path) -> None:
-    """Write `text` to `output` only if the kit's validator finds no error in it; else exit 2 with its findings."""
+def write_checked(text: str, output: Path, problems: Sequence[str] = (), notes: Sequence[str] = (),
+                  said: Sequence[str] = ()) -> None:
+    """Write `text` to `output` only if there are no flag `problems` and the kit's validator finds no error in it;
+    else exit 2 with the problems and then the validator's findings, less those about a flag value the problems
+    already name (`said`: the bad zones, which the file repeats in several fields)."""
     from cdk_app.cli.report_table import render_table
     from cdk_app.validator.report import check_file
 
     folder = output.parent
     if not folder.is_dir():
-        raise click.BadParameter(f"{output}: folder {folder} does not exist", param_hint="--output")
+        raise FlagProblems([*problems, f"--output: {output}: folder {folder} does not exist"], [])
     try:
         handle, temporary = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".tmp", dir=folder)
     except OSError as err:
@@ -318,10 +364,16 @@ def write_checked(text: str, output: Path) -> None:
         os.umask(umask)
         os.chmod(temporary, 0o666 & ~umask)
         report = check_file(temporary, str(output))
+        if said:
+            named = re.compile(rf"'({'|'.join(map(re.escape, said))})'")
+            report = dataclasses.replace(report, findings=[f for f in report.findings if not named.search(f.message)])
+        if problems:
+            FlagProblems(list(problems), list(notes)).show()
         if report.errors or report.unreadable:
             click.echo(render_table(report), err=True)
             click.echo(f"init: these answers give a config that validate refuses (the lines are those of the file "
                        f"init would write); nothing written to {output}", err=True)
+        if problems or report.errors or report.unreadable:
             sys.exit(2)
         os.replace(temporary, output)
     finally:
@@ -338,15 +390,15 @@ def write_checked(text: str, output: Path) -> None:
 @click.option("--zone", "zones", multiple=True, metavar="ZONE_ID",
               help="Availability zone id, e.g. usw2-az1 (repeat; at least 2). The first two hold the clusters.")
 @click.option("--list-zones", is_flag=True, help="Print what the kit knows of --region's zone ids, and exit.")
-@click.option("--group", "groups", multiple=True, callback=_each(parse_group), metavar="NAME=TYPE:COUNT",
+@click.option("--group", "groups", multiple=True, metavar="NAME=TYPE:COUNT",
               help="HyperPod instance group, e.g. gpu-workers=ml.g5.12xlarge:4 (repeat). "
                    "`hyperpod-kit instances` lists the types.")
-@click.option("--team", "teams", multiple=True, callback=_each(parse_team), metavar="NAME=TYPE:COUNT[,TYPE:COUNT]",
+@click.option("--team", "teams", multiple=True, metavar="NAME=TYPE:COUNT[,TYPE:COUNT]",
               help="Team and its quota per instance type, e.g. john=ml.g5.12xlarge:3 (repeat).")
 @click.option("--admin", "admins", multiple=True, metavar="ARN", help="Cluster administrator (IAM role or user; repeat).")
 @click.option("--public-access-cidr", "cidrs", multiple=True, metavar="CIDR",
               help="Also open the API to this network (repeat). Default: a private endpoint only.")
-@click.option("--priority-class", "priority_classes", multiple=True, callback=_each(parse_priority_class),
+@click.option("--priority-class", "priority_classes", multiple=True,
               metavar="NAME=WEIGHT", help="Priority class of the cluster policy (repeat). Default: none.")
 @click.option("--default-priority", default=None, metavar="NAME",
               help="Every team's default_priority_class (one of --priority-class).")
@@ -357,8 +409,8 @@ def write_checked(text: str, output: Path) -> None:
 @click.option("--interactive/--no-input", default=None,
               help="Ask for missing values (default: only when standard input is a terminal).")
 def init(environment: str | None, account: str | None, region: str | None, zones: tuple[str, ...], list_zones: bool,
-         groups: list[Group], teams: list[TeamAnswer], admins: tuple[str, ...], cidrs: tuple[str, ...],
-         priority_classes: list[tuple[str, int]], default_priority: str | None, shared_pool: bool,
+         groups: tuple[str, ...], teams: tuple[str, ...], admins: tuple[str, ...], cidrs: tuple[str, ...],
+         priority_classes: tuple[str, ...], default_priority: str | None, shared_pool: bool,
          output: Path | None, force: bool, interactive: bool | None) -> None:
     """Write a new environment file (config/<environment>.yaml) that passes `validate`.
 
@@ -373,7 +425,8 @@ def init(environment: str | None, account: str | None, region: str | None, zones
     written if validate would refuse it) and an existing file is kept unless --force.
 
     Exit status: 0 written (or --list-zones printed), 2 bad or missing flags, an existing file or answers
-    that validate refuses.
+    that validate refuses. Every bad flag is reported in the one run, and so is what validate would find in
+    the file the other flags give.
     """
     if list_zones:
         if region is None:
@@ -381,26 +434,45 @@ def init(environment: str | None, account: str | None, region: str | None, zones
         check_region(region)
         click.echo(zone_ids_text(region))
         return
-    answers = Answers(environment, account, region, list(zones), groups, teams, list(admins), list(cidrs),
-                      priority_classes, default_priority, shared_pool)
-    if region is not None:
-        check_region(region)
-        if zones:
-            check_zones(region, answers.zones)
-    if interactive if interactive is not None else sys.stdin.isatty():
+    problems: list[str] = []
+    answers = Answers(environment, account, region, list(zones), _parse_each("--group", parse_group, groups, problems),
+                      _parse_each("--team", parse_team, teams, problems), list(admins), list(cidrs),
+                      _parse_each("--priority-class", parse_priority_class, priority_classes, problems),
+                      default_priority, shared_pool)
+    asking = interactive if interactive is not None else sys.stdin.isatty()
+    region_problem = region_flag_problem(region) if region is not None else None
+    if region_problem:
+        answers.region = None
+        if asking:
+            click.echo(f"  --region: {region_problem}", err=True)  # and the prompt asks again
+        else:
+            problems.append(f"--region: {region_problem}")
+    if asking:
         ask_missing(answers)
-    missing = [flag for attribute, flag in MISSING_FLAGS if not getattr(answers, attribute)]
+    # A flag given but refused above (a bad --region, no --group that parses) is a problem already, not missing.
+    refused = {"--region"} if region_problem else set()
+    refused |= {"--group"} if groups else set()
+    missing = [flag for attribute, flag in MISSING_FLAGS if not getattr(answers, attribute) and flag not in refused]
     if missing:
-        raise click.UsageError(f"missing {', '.join(missing)} (standard input is not a terminal, so nothing is "
-                               "asked); see hyperpod-kit init --help")
-    if default_priority is not None and default_priority not in {n for n, _ in priority_classes}:
-        raise click.BadParameter(f"{default_priority!r} is not one of the --priority-class names", param_hint="--default-priority")
+        problems.append(f"missing {', '.join(missing)} (standard input is not a terminal, so nothing is asked)")
+    notes: list[str] = []
+    bad_zones = zone_flag_problems(answers.region, answers.zones) if answers.region and answers.zones else []
+    if bad_zones:
+        problems += [f"--zone: {problem}" for problem in bad_zones]
+        notes += [f"  {line}" for line in zone_ids_text(answers.region).splitlines()]
+    said = [z for z in answers.zones if answers.region and zone_problem(answers.region, z)]
+    if default_priority is not None and default_priority not in {n for n, _ in answers.priority_classes}:
+        problems.append(f"--default-priority: {default_priority!r} is not one of the --priority-class names")
+        said.append(default_priority)
     if output is None and not re.fullmatch(ENVIRONMENT_PATTERN, answers.environment or ""):
         # The name becomes the default file name: refused here, before it is part of any path.
-        raise click.BadParameter(f"{(answers.environment or '')[:80]!r} is not an environment name: a lowercase letter, "
-                                 "then up to 19 lowercase letters, digits or '-'", param_hint="--environment")
+        problems.append(f"--environment: {(answers.environment or '')[:80]!r} is not an environment name: a lowercase "
+                        "letter, then up to 19 lowercase letters, digits or '-'")
     output = output or Path("config") / f"{answers.environment}.yaml"
-    if output.exists() and not force:
-        raise click.UsageError(f"{output} exists; init never overwrites a file unless --force")
-    write_checked(render(answers), output)
+    if output.exists() and not force and not missing:
+        problems.append(f"--output: {output} exists; init never overwrites a file unless --force")
+    if problems and (missing or answers.region is None or not answers.groups):
+        raise FlagProblems(problems, notes)  # no file can be built without these
+    # Bad zones still make a file: validate it too, so that what the other flags get wrong shows in this run.
+    write_checked(render(answers), output, problems, notes, said)
     click.echo(f"wrote {output}; next: hyperpod-kit validate {output}", err=True)

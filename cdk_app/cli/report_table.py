@@ -3,6 +3,7 @@ Shared by validate and the commands that validate before they act (job, plan, ba
 
 from __future__ import annotations
 
+from cdk_app.domain.batch_shares import percent_text
 from cdk_app.domain.capacity import DIMENSIONS, Resources, exact_text
 from cdk_app.domain.reach import ABSOLUTE_LIMIT, BORROW_LIMIT, SHARING_DISABLED, PartitionReach, TeamReach
 from cdk_app.findings import Finding
@@ -78,6 +79,8 @@ def render_table(report: Report, strict: bool = False) -> str:
     lines.extend(_batch_lines(report))
     for finding in report.findings:
         lines.append(finding.render())
+    for ack in report.acknowledged:
+        lines.append(f"acknowledged ({ack.by}): {ack.finding.render()} - kept because: {printable(ack.reason)}")
     if report.held_back:
         lines.append(held_back_line(report.held_back))
     if report.rules_skipped:
@@ -85,7 +88,8 @@ def render_table(report: Report, strict: bool = False) -> str:
         lines.append("not checked yet: the policy rules (capacity, reach, names, Kueue mapping ...) need the shape "
                      "errors above fixed first; validate again after fixing them")
     verdict = "unreadable" if report.unreadable else ("invalid" if report.errors else "valid")
-    counts = f"{len(report.errors)} error(s), {len(report.warnings)} warning(s)"
+    counts = f"{len(report.errors)} error(s), {len(report.warnings)} warning(s)" + (
+        f" ({len(report.acknowledged)} acknowledged)" if report.acknowledged else "")
     if strict and verdict == "valid" and report.warnings:
         lines.append(f"invalid under --strict: {counts} (--strict makes the warnings fail)")
     else:
@@ -95,11 +99,10 @@ def render_table(report: Report, strict: bool = False) -> str:
 
 def held_back_line(held: list[Finding]) -> str:
     """One line for the findings that may only follow from the errors above: which, and where, not their advice."""
-    lines_of: dict[str, list[str]] = {}
+    lines_of: dict[str, dict[str, None]] = {}  # distinct lines per code, in order
     for finding in held:
-        lines_of.setdefault(finding.code, []).append(str(finding.line))
-    where = "; ".join(f"{code} at line{'s' if len(at) > 1 else ''} {', '.join(dict.fromkeys(at))}"
-                      for code, at in lines_of.items())
+        lines_of.setdefault(finding.code, {})[str(finding.line)] = None
+    where = "; ".join(f"{code} at line{'s' if len(at) > 1 else ''} {', '.join(at)}" for code, at in lines_of.items())
     return (f"held back: {len(held)} finding(s) that may only follow from the errors above ({where}); fix those and "
             "validate again")
 
@@ -131,11 +134,13 @@ def _batch_lines(report: Report) -> list[str]:
                 for row in report.batch_capacity]
         lines.extend(aligned([("service environment", "unit", "held/capacity"), *rows], indent="  "))
     if report.batch_queues:
-        lines.append("  AWS Batch queues: shares (fair share: weight factor, lower = larger share; quota share: "
-                     "quota and reach by borrowing)")
+        lines.append("  AWS Batch queues: shares (fair share: weight factor, lower = larger share, and the share "
+                     "identifier's part of the queue while every one on it has jobs waiting; quota share: quota and "
+                     "reach by borrowing)")
         rows = []
         for queue in report.batch_queues:
             shares = [f"{s.team} {s.share_identifier} weight {s.weight_factor if s.weight_factor is not None else '1.0 (default)'}"
+                      f" = {percent_text(s.part)}"
                       if s.unit is None else f"{s.team} {s.quota} -> {s.reach} {s.unit} ({s.strategy})"
                       for s in queue.shares]
             rows.append((queue.queue, queue.scheduling, str(queue.priority), queue.service_environment,

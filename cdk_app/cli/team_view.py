@@ -17,7 +17,14 @@ import click
 from cdk_app.cli.report_table import fractional_reach_note, limited_by, resource_amount
 from cdk_app.config.model import KitConfig
 from cdk_app.config.names import local_queue, team_cluster_queue, team_namespace
-from cdk_app.domain.batch_shares import DEFAULT_WEIGHT_FACTOR, quota_share_reach, team_named, team_queues
+from cdk_app.domain.batch_shares import (
+    DEFAULT_WEIGHT_FACTOR,
+    percent_text,
+    queue_fair_shares,
+    quota_share_reach,
+    team_named,
+    team_queues,
+)
 from cdk_app.domain.capacity import quota_backing
 from cdk_app.domain.reach import LENDING, TeamReach, team_reach
 from cdk_app.kubernetes.guardrails.team_scope import allowed_priority_classes, priority_label
@@ -60,12 +67,28 @@ def batch_part(config: KitConfig, name: str) -> dict[str, Any] | None:
         "fair_share_queues": list(queues.fair_share),
         "share_identifier": team.share_identifier if queues.fair_share else None,
         "weight_factor": (team.weight_factor or DEFAULT_WEIGHT_FACTOR) if queues.fair_share else None,
+        # Per fair-share queue, the share identifier's part while every identifier on it has jobs waiting.
+        "fair_share_percent": {queue: round(float(queue_fair_shares(config.batch, queue)[team.share_identifier]) * 100, 2)
+                               for queue in queues.fair_share if team.share_identifier is not None},
         "quota_share_queue": queues.quota_share,
         "quota": [{"instance_type": r.unit, "quota": r.quota, "reach": r.reach} for r in reach],
         "fifo_queues": list(queues.fifo),
         "execution_role_arn": team.execution_role_arn,
         "max_priority": team.max_priority,
     }
+
+
+def fair_share_weight_note(weight: int, fair_share: bool) -> str:
+    """What the weight does, as the kit maps it: FairShareWeight becomes the team's Kueue fairSharing.weight
+    unchanged (cdk_app.domain.kueue_mapping), and Kueue reads a weight of 0 as an infinite share value (its
+    FairSharing API: "always at disadvantage"). Its own quota is not affected either way."""
+    if not fair_share:
+        return "(unused: cluster_policy.fair_share is Disabled, idle compute goes first come, first served)"
+    if weight == 0:
+        return ("(the default and the lowest: the kit gives Kueue the weight as it is, and Kueue puts a team of "
+                "weight 0 last whenever teams compete for idle compute - it borrows last and what it borrows is "
+                "preempted first; its own quota is not affected)")
+    return "(0-100: a higher weight gets idle compute sooner when teams compete; its own quota is not affected)"
 
 
 def render(config: KitConfig, name: str, hyperpod: dict[str, Any] | None, rows: list[TeamReach],
@@ -84,7 +107,8 @@ def render(config: KitConfig, name: str, hyperpod: dict[str, Any] | None, rows: 
                             "without --priority a job runs at the lowest priority")),
             f"    sharing: {hyperpod['sharing_strategy']} - "
             + ("lends its idle quota to other teams" if hyperpod["lends_idle_quota"] else "lends nothing")
-            + f"; fair-share weight {hyperpod['fair_share_weight']}",
+            + f"; fair-share weight {hyperpod['fair_share_weight']} "
+            + fair_share_weight_note(hyperpod["fair_share_weight"], config.cluster_policy.fair_share == "Enabled"),
         ]
         if not hyperpod["enabled"]:
             lines.append("    disabled (enabled: false): task governance makes no queue for it, so no job runs")
@@ -112,6 +136,11 @@ def render(config: KitConfig, name: str, hyperpod: dict[str, Any] | None, rows: 
         if batch["fair_share_queues"]:
             lines.append(f"    fair-share queues {', '.join(batch['fair_share_queues'])}: share identifier "
                          f"{batch['share_identifier']}, weight factor {batch['weight_factor']:g} (lower = larger share)")
+            parts = "; ".join(f"{percent_text(queue_fair_shares(config.batch, queue)[batch['share_identifier']])} of {queue}"
+                              for queue in batch["fair_share_percent"])
+            if parts:
+                lines.append(f"    its part: {parts} - while every share identifier on the queue has jobs waiting "
+                             "(an idle one's part goes to the others)")
         if batch["quota_share_queue"]:
             held = "; ".join(f"{q['instance_type']} {q['quota']}, up to {q['reach']} by borrowing" for q in batch["quota"])
             lines.append(f"    quota-share queue {batch['quota_share_queue']}: {held or 'no quota'}")

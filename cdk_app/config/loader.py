@@ -15,10 +15,12 @@ from pydantic import BaseModel, ValidationError
 
 from cdk_app.config.model import KitConfig
 from cdk_app.config.scalars import ScalarFloat, ScalarInt, plain_digits, yaml12_number
+from cdk_app.config.types import AZ_ID_PATTERN
 from cdk_app.config.validator_cache import kit_config_validator
 from cdk_app.config.yaml_source import ConfigReadError, PathKey, SourceMap, parse_yaml, read_text
-from cdk_app.config.zone_ids import region_code
+from cdk_app.config.zone_ids import is_region_name, region_code
 from cdk_app.findings import Finding, Severity, format_path
+from hyperpod_constructs.private.subnet_layout import MAX_ZONE_NUMBER
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,14 +33,19 @@ class ConfigInvalid(Exception):
     """The config could not be loaded. `unreadable` is true when the file is not even a YAML mapping."""
 
     def __init__(self, findings: list[Finding], unreadable: bool, partial: LoadedConfig | None = None,
-                 repaired: tuple[PathKey, ...] = ()) -> None:
+                 repaired: tuple[PathKey, ...] = (), stand_ins: tuple[str, ...] = (),
+                 meant: tuple[str, ...] = ()) -> None:
         super().__init__("; ".join(f.render() for f in findings))
         self.findings = findings
         self.unreadable = unreadable
         # The config without the keys that have shape errors, where leaving them out still makes a config:
-        # the policy rules can check the rest of the file. `repaired` lists the keys left out.
+        # the policy rules can check the rest of the file. `repaired` lists the keys left out or stood in for,
+        # `stand_ins` the values put in place of broken zone ids (a finding that names one follows from them),
+        # `meant` the texts of required keys read as their fix says (a finding that names one may follow from it).
         self.partial = partial
         self.repaired = repaired
+        self.stand_ins = stand_ins
+        self.meant = meant
 
 
 # What a format-checked field must look like, in words, by field name.
@@ -46,8 +53,6 @@ _FORMATS = {
     "environment": "lower-case letters, digits and hyphens, starting with a letter, at most 20 characters",
     "account": "12 digits in quotes, e.g. \"111122223333\"",
     "region": "an AWS region such as us-east-1",
-    "availability_zone_ids": "an availability zone id such as use1-az4 (ids, not names like us-east-1a)",
-    "availability_zone_id": "an availability zone id such as use1-az4 (ids, not names like us-east-1a)",
     "subnet_id": "a subnet id such as subnet-0123456789abcdef0",
     "existing_vpc_id": "a VPC id such as vpc-0123456789abcdef0",
     "vpc_cidr": "an IPv4 CIDR from /16 to /20, e.g. 10.192.0.0/16",
@@ -70,6 +75,8 @@ _FORMATS = {
     "daily_automatic_backup_start_time": "a quoted UTC time HH:MM, e.g. \"03:00\"",
     "csi_driver_version": "an EKS add-on version such as v1.6.0-eksbuild.1",
 }
+
+_ZONE_ID_FORMAT = "an availability zone id such as use1-az4 (ids, not names like us-east-1a)"
 
 _TYPE_WORDS = {
     "int": "a whole number", "float": "a number", "str": "text", "bool": "true or false",
@@ -101,9 +108,9 @@ def load_config(path: Path | str, display_name: str | None = None) -> LoadedConf
     if errors:
         findings = [_finding(error, source) for error in errors if not _hidden_by_items(error, errors)]
         findings.sort(key=lambda f: (f.line, f.column, f.path))
-        partial, repaired = _without_bad_keys(data, errors)
-        raise ConfigInvalid(findings, unreadable=False,
-                            partial=LoadedConfig(partial, source) if partial else None, repaired=repaired)
+        partial, repaired, stand_ins, meant = _without_bad_keys(data, errors, source)
+        raise ConfigInvalid(findings, unreadable=False, partial=LoadedConfig(partial, source) if partial else None,
+                            repaired=repaired, stand_ins=stand_ins, meant=meant)
     return LoadedConfig(config, source)
 
 
@@ -133,26 +140,122 @@ def _is_number_field(loc: PathKey) -> bool:
     return kind in (int, float)
 
 
-def _without_bad_keys(data: dict, errors: list[Any]) -> tuple[KitConfig | None, tuple[PathKey, ...]]:
+def _without_bad_keys(data: dict, errors: list[Any], source: SourceMap
+                      ) -> tuple[KitConfig | None, tuple[PathKey, ...], tuple[str, ...], tuple[str, ...]]:
     """The config with every key that has a shape error left out, if each such key is unknown or optional;
-    else None. A few rounds, since leaving a key out can uncover an error behind it."""
+    else None. A broken zone id is not left out but stood in for (`_zone_stand_ins`): without its zones an
+    environment would look as if it had no HyperPod cluster, and no rule of the cluster would run; nor is a
+    required key whose type error says what was meant (`_meant_values`). A few rounds, since leaving a key out
+    can uncover an error behind it. Returns (config, keys repaired, zone stand-ins, texts read as meant)."""
     data = copy.deepcopy(data)
-    removed: dict[PathKey, None] = {}  # in order; a dict, so that the membership test stays O(1) for many keys
+    stand_ins = _zone_stand_ins(data, errors)
+    meant = _meant_values(data, errors, source)
+    removed: dict[PathKey, None] = dict.fromkeys([*stand_ins, *meant])  # in order; a dict: O(1) membership
     for _ in range(3):
+        # A list's length error that its items' errors explain goes away with them: it names no key to leave out.
+        errors = [error for error in errors
+                  if tuple(error["loc"]) not in removed and not _hidden_by_items(error, errors)]
         # Every target is found before any is removed: two bad labels both lead to `labels`, which the
         # first removal would take away from under the second.
         targets = [_removable(data, tuple(error["loc"])) for error in errors]
         if None in targets:
-            return None, ()
+            return None, (), (), ()
         for container, path in targets:  # type: ignore[misc]
             if path not in removed:
                 container.pop(path[-1])
                 removed[path] = None
         try:
-            return kit_config_validator().validate_python(data), tuple(removed)
+            texts = tuple(dict.fromkeys(v for v in meant.values() if isinstance(v, str)))
+            return (kit_config_validator().validate_python(data), tuple(removed),
+                    tuple(dict.fromkeys(stand_ins.values())), texts)
         except ValidationError as err:
             errors = err.errors(include_url=False)
-    return None, ()
+    return None, (), (), ()
+
+
+def _zone_stand_ins(data: dict, errors: list[Any]) -> dict[PathKey, str]:
+    """Put a well-formed stand-in in place of each zone id with a format error (a zone name, mostly) in a list
+    or a required key (an optional one is left out, as any broken key), in `data`; return them by key. The same text gets the same stand-in, so zones that agree (a group's zone among the
+    environment's) still agree and the zone rules report only what the text itself gets wrong. A stand-in is an
+    id of the region's prefix that the file names nowhere, with a zone number a new VPC has a subnet slot for
+    while one is free (else az99 down, which HPK120 reports), so a finding that names one follows from the
+    broken id (cdk_app.validator.report holds it back)."""
+    region = data.get("region")
+    prefix = region_code(region) if isinstance(region, str) and is_region_name(region) else "zzz1"
+    named = set(_strings(data))
+    numbers = (n for n in (*range(1, MAX_ZONE_NUMBER + 1), *range(99, 9, -1)) if f"{prefix}-az{n}" not in named)
+    by_text: dict[str, str] = {}
+    placed: dict[PathKey, str] = {}
+    for error in errors:
+        loc = tuple(error["loc"])
+        value = error.get("input")
+        if error["type"] != "string_pattern_mismatch" or (error.get("ctx") or {}).get("pattern") != AZ_ID_PATTERN:
+            continue
+        container = _container(data, loc)
+        if container is None or not isinstance(value, str) or _optional_key(loc):
+            continue  # an optional zone key left out takes its default zone, as the rest of the file does
+        if value not in by_text:
+            number = next(numbers, None)
+            if number is None:
+                continue  # 90 distinct broken zone ids: the rest are left out as any broken key
+            by_text[value] = f"{prefix}-az{number}"
+        container[loc[-1]] = placed[loc] = by_text[value]
+    return placed
+
+
+def _meant_values(data: dict, errors: list[Any], source: SourceMap) -> dict[PathKey, Any]:
+    """A required key (which cannot be left out) whose value has the wrong type in the way its message's fix
+    names - a quoted number (`count: "4"`: write it without quotes), an unquoted number or boolean where text
+    belongs (`name: 123`: write it in quotes) - is read as that fix in `data`, so that the other rules still run.
+    Findings at the key stay held back (it is among the keys repaired); returns the values by key."""
+    placed: dict[PathKey, Any] = {}
+    for error in errors:
+        loc: PathKey = tuple(error["loc"])
+        value = error.get("input")
+        container = _container(data, loc)
+        if container is None or not _required_key(loc):
+            continue
+        if error["type"] == "int_type" and isinstance(value, str) and re.fullmatch(r"[0-9]{1,18}", value.strip()):
+            container[loc[-1]] = placed[loc] = int(value.strip())
+        elif error["type"] == "string_type" and isinstance(value, (bool, int, float)):
+            container[loc[-1]] = placed[loc] = source.text(loc) or _as_written(value)
+    return placed
+
+
+def _required_key(loc: PathKey) -> bool:
+    model = _model_at(KitConfig, loc[:-1]) if loc and isinstance(loc[-1], str) else None
+    field = model.model_fields.get(loc[-1]) if model is not None else None
+    return field is not None and field.is_required()
+
+
+def _optional_key(loc: PathKey) -> bool:
+    model = _model_at(KitConfig, loc[:-1]) if loc and isinstance(loc[-1], str) else None
+    field = model.model_fields.get(loc[-1]) if model is not None else None
+    return field is not None and not field.is_required()
+
+
+def _strings(node: Any) -> typing.Iterator[str]:
+    if isinstance(node, str):
+        yield node
+    elif isinstance(node, dict):
+        for value in node.values():
+            yield from _strings(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _strings(value)
+
+
+def _container(data: Any, loc: PathKey) -> Any:
+    """The mapping or list that holds the value at `loc`, or None if the path does not lead there."""
+    node = data
+    for part in loc[:-1]:
+        if isinstance(node, dict) and part in node or isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            node = node[part]
+        else:
+            return None
+    last = loc[-1] if loc else None
+    inside = (isinstance(node, dict) and last in node) or (isinstance(node, list) and isinstance(last, int) and 0 <= last < len(node))
+    return node if inside else None
 
 
 def _removable(data: Any, loc: PathKey) -> tuple[dict, PathKey] | None:
@@ -242,14 +345,19 @@ def _explain(kind: str, ctx: dict[str, Any], value: Any, loc: PathKey, field: st
         if isinstance(value, bool) and written is not None:
             lead = f"YAML reads {written} as a boolean, and {field} takes a word: "
         return "HPK014", f"{_describe(value, written)} is not allowed", f"{lead}allowed: {expected}"
-    if kind == "string_pattern_mismatch" and field.startswith("availability_zone_id") and _ZONE_NAME.fullmatch(str(value)):
+    # Every zone-id field (the environment's, the clusters', a group's, a subnet's, a file system's) has the
+    # same pattern, so the pattern, not the field's name, says the value is meant as a zone id.
+    zone_id_field = ctx.get("pattern") == AZ_ID_PATTERN
+    if kind == "string_pattern_mismatch" and zone_id_field and _ZONE_NAME.fullmatch(str(value)):
         region = str(value)[:-1]
         return ("HPK015", f"{value!r} is an availability zone name; the kit needs zone ids",
                 f"zone names map to different zones in each account; look up the id with `aws ec2 "
                 f"describe-availability-zones --region {region} --query 'AvailabilityZones[].[ZoneName,ZoneId]'` "
-                f"(ids look like {region_code(region)}-az1)")
+                f"(ids look like {region_code(region)}-az1; `hyperpod-kit init --list-zones --region {region}` "
+                "says what the kit knows of them)")
     if kind == "string_pattern_mismatch":
-        wanted = _FORMATS.get(field, f"text matching {ctx.get('pattern')}")
+        wanted = (_ZONE_ID_FORMAT if zone_id_field
+                  else _FORMATS.get(field, f"text matching {ctx.get('pattern')}"))
         return "HPK015", f"{value[:80]!r} has the wrong format", f"expected {wanted}"
     bounds = {
         "greater_than_equal": ("is below the minimum", "at least {ge}"),

@@ -508,6 +508,19 @@ class Observability(KitModel):
     Default: the version EKS picks for the cluster's Kubernetes version."""
 
 
+class AcknowledgedWarning(KitModel):
+    """A warning this environment keeps on purpose, with the reason: `validate` prints it as acknowledged and
+    `--strict` lets it pass. Only warnings: an error cannot be acknowledged (HPK030)."""
+
+    code: Annotated[Str, Field(pattern=r"^HPK[0-9]{3}$")]
+    """The warning's code, e.g. HPK113."""
+    path: Str | None = None
+    """The field the warning is at, as validate prints it (e.g. eks.public_access_cidrs). Default: every
+    warning of the code in this file."""
+    reason: Annotated[Str, Field(min_length=1, max_length=500, pattern=r"\S")]
+    """Why the environment keeps it, for the next reader: validate prints it beside the warning."""
+
+
 class KitConfig(KitModel):
     """One environment of hyperpod-kit."""
 
@@ -541,3 +554,7 @@ class KitConfig(KitModel):
     batch: batch_model.Batch | None = None
     """AWS Batch queues and team shares for SageMaker Training jobs (README: Teams on AWS Batch). An environment
     has hyperpod, batch or both."""
+    acknowledged_warnings: tuple[AcknowledgedWarning, ...] = ()
+    """Warnings this environment keeps on purpose, each with its reason (docs/how-to/ci.md): printed as
+    acknowledged, and `validate --strict` passes them. One that matches no warning is itself a warning (HPK031),
+    so they do not outlive what they excuse. Changes nothing that is deployed."""

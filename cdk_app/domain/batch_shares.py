@@ -243,6 +243,23 @@ def fair_share_fractions(weights: Mapping[str, float]) -> dict[str, Fraction]:
     return {share: part / total for share, part in inverse.items()}
 
 
+def queue_fair_shares(batch: Batch, queue: str) -> dict[str, Fraction]:
+    """Each share identifier's part of fair-share queue `queue` while every share identifier on it has jobs
+    waiting (an idle one's part goes to the others): the weight factors of the teams on the queue (Batch's
+    default 1.0 where none is given) through fair_share_fractions. An identifier used twice (HPK708) counts once."""
+    weights: dict[str, float] = {}
+    for team in teams_on(batch, queue):
+        if team.share_identifier is not None:
+            weights.setdefault(team.share_identifier,
+                               team.weight_factor if team.weight_factor is not None else DEFAULT_WEIGHT_FACTOR)
+    return fair_share_fractions(weights) if weights else {}
+
+
+def percent_text(part: Fraction) -> str:
+    """A part as a percentage, to four significant digits: 7/10 -> '70 %', 15/23 -> '65.22 %'."""
+    return f"{float(part) * 100:.4g} %"
+
+
 MAX_WEIGHT_FACTOR = 999.9999  # botocore ShareAttributes.weightFactor: "the largest supported value"
 
 

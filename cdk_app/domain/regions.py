@@ -74,10 +74,9 @@ def nearest_region(region: str) -> str | None:
     return near[0] if near else None
 
 
-def zone_count(region: str) -> int | None:
-    """How many availability zones cfn-lint's region data lists for `region` (by name: us-east-1a, ...), or
-    None when it has no list. Zone names map to zone ids differently in every account; the count does not."""
+def zone_names(region: str) -> tuple[str, ...]:
+    """The availability zones cfn-lint's region data lists for `region`, by name (us-east-1a, ...); none when it
+    has no list. Zone names map to zone ids differently in every account; how many there are does not."""
     from cfnlint.helpers import AVAILABILITY_ZONES  # cfn-lint's own table; imported only when asked (slow)
 
-    zones = AVAILABILITY_ZONES.get(region)
-    return len(zones) if zones else None
+    return tuple(AVAILABILITY_ZONES.get(region) or ())

@@ -216,6 +216,11 @@ def _median(values: list[int]) -> int | float | None:
     return _number(Fraction(statistics.median(values))) if values else None
 
 
+def _tenths(value: int | float) -> str:
+    """An amount of hours for the table, to a tenth (the JSON keeps it exact): 45.333 -> 45.3, 30 -> 30."""
+    return f"{value:.1f}".removesuffix(".0")
+
+
 def _seconds(value: int | float | None) -> str:
     if value is None:
         return "-"
@@ -265,8 +270,9 @@ def render(summary: dict[str, Any]) -> str:
     lines.extend(aligned(rows, indent="  "))
     util = summary["utilization"]
     ratio = "-" if util["ratio"] is None else f"{100 * util['ratio']:.1f} %"
-    lines.append(f"cluster: {util['accelerator_hours_used']} of {util['accelerator_hours_available']} "
-                 f"accelerator-hours used ({ratio}) over {_seconds(summary['window']['end'])}")
+    lines.append(f"cluster: {_tenths(util['accelerator_hours_used'])} accelerator-hours used of the "
+                 f"{_tenths(util['accelerator_hours_available'])} its {util['accelerators']} accelerators offer in "
+                 f"{_seconds(summary['window']['end'])} ({ratio})")
     if summary.get("loop"):
         loop = summary["loop"]
         lines.append(f"stopped at {_seconds(loop['at'])}: Kueue admits and preempts {', '.join(loop['jobs'])} "

@@ -14,8 +14,9 @@ DIGEST_STACK_SUFFIXES = ("-governance", "-batch")
 
 
 def config_digest(config: Any) -> str:
-    """A digest of the validated config's content, stamped into the governance stack's template (or, with no governance stack, the Batch stack's)."""
-    return hashlib.sha256(config.model_dump_json().encode()).hexdigest()
+    """A digest of the validated config's content, stamped into the governance stack's template (or, with no
+    governance stack, the Batch stack's). Acknowledged warnings are left out: they change no template."""
+    return hashlib.sha256(config.model_dump_json(exclude={"acknowledged_warnings"}).encode()).hexdigest()
 
 
 def stamp(app: Any, config: Any) -> None:

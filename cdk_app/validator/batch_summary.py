@@ -5,9 +5,10 @@ and per queue its scheduling and shares. JSON keys are documented in README ("Te
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 from cdk_app.config.batch_model import Batch
-from cdk_app.domain.batch_shares import environment_quota_entries, quota_share_reach, teams_on
+from cdk_app.domain.batch_shares import environment_quota_entries, queue_fair_shares, quota_share_reach, teams_on
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +33,8 @@ class BatchShare:
     team: str
     share_identifier: str | None = None
     weight_factor: float | None = None
+    # fair_share: the share identifier's part of the queue while every identifier on it has jobs waiting.
+    part: Fraction | None = None
     unit: str | None = None
     quota: int | None = None
     reach: int | None = None
@@ -39,7 +42,8 @@ class BatchShare:
 
     def to_json(self) -> dict[str, object]:
         if self.unit is None:
-            return {"team": self.team, "share_identifier": self.share_identifier, "weight_factor": self.weight_factor}
+            return {"team": self.team, "share_identifier": self.share_identifier, "weight_factor": self.weight_factor,
+                    "percent": None if self.part is None else round(float(self.part) * 100, 2)}
         return {"team": self.team, "unit": self.unit, "quota": self.quota, "reach": self.reach,
                 "strategy": self.strategy}
 
@@ -73,8 +77,9 @@ def batch_queues(batch: Batch) -> list[BatchQueueRow]:
     for queue in batch.queues:
         shares: tuple[BatchShare, ...] = ()
         if queue.scheduling == "fair_share":
-            shares = tuple(BatchShare(t.name, t.share_identifier, t.weight_factor) for t in teams_on(batch, queue.name)
-                           if t.share_identifier is not None)
+            parts = queue_fair_shares(batch, queue.name)
+            shares = tuple(BatchShare(t.name, t.share_identifier, t.weight_factor, parts[t.share_identifier])
+                           for t in teams_on(batch, queue.name) if t.share_identifier is not None)
         elif queue.scheduling == "quota_share":
             strategy = {t.name: t.sharing_strategy for t in batch.teams}
             shares = tuple(BatchShare(r.team, unit=r.unit, quota=r.quota, reach=r.reach, strategy=strategy[r.team])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,6 +28,7 @@ from cdk_app.domain.reach import (
     unallocated_partitions,
 )
 from cdk_app.findings import Finding, Severity, format_path
+from cdk_app.validator.acknowledgements import Acknowledged, acknowledge
 from cdk_app.validator.batch_summary import BatchCapacityRow, BatchQueueRow, batch_capacity, batch_queues
 from cdk_app.validator.reporter import Reporter
 from cdk_app.validator.rules import RULES
@@ -89,6 +91,8 @@ class Report:
     unreadable: bool = False
     # The shape errors could not be set aside, so no policy rule (capacity, reach, names ...) ran at all.
     rules_skipped: bool = False
+    # Warnings the config acknowledges (acknowledged_warnings), with the reason: shown, not counted.
+    acknowledged: list[Acknowledged] = field(default_factory=list)
     # The loaded config, for commands that go on from the findings (job, validate --live); None if unreadable.
     loaded: LoadedConfig | None = field(default=None, repr=False, compare=False)
     partitions: list[PartitionRow] = field(default_factory=list)
@@ -112,20 +116,25 @@ class Report:
         return 2 if self.unreadable else (1 if self.errors else 0)
 
 
-def validate(loaded: LoadedConfig, left_out: tuple[PathKey, ...] = ()) -> Report:
+def validate(loaded: LoadedConfig, left_out: tuple[PathKey, ...] = (), stand_ins: tuple[str, ...] = (),
+             meant: tuple[str, ...] = ()) -> Report:
     """All policy findings and the capacity table of a loaded config. `left_out`: keys the loader left out as
-    broken (a partial config); findings that may follow from them, or from a value no rule can read (an unknown
-    instance type), are held back."""
+    broken or stood in for (a partial config), `stand_ins` the values it put in for zone ids and `meant` the
+    texts of required keys it read as their fix says; findings that may follow from
+    them, or from a value no rule can read (an unknown instance type), are held back."""
     config = loaded.config
     reporter = Reporter(loaded.source)
     for rule in RULES:
         rule(config, reporter)
     findings, held_back = _split_followers(sorted(reporter.findings, key=lambda f: (f.line, f.column, f.code)),
-                                           left_out, tuple(reporter.unreadable))
+                                           left_out, tuple(reporter.unreadable), stand_ins, meant)
+    about_acks = Reporter(loaded.source)
+    findings, acknowledged = acknowledge(config, about_acks, findings, held_back)
+    findings = sorted(findings + about_acks.findings, key=lambda f: (f.line, f.column, f.code))
     batch = (batch_capacity(config.batch), batch_queues(config.batch)) if config.batch is not None else ([], [])
     if not has_cluster(config):
         return Report(loaded.source.file, findings, batch_capacity=batch[0], batch_queues=batch[1],
-                      held_back=held_back, environment=config.environment, loaded=loaded)
+                      held_back=held_back, environment=config.environment, acknowledged=acknowledged, loaded=loaded)
     reserved = teams_total(config.teams)
     capacity = cluster_capacity(config)
     # The pool's entries exactly as the governance stack writes them, filled as SageMaker fills them.
@@ -139,7 +148,7 @@ def validate(loaded: LoadedConfig, left_out: tuple[PathKey, ...] = ()) -> Report
                         guaranteed.get(t, Resources()))
             for t in sorted(set(capacity) | set(reserved))]
     return Report(loaded.source.file, findings, rows, team_reach(config), *batch, held_back, config.environment,
-                  loaded=loaded, partitions=_partition_rows(config), partition_reach=partition_reach(config))
+                  acknowledged=acknowledged, loaded=loaded, partitions=_partition_rows(config), partition_reach=partition_reach(config))
 
 
 def _partition_rows(config: KitConfig) -> list[PartitionRow]:
@@ -158,14 +167,15 @@ def check_file(path: Path | str, display_name: str | None = None) -> Report:
     try:
         loaded = load_config(path, display_name)
     except ConfigInvalid as err:
-        findings, held_back = list(err.findings), []
+        findings, held_back, acknowledged = list(err.findings), [], []
         if err.partial is not None:
-            partial = validate(err.partial, err.repaired)
+            partial = validate(err.partial, err.repaired, err.stand_ins, err.meant)
             findings += partial.findings
             held_back = partial.held_back
             findings.sort(key=lambda f: (f.line, f.column, f.code))
+            acknowledged = partial.acknowledged
         return Report(display_name or str(path), findings, held_back=held_back, unreadable=err.unreadable,
-                      rules_skipped=err.partial is None and not err.unreadable)
+                      rules_skipped=err.partial is None and not err.unreadable, acknowledged=acknowledged)
     return validate(loaded)
 
 
@@ -195,8 +205,9 @@ _SIBLING_INPUTS = {"HPK711": ("queues",), "HPK712": ("sharing_strategy",), "HPK7
                    "HPK730": ("queues", "share_identifier", "weight_factor")}
 
 
-def _split_followers(findings: list[Finding], repaired: tuple[PathKey, ...],
-                     unreadable: tuple[PathKey, ...]) -> tuple[list[Finding], list[Finding]]:
+def _split_followers(findings: list[Finding], repaired: tuple[PathKey, ...], unreadable: tuple[PathKey, ...],
+                     stand_ins: tuple[str, ...] = (), meant: tuple[str, ...] = ()
+                     ) -> tuple[list[Finding], list[Finding]]:
     """(findings that stand, findings that may follow from a broken key): nothing above or below a key left out
     (`repaired`) or whose value no rule could read (`unreadable`, e.g. an unknown instance type), nothing at a
     left-out key, and no capacity finding if a capacity input is either. The finding at an unreadable key is
@@ -204,7 +215,7 @@ def _split_followers(findings: list[Finding], repaired: tuple[PathKey, ...],
     left_out = [format_path(path) for path in repaired]
     unread = [format_path(path) for path in unreadable]
     # Left out, a broken hyperpod or batch section would look absent: which kinds the environment has is unknown.
-    kinds_unknown = any(path[:1] in (("hyperpod",), ("batch",)) for path in repaired)
+    kinds_unknown = any(path in (("hyperpod",), ("batch",)) for path in repaired)
     # An unknown instance group type may be any type a quota is on: every capacity finding may follow from it.
     # An unknown quota entry type only takes that entry out of the sums, which can make other capacity look
     # idle (HPK503, HPK505) but never over capacity: an error such as HPK501 stands on its own.
@@ -213,6 +224,13 @@ def _split_followers(findings: list[Finding], repaired: tuple[PathKey, ...],
     quota_unread = any(len(path) > 2 and path[2] == "quota" for path in unreadable)
     # Left out, a Batch queue's scheduling would read as fifo, and nearly every Batch rule reads the scheduling.
     scheduling_unknown = any(path[:2] == ("batch", "queues") and path[-1] == "scheduling" for path in repaired)
+
+    named_stand_in, named_meant = (re.compile(rf"\b({'|'.join(map(re.escape, values))})\b") if values else None
+                                   for values in (stand_ins, meant))
+
+    def touches(path: str, broken: list[str]) -> bool:
+        return any(path == p or path.startswith((p + ".", p + "[")) or p.startswith((path + ".", path + "["))
+                   for p in broken)
 
     def related(finding: Finding) -> bool:
         parent = finding.path.rpartition(".")[0]
@@ -226,11 +244,20 @@ def _split_followers(findings: list[Finding], repaired: tuple[PathKey, ...],
     def follows(finding: Finding) -> bool:
         if finding.path in unread:
             return False  # the cause (HPK201), at the key itself
+        if named_meant is not None and named_meant.search(f"{finding.message} {finding.hint}"):
+            return True  # it names a value read as its fix says (account: 011122223333 as "011122223333")
+        if finding.reads is not None:
+            # The rule named what the verdict rests on: held back only if one of those fields is broken.
+            return any(touches(path, left_out + unread) for path in (finding.path, *finding.reads))
         return (related(finding) or (capacity_touched and (finding.code.startswith("HPK5")
                                                            or finding.code in _COUNTS_AUTOSCALED_GROUPS))
                 or (quota_unread and finding.code in ("HPK503", "HPK505"))
                 or (scheduling_unknown and finding.code.startswith("HPK7"))
                 or (kinds_unknown and depends_on_kinds(finding.code, finding.path)))
 
+    # A finding that names a value the loader put in place of a broken zone id would show, even as held back,
+    # advice about a zone nobody wrote: it is dropped (the broken id's own error says what to fix).
+    if named_stand_in is not None:
+        findings = [f for f in findings if not named_stand_in.search(f"{f.message} {f.hint}")]
     held = [f for f in findings if follows(f)]
     return [f for f in findings if f not in held], held

@@ -23,14 +23,16 @@ class Reporter:
         # held back (cdk_app.validator.report).
         self.unreadable: list[PathKey] = []
 
-    def add(self, severity: Severity, code: str, path: PathKey, message: str, hint: str) -> None:
+    def add(self, severity: Severity, code: str, path: PathKey, message: str, hint: str,
+            reads: tuple[PathKey, ...] | None = None) -> None:
         where = self.source.locate(path)
         self.findings.append(
-            Finding(code, severity, self.source.file, where.line, where.column, format_path(path), message, hint)
+            Finding(code, severity, self.source.file, where.line, where.column, format_path(path), message, hint,
+                    None if reads is None else tuple(format_path(read) for read in reads))
         )
 
-    def error(self, code: str, path: PathKey, message: str, hint: str) -> None:
-        self.add(Severity.ERROR, code, path, message, hint)
+    def error(self, code: str, path: PathKey, message: str, hint: str, reads: tuple[PathKey, ...] | None = None) -> None:
+        self.add(Severity.ERROR, code, path, message, hint, reads)
 
     def warning(self, code: str, path: PathKey, message: str, hint: str) -> None:
         self.add(Severity.WARNING, code, path, message, hint)

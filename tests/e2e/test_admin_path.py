@@ -156,14 +156,20 @@ def workflow_matrix(checkout: Path) -> dict:
     return json.loads(line.removeprefix("matrix="))
 
 
-def test_workflow_matrix_is_every_config_file_so_a_new_environment_is_checked(tmp_path):
+def test_workflow_matrix_is_every_config_file_but_the_examples_so_a_new_environment_is_checked(tmp_path):
     import shutil
 
     shutil.copytree(ROOT / "config", tmp_path / "config")
     shutil.copytree(ROOT / ".github", tmp_path / ".github")
     (tmp_path / "config" / "qa.yaml").write_text(DEV.replace("environment: dev", "environment: qa"))
     matrix = workflow_matrix(tmp_path)["include"]
-    assert sorted(e["env"] for e in matrix) == sorted(p.stem for p in (tmp_path / "config").glob("*.yaml"))
+    files = sorted(p.stem for p in (tmp_path / "config").glob("*.yaml"))
+    examples = [name for name in files if name.endswith("-example")]
+    assert examples == ["batch-example", "batch-only-example"]  # the shipped examples follow the naming rule
+    assert sorted(e["env"] for e in matrix) == [name for name in files if name not in examples]
+    # the CI how-to states the same rule and the same switch
+    guide = (ROOT / "docs" / "how-to" / "ci.md").read_text()
+    assert "whose names end in `-example`" in guide and "## Failing on warnings: `.github/strict-environments.txt`" in guide
     assert {e["env"]: e["validate_flags"] for e in matrix}["prod"] == "--strict"
     assert {e["env"]: e["validate_flags"] for e in matrix}["qa"] == ""
     job = yaml.safe_load(WORKFLOW.read_text())["jobs"]["environment"]

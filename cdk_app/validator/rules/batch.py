@@ -23,6 +23,7 @@ from cdk_app.domain.batch_shares import (
     environment_quota_entries,
     fair_share_fractions,
     fair_share_split_differs,
+    percent_text,
     queue_named,
     quota_share_name,
     quota_share_teams,
@@ -231,10 +232,6 @@ def _check_teams(batch: Batch, report: Reporter) -> None:
                          "name the SageMaker training execution role its jobs run as")
 
 
-def _percent(part: Fraction) -> str:
-    return f"{float(part) * 100:.4g} %"
-
-
 def _quota_split_lost(batch: Batch, team: BatchTeam, fair_queues: list[str], base: PathKey, report: Reporter) -> bool:
     """HPK730: teams with quotas on a fair-share queue (and no quota-share queue) state a split that Batch never
     sees - a fair-share policy has weight factors only (botocore FairsharePolicy.shareDistribution) - so unless
@@ -252,8 +249,8 @@ def _quota_split_lost(batch: Batch, team: BatchTeam, fair_queues: list[str], bas
         if len(kinds) == 1 and not fair_share_split_differs(weights, parts):
             continue  # the weights already give the split: the quota is only redundant (HPK711)
         total = sum(parts.values())
-        asked = ", ".join(f"{name} {_percent(Fraction(part, total))}" for name, part in parts.items())
-        given = ", ".join(f"{name} {_percent(part)}" for name, part in fair_share_fractions(weights).items())
+        asked = ", ".join(f"{name} {percent_text(Fraction(part, total))}" for name, part in parts.items())
+        given = ", ".join(f"{name} {percent_text(part)}" for name, part in fair_share_fractions(weights).items())
         derived = weight_factors_for(parts) if len(kinds) == 1 else None
         how = ("write the split as weight factors (lower = larger share): "
                + ", ".join(f"{name} weight_factor: {w:g}" for name, w in derived.items())) if derived else \
@@ -262,9 +259,12 @@ def _quota_split_lost(batch: Batch, team: BatchTeam, fair_queues: list[str], bas
         # even match (3 + 3 of two sizes against 6 of one is not 50/50).
         stated = (f"the quotas ask for {asked}" if len(kinds) == 1 else
                   f"quotas in several instance types ({', '.join(sorted(kinds))}) state no one split")
+        others = [q for q in fair_queues if q != queue]
+        also = f" (and on fair-share queue{'s' if len(others) > 1 else ''} {', '.join(others)})" if others else ""
         report.error("HPK730", base + ("quota",),
-                     f"team '{team.name}' has a quota but is on fair-share queue '{queue}' only, where Batch splits "
-                     f"by weight factor and ignores quotas: {stated}, the weight factors give {given}",
+                     f"team '{team.name}' has a quota but is on no quota-share queue; on fair-share queue '{queue}'"
+                     f"{also} Batch splits by weight factor and ignores quotas: {stated}, the weight factors give "
+                     f"{given}",
                      f"{how}, and remove quota; or put the teams on a quota_share queue, where quotas hold")
         return True
     return False

@@ -22,6 +22,7 @@ from cdk_app.domain.capacity import (
     shared_pool_gap,
     team_reservations,
 )
+from cdk_app.domain.instance_types import CATALOGUE
 from cdk_app.domain.reach import allocated, borrowers, sharing_enabled, unallocated
 from cdk_app.domain.system_nodes import system_group
 from cdk_app.validator.reporter import Reporter
@@ -67,10 +68,41 @@ def check_capacity(config: KitConfig, report: Reporter) -> None:
                                f"add an instance group of {itype} or remove the entry "
                                f"(the cluster has {', '.join(sorted(capacity)) or 'no known types'})")
     _check_flexible_reliance(config, report)
+    _check_unknown_type_counts(config, report)
     if config.shared_pool is not None:
         _check_shared_pool(config, capacity, totals, report)
     else:
         _check_idle(config, capacity, report)
+
+
+def _check_unknown_type_counts(config: KitConfig, report: Reporter) -> None:
+    """HPK501 for an instance type the catalogue lacks (a typo, reported as HPK201), where the quotas on it are
+    whole instances: more instances reserved than its groups have is over capacity whatever the type turns out
+    to be. The finding reads only those counts, so the typo does not hold it back (a quota in accelerators,
+    vCPU or memory needs the type's sizes: nothing is said of it)."""
+    groups: dict[str, list[PathKey]] = {}
+    for i, group in enumerate(config.hyperpod.instance_groups):
+        if group.instance_type not in CATALOGUE:
+            groups.setdefault(group.instance_type, []).append(("hyperpod", "instance_groups", i))
+    for itype, group_paths in groups.items():
+        entries = [(team.name, entry, ("teams", i, "quota", j)) for i, team in enumerate(config.teams)
+                   for j, entry in enumerate(team.quota) if entry.instance_type == itype]
+        if not entries or any(entry.count is None or entry.accelerators is not None or entry.vcpu is not None
+                              or entry.memory_gib is not None for _, entry, _ in entries):
+            continue
+        capacity = sum(config.hyperpod.instance_groups[path[2]].count for path in group_paths)
+        reserved = sum(entry.count for _, entry, _ in entries)
+        if reserved <= capacity:
+            continue
+        reads = tuple(path + ("count",) for path in group_paths) + tuple(path + ("count",) for _, _, path in entries)
+        shares = ", ".join(f"{name} {entry.count}" for name, entry, _ in entries)
+        for _, entry, path in entries:
+            if entry.count:
+                report.error("HPK501", path + ("count",),
+                             f"teams reserve {describe(reserved, 'count')} of {itype} but its instance groups have "
+                             f"{describe(capacity, 'count')} (shares: {shares}; this entry {entry.count})",
+                             f"lower the quotas by {describe(reserved - capacity, 'count')} or add {itype} "
+                             "capacity (whatever the type's right name, see HPK201 above)", reads)
 
 
 def _unit(entry: QuotaEntry, over: list[str]) -> str:

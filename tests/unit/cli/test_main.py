@@ -32,8 +32,8 @@ def test_policy_error_exits_1_and_json_has_the_documented_shape(tmp_path):
     result = run("validate", str(bad), "config/dev.yaml", "--format", "json")
     assert result.returncode == 1
     doc = json.loads(result.stdout)
-    assert set(doc) == {"ok", "errors", "warnings", "held_back", "capacity", "reach", "partitions", "partition_reach",
-                        "batch_capacity", "batch_queues"}
+    assert set(doc) == {"ok", "errors", "warnings", "held_back", "acknowledged", "capacity", "reach", "partitions",
+                        "partition_reach", "batch_capacity", "batch_queues"}
     assert doc["partitions"] == doc["partition_reach"] == []  # no partitioned group, no MIG quota
     assert doc["ok"] is False and doc["batch_capacity"] == doc["batch_queues"] == []  # no batch section
     assert [(e["code"], e["path"], e["file"]) for e in doc["errors"]] == [

@@ -15,6 +15,7 @@ from support.cli_runner import run
 from cdk_app.cli.main import main
 from cdk_app.cli.new_environment import init as command
 from cdk_app.config.loader import load_config
+from cdk_app.config.zone_ids import region_code
 from cdk_app.domain.regions import cfnlint_data
 
 ZONES = ("--zone", "usw2-az1", "--zone", "usw2-az2")
@@ -118,13 +119,40 @@ def test_a_wrong_zone_lists_the_regions_zone_ids():
     result = init("--environment", "env", "--account", "111122223333", "--region", "us-east-1",
                   "--zone", "usw2-az1", "--zone", "use1-az2", "--group", "gpu=ml.g5.12xlarge:1")
     assert result.exit_code == 2
-    assert "use1-az1 ... use1-az7" in result.output and "aws ec2 describe-availability-zones" in result.output
+    assert "use1-az<number>" in result.output and "aws ec2 describe-availability-zones" in result.output
 
 
-def test_list_zones_prints_the_zone_facts_of_the_region():
-    result = init("--list-zones", "--region", "us-east-1")
+@pytest.mark.parametrize("region", ["us-east-1", "eu-west-1", "us-west-1"])
+def test_list_zones_says_what_cfnlint_lists_and_what_the_kit_cannot_know(region):
+    from cfnlint.helpers import AVAILABILITY_ZONES
+
+    names = AVAILABILITY_ZONES[region]  # cfn-lint's region data: zones by name
+    result = init("--list-zones", "--region", region)
     assert result.exit_code == 0
-    assert "use1-az1" in result.output and "6 zones" in result.output  # cfn-lint lists us-east-1a to -1f
+    prefix = region_code(region)
+    lines = result.output.splitlines()
+    assert lines[0] == f"{region}: {len(names)} availability zones in cfn-lint's region data, by name: {', '.join(names)}"
+    assert f"{', '.join(f'{prefix}-az{n}' for n in range(1, len(names) + 1))} if numbered without a gap" in lines[1]
+    assert "the kit has no list of the ids themselves" in lines[1]
+    assert "differs in each account" in lines[2] and f"describe-availability-zones --region {region}" in lines[2]
+
+
+def test_every_bad_flag_is_reported_in_one_run_with_what_validate_finds_in_the_rest(tmp_path):
+    """The newcomer's run: zone names, a typo'd type, quotas over capacity and a malformed --group at once."""
+    path = tmp_path / "euro.yaml"
+    result = init("--environment", "euro", "--account", "111122223333", "--region", "eu-west-1",
+                  "--zone", "eu-west-1a", "--zone", "eu-west-1b", "--group", "gpu=ml.g5.12xlage:4", "--group", "bad",
+                  "--team", "john=ml.g5.12xlage:5", "--team", "smith=ml.g5.12xlage:1", "--output", str(path))
+    assert result.exit_code == 2
+    out = result.output
+    assert out.startswith("init: 3 problem(s) with the flags, nothing written:\n")
+    assert "--group: 'bad': expected NAME=TYPE:COUNT" in out
+    assert "--zone: 'eu-west-1a' is not a zone id" in out and "--zone: 'eu-west-1b' is not a zone id" in out
+    # the file the other flags give, validated in the same run: the typo and the over-capacity
+    assert "HPK201" in out and "teams reserve 6 instances of ml.g5.12xlage but its instance groups have 4" in out
+    assert "HPK015" not in out  # the zones were said once, as flags, not again per field of the file
+    assert out.index("see hyperpod-kit init --help") < out.index("HPK201")  # problems first, then the findings
+    assert not path.exists()
 
 
 def test_missing_values_without_a_terminal_exit_2_naming_the_flags(tmp_path):
@@ -170,3 +198,16 @@ def test_the_example_in_init_help_runs_and_validates_without_findings(tmp_path):
     checked = run("validate", str(tmp_path / "config" / "staging.yaml"), "--strict")
     assert checked.returncode == 0, checked.stdout
     assert "valid: 0 error(s), 0 warning(s)" in checked.stdout
+
+
+def test_flags_that_cannot_make_a_file_are_all_named_and_a_bad_one_is_not_called_missing(tmp_path):
+    result = init("--environment", "BAD", "--region", "eu-wset-1", "--zone", "x", "--group", "g", "--no-input")
+    assert result.exit_code == 2
+    assert result.output.splitlines() == [
+        "init: 4 problem(s) with the flags, nothing written:",
+        "  --group: 'g': expected NAME=TYPE:COUNT, e.g. gpu-workers=ml.g5.12xlarge:4",
+        "  --region: region 'eu-wset-1' does not exist (cfn-lint knows no such region); did you mean eu-west-1?",
+        "  missing --account (standard input is not a terminal, so nothing is asked)",
+        "  --environment: 'BAD' is not an environment name: a lowercase letter, then up to 19 lowercase letters, "
+        "digits or '-'",
+        "see hyperpod-kit init --help (exit status 2)"]

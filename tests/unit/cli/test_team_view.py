@@ -83,3 +83,28 @@ def test_a_disabled_team_is_told_it_has_no_queue(tmp_path):
     assert result.exit_code == 0, result.output
     assert "disabled (enabled: false): task governance makes no queue for it" in result.output
     assert view(str(disabled), "smith")["hyperpod"]["quota"] == []
+
+
+def test_a_fair_share_weight_of_0_is_explained_as_kueue_reads_it():
+    """dev's john has fair_share_weight 0, which the kit writes as Kueue's fairSharing.weight "0" (the governance
+    objects), and Kueue's FairSharing API reads a zero weight as always at a disadvantage."""
+    objects = governance_objects(load_config(ROOT / "config/dev.yaml").config)
+    john = next(o for o in objects if o["kind"] == "ClusterQueue" and o["metadata"]["name"] == "hyperpod-ns-john-clusterqueue")
+    assert john["spec"]["fairSharing"] == {"weight": "0"}
+    line = next(line for line in invoke("team", "config/dev.yaml", "john").output.splitlines() if "fair-share weight" in line)
+    assert "fair-share weight 0 (the default and the lowest" in line and "borrows last" in line
+    assert "preempted first" in line and "its own quota is not affected" in line
+    smith = next(line for line in invoke("team", "config/dev.yaml", "smith").output.splitlines() if "fair-share weight" in line)
+    assert "fair-share weight 100 (0-100: a higher weight gets idle compute sooner" in smith
+
+
+def test_a_fair_share_teams_part_of_each_queue_is_validates():
+    """The percentages `team` prints are the ones validate's queue table gives the team's share identifier."""
+    queues = json.loads(invoke("validate", "config/batch-example.yaml", "--format", "json").output)["batch_queues"]
+    for name in ("production", "exploration", "sweeps"):
+        batch = view("config/batch-example.yaml", name)["batch"]
+        theirs = {q["queue"]: s["percent"] for q in queues for s in q["shares"] if s["team"] == name}
+        assert batch["fair_share_percent"] == theirs and len(theirs) == 1
+        text = invoke("team", "config/batch-example.yaml", name).output
+        queue, percent = next(iter(theirs.items()))
+        assert f"its part: {percent:g} % of {queue} - while every share identifier on the queue has jobs waiting" in text

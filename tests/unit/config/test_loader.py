@@ -151,7 +151,8 @@ def test_a_zone_name_is_told_apart_from_a_zone_id(tmp_path):
         "HPK015", 22, 7, "hyperpod.instance_groups[0].availability_zone_id",
         "'eu-west-2b' is an availability zone name; the kit needs zone ids",
         "zone names map to different zones in each account; look up the id with `aws ec2 describe-availability-zones"
-        " --region eu-west-2 --query 'AvailabilityZones[].[ZoneName,ZoneId]'` (ids look like euw2-az1)")
+        " --region eu-west-2 --query 'AvailabilityZones[].[ZoneName,ZoneId]'` (ids look like euw2-az1; `hyperpod-kit init"
+            " --list-zones --region eu-west-2` says what the kit knows of them)")
     # In the list of zone ids too; something that is no zone name gets the plain format message.
     listed = edit("availability_zone_ids: [use1-az4, use1-az6]", "availability_zone_ids: [use1-az4, us-east-1a]")
     assert only(tmp_path, listed)[3:5] == ("availability_zone_ids[1]",

@@ -102,9 +102,10 @@ def test_fifo_and_fair_share_tables_as_documented():
     assert [row.to_json() for row in report.batch_queues] == [
         {"queue": "ml-c5-xlarge-queue", "service_environment": "cpu", "scheduling": "fifo", "priority": 2, "shares": []},
         {"queue": "ml-g6-12xlarge-queue", "service_environment": "g6", "scheduling": "fair_share", "priority": 1,
-         "shares": [{"team": "production", "share_identifier": "HIGHPRI", "weight_factor": 1.0},
-                    {"team": "exploration", "share_identifier": "MIDPRI", "weight_factor": 3.0},
-                    {"team": "sweeps", "share_identifier": "LOWPRI", "weight_factor": 5.0}]}]
+         # parts (1/w) / sum(1/w): 1, 1/3, 1/5 of 23/15 are 15/23, 5/23 and 3/23
+         "shares": [{"team": "production", "share_identifier": "HIGHPRI", "weight_factor": 1.0, "percent": 65.22},
+                    {"team": "exploration", "share_identifier": "MIDPRI", "weight_factor": 3.0, "percent": 21.74},
+                    {"team": "sweeps", "share_identifier": "LOWPRI", "weight_factor": 5.0, "percent": 13.04}]}]
 
 
 # --- HPK510-HPK514: each CloudFormation per-stack limit (cfn-lint's LIMITS) at its edge, and the 80 % warning ---
@@ -342,3 +343,96 @@ def test_without_a_pool_the_capacity_no_team_holds_is_unreserved(write_config):
     row, = [row.to_json() for row in report.capacity if row.instance_type == "ml.g5.12xlarge"]
     assert row["shared_pool"] is None
     assert row["unreserved"] == {"count": 2, "accelerators": 8, "vcpu": 96, "memory_gib": 384}
+
+
+# --- Every independent mistake in one run (issue 30, the newcomer's task 2): config/dev.yaml copied to eu-west-1
+# with zone names for zone ids, the GPU type typo'd everywhere it is written, and quotas over the group's count. --
+def newcomer_file(tmp_path) -> str:
+    from support.paths import ROOT
+
+    text = (ROOT / "config" / "dev.yaml").read_text()
+    text = text.replace("region: us-east-1", "region: eu-west-1").replace("use1-az4", "eu-west-1a")
+    text = text.replace("use1-az6", "eu-west-1b").replace("instance_type: ml.g5.12xlarge\n", "instance_type: ml.g5.12xlage\n")
+    text = text.replace("        count: 3\n", "        count: 5\n", 1)  # john 5 + smith 1 of 4 instances
+    path = tmp_path / "euro.yaml"
+    path.write_text(text)
+    return str(path)
+
+
+def test_the_newcomers_three_mistakes_and_the_regions_types_show_in_one_run(tmp_path):
+    report = check_file(newcomer_file(tmp_path))
+    assert not report.rules_skipped
+    zone_fields = ["availability_zone_ids[0]", "availability_zone_ids[1]", "network.cluster_zone_ids[0]",
+                   "network.cluster_zone_ids[1]", "hyperpod.instance_groups[0].availability_zone_id",
+                   "hyperpod.instance_groups[1].availability_zone_id", "storage.file_systems[0].availability_zone_id",
+                   "storage.file_systems[1].availability_zone_id"]
+    zone_findings = [f for f in report.findings if f.code == "HPK015"]
+    assert [f.path for f in zone_findings] == zone_fields
+    # one message for the one mistake, whichever zone field holds it
+    assert {f.message.split("'", 2)[2] for f in zone_findings} == {" is an availability zone name; the kit needs zone ids"}
+    typo = [f.path for f in report.findings if f.code == "HPK201"]
+    assert typo == ["hyperpod.instance_groups[0].instance_type", "teams[0].quota[0].instance_type",
+                    "teams[1].quota[0].instance_type"]
+    over = [f for f in report.findings if f.code == "HPK501"]
+    assert [f.path for f in over] == ["teams[0].quota[0].count", "teams[1].quota[0].count"]
+    assert "teams reserve 6 instances of ml.g5.12xlage but its instance groups have 4 instances" in over[0].message
+    # cfn-lint's provider data for eu-west-1 has no ClusterSchedulerConfig: dev's `cluster_policy: native` is HPK310
+    assert "AWS::SageMaker::ClusterSchedulerConfig" not in offered_in("eu-west-1")
+    assert [f.path for f in report.findings if f.code == "HPK310"] == ["task_governance.cloudformation_types.cluster_policy"]
+    assert report.held_back == []  # nothing follows from the zone names: the stand-ins agree as the names do
+
+
+def test_the_config_reference_claim_one_run_shows_both_kinds_holds_for_the_newcomers_file(tmp_path):
+    from support.paths import ROOT
+
+    claim = (ROOT / "docs" / "reference" / "config.md").read_text()
+    assert "one run shows both kinds of errors" in claim
+    report = check_file(newcomer_file(tmp_path))
+    shape, policy = {"HPK015"}, {"HPK201", "HPK310", "HPK501"}
+    assert shape | policy <= {f.code for f in report.findings}
+
+
+def test_a_zone_name_in_one_list_item_holds_back_only_what_names_its_stand_in(write_config):
+    """availability_zone_ids [use1-az4, us-east-1f]: the groups in use1-az4 still match, so nothing about them;
+    cluster_zone_ids' use1-az6 is not in the list as written, but fixing the zone name may well add it, and the
+    finding's hint would name the stand-in the loader put in its place (a zone nobody wrote): not shown at all,
+    not even among the held back (whose JSON carries the hint)."""
+    report = run(write_config, ("availability_zone_ids: [use1-az4, use1-az6]", "availability_zone_ids: [use1-az4, us-east-1f]"))
+    assert [(f.code, f.path) for f in report.findings] == [("HPK015", "availability_zone_ids[1]")]
+    assert report.held_back == []
+    # Without the cluster zones recorded, HPK123 would advise recording [use1-az4, <stand-in>]: dropped too.
+    report = run(write_config, ("availability_zone_ids: [use1-az4, use1-az6]", "availability_zone_ids: [use1-az4, us-east-1f]"),
+                 ("  cluster_zone_ids: [use1-az4, use1-az6]\n", ""))
+    assert [(f.code, f.path) for f in report.findings + report.held_back] == [("HPK015", "availability_zone_ids[1]")]
+
+
+# --- A required key whose type error names its fix is read as that fix, so the other rules still run. ----------
+def dev_edited(tmp_path, *edits: tuple[str, str]) -> str:
+    from support.paths import ROOT
+
+    text = (ROOT / "config" / "dev.yaml").read_text()
+    for old, new in edits:
+        assert old in text
+        text = text.replace(old, new, 1)
+    path = tmp_path / "dev.yaml"
+    path.write_text(text)
+    return str(path)
+
+
+def test_a_quoted_group_count_stops_no_rule_but_holds_back_the_capacity_it_feeds(tmp_path):
+    """`count: "4"` (HPK012, "write it without quotes") used to stop every rule: now HPK113 of the EKS rules
+    stands, and the over-capacity that reads the count is held back, not lost."""
+    report = check_file(dev_edited(tmp_path, ("      count: 4\n", '      count: "4"\n'), ("        count: 3\n", "        count: 9\n")))
+    assert not report.rules_skipped
+    assert [(f.code, f.path) for f in report.findings] == [("HPK113", "eks.public_access_cidrs"),
+                                                           ("HPK012", "hyperpod.instance_groups[0].count")]
+    assert [(f.code, f.path) for f in report.held_back] == [("HPK501", "teams[0].quota[0]"), ("HPK501", "teams[1].quota[0]")]
+
+
+def test_a_finding_that_names_a_value_read_as_meant_is_held_back(tmp_path):
+    """account: 011122223333 unquoted is a number (HPK012, "write it in quotes"); read as "011122223333", the
+    administrators' account 111122223333 differs from it (HPK111) - which may only follow from the fix."""
+    report = check_file(dev_edited(tmp_path, ('account: "111122223333"', "account: 011122223333")))
+    assert not report.rules_skipped
+    assert [(f.code, f.path) for f in report.findings] == [("HPK012", "account"), ("HPK113", "eks.public_access_cidrs")]
+    assert {f.code for f in report.held_back} == {"HPK111"}

@@ -258,3 +258,17 @@ def test_quotas_in_several_instance_types_give_no_weights_to_suggest(write_confi
     report = check_file(write_config(quotas("", "", high_type="ml.g6.24xlarge")))
     found = [f for f in report.findings if f.code == "HPK730"]
     assert len(found) == 2 and "weight_factor:" not in found[0].hint and "a part goes as 1/weight" in found[0].hint
+
+
+def test_hpk730_names_every_fair_share_queue_of_a_team_on_two(write_config):
+    """The newcomer's team was on two fair-share queues; "is on fair-share queue 'fair-q' only" was untrue."""
+    second_env = "    - {name: g7, capacity_limits: [{unit: NUM_INSTANCES, max_capacity: 4}]}\n"
+    text = quotas("", "")
+    text = text.replace("  queues:\n", second_env + "  queues:\n", 1).replace(
+        "  teams:\n", "    - {name: fair-r, service_environment: g7, scheduling: fair_share}\n  teams:\n", 1)
+    text = edit(HIGH_ON_FAIR, "    - name: high\n      queues: [fair-q, fair-r]\n", text)
+    found = [f for f in check_file(write_config(text)).findings if f.code == "HPK730"]
+    high = next(f for f in found if f.path == "batch.teams[2].quota")
+    assert "only" not in high.message
+    assert high.message.startswith("team 'high' has a quota but is on no quota-share queue; on fair-share queue "
+                                   "'fair-q' (and on fair-share queue fair-r) Batch splits by weight factor")
