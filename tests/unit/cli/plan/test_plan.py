@@ -35,11 +35,11 @@ EDITS = {
     "cluster_zones": BASE.replace(CLUSTER_ZONES, "cluster_zone_ids: [usw2-az1, usw2-az2]"),
     "team_removal": BASE[:BASE.index("  - name: research-vision")] + BASE[BASE.index("  - name: applied-science"):],
     "quota_cut": BASE.replace(TRAINING_QUOTA, TRAINING_QUOTA.replace("count: 3", "count: 2")),
-    # h100-a renamed; h100-b's volume shrunk and its training plan dropped; system scaled 3 -> 2.
+    # h100-a renamed; h100-b's volume shrunk and its training plan dropped; system scaled 2 -> 1.
     "groups": BASE.replace("- name: h100-a", "- name: h100-x").replace(
         "      ebs_volume_gib: 2000\n      training_plan_arn: arn:aws:sagemaker:us-west-2:444455556666:training-plan/h100-q4\n",
-        "      ebs_volume_gib: 1000\n").replace("      count: 3\n      availability_zone_id: usw2-az1",
-                                             "      count: 2\n      availability_zone_id: usw2-az1"),
+        "      ebs_volume_gib: 1000\n").replace("      instance_type: ml.m7i.2xlarge\n      count: 2\n",
+                                             "      instance_type: ml.m7i.2xlarge\n      count: 1\n"),
     "first_admin_removed": BASE.replace("    - arn:aws:iam::444455556666:role/PlatformAdmin\n", ""),
     "quota_type_flip": BASE.replace("compute_quota: native", "compute_quota: api"),
     "team_rename": BASE.replace("- name: research-nlp", "- name: research-language"),
@@ -56,7 +56,7 @@ def synths(tmp_path_factory) -> dict[str, Path]:
         if name == "base":
             continue
         assert text != BASE, f"edit {name} did not apply"
-        assert name != "groups" or text.count("ebs_volume_gib: 1000") == 1 and "count: 2\n      availability_zone_id: usw2-az1" in text
+        assert name != "groups" or text.count("ebs_volume_gib: 1000") == 1 and "ml.m7i.2xlarge\n      count: 1\n" in text
         folder = tmp_path_factory.mktemp(f"plan-{name}")
         (folder / "prod.yaml").write_text(text)
         out[name] = planning.synthesize(load_config(folder / "prod.yaml").config, folder / "cdk.out")
@@ -377,12 +377,12 @@ def test_instance_group_rename_shrink_and_dropped_training_plan_are_refused_by_g
     # A scale-down is called out as a group change, not refused.
     assert f"{cluster}/system" not in found
     assert [g.to_json() for g in plan.groups if g.group == "system"] == [
-        {"group": "system", "instance_type": "ml.m7i.4xlarge", "change": "shrunk", "before": 3, "after": 2}]
+        {"group": "system", "instance_type": "ml.m7i.2xlarge", "change": "shrunk", "before": 2, "after": 1}]
     assert plan.blocked() == sorted([f"{cluster}/h100-a", f"{cluster}/h100-b"])
     assert plan.blocked((f"{cluster}/h100-a", f"{cluster}/h100-b")) == []
     text = planning.render(plan)
     assert "REFUSED (name it with --allow-replace " + f"{cluster}/h100-a" in text
-    assert "  ~ instance group system shrunk: 3 -> 2 x ml.m7i.4xlarge (1 node(s) removed" in text
+    assert "  ~ instance group system shrunk: 2 -> 1 x ml.m7i.2xlarge (1 node(s) removed" in text
     assert "  - instance group h100-a removed: 6 x ml.p5.48xlarge" in text
 
 
