@@ -193,11 +193,13 @@ def _kueue_says(pending: list[tuple[int, str]], at: int) -> list[str]:
     if not said:
         return []
     message = said[-1]
-    _, _, listed = message.partition(": ")
-    # Kueue joins the reasons with ", " and a quota reason holds one itself ("in flavor X, 4 more needed").
-    reasons = re.split(r", (?=flavor |untolerated |insufficient |skipping |resource |could not )", listed)
-    deciding = [r for r in reasons if not _NOT_THIS_JOBS.match(r)]
-    if not listed or len(deciding) == len(reasons):
+    # One "couldn't assign flavors to pod set <name>: <reasons>" per pod set, joined with "; "; Kueue joins the
+    # reasons with ", ", and a quota reason holds one itself ("in flavor X, 4 more needed").
+    reasons = [reason for part in message.split("; ") if ": " in part
+               for reason in re.split(r", (?=flavor |untolerated |insufficient |skipping |resource |could not )",
+                                      part.partition(": ")[2])]
+    deciding = list(dict.fromkeys(r for r in reasons if not _NOT_THIS_JOBS.match(r)))
+    if not reasons or len(deciding) == len(reasons):
         return [f"  Kueue: {message}"]
     if deciding:
         return [f"  Kueue: {'; '.join(deciding)} (its whole message: {message})"]

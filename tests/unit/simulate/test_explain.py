@@ -29,3 +29,9 @@ def test_a_message_whose_every_reason_decides_is_quoted_whole():
     assert _kueue_says([(5, "Workload no longer fits after processing another workload")], 5) == [
         "  Kueue: Workload no longer fits after processing another workload"]
     assert _kueue_says([(5, message(QUOTA))], 6) == []  # nothing said at that moment
+
+
+def test_each_pod_sets_reasons_are_read_apart():
+    """Kueue's message holds one part per pod set, joined with "; "."""
+    both = f"{message(AFFINITY)}; couldn't assign flavors to pod set worker: {AFFINITY}, {QUOTA}"
+    assert _kueue_says([(0, both)], 0) == [f"  Kueue: {QUOTA} (its whole message: {both})"]
