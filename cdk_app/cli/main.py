@@ -180,6 +180,8 @@ def reports_json(reports: list[Report]) -> dict[str, object]:
         "warnings": [f.to_json() for r in reports for f in r.warnings],
         # Findings that may only follow from an error above (unknown instance type, broken key): not counted.
         "held_back": [f.to_json() for r in reports for f in r.held_back],
+        # The broken keys those may follow from: fix these first.
+        "held_back_because": [{"file": r.file, "path": path} for r in reports for path in r.held_because],
         # Warnings the config acknowledges (acknowledged_warnings), with the reason: not counted, --strict passes.
         "acknowledged": [a.to_json() for r in reports for a in r.acknowledged],
         "capacity": [{**row.to_json(), "file": r.file, "environment": r.environment}

@@ -175,12 +175,14 @@ class FlagProblems(click.UsageError):
     """Every bad or missing flag of one init run, each on its own line, and then where help is: the problems
     first, not click's usage banner above the first one only."""
 
-    def __init__(self, problems: list[str], notes: list[str]) -> None:
+    def __init__(self, problems: list[str], notes: list[str], file_errors: int = 0) -> None:
         super().__init__("; ".join(problems))
-        self.problems, self.notes = problems, notes
+        # The validator's errors in the file the other flags give, listed after the problems: the header counts them.
+        self.problems, self.notes, self.file_errors = problems, notes, file_errors
 
     def show(self, file=None) -> None:
-        lines = [f"init: {len(self.problems)} problem(s) with the flags, nothing written:",
+        more = f" and {self.file_errors} error(s) in the file they give (below)" if self.file_errors else ""
+        lines = [f"init: {len(self.problems)} problem(s) with the flags{more}, nothing written:",
                  *(f"  {problem}" for problem in self.problems), *self.notes,
                  "see hyperpod-kit init --help (exit status 2)"]
         click.echo("\n".join(lines), err=True)
@@ -368,11 +370,11 @@ def write_checked(text: str, output: Path, problems: Sequence[str] = (), notes: 
             named = re.compile(rf"'({'|'.join(map(re.escape, said))})'")
             report = dataclasses.replace(report, findings=[f for f in report.findings if not named.search(f.message)])
         if problems:
-            FlagProblems(list(problems), list(notes)).show()
+            FlagProblems(list(problems), list(notes), len(report.errors)).show()
         if report.errors or report.unreadable:
-            click.echo(render_table(report), err=True)
-            click.echo(f"init: these answers give a config that validate refuses (the lines are those of the file "
-                       f"init would write); nothing written to {output}", err=True)
+            click.echo(render_table(report, quote=text.splitlines()), err=True)
+            click.echo(f"init: these answers give a config that validate refuses (the lines, quoted under each "
+                       f"finding, are those of the file init would write); nothing written to {output}", err=True)
         if problems or report.errors or report.unreadable:
             sys.exit(2)
         os.replace(temporary, output)

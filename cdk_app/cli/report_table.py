@@ -3,10 +3,11 @@ Shared by validate and the commands that validate before they act (job, plan, ba
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from cdk_app.domain.batch_shares import percent_text
 from cdk_app.domain.capacity import DIMENSIONS, Resources, exact_text
 from cdk_app.domain.reach import ABSOLUTE_LIMIT, BORROW_LIMIT, SHARING_DISABLED, PartitionReach, TeamReach
-from cdk_app.findings import Finding
 from cdk_app.support.text_table import aligned, printable
 from cdk_app.validator.report import Report
 
@@ -48,8 +49,15 @@ def limited_by(row: TeamReach | PartitionReach) -> str:
     return "what others lend"
 
 
-def render_table(report: Report, strict: bool = False) -> str:
-    """The report as text; `strict` (validate --strict) makes warnings fail, and the verdict says so."""
+def render_table(report: Report, strict: bool = False, quote: Sequence[str] | None = None) -> str:
+    """The report as text; `strict` (validate --strict) makes warnings fail, and the verdict says so. `quote`: the
+    file's lines, each finding's shown under it (init's refused file, which exists nowhere to open)."""
+
+    def quoted(line: int) -> list[str]:
+        if quote is None or not 1 <= line <= len(quote):
+            return []
+        return [f"  {line:>4} | {printable(quote[line - 1])}"]
+
     lines = [printable(report.file) + (f" (environment {printable(report.environment)})" if report.environment else "")]
     if report.capacity:
         pool = report.capacity[0].shared_pool is not None
@@ -78,11 +86,13 @@ def render_table(report: Report, strict: bool = False) -> str:
     lines.extend(_partition_lines(report))
     lines.extend(_batch_lines(report))
     for finding in report.findings:
-        lines.append(finding.render())
+        lines += [finding.render(), *quoted(finding.line)]
     for ack in report.acknowledged:
         lines.append(f"acknowledged ({ack.by}): {ack.finding.render()} - kept because: {printable(ack.reason)}")
     if report.held_back:
-        lines.append(held_back_line(report.held_back))
+        lines.append(held_back_line(report))
+        for line in dict.fromkeys(f.line for f in report.held_back):
+            lines += quoted(line)
     if report.rules_skipped:
         # Without this line a shape error looks like the only problem, while nothing else was checked yet.
         lines.append("not checked yet: the policy rules (capacity, reach, names, Kueue mapping ...) need the shape "
@@ -97,14 +107,33 @@ def render_table(report: Report, strict: bool = False) -> str:
     return "\n".join(lines)
 
 
-def held_back_line(held: list[Finding]) -> str:
-    """One line for the findings that may only follow from the errors above: which, and where, not their advice."""
+def held_back_line(report: Report) -> str:
+    """One line for the findings that may only follow from the errors above: which and where (not their advice),
+    what they rest on, and which errors to fix first."""
+    held = report.held_back
     lines_of: dict[str, dict[str, None]] = {}  # distinct lines per code, in order
     for finding in held:
         lines_of.setdefault(finding.code, {})[str(finding.line)] = None
     where = "; ".join(f"{code} at line{'s' if len(at) > 1 else ''} {', '.join(at)}" for code, at in lines_of.items())
-    return (f"held back: {len(held)} finding(s) that may only follow from the errors above ({where}); fix those and "
-            "validate again")
+    causes = [f"line {_cause_line(report, path)} ({path})" if _cause_line(report, path) else path
+              for path in report.held_because]
+    rests = ""
+    if any(f.code.startswith("HPK5") for f in held) and any(".instance_groups[" in p and p.endswith("instance_type")
+                                                            for p in report.held_because):
+        # The one case a reader cannot guess: the quotas may be fine once the group's type is what was meant.
+        rests = ("; a group's capacity is unknown while its instance type is, and the cluster may hold enough for "
+                 "these quotas once it is fixed (quotas over capacity whatever the type are reported above)")
+    return (f"held back: {len(held)} finding(s) ({where}) that may only follow from the error(s) at "
+            f"{', '.join(causes) or 'the errors above'}{rests}; fix those first and validate again to see them")
+
+
+def _cause_line(report: Report, path: str) -> int | None:
+    """The line of the error at a broken key (or at a key within or around it)."""
+    for finding in report.errors:
+        if finding.path == path or finding.path.startswith((path + ".", path + "[")) \
+                or path.startswith((finding.path + ".", finding.path + "[")):
+            return finding.line
+    return None
 
 
 def _partition_lines(report: Report) -> list[str]:

@@ -4,6 +4,7 @@ others had idle and who had borrowed it) with Kueue's own pending message quoted
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -179,6 +180,28 @@ def explain_job(config: KitConfig, timeline: Timeline, record: JobRecord) -> lis
     return lines
 
 
+# Kueue's reasons that say only that a flavor is not this job's (flavorassigner.go's checkFlavorForPodSets):
+# never why it waits on the flavors it can use.
+_NOT_THIS_JOBS = re.compile(r"^(flavor \S+ doesn't match node affinity|untolerated taint .* in flavor \S+|"
+                            r"flavor \S+ not found|skipping flavor .*)$")
+
+
 def _kueue_says(pending: list[tuple[int, str]], at: int) -> list[str]:
+    """Kueue's pending message, its deciding reasons first: the message lists every flavor tried, and a flavor
+    the job cannot use (node affinity, a taint) is not why it waits."""
     said = [message for when, message in pending if when == at]
-    return [f"  Kueue: {said[-1]}"] if said else []
+    if not said:
+        return []
+    message = said[-1]
+    # One "couldn't assign flavors to pod set <name>: <reasons>" per pod set, joined with "; "; Kueue joins the
+    # reasons with ", ", and a quota reason holds one itself ("in flavor X, 4 more needed").
+    reasons = [reason for part in message.split("; ") if ": " in part
+               for reason in re.split(r", (?=flavor |untolerated |insufficient |skipping |resource |could not )",
+                                      part.partition(": ")[2])]
+    deciding = list(dict.fromkeys(r for r in reasons if not _NOT_THIS_JOBS.match(r)))
+    if not reasons or len(deciding) == len(reasons):
+        return [f"  Kueue: {message}"]
+    if deciding:
+        return [f"  Kueue: {'; '.join(deciding)} (its whole message: {message})"]
+    return [f"  Kueue: {message} - only flavors this job cannot use were tried in that pass (Kueue goes on from "
+            "the flavor it last tried): the reasons it waits are those above, not this"]

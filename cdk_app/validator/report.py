@@ -87,6 +87,8 @@ class Report:
     # Findings that may only follow from an earlier error (a key left out as broken, an unknown instance type):
     # their advice would be wrong, so they are shown apart and do not count until that error is fixed.
     held_back: list[Finding] = field(default_factory=list)
+    # The broken keys (dotted paths) the held-back findings may follow from, for saying what to fix first.
+    held_because: tuple[str, ...] = ()
     environment: str | None = None
     unreadable: bool = False
     # The shape errors could not be set aside, so no policy rule (capacity, reach, names ...) ran at all.
@@ -126,7 +128,7 @@ def validate(loaded: LoadedConfig, left_out: tuple[PathKey, ...] = (), stand_ins
     reporter = Reporter(loaded.source)
     for rule in RULES:
         rule(config, reporter)
-    findings, held_back = _split_followers(sorted(reporter.findings, key=lambda f: (f.line, f.column, f.code)),
+    findings, held_back, because = _split_followers(sorted(reporter.findings, key=lambda f: (f.line, f.column, f.code)),
                                            left_out, tuple(reporter.unreadable), stand_ins, meant)
     about_acks = Reporter(loaded.source)
     findings, acknowledged = acknowledge(config, about_acks, findings, held_back)
@@ -134,7 +136,7 @@ def validate(loaded: LoadedConfig, left_out: tuple[PathKey, ...] = (), stand_ins
     batch = (batch_capacity(config.batch), batch_queues(config.batch)) if config.batch is not None else ([], [])
     if not has_cluster(config):
         return Report(loaded.source.file, findings, batch_capacity=batch[0], batch_queues=batch[1],
-                      held_back=held_back, environment=config.environment, acknowledged=acknowledged, loaded=loaded)
+                      held_back=held_back, held_because=because, environment=config.environment, acknowledged=acknowledged, loaded=loaded)
     reserved = teams_total(config.teams)
     capacity = cluster_capacity(config)
     # The pool's entries exactly as the governance stack writes them, filled as SageMaker fills them.
@@ -147,7 +149,7 @@ def validate(loaded: LoadedConfig, left_out: tuple[PathKey, ...] = (), stand_ins
                         None if pool is None else pool.get(t, Resources()), free.get(t, Resources()),
                         guaranteed.get(t, Resources()))
             for t in sorted(set(capacity) | set(reserved))]
-    return Report(loaded.source.file, findings, rows, team_reach(config), *batch, held_back, config.environment,
+    return Report(loaded.source.file, findings, rows, team_reach(config), *batch, held_back, because, config.environment,
                   acknowledged=acknowledged, loaded=loaded, partitions=_partition_rows(config), partition_reach=partition_reach(config))
 
 
@@ -167,14 +169,14 @@ def check_file(path: Path | str, display_name: str | None = None) -> Report:
     try:
         loaded = load_config(path, display_name)
     except ConfigInvalid as err:
-        findings, held_back, acknowledged = list(err.findings), [], []
+        findings, held_back, because, acknowledged = list(err.findings), [], (), []
         if err.partial is not None:
             partial = validate(err.partial, err.repaired, err.stand_ins, err.meant)
             findings += partial.findings
-            held_back = partial.held_back
+            held_back, because = partial.held_back, partial.held_because
             findings.sort(key=lambda f: (f.line, f.column, f.code))
             acknowledged = partial.acknowledged
-        return Report(display_name or str(path), findings, held_back=held_back, unreadable=err.unreadable,
+        return Report(display_name or str(path), findings, held_back=held_back, held_because=because, unreadable=err.unreadable,
                       rules_skipped=err.partial is None and not err.unreadable, acknowledged=acknowledged)
     return validate(loaded)
 
@@ -207,8 +209,8 @@ _SIBLING_INPUTS = {"HPK711": ("queues",), "HPK712": ("sharing_strategy",), "HPK7
 
 def _split_followers(findings: list[Finding], repaired: tuple[PathKey, ...], unreadable: tuple[PathKey, ...],
                      stand_ins: tuple[str, ...] = (), meant: tuple[str, ...] = ()
-                     ) -> tuple[list[Finding], list[Finding]]:
-    """(findings that stand, findings that may follow from a broken key): nothing above or below a key left out
+                     ) -> tuple[list[Finding], list[Finding], tuple[str, ...]]:
+    """(findings that stand, findings that may follow from a broken key, the broken keys): nothing above or below a key left out
     (`repaired`) or whose value no rule could read (`unreadable`, e.g. an unknown instance type), nothing at a
     left-out key, and no capacity finding if a capacity input is either. The finding at an unreadable key is
     the cause itself and stands."""
@@ -259,5 +261,17 @@ def _split_followers(findings: list[Finding], repaired: tuple[PathKey, ...], unr
     # advice about a zone nobody wrote: it is dropped (the broken id's own error says what to fix).
     if named_stand_in is not None:
         findings = [f for f in findings if not named_stand_in.search(f"{f.message} {f.hint}")]
+    capacity_causes = [format_path(p) for p in repaired if _changes_capacity(p)] + [
+        format_path(p) for p in unreadable if p[:2] == ("hyperpod", "instance_groups")]
+
+    def causes(finding: Finding) -> list[str]:
+        """The broken keys a held-back finding may follow from (all of them where no rule singles one out)."""
+        named = [p for p in left_out + unread
+                 if any(touches(path, [p]) for path in (finding.path, *(finding.reads or ())))]
+        if finding.code.startswith("HPK5") or finding.code in _COUNTS_AUTOSCALED_GROUPS:
+            named += capacity_causes
+        return named or left_out + unread
+
     held = [f for f in findings if follows(f)]
-    return [f for f in findings if f not in held], held
+    because = tuple(dict.fromkeys(p for f in held for p in causes(f)))
+    return [f for f in findings if f not in held], held, because

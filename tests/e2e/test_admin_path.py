@@ -156,22 +156,44 @@ def workflow_matrix(checkout: Path) -> dict:
     return json.loads(line.removeprefix("matrix="))
 
 
-def test_workflow_matrix_is_every_config_file_but_the_examples_so_a_new_environment_is_checked(tmp_path):
+def checkout_with_qa(tmp_path: Path) -> Path:
     import shutil
 
     shutil.copytree(ROOT / "config", tmp_path / "config")
     shutil.copytree(ROOT / ".github", tmp_path / ".github")
     (tmp_path / "config" / "qa.yaml").write_text(DEV.replace("environment: dev", "environment: qa"))
-    matrix = workflow_matrix(tmp_path)["include"]
+    return tmp_path
+
+
+def test_workflow_matrix_is_every_config_file_so_a_new_environment_is_checked_and_examples_validated(tmp_path):
+    matrix = workflow_matrix(checkout_with_qa(tmp_path))["include"]
     files = sorted(p.stem for p in (tmp_path / "config").glob("*.yaml"))
     examples = [name for name in files if name.endswith("-example")]
     assert examples == ["batch-example", "batch-only-example"]  # the shipped examples follow the naming rule
-    assert sorted(e["env"] for e in matrix) == [name for name in files if name not in examples]
+    assert sorted(e["env"] for e in matrix) == files
+    assert sorted(e["env"] for e in matrix if e["example"]) == examples
     # the CI how-to states the same rule and the same switch
     guide = (ROOT / "docs" / "how-to" / "ci.md").read_text()
     assert "whose names end in `-example`" in guide and "## Failing on warnings: `.github/strict-environments.txt`" in guide
     assert {e["env"]: e["validate_flags"] for e in matrix}["prod"] == "--strict"
     assert {e["env"]: e["validate_flags"] for e in matrix}["qa"] == ""
+    # An example is validated, then every later step is skipped: it is a sample, not an environment.
+    steps = yaml.safe_load(WORKFLOW.read_text())["jobs"]["environment"]["steps"]
+    names = [s.get("name") for s in steps]
+    validate = names.index("Validate")
+    assert "if" not in steps[validate] and all(s.get("if") == "${{ !matrix.example }}" for s in steps[validate + 1:])
+    assert len(steps) > validate + 3
+
+
+def test_a_star_in_strict_environments_makes_every_environment_strict_and_a_bang_leaves_one_out(tmp_path):
+    """The documented switch: new environments are strict without anyone remembering to list them."""
+    checkout = checkout_with_qa(tmp_path)
+    (checkout / ".github" / "strict-environments.txt").write_text("# every environment\n*\n!dev  # sandbox\n")
+    flags = {e["env"]: e["validate_flags"] for e in workflow_matrix(checkout)["include"]}
+    assert flags["qa"] == flags["prod"] == "--strict" and flags["dev"] == ""
+    assert flags["batch-example"] == flags["batch-only-example"] == ""  # `*` is about environments
+    guide = (ROOT / "docs" / "how-to" / "ci.md").read_text()
+    assert "`*`" in guide and "`!<name>`" in guide
     job = yaml.safe_load(WORKFLOW.read_text())["jobs"]["environment"]
     assert job["needs"] == "environments"
     assert job["strategy"]["matrix"] == "${{ fromJSON(needs.environments.outputs.matrix) }}"

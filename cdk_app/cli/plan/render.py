@@ -12,6 +12,7 @@ from cdk_app.cli.plan.model import (
     REMOVED_TEAM,
     STACK_REMOVAL_DOC,
     GroupChange,
+    Hazard,
     Plan,
     ResourceChange,
     TeamChange,
@@ -80,9 +81,19 @@ def _cluster_advice(change: ResourceChange) -> str:
             f"and then remove this one ({EDITING_DOC})")
 
 
+def _hazard_line(hazard: Hazard, allowed: tuple[str, ...]) -> str:
+    if hazard.fails:
+        verdict = f"will FAIL: {FAILS_VERDICT}"
+    else:
+        verdict = _verdict(hazard.name, allowed) if hazard.refuse else "called out, not refused"
+    return f"  {hazard.text} - {verdict}"
+
+
 def render(plan: Plan, allowed: tuple[str, ...] = ()) -> str:
     lines = [f"plan against {plan.baseline}"]
-    if plan.teams:
+    # A hazard about a team (a rename) is read with the teams, not with the nodes'.
+    team_hazards = [h for h in plan.hazards if h.name.startswith("team:")]
+    if plan.teams or team_hazards:
         lines.append("teams:")
     for team in plan.teams:
         if team.change == "added":
@@ -101,17 +112,14 @@ def render(plan: Plan, allowed: tuple[str, ...] = ()) -> str:
         elif team.may_preempt:
             lines.append(f"    ! running jobs of team {team.team} beyond what it is now guaranteed run on borrowed "
                          f"compute and may be preempted (drain or resize them first: {QUOTA_DOC})")
+    lines.extend(_hazard_line(hazard, allowed) for hazard in team_hazards)
     if plan.groups:
         lines.append("instance groups:")
         lines.extend(_group_line(change) for change in plan.groups)
-    if plan.hazards:
+    node_hazards = [h for h in plan.hazards if h not in team_hazards]
+    if node_hazards:
         lines.append("nodes, allocations and protection:")
-    for hazard in plan.hazards:
-        if hazard.fails:
-            verdict = f"will FAIL: {FAILS_VERDICT}"
-        else:
-            verdict = _verdict(hazard.name, allowed) if hazard.refuse else "called out, not refused"
-        lines.append(f"  {hazard.text} - {verdict}")
+    lines.extend(_hazard_line(hazard, allowed) for hazard in node_hazards)
     dangerous = [c for c in plan.changes if c.dangerous]
     if dangerous:
         lines.append("stateful resources replaced or deleted:")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from cdk_app.config.model import (
+    InstanceGroup,
     KitConfig,
     QuotaEntry,
 )
@@ -19,6 +20,7 @@ from cdk_app.domain.capacity import (
     group_maximum,
     group_types,
     groups_capacity,
+    per_instances,
     shared_pool_gap,
     team_reservations,
 )
@@ -43,10 +45,13 @@ def check_capacity(config: KitConfig, report: Reporter) -> None:
     groups = config.hyperpod.instance_groups
     single_type = groups_capacity(g for g in groups if not g.fallback_instance_types)
     not_spot = groups_capacity(g for g in groups if g.capacity_type != "Spot")
+    unknown = [(i, g) for i, g in enumerate(groups) if any(t not in CATALOGUE for t in group_types(g))]
     for itype, entries in contributors.items():
         cap = capacity.get(itype, Resources())
         over = totals[itype].exceeding(cap)
-        if over:
+        if over and unknown and itype in CATALOGUE:
+            _report_over_any_type(report, itype, totals[itype], cap, entries, config, unknown, itype in capacity)
+        elif over:
             _report_over(report, itype, over, totals[itype], cap, entries, present=itype in capacity)
         elif totals[itype].exceeding(single_type.get(itype, Resources())):
             flexible = [g.name for g in groups if itype in g.fallback_instance_types
@@ -125,6 +130,37 @@ def _report_over(report: Reporter, itype: str, over: list[str], total: Resources
                      f"(shares: {shares}; this entry {describe(getattr(reserved, dim), dim)})",
                      f"lower the quotas by {describe(getattr(total, dim) - getattr(cap, dim), dim)} "
                      f"or add {itype} capacity")
+
+
+def _report_over_any_type(report: Reporter, itype: str, total: Resources, cap: Resources,
+                           entries: list[tuple[str, Resources, PathKey, QuotaEntry]], config: KitConfig,
+                           unknown: list[tuple[int, InstanceGroup]], present: bool) -> None:
+    """HPK501 while some group's type is unknown (HPK201): that group may be meant as `itype`, so the capacity is
+    only known to lie between what the other groups give and that plus every unknown group at its maximum as
+    `itype`. Quotas over even the upper bound are over capacity whatever the typo turns out to be, and the
+    finding reads only the counts (so it is not held back); quotas between the bounds are reported as over the
+    known groups and held back by the validator until the type is fixed."""
+    names = ", ".join(g.name for _, g in unknown)
+    upper = cap + per_instances(CATALOGUE[itype], sum(group_maximum(g) for _, g in unknown))
+    over = total.exceeding(upper)
+    if not over:
+        _report_over(report, itype, total.exceeding(cap), total, cap, entries, present)
+        return
+    groups = config.hyperpod.instance_groups
+    reads = tuple(path for _, _, path, _ in entries) + tuple(
+        ("hyperpod", "instance_groups", i, key) for i in range(len(groups)) for key in ("count", "max_count"))
+    for _, reserved, path, entry in entries:
+        if reserved.is_zero():
+            continue
+        dim = _unit(entry, over)
+        shares = ", ".join(f"{name} {_amount(getattr(res, dim))}" for name, res, _, _ in entries)
+        report.error("HPK501", path,
+                     f"teams reserve {describe(getattr(total, dim), dim)} of {itype}, more than the cluster could "
+                     f"have even if group(s) {names}, whose instance type is not known (HPK201), were {itype}: "
+                     f"{describe(getattr(upper, dim), dim)} at most (shares: {shares}; this entry "
+                     f"{describe(getattr(reserved, dim), dim)})",
+                     f"lower the quotas by at least {describe(getattr(total, dim) - getattr(upper, dim), dim)} "
+                     f"or add {itype} capacity (fix the type in HPK201 first: the exact amount depends on it)", reads)
 
 
 def _check_flexible_reliance(config: KitConfig, report: Reporter) -> None:

@@ -32,7 +32,7 @@ def test_policy_error_exits_1_and_json_has_the_documented_shape(tmp_path):
     result = run("validate", str(bad), "config/dev.yaml", "--format", "json")
     assert result.returncode == 1
     doc = json.loads(result.stdout)
-    assert set(doc) == {"ok", "errors", "warnings", "held_back", "acknowledged", "capacity", "reach", "partitions",
+    assert set(doc) == {"ok", "errors", "warnings", "held_back", "held_back_because", "acknowledged", "capacity", "reach", "partitions",
                         "partition_reach", "batch_capacity", "batch_queues"}
     assert doc["partitions"] == doc["partition_reach"] == []  # no partitioned group, no MIG quota
     assert doc["ok"] is False and doc["batch_capacity"] == doc["batch_queues"] == []  # no batch section
@@ -302,12 +302,37 @@ def test_findings_that_follow_from_a_typo_are_held_back_in_table_and_json(tmp_pa
     table = invoke("validate", str(typo))
     assert table.exit_code == 1
     assert "lower the quotas" not in table.output
-    assert ("held back: 2 finding(s) that may only follow from the errors above (HPK501 at lines 70, 82); fix those "
-            "and validate again") in table.output
+    held = next(line for line in table.output.splitlines() if line.startswith("held back:"))
+    # What is held, what it rests on (the typo's line and key) and what to do.
+    assert held.startswith("held back: 2 finding(s) (HPK501 at lines 70, 82) that may only follow from the error(s) "
+                           "at line 28 (hyperpod.instance_groups[0].instance_type); a group's capacity is unknown")
+    assert held.endswith("fix those first and validate again to see them")
     assert "invalid: 1 error(s), 1 warning(s)" in table.output
     doc = json.loads(invoke("validate", str(typo), "--format", "json").output)
     assert [e["code"] for e in doc["errors"]] == ["HPK201"]
     assert [(f["code"], f["line"]) for f in doc["held_back"]] == [("HPK501", 70), ("HPK501", 82)]
+    assert doc["held_back_because"] == [{"file": str(typo), "path": "hyperpod.instance_groups[0].instance_type"}]
+
+
+def test_quotas_over_capacity_whatever_a_typod_group_type_means_show_in_the_same_run(tmp_path):
+    """The newcomer's case: gpu-workers' type typo'd and john raised to 5 of ml.g5.12xlarge. Even were
+    gpu-workers (4 instances) that type, 6 reserved is over: HPK501 stands beside HPK201, not held back; at 4
+    reserved (fits if the typo meant ml.g5.12xlarge) it is held back."""
+    text = (ROOT / "config/dev.yaml").read_text().replace(
+        "instance_type: ml.g5.12xlarge\n      count: 4", "instance_type: ml.g5.12xlarg\n      count: 4")
+    over = tmp_path / "over.yaml"
+    over.write_text(text.replace("- instance_type: ml.g5.12xlarge\n        count: 3",
+                                 "- instance_type: ml.g5.12xlarge\n        count: 5"))
+    doc = json.loads(invoke("validate", str(over), "--format", "json").output)
+    assert [(e["code"], e["line"]) for e in doc["errors"]] == [("HPK201", 28), ("HPK501", 70), ("HPK501", 82)]
+    assert doc["held_back"] == [] and doc["held_back_because"] == []
+    assert "lower the quotas by at least 2 instances" in doc["errors"][1]["hint"]
+    assert "even if group(s) gpu-workers" in doc["errors"][1]["message"]
+    within = tmp_path / "within.yaml"
+    within.write_text(text)
+    doc = json.loads(invoke("validate", str(within), "--format", "json").output)
+    assert [e["code"] for e in doc["errors"]] == ["HPK201"]
+    assert [f["code"] for f in doc["held_back"]] == ["HPK501", "HPK501"]
 
 
 def test_the_table_shows_the_shared_pools_quota_and_the_unreserved_capacity():

@@ -145,7 +145,9 @@ def test_every_bad_flag_is_reported_in_one_run_with_what_validate_finds_in_the_r
                   "--team", "john=ml.g5.12xlage:5", "--team", "smith=ml.g5.12xlage:1", "--output", str(path))
     assert result.exit_code == 2
     out = result.output
-    assert out.startswith("init: 3 problem(s) with the flags, nothing written:\n")
+    # The header counts the validator's errors listed below as well as the flags' problems.
+    assert out.startswith("init: 3 problem(s) with the flags and 5 error(s) in the file they give (below), "
+                          "nothing written:\n")
     assert "--group: 'bad': expected NAME=TYPE:COUNT" in out
     assert "--zone: 'eu-west-1a' is not a zone id" in out and "--zone: 'eu-west-1b' is not a zone id" in out
     # the file the other flags give, validated in the same run: the typo and the over-capacity
@@ -168,6 +170,21 @@ def test_answers_validate_refuses_are_not_written(tmp_path):
     assert result.exit_code == 2
     assert "HPK501" in result.output and "nothing written" in result.output
     assert not path.exists() and list(tmp_path.iterdir()) == []  # no temporary file left behind either
+
+
+def test_a_refused_files_lines_are_quoted_under_each_finding(tmp_path):
+    """Nothing is written, so the line each finding names is shown: the text of the line init would have written."""
+    result = init("--environment", "env", *BASE, "--group", "gpu=ml.g5.12xlarg:4", "--team", "a=ml.g5.12xlarge:2",
+                  "--output", str(tmp_path / "env.yaml"))
+    assert result.exit_code == 2
+    lines = result.output.splitlines()
+    finding = next(i for i, line in enumerate(lines) if "[HPK201 error]" in line)
+    number = int(lines[finding].split(":")[1])
+    assert lines[finding + 1] == f"  {number:>4} |       instance_type: ml.g5.12xlarg"
+    # a quota of 2 fits if the typo meant ml.g5.12xlarge (4 instances): held back, its line quoted too
+    held = next(i for i, line in enumerate(lines) if line.startswith("held back: 1 finding(s) (HPK501 at line "))
+    assert lines[held + 1].endswith("|       - {instance_type: ml.g5.12xlarge, count: 2}")
+    assert f"at line {number} (hyperpod.instance_groups[0].instance_type)" in lines[held]
 
 
 def test_prompts_ask_for_what_the_flags_left_out_and_retry_a_bad_answer(tmp_path):

@@ -94,6 +94,9 @@ def test_explain_says_why_the_job_waits_in_the_team_s_terms():
     assert "1200 s: preempted by john-eval of team john (InCohortReclamation" in text
     assert "needs 8 accelerators of ml.g5.12xlarge (2 pods); team smith has 4 accelerators of quota there" in text
     assert "borrow_limit 100 %" in text
+    # Kueue's message at that moment names only the CPU flavor: it is not quoted as the reason.
+    kueue = next(line for line in text.splitlines() if line.startswith("  Kueue: "))
+    assert "doesn't match node affinity - only flavors this job cannot use were tried" in kueue
 
 
 def test_explain_of_an_unknown_job_lists_the_jobs():

@@ -444,6 +444,12 @@ def test_team_rename_is_refused_unless_named(synths):
     assert "RBAC in hyperpod-ns-research-nlp, and the namespace itself" in said
     assert "the new name starts empty: a new namespace and queue, and new, empty file systems" in said
     assert plan.blocked(("team:research-nlp",)) == []
+    # The verdict is read with the teams it is about, not under the nodes' heading.
+    text = planning.render(plan).splitlines()
+    rename = next(i for i, line in enumerate(text) if "(a rename?)" in line)
+    assert text.index("teams:") < rename
+    assert "nodes, allocations and protection:" not in text[:rename]
+    assert all(not line.endswith(":") or line.startswith(" ") for line in text[text.index("teams:") + 1:rename])
 
 
 @pytest.mark.synth
