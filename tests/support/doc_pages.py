@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import docs_reference
 
@@ -21,9 +22,22 @@ DOCS = ROOT / "docs"
 # The pages whose commands a reader types in order: each is run by tests/e2e/test_doc_commands.py.
 RUN_SECTIONS = ("tutorials", "how-to")
 NEEDS_AWS = "needs AWS"
+# A bash block of commands with files a reader names (jobs.yaml): parsed by the CLI like a needs-AWS block, not run.
+USAGE = "usage"
 OUTPUT = "output"
 # A block of output a reader sees but no test can produce (it needs AWS or a cluster): said so on the page.
 ILLUSTRATIVE = "illustrative output"
+# A ```yaml block is a file the tool reads, checked by tests/contracts/test_doc_blocks.py: `title="fragment of
+# config/X.yaml"` is merged into that config (mappings key by key, lists of named items item by item, by name and
+# team) and the result must validate; `title="workload for config/X.yaml"` must load as simulate's workload file.
+FRAGMENT = re.compile(r"^fragment of (config/[\w.-]+\.yaml)$")
+WORKLOAD = re.compile(r"^workload for (config/[\w.-]+\.yaml)$")
+# Any other block no test can run or check says why, in its title: `title="illustrative: <why>"`.
+ILLUSTRATIVE_BLOCK = re.compile(r"^illustrative: \S.*$")
+# Languages that are pictures, not something a reader runs or copies into a file.
+DRAWN = {"mermaid"}
+# The pages whose every block is run, checked or said to be illustrative (the reference pages are generated).
+CHECKED_SECTIONS = (*RUN_SECTIONS, "explanation")
 ELISION = "..."  # a line of an output block that stands for lines of the output left out
 _FENCE = re.compile(r"^```(\w*)\s*(.*)$")
 _TITLE = re.compile(r'title="([^"]*)"')
@@ -68,6 +82,31 @@ def rendered(page: Path) -> str:
 
 def run_pages() -> list[Path]:
     return [page for section in RUN_SECTIONS for page in sorted((DOCS / section).glob("*.md"))]
+
+
+def checked_pages() -> list[Path]:
+    return [page for section in CHECKED_SECTIONS for page in sorted((DOCS / section).glob("*.md"))]
+
+
+def merged(base: Any, fragment: Any) -> Any:
+    """`fragment` laid over `base` as a page means it: mappings merge key by key, a list of named mappings merges
+    item by item (the same name - and team, where items have one - is the same item; a new one is appended),
+    anything else is replaced."""
+    if isinstance(base, dict) and isinstance(fragment, dict):
+        return {**base, **{key: merged(base[key], value) if key in base else value for key, value in fragment.items()}}
+    if isinstance(base, list) and isinstance(fragment, list) and all(
+            isinstance(item, dict) and "name" in item for item in [*base, *fragment]):
+        def key(item: dict) -> tuple[Any, Any]:
+            return item["name"], item.get("team")
+        out = list(base)
+        for item in fragment:
+            index = next((i for i, old in enumerate(out) if key(old) == key(item)), None)
+            if index is None:
+                out.append(item)
+            else:
+                out[index] = merged(out[index], item)
+        return out
+    return fragment
 
 
 def blocks(page: Path) -> list[Block]:
