@@ -1,5 +1,4 @@
-"""The documentation as the tests read it: the pages (generated parts rendered as `make docs` renders them),
-the fenced blocks of the tutorials and how-to guides, and the commands in them.
+"""The documentation as the tests read it: the pages, the fenced blocks of the tutorials and how-to guides, and the commands in them.
 
 How a block is read is documented for writers in docs/contributing/docs.md: a ```bash block is run, one command
 at a time, and must exit 0 unless the command's line ends with `# exit N`; a ```text title="output" block right
@@ -13,8 +12,6 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-import docs_reference
 
 from support.paths import ROOT
 
@@ -73,11 +70,6 @@ def shown(page: Path) -> str:
 
 def pages() -> list[Path]:
     return sorted(DOCS.rglob("*.md"))
-
-
-def rendered(page: Path) -> str:
-    """The page's markdown as the site shows it: generated parts filled in."""
-    return docs_reference.render(page.read_text(), str(page.relative_to(DOCS)))
 
 
 def run_pages() -> list[Path]:
