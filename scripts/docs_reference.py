@@ -113,6 +113,8 @@ def render(markdown: str, where: str = "page") -> str:
     while i < len(lines):
         match = MARKER.fullmatch(lines[i])
         if not match:
+            if lines[i].startswith("<!-- end generated: "):
+                raise ValueError(f"{where}: {lines[i]!r} ends a part that no <!-- generated: NAME --> line starts")
             out.append(lines[i])
             i += 1
             continue
@@ -148,8 +150,10 @@ def _shown(page: Path) -> str:
 
 def on_page_markdown(markdown: str, page, config, files) -> str:  # MkDocs calls hooks with these names
     """The site shows the pages as they are in the repository; a stale generated part fails the build."""
+    from mkdocs.exceptions import PluginError  # mkdocs prints it as one line, not a traceback
+
     if render(markdown, page.file.src_path) != markdown:
-        raise ValueError(f"docs/{page.file.src_path}: the generated reference is stale: run `make docs-reference`")
+        raise PluginError(f"docs/{page.file.src_path}: the generated reference is stale: run `make docs-reference`")
     return markdown
 
 

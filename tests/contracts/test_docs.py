@@ -44,6 +44,8 @@ def test_a_stale_or_unknown_part_is_refused(tmp_path):
         render("<!-- generated: nothing -->\n")
     with pytest.raises(ValueError, match="not a marker line"):
         render("<!--generated: pins-->\n")
+    with pytest.raises(ValueError, match="no <!-- generated: NAME --> line starts"):
+        render("text\n<!-- end generated: pins -->\n")
 
 
 def test_ci_runs_the_readme_test_command():
