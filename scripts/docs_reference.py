@@ -1,17 +1,20 @@
-"""The documentation's generated reference, and the MkDocs hook that writes it into the pages at build time.
+"""The documentation's generated reference: `make docs-reference` writes it into the pages, the MkDocs hook and the
+tests fail when a page's copy is stale.
 
-A page asks for a generated part with a marker line, e.g. `<!-- generated: findings -->`; `mkdocs build` (mkdocs.yml
-`hooks:`) replaces it with the markdown the code gives today, so the reference cannot drift from the code: finding
-codes from cdk_app/findings.py CODES, config fields from the pydantic model, the CLI from click, the instance
-catalogue from cdk_app/domain, the pinned tools from pyproject.toml and package.json, a team's Kueue objects
-from cdk_app/domain/kueue_mapping.py. An unknown marker fails the build. The tests render every page through
-the same function (tests/support/doc_pages.py).
+A page asks for a generated part with a marker line, e.g. `<!-- generated: findings -->`; the part follows it in the
+file, up to `<!-- end generated: findings -->`, so the reference reads in the clone and on GitHub as on the site
+(issue 30: a page holding only the marker was useless without `make docs`). The part is the markdown the code gives:
+finding codes from cdk_app/findings.py CODES, config fields from the pydantic model, the CLI from click, the instance
+catalogue from cdk_app/domain, the pinned tools from pyproject.toml and package.json, a team's Kueue objects from
+cdk_app/domain/kueue_mapping.py. An unknown marker fails. `python scripts/docs_reference.py` writes every page;
+`--check` only lists the stale ones (exit 1).
 """
 
 from __future__ import annotations
 
 import json
 import re
+import sys
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
@@ -28,9 +31,14 @@ from cdk_app.domain.instance_types import CATALOGUE, EFA_MAXIMUM, TOPOLOGY_LAYER
 from cdk_app.domain.kueue_mapping import governance_objects
 
 ROOT = Path(__file__).resolve().parent.parent
-MARKER = re.compile(r"^<!-- generated: ([a-z-]+) -->$", re.M)
-# Any line that mentions a generated part: one the marker does not match exactly would stay an HTML comment.
-MENTION = re.compile(r"^[ \t]*<!--[ \t]*generated\b.*$", re.M)
+DOCS = ROOT / "docs"
+MARKER = re.compile(r"^<!-- generated: ([a-z-]+) -->$")
+END = "<!-- end generated: {name} -->"
+# Any line that mentions a generated part: one the patterns do not match exactly would stay an HTML comment.
+MENTION = re.compile(r"^[ \t]*<!--[ \t]*(end[ \t]+)?generated\b.*$", re.M)
+# The title of a block a generated part holds: checked by the stale-page test, not by the doc block tests.
+GENERATED_FROM = "generated from"
+NOTE = "<!-- written by `make docs-reference` from the code: edit the code, not this part -->"
 # Wide enough that click wraps no option's help mid-sentence differently from one machine to the next.
 HELP_WIDTH = 100
 
@@ -82,7 +90,8 @@ def kueue_example_markdown() -> str:
     """Team john's ClusterQueue in config/dev.yaml, as cdk_app/domain/kueue_mapping.py makes it."""
     config = load_config(ROOT / "config" / "dev.yaml").config
     queue, = (o for o in governance_objects(config) if o["metadata"]["name"] == team_cluster_queue("john"))
-    return "\n".join(["```yaml", yaml.safe_dump(queue, sort_keys=False).rstrip(), "```"])
+    return "\n".join([f'```yaml title="{GENERATED_FROM} config/dev.yaml"', yaml.safe_dump(queue, sort_keys=False).rstrip(),
+                      "```"])
 
 
 GENERATORS: dict[str, Callable[[], str]] = {
@@ -92,19 +101,67 @@ GENERATORS: dict[str, Callable[[], str]] = {
 
 
 def render(markdown: str, where: str = "page") -> str:
-    """Replace every marker line of `markdown` with its generated part."""
-    for line in MENTION.findall(markdown):
-        if not MARKER.fullmatch(line):
-            raise ValueError(f"{where}: {line!r} is not a marker line (write <!-- generated: NAME --> alone on a line)")
-
-    def generated(match: re.Match[str]) -> str:
+    """`markdown` with every generated part as the code gives it today: the lines between a marker and its end
+    marker replaced, and a marker without one followed by its part and the end marker."""
+    for line in MENTION.finditer(markdown):
+        text = line.group(0)
+        if not (MARKER.fullmatch(text) or re.fullmatch(r"<!-- end generated: [a-z-]+ -->", text)):
+            raise ValueError(f"{where}: {text!r} is not a marker line (write <!-- generated: NAME --> alone on a line)")
+    lines = markdown.split("\n")
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        match = MARKER.fullmatch(lines[i])
+        if not match:
+            if lines[i].startswith("<!-- end generated: "):
+                raise ValueError(f"{where}: {lines[i]!r} ends a part that no <!-- generated: NAME --> line starts")
+            out.append(lines[i])
+            i += 1
+            continue
         name = match.group(1)
         if name not in GENERATORS:
             raise ValueError(f"{where}: unknown generated part {name!r} (known: {', '.join(GENERATORS)})")
-        return GENERATORS[name]()
+        end = END.format(name=name)
+        closing = next((k for k in range(i + 1, len(lines)) if lines[k] == end), None)
+        if closing is not None and any(MARKER.fullmatch(line) for line in lines[i + 1:closing]):
+            raise ValueError(f"{where}: <!-- generated: {name} --> has no {end} before the next marker")
+        # blank lines around the part: Python-Markdown would read a line right after a comment as raw HTML
+        out += [lines[i], NOTE, "", GENERATORS[name](), "", end]
+        i = (closing if closing is not None else i) + 1
+    return "\n".join(out)
 
-    return MARKER.sub(generated, markdown)
+
+def stale_pages() -> list[Path]:
+    """The pages whose generated parts are not what the code gives today."""
+    return [page for page in sorted(DOCS.rglob("*.md")) if render(page.read_text(), _shown(page)) != page.read_text()]
+
+
+def write_pages() -> list[Path]:
+    """Write every page's generated parts; the pages that changed."""
+    changed = stale_pages()
+    for page in changed:
+        page.write_text(render(page.read_text(), _shown(page)))
+    return changed
+
+
+def _shown(page: Path) -> str:
+    return str(page.relative_to(ROOT))
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:  # MkDocs calls hooks with these names
-    return render(markdown, page.file.src_path)
+    """The site shows the pages as they are in the repository; a stale generated part fails the build."""
+    from mkdocs.exceptions import PluginError  # mkdocs prints it as one line, not a traceback
+
+    if render(markdown, page.file.src_path) != markdown:
+        raise PluginError(f"docs/{page.file.src_path}: the generated reference is stale: run `make docs-reference`")
+    return markdown
+
+
+if __name__ == "__main__":
+    check = sys.argv[1:] == ["--check"]
+    if sys.argv[1:] not in ([], ["--check"]):
+        sys.exit("usage: python scripts/docs_reference.py [--check]")
+    pages = stale_pages() if check else write_pages()
+    for page in pages:
+        print(f"{_shown(page)}: {'stale (run make docs-reference)' if check else 'written'}")
+    sys.exit(1 if check and pages else 0)

@@ -25,15 +25,22 @@ def resource_amount(resources: Resources) -> str:
 
 
 # Said under a reach table that shows a fraction of an instance (john's 1.5 in dev): what half an instance means.
-FRACTIONAL_REACH = ("a fraction of an instance (1.5) is instances' worth of resources: task governance gives quotas as "
-                    "accelerators, vCPU and memory, and a borrow limit is a percentage of them, so pods smaller than a "
-                    "node can use the fraction; a job of whole-node pods cannot")
+# {example} is the first fraction the table itself shows, so the note never names a number the reader cannot find.
+FRACTIONAL_REACH = ("a fraction of an instance ({example}) is instances' worth of resources: task governance gives quotas "
+                    "as accelerators, vCPU and memory, and a borrow limit is a percentage of them, so pods smaller than "
+                    "a node can use the fraction; a job of whole-node pods cannot")
+
+
+def fractional_reach_text(rows: list[TeamReach]) -> str | None:
+    """The FRACTIONAL_REACH note for `rows`, naming their first fraction of an instance; None when all are whole."""
+    fractions = [amount.count for row in rows for amount in (row.quota, row.reach) if amount.count.denominator != 1]
+    return FRACTIONAL_REACH.format(example=exact_text(fractions[0])) if fractions else None
 
 
 def fractional_reach_note(rows: list[TeamReach], indent: str) -> list[str]:
-    """The FRACTIONAL_REACH line when a quota or reach in `rows` is not a whole number of instances."""
-    fractional = any(amount.count.denominator != 1 for row in rows for amount in (row.quota, row.reach))
-    return [f"{indent}{FRACTIONAL_REACH}"] if fractional else []
+    """The note as a table's last line, when a quota or reach in `rows` is not a whole number of instances."""
+    text = fractional_reach_text(rows)
+    return [f"{indent}{text}"] if text else []
 
 
 def limited_by(row: TeamReach | PartitionReach) -> str:

@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from cdk_app.cli.report_table import FRACTIONAL_REACH, fractional_reach_note, render_table
+from cdk_app.cli.report_table import fractional_reach_text, render_table
 from cdk_app.config.model import KitConfig
 from cdk_app.config.names import hyperpod_cluster_name, local_queue, team_cluster_queue, team_namespace
 from cdk_app.domain.instance_types import family
@@ -84,7 +84,7 @@ def environment_view(config: KitConfig, report: Report) -> dict[str, Any]:
         "eks_cluster": None, "hyperpod_cluster": None, "instance_groups": [], "file_systems": [], "teams": [],
         "shared_pool": None,
         "priority_classes": [], "capacity": [row.to_json() for row in report.capacity],
-        "reach_note": FRACTIONAL_REACH if fractional_reach_note(report.reach, "") else None,
+        "reach_note": fractional_reach_text(report.reach),
         "batch_queues": [row.to_json() for row in report.batch_queues],
         "warnings": [f.to_json() for f in report.warnings]}
     if config.hyperpod is not None:
@@ -150,6 +150,8 @@ def render(view: dict[str, Any], report: Report) -> str:
         lines.append("priority classes: " + (", ".join(f"{c['name']} (weight {c['weight']})" for c in classes)
                      if classes else "none - first come, first served"))
     # validate's tables, findings and verdict, under the file line this view has already printed
+    # validate's tables, under a heading of their own (issue 30: they ran on from the priority classes line)
+    lines.append("capacity and team reach (as validate prints them):")
     lines += render_table(report).split("\n")[1:]
     return "\n".join(lines)
 

@@ -233,7 +233,6 @@ def run_all(config: KitConfig, config_path: Path, workload: str | None, from_clu
     summary, findings = run_kueue(config, workload_jobs(config, workload, from_cluster, remaining), choices)
     if against_ref is not None:
         baseline = _config_at_ref(config_path, against_ref)
-        click.echo(f"--against-ref {against_ref}: reading the workload for the config at that ref", err=True)
         base_summary, _ = run_kueue(baseline, workload_jobs(baseline, workload, from_cluster, remaining), choices)
         summary = {**summary, "against": {"ref": against_ref, "teams": compare_runs(base_summary, summary)}}
     return summary, findings

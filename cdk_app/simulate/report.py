@@ -256,9 +256,10 @@ def render(summary: dict[str, Any]) -> str:
     rows += [(_seconds(at) if at >= 0 else f"-{_seconds(-at)}", name, team, _event_text(e))
              for at, _, name, team, e in events]
     lines.extend(aligned([tuple(printable(str(c)) for c in row) for row in rows], indent="  "))
-    lines.append("teams (accelerator-hours; waits from submission to first admission)")
-    header = ("team", "quota", "used", "borrowed", "lent", "wait median", "wait p95", "preempted", "preempting",
-              "never admitted")
+    # each column's unit in its header: a quota of 12 accelerators beside 20 accelerator-hours used read as one unit
+    lines.append("teams (waits from submission to first admission)")
+    header = ("team", "quota (accelerators)", "used (acc-hours)", "borrowed (acc-hours)", "lent (acc-hours)",
+              "wait median", "wait p95", "preempted", "preempting", "never admitted")
     rows = [header]
     for team in summary["teams"]:
         quota = sum(amounts.get("accelerators", 0) for amounts in team["quota"].values())

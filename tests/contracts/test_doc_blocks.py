@@ -10,12 +10,30 @@ import subprocess
 
 import click
 import pytest
-from support.doc_pages import ILLUSTRATIVE, NEEDS_AWS, OUTPUT, blocks, output_mismatch, pages, run_pages
+import yaml
+from click.testing import CliRunner
+from docs_reference import GENERATED_FROM
+from support.doc_pages import (
+    DRAWN,
+    FRAGMENT,
+    ILLUSTRATIVE,
+    ILLUSTRATIVE_BLOCK,
+    NEEDS_AWS,
+    OUTPUT,
+    USAGE,
+    WORKLOAD,
+    blocks,
+    checked_pages,
+    merged,
+    output_mismatch,
+    pages,
+    run_pages,
+)
 from support.paths import ROOT
 
 from cdk_app.cli.main import main as cli
 
-CHECKED = [(block, command) for page in run_pages() for block in blocks(page)
+CHECKED = [(block, command) for page in checked_pages() for block in blocks(page)
            if block.lang == "bash" and block.title is not None for command in block.commands]
 # A placeholder a reader fills in (<EksClusterName>, <john's role from TeamRoleArns>) reads as one word.
 PLACEHOLDER = re.compile(r"<[^<>\n]+>")
@@ -48,7 +66,70 @@ def parse_with_click(args: list[str]) -> None:
 
 def test_every_block_that_is_not_run_says_what_it_needs():
     titles = {block.title for page in pages() for block in blocks(page) if block.lang == "bash"}
-    assert titles <= {None, NEEDS_AWS, "needs make k8s-up"}, titles
+    assert titles <= {None, NEEDS_AWS, "needs make k8s-up", USAGE}, titles
+
+
+def test_every_block_of_a_guide_or_explanation_is_run_checked_or_says_why_not():
+    """The class of issue 30's copy-paste snippets (a Python edit that cut the file, a refused workload example):
+    a block a reader copies is run or checked by the tool, or says in its title why it cannot be."""
+    unexplained = []
+    for page in checked_pages():
+        run_here = page in run_pages()
+        for block in blocks(page):
+            title = block.title or ""
+            if block.lang == "bash":
+                ok = title in {NEEDS_AWS, "needs make k8s-up", USAGE} or (run_here and not title)
+            elif block.lang == "text":
+                ok = title == ILLUSTRATIVE
+            elif block.lang == "yaml":
+                ok = bool(FRAGMENT.match(title) or WORKLOAD.match(title) or ILLUSTRATIVE_BLOCK.match(title))
+            else:
+                ok = block.lang in DRAWN or bool(ILLUSTRATIVE_BLOCK.match(title))
+            ok = ok or title.startswith(GENERATED_FROM)  # a generated part: tests/contracts/test_docs.py
+            if not ok:
+                unexplained.append(f"{block.where}: ```{block.lang} {title!r}")
+    assert not unexplained, ("blocks that are neither run nor checked nor titled 'illustrative: <why>' "
+                             "(docs/contributing/docs.md):\n" + "\n".join(unexplained))
+
+
+YAML = [block for page in checked_pages() for block in blocks(page) if block.lang == "yaml"]
+FRAGMENTS = [(block, FRAGMENT.match(block.title).group(1)) for block in YAML if FRAGMENT.match(block.title or "")]
+WORKLOADS = [(block, WORKLOAD.match(block.title).group(1)) for block in YAML if WORKLOAD.match(block.title or "")]
+
+
+def test_the_pages_hold_checked_yaml_blocks():
+    assert len(FRAGMENTS) >= 6 and WORKLOADS
+
+
+@pytest.mark.parametrize(("block", "base"), FRAGMENTS, ids=[block.where for block, _ in FRAGMENTS])
+def test_a_config_fragment_merged_into_its_config_validates(block, base, tmp_path):
+    config = merged(yaml.safe_load((ROOT / base).read_text()), yaml.safe_load(block.text))
+    path = tmp_path / base  # the same file name: validate reads the environment's name from it
+    path.parent.mkdir(parents=True)
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    result = CliRunner().invoke(cli, ["validate", str(path)])
+    assert result.exit_code == 0, f"{block.where}: merged into {base}, validate exits {result.exit_code}\n{result.output}"
+
+
+@pytest.mark.parametrize(("block", "config"), WORKLOADS, ids=[block.where for block, _ in WORKLOADS])
+def test_a_workload_block_is_a_workload_simulate_runs(block, config, tmp_path):
+    path = tmp_path / "workload.yaml"
+    path.write_text(block.text + "\n")
+    result = CliRunner().invoke(cli, ["simulate", str(ROOT / config), "--workload", str(path)])
+    assert result.exit_code == 0, f"{block.where}: simulate exits {result.exit_code}\n{result.output}"
+
+
+@pytest.mark.parametrize(("base", "fragment", "expected"), [
+    ({"a": {"b": 1, "c": 2}}, {"a": {"b": 3}}, {"a": {"b": 3, "c": 2}}),
+    ({"t": [{"name": "x", "n": 1}]}, {"t": [{"name": "x", "m": 2}, {"name": "y"}]},
+     {"t": [{"name": "x", "n": 1, "m": 2}, {"name": "y"}]}),
+    ({"fs": [{"name": "c", "team": "a", "n": 1}, {"name": "c", "team": "b"}]}, {"fs": [{"name": "c", "team": "b", "n": 2}]},
+     {"fs": [{"name": "c", "team": "a", "n": 1}, {"name": "c", "team": "b", "n": 2}]}),
+    ({"zones": ["a", "b"]}, {"zones": ["c"]}, {"zones": ["c"]}),
+    ({"acks": [{"code": 1}]}, {"acks": [{"code": 2}]}, {"acks": [{"code": 2}]}),
+])
+def test_a_fragment_merges_as_a_reader_means_it(base, fragment, expected):
+    assert merged(base, fragment) == expected
 
 
 def test_every_output_a_guide_shows_is_checked_or_says_it_is_illustrative():

@@ -6,7 +6,8 @@ import json
 import re
 
 import pytest
-from support.doc_pages import DOCS, pages, rendered
+from docs_reference import render, stale_pages
+from support.doc_pages import DOCS, pages
 from support.paths import ROOT
 from support.synthesis import env_assembly
 
@@ -20,11 +21,31 @@ def test_the_readme_is_short():
 
 
 def test_codes_table_matches_the_code():
-    assert codes_markdown() in rendered(DOCS / "reference" / "findings.md")
+    assert codes_markdown() in (DOCS / "reference" / "findings.md").read_text(), "run `make docs-reference`"
 
 
 def test_config_reference_matches_the_model():
-    assert config_reference_markdown() in rendered(DOCS / "reference" / "config.md")
+    assert config_reference_markdown() in (DOCS / "reference" / "config.md").read_text(), "run `make docs-reference`"
+
+
+def test_every_generated_part_in_the_repository_is_the_codes_today():
+    """The reference reads in the clone (issue 30): each page holds its generated parts, as config/schema.json
+    holds the schema - and a page whose part the code has moved past fails here and in `make docs`."""
+    assert [page.relative_to(ROOT).as_posix() for page in stale_pages()] == [], "run `make docs-reference`"
+    assert all("<!-- end generated: " in page.read_text() for page in pages() if "<!-- generated: " in page.read_text())
+
+
+def test_a_stale_or_unknown_part_is_refused(tmp_path):
+    page = "text\n<!-- generated: pins -->\nold pins\n<!-- end generated: pins -->\nafter\n"
+    written = render(page)
+    assert "old pins" not in written and written.endswith("<!-- end generated: pins -->\nafter\n")
+    assert render(written) == written  # writing twice changes nothing
+    with pytest.raises(ValueError, match="unknown generated part"):
+        render("<!-- generated: nothing -->\n")
+    with pytest.raises(ValueError, match="not a marker line"):
+        render("<!--generated: pins-->\n")
+    with pytest.raises(ValueError, match="no <!-- generated: NAME --> line starts"):
+        render("text\n<!-- end generated: pins -->\n")
 
 
 def test_ci_runs_the_readme_test_command():

@@ -36,8 +36,12 @@ def scratch_clone(tmp_path):
 
 
 def environment() -> dict[str, str]:
-    """What `source .venv/bin/activate` and the Makefile give a reader's shell: the kit and the pinned Node."""
-    path = os.pathsep.join([str(ROOT / ".venv" / "bin"), str(ROOT / "node_modules" / ".bin"), os.environ["PATH"]])
+    """What `source .venv/bin/activate` gives a reader's shell: the kit on PATH, and not node_modules/.bin - a page
+    that says a bare `cdk` would pass here and fail for the reader (issue 30: `npx cdk` finds the pinned CLI).
+    JSII_NODE is what the CI workflow and the Makefile set (docs/how-to/ci.md)."""
+    node_bin = str(ROOT / "node_modules" / ".bin")  # tests/conftest.py puts it first for the tests' own synths
+    inherited = [entry for entry in os.environ["PATH"].split(os.pathsep) if entry != node_bin]
+    path = os.pathsep.join([str(ROOT / ".venv" / "bin"), *inherited])
     return {**os.environ, "PATH": path, "JSII_NODE": str(ROOT / "node_modules" / ".bin" / "node")}
 
 

@@ -1,5 +1,4 @@
-"""The documentation as the tests read it: the pages (generated parts rendered as `make docs` renders them),
-the fenced blocks of the tutorials and how-to guides, and the commands in them.
+"""The documentation as the tests read it: the pages, the fenced blocks of the tutorials and how-to guides, and the commands in them.
 
 How a block is read is documented for writers in docs/contributing/docs.md: a ```bash block is run, one command
 at a time, and must exit 0 unless the command's line ends with `# exit N`; a ```text title="output" block right
@@ -12,8 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import docs_reference
+from typing import Any
 
 from support.paths import ROOT
 
@@ -21,9 +19,22 @@ DOCS = ROOT / "docs"
 # The pages whose commands a reader types in order: each is run by tests/e2e/test_doc_commands.py.
 RUN_SECTIONS = ("tutorials", "how-to")
 NEEDS_AWS = "needs AWS"
+# A bash block of commands with files a reader names (jobs.yaml): parsed by the CLI like a needs-AWS block, not run.
+USAGE = "usage"
 OUTPUT = "output"
 # A block of output a reader sees but no test can produce (it needs AWS or a cluster): said so on the page.
 ILLUSTRATIVE = "illustrative output"
+# A ```yaml block is a file the tool reads, checked by tests/contracts/test_doc_blocks.py: `title="fragment of
+# config/X.yaml"` is merged into that config (mappings key by key, lists of named items item by item, by name and
+# team) and the result must validate; `title="workload for config/X.yaml"` must load as simulate's workload file.
+FRAGMENT = re.compile(r"^fragment of (config/[\w.-]+\.yaml)$")
+WORKLOAD = re.compile(r"^workload for (config/[\w.-]+\.yaml)$")
+# Any other block no test can run or check says why, in its title: `title="illustrative: <why>"`.
+ILLUSTRATIVE_BLOCK = re.compile(r"^illustrative: \S.*$")
+# Languages that are pictures, not something a reader runs or copies into a file.
+DRAWN = {"mermaid"}
+# The pages whose every block is run, checked or said to be illustrative (the reference pages are generated).
+CHECKED_SECTIONS = (*RUN_SECTIONS, "explanation")
 ELISION = "..."  # a line of an output block that stands for lines of the output left out
 _FENCE = re.compile(r"^```(\w*)\s*(.*)$")
 _TITLE = re.compile(r'title="([^"]*)"')
@@ -61,13 +72,33 @@ def pages() -> list[Path]:
     return sorted(DOCS.rglob("*.md"))
 
 
-def rendered(page: Path) -> str:
-    """The page's markdown as the site shows it: generated parts filled in."""
-    return docs_reference.render(page.read_text(), str(page.relative_to(DOCS)))
-
-
 def run_pages() -> list[Path]:
     return [page for section in RUN_SECTIONS for page in sorted((DOCS / section).glob("*.md"))]
+
+
+def checked_pages() -> list[Path]:
+    return [page for section in CHECKED_SECTIONS for page in sorted((DOCS / section).glob("*.md"))]
+
+
+def merged(base: Any, fragment: Any) -> Any:
+    """`fragment` laid over `base` as a page means it: mappings merge key by key, a list of named mappings merges
+    item by item (the same name - and team, where items have one - is the same item; a new one is appended),
+    anything else is replaced."""
+    if isinstance(base, dict) and isinstance(fragment, dict):
+        return {**base, **{key: merged(base[key], value) if key in base else value for key, value in fragment.items()}}
+    if isinstance(base, list) and isinstance(fragment, list) and all(
+            isinstance(item, dict) and "name" in item for item in [*base, *fragment]):
+        def key(item: dict) -> tuple[Any, Any]:
+            return item["name"], item.get("team")
+        out = list(base)
+        for item in fragment:
+            index = next((i for i, old in enumerate(out) if key(old) == key(item)), None)
+            if index is None:
+                out.append(item)
+            else:
+                out[index] = merged(out[index], item)
+        return out
+    return fragment
 
 
 def blocks(page: Path) -> list[Block]:

@@ -129,3 +129,24 @@ def test_an_invalid_config_shows_validates_findings_and_exits_1(tmp_path):
     result = invoke("show", str(tmp_path / "big.yaml"))
     assert result.exit_code == 1
     assert "[HPK501 error]" in result.output and "stacks, in deploy order" not in result.output
+
+
+def test_the_fractional_reach_note_names_a_fraction_its_table_shows(tmp_path):
+    """Issue 30: the note said "(1.5)" under a table whose fractions were 4.5 - it names the table's first one."""
+    data = yaml.safe_load((ROOT / "config" / "dev.yaml").read_text())
+    next(group for group in data["hyperpod"]["instance_groups"] if group["name"] == "gpu-workers")["count"] = 6
+    john = next(team for team in data["teams"] if team["name"] == "john")
+    john["quota"] = [{"instance_type": "ml.g5.12xlarge", "count": 3}]  # reach 4.5 at borrow limit 50 %, nothing else
+    smith = next(team for team in data["teams"] if team["name"] == "smith")
+    smith["quota"] = [{"instance_type": "ml.g5.12xlarge", "count": 1}, {"instance_type": "ml.m5.2xlarge", "count": 2}]
+    path = tmp_path / "dev.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    text = invoke("validate", str(path)).output
+    assert "  john   ml.g5.12xlarge  LendAndBorrow  3 (12)  4.5 (18)" in text
+    assert "a fraction of an instance (4.5) is instances' worth" in text and "(1.5)" not in text
+
+
+def test_the_capacity_tables_have_a_heading_of_their_own():
+    lines = invoke("show", "config/dev.yaml").output.split("\n")
+    heading = lines.index("capacity and team reach (as validate prints them):")
+    assert lines[heading - 1].startswith("priority classes: ") and lines[heading + 1].startswith("  reserved/capacity")

@@ -36,6 +36,14 @@ def test_the_table_names_the_borrowing_and_the_preemption():
     assert "preempted by john-eval (InCohortReclamation)" in result.stdout
 
 
+def test_the_team_table_names_each_column_s_unit():
+    """Issue 30: `quota 12` (accelerators) stood beside `used 20` (accelerator-hours) with one unit for both."""
+    lines = run("simulate", DEV, "--workload", SEED).stdout.split("\n")
+    header = lines[lines.index("teams (waits from submission to first admission)") + 1].split("  ")
+    assert [cell.strip() for cell in header if cell.strip()][:5] == [
+        "team", "quota (accelerators)", "used (acc-hours)", "borrowed (acc-hours)", "lent (acc-hours)"]
+
+
 def test_a_job_that_can_never_be_admitted_is_a_finding(tmp_path):
     path = tmp_path / "w.yaml"
     path.write_text("jobs:\n  - {name: huge, team: smith, pods: 5, per_pod: {instance_type: ml.g5.12xlarge,"
@@ -149,6 +157,7 @@ def test_from_cluster_refuses_what_is_not_a_kubectl_list(tmp_path):
 def test_against_the_same_ref_nothing_moves():
     result = run("simulate", DEV, "--workload", SEED, "--against-ref", "HEAD", "--format", "json")
     assert result.returncode == 0, result.stderr
+    assert result.stderr == ""  # no progress line that a reader sees after the results (issue 30)
     rows = json.loads(result.stdout)["against"]["teams"]
     for row in rows:
         for cell in row.values():
