@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from aws_cdk import Duration, RemovalPolicy, Size, Stack
+from aws_cdk import Duration, RemovalPolicy, Size, Stack, Tags
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
@@ -17,6 +17,11 @@ from constructs import Construct
 from hyperpod_constructs.nag_acknowledgements import acknowledge, managed_policy, ref, wildcard_resource
 from hyperpod_constructs.private.handler_source import handler_source
 from hyperpod_constructs.service_trust import restrict_service_trust, service_principal
+
+# Every function of a provider carries this tag: whoever may invoke one can send it a forged event during an
+# update window, so an SCP or permission boundary denies lambda:InvokeFunction on functions with this tag to
+# everyone but the deploy role (docs/explanation/guardrails.md, "The kit's functions").
+FUNCTION_TAG = ("hyperpod-kit:custom-resource-function", "true")
 
 
 @dataclass(frozen=True)
@@ -114,6 +119,8 @@ class PythonHandlerProvider(Construct):
                 "the framework invokes the handler function and its versions; CDK writes this grant",
         })
         self.service_token = provider.service_token
+        # The handler's functions and the framework's that invoke them (their ServiceToken).
+        Tags.of(self).add(*FUNCTION_TAG, include_resource_types=["AWS::Lambda::Function"])
 
     def _anchor_to_stack(self) -> None:
         """What cfn_anchor.confirm_own_stack needs: the stack's id (AWS::StackId) and read calls on it only."""

@@ -25,6 +25,7 @@ from cdk_app.domain.capacity import (
     partition_capacity_of,
     partition_reservations,
     reservations,
+    team_groups,
     without_partitioned_gpus,
 )
 from cdk_app.domain.governance_types import TASK_GOVERNANCE_ADDON
@@ -282,9 +283,10 @@ def compare(config: KitConfig, source: Any, state: LiveState) -> LiveResult:
     # What runs, plus what Karpenter may still add to the groups it scales (up to max_count, under each type the
     # group may run): the capacity validate counts for them.
     headroom = [(itype, max(group.max_count - live_groups[group.name].get("CurrentCount", 0), 0))
-                for group in config.hyperpod.instance_groups if group.max_count is not None and group.name in live_groups
+                for group in team_groups(config) if group.max_count is not None and group.name in live_groups
                 for itype in group_types(group)]
-    deployed = _live_groups(state)
+    # The system group's nodes are no team's capacity (cdk_app.domain.capacity.team_groups).
+    deployed = [g for g in _live_groups(state) if g.name != config.hyperpod.system_instance_group]
     capacity = without_partitioned_gpus(deployed, capacity_of([*((g.instance_type, g.count) for g in deployed),
                                                                *headroom]))
 

@@ -18,6 +18,7 @@ from cdk_app.config.model import InstanceGroup, KitConfig, QuotaEntry, Team
 from cdk_app.config.scalars import exact
 from cdk_app.domain.instance_types import CATALOGUE, InstanceSpec
 from cdk_app.domain.mig_profiles import group_partitions, most_per_gpu, profiles_of
+from cdk_app.domain.system_nodes import system_group
 
 DIMENSIONS = ("count", "accelerators", "vcpu", "memory_gib")
 _UNITS = {"count": "instances", "accelerators": "accelerators", "vcpu": "vCPU", "memory_gib": "GiB memory"}
@@ -207,11 +208,20 @@ def groups_capacity(groups: Iterable[InstanceGroup]) -> dict[str, Resources]:
     return capacity_of((itype, group_maximum(group)) for group in groups for itype in group_types(group))
 
 
+def team_groups(config: KitConfig) -> tuple[InstanceGroup, ...]:
+    """The instance groups whose nodes the teams' and the shared pool's pods may run on: all but the
+    administrators' system group (hyperpod.system_instance_group), whose taint no team pod may tolerate, so its
+    nodes are capacity no quota can use."""
+    system = system_group(config)
+    return tuple(g for g in config.hyperpod.instance_groups if g is not system)
+
+
 def cluster_capacity(config: KitConfig) -> dict[str, Resources]:
-    """Per known instance type, the most all the instance groups may give (`groups_capacity`): the capacity the
-    quotas are checked against (HPK501), autoscaled groups at max_count, Spot and flexible groups included."""
+    """Per known instance type, the most the teams' instance groups (`team_groups`) may give (`groups_capacity`):
+    the capacity the quotas are checked against (HPK501), autoscaled groups at max_count, Spot and flexible
+    groups included."""
     # A partitioned group's GPUs are its partitions', not whole ones (without_partitioned_gpus).
-    groups = config.hyperpod.instance_groups
+    groups = team_groups(config)
     return without_partitioned_gpus(groups, groups_capacity(groups))
 
 
@@ -219,7 +229,7 @@ def flexible_reliance(config: KitConfig) -> tuple[dict[str, int], int]:
     """(per instance type, the whole instances the teams' quotas need beyond its single-type groups; how many of
     them the flexible groups can give at once). A flexible group counts in full under each of its types, so each
     type alone may fit while together they need more instances than the groups have."""
-    groups = config.hyperpod.instance_groups
+    groups = team_groups(config)
     single = groups_capacity(g for g in groups if not g.fallback_instance_types)
     most = groups_capacity(groups)
     need = {}
@@ -268,8 +278,7 @@ def _most_given(need: dict[str, int], groups: dict[str, tuple[int, tuple[str, ..
 
 def guaranteed_capacity(config: KitConfig) -> dict[str, Resources]:
     """Per known instance type, the capacity the teams can count on (`is_guaranteed`): at most cluster_capacity."""
-    return capacity_of((group.instance_type, group.count) for group in config.hyperpod.instance_groups
-                       if is_guaranteed(group))
+    return capacity_of((group.instance_type, group.count) for group in team_groups(config) if is_guaranteed(group))
 
 
 def quota_backing(config: KitConfig) -> dict[str, bool]:
@@ -348,7 +357,7 @@ def shared_pool_quota(config: KitConfig) -> list[QuotaEntry]:
     counts in full under each of its types, so a pool holding what the teams leave of each would hold more than
     the group has; idle sharing still lends their instances as unallocated capacity."""
     entries: list[QuotaEntry] = []
-    single_type = groups_capacity(g for g in config.hyperpod.instance_groups if not g.fallback_instance_types)
+    single_type = groups_capacity(g for g in team_groups(config) if not g.fallback_instance_types)
     for itype, gap in shared_pool_gap(single_type, teams_total(config.teams)).items():
         # Nothing left, or the teams already over capacity in some dimension (the validator's HPK504).
         if gap.count <= 0 or any(getattr(gap, d) < 0 for d in DIMENSIONS):

@@ -20,7 +20,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cdk_app.config.model import BatchSize, InstanceGroup, KitConfig
-from cdk_app.domain.capacity import DIMENSIONS, Resources, cluster_capacity, per_instances, teams_total
+from cdk_app.domain.capacity import (
+    DIMENSIONS,
+    Resources,
+    cluster_capacity,
+    per_instances,
+    team_groups,
+    teams_total,
+)
 from cdk_app.domain.instance_types import CATALOGUE
 
 
@@ -90,9 +97,9 @@ def _headroom(capacity: Resources, reserved: Resources, itype: str) -> int:
 def rolling_batch(config: KitConfig, group: InstanceGroup, size: BatchSize,
                   alongside: int = 0) -> RollingBatch | None:
     """A batch of `size` (an update's or a rollback's) on `group`, with `alongside` instances of its type out at
-    the same time in other groups; None for a type the catalogue lacks (HPK201 reports it) or whose quotas are
-    over capacity already (HPK501 reports it)."""
-    if group.instance_type not in CATALOGUE:
+    the same time in other groups; None for a type the catalogue lacks (HPK201 reports it), for the system
+    group (its nodes are no team's capacity) or a type whose quotas are over capacity already (HPK501 reports it)."""
+    if group.instance_type not in CATALOGUE or group not in team_groups(config):
         return None
     capacity = cluster_capacity(config)[group.instance_type]
     reserved = teams_total(tuple(t for t in config.teams if t.enabled)).get(group.instance_type, Resources())

@@ -390,11 +390,15 @@ def on_manifests(event: dict[str, Any], budget: Budget) -> dict[str, Any]:
     if not DNS_LABEL.fullmatch(name):
         raise HelmReleaseError(f"Name {name!r} must be a DNS label")
     physical_id = f"{props['ClusterName']}/manifests/{name}"
-    if request == "Delete" and event.get("PhysicalResourceId") != physical_id:
-        # The anchor confirmed the physical id; the Name must be the one it was made from.
-        raise HelmReleaseError(f"refusing the event: Name {name!r} does not belong to {event.get('PhysicalResourceId')!r}")
-    current, current_from_asset = manifests_of(props, "Manifests", budget)
     old = event.get("OldResourceProperties") or {}
+    # The anchor confirmed the physical id; the properties it was made from (a Delete's, an Update's old ones)
+    # must name it, so that an Update cannot delete another set's objects as its "previous" manifests.
+    made_from = props if request == "Delete" else old
+    if request in ("Update", "Delete") and event.get("PhysicalResourceId") != (
+            f"{made_from.get('ClusterName')}/manifests/{made_from.get('Name')}"):
+        raise HelmReleaseError(f"refusing the event: Name {str(made_from.get('Name'))!r} does not belong to "
+                               f"{event.get('PhysicalResourceId')!r}")
+    current, current_from_asset = manifests_of(props, "Manifests", budget)
     if request == "Update" and name == GUARDRAILS_SET and not current_from_asset and "ManifestsObject" in old:
         # The rollback of the first deploy of this kit, back to a kit that sent the guardrails in the event: that
         # content cannot be told from a forgery, so it is not applied. The cluster keeps the guardrails the failed

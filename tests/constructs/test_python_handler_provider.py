@@ -10,7 +10,7 @@ from aws_cdk import App, Stack
 from aws_cdk.assertions import Template
 
 from hyperpod_constructs.private.handler_source import SHARED_DIR, handler_source
-from hyperpod_constructs.python_handler_provider import PythonHandlerProvider, PythonHandlerProviderProps
+from hyperpod_constructs.python_handler_provider import FUNCTION_TAG, PythonHandlerProvider, PythonHandlerProviderProps
 
 CONSTRUCTS = Path(__file__).resolve().parents[2] / "constructs"
 
@@ -67,3 +67,13 @@ def test_a_handler_with_its_own_copy_of_a_shared_module_is_refused(tmp_path):
 
 def test_without_shared_modules_the_folder_is_used_as_it_is(tmp_path):
     assert handler_source(str(tmp_path), ()) == str(tmp_path)
+
+
+def test_every_function_of_the_provider_carries_the_tag_an_invoke_policy_can_name(anchored):
+    """Handlers, completion check and CDK's framework functions (which invoke them) alike: a policy denying
+    lambda:InvokeFunction by aws:ResourceTag names them all."""
+    _, template = anchored
+    functions = template.find_resources("AWS::Lambda::Function")
+    assert len(functions) >= 4  # on_event, is_complete, framework onEvent/isComplete/onTimeout
+    key, value = FUNCTION_TAG
+    assert all({"Key": key, "Value": value} in f["Properties"]["Tags"] for f in functions.values())

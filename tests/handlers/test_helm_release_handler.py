@@ -1028,6 +1028,17 @@ def test_the_guardrails_are_applied_from_the_asset_and_go_with_their_set(applied
     forged = {**guardrails_event(GUARDRAILS, request="Delete"), "PhysicalResourceId": "hyperpod-eks/manifests/team-a"}
     with pytest.raises(tools.HelmReleaseError, match="Name 'guardrails' does not belong to 'hyperpod-eks/manifests/team-a'"):
         invoke(forged)
+    # ... and so is an Update whose old Name is not the confirmed physical id's (red team F1, issue 28: team a's
+    # update window used to delete team b's objects as the "previous" set).
+    team_b = team_manifests("b")[:2]
+    for forged in ({**rbac_event([], request="Update", old=team_b, name="team-b"),
+                    "PhysicalResourceId": "hyperpod-eks/manifests/team-a"},
+                   {**rbac_event([], request="Update", name="team-a"),
+                    "OldResourceProperties": {**rbac_event([], name="team-b")["ResourceProperties"],
+                                              "Manifests": json.dumps(team_b)}}):
+        with pytest.raises(tools.HelmReleaseError, match="Name 'team-b' does not belong to 'hyperpod-eks/manifests/team-a'"):
+            invoke(forged)
+    assert applied["delete"] == []
     # ... an update that drops a team's binding deletes it, and the set's own Delete (the governance stack
     # deleted) deletes every guardrail object (review finding 9).
     fewer = [m for m in GUARDRAILS if m["kind"] != "ValidatingAdmissionPolicyBinding"] + \

@@ -14,6 +14,8 @@ from support.snapshots import normalised
 from support.synthesis import cli_synth, env_assembly
 from syrupy.extensions.json import JSONSnapshotExtension
 
+from hyperpod_constructs.python_handler_provider import FUNCTION_TAG
+
 ENVIRONMENTS = {"dev": "us-east-1", "prod": "us-west-2"}
 
 
@@ -47,6 +49,16 @@ def test_cfn_lint_is_clean_for_the_environment_region(assemblies, env_name):
     result = subprocess.run([str(Path(sys.executable).parent / "cfn-lint"), "--regions", ENVIRONMENTS[env_name],
                              "--ignore-checks", "W3005", "--", *templates], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("env_name", ENVIRONMENTS)
+def test_every_function_in_the_templates_carries_the_kit_function_tag(assemblies, env_name):
+    """The kit makes Lambda functions only through PythonHandlerProvider; an SCP naming the tag covers them all."""
+    key, value = FUNCTION_TAG
+    functions = [(path.name, name, r) for path in assemblies[env_name].glob("*.template.json")
+                 for name, r in json.loads(path.read_text())["Resources"].items() if r["Type"] == "AWS::Lambda::Function"]
+    assert functions
+    assert [(p, n) for p, n, r in functions if {"Key": key, "Value": value} not in r["Properties"].get("Tags", [])] == []
 
 
 def test_invalid_config_synthesizes_nothing(tmp_path):

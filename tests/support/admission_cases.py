@@ -327,6 +327,17 @@ CASES = [
          {"unqueued-devices": "spec.template.spec.containers[main].resources"}),
     Case("efa-in-a-statefulset", workload("StatefulSet", NLP, pod_spec(container(resources={"limits": {"vpc.amazonaws.com/efa": 1}})),
                                           metadata_labels={}, serviceName="w"), {"unqueued-devices": "resources"}),
+    # Red team F4 (issue 28): Deployments are outside every Kueue quota; many replicas with a team's priority
+    # class would hold nodes and let the scheduler evict queued pods.
+    Case("priority-class-on-a-deployment", workload("Deployment", NLP, pod_spec(container(), priorityClassName="fine-tuning-priority"),
+                                                    metadata_labels={}), {"unqueued-priority": "spec.template.spec.priorityClassName"}),
+    Case("ten-deployment-replicas", workload("Deployment", NLP, pod_spec(container()), metadata_labels={}, replicas=10),
+         {"unqueued-replicas": "spec.replicas: at most 3"}),
+    Case("three-deployment-replicas", workload("Deployment", NLP, pod_spec(container()), metadata_labels={}, replicas=3), {}),
+    Case("statefulset-replicas-scaled-up", workload("StatefulSet", NLP, pod_spec(container()), metadata_labels={},
+                                                    serviceName="w", replicas=4),
+         {"unqueued-replicas": "spec.replicas"}, operation="UPDATE",
+         old=workload("StatefulSet", NLP, pod_spec(container()), metadata_labels={}, serviceName="w", replicas=1)),
     Case("unknown-replica-type", workload("PyTorchJob", NLP, pod_spec(container("pytorch")), pod_spec(container("pytorch")),
                                           replica_types=("Master", "Chief")), {"replica-types": "spec.pytorchReplicaSpecs.Chief"}),
     Case("missing-queue-label", with_label(CLEAN_JOB, queue=None), {"queue": "queue-name]: missing"}),

@@ -146,6 +146,11 @@ OPERATOR_INIT_IMAGES = ("alpine:3.10",)
 # with SIGTERM ignored would hold GPUs past an eviction or delete, outside the quota.
 MAX_GRACE_SECONDS = 300
 
+# Unqueued kinds (Deployment, StatefulSet, ReplicaSet) are outside every Kueue quota: an elastic job's etcd
+# rendezvous is one replica (three for an etcd cluster that survives a member's loss), so more is refused, and
+# no priority class lets their pods preempt queued ones.
+MAX_UNQUEUED_REPLICAS = 3
+
 
 DEVICE_ENV_VARS = tuple(DEVICE_ENV_OFF)
 

@@ -36,6 +36,7 @@ from cdk_app.kubernetes.guardrails.constants import (
     HOST_NAMESPACES,
     HOSTNAME_LABEL,
     MAX_GRACE_SECONDS,
+    MAX_UNQUEUED_REPLICAS,
     OPERATOR_INIT_IMAGES,
     POD_SECURITY,
     REFUSED_VOLUME_TYPES,
@@ -271,6 +272,17 @@ def pod_security_validations(config: KitConfig) -> list[dict[str, str]]:
         "only queued workloads (Job, PyTorchJob, MPIJob) may ask for accelerators or EFA",
         first_bad("variables.containers", asks_devices)
         + ".path + '.resources: only queued workloads (Job, PyTorchJob, MPIJob) may ask for accelerators or EFA'"))
+    rules.append(pod_rule(
+        "unqueued-priority", f"variables.kind in {lit(unqueued)} && has(e.spec.priorityClassName) "
+        "&& e.spec.priorityClassName != ''", "priorityClassName",
+        "only queued workloads (Job, PyTorchJob, MPIJob) may name a priority class: an unqueued pod is outside "
+        "every quota, and a priority would let the scheduler evict queued pods for it"))
+    rules.append(validation(
+        "unqueued-replicas", f"!(variables.kind in {lit(unqueued)}) || !has(object.spec.replicas) "
+        f"|| object.spec.replicas <= {MAX_UNQUEUED_REPLICAS}",
+        f"an unqueued workload runs at most {MAX_UNQUEUED_REPLICAS} replicas (it is outside every quota)",
+        f"'spec.replicas: at most {MAX_UNQUEUED_REPLICAS} for an unqueued workload (it is outside every quota); "
+        "run the work as a Job, PyTorchJob or MPIJob'"))
     for kind in WORKLOAD_KINDS:
         if kind.replicas:
             rules.append(validation(

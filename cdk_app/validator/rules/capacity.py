@@ -22,6 +22,7 @@ from cdk_app.domain.capacity import (
     groups_capacity,
     per_instances,
     shared_pool_gap,
+    team_groups,
     team_reservations,
 )
 from cdk_app.domain.instance_types import CATALOGUE
@@ -42,7 +43,7 @@ def check_capacity(config: KitConfig, report: Reporter) -> None:
             totals[itype] = totals.get(itype, Resources()) + reserved
             j = first[itype]
             contributors.setdefault(itype, []).append((team.name, reserved, ("teams", i, "quota", j), team.quota[j]))
-    groups = config.hyperpod.instance_groups
+    groups = team_groups(config)
     single_type = groups_capacity(g for g in groups if not g.fallback_instance_types)
     not_spot = groups_capacity(g for g in groups if g.capacity_type != "Spot")
     unknown = [(i, g) for i, g in enumerate(groups) if any(t not in CATALOGUE for t in group_types(g))]

@@ -279,17 +279,22 @@ def check_system_instance_group(config: KitConfig, report: Reporter) -> None:
 
 
 def _check_system_type_quota(config: KitConfig, group: InstanceGroup, report: Reporter) -> None:
-    """Kueue counts the system group's nodes in its instance type's capacity, which a team with a quota for the
-    type may reserve or borrow, but team pods cannot tolerate the group's taint: what Kueue admits there stays
-    Pending. A type no team has a quota for cannot be borrowed either."""
+    """The kit leaves the system group out of the capacity (cdk_app.domain.capacity.team_groups), so a quota on
+    a type only it has is over capacity (HPK501). Where other groups share its type, SageMaker still counts the
+    system nodes in the type's unallocated capacity that idle sharing lends ("unallocated resources are
+    automatically calculated", botocore's IdleResourceSharing): a team pod cannot tolerate their taint, so a
+    workload borrowing that share stays Pending."""
+    if config.cluster_policy.idle_resource_sharing != "Enabled" or not any(
+            g is not group and group.instance_type in group_types(g) for g in config.hyperpod.instance_groups):
+        return
     for i, team in enumerate(config.teams):
         for j, entry in enumerate(team.quota):
             if entry.instance_type == group.instance_type:
                 report.warning("HPK219", ("teams", i, "quota", j, "instance_type"),
                                f"team {team.name[:40]!r} has a quota for {group.instance_type}, the instance type of "
-                               f"the system group {group.name[:63]!r}: Kueue counts the system nodes in that type's "
-                               "capacity (lent and borrowed too), but team pods cannot tolerate their taint, so a "
-                               "workload admitted on them stays Pending",
-                               "give the system group an instance type no team has a quota for (teams borrow only "
-                               "types they have a quota for), and the teams an untainted group of their own")
+                               f"the system group {group.name[:63]!r}: SageMaker counts the system nodes in that "
+                               "type's unallocated capacity, which idle sharing lends, but team pods cannot tolerate "
+                               "their taint, so a workload borrowing that share stays Pending",
+                               "give the system group an instance type no team group has (teams borrow only types "
+                               "they have a quota for)")
                 break

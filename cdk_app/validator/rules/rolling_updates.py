@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from cdk_app.config.model import BatchSize, InstanceGroup, KitConfig, RollingDeployment
 from cdk_app.config.yaml_source import PathKey
-from cdk_app.domain.capacity import describe
+from cdk_app.domain.capacity import describe, team_groups
 from cdk_app.domain.rolling_updates import RollingBatch, batch_text, rolling_batch, scheduled_alongside
 from cdk_app.findings import format_path
 from cdk_app.validator.reporter import Reporter
@@ -41,7 +41,7 @@ def check_rolling_updates(config: KitConfig, report: Reporter) -> None:
                                  "instances use type: INSTANCE_COUNT")
                     continue
                 # Groups of the type on the same schedule update together; a rollback or a patch is the group's own.
-                together = (scheduled_alongside(config.hyperpod.instance_groups, group)
+                together = (scheduled_alongside(team_groups(config), group)
                             if (section, field) == ("scheduled_update", "maximum_batch_size") else 0)
                 batch = rolling_batch(config, group, size, together)
                 if batch is not None and batch.short:

@@ -331,3 +331,20 @@ def test_live_partition_quotas_against_the_running_nodes_geometry():
     assert result.section["capacity"]["ml.p5.48xlarge"]["accelerators"] == 0
     partitions[0]["ComputeQuotaConfig"]["ComputeQuotaResources"][0]["AcceleratorPartition"]["Count"] = 49
     assert "HPK603" not in codes(compare(CONFIG, LOADED.source, state))
+
+
+def test_the_live_capacity_leaves_the_system_groups_nodes_out():
+    """prod's two tainted system nodes (ml.m7i.2xlarge, hyperpod.system_instance_group) run, but no team pod may
+    use them: a live quota on that type is over the deployed capacity, as validate says of the config."""
+    from cdk_app.cli.live import LiveState
+
+    prod = load_config(ROOT / "config" / "prod.yaml")
+    groups = [{"InstanceGroupName": g.name, "InstanceType": g.instance_type, "CurrentCount": g.count,
+               "TargetCount": g.count} for g in prod.config.hyperpod.instance_groups]
+    Stubber(clients()[0]).add_response("describe_cluster", {**cluster(), "InstanceGroups": groups},
+                                       {"ClusterName": "hyperpod-dev"})  # the shape is the model's
+    state = LiveState("hyperpod-prod", ARN, groups, {}, [quota("ops-pool", "ops", "ml.m7i.2xlarge", 1)], None, None)
+    result = compare(prod.config, prod.source, state)
+    assert "ml.m7i.2xlarge" not in result.section["capacity"]
+    assert result.section["capacity"]["ml.m7i.4xlarge"]["count"] == 2
+    assert any(f.code == "HPK603" and "ml.m7i.2xlarge" in f.message for f in result.findings)

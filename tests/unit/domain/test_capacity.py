@@ -91,6 +91,21 @@ def test_the_shared_pool_skips_a_type_the_teams_fill_and_goes_on_to_the_next(tmp
     assert entries == [{"instance_type": "ml.m5.2xlarge", "vcpu": 5.0, "memory_gib": 20.0}]
 
 
+def test_the_shared_pool_holds_none_of_the_system_groups_nodes(tmp_path):
+    # Two tainted system nodes of ml.m5.2xlarge beside the teams' two: the teams reserve both untainted ones,
+    # so the pool gets no m5 (not the system nodes, which no pool pod may tolerate).
+    text = with_pool(edit(BASE, "task_governance:\n",
+                          "    - name: system\n      instance_type: ml.m5.2xlarge\n      count: 2\n"
+                          "      labels: {node-role: system}\n"
+                          "      taints: [{key: CriticalAddonsOnly, value: \"true\", effect: NoSchedule}]\n"
+                          "  system_instance_group: system\ntask_governance:\n"))
+    text = edit(text, JOHN_G5, "      - instance_type: ml.g5.12xlarge\n        count: 2\n")
+    report = check_file(write(tmp_path, text))
+    assert [e.model_dump(exclude_none=True) for e in shared_pool_quota(report.loaded.config)] == [
+        {"instance_type": "ml.g5.12xlarge", "count": 1}]
+    assert capacity_rows(write(tmp_path, text))["ml.m5.2xlarge"]["capacity"]["count"] == 2
+
+
 def capacity_rows(path: Path) -> dict[str, dict[str, dict[str, float]]]:
     rows = [row.to_json() for row in check_file(path).capacity]
     return {row["instance_type"]: {"capacity": row["capacity"], "reserved": row["reserved"]} for row in rows}

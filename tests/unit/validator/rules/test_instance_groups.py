@@ -188,6 +188,19 @@ def test_a_system_group_that_does_not_hold_the_line_is_named(write_config, edit,
     assert system_codes(run(write_config, system_group(**edit))) == found
 
 
+def test_a_quota_on_a_type_only_the_system_group_has_is_over_capacity_not_a_second_warning(write_config):
+    # The system nodes are no team's capacity: john's 1 ml.m5.xlarge is beyond the 0 the teams' groups have.
+    report = run(write_config, system_group(), ("      - instance_type: ml.m5.2xlarge\n        count: 1\n    principals:",
+                                                "      - instance_type: ml.m5.xlarge\n        count: 1\n    principals:"))
+    assert [c for c in codes(report) if c[0] in ("HPK219", "HPK501")] == [("HPK501", "teams[0].quota[1]")]
+
+
+def test_without_idle_sharing_a_quota_on_the_system_groups_shared_type_is_not_lent_onto_it(write_config):
+    report = run(write_config, system_group(itype="ml.m5.2xlarge"),
+                 ("cluster_policy:\n", "cluster_policy:\n  idle_resource_sharing: Disabled\n"))
+    assert system_codes(report) == []
+
+
 def test_a_missing_system_group_suggests_the_near_name_and_says_what_stops(write_config):
     [finding] = [f for f in run(write_config, system_group("sytem")).findings if f.code == "HPK215"]
     assert "no PyTorchJob or MPIJob would start" in finding.message
