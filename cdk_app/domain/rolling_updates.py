@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cdk_app.config.model import BatchSize, InstanceGroup, KitConfig
-from cdk_app.domain.capacity import DIMENSIONS, Resources, cluster_capacity, per_instances, teams_total
+from cdk_app.domain.capacity import DIMENSIONS, Resources, cluster_capacity, group_maximum, per_instances, teams_total
 from cdk_app.domain.instance_types import CATALOGUE
 
 
@@ -39,7 +39,7 @@ def scheduled_alongside(groups: tuple[InstanceGroup, ...], group: InstanceGroup)
     of those on the same schedule expression."""
     if group.scheduled_update is None:
         return 0
-    return sum(batch_instances(other.scheduled_update.deployment.maximum_batch_size, other.count)
+    return sum(batch_instances(other.scheduled_update.deployment.maximum_batch_size, group_maximum(other))
                for other in groups if other is not group and other.instance_type == group.instance_type
                and other.scheduled_update is not None
                and other.scheduled_update.schedule_expression == group.scheduled_update.schedule_expression)
@@ -98,6 +98,8 @@ def rolling_batch(config: KitConfig, group: InstanceGroup, size: BatchSize,
     reserved = teams_total(tuple(t for t in config.teams if t.enabled)).get(group.instance_type, Resources())
     if reserved.exceeding(capacity):
         return None
-    return RollingBatch(group.name, group.instance_type, group.count,
-                        batch_instances(size, group.count), alongside, capacity, reserved,
+    # Sized as the capacity is: an autoscaled group counts its max_count there, so a batch may take that many.
+    size_of_group = group_maximum(group)
+    return RollingBatch(group.name, group.instance_type, size_of_group,
+                        batch_instances(size, size_of_group), alongside, capacity, reserved,
                         _headroom(capacity, reserved, group.instance_type))

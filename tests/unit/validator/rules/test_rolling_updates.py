@@ -104,3 +104,20 @@ def test_the_shared_schedule_is_named_as_the_cause(write_config):
     # gpu-2: gpu's two nodes already take both unreserved instances, so only its own schedule helps.
     gpu_2 = next(f for f in report.findings if f.path.startswith("hyperpod.instance_groups[1]") and f.code == "HPK520")
     assert gpu_2.hint.startswith("give the group its own schedule and take at most 2 instance(s) at a time")
+
+
+AUTOSCALED_GPU = ("hyperpod:\n", "hyperpod:\n  autoscaling: true\n"), ("      count: 4\n", "      count: 0\n      max_count: 4\n")
+
+
+@pytest.mark.parametrize(("batch", "expected"), [
+    ("{type: INSTANCE_COUNT, value: 2}", []),
+    ("{type: INSTANCE_COUNT, value: 3}", [("HPK520", f"{BATCH_PATH}.value")]),
+    ("{type: CAPACITY_PERCENTAGE, value: 75}", [("HPK520", f"{BATCH_PATH}.value")]),  # 75 % of max_count 4
+])
+def test_an_autoscaled_groups_batch_is_sized_by_its_max_count(write_config, batch, expected):
+    # Red team (ru_auto.yaml): count 0, max_count 4 is capacity 4 for the quotas, so a batch may take up to 4
+    # of them out; sized by count 0 every batch looked empty and nothing was checked.
+    report = run(write_config, JOHN_ONE_G5, *AUTOSCALED_GPU, schedule(batch))
+    assert codes(report) == expected
+    if expected:
+        assert "of the type's 4 instances" in report.findings[0].message
