@@ -31,13 +31,10 @@ def parse_mig(text: str) -> tuple[str, int]:
 
 
 def partition_request_problem(config: KitConfig, team: str, instance_type: str, mig: tuple[str, int],
-                              nodes: int, accelerators: int | None) -> str | None:
+                              nodes: int) -> str | None:
     """Why Kueue would never admit the job: a profile the type's GPU lacks, a team without partitions of it, or
     more partitions than the team's quota plus all it may borrow (cdk_app.domain.reach.partition_reach)."""
     profile, per_pod = mig
-    if accelerators:
-        return (f"--mig {profile} with --accelerators {accelerators}: a pod asks for whole GPUs or for "
-                "partitions, not both (a partitioned GPU is offered only as its partitions)")
     offered = profiles_of(instance_type)
     if profile not in offered:
         return (f"--mig {profile}: {instance_type}'s GPU has no such MIG profile"

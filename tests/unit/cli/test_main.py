@@ -182,6 +182,9 @@ JOB = ("job", "--config", "config/prod.yaml", "--team", "research-nlp", "--prior
     (("--env", "1X=y"), 2, "--env 1X=...: a variable name is"),
     (("--env", "A=1", "--env", "A=2"), 2, "--env A: given twice"),
     (("--volume", "data:rel"), 2, "the mount path must be an absolute path"),
+    # Red team: click kept the last of a repeated --scratch without a word; a pod has one scratch space.
+    (("--scratch", "1Gi", "--scratch", "2Gi:/tmp/work"), 2, "--scratch given 2 times"),
+    (("--mig", "mig-1g.10gb:2", "--accelerators", "2"), 2, "a pod asks for whole GPUs or for partitions, not both"),
     # Refused on its merits: the team, the instance type, the cluster's size, the node, the team's reach.
     (("--team", "nope"), 1, "--team 'nope' is not a team of the prod config"),
     (("--instance-type", "ml.g5.12xlarge"), 1, "--instance-type 'ml.g5.12xlarge' is not in the cluster"),
