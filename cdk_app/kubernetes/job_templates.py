@@ -648,7 +648,7 @@ def check(config: KitConfig, request: JobRequest, cluster_nodes: Sequence[NodeIn
     if instance_type is None:
         raise JobSpecError(f"team {request.team!r} has no quota on an instance type of the cluster, so there is no "
                            f"default; pass --instance-type (instance groups have: {listed})")
-    if instance_type not in cluster_types and system is not None and instance_type == system.instance_type:
+    if instance_type not in cluster_types and system is not None and instance_type in group_types(system):
         raise JobSpecError(f"--instance-type {instance_type!r}: only the administrators' system group {system.name!r} "
                            f"has it, whose taint keeps team pods off; instance groups for teams have: {listed}")
     if instance_type not in cluster_types:

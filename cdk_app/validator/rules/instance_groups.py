@@ -78,9 +78,12 @@ def _check_connectivity(group: InstanceGroup, base: PathKey, report: Reporter) -
     checks = group.deep_health_checks or ()
     if INSTANCE_CONNECTIVITY not in checks:
         return
-    problem = connectivity_problem(group.instance_type, group.count)
+    # A flexible group may come up as any of its types: each must support the check.
+    types = group_types(group)
+    problem = next((p for t in types if (p := connectivity_problem(t, group.count)) is not None), None)
     if problem is not None:
-        allowed = allowed_deep_health_checks(group.instance_type, group.count)
+        allowed = [c for c in allowed_deep_health_checks(types[0], group.count)
+                   if all(c in allowed_deep_health_checks(t, group.count) for t in types[1:])]
         report.error("HPK213", base + ("deep_health_checks", checks.index(INSTANCE_CONNECTIVITY)),
                      f"InstanceConnectivity needs an instance type with EFA and a group of at least 2 nodes; {problem}",
                      f"allowed here: [{', '.join(allowed)}] (remove InstanceConnectivity, or leave deep_health_checks "
@@ -282,11 +285,14 @@ def _check_system_type_quota(config: KitConfig, group: InstanceGroup, report: Re
     """Kueue counts the system group's nodes in its instance type's capacity, which a team with a quota for the
     type may reserve or borrow, but team pods cannot tolerate the group's taint: what Kueue admits there stays
     Pending. A type no team has a quota for cannot be borrowed either."""
+    # A flexible system group may come up as any of its types: each is system capacity (its fallbacks too).
+    types = group_types(group)
     for i, team in enumerate(config.teams):
         for j, entry in enumerate(team.quota):
-            if entry.instance_type == group.instance_type:
+            if entry.instance_type in types:
+                which = "the instance type" if entry.instance_type == group.instance_type else "a fallback type"
                 report.warning("HPK219", ("teams", i, "quota", j, "instance_type"),
-                               f"team {team.name[:40]!r} has a quota for {group.instance_type}, the instance type of "
+                               f"team {team.name[:40]!r} has a quota for {entry.instance_type}, {which} of "
                                f"the system group {group.name[:63]!r}: Kueue counts the system nodes in that type's "
                                "capacity (lent and borrowed too), but team pods cannot tolerate their taint, so a "
                                "workload admitted on them stays Pending",
