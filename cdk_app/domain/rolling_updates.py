@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from cdk_app.config.model import BatchSize, InstanceGroup, KitConfig
 from cdk_app.domain.capacity import DIMENSIONS, Resources, cluster_capacity, group_maximum, per_instances, teams_total
+from cdk_app.domain.cron_schedules import Cron, parse_cron
 from cdk_app.domain.instance_types import CATALOGUE
 
 
@@ -34,15 +35,24 @@ def batch_instances(size: BatchSize, count: int) -> int:
     return min(max(-(-count * size.value // 100), 1), count)
 
 
+def schedule_of(group: InstanceGroup) -> Cron | str | None:
+    """The group's update schedule by its meaning (cdk_app.domain.cron_schedules: cron(0 04 ? * 1 *) is
+    cron(0 4 ? * SUN *)); the text itself when it cannot be read; None without a scheduled update."""
+    if group.scheduled_update is None:
+        return None
+    expression = group.scheduled_update.schedule_expression
+    return parse_cron(expression) or expression
+
+
 def scheduled_alongside(groups: tuple[InstanceGroup, ...], group: InstanceGroup) -> int:
     """Instances the other groups of `group`'s type take out when its scheduled update runs: the update batches
-    of those on the same schedule expression."""
-    if group.scheduled_update is None:
+    of those on the same schedule."""
+    schedule = schedule_of(group)
+    if schedule is None:
         return 0
     return sum(batch_instances(other.scheduled_update.deployment.maximum_batch_size, group_maximum(other))
                for other in groups if other is not group and other.instance_type == group.instance_type
-               and other.scheduled_update is not None
-               and other.scheduled_update.schedule_expression == group.scheduled_update.schedule_expression)
+               and other.scheduled_update is not None and schedule_of(other) == schedule)
 
 
 def batch_text(size: BatchSize, count: int) -> str:
