@@ -360,6 +360,7 @@ def job(config_path: Path, team: str, priority: str | None, name: str, image: st
         check_options,
         manifests,
         priority_note,
+        scratch_note,
     )
 
     if topology_layer is not None and topology is None:
@@ -393,11 +394,12 @@ def job(config_path: Path, team: str, priority: str | None, name: str, image: st
     fleet = _read_nodes(cluster_nodes) if cluster_nodes is not None else None
     try:
         objects = manifests(config, request, fleet, _input_name(cluster_nodes or ""))
-        note = borrowing_note(config, request, check(config, request, fleet, _input_name(cluster_nodes or "")))
+        placement = check(config, request, fleet, _input_name(cluster_nodes or ""))
+        notes = (borrowing_note(config, request, placement), scratch_note(config, request, placement))
     except JobSpecError as err:
         exit_refused(config_path, err)
     click.echo(yaml.safe_dump_all(objects, sort_keys=False), nl=False)
-    for said in (priority_note(config, request), note):
+    for said in (priority_note(config, request), *notes):
         if said:
             click.echo(said, err=True)
 

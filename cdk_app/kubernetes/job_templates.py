@@ -607,6 +607,24 @@ def _check_reach(config: KitConfig, request: JobRequest, placement: Placement, p
                        f"{why}; Kueue would keep the job pending forever")
 
 
+def scratch_note(config: KitConfig, request: JobRequest, placement: Placement) -> str | None:
+    """When --scratch asks for more than the secondary EBS volume of every group of the job's type: the space is
+    there only if the type's instance store is that large, which the kit cannot tell (its catalogue has no
+    instance-store sizes), so it says so rather than refuse. A pod whose emptyDir passes its sizeLimit, or that
+    fills the node's disk, is evicted by the kubelet."""
+    if request.scratch is None:
+        return None
+    asked = _quantity_value("--scratch", request.scratch, BYTE_PRECISION)
+    volumes = [g.ebs_volume_gib for g in config.hyperpod.instance_groups if placement.instance_type in group_types(g)]
+    largest = max(volumes, default=0)
+    if not volumes or asked <= largest * 2**30:
+        return None
+    return (f"note: --scratch {request.scratch} is more than the {largest} GiB secondary EBS volume of the "
+            f"{placement.instance_type} nodes (ebs_volume_gib); it fits only on an instance-store NVMe that large, which "
+            "the kit cannot check - the kubelet evicts a pod that fills the node's disk. Ask for less, or raise "
+            "ebs_volume_gib of the group")
+
+
 def borrowing_note(config: KitConfig, request: JobRequest, placement: Placement) -> str | None:
     """When the job needs more than its team's quota (within what it may borrow, which check() made sure of):
     it can only run on borrowed capacity, which the lenders can take back - by preempting it."""
