@@ -324,7 +324,7 @@ def _parse_scratch(text: str):
 @click.option("--cpu", default=None, help="CPU request per pod, a Kubernetes quantity (e.g. 16, 500m).")
 @click.option("--memory", default=None, help="Memory request per pod, a Kubernetes quantity (e.g. 64Gi).")
 @click.option("--shm", default=None, help="Size of a memory-backed /dev/shm (e.g. 64Gi).")
-@click.option("--scratch", default=None, callback=_job_option(_parse_scratch), metavar="SIZE[:PATH]",
+@click.option("--scratch", "scratches", multiple=True, callback=_job_option(_parse_scratch), metavar="SIZE[:PATH]",
               help="Node-local scratch space per pod: an emptyDir of at most SIZE (e.g. 500Gi) on the node's instance-"
                    "store NVMe where it has one, else its secondary EBS volume; mounted at PATH (default /scratch).")
 @click.option("--env", "env", multiple=True, callback=_job_option(_parse_env), metavar="KEY=VALUE",
@@ -346,7 +346,7 @@ def _parse_scratch(text: str):
 def job(config_path: Path, team: str, priority: str | None, name: str, image: str, kind: str, instance_type: str | None,
         nodes: int, min_nodes: int | None, max_nodes: int | None, rdzv_backend: str | None, accelerators: int | None,
         mig: tuple[str, int] | None, efa: int | str, cpu: str | None, memory: str | None, shm: str | None,
-        scratch: tuple[str, str] | None, env: tuple, volumes: tuple,
+        scratches: tuple[tuple[str, str], ...], env: tuple, volumes: tuple,
         cluster_nodes, topology: str | None, topology_layer: int | None, auto_resume: bool, max_retries: int | None,
         command: tuple[str, ...]) -> None:
     """Print the manifests of a job for the team's queue: hyperpod-kit job ... -- python train.py"""
@@ -360,12 +360,18 @@ def job(config_path: Path, team: str, priority: str | None, name: str, image: st
         check_options,
         manifests,
         priority_note,
+        scratch_note,
     )
 
     if topology_layer is not None and topology is None:
         # The layer only shapes the topology annotation: alone it would be dropped without a word.
         raise click.UsageError(f"--topology-layer {topology_layer} needs --topology required or --topology "
                                "preferred; add one, or leave out --topology-layer")
+    if len(scratches) > 1:
+        # Taken as one option click would keep the last silently; a pod gets one scratch emptyDir.
+        raise click.UsageError(f"--scratch given {len(scratches)} times: a pod has one node-local scratch space; "
+                               "give --scratch once (SIZE[:PATH])")
+    scratch = scratches[0] if scratches else None
     if max_retries is not None and kind == "pytorchjob" and not auto_resume:
         # A PyTorchJob's retries are HyperPod auto-resume's (its annotation); without it nothing would carry them.
         raise click.UsageError(f"--max-retries {max_retries}: a PyTorchJob retries through HyperPod auto-resume "
@@ -388,11 +394,12 @@ def job(config_path: Path, team: str, priority: str | None, name: str, image: st
     fleet = _read_nodes(cluster_nodes) if cluster_nodes is not None else None
     try:
         objects = manifests(config, request, fleet, _input_name(cluster_nodes or ""))
-        note = borrowing_note(config, request, check(config, request, fleet, _input_name(cluster_nodes or "")))
+        placement = check(config, request, fleet, _input_name(cluster_nodes or ""))
+        notes = (borrowing_note(config, request, placement), scratch_note(config, request, placement))
     except JobSpecError as err:
         exit_refused(config_path, err)
     click.echo(yaml.safe_dump_all(objects, sort_keys=False), nl=False)
-    for said in (priority_note(config, request), note):
+    for said in (priority_note(config, request), *notes):
         if said:
             click.echo(said, err=True)
 

@@ -42,7 +42,13 @@ def stacks(config: KitConfig) -> list[dict[str, Any]]:
 
 
 def instance_groups(config: KitConfig) -> list[dict[str, Any]]:
-    return [{"name": g.name, "instance_type": g.instance_type, "count": g.count,
+    # Every field that says what capacity a group is (flexible, Spot, autoscaled) and which AMI it runs:
+    # capacity_type null is none written (On-Demand, as HyperPod had before CapacityRequirements).
+    return [{"name": g.name, "instance_type": g.instance_type, "fallback_instance_types": list(g.fallback_instance_types),
+             "count": g.count, "min_count": g.min_count, "max_count": g.max_count, "capacity_type": g.capacity_type,
+             "image_id": g.image_id, "image_release_version": g.image_release_version,
+             "scheduled_update": g.scheduled_update.schedule_expression if g.scheduled_update else None,
+             "auto_patch": g.auto_patch.patching_strategy if g.auto_patch else None,
              "availability_zone_id": g.availability_zone_id, "labels": dict(g.labels),
              "taints": [{"key": t.key, "value": t.value, "effect": t.effect, "teams": list(t.teams)} for t in g.taints],
              "topology_labels": type_topology_labels(g.instance_type)} for g in config.hyperpod.instance_groups]
@@ -100,6 +106,30 @@ def environment_view(config: KitConfig, report: Report) -> dict[str, Any]:
     return view
 
 
+def _types(group: dict[str, Any]) -> str:
+    """The type, then the fallback types in HyperPod's order of preference."""
+    return ", then ".join([group["instance_type"], *group["fallback_instance_types"]])
+
+
+def _count(group: dict[str, Any]) -> str:
+    if group["max_count"] is not None:
+        return f"{group['count']} (autoscaled up to max_count {group['max_count']})"
+    if group["min_count"] is not None:
+        return f"{group['count']} (InService from min_count {group['min_count']})"
+    return str(group["count"])
+
+
+def _ami(group: dict[str, Any]) -> str:
+    parts = [group["image_id"] or "SageMaker's default"]
+    if group["image_release_version"]:
+        parts.append(f"release {group['image_release_version']}")
+    if group["scheduled_update"]:
+        parts.append(f"updates {group['scheduled_update']}")
+    if group["auto_patch"]:
+        parts.append(f"patches {group['auto_patch']}")
+    return ", ".join(parts)
+
+
 def _labels(group: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in group["labels"].items()) or "-"
 
@@ -129,9 +159,11 @@ def render(view: dict[str, Any], report: Report) -> str:
                   f"  HyperPod  {hyperpod['name']} (hyperpod.cluster_name, else hyperpod-<environment>); node recovery "
                   f"{hyperpod['node_recovery']}",
                   f"instance groups (each node also carries {INSTANCE_TYPE_LABELS[0]} and {HEALTH_LABEL}):"]
-        lines += aligned([("name", "instance type", "count", "zone", "labels", "taints", "topology labels"),
-                          *((g["name"], g["instance_type"], g["count"], g["availability_zone_id"] or "-", _labels(g),
-                             _taints(g), _topology(g)) for g in view["instance_groups"])], indent="  ")
+        lines += aligned([("name", "instance types", "count", "capacity", "zone", "AMI", "labels", "taints",
+                           "topology labels"),
+                          *((g["name"], _types(g), _count(g), g["capacity_type"] or "OnDemand",
+                             g["availability_zone_id"] or "-", _ami(g), _labels(g), _taints(g), _topology(g))
+                            for g in view["instance_groups"])], indent="  ")
         if view["file_systems"]:
             lines.append("file systems (FSx for Lustre; each is a claim of its team's namespace, kept in the account "
                          "when it leaves the config):")
@@ -161,7 +193,7 @@ def render(view: dict[str, Any], report: Report) -> str:
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def show(config_path: Path, output_format: str) -> None:
     """What environment CONFIG is, or would create, before anything is deployed: its stacks in deploy order,
-    the EKS and HyperPod cluster names, the instance groups (type, count, zone, labels, taints, topology labels),
+    the EKS and HyperPod cluster names, the instance groups (types, count, capacity, zone, AMI, labels, taints, topology labels),
     the file systems, the teams (namespace, queue, stack, priority classes), the priority classes, and validate's
     capacity, team reach and AWS Batch tables. Needs no AWS account.
 

@@ -150,6 +150,16 @@ def geometry_problem(instance_type: str, name: str) -> str | None:
 
 
 @cache
+def geometry_with(instance_type: str, profile: str) -> str:
+    """A geometry name of the type's GPU holding `profile` (with or without "mig-"), for hints: all-<profile>
+    where the GPU takes it (the MIG manager's "as many as fit" may be more than this GPU holds: an A100 40GB
+    takes 4 two-slice 1g.10gb, not the 7 of all-1g.10gb), else mixed-<the most one GPU holds>-<profile>."""
+    bare = profile.removeprefix("mig-")
+    if geometry_problem(instance_type, f"all-{bare}") is None:
+        return f"all-{bare}"
+    return f"mixed-{most_per_gpu(profiles_of(instance_type)[f'mig-{bare}'])}-{bare}"
+
+
 def _all_count(profile: str) -> int:
     """Partitions per GPU of all-<profile>: as many as fit the GPU the name was made for. A name can stand for
     two profiles (1g.10gb is an A100 40GB's two-slice 1g and an H100's one-slice 1g): the MIG manager

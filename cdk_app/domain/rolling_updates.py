@@ -24,10 +24,12 @@ from cdk_app.domain.capacity import (
     DIMENSIONS,
     Resources,
     cluster_capacity,
+    group_maximum,
     per_instances,
     team_groups,
     teams_total,
 )
+from cdk_app.domain.cron_schedules import Cron, parse_cron
 from cdk_app.domain.instance_types import CATALOGUE
 
 
@@ -41,15 +43,24 @@ def batch_instances(size: BatchSize, count: int) -> int:
     return min(max(-(-count * size.value // 100), 1), count)
 
 
+def schedule_of(group: InstanceGroup) -> Cron | str | None:
+    """The group's update schedule by its meaning (cdk_app.domain.cron_schedules: cron(0 04 ? * 1 *) is
+    cron(0 4 ? * SUN *)); the text itself when it cannot be read; None without a scheduled update."""
+    if group.scheduled_update is None:
+        return None
+    expression = group.scheduled_update.schedule_expression
+    return parse_cron(expression) or expression
+
+
 def scheduled_alongside(groups: tuple[InstanceGroup, ...], group: InstanceGroup) -> int:
     """Instances the other groups of `group`'s type take out when its scheduled update runs: the update batches
-    of those on the same schedule expression."""
-    if group.scheduled_update is None:
+    of those on the same schedule."""
+    schedule = schedule_of(group)
+    if schedule is None:
         return 0
-    return sum(batch_instances(other.scheduled_update.deployment.maximum_batch_size, other.count)
+    return sum(batch_instances(other.scheduled_update.deployment.maximum_batch_size, group_maximum(other))
                for other in groups if other is not group and other.instance_type == group.instance_type
-               and other.scheduled_update is not None
-               and other.scheduled_update.schedule_expression == group.scheduled_update.schedule_expression)
+               and other.scheduled_update is not None and schedule_of(other) == schedule)
 
 
 def batch_text(size: BatchSize, count: int) -> str:
@@ -105,6 +116,8 @@ def rolling_batch(config: KitConfig, group: InstanceGroup, size: BatchSize,
     reserved = teams_total(tuple(t for t in config.teams if t.enabled)).get(group.instance_type, Resources())
     if reserved.exceeding(capacity):
         return None
-    return RollingBatch(group.name, group.instance_type, group.count,
-                        batch_instances(size, group.count), alongside, capacity, reserved,
+    # Sized as the capacity is: an autoscaled group counts its max_count there, so a batch may take that many.
+    size_of_group = group_maximum(group)
+    return RollingBatch(group.name, group.instance_type, size_of_group,
+                        batch_instances(size, size_of_group), alongside, capacity, reserved,
                         _headroom(capacity, reserved, group.instance_type))

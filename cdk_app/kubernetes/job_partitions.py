@@ -18,26 +18,23 @@ MIG_STATE_LABEL, MIG_STATE_READY = "nvidia.com/mig.config.state", "success"
 MAX_PER_POD = 56
 
 
-def parse_mig(text: str) -> tuple[str, int]:
-    """--mig PROFILE[:COUNT], e.g. mig-1g.10gb or mig-1g.10gb:2 (partitions per pod, default 1); ValueError
-    says what is wrong with the text."""
+def parse_mig(text: str, given_as: str = "--mig") -> tuple[str, int]:
+    """PROFILE[:COUNT], e.g. mig-1g.10gb or mig-1g.10gb:2 (partitions per pod, default 1); ValueError says what
+    is wrong with the text, naming it as `given_as` (job's option, or the field of a simulated workload)."""
     profile, sep, count = text.partition(":")
     profile = profile.removeprefix(RESOURCE_PREFIX)
     if not profile.startswith("mig-"):
-        raise ValueError(f"--mig {text!r}: give a MIG profile such as mig-1g.10gb, optionally :COUNT per pod")
+        raise ValueError(f"{given_as} {text!r}: give a MIG profile such as mig-1g.10gb, optionally :COUNT per pod")
     if sep and not (count.isdigit() and 1 <= int(count) <= MAX_PER_POD):
-        raise ValueError(f"--mig {text!r}: COUNT is partitions per pod, a whole number from 1 to {MAX_PER_POD}")
+        raise ValueError(f"{given_as} {text!r}: COUNT is partitions per pod, a whole number from 1 to {MAX_PER_POD}")
     return profile, int(count) if sep else 1
 
 
 def partition_request_problem(config: KitConfig, team: str, instance_type: str, mig: tuple[str, int],
-                              nodes: int, accelerators: int | None) -> str | None:
+                              nodes: int) -> str | None:
     """Why Kueue would never admit the job: a profile the type's GPU lacks, a team without partitions of it, or
     more partitions than the team's quota plus all it may borrow (cdk_app.domain.reach.partition_reach)."""
     profile, per_pod = mig
-    if accelerators:
-        return (f"--mig {profile} with --accelerators {accelerators}: a pod asks for whole GPUs or for "
-                "partitions, not both (a partitioned GPU is offered only as its partitions)")
     offered = profiles_of(instance_type)
     if profile not in offered:
         return (f"--mig {profile}: {instance_type}'s GPU has no such MIG profile"

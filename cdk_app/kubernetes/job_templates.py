@@ -290,6 +290,11 @@ def check_options(request: JobRequest) -> None:
     _check_env_and_volumes(request)
     if request.accelerators_per_node is not None and request.accelerators_per_node < 0:
         raise JobOptionError(f"--accelerators must be 0 or more, got {request.accelerators_per_node}")
+    if request.mig is not None and request.accelerators_per_node:
+        # The options contradict each other whatever the config says: a usage error, judged before it is read.
+        raise JobOptionError(f"--mig {request.mig[0]} with --accelerators {request.accelerators_per_node}: a pod asks "
+                             "for whole GPUs or for partitions, not both (a partitioned GPU is offered only as its "
+                             "partitions); leave out one of them")
     if request.efa_per_node != "all" and request.efa_per_node < 0:
         raise JobOptionError(f"--efa must be 0 or more, got {request.efa_per_node}")
     if request.topology is not None and not 1 <= request.topology_layer <= MAX_TOPOLOGY_LAYERS:
@@ -453,7 +458,23 @@ def _check_env_and_volumes(request: JobRequest) -> None:
         if path in paths:
             raise JobOptionError(f"--volume {volume.claim}:{volume.mount_path}: something is already mounted there"
                                  f"{' (--scratch)' if request.scratch is not None and path == _normal_path(request.scratch_path) else ''}")
+        if request.scratch is not None and _inside(request.scratch_path, volume.mount_path):
+            raise JobOptionError(f"--scratch {request.scratch}:{request.scratch_path}: {_SCRATCH_INSIDE} "
+                                 f"(--volume {volume.claim}:{volume.mount_path}); give it a path of its own, e.g. "
+                                 f"--scratch {request.scratch}:{SCRATCH_MOUNT}")
         paths.add(path)
+
+
+# A scratch emptyDir mounted inside another volume's path is legal to Kubernetes but misleads: it hides that
+# directory of the volume, and what the job writes there stays on the node's disk and is gone with the pod.
+_SCRATCH_INSIDE = ("the path is inside another volume's mount, where node-local scratch would hide that directory "
+                   "of the volume and what the job writes there would be lost with the pod")
+
+
+def _inside(inner: str, outer: str) -> bool:
+    """Whether `inner` is a path strictly below `outer` (compared as the runtime mounts them)."""
+    inner, outer = _normal_path(inner), _normal_path(outer)
+    return inner.startswith(outer.rstrip("/") + "/") and inner != outer
 
 
 def _normal_path(path: str) -> str:
@@ -475,6 +496,11 @@ def with_team_volumes(config: KitConfig, request: JobRequest) -> JobRequest:
             raise JobSpecError(f"--scratch {request.scratch}: team {request.team}'s file system {file_system.name} is "
                                f"mounted at {file_system.job_mount_path} (storage.file_systems); give the scratch space "
                                f"another path: --scratch {request.scratch}:/local-scratch")
+        if request.scratch is not None and _inside(request.scratch_path, file_system.job_mount_path):
+            raise JobSpecError(f"--scratch {request.scratch}:{request.scratch_path}: {_SCRATCH_INSIDE} (team "
+                               f"{request.team}'s file system {file_system.name} at {file_system.job_mount_path}, "
+                               f"storage.file_systems); give it a path of its own, e.g. --scratch "
+                               f"{request.scratch}:/local-scratch")
         taken = paths.get(_normal_path(file_system.job_mount_path))
         if taken is not None:
             raise JobSpecError(f"--volume {taken.claim}:{taken.mount_path}: team {request.team}'s file system "
@@ -581,6 +607,24 @@ def _check_reach(config: KitConfig, request: JobRequest, placement: Placement, p
                        f"{why}; Kueue would keep the job pending forever")
 
 
+def scratch_note(config: KitConfig, request: JobRequest, placement: Placement) -> str | None:
+    """When --scratch asks for more than the secondary EBS volume of every group of the job's type: the space is
+    there only if the type's instance store is that large, which the kit cannot tell (its catalogue has no
+    instance-store sizes), so it says so rather than refuse. A pod whose emptyDir passes its sizeLimit, or that
+    fills the node's disk, is evicted by the kubelet."""
+    if request.scratch is None:
+        return None
+    asked = _quantity_value("--scratch", request.scratch, BYTE_PRECISION)
+    volumes = [g.ebs_volume_gib for g in config.hyperpod.instance_groups if placement.instance_type in group_types(g)]
+    largest = max(volumes, default=0)
+    if not volumes or asked <= largest * 2**30:
+        return None
+    return (f"note: --scratch {request.scratch} is more than the {largest} GiB secondary EBS volume of the "
+            f"{placement.instance_type} nodes (ebs_volume_gib); it fits only on an instance-store NVMe that large, which "
+            "the kit cannot check - the kubelet evicts a pod that fills the node's disk. Ask for less, or raise "
+            "ebs_volume_gib of the group")
+
+
 def borrowing_note(config: KitConfig, request: JobRequest, placement: Placement) -> str | None:
     """When the job needs more than its team's quota (within what it may borrow, which check() made sure of):
     it can only run on borrowed capacity, which the lenders can take back - by preempting it."""
@@ -622,7 +666,7 @@ def check(config: KitConfig, request: JobRequest, cluster_nodes: Sequence[NodeIn
     if instance_type is None:
         raise JobSpecError(f"team {request.team!r} has no quota on an instance type of the cluster, so there is no "
                            f"default; pass --instance-type (instance groups have: {listed})")
-    if instance_type not in cluster_types and system is not None and instance_type == system.instance_type:
+    if instance_type not in cluster_types and system is not None and instance_type in group_types(system):
         raise JobSpecError(f"--instance-type {instance_type!r}: only the administrators' system group {system.name!r} "
                            f"has it, whose taint keeps team pods off; instance groups for teams have: {listed}")
     if instance_type not in cluster_types:
@@ -634,8 +678,7 @@ def check(config: KitConfig, request: JobRequest, cluster_nodes: Sequence[NodeIn
     wanted = request.accelerators_per_node or 0 if request.mig else (
         spec.accelerators if request.accelerators_per_node is None else request.accelerators_per_node)
     if request.mig is not None:
-        problem = partition_request_problem(config, request.team, instance_type, request.mig, request.nodes,
-                                            request.accelerators_per_node)
+        problem = partition_request_problem(config, request.team, instance_type, request.mig, request.nodes)
         if problem:
             raise JobSpecError(problem)
     if wanted > spec.accelerators:

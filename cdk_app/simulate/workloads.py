@@ -328,7 +328,7 @@ def _mig(check: _Checker, per_pod: dict, path: tuple, itype: str | None, acceler
         return None
     where = (*path, "mig")
     try:
-        profile, count = parse_mig(text if isinstance(text, str) else "")
+        profile, count = parse_mig(text if isinstance(text, str) else "", "mig")
     except ValueError as err:
         check.fail(where, str(err) if isinstance(text, str) else f"{_shown(text)} is not text",
                    "a MIG profile and partitions per pod, e.g. mig-1g.10gb or mig-1g.10gb:2")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cdk_app.cli.plan.model import GroupChange, template_resources
+from cdk_app.cli.plan.model import GroupChange, template_resources, types_text
 
 CLUSTER_TYPE = "AWS::SageMaker::Cluster"
 
@@ -29,7 +29,7 @@ def _groups(templates: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 def _count(group: dict[str, Any] | None) -> int | None:
     count = (group or {}).get("InstanceCount")
-    return count if isinstance(count, int) else None
+    return count if isinstance(count, int) and not isinstance(count, bool) else None
 
 
 def group_changes(before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]]) -> list[GroupChange]:
@@ -40,6 +40,6 @@ def group_changes(before: dict[str, dict[str, Any]], after: dict[str, dict[str, 
         was, now = _count(old.get(name)), _count(new.get(name))
         if name in old and name in new and was == now:
             continue
-        instance_type = str((new.get(name) or old[name]).get("InstanceType", "?"))
+        instance_type = types_text(new.get(name) or old[name])
         changes.append(GroupChange(name, instance_type, was if name in old else None, now if name in new else None))
     return changes

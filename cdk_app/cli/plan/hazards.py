@@ -12,8 +12,10 @@ from cdk_app.cli.plan.model import (
     RETAIN,
     Hazard,
     Plan,
+    group_types,
     resource_path,
     template_resources,
+    types_text,
 )
 from cdk_app.config.names import team_namespace
 from cdk_app.domain.batch_shares import queue_scheduling
@@ -31,7 +33,8 @@ def group_hazards(stack: str, logical_id: str, old: dict[str, Any], new: dict[st
                 if isinstance(g, dict) and isinstance(g.get("InstanceGroupName"), str)}
 
     def nodes(group: dict[str, Any]) -> str:
-        return f"{group.get('InstanceCount', '?')} x {group.get('InstanceType', '?')} nodes"
+        count = group.get("InstanceCount")
+        return f"{count if isinstance(count, int) else 'all its'} x {types_text(group)} nodes"
 
     def volume(group: dict[str, Any]) -> int:
         return sum(int(c.get("EbsVolumeConfig", {}).get("VolumeSizeInGB", 0) or 0)
@@ -49,8 +52,17 @@ def group_hazards(stack: str, logical_id: str, old: dict[str, Any], new: dict[st
             continue
         now = new_groups[name]
         why = []
-        if group.get("InstanceType") != now.get("InstanceType"):
-            why.append(f"instance type {group.get('InstanceType')} -> {now.get('InstanceType')}")
+        # A node keeps running while its type stays one the group may run (InstanceType or a flexible group's
+        # InstanceRequirements; neither is create-only in the schema); nodes of a type the group no longer lists
+        # are rebuilt. A type added, or the order changed, decides only which type new nodes come up as.
+        dropped = [t for t in group_types(group) if t not in group_types(now)]
+        if dropped:
+            why.append(f"instance type{'s' if len(group_types(group)) > 1 else ''} {types_text(group)} -> "
+                       f"{types_text(now)} (no longer runs {', '.join(dropped)})")
+        elif group_types(group) != group_types(now):
+            hazards.append(Hazard(stack, where, f"instance group {name}: instance types {types_text(group)} -> "
+                                                f"{types_text(now)}: its nodes keep running; new nodes come up as the "
+                                                "first of the types EC2 has capacity for", refuse=False))
         if group.get("ThreadsPerCore") != now.get("ThreadsPerCore"):
             why.append(f"threads per core {group.get('ThreadsPerCore')} -> {now.get('ThreadsPerCore')}")
         if volume(now) < volume(group):

@@ -130,6 +130,22 @@ class TeamChange:
                 "moved": list(self.moved) if self.moved else None}
 
 
+def group_types(group: dict[str, Any]) -> list[str]:
+    """The instance types an AWS::SageMaker::Cluster InstanceGroups entry may run, in HyperPod's order: a flexible
+    group's InstanceRequirements.InstanceTypes, else its InstanceType (botocore: the two are mutually exclusive).
+    Empty for an entry that names neither as text (a hand-edited template)."""
+    flexible = group.get("InstanceRequirements")
+    listed = flexible.get("InstanceTypes") if isinstance(flexible, dict) else None
+    if isinstance(listed, list) and listed:
+        return [t for t in listed if isinstance(t, str)]
+    return [group["InstanceType"]] if isinstance(group.get("InstanceType"), str) else []
+
+
+def types_text(group: dict[str, Any]) -> str:
+    """The group's types for a message: "ml.g5.12xlarge" or "ml.g5.12xlarge/ml.g5.24xlarge" (flexible)."""
+    return "/".join(group_types(group)) or "instance type not given"
+
+
 @dataclass(frozen=True)
 class GroupChange:
     """An instance group whose nodes change: added (before None), removed (after None), grown or shrunk."""

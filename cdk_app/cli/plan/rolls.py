@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cdk_app.cli.plan.model import Hazard
+from cdk_app.cli.plan.model import Hazard, types_text
 from cdk_app.config.model import BatchSize
 from cdk_app.domain.rolling_updates import batch_text
 
@@ -50,7 +50,7 @@ def _batch(deployment: Any, count: int | None, key: str = "MaximumBatchSize") ->
 def _deployment_text(deployment: Any, count: int | None) -> str:
     batch = _batch(deployment, count)
     if batch is None:
-        return f"all {count if count is not None else '?'} nodes at once (no rolling batch)"
+        return f"all {count if count is not None else 'its'} nodes at once (no rolling batch)"
     parts = [f"{batch} at a time"]
     wait = deployment.get("WaitIntervalInSeconds")
     if isinstance(wait, int):
@@ -73,8 +73,8 @@ def roll_hazards(stack: str, logical_id: str, old: dict[str, Any], new: dict[str
         if before is None:
             continue  # a new group's nodes start on its AMI
         where = f"{logical_id}/{name}"
-        count, itype = _count(now), now.get("InstanceType", "?")
-        nodes = f"{count if count is not None else '?'} x {itype} nodes"
+        count = _count(now)
+        nodes = f"{count if count is not None else 'all its'} x {types_text(now)} nodes"
         if any(before.get(key) != now.get(key) for key in _IMAGE_KEYS):
             scheduled = now.get("ScheduledUpdateConfig")
             batch = _batch(scheduled.get("DeploymentConfig"), count) if isinstance(scheduled, dict) else None
@@ -85,7 +85,7 @@ def roll_hazards(stack: str, logical_id: str, old: dict[str, Any], new: dict[str
                                                 f"its {nodes} reboot onto the new AMI with new root volumes, and the "
                                                 "jobs on them stop (HyperPod does not drain them). AWS documents no "
                                                 "batch for an update CloudFormation starts, so plan for all "
-                                                f"{count if count is not None else '?'} at once{later}"))
+                                                f"{count if count is not None else 'of them'} at once{later}"))
         hazards.extend(_schedule_changes(stack, where, name, nodes, count, before, now))
     return hazards
 

@@ -117,6 +117,11 @@ def check_flexible_groups(config: KitConfig, report: Reporter) -> None:
         if group.min_count is not None and group.min_count > group.count:
             # AWS::SageMaker::Cluster (cfn-lint schema): "MinInstanceCount must be less than or equal to
             # InstanceCount" - count, also for an autoscaled group, which starts at 0.
+            # An autoscaled group's count is 0 and its size max_count: say which of the two the limit reads.
+            autoscaled = (f" (MinInstanceCount is held to InstanceCount, which an autoscaled group keeps at 0; "
+                          f"Karpenter scales it up to max_count {group.max_count} without it)"
+                          if group.max_count is not None else "")
             report.error("HPK260", base + ("min_count",),
-                         f"min_count {group.min_count} of instance group '{group.name}' is above its count {group.count}",
+                         f"min_count {group.min_count} of instance group '{group.name}' is above its count "
+                         f"{group.count}{autoscaled}",
                          f"set min_count to at most {group.count}, or leave it out")

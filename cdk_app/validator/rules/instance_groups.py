@@ -78,9 +78,12 @@ def _check_connectivity(group: InstanceGroup, base: PathKey, report: Reporter) -
     checks = group.deep_health_checks or ()
     if INSTANCE_CONNECTIVITY not in checks:
         return
-    problem = connectivity_problem(group.instance_type, group.count)
+    # A flexible group may come up as any of its types: each must support the check.
+    types = group_types(group)
+    problem = next((p for t in types if (p := connectivity_problem(t, group.count)) is not None), None)
     if problem is not None:
-        allowed = allowed_deep_health_checks(group.instance_type, group.count)
+        allowed = [c for c in allowed_deep_health_checks(types[0], group.count)
+                   if all(c in allowed_deep_health_checks(t, group.count) for t in types[1:])]
         report.error("HPK213", base + ("deep_health_checks", checks.index(INSTANCE_CONNECTIVITY)),
                      f"InstanceConnectivity needs an instance type with EFA and a group of at least 2 nodes; {problem}",
                      f"allowed here: [{', '.join(allowed)}] (remove InstanceConnectivity, or leave deep_health_checks "
@@ -280,18 +283,20 @@ def check_system_instance_group(config: KitConfig, report: Reporter) -> None:
 
 def _check_system_type_quota(config: KitConfig, group: InstanceGroup, report: Reporter) -> None:
     """The kit leaves the system group out of the capacity (cdk_app.domain.capacity.team_groups), so a quota on
-    a type only it has is over capacity (HPK501). Where other groups share its type, SageMaker still counts the
-    system nodes in the type's unallocated capacity that idle sharing lends ("unallocated resources are
+    a type only it has is over capacity (HPK501). Where other groups share one of its types, SageMaker still
+    counts the system nodes in the type's unallocated capacity that idle sharing lends ("unallocated resources are
     automatically calculated", botocore's IdleResourceSharing): a team pod cannot tolerate their taint, so a
-    workload borrowing that share stays Pending."""
-    if config.cluster_policy.idle_resource_sharing != "Enabled" or not any(
-            g is not group and group.instance_type in group_types(g) for g in config.hyperpod.instance_groups):
+    workload borrowing that share stays Pending. A flexible system group may come up as any of its types."""
+    if config.cluster_policy.idle_resource_sharing != "Enabled":
         return
+    shared = {t for t in group_types(group)
+              if any(g is not group and t in group_types(g) for g in config.hyperpod.instance_groups)}
     for i, team in enumerate(config.teams):
         for j, entry in enumerate(team.quota):
-            if entry.instance_type == group.instance_type:
+            if entry.instance_type in shared:
+                which = "the instance type" if entry.instance_type == group.instance_type else "a fallback type"
                 report.warning("HPK219", ("teams", i, "quota", j, "instance_type"),
-                               f"team {team.name[:40]!r} has a quota for {group.instance_type}, the instance type of "
+                               f"team {team.name[:40]!r} has a quota for {entry.instance_type}, {which} of "
                                f"the system group {group.name[:63]!r}: SageMaker counts the system nodes in that "
                                "type's unallocated capacity, which idle sharing lends, but team pods cannot tolerate "
                                "their taint, so a workload borrowing that share stays Pending",

@@ -5,9 +5,16 @@ from __future__ import annotations
 
 from cdk_app.config.model import KitConfig
 from cdk_app.config.yaml_source import PathKey
-from cdk_app.domain.capacity import partition_capacity, partition_reservations
+from cdk_app.domain.capacity import group_types, partition_capacity, partition_reservations
 from cdk_app.domain.instance_types import CATALOGUE
-from cdk_app.domain.mig_profiles import DISABLED, INSTANCE_GPUS, MIG_CONFIG_LABEL, geometry_problem, profiles_of
+from cdk_app.domain.mig_profiles import (
+    DISABLED,
+    INSTANCE_GPUS,
+    MIG_CONFIG_LABEL,
+    geometry_problem,
+    geometry_with,
+    profiles_of,
+)
 from cdk_app.domain.reach import sharing_enabled
 from cdk_app.validator.reporter import Reporter
 
@@ -26,14 +33,15 @@ def _check_geometries(config: KitConfig, report: Reporter) -> None:
         if name is None:
             continue
         path: PathKey = ("hyperpod", "instance_groups", i, "labels", MIG_CONFIG_LABEL)
-        why = geometry_problem(group.instance_type, name)
-        if why is not None:
-            offered = profiles_of(group.instance_type)
-            example = f"all-{next(iter(offered)).removeprefix('mig-')}" if offered else None
+        # A flexible group may come up as any of its types, and the label is on every node: it must be a
+        # geometry of each type's GPU.
+        types = group_types(group)
+        failing = next(((t, why) for t in types if (why := geometry_problem(t, name)) is not None), None)
+        if failing is not None:
+            itype, why = failing
+            whose = f"its {itype} GPUs" if len(types) > 1 else "its GPUs"
             report.error("HPK224", path, f"{MIG_CONFIG_LABEL} {name[:80]!r} of group '{group.name}' is no MIG "
-                                         f"geometry of its GPUs: {why}",
-                         f"name one, e.g. {example} or all-disabled" if example
-                         else f"remove the label: MIG needs one of the types {', '.join(_mig_types())}")
+                                         f"geometry of {whose}: {why}", _geometry_hint(types))
         elif name != DISABLED:
             partitioned.append(path)
     if partitioned:
@@ -45,6 +53,18 @@ def _check_geometries(config: KitConfig, report: Reporter) -> None:
                        "NVIDIA GPU operator runs on the cluster",
                        "install the NVIDIA GPU operator - the HyperPod chart's gpu-operator component - before "
                        "teams use the partitions; until then the nodes offer whole GPUs")
+
+
+def _geometry_hint(types: tuple[str, ...]) -> str:
+    """A geometry every type of the group takes, else how to get there."""
+    for profile in profiles_of(types[0]):
+        example = geometry_with(types[0], profile)
+        if all(geometry_problem(t, example) is None for t in types):
+            return f"name one, e.g. {example} or all-disabled"
+    if len(types) > 1:
+        return ("no one geometry suits every type of this flexible group: use all-disabled, or give the MIG "
+                "type a group of its own")
+    return f"remove the label: MIG needs one of the types {', '.join(_mig_types())}"
 
 
 def _mig_types() -> list[str]:
@@ -96,7 +116,7 @@ def _check_partition_capacity(config: KitConfig, report: Reporter) -> None:
                              f"teams reserve {total} {profile} partitions of {itype} but {given} "
                              f"(shares: {listed}; this entry {n})",
                              f"lower the partition quotas by {total - has}, or give more {itype} GPUs a geometry "
-                             f"with {profile} ({MIG_CONFIG_LABEL}, e.g. all-{profile.removeprefix('mig-')})")
+                             f"with {profile} ({MIG_CONFIG_LABEL}, e.g. {geometry_with(itype, profile)})")
 
 
 def _check_absolute_limits(config: KitConfig, report: Reporter) -> None:

@@ -3,10 +3,20 @@ batch leaves the teams' quotas covered (the arithmetic is cdk_app.domain.rolling
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 from cdk_app.config.model import BatchSize, InstanceGroup, KitConfig, RollingDeployment
 from cdk_app.config.yaml_source import PathKey
-from cdk_app.domain.capacity import describe, team_groups
-from cdk_app.domain.rolling_updates import RollingBatch, batch_text, rolling_batch, scheduled_alongside
+from cdk_app.domain.capacity import describe, group_maximum, team_groups
+from cdk_app.domain.cron_schedules import Cron, firings, first_start_within
+from cdk_app.domain.rolling_updates import (
+    RollingBatch,
+    batch_instances,
+    batch_text,
+    rolling_batch,
+    schedule_of,
+    scheduled_alongside,
+)
 from cdk_app.findings import format_path
 from cdk_app.validator.reporter import Reporter
 
@@ -79,17 +89,80 @@ def _report_short(report: Reporter, path: PathKey, batch: RollingBatch, size: Ba
 
 def _check_schedules(config: KitConfig, report: Reporter) -> None:
     """AWS (HyperPod AMI updates): "if you're creating multiple schedules, we recommend that you have a time
-    buffer in between schedules. If schedules overlap, updates might fail." Only the same expression is
-    certain to overlap; the kit does not guess how long an update takes."""
-    first: dict[str, str] = {}
+    buffer in between schedules. If schedules overlap, updates might fail." Schedules compare by meaning
+    (cdk_app.domain.cron_schedules): the same schedule is certain to overlap (HPK241); another that starts while a
+    roll may still run - its batches times the wait between them - may (HPK243). The kit does not guess how long
+    a batch's own update takes, so that is the least a roll lasts."""
+    first: dict[Cron | str, tuple[str, str]] = {}
+    timed: list[tuple[int, InstanceGroup, Cron]] = []
     for i, group in enumerate(config.hyperpod.instance_groups):
-        if group.scheduled_update is None:
+        schedule = schedule_of(group)
+        if schedule is None:
             continue
+        path: PathKey = ("hyperpod", "instance_groups", i, "scheduled_update", "schedule_expression")
         expression = group.scheduled_update.schedule_expression
-        if expression in first:
-            report.warning("HPK241", ("hyperpod", "instance_groups", i, "scheduled_update", "schedule_expression"),
-                           f"groups '{first[expression]}' and '{group.name}' both update their AMI at {expression}: "
-                           "AWS warns that overlapping schedules may make updates fail",
+        if isinstance(schedule, Cron) and not _fires(report, path, expression, schedule):
+            continue
+        if schedule in first:
+            name, said = first[schedule]
+            at = expression if said == expression else f"{said} and {expression} (the same schedule)"
+            report.warning("HPK241", path, f"groups '{name}' and '{group.name}' both update their AMI at {at}: "
+                                           "AWS warns that overlapping schedules may make updates fail",
                            "give each group its own time, with a buffer between them")
-        else:
-            first[expression] = group.name
+            continue
+        first[schedule] = (group.name, expression)
+        if isinstance(schedule, Cron):
+            timed.append((i, group, schedule))
+    _check_overlaps(timed, report)
+
+
+def _fires(report: Reporter, path: PathKey, expression: str, cron: Cron) -> bool:
+    """Whether the schedule ever starts an update; a located finding when it does not."""
+    if cron.both_days:
+        which = "neither day-of-month nor day-of-week" if cron.day_of_week == "?" else "both day-of-month and day-of-week"
+        report.error("HPK244", path, f"{expression} gives {which}: AWS cron takes one of them and ? in the other",
+                     "e.g. cron(0 4 ? * SUN *) for Sundays at 04:00 UTC, or cron(0 4 1 * ? *) for the 1st of each month")
+        return False
+    this_year = datetime.now(UTC).year
+    if isinstance(cron.year, int) and cron.year < this_year:
+        why = f"its year {cron.year} has passed"
+    elif not firings(cron):
+        why = (f"no date of {cron.year} matches it" if isinstance(cron.year, int)
+               else "no date matches it (e.g. day 31 of a month of 30 days, or 30 February)")
+    else:
+        return True
+    report.error("HPK242", path, f"{expression} never starts an update: {why}",
+                 "give a day every month it names has, and a year to come or *")
+    return False
+
+
+def _check_overlaps(timed: list[tuple[int, InstanceGroup, Cron]], report: Reporter) -> None:
+    for _, group, cron in timed:
+        deployment = group.scheduled_update.deployment
+        wait = deployment.wait_interval_seconds
+        size = group_maximum(group)
+        per_batch = batch_instances(deployment.maximum_batch_size, size)
+        if not wait or not per_batch:
+            continue  # no wait given (SageMaker's default is not documented) or nothing to roll
+        batches = -(-size // per_batch)
+        window = timedelta(seconds=batches * wait)
+        for j, other, other_cron in timed:
+            if other is group:
+                continue
+            hit = first_start_within(firings(cron), firings(other_cron), window)
+            if hit is not None:
+                report.warning("HPK243", ("hyperpod", "instance_groups", j, "scheduled_update", "schedule_expression"),
+                               f"group '{other.name}' starts its AMI update at {other.scheduled_update.schedule_expression}"
+                               f" (e.g. {hit:%Y-%m-%d %H:%M} UTC) while the update of group '{group.name}', started at "
+                               f"{group.scheduled_update.schedule_expression}, may still run: {batches} batch(es) of "
+                               f"{per_batch} with {wait} s between them take at least {_duration(window)}; AWS warns "
+                               "that overlapping schedules may make updates fail",
+                               f"start '{other.name}' at least {_duration(window)} after '{group.name}' (more, for the "
+                               "updates themselves), or give the two groups days of their own")
+
+
+def _duration(span: timedelta) -> str:
+    """2400 s -> "40 min", 3690 s -> "1 h 1 min 30 s"."""
+    hours, rest = divmod(int(span.total_seconds()), 3600)
+    minutes, seconds = divmod(rest, 60)
+    return " ".join(f"{n} {unit}" for n, unit in ((hours, "h"), (minutes, "min"), (seconds, "s")) if n) or "0 s"

@@ -152,6 +152,17 @@ def test_job_says_when_it_can_only_run_on_borrowed_capacity(team, noted):
     assert yaml.safe_load(result.stdout)["kind"] == "PyTorchJob"
 
 
+@pytest.mark.parametrize(("scratch", "noted"), [("500Gi", False), ("501Gi", True), ("999999Ti", True)])
+def test_job_says_when_scratch_is_more_than_the_nodes_ebs_volume(scratch, noted):
+    # dev's gpu-workers have ebs_volume_gib 500 (config/dev.yaml); the kit knows no instance-store sizes, so a
+    # larger scratch space is noted, not refused (red team: 999999Ti was taken without a word).
+    result = run("job", "--config", "config/dev.yaml", "--team", "john", "--name", "s", "--image",
+                 "public.ecr.aws/x/y:1", "--scratch", scratch, "--", "python", "t.py")
+    assert result.returncode == 0, result.stderr
+    assert (f"note: --scratch {scratch} is more than the 500 GiB secondary EBS volume of the ml.g5.12xlarge nodes"
+            in result.stderr) is noted
+
+
 # --- job: one line between usage errors (2) and findings (1) ---------------------------------------------------
 # 2: the option value is malformed or out of the option's own range, or options contradict each other - judged
 # without the config (so even a config that does not exist is not read). 1: a well-formed request that the
@@ -182,6 +193,9 @@ JOB = ("job", "--config", "config/prod.yaml", "--team", "research-nlp", "--prior
     (("--env", "1X=y"), 2, "--env 1X=...: a variable name is"),
     (("--env", "A=1", "--env", "A=2"), 2, "--env A: given twice"),
     (("--volume", "data:rel"), 2, "the mount path must be an absolute path"),
+    # Red team: click kept the last of a repeated --scratch without a word; a pod has one scratch space.
+    (("--scratch", "1Gi", "--scratch", "2Gi:/tmp/work"), 2, "--scratch given 2 times"),
+    (("--mig", "mig-1g.10gb:2", "--accelerators", "2"), 2, "a pod asks for whole GPUs or for partitions, not both"),
     # Refused on its merits: the team, the instance type, the cluster's size, the node, the team's reach.
     (("--team", "nope"), 1, "--team 'nope' is not a team of the prod config"),
     (("--instance-type", "ml.g5.12xlarge"), 1, "--instance-type 'ml.g5.12xlarge' is not in the cluster"),

@@ -150,3 +150,35 @@ def test_the_capacity_tables_have_a_heading_of_their_own():
     lines = invoke("show", "config/dev.yaml").output.split("\n")
     heading = lines.index("capacity and team reach (as validate prints them):")
     assert lines[heading - 1].startswith("priority classes: ") and lines[heading + 1].startswith("  reserved/capacity")
+
+
+def test_a_groups_capacity_and_ami_fields_are_shown(tmp_path):
+    # Red team: show listed a flexible group without its fallback type and an autoscaled one without max_count,
+    # and its JSON had no capacity_type. Each field the config gives comes back as given.
+    config = yaml.safe_load((ROOT / "config/dev.yaml").read_text())
+    gpu = config["hyperpod"]["instance_groups"][0]
+    gpu.update({"fallback_instance_types": ["ml.g5.24xlarge"], "capacity_type": "Spot", "min_count": 3,
+                "image_release_version": "1.2.3", "scheduled_update": {"schedule_expression": "cron(0 4 ? * SUN *)"},
+                "auto_patch": {"patching_strategy": "WhenIdle"}})
+    (tmp_path / "flex.yaml").write_text(yaml.safe_dump(config))
+    [shown, cpu] = view(str(tmp_path / "flex.yaml"))["instance_groups"]
+    assert {k: shown[k] for k in ("fallback_instance_types", "capacity_type", "min_count", "max_count",
+                                  "image_id", "image_release_version", "scheduled_update", "auto_patch")} == {
+        "fallback_instance_types": ["ml.g5.24xlarge"], "capacity_type": "Spot", "min_count": 3, "max_count": None,
+        "image_id": None, "image_release_version": "1.2.3", "scheduled_update": "cron(0 4 ? * SUN *)",
+        "auto_patch": "WhenIdle"}
+    assert (cpu["fallback_instance_types"], cpu["capacity_type"]) == ([], None)
+    text = invoke("show", str(tmp_path / "flex.yaml")).output
+    assert "ml.g5.12xlarge, then ml.g5.24xlarge" in text and "4 (InService from min_count 3)" in text
+    assert "SageMaker's default, release 1.2.3, updates cron(0 4 ? * SUN *), patches WhenIdle" in text
+
+
+def test_an_autoscaled_groups_max_count_is_shown(tmp_path):
+    config = yaml.safe_load((ROOT / "config/dev.yaml").read_text())
+    config["hyperpod"]["autoscaling"] = True
+    config["hyperpod"]["instance_groups"][0].update({"count": 0, "max_count": 4})
+    (tmp_path / "auto.yaml").write_text(yaml.safe_dump(config))
+    result = invoke("show", str(tmp_path / "auto.yaml"))
+    assert result.exit_code == 0, result.output
+    assert "0 (autoscaled up to max_count 4)" in result.output
+    assert view(str(tmp_path / "auto.yaml"))["instance_groups"][0]["max_count"] == 4

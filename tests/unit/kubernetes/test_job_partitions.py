@@ -55,7 +55,7 @@ def test_partitions_up_to_the_teams_reach_and_not_one_more(config, team, partiti
     (("mig-1g.20gb", 1), None, "team 'john' has no quota of mig-1g.20gb partitions on ml.p5.48xlarge"),
     (("mig-1g.18gb", 1), None, "ml.p5.48xlarge's GPU has no such MIG profile; it offers mig-1g.10gb, mig-1g.20gb"),
     (("mig-1g.10gb", 57), None, "no ml.p5.48xlarge node holds more than 56 mig-1g.10gb"),
-    (("mig-1g.10gb", 1), 2, "a pod asks for whole GPUs or for partitions, not both"),
+    (("mig-1g.10gb", 1), 2, "a pod asks for whole GPUs or for partitions, not both"),   # JobOptionError
 ])
 def test_refusals_say_why(config, mig, accelerators, message):
     with pytest.raises(JobSpecError, match=message.replace(".", r"\.")):
@@ -66,6 +66,20 @@ def test_refusals_say_why(config, mig, accelerators, message):
                                                                                  ("mig-3g.40gb", 2))])
 def test_the_option_takes_a_profile_and_a_count(text, parsed):
     assert parse_mig(text) == parsed
+
+
+@pytest.mark.parametrize("config_text", [None, "environment: dev\n"])
+def test_mig_with_accelerators_is_bad_usage_before_the_config_is_read(tmp_path, config_text):
+    # Red team: with a config with findings the contradiction printed the findings (exit 1); with a valid one it
+    # was a finding (exit 1). Options that contradict each other are bad usage whatever the config (exit 2).
+    path = write_mig_config(tmp_path) if config_text is None else tmp_path / "broken.yaml"
+    if config_text is not None:
+        path.write_text(config_text)
+    result = cli("job", "--config", str(path), "--team", "john", "--name", "a", "--image", "i",
+                 "--instance-type", P5, "--mig", "mig-1g.10gb:2", "--accelerators", "2", "--", "python")
+    assert result.returncode == 2, result.stderr
+    assert "a pod asks for whole GPUs or for partitions, not both" in result.stderr
+    assert "Traceback" not in result.stderr
 
 
 def test_bad_option_text_is_a_usage_error_without_a_traceback(tmp_path):

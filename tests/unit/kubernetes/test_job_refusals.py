@@ -247,6 +247,16 @@ REFUSALS = [
     ({"team": "john", "priority": None, "scratch": "1Gi", "scratch_path": "/checkpoints/"}, DEV, None,
      "--scratch 1Gi: team john's file system checkpoints is mounted at /checkpoints (storage.file_systems); give the "
      "scratch space another path: --scratch 1Gi:/local-scratch"),
+    # Red team: scratch nested in a mount hides that directory of the volume and keeps the writes on the node.
+    ({"team": "john", "priority": None, "scratch": "100Gi", "scratch_path": "/checkpoints/sub"}, DEV, None,
+     "--scratch 100Gi:/checkpoints/sub: the path is inside another volume's mount, where node-local scratch would "
+     "hide that directory of the volume and what the job writes there would be lost with the pod (team john's file "
+     "system checkpoints at /checkpoints, storage.file_systems); give it a path of its own, e.g. --scratch "
+     "100Gi:/local-scratch"),
+    ({"scratch": "1Gi", "scratch_path": "/data/tmp", "volumes": (Volume("c", "/data"),)}, PROD, None,
+     "--scratch 1Gi:/data/tmp: the path is inside another volume's mount, where node-local scratch would hide that "
+     "directory of the volume and what the job writes there would be lost with the pod (--volume c:/data); give it "
+     "a path of its own, e.g. --scratch 1Gi:/scratch"),
     ({"volumes": (Volume("data", "/x"), Volume("more", "/x/"))}, PROD, None,
      "--volume more:/x/: something is already mounted there"),
     # config/dev.yaml's storage section mounts john's file system at /checkpoints.
@@ -326,6 +336,9 @@ REFUSALS = [
      "partitions on ml.p5.48xlarge, and a team borrows only what it has a quota for, so Kueue would never admit the "
      "job; give the team an accelerator_partition entry of mig-1g.10gb on ml.p5.48xlarge and an ml.p5.48xlarge group "
      "a nvidia.com/mig.config geometry with it"),
+    ({"mig": ("mig-1g.10gb", 2), "accelerators_per_node": 2}, PROD, None, "--mig mig-1g.10gb with --accelerators 2: "
+     "a pod asks for whole GPUs or for partitions, not both (a partitioned GPU is offered only as its partitions); "
+     "leave out one of them"),
 ]
 OPTION_REFUSALS = [(parse_env, "NOVALUE", "--env 'NOVALUE': give KEY=VALUE"),
                    (parse_mig_option, "1g.10gb", "--mig '1g.10gb': give a MIG profile such as mig-1g.10gb, optionally "

@@ -116,7 +116,10 @@ def test_a_job_of_partitions_requests_the_profiles_resource(tmp_path):
     ("{instance_type: ml.g5.12xlarge, mig: mig-1g.10gb}",
      "mig-1g.10gb needs an instance_type whose GPU offers it, and no accelerators beside it"),
     ("{instance_type: ml.g5.12xlarge, mig: '1g.10gb'}",
-     "--mig '1g.10gb': give a MIG profile such as mig-1g.10gb, optionally :COUNT per pod"),
+     # The workload's field, not job's option (red team).
+     "mig '1g.10gb': give a MIG profile such as mig-1g.10gb, optionally :COUNT per pod"),
+    ("{instance_type: ml.g5.12xlarge, mig: 'mig-1g.10gb:0'}",
+     "mig 'mig-1g.10gb:0': COUNT is partitions per pod, a whole number from 1 to 56"),
     ("{instance_type: ml.g5.12xlarge, mig: 3}", "3 is not text"),
 ])
 def test_a_bad_mig_entry_is_named_by_line_and_field(tmp_path, per_pod, message):

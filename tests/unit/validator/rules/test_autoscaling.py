@@ -125,6 +125,15 @@ def test_min_count_is_at_most_count(write_config):
         ("HPK260", "hyperpod.instance_groups[2].min_count")]
 
 
+def test_min_count_on_an_autoscaled_group_names_max_count(write_config):
+    # Red team: "above its count 0" left the author wondering about max_count 4.
+    report = run(write_config, ON, group("max_count: 4", "min_count: 2"))
+    [finding] = [f for f in report.findings if f.code == "HPK260"]
+    assert finding.message.startswith("min_count 2 of instance group 'auto' is above its count 0 (MinInstanceCount "
+                                      "is held to InstanceCount, which an autoscaled group keeps at 0; Karpenter "
+                                      "scales it up to max_count 4 without it)")
+
+
 def test_quotas_counting_on_a_flexible_group(write_config):
     # john's 3 g5 and smith's 1 fit the fixed 4; 2 more on john rely on the flexible group.
     more = ("      - instance_type: ml.g5.12xlarge\n        count: 3\n", "      - instance_type: ml.g5.12xlarge\n        count: 5\n")

@@ -75,6 +75,14 @@ def test_connectivity_refusal_says_why_and_what_is_allowed(write_config, instanc
                             "out for this default)")
 
 
+def test_connectivity_is_needed_of_each_type_a_flexible_group_may_run(write_config):
+    # A flexible group may come up as its fallback type, which has no EFA: the check cannot run there.
+    report = run(write_config, (GPU_GROUP, GPU_GROUP + "      fallback_instance_types: [ml.g5.xlarge]\n"
+                                                       "      deep_health_checks: [InstanceConnectivity]\n"))
+    [finding] = [f for f in report.findings if f.code == "HPK213"]
+    assert finding.message.endswith("; ml.g5.xlarge has no EFA interfaces")
+
+
 # --- HPK214: a schedulable node within the governance stack's wait -------------------------------------------------
 # SageMaker's "recommended resiliency configurations": new GPU nodes run deep health checks for about 2 hours, longer
 # than the governance stack waits for a schedulable node (constructs/private/limits.py).
@@ -181,6 +189,9 @@ def test_a_labelled_tainted_system_group_of_its_own_type_is_valid(write_config):
     # john and smith both have a quota for ml.m5.2xlarge: once each.
     ({"itype": "ml.m5.2xlarge"}, [("HPK219", "teams[0].quota[1].instance_type"),
                                   ("HPK219", "teams[1].quota[1].instance_type")]),
+    # Red team (sys_flex2.yaml): a flexible system group's fallback type is system capacity too.
+    ({"labels": "      fallback_instance_types: [ml.m5.2xlarge]\n      labels:\n        node-role: system\n"},
+     [("HPK219", "teams[0].quota[1].instance_type"), ("HPK219", "teams[1].quota[1].instance_type")]),
     # Untainted, team pods may use its nodes: the error says what that costs, no quota warning beside it.
     ({"itype": "ml.m5.2xlarge", "taints": ""}, [("HPK217", "hyperpod.instance_groups[2].taints")]),
 ])

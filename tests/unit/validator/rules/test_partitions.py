@@ -133,3 +133,27 @@ def test_absolute_limits_take_the_schemas_15_items_and_one_per_type(write_config
     assert ("HPK404", "teams[1].absolute_borrow_limits[15]") in codes(report)
     assert ("HPK405", "teams[1].absolute_borrow_limits[2].instance_type") in codes(report)
     assert not [c for c, p in codes(report) if c == "HPK404" and p.endswith("quota[15]")]
+
+
+def test_a_flexible_groups_geometry_must_suit_each_of_its_types(write_config):
+    # Red team (mig3b.yaml): a p5 labelled all-1g.10gb with fallback ml.p4d.24xlarge passed, though an A100
+    # 40GB cannot hold 7 x 1g.10gb (the same label on a p4d group is HPK224).
+    mig = mig_group()
+    report = run(write_config, (mig[0], mig[1].replace("      labels:\n",
+                                                        "      fallback_instance_types: [ml.p4d.24xlarge]\n      labels:\n")))
+    [finding] = [f for f in report.findings if f.code == "HPK224"]
+    assert finding.message.startswith("nvidia.com/mig.config 'all-1g.10gb' of group 'mig' is no MIG geometry of its "
+                                      "ml.p4d.24xlarge GPUs: one A100 40GB GPU cannot hold 7 x 1g.10gb")
+    assert "no one geometry suits every type" in finding.hint
+
+
+def test_the_geometry_a_hint_suggests_is_one_the_type_takes(write_config):
+    # Red team (mig3c.yaml): HPK533 suggested all-1g.10gb for a p4d, which HPK224 refuses.
+    from cdk_app.domain.mig_profiles import geometry_problem
+
+    report = run(write_config, smith_partitions(4, itype="ml.p4d.24xlarge"))
+    [finding] = [f for f in report.findings if f.code == "HPK533"]
+    suggested = finding.hint.rsplit("e.g. ", 1)[1].rstrip(")")
+    assert suggested == "mixed-4-1g.10gb"
+    assert geometry_problem("ml.p4d.24xlarge", suggested) is None
+    assert geometry_problem("ml.p4d.24xlarge", "all-1g.10gb") is not None

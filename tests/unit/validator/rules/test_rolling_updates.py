@@ -65,6 +65,10 @@ def test_automatic_patches_without_a_deployment_have_no_batch(write_config):
 
 @pytest.mark.parametrize(("second", "expected"), [
     ("cron(0 4 ? * SUN *)", [("HPK241", "hyperpod.instance_groups[1].scheduled_update.schedule_expression")]),
+    ("cron(00 4 ? * SUN *)", [("HPK241", "hyperpod.instance_groups[1].scheduled_update.schedule_expression")]),
+    ("cron(0 4 ? * 1 *)", [("HPK241", "hyperpod.instance_groups[1].scheduled_update.schedule_expression")]),
+    ("cron(0 04 ? */1 SUN *)", [("HPK241", "hyperpod.instance_groups[1].scheduled_update.schedule_expression")]),
+    ("cron(0 4 ? * MON *)", []),
     ("cron(0 6 ? * SUN *)", []),
 ])
 def test_two_groups_on_one_schedule_warn(write_config, second, expected):
@@ -86,6 +90,8 @@ def second_g5_group(batch: int, expression: str) -> tuple[str, str]:
     (1, 1, "cron(0 4 ? * SUN *)", []),                               # 1 + 1 out together of 2 unreserved
     (2, 2, "cron(0 6 ? * SUN *)", []),                               # each alone: 2 of 2
     (2, 1, "cron(0 4 ? * SUN *)", ["HPK520", "HPK520"]),             # 3 out together
+    # Red team: the same schedule in other words (1 = Sunday in AWS cron, leading zeros) rolls together too.
+    (2, 1, "cron(00 04 ? * 1 *)", ["HPK520", "HPK520"]),
 ])
 def test_groups_of_a_type_on_one_schedule_add_their_batches(write_config, gpu, gpu_2, expression, expected):
     report = run(write_config, schedule(f"{{type: INSTANCE_COUNT, value: {gpu}}}"), second_g5_group(gpu_2, expression))
@@ -104,3 +110,65 @@ def test_the_shared_schedule_is_named_as_the_cause(write_config):
     # gpu-2: gpu's two nodes already take both unreserved instances, so only its own schedule helps.
     gpu_2 = next(f for f in report.findings if f.path.startswith("hyperpod.instance_groups[1]") and f.code == "HPK520")
     assert gpu_2.hint.startswith("give the group its own schedule and take at most 2 instance(s) at a time")
+
+
+AUTOSCALED_GPU = ("hyperpod:\n", "hyperpod:\n  autoscaling: true\n"), ("      count: 4\n", "      count: 0\n      max_count: 4\n")
+
+
+@pytest.mark.parametrize(("batch", "expected"), [
+    ("{type: INSTANCE_COUNT, value: 2}", []),
+    ("{type: INSTANCE_COUNT, value: 3}", [("HPK520", f"{BATCH_PATH}.value")]),
+    ("{type: CAPACITY_PERCENTAGE, value: 75}", [("HPK520", f"{BATCH_PATH}.value")]),  # 75 % of max_count 4
+])
+def test_an_autoscaled_groups_batch_is_sized_by_its_max_count(write_config, batch, expected):
+    # Red team (ru_auto.yaml): count 0, max_count 4 is capacity 4 for the quotas, so a batch may take up to 4
+    # of them out; sized by count 0 every batch looked empty and nothing was checked.
+    report = run(write_config, JOHN_ONE_G5, *AUTOSCALED_GPU, schedule(batch))
+    assert codes(report) == expected
+    if expected:
+        assert "of the type's 4 instances" in report.findings[0].message
+
+
+SCHEDULE_PATH = "hyperpod.instance_groups[0].scheduled_update.schedule_expression"
+
+
+@pytest.mark.parametrize(("expression", "expected"), [
+    ("cron(0 4 31 2 ? *)", "HPK242"),        # 31 February (red team's ru_feb31.yaml)
+    ("cron(0 4 31 */2 ? *)", None),          # January, March, ..., November: January has a 31st
+    ("cron(0 4 29 2 ? 2027)", "HPK242"),     # 2027 is no leap year
+    ("cron(0 4 29 2 ? *)", None),            # leap years
+    ("cron(0 4 1 * MON *)", "HPK244"),       # both day fields
+    ("cron(0 4 ? * ? *)", "HPK244"),         # neither
+])
+def test_a_schedule_that_never_starts_an_update_is_an_error(write_config, expression, expected):
+    found = [c for c in codes(run(write_config, JOHN_ONE_G5, schedule(expression=expression)))
+             if c[0] in ("HPK242", "HPK244")]
+    assert found == ([(expected, SCHEDULE_PATH)] if expected else [])
+
+
+def test_a_schedule_whose_year_has_passed_never_fires(write_config):
+    report = run(write_config, JOHN_ONE_G5, schedule(expression="cron(0 4 ? * SUN 2025)"))
+    [finding] = [f for f in report.findings if f.code == "HPK242"]
+    assert finding.message == "cron(0 4 ? * SUN 2025) never starts an update: its year 2025 has passed"
+
+
+def rolled(wait: int) -> tuple[str, str]:
+    return schedule(f"{{type: INSTANCE_COUNT, value: 1}}\n          wait_interval_seconds: {wait}")
+
+
+@pytest.mark.parametrize(("wait", "second", "warned"), [
+    (600, "cron(5 4 ? * SUN *)", True),     # 4 batches x 600 s = 40 min from 04:00; 04:05 is inside (ru_overlap)
+    (60, "cron(5 4 ? * SUN *)", False),     # 4 min: over by 04:04
+    (600, "cron(40 4 ? * SUN *)", False),   # 04:40 is the end of the window: no overlap
+    (600, "cron(39 4 ? * SUN *)", True),
+    (600, "cron(5 4 ? * MON *)", False),    # another day
+])
+def test_a_start_while_another_groups_roll_may_run_warns(write_config, wait, second, warned):
+    cpu = ("      count: 2\n", f"      count: 2\n      scheduled_update: {{schedule_expression: '{second}'}}\n")
+    report = run(write_config, JOHN_ONE_G5, ("      count: 1\n    principals:", "      count: 0\n    principals:"),
+                 rolled(wait), cpu)
+    found = [f for f in report.findings if f.code == "HPK243"]
+    assert [f.path for f in found] == (["hyperpod.instance_groups[1].scheduled_update.schedule_expression"]
+                                       if warned else [])
+    if warned:
+        assert "4 batch(es) of 1 with 600 s between them take at least 40 min" in found[0].message
