@@ -131,6 +131,9 @@ def test_the_removal_page_says_what_plan_says_removing_a_team_does():
     page = " ".join((ROOT / model.REMOVAL_DOC).read_text().split())
     assert model.REMOVED_TEAM.format(namespace="`hyperpod-ns-<team>`") in page
     assert model.RENAMED_TEAM in page
+    assert model.RENAME_ORDER in page
+    assert model.RENAME_ORDER.replace("two deploys are safer", "Two deploys are safer") in " ".join(
+        (ROOT / "docs/how-to/edit-safely.md").read_text().split())
 
 
 # How the docs name a stack output: OutputKey=='X', "output `X`", "X output", a <X> placeholder for its

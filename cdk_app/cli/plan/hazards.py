@@ -8,6 +8,7 @@ from typing import Any
 from cdk_app.cli.plan.model import (
     REMOVAL_DOC,
     REMOVED_TEAM,
+    RENAME_ORDER,
     RENAMED_TEAM,
     RETAIN,
     Hazard,
@@ -190,13 +191,13 @@ def scheduling_hazards(before: dict[str, dict[str, Any]], after: dict[str, dict[
 
 def renamed_team_hazards(plan: Plan) -> list[Hazard]:
     """A team removed while another is added looks like a rename, which replaces the quota: the old team's
-    jobs stop and its namespace goes (REMOVED_TEAM). Refused unless named (team:<old name>);
-    removing and adding in separate deploys is the safer order anyway."""
+    jobs stop and its namespace goes (REMOVED_TEAM). Refused unless named (team:<old name>); RENAME_ORDER says
+    the safer way."""
     removed = [t.team for t in plan.teams if t.change == "removed"]
     added = [t.team for t in plan.teams if t.change == "added"]
     if not (removed and added):
         return []
     return [Hazard("", f"team:{team}", f"team {team} removed while {', '.join(added)} is added (a rename?): "
                                        f"{REMOVED_TEAM.format(namespace=team_namespace(team))}; {RENAMED_TEAM} "
-                                       f"(remove the old team and add the new one in two deploys: {REMOVAL_DOC})")
+                                       f"({RENAME_ORDER}: {REMOVAL_DOC})")
             for team in removed]

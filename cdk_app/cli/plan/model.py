@@ -61,6 +61,9 @@ REMOVED_TEAM = ("its running jobs lose their queue: treat them as stopped; the k
                 "stay in the account with their data, no longer managed")
 RENAMED_TEAM = ("the new name starts empty: a new namespace and queue, and new, empty file systems where the old "
                 "team had them")
+# The one safer order of a rename, said by plan and by the removal and edit-safely pages alike.
+RENAME_ORDER = ("two deploys are safer: first add the new team (the cluster needs room for both quotas: grow a group "
+                "or cut the old team's quota), move the work and the data across, then remove the old team")
 
 
 MISSING = object()
