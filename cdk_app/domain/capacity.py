@@ -236,34 +236,48 @@ def flexible_reliance(config: KitConfig) -> tuple[dict[str, int], int]:
 
 def _most_given(need: dict[str, int], groups: dict[str, tuple[int, tuple[str, ...]]]) -> int:
     """The most of `need` (instances per type) the groups (name: (instances, types)) can give at once: a maximum
-    flow, one instance at a time along augmenting paths (a few types and groups; at most the instances needed)."""
-    given: dict[tuple[str, str], int] = {}
-    used = dict.fromkeys(groups, 0)
+    flow from the types (capacity: the instances needed) through the groups that may run them to a sink
+    (capacity: each group's size), by Edmonds-Karp. Each augmenting path carries as much as it can, so the work
+    grows with the number of types and groups, never with the instance counts (a group of 100,000 instances
+    costs what a group of 1 does)."""
+    source, sink = ("source",), ("sink",)
+    residual: dict[tuple, dict[tuple, int]] = {source: {}, sink: {}}
 
-    def place(itype: str, seen: set[str]) -> bool:
-        for name, (size, types) in groups.items():
-            if itype not in types or name in seen:
-                continue
-            seen.add(name)
-            # A free instance of the group, or one another type holds there that can move to another group.
-            moved = next((other for other in need if given.get((other, name)) and place(other, seen)), None) \
-                if used[name] >= size else None
-            if used[name] < size or moved is not None:
-                if moved is None:
-                    used[name] += 1
-                else:
-                    given[(moved, name)] -= 1
-                given[(itype, name)] = given.get((itype, name), 0) + 1
-                return True
-        return False
+    def edge(a: tuple, b: tuple, amount: int) -> None:
+        residual.setdefault(a, {})[b] = residual.setdefault(a, {}).get(b, 0) + amount
+        residual.setdefault(b, {}).setdefault(a, 0)
 
-    placed = 0
+    total_need = sum(need.values())
     for itype, instances in need.items():
-        for _ in range(instances):
-            if not place(itype, set()):
-                break
-            placed += 1
-    return placed
+        edge(source, ("type", itype), instances)
+    for name, (size, types) in groups.items():
+        edge(("group", name), sink, size)
+        for itype in types:
+            if itype in need:
+                edge(("type", itype), ("group", name), total_need)
+    flow = 0
+    while True:
+        parent: dict[tuple, tuple] = {source: source}
+        frontier = [source]
+        while frontier and sink not in parent:
+            following = []
+            for node in frontier:
+                for nxt, room in residual[node].items():
+                    if room > 0 and nxt not in parent:
+                        parent[nxt] = node
+                        following.append(nxt)
+            frontier = following
+        if sink not in parent:
+            return flow
+        path, node = [], sink
+        while node != source:
+            path.append((parent[node], node))
+            node = parent[node]
+        pushed = min(residual[a][b] for a, b in path)
+        for a, b in path:
+            residual[a][b] -= pushed
+            residual[b][a] += pushed
+        flow += pushed
 
 
 def guaranteed_capacity(config: KitConfig) -> dict[str, Resources]:

@@ -158,3 +158,26 @@ def flexible_config(tmp_path, xl, xxl):
 def test_flexible_groups_give_each_instance_once(tmp_path, xl, xxl, need, given):
     from cdk_app.domain.capacity import flexible_reliance
     assert flexible_reliance(flexible_config(tmp_path, xl, xxl)) == (need, given)
+
+
+def test_flexible_reliance_costs_what_the_groups_and_types_do_not_the_instance_counts(tmp_path):
+    # The red team's hang_100_6758 shape (16 KB of YAML): 100 flexible groups of 6,758 ml.c5.large (or
+    # ml.c5.xlarge); a team reserves every ml.c5.large, another one ml.c5.xlarge. Placing one instance at a
+    # time took over 400 s; the answer is one instance short, whatever the counts.
+    import time
+
+    import yaml
+
+    from cdk_app.config.loader import load_config
+    from cdk_app.domain.capacity import flexible_reliance
+    groups = [{"name": f"g{i}", "instance_type": "ml.c5.large", "fallback_instance_types": ["ml.c5.xlarge"],
+               "count": 6758} for i in range(100)]
+    teams = [{"name": "john", "quota": [{"instance_type": "ml.c5.large", "count": 675800}]},
+             {"name": "smith", "quota": [{"instance_type": "ml.c5.xlarge", "count": 1}]}]
+    text = yaml.safe_dump({"environment": "t", "account": "111122223333", "region": "us-east-1",
+                           "availability_zone_ids": ["use1-az4"], "hyperpod": {"instance_groups": groups},
+                           "teams": teams})
+    config = load_config(write(tmp_path, text)).config
+    started = time.process_time()
+    assert flexible_reliance(config) == ({"ml.c5.large": 675800, "ml.c5.xlarge": 1}, 675800)
+    assert time.process_time() - started < 5  # generous: about 0.005 s here
