@@ -203,16 +203,19 @@ def instances_needed(itype: str, amount: Resources) -> int:
 
 def groups_capacity(groups: Iterable[InstanceGroup]) -> dict[str, Resources]:
     """Per known instance type, the most the groups may give: each group's maximum, under every type it may run
-    (a flexible group counts in full under each of its types, as it could come up as any of them)."""
-    return capacity_of((itype, group_maximum(group)) for group in groups for itype in group_types(group))
+    (a flexible group counts in full under each of its types, as it could come up as any of them), and of the
+    accelerators only whole GPUs: a partitioned group's GPUs are its partitions' (without_partitioned_gpus).
+    Every capacity view (the cluster's, the guaranteed, the single-type and On-Demand parts, the shared pool's
+    gap) is this of some of the groups, so none counts a partitioned GPU as a whole one."""
+    groups = tuple(groups)
+    return without_partitioned_gpus(
+        groups, capacity_of((itype, group_maximum(group)) for group in groups for itype in group_types(group)))
 
 
 def cluster_capacity(config: KitConfig) -> dict[str, Resources]:
     """Per known instance type, the most all the instance groups may give (`groups_capacity`): the capacity the
     quotas are checked against (HPK501), autoscaled groups at max_count, Spot and flexible groups included."""
-    # A partitioned group's GPUs are its partitions', not whole ones (without_partitioned_gpus).
-    groups = config.hyperpod.instance_groups
-    return without_partitioned_gpus(groups, groups_capacity(groups))
+    return groups_capacity(config.hyperpod.instance_groups)
 
 
 def flexible_reliance(config: KitConfig) -> tuple[dict[str, int], int]:
@@ -282,8 +285,7 @@ def _most_given(need: dict[str, int], groups: dict[str, tuple[int, tuple[str, ..
 
 def guaranteed_capacity(config: KitConfig) -> dict[str, Resources]:
     """Per known instance type, the capacity the teams can count on (`is_guaranteed`): at most cluster_capacity."""
-    return capacity_of((group.instance_type, group.count) for group in config.hyperpod.instance_groups
-                       if is_guaranteed(group))
+    return groups_capacity(group for group in config.hyperpod.instance_groups if is_guaranteed(group))
 
 
 def quota_backing(config: KitConfig) -> dict[str, bool]:

@@ -181,3 +181,28 @@ def test_flexible_reliance_costs_what_the_groups_and_types_do_not_the_instance_c
     started = time.process_time()
     assert flexible_reliance(config) == ({"ml.c5.large": 675800, "ml.c5.xlarge": 1}, 675800)
     assert time.process_time() - started < 5  # generous: about 0.005 s here
+
+
+RED_TEAM = SUPPORT / "adversarial" / "issue31"  # the issue-31 red team's configs, as they wrote them
+
+
+def test_a_fully_partitioned_type_guarantees_no_whole_gpus_and_shows_no_best_effort():
+    # mig1.yaml: one fixed On-Demand ml.p5.48xlarge labelled all-1g.10gb. Its 8 GPUs are 56 partitions, so the
+    # whole-GPU capacity, the guaranteed part and the best-effort rest are all 0 accelerators (never -8).
+    report = check_file(RED_TEAM / "mig1.yaml")
+    row = next(r for r in report.capacity if r.instance_type == "ml.p5.48xlarge")
+    assert (row.capacity.accelerators, row.guaranteed.accelerators, row.best_effort.accelerators) == (0, 0, 0)
+    assert all(r.best_effort.is_zero() for r in report.capacity)  # so the table shows no guaranteed/best-effort columns
+
+
+@pytest.mark.parametrize(("name", "pool_gpus"), [("pool_mig.yaml", 0), ("pool_mig_mixed.yaml", 8)])
+def test_the_shared_pool_never_gets_partitioned_gpus_as_whole_ones(name, pool_gpus):
+    # pool_mig: the only p5 is partitioned, so the pool may hold its vCPU and memory but no GPU; pool_mig_mixed
+    # adds an unpartitioned p5, whose 8 GPUs are all the pool can get.
+    from cdk_app.config.loader import load_config
+    from cdk_app.domain.capacity import reservations
+    config = load_config(RED_TEAM / name).config
+    pool = reservations(shared_pool_quota(config)).get("ml.p5.48xlarge", Resources())
+    assert pool.accelerators == pool_gpus
+    row = next(r for r in check_file(RED_TEAM / name).capacity if r.instance_type == "ml.p5.48xlarge")
+    assert not row.reserved.exceeding(row.capacity)
