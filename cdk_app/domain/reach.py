@@ -32,6 +32,7 @@ from cdk_app.domain.capacity import (
     Partitions,
     Resources,
     cluster_capacity,
+    config_shares,
     partition_capacity,
     partition_reservations,
     reservations,
@@ -72,7 +73,7 @@ def sharing_enabled(config: KitConfig) -> bool:
 
 def allocated(config: KitConfig) -> dict[str, Resources]:
     """Per known instance type, what the enabled compute allocations (teams and the shared pool) hold."""
-    held = [reservations(t.quota) for t in config.teams if t.enabled]
+    held = [reservations(t.quota, config_shares(config)) for t in config.teams if t.enabled]
     if config.shared_pool is not None:
         held.append(reservations(shared_pool_quota(config)))
     total: dict[str, Resources] = {}
@@ -100,10 +101,10 @@ def borrowers(config: KitConfig, itype: str) -> list[str]:
             and not (row.absolute_limit is not None and row.absolute_limit.is_zero())]
 
 
-def absolute_limits(team: Team) -> dict[str, Resources]:
+def absolute_limits(config: KitConfig, team: Team) -> dict[str, Resources]:
     """Per known instance type, the team's absolute borrow limit, filled as SageMaker fills a quota entry (the
     schema's AbsoluteBorrowLimits items are ComputeQuotaResourceConfig, "Reused under ... AbsoluteBorrowLimits")."""
-    return reservations(team.absolute_borrow_limits)
+    return reservations(team.absolute_borrow_limits, config_shares(config))
 
 
 def team_reach(config: KitConfig) -> list[TeamReach]:
@@ -111,7 +112,7 @@ def team_reach(config: KitConfig) -> list[TeamReach]:
     without a HyperPod cluster (a Batch-only one)."""
     if config.hyperpod is None:
         return []
-    held = [(t, reservations(t.quota)) for t in config.teams if t.enabled]
+    held = [(t, reservations(t.quota, config_shares(config))) for t in config.teams if t.enabled]
     sharing = sharing_enabled(config)
     lent: dict[str, Resources] = {}
     if sharing:
@@ -131,7 +132,7 @@ def team_reach(config: KitConfig) -> list[TeamReach]:
                 rows.append(TeamReach(team.name, itype, team.sharing_strategy, None, quota, quota, None))
                 continue
             limit = team.borrow_limit or DEFAULT_BORROW_LIMIT
-            absolute = absolute_limits(team).get(itype)
+            absolute = absolute_limits(config, team).get(itype)
             if not sharing:
                 rows.append(TeamReach(team.name, itype, team.sharing_strategy, limit, quota, quota, SHARING_DISABLED,
                                       absolute))

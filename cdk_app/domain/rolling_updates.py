@@ -20,7 +20,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cdk_app.config.model import BatchSize, InstanceGroup, KitConfig
-from cdk_app.domain.capacity import DIMENSIONS, Resources, cluster_capacity, per_instances, teams_total
+from cdk_app.domain.capacity import (
+    DIMENSIONS,
+    Resources,
+    cluster_capacity,
+    config_shares,
+    per_instances,
+    teams_total,
+)
 from cdk_app.domain.instance_types import CATALOGUE
 
 
@@ -95,7 +102,7 @@ def rolling_batch(config: KitConfig, group: InstanceGroup, size: BatchSize,
     if group.instance_type not in CATALOGUE:
         return None
     capacity = cluster_capacity(config)[group.instance_type]
-    reserved = teams_total(tuple(t for t in config.teams if t.enabled)).get(group.instance_type, Resources())
+    reserved = teams_total(tuple(t for t in config.teams if t.enabled), config_shares(config)).get(group.instance_type, Resources())
     if reserved.exceeding(capacity):
         return None
     return RollingBatch(group.name, group.instance_type, group.count,

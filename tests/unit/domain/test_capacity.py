@@ -206,3 +206,25 @@ def test_the_shared_pool_never_gets_partitioned_gpus_as_whole_ones(name, pool_gp
     assert pool.accelerators == pool_gpus
     row = next(r for r in check_file(RED_TEAM / name).capacity if r.instance_type == "ml.p5.48xlarge")
     assert not row.reserved.exceeding(row.capacity)
+
+
+def test_reserving_exactly_what_a_mixed_geometry_gives_is_within_capacity():
+    # mig8b.yaml: one ml.p5.48xlarge labelled mixed-1-3g.40gb-1-2g.20gb-2-1g.10gb (per GPU 1 x 3g, 1 x 2g,
+    # 2 x 1g: 7 compute slices of NVIDIA's 7); three teams reserve 8 x 3g, 8 x 2g and 16 x 1g, all it gives.
+    # Counted by each profile's all-<profile> count this was 47/42 instances (HPK501 three times).
+    report = check_file(RED_TEAM / "mig8b.yaml")
+    assert not [f for f in report.findings if f.severity == "error"], report.findings
+    row = next(r for r in report.capacity if r.instance_type == "ml.p5.48xlarge")
+    assert (row.reserved.count, row.capacity.count) == (1, 1)
+
+
+def test_a_partition_stands_for_its_compute_slices_share_of_the_gpu_in_the_configured_geometry():
+    from fractions import Fraction
+
+    from cdk_app.config.loader import load_config
+    from cdk_app.domain.capacity import partition_shares
+    shares = partition_shares(load_config(RED_TEAM / "mig8b.yaml").config.hyperpod.instance_groups)
+    # Of one GPU (1/8 of the instance): 3g 3/7, 2g 2/7, 1g 1/7 (NVIDIA's compute slices per profile).
+    assert shares == {("ml.p5.48xlarge", "mig-3g.40gb"): Fraction(3, 56),
+                      ("ml.p5.48xlarge", "mig-2g.20gb"): Fraction(2, 56),
+                      ("ml.p5.48xlarge", "mig-1g.10gb"): Fraction(1, 56)}
