@@ -38,6 +38,7 @@ from cdk_app.domain.capacity import (
     reservations,
     shared_pool_quota,
 )
+from cdk_app.domain.instance_types import CATALOGUE
 
 LENDING = ("Lend", "LendAndBorrow")
 
@@ -104,7 +105,10 @@ def borrowers(config: KitConfig, itype: str) -> list[str]:
 def absolute_limits(config: KitConfig, team: Team) -> dict[str, Resources]:
     """Per known instance type, the team's absolute borrow limit, filled as SageMaker fills a quota entry (the
     schema's AbsoluteBorrowLimits items are ComputeQuotaResourceConfig, "Reused under ... AbsoluteBorrowLimits")."""
-    return reservations(team.absolute_borrow_limits, config_shares(config))
+    # A limit of partitions no group gives (HPK435) lets the team borrow none of the type's instances.
+    nothing = {(e.instance_type, e.accelerator_partition.type): 0
+               for e in team.absolute_borrow_limits if e.accelerator_partition is not None}
+    return reservations(team.absolute_borrow_limits, {**nothing, **config_shares(config)})
 
 
 def team_reach(config: KitConfig) -> list[TeamReach]:
@@ -140,6 +144,11 @@ def team_reach(config: KitConfig) -> list[TeamReach]:
             allowed = quota.scaled(Fraction(limit, 100)) if absolute is None else absolute
             others = lent.get(itype, Resources()) - quota
             borrowed = allowed.smaller(Resources(*(max(getattr(others, d), 0) for d in DIMENSIONS)))
+            if allowed.accelerators and CATALOGUE[itype].accelerators:
+                # A limit in whole GPUs is worth the instances of the GPUs it borrows (as quota_resources
+                # measures an entry), not the instance share others lend in partitions, vCPU or memory.
+                worth = Fraction(borrowed.accelerators, CATALOGUE[itype].accelerators)
+                borrowed = borrowed.smaller(Resources(worth, borrowed.accelerators, borrowed.vcpu, borrowed.memory_gib))
             capped_by = LENDERS if borrowed != allowed else BORROW_LIMIT if absolute is None else ABSOLUTE_LIMIT
             rows.append(TeamReach(team.name, itype, team.sharing_strategy, limit, quota, quota + borrowed, capped_by,
                                   absolute))
