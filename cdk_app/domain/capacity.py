@@ -236,12 +236,40 @@ def flexible_reliance(config: KitConfig) -> tuple[dict[str, int], int]:
         instances = instances_needed(itype, Resources(*(max(getattr(gap, d), 0) for d in DIMENSIONS)))
         if instances:
             need[itype] = instances
-    flexible = {g.name: (group_maximum(g), group_types(g)) for g in groups if g.fallback_instance_types}
-    return need, _most_given(need, flexible)
+    return need, sum(_flexible_use(groups, need).values())
 
 
-def _most_given(need: dict[str, int], groups: dict[str, tuple[int, tuple[str, ...]]]) -> int:
-    """The most of `need` (instances per type) the groups (name: (instances, types)) can give at once: a maximum
+def _flexible_use(groups: Iterable[InstanceGroup], need: dict[str, int]) -> dict[str, int]:
+    """Per flexible group, the instances of it that go to `need` (whole instances per type) at most at once."""
+    return _most_given(need, {g.name: (group_maximum(g), group_types(g)) for g in groups if g.fallback_instance_types})
+
+
+def flexible_leftover(groups: tuple[InstanceGroup, ...], held: dict[str, Resources]) -> dict[str, Resources]:
+    """Per instance type, the capacity of the flexible groups that what is `held` leaves: `held` beyond the
+    single-type groups takes whole instances of the flexible groups, and each group's instances left over count
+    once, under its first type (the one HyperPod provisions first), never under all its types at once - a group
+    that can come up as either of two types is not both: Kueue takes quotas per flavor, so the kit lends a
+    flexible group's idle instances as its first type only."""
+    single = groups_capacity(g for g in groups if not g.fallback_instance_types)
+    need = {}
+    for itype, amount in held.items():
+        gap = amount - single.get(itype, Resources())
+        instances = instances_needed(itype, Resources(*(max(getattr(gap, d), 0) for d in DIMENSIONS)))
+        if instances:
+            need[itype] = instances
+    used = _flexible_use(groups, need)
+    left: dict[str, Resources] = {}
+    for group in groups:
+        rest = group_maximum(group) - used.get(group.name, 0)
+        if group.fallback_instance_types and rest > 0 and group.instance_type in CATALOGUE:
+            amount = groups_capacity((group.model_copy(update={"max_count": rest}),))[group.instance_type]
+            left[group.instance_type] = left.get(group.instance_type, Resources()) + amount
+    return left
+
+
+def _most_given(need: dict[str, int], groups: dict[str, tuple[int, tuple[str, ...]]]) -> dict[str, int]:
+    """Per group, its instances in the most of `need` (instances per type) the groups (name: (instances, types))
+    can give at once: a maximum
     flow from the types (capacity: the instances needed) through the groups that may run them to a sink
     (capacity: each group's size), by Edmonds-Karp. Each augmenting path carries as much as it can, so the work
     grows with the number of types and groups, never with the instance counts (a group of 100,000 instances
@@ -261,7 +289,6 @@ def _most_given(need: dict[str, int], groups: dict[str, tuple[int, tuple[str, ..
         for itype in types:
             if itype in need:
                 edge(("type", itype), ("group", name), total_need)
-    flow = 0
     while True:
         parent: dict[tuple, tuple] = {source: source}
         frontier = [source]
@@ -274,7 +301,7 @@ def _most_given(need: dict[str, int], groups: dict[str, tuple[int, tuple[str, ..
                         following.append(nxt)
             frontier = following
         if sink not in parent:
-            return flow
+            return {name: residual[sink].get(("group", name), 0) for name in groups}
         path, node = [], sink
         while node != source:
             path.append((parent[node], node))
@@ -283,7 +310,6 @@ def _most_given(need: dict[str, int], groups: dict[str, tuple[int, tuple[str, ..
         for a, b in path:
             residual[a][b] -= pushed
             residual[b][a] += pushed
-        flow += pushed
 
 
 def guaranteed_capacity(config: KitConfig) -> dict[str, Resources]:

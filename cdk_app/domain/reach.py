@@ -33,6 +33,8 @@ from cdk_app.domain.capacity import (
     Resources,
     cluster_capacity,
     config_shares,
+    flexible_leftover,
+    groups_capacity,
     partition_capacity,
     partition_reservations,
     reservations,
@@ -86,12 +88,16 @@ def allocated(config: KitConfig) -> dict[str, Resources]:
 
 def unallocated(config: KitConfig) -> dict[str, Resources]:
     """Per instance type of the cluster, the capacity no enabled allocation holds (none below zero, per
-    dimension): what IdleResourceSharing Enabled makes available to borrow."""
-    held = allocated(config)
+    dimension): what IdleResourceSharing Enabled makes available to borrow. A flexible group's instances count
+    once (capacity.flexible_leftover), not under each of its types."""
+    held, groups = allocated(config), config.hyperpod.instance_groups
+    single = groups_capacity(g for g in groups if not g.fallback_instance_types)
+    left = flexible_leftover(groups, held)
     free = {}
-    for itype, cap in cluster_capacity(config).items():
-        gap = cap - held.get(itype, Resources())
-        free[itype] = Resources(*(max(getattr(gap, d), 0) for d in DIMENSIONS))
+    for itype in cluster_capacity(config):
+        # What the single-type groups leave, plus the flexible groups' instances nothing holds, each counted once.
+        gap = single.get(itype, Resources()) - held.get(itype, Resources())
+        free[itype] = Resources(*(max(getattr(gap, d), 0) for d in DIMENSIONS)) + left.get(itype, Resources())
     return free
 
 
