@@ -141,6 +141,8 @@ CODES: dict[str, str] = {
     "HPK431": "absolute borrow limits on a team that does not borrow (not LendAndBorrow)",
     "HPK432": "an absolute borrow limit on an instance type the team has no quota for",
     "HPK433": "absolute borrow limits while idle_resource_sharing is Disabled",
+    "HPK434": "an absolute borrow limit of whole GPUs on an instance type whose GPUs are all partitioned",
+    "HPK435": "an absolute borrow limit of a MIG profile no instance group's geometry gives",
     "HPK501": "cumulative team quota exceeds the cluster's capacity",
     "HPK502": "quota on an instance type the cluster does not have",
     "HPK503": "capacity no team can use while it is idle",

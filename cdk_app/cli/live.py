@@ -24,6 +24,7 @@ from cdk_app.domain.capacity import (
     group_types,
     partition_capacity_of,
     partition_reservations,
+    partition_shares,
     reservations,
     team_groups,
     without_partitioned_gpus,
@@ -295,8 +296,10 @@ def compare(config: KitConfig, source: Any, state: LiveState) -> LiveResult:
         managed.add(f"{config.environment}-{config.shared_pool.name}")
     reserved: dict[str, Resources] = {}
     quotas_section = []
+    shares = partition_shares(deployed)
     for quota in state.quotas:
-        share = reservations(_entry(r) for r in quota.get("ComputeQuotaConfig", {}).get("ComputeQuotaResources", []))
+        share = reservations((_entry(r) for r in quota.get("ComputeQuotaConfig", {}).get("ComputeQuotaResources", [])),
+                             shares)
         for itype, amount in share.items():
             reserved[itype] = reserved.get(itype, Resources()) + amount
         is_managed = quota["Name"] in managed

@@ -17,13 +17,15 @@ from functools import cache
 from cdk_app.config.model import InstanceGroup, KitConfig, QuotaEntry, Team
 from cdk_app.config.scalars import exact
 from cdk_app.domain.instance_types import CATALOGUE, InstanceSpec
-from cdk_app.domain.mig_profiles import group_partitions, most_per_gpu, profiles_of
+from cdk_app.domain.mig_profiles import group_geometry, group_partitions, most_per_gpu, per_gpu, profiles_of
 from cdk_app.domain.system_nodes import system_group
 
 DIMENSIONS = ("count", "accelerators", "vcpu", "memory_gib")
 _UNITS = {"count": "instances", "accelerators": "accelerators", "vcpu": "vCPU", "memory_gib": "GiB memory"}
 
 Amount = int | Fraction
+# (instance type, MIG profile) -> the share of an instance one partition stands for (partition_shares)
+Shares = dict[tuple[str, str], Fraction]
 
 
 def _exact(value: Amount) -> Amount:
@@ -129,13 +131,14 @@ def per_instances(spec: InstanceSpec, instances: Amount) -> Resources:
     )
 
 
-def quota_resources(entry: QuotaEntry, spec: InstanceSpec) -> Resources:
+def quota_resources(entry: QuotaEntry, spec: InstanceSpec, shares: Shares | None = None) -> Resources:
     """A quota entry on the instance scale, as SageMaker fills it (CreateComputeQuota's ComputeQuotaResourceConfig):
     vCPU and memory left out are filled in the instance's ratio to the accelerators, else to each other; but
     accelerators are never filled - an entry without them gets none ("Accelerators are set to 0"). On a type
     with accelerators the instance's worth (count) is measured in them, so such an entry takes none of it.
     A count stands for whole instances: other amounts next to it must agree (the validator's HPK408), so the
-    count alone is summed; accelerators on a type without any (HPK407) add nothing."""
+    count alone is summed; accelerators on a type without any (HPK407) add nothing. `shares`: what one
+    partition stands for in the cluster's geometries (partition_shares)."""
     if entry.count is not None:
         return per_instances(spec, entry.count)
     # accelerators: 0 reserves none, like leaving them out: vCPU or memory then set the ratio (filling memory
@@ -148,7 +151,7 @@ def quota_resources(entry: QuotaEntry, spec: InstanceSpec) -> Resources:
     elif entry.memory_gib is not None:
         share = exact(entry.memory_gib) / _memory_gib(spec)
     else:
-        share = partition_share(entry)
+        share = partition_share(entry, shares)
     filled = per_instances(spec, share)
     # Partitions alone (or nothing) measure the instance's worth in the partitions' share, as accelerators do.
     by_partitions = entry.vcpu is None and entry.memory_gib is None
@@ -204,8 +207,13 @@ def instances_needed(itype: str, amount: Resources) -> int:
 
 def groups_capacity(groups: Iterable[InstanceGroup]) -> dict[str, Resources]:
     """Per known instance type, the most the groups may give: each group's maximum, under every type it may run
-    (a flexible group counts in full under each of its types, as it could come up as any of them)."""
-    return capacity_of((itype, group_maximum(group)) for group in groups for itype in group_types(group))
+    (a flexible group counts in full under each of its types, as it could come up as any of them), and of the
+    accelerators only whole GPUs: a partitioned group's GPUs are its partitions' (without_partitioned_gpus).
+    Every capacity view (the cluster's, the guaranteed, the single-type and On-Demand parts, the shared pool's
+    gap) is this of some of the groups, so none counts a partitioned GPU as a whole one."""
+    groups = tuple(groups)
+    return without_partitioned_gpus(
+        groups, capacity_of((itype, group_maximum(group)) for group in groups for itype in group_types(group)))
 
 
 def team_groups(config: KitConfig) -> tuple[InstanceGroup, ...]:
@@ -220,9 +228,7 @@ def cluster_capacity(config: KitConfig) -> dict[str, Resources]:
     """Per known instance type, the most the teams' instance groups (`team_groups`) may give (`groups_capacity`):
     the capacity the quotas are checked against (HPK501), autoscaled groups at max_count, Spot and flexible
     groups included."""
-    # A partitioned group's GPUs are its partitions', not whole ones (without_partitioned_gpus).
-    groups = team_groups(config)
-    return without_partitioned_gpus(groups, groups_capacity(groups))
+    return groups_capacity(team_groups(config))
 
 
 def flexible_reliance(config: KitConfig) -> tuple[dict[str, int], int]:
@@ -233,52 +239,92 @@ def flexible_reliance(config: KitConfig) -> tuple[dict[str, int], int]:
     single = groups_capacity(g for g in groups if not g.fallback_instance_types)
     most = groups_capacity(groups)
     need = {}
-    for itype, total in teams_total(config.teams).items():
+    for itype, total in teams_total(config.teams, config_shares(config)).items():
         if itype not in most or total.exceeding(most[itype]):
             continue  # beyond what even the flexible groups could give: over capacity (HPK501), not this
         gap = total - single.get(itype, Resources())
         instances = instances_needed(itype, Resources(*(max(getattr(gap, d), 0) for d in DIMENSIONS)))
         if instances:
             need[itype] = instances
-    flexible = {g.name: (group_maximum(g), group_types(g)) for g in groups if g.fallback_instance_types}
-    return need, _most_given(need, flexible)
+    return need, sum(_flexible_use(groups, need).values())
 
 
-def _most_given(need: dict[str, int], groups: dict[str, tuple[int, tuple[str, ...]]]) -> int:
-    """The most of `need` (instances per type) the groups (name: (instances, types)) can give at once: a maximum
-    flow, one instance at a time along augmenting paths (a few types and groups; at most the instances needed)."""
-    given: dict[tuple[str, str], int] = {}
-    used = dict.fromkeys(groups, 0)
+def _flexible_use(groups: Iterable[InstanceGroup], need: dict[str, int]) -> dict[str, int]:
+    """Per flexible group, the instances of it that go to `need` (whole instances per type) at most at once."""
+    return _most_given(need, {g.name: (group_maximum(g), group_types(g)) for g in groups if g.fallback_instance_types})
 
-    def place(itype: str, seen: set[str]) -> bool:
-        for name, (size, types) in groups.items():
-            if itype not in types or name in seen:
-                continue
-            seen.add(name)
-            # A free instance of the group, or one another type holds there that can move to another group.
-            moved = next((other for other in need if given.get((other, name)) and place(other, seen)), None) \
-                if used[name] >= size else None
-            if used[name] < size or moved is not None:
-                if moved is None:
-                    used[name] += 1
-                else:
-                    given[(moved, name)] -= 1
-                given[(itype, name)] = given.get((itype, name), 0) + 1
-                return True
-        return False
 
-    placed = 0
+def flexible_leftover(groups: tuple[InstanceGroup, ...], held: dict[str, Resources]) -> dict[str, Resources]:
+    """Per instance type, the capacity of the flexible groups that what is `held` leaves: `held` beyond the
+    single-type groups takes whole instances of the flexible groups, and each group's instances left over count
+    once, under its first type (the one HyperPod provisions first), never under all its types at once - a group
+    that can come up as either of two types is not both: Kueue takes quotas per flavor, so the kit lends a
+    flexible group's idle instances as its first type only."""
+    single = groups_capacity(g for g in groups if not g.fallback_instance_types)
+    need = {}
+    for itype, amount in held.items():
+        gap = amount - single.get(itype, Resources())
+        instances = instances_needed(itype, Resources(*(max(getattr(gap, d), 0) for d in DIMENSIONS)))
+        if instances:
+            need[itype] = instances
+    used = _flexible_use(groups, need)
+    left: dict[str, Resources] = {}
+    for group in groups:
+        rest = group_maximum(group) - used.get(group.name, 0)
+        if group.fallback_instance_types and rest > 0 and group.instance_type in CATALOGUE:
+            amount = groups_capacity((group.model_copy(update={"max_count": rest}),))[group.instance_type]
+            left[group.instance_type] = left.get(group.instance_type, Resources()) + amount
+    return left
+
+
+def _most_given(need: dict[str, int], groups: dict[str, tuple[int, tuple[str, ...]]]) -> dict[str, int]:
+    """Per group, its instances in the most of `need` (instances per type) the groups (name: (instances, types))
+    can give at once: a maximum
+    flow from the types (capacity: the instances needed) through the groups that may run them to a sink
+    (capacity: each group's size), by Edmonds-Karp. Each augmenting path carries as much as it can, so the work
+    grows with the number of types and groups, never with the instance counts (a group of 100,000 instances
+    costs what a group of 1 does)."""
+    source, sink = ("source",), ("sink",)
+    residual: dict[tuple, dict[tuple, int]] = {source: {}, sink: {}}
+
+    def edge(a: tuple, b: tuple, amount: int) -> None:
+        residual.setdefault(a, {})[b] = residual.setdefault(a, {}).get(b, 0) + amount
+        residual.setdefault(b, {}).setdefault(a, 0)
+
+    total_need = sum(need.values())
     for itype, instances in need.items():
-        for _ in range(instances):
-            if not place(itype, set()):
-                break
-            placed += 1
-    return placed
+        edge(source, ("type", itype), instances)
+    for name, (size, types) in groups.items():
+        edge(("group", name), sink, size)
+        for itype in types:
+            if itype in need:
+                edge(("type", itype), ("group", name), total_need)
+    while True:
+        parent: dict[tuple, tuple] = {source: source}
+        frontier = [source]
+        while frontier and sink not in parent:
+            following = []
+            for node in frontier:
+                for nxt, room in residual[node].items():
+                    if room > 0 and nxt not in parent:
+                        parent[nxt] = node
+                        following.append(nxt)
+            frontier = following
+        if sink not in parent:
+            return {name: residual[sink].get(("group", name), 0) for name in groups}
+        path, node = [], sink
+        while node != source:
+            path.append((parent[node], node))
+            node = parent[node]
+        pushed = min(residual[a][b] for a, b in path)
+        for a, b in path:
+            residual[a][b] -= pushed
+            residual[b][a] += pushed
 
 
 def guaranteed_capacity(config: KitConfig) -> dict[str, Resources]:
     """Per known instance type, the capacity the teams can count on (`is_guaranteed`): at most cluster_capacity."""
-    return capacity_of((group.instance_type, group.count) for group in team_groups(config) if is_guaranteed(group))
+    return groups_capacity(group for group in team_groups(config) if is_guaranteed(group))
 
 
 def quota_backing(config: KitConfig) -> dict[str, bool]:
@@ -288,31 +334,32 @@ def quota_backing(config: KitConfig) -> dict[str, bool]:
     guaranteed, capacity = guaranteed_capacity(config), cluster_capacity(config)
     if all(guaranteed.get(itype) == amount for itype, amount in capacity.items()):
         return {}
-    totals = teams_total(config.teams)
+    totals = teams_total(config.teams, config_shares(config))
     return {itype: not totals.get(itype, Resources()).exceeding(guaranteed.get(itype, Resources()))
             for itype in capacity}
 
 
-def reservations(quota: Iterable[QuotaEntry]) -> dict[str, Resources]:
-    """Per known instance type, what quota entries reserve (duplicate entries add up)."""
+def reservations(quota: Iterable[QuotaEntry], shares: Shares | None = None) -> dict[str, Resources]:
+    """Per known instance type, what quota entries reserve (duplicate entries add up); partitions at `shares`
+    (partition_shares of the cluster's groups)."""
     reserved: dict[str, Resources] = {}
     for entry in quota:
         spec = CATALOGUE.get(entry.instance_type)
         if spec is not None:
-            reserved[entry.instance_type] = reserved.get(entry.instance_type, Resources()) + quota_resources(entry, spec)
+            reserved[entry.instance_type] = reserved.get(entry.instance_type, Resources()) + quota_resources(entry, spec, shares)
     return reserved
 
 
-def team_reservations(team: Team) -> dict[str, Resources]:
+def team_reservations(team: Team, shares: Shares | None = None) -> dict[str, Resources]:
     """Per known instance type, what one team reserves."""
-    return reservations(team.quota)
+    return reservations(team.quota, shares)
 
 
-def teams_total(teams: tuple[Team, ...]) -> dict[str, Resources]:
+def teams_total(teams: tuple[Team, ...], shares: Shares | None = None) -> dict[str, Resources]:
     """Per known instance type, what all the given teams reserve together."""
     totals: dict[str, Resources] = {}
     for team in teams:
-        for itype, res in team_reservations(team).items():
+        for itype, res in team_reservations(team, shares).items():
             totals[itype] = totals.get(itype, Resources()) + res
     return totals
 
@@ -358,7 +405,7 @@ def shared_pool_quota(config: KitConfig) -> list[QuotaEntry]:
     the group has; idle sharing still lends their instances as unallocated capacity."""
     entries: list[QuotaEntry] = []
     single_type = groups_capacity(g for g in team_groups(config) if not g.fallback_instance_types)
-    for itype, gap in shared_pool_gap(single_type, teams_total(config.teams)).items():
+    for itype, gap in shared_pool_gap(single_type, teams_total(config.teams, config_shares(config))).items():
         # Nothing left, or the teams already over capacity in some dimension (the validator's HPK504).
         if gap.count <= 0 or any(getattr(gap, d) < 0 for d in DIMENSIONS):
             continue
@@ -374,19 +421,48 @@ def shared_pool_quota(config: KitConfig) -> list[QuotaEntry]:
 Partitions = dict[tuple[str, str], int]  # (instance type, MIG profile) -> partitions
 
 
-def partition_share(entry: QuotaEntry) -> Fraction | int:
+def partition_share(entry: QuotaEntry, shares: Shares | None = None) -> Fraction | int:
     """The share of an instance an entry of partitions alone stands for, in which SageMaker fills its vCPU and
-    memory: its partitions over those of the profile one instance holds (API_AcceleratorPartitionConfig: "If you
-    don't specify a value for vCPU and MemoryInGiB, SageMaker AI automatically allocates ratio-based values ...
-    based on the accelerator partition count", read as the accelerators' ratio is: "16 out of 32 total
-    accelerators ... uses the ratio of 0.5"; UNVERIFIED which total AWS divides by). 0 without partitions or
-    for a profile the type's GPU does not offer (HPK430)."""
+    memory: its partitions times what one partition stands for (API_AcceleratorPartitionConfig: "If you don't
+    specify a value for vCPU and MemoryInGiB, SageMaker AI automatically allocates ratio-based values ... based
+    on the accelerator partition count", read as the accelerators' ratio is: "16 out of 32 total accelerators
+    ... uses the ratio of 0.5"; UNVERIFIED which total AWS divides by). One partition stands for its share in
+    the geometry the cluster's groups configure (`shares`, partition_shares); where no group gives the profile,
+    1 / (as many as fit one GPU). 0 without partitions or for a profile the type's GPU does not offer (HPK430)."""
     partition = entry.accelerator_partition
     spec = CATALOGUE.get(entry.instance_type)
     profile = profiles_of(entry.instance_type).get(partition.type) if partition is not None else None
     if profile is None or spec is None:
         return 0
-    return _exact(Fraction(partition.count, most_per_gpu(profile) * spec.accelerators))
+    one = (shares or {}).get((entry.instance_type, profile.name))
+    if one is None:
+        one = Fraction(1, most_per_gpu(profile) * spec.accelerators)
+    return _exact(partition.count * one)
+
+
+def partition_shares(groups: Iterable[InstanceGroup]) -> Shares:
+    """Per (instance type, MIG profile) the groups give, the share of an instance one partition stands for: in
+    a group's geometry, the profile's compute slices over those of all the partitions one GPU holds (in
+    mixed-1-3g.40gb-1-2g.20gb-2-1g.10gb a 3g is 3/7 of the GPU, a 1g 1/7; in all-3g.40gb a 3g is 1/2), averaged
+    over the groups by the partitions each gives. Reserving every partition the groups give is then exactly
+    their instances, whatever the geometry."""
+    worth: dict[tuple[str, str], Fraction] = {}
+    given: dict[tuple[str, str], int] = {}
+    for group in groups:
+        spec, name = CATALOGUE.get(group.instance_type), group_geometry(group)
+        layout = per_gpu(group.instance_type, name) if spec is not None and name is not None else {}
+        offered = profiles_of(group.instance_type)
+        slices = sum(offered[p].compute * n for p, n in layout.items())
+        for profile, per in layout.items():
+            key, parts = (group.instance_type, profile), per * spec.accelerators * group_maximum(group)
+            given[key] = given.get(key, 0) + parts
+            worth[key] = worth.get(key, 0) + Fraction(parts * offered[profile].compute, slices * spec.accelerators)
+    return {key: worth[key] / count for key, count in given.items() if count}
+
+
+def config_shares(config: KitConfig) -> Shares:
+    """partition_shares of the config's instance groups."""
+    return partition_shares(config.hyperpod.instance_groups if config.hyperpod else ())
 
 
 def partition_capacity(config: KitConfig) -> Partitions:

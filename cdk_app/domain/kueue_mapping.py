@@ -21,6 +21,7 @@ from cdk_app.domain.capacity import (
     Partitions,
     Resources,
     cluster_capacity,
+    config_shares,
     partition_capacity,
     partition_reservations,
     reservations,
@@ -217,9 +218,9 @@ def governance_objects(config: KitConfig, choices: Choices = Choices()) -> list[
     for team in config.teams:
         if team.enabled:
             limit = team.borrow_limit if team.borrow_limit is not None else DEFAULT_BORROW_LIMIT
-            limits = QueueLimits(mig, partition_reservations(team.quota), absolute_limits(team),
+            limits = QueueLimits(mig, partition_reservations(team.quota), absolute_limits(config, team),
                                  partition_reservations(team.absolute_borrow_limits))
-            objects.extend(_queues(team.name, reservations(team.quota), flavors, fair, choices,
+            objects.extend(_queues(team.name, reservations(team.quota, config_shares(config)), flavors, fair, choices,
                                    strategy=team.sharing_strategy, borrow_limit=limit,
                                    preempt=team.preempt_team_tasks, weight=team.fair_share_weight,
                                    sharing=sharing, limits=limits))

@@ -32,11 +32,15 @@ from cdk_app.domain.capacity import (
     Partitions,
     Resources,
     cluster_capacity,
+    config_shares,
+    flexible_leftover,
+    groups_capacity,
     partition_capacity,
     partition_reservations,
     reservations,
     shared_pool_quota,
 )
+from cdk_app.domain.instance_types import CATALOGUE
 
 LENDING = ("Lend", "LendAndBorrow")
 
@@ -72,7 +76,7 @@ def sharing_enabled(config: KitConfig) -> bool:
 
 def allocated(config: KitConfig) -> dict[str, Resources]:
     """Per known instance type, what the enabled compute allocations (teams and the shared pool) hold."""
-    held = [reservations(t.quota) for t in config.teams if t.enabled]
+    held = [reservations(t.quota, config_shares(config)) for t in config.teams if t.enabled]
     if config.shared_pool is not None:
         held.append(reservations(shared_pool_quota(config)))
     total: dict[str, Resources] = {}
@@ -84,12 +88,16 @@ def allocated(config: KitConfig) -> dict[str, Resources]:
 
 def unallocated(config: KitConfig) -> dict[str, Resources]:
     """Per instance type of the cluster, the capacity no enabled allocation holds (none below zero, per
-    dimension): what IdleResourceSharing Enabled makes available to borrow."""
-    held = allocated(config)
+    dimension): what IdleResourceSharing Enabled makes available to borrow. A flexible group's instances count
+    once (capacity.flexible_leftover), not under each of its types."""
+    held, groups = allocated(config), config.hyperpod.instance_groups
+    single = groups_capacity(g for g in groups if not g.fallback_instance_types)
+    left = flexible_leftover(groups, held)
     free = {}
-    for itype, cap in cluster_capacity(config).items():
-        gap = cap - held.get(itype, Resources())
-        free[itype] = Resources(*(max(getattr(gap, d), 0) for d in DIMENSIONS))
+    for itype in cluster_capacity(config):
+        # What the single-type groups leave, plus the flexible groups' instances nothing holds, each counted once.
+        gap = single.get(itype, Resources()) - held.get(itype, Resources())
+        free[itype] = Resources(*(max(getattr(gap, d), 0) for d in DIMENSIONS)) + left.get(itype, Resources())
     return free
 
 
@@ -100,10 +108,13 @@ def borrowers(config: KitConfig, itype: str) -> list[str]:
             and not (row.absolute_limit is not None and row.absolute_limit.is_zero())]
 
 
-def absolute_limits(team: Team) -> dict[str, Resources]:
+def absolute_limits(config: KitConfig, team: Team) -> dict[str, Resources]:
     """Per known instance type, the team's absolute borrow limit, filled as SageMaker fills a quota entry (the
     schema's AbsoluteBorrowLimits items are ComputeQuotaResourceConfig, "Reused under ... AbsoluteBorrowLimits")."""
-    return reservations(team.absolute_borrow_limits)
+    # A limit of partitions no group gives (HPK435) lets the team borrow none of the type's instances.
+    nothing = {(e.instance_type, e.accelerator_partition.type): 0
+               for e in team.absolute_borrow_limits if e.accelerator_partition is not None}
+    return reservations(team.absolute_borrow_limits, {**nothing, **config_shares(config)})
 
 
 def team_reach(config: KitConfig) -> list[TeamReach]:
@@ -111,7 +122,7 @@ def team_reach(config: KitConfig) -> list[TeamReach]:
     without a HyperPod cluster (a Batch-only one)."""
     if config.hyperpod is None:
         return []
-    held = [(t, reservations(t.quota)) for t in config.teams if t.enabled]
+    held = [(t, reservations(t.quota, config_shares(config))) for t in config.teams if t.enabled]
     sharing = sharing_enabled(config)
     lent: dict[str, Resources] = {}
     if sharing:
@@ -131,7 +142,7 @@ def team_reach(config: KitConfig) -> list[TeamReach]:
                 rows.append(TeamReach(team.name, itype, team.sharing_strategy, None, quota, quota, None))
                 continue
             limit = team.borrow_limit or DEFAULT_BORROW_LIMIT
-            absolute = absolute_limits(team).get(itype)
+            absolute = absolute_limits(config, team).get(itype)
             if not sharing:
                 rows.append(TeamReach(team.name, itype, team.sharing_strategy, limit, quota, quota, SHARING_DISABLED,
                                       absolute))
@@ -139,6 +150,11 @@ def team_reach(config: KitConfig) -> list[TeamReach]:
             allowed = quota.scaled(Fraction(limit, 100)) if absolute is None else absolute
             others = lent.get(itype, Resources()) - quota
             borrowed = allowed.smaller(Resources(*(max(getattr(others, d), 0) for d in DIMENSIONS)))
+            if allowed.accelerators and CATALOGUE[itype].accelerators:
+                # A limit in whole GPUs is worth the instances of the GPUs it borrows (as quota_resources
+                # measures an entry), not the instance share others lend in partitions, vCPU or memory.
+                worth = Fraction(borrowed.accelerators, CATALOGUE[itype].accelerators)
+                borrowed = borrowed.smaller(Resources(worth, borrowed.accelerators, borrowed.vcpu, borrowed.memory_gib))
             capped_by = LENDERS if borrowed != allowed else BORROW_LIMIT if absolute is None else ABSOLUTE_LIMIT
             rows.append(TeamReach(team.name, itype, team.sharing_strategy, limit, quota, quota + borrowed, capped_by,
                                   absolute))

@@ -24,6 +24,7 @@ from cdk_app.domain.capacity import (
     DIMENSIONS,
     Resources,
     cluster_capacity,
+    config_shares,
     group_maximum,
     per_instances,
     team_groups,
@@ -113,7 +114,7 @@ def rolling_batch(config: KitConfig, group: InstanceGroup, size: BatchSize,
     if group.instance_type not in CATALOGUE or group not in team_groups(config):
         return None
     capacity = cluster_capacity(config)[group.instance_type]
-    reserved = teams_total(tuple(t for t in config.teams if t.enabled)).get(group.instance_type, Resources())
+    reserved = teams_total(tuple(t for t in config.teams if t.enabled), config_shares(config)).get(group.instance_type, Resources())
     if reserved.exceeding(capacity):
         return None
     # Sized as the capacity is: an autoscaled group counts its max_count there, so a batch may take that many.

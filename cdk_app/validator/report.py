@@ -12,6 +12,7 @@ from cdk_app.config.yaml_source import PathKey
 from cdk_app.domain.capacity import (
     Resources,
     cluster_capacity,
+    config_shares,
     guaranteed_capacity,
     partition_capacity,
     partition_reservations,
@@ -137,7 +138,7 @@ def validate(loaded: LoadedConfig, left_out: tuple[PathKey, ...] = (), stand_ins
     if not has_cluster(config):
         return Report(loaded.source.file, findings, batch_capacity=batch[0], batch_queues=batch[1],
                       held_back=held_back, held_because=because, environment=config.environment, acknowledged=acknowledged, loaded=loaded)
-    reserved = teams_total(config.teams)
+    reserved = teams_total(config.teams, config_shares(config))
     capacity = cluster_capacity(config)
     # The pool's entries exactly as the governance stack writes them, filled as SageMaker fills them.
     pool = reservations(shared_pool_quota(config)) if config.shared_pool is not None else None

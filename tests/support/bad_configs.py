@@ -364,6 +364,22 @@ CASES: list[tuple[str, str, str, str, str]] = [
                                          f"    absolute_borrow_limits:  {MARK}\n      - instance_type: ml.g5.12xlarge\n"
                                          "        accelerators: 4\n    quota:\n"),
      "HPK431", "teams[1].absolute_borrow_limits", "error"),
+    # The red team's abl_gpu_on_mig and abl_wrongprof (issue 31): limits held to the capacity quotas are.
+    ("absolute-gpu-limit-on-partitioned-gpus", edit("      count: 2\n", "      count: 2\n    - name: mig\n"
+                                                    "      instance_type: ml.p5.48xlarge\n      count: 1\n      labels:\n"
+                                                    "        nvidia.com/mig.config: all-1g.10gb\n").replace(
+        "  - name: smith\n    quota:\n", "  - name: smith\n    absolute_borrow_limits:\n"
+        f"      - instance_type: ml.p5.48xlarge\n        accelerators: 8  {MARK}\n    quota:\n"
+        "      - instance_type: ml.p5.48xlarge\n        accelerator_partition: {type: mig-1g.10gb, count: 7}\n"),
+     "HPK434", "teams[1].absolute_borrow_limits[0].accelerators", "error"),
+    ("absolute-limit-of-a-profile-no-group-gives", edit("      count: 2\n", "      count: 2\n    - name: mig\n"
+                                                        "      instance_type: ml.p5.48xlarge\n      count: 1\n"
+                                                        "      labels:\n        nvidia.com/mig.config: all-1g.10gb\n").replace(
+        "  - name: smith\n    quota:\n", "  - name: smith\n    absolute_borrow_limits:\n"
+        "      - instance_type: ml.p5.48xlarge\n"
+        f"        accelerator_partition: {{type: mig-7g.80gb, count: 1}}  {MARK}\n    quota:\n"
+        "      - instance_type: ml.p5.48xlarge\n        accelerator_partition: {type: mig-1g.10gb, count: 7}\n"),
+     "HPK435", "teams[1].absolute_borrow_limits[0].accelerator_partition.type", "error"),
     # The AMI lifecycle of instance groups (AWS::SageMaker::Cluster's schema and botocore's documentation).
     ("image-id-not-hex", gpu_lines(f"      image_id: ami-0123456789abcdefg  {MARK}\n"), "HPK015",
      "hyperpod.instance_groups[0].image_id", "error"),

@@ -14,6 +14,7 @@ from cdk_app.domain.capacity import (
     DIMENSIONS,
     Resources,
     cluster_capacity,
+    config_shares,
     describe,
     exact_text,
     flexible_reliance,
@@ -39,7 +40,7 @@ def check_capacity(config: KitConfig, report: Reporter) -> None:
         first: dict[str, int] = {}
         for j, entry in enumerate(team.quota):
             first.setdefault(entry.instance_type, j)
-        for itype, reserved in team_reservations(team).items():
+        for itype, reserved in team_reservations(team, config_shares(config)).items():
             totals[itype] = totals.get(itype, Resources()) + reserved
             j = first[itype]
             contributors.setdefault(itype, []).append((team.name, reserved, ("teams", i, "quota", j), team.quota[j]))

@@ -3,9 +3,17 @@ profiles of the teams' quotas against it, and the teams' absolute borrow limits.
 
 from __future__ import annotations
 
-from cdk_app.config.model import KitConfig
+from cdk_app.config.model import KitConfig, QuotaEntry
 from cdk_app.config.yaml_source import PathKey
-from cdk_app.domain.capacity import group_types, partition_capacity, partition_reservations
+from cdk_app.domain.capacity import (
+    cluster_capacity,
+    config_shares,
+    group_types,
+    partition_capacity,
+    partition_reservations,
+    partitioned_gpus,
+    reservations,
+)
 from cdk_app.domain.instance_types import CATALOGUE
 from cdk_app.domain.mig_profiles import (
     DISABLED,
@@ -136,7 +144,31 @@ def _check_absolute_limits(config: KitConfig, report: Reporter) -> None:
                                f"team '{team.name}' has no quota on {entry.instance_type}, so it borrows none of it "
                                "whatever this limit says: a team borrows only on instance types it has a quota for",
                                f"give the team a quota on {entry.instance_type}, or remove the entry")
+        _check_limits_against_capacity(config, team.absolute_borrow_limits, base, report)
         if not sharing_enabled(config):
             report.warning("HPK433", base, "no team borrows while cluster_policy.idle_resource_sharing is "
                                            "Disabled, so these limits have no effect",
                            "enable idle_resource_sharing, or remove absolute_borrow_limits")
+
+
+def _check_limits_against_capacity(config: KitConfig, limits: tuple[QuotaEntry, ...], base: PathKey, report: Reporter) -> None:
+    """A limit held to what quotas are held to: whole GPUs only where the type has unpartitioned ones (HPK501's
+    capacity, cluster_capacity), partitions only of a profile some group's geometry gives (HPK533's)."""
+    capacity, partitions = cluster_capacity(config), partition_capacity(config)
+    partitioned = partitioned_gpus(config.hyperpod.instance_groups)
+    for j, entry in enumerate(limits):
+        itype, partition = entry.instance_type, entry.accelerator_partition
+        whole = reservations((entry,), config_shares(config)).get(itype)
+        if (whole is not None and whole.accelerators and itype in partitioned
+                and capacity.get(itype) is not None and capacity[itype].accelerators == 0):
+            report.error("HPK434", base + (j, "count" if entry.count is not None else "accelerators"),
+                         f"every {itype} GPU is partitioned by its group's {MIG_CONFIG_LABEL} label, so there is no "
+                         f"whole GPU to borrow and this limit of {whole.accelerators} whole GPU(s) cannot apply",
+                         "limit the partitions instead (accelerator_partition), or leave some of the type's GPUs "
+                         "unpartitioned")
+        if (partition is not None and partition.count and partition.type in profiles_of(itype)  # else HPK430
+                and not partitions.get((itype, partition.type))):
+            report.error("HPK435", base + (j, "accelerator_partition", "type"),
+                         f"no {itype} instance group's {MIG_CONFIG_LABEL} label partitions its GPUs into "
+                         f"{partition.type}, so there is none of it to borrow",
+                         f"give a group of {itype} a geometry with {partition.type}, or remove the entry")

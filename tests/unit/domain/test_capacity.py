@@ -173,3 +173,73 @@ def flexible_config(tmp_path, xl, xxl):
 def test_flexible_groups_give_each_instance_once(tmp_path, xl, xxl, need, given):
     from cdk_app.domain.capacity import flexible_reliance
     assert flexible_reliance(flexible_config(tmp_path, xl, xxl)) == (need, given)
+
+
+def test_flexible_reliance_costs_what_the_groups_and_types_do_not_the_instance_counts(tmp_path):
+    # The red team's hang_100_6758 shape (16 KB of YAML): 100 flexible groups of 6,758 ml.c5.large (or
+    # ml.c5.xlarge); a team reserves every ml.c5.large, another one ml.c5.xlarge. Placing one instance at a
+    # time took over 400 s; the answer is one instance short, whatever the counts.
+    import time
+
+    import yaml
+
+    from cdk_app.config.loader import load_config
+    from cdk_app.domain.capacity import flexible_reliance
+    groups = [{"name": f"g{i}", "instance_type": "ml.c5.large", "fallback_instance_types": ["ml.c5.xlarge"],
+               "count": 6758} for i in range(100)]
+    teams = [{"name": "john", "quota": [{"instance_type": "ml.c5.large", "count": 675800}]},
+             {"name": "smith", "quota": [{"instance_type": "ml.c5.xlarge", "count": 1}]}]
+    text = yaml.safe_dump({"environment": "t", "account": "111122223333", "region": "us-east-1",
+                           "availability_zone_ids": ["use1-az4"], "hyperpod": {"instance_groups": groups},
+                           "teams": teams})
+    config = load_config(write(tmp_path, text)).config
+    started = time.process_time()
+    assert flexible_reliance(config) == ({"ml.c5.large": 675800, "ml.c5.xlarge": 1}, 675800)
+    assert time.process_time() - started < 5  # generous: about 0.005 s here
+
+
+RED_TEAM = SUPPORT / "adversarial" / "issue31"  # the issue-31 red team's configs, as they wrote them
+
+
+def test_a_fully_partitioned_type_guarantees_no_whole_gpus_and_shows_no_best_effort():
+    # mig1.yaml: one fixed On-Demand ml.p5.48xlarge labelled all-1g.10gb. Its 8 GPUs are 56 partitions, so the
+    # whole-GPU capacity, the guaranteed part and the best-effort rest are all 0 accelerators (never -8).
+    report = check_file(RED_TEAM / "mig1.yaml")
+    row = next(r for r in report.capacity if r.instance_type == "ml.p5.48xlarge")
+    assert (row.capacity.accelerators, row.guaranteed.accelerators, row.best_effort.accelerators) == (0, 0, 0)
+    assert all(r.best_effort.is_zero() for r in report.capacity)  # so the table shows no guaranteed/best-effort columns
+
+
+@pytest.mark.parametrize(("name", "pool_gpus"), [("pool_mig.yaml", 0), ("pool_mig_mixed.yaml", 8)])
+def test_the_shared_pool_never_gets_partitioned_gpus_as_whole_ones(name, pool_gpus):
+    # pool_mig: the only p5 is partitioned, so the pool may hold its vCPU and memory but no GPU; pool_mig_mixed
+    # adds an unpartitioned p5, whose 8 GPUs are all the pool can get.
+    from cdk_app.config.loader import load_config
+    from cdk_app.domain.capacity import reservations
+    config = load_config(RED_TEAM / name).config
+    pool = reservations(shared_pool_quota(config)).get("ml.p5.48xlarge", Resources())
+    assert pool.accelerators == pool_gpus
+    row = next(r for r in check_file(RED_TEAM / name).capacity if r.instance_type == "ml.p5.48xlarge")
+    assert not row.reserved.exceeding(row.capacity)
+
+
+def test_reserving_exactly_what_a_mixed_geometry_gives_is_within_capacity():
+    # mig8b.yaml: one ml.p5.48xlarge labelled mixed-1-3g.40gb-1-2g.20gb-2-1g.10gb (per GPU 1 x 3g, 1 x 2g,
+    # 2 x 1g: 7 compute slices of NVIDIA's 7); three teams reserve 8 x 3g, 8 x 2g and 16 x 1g, all it gives.
+    # Counted by each profile's all-<profile> count this was 47/42 instances (HPK501 three times).
+    report = check_file(RED_TEAM / "mig8b.yaml")
+    assert not [f for f in report.findings if f.severity == "error"], report.findings
+    row = next(r for r in report.capacity if r.instance_type == "ml.p5.48xlarge")
+    assert (row.reserved.count, row.capacity.count) == (1, 1)
+
+
+def test_a_partition_stands_for_its_compute_slices_share_of_the_gpu_in_the_configured_geometry():
+    from fractions import Fraction
+
+    from cdk_app.config.loader import load_config
+    from cdk_app.domain.capacity import partition_shares
+    shares = partition_shares(load_config(RED_TEAM / "mig8b.yaml").config.hyperpod.instance_groups)
+    # Of one GPU (1/8 of the instance): 3g 3/7, 2g 2/7, 1g 1/7 (NVIDIA's compute slices per profile).
+    assert shares == {("ml.p5.48xlarge", "mig-3g.40gb"): Fraction(3, 56),
+                      ("ml.p5.48xlarge", "mig-2g.20gb"): Fraction(2, 56),
+                      ("ml.p5.48xlarge", "mig-1g.10gb"): Fraction(1, 56)}

@@ -142,3 +142,43 @@ def test_validate_job_and_the_kueue_mapping_follow_one_reach_rule(write_config, 
     for cohort in cohorts:
         [g5] = [f for f in cohort["spec"]["resourceGroups"][0]["flavors"] if f["name"] == G5]
         assert {r["name"]: r["nominalQuota"] for r in g5["resources"]}["nvidia.com/gpu"] == str(4 * free)
+
+
+def test_a_flexible_group_is_lent_once_not_under_each_of_its_types():
+    # The issue-31 red team's fl.yaml: group gpu = 4 x ml.g5.12xlarge, falling back to ml.g5.24xlarge; john
+    # reserves 2 of the first type, smith 2 of the second - all 4 instances. Nothing is left to lend, so
+    # validate's reach, job's node counts and the Kueue objects (simulate, explain) all stop at each quota; the
+    # red team's wl_fl.yaml (4 nodes for each team at once: 8 nodes on a 4-node group) admits neither job.
+    from support.paths import SUPPORT
+
+    from cdk_app.config.yaml_source import parse_yaml
+    from cdk_app.domain.kueue_mapping import Choices
+    from cdk_app.simulate.run import simulate_environment
+    from cdk_app.simulate.workloads import parse_workloads
+
+    red_team = SUPPORT / "adversarial" / "issue31"
+    report = check_file(red_team / "fl.yaml")
+    config = report.loaded.config
+    free = unallocated(config)
+    assert free["ml.g5.12xlarge"].is_zero() and free["ml.g5.24xlarge"].is_zero()
+    reach = {(r.team, r.instance_type): r for r in report.reach}
+    assert reach[("john", "ml.g5.12xlarge")].reach.count == 2 and reach[("smith", "ml.g5.24xlarge")].reach.count == 2
+    smith = JobRequest(team="smith", priority=None, name="t", image="i", command=("true",), nodes=4,
+                       instance_type="ml.g5.24xlarge")
+    with pytest.raises(JobSpecError, match="can ever get"):
+        check(config, smith)
+    assert not [o for o in governance_objects(config) if o["kind"] == "Cohort"]  # no unallocated quota to lend
+    data, source = parse_yaml((red_team / "wl_fl.yaml").read_text(), "wl_fl.yaml")
+    _, _, timeline = simulate_environment(config, parse_workloads(data, source, config), Choices())
+    assert not [e for r in timeline.jobs for e in r.events if e.event == "admitted"]
+
+
+def test_a_flexible_groups_idle_instances_are_lent_as_its_first_type(write_config):
+    from support.paths import SUPPORT
+    text = (SUPPORT / "adversarial" / "issue31" / "fl.yaml").read_text()
+    old = "  - instance_type: ml.g5.24xlarge\n    count: 2\n"
+    assert text.count(old) == 1
+    config = check_file(write_config(text.replace(old, old.replace("count: 2", "count: 1")))).loaded.config
+    free = unallocated(config)
+    # smith now holds 1 of the group's 4 instances and john 2: the one left is lent once, as ml.g5.12xlarge.
+    assert (free["ml.g5.12xlarge"].count, free["ml.g5.24xlarge"].count) == (1, 0)

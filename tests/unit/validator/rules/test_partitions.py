@@ -1,9 +1,11 @@
-"""GPU partitions and absolute borrow limits (HPK224, HPK225, HPK430-HPK433, HPK533), at their edges: the
+"""GPU partitions and absolute borrow limits (HPK224, HPK225, HPK430-HPK435, HPK533), at their edges: the
 partitions a geometry gives (the pinned chart's MIG manager configuration says all-1g.10gb is 7 per GPU; an
 ml.p5.48xlarge has 8 GPUs, the catalogue's EC2 figure), the profiles of the API's enum, and the
 AbsoluteBorrowLimits list of cfn-lint's ComputeQuota schema (15 items, ComputeQuotaResourceConfig)."""
 
 from __future__ import annotations
+
+from fractions import Fraction
 
 import pytest
 from support.rule_runner import codes, run
@@ -157,3 +159,32 @@ def test_the_geometry_a_hint_suggests_is_one_the_type_takes(write_config):
     assert suggested == "mixed-4-1g.10gb"
     assert geometry_problem("ml.p4d.24xlarge", suggested) is None
     assert geometry_problem("ml.p4d.24xlarge", "all-1g.10gb") is not None
+# The issue-31 red team's abl_gpu_on_mig and abl_wrongprof: limits held to what quotas are held to.
+def smith_partition_quota_and_limit(limit: str) -> tuple[str, str]:
+    return (SMITH, f"  - name: smith\n    absolute_borrow_limits:\n      - {limit}\n    quota:\n"
+                   "      - instance_type: ml.p5.48xlarge\n        accelerator_partition: {type: mig-1g.10gb, count: 7}\n")
+
+
+def test_an_absolute_limit_of_whole_gpus_where_every_gpu_is_partitioned(write_config):
+    report = run(write_config, mig_group(),
+                 smith_partition_quota_and_limit("{instance_type: ml.p5.48xlarge, accelerators: 8}"))
+    assert ("HPK434", "teams[1].absolute_borrow_limits[0].accelerators") in codes(report)
+    smith = next(r for r in report.reach if (r.team, r.instance_type) == ("smith", "ml.p5.48xlarge"))
+    # 7 of the node's 56 partitions (1/8 of it): the 8 whole GPUs the limit names do not exist, so the reach
+    # in instances stays the quota instead of jumping by the limit's 1 instance.
+    assert (smith.quota.count, smith.reach.count) == (Fraction(1, 8), Fraction(1, 8))
+
+
+def test_an_absolute_limit_of_whole_gpus_where_some_stay_whole_is_no_finding(write_config):
+    report = run(write_config, mig_group(), (CPU_GROUP, CPU_GROUP + "    - name: whole\n      instance_type: "
+                                                                   "ml.p5.48xlarge\n      count: 1\n"),
+                 smith_partition_quota_and_limit("{instance_type: ml.p5.48xlarge, accelerators: 8}"))
+    assert "HPK434" not in {c for c, _ in codes(report)}
+
+
+def test_an_absolute_limit_of_a_profile_no_group_gives(write_config):
+    report = run(write_config, mig_group(), smith_partition_quota_and_limit(
+        "{instance_type: ml.p5.48xlarge, accelerator_partition: {type: mig-7g.80gb, count: 1}}"))
+    assert ("HPK435", "teams[1].absolute_borrow_limits[0].accelerator_partition.type") in codes(report)
+    smith = next(r for r in report.reach if (r.team, r.instance_type) == ("smith", "ml.p5.48xlarge"))
+    assert smith.reach.count == smith.quota.count  # a 7g limit borrows none of the 1g node
