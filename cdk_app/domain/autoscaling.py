@@ -26,6 +26,7 @@ from cdk_app.domain.capacity import (
     groups_capacity,
     instances_needed,
     per_instances,
+    team_groups,
 )
 from cdk_app.domain.instance_types import ACCELERATOR_RESOURCES, CATALOGUE
 from cdk_app.domain.reach import allocated
@@ -61,7 +62,7 @@ def quota_demand(config: KitConfig) -> dict[str, Fraction]:
     """Per Kubernetes resource, the whole instances' worth the allocations hold on the autoscaled types beyond
     the fixed groups' capacity of each type: what the autoscaled groups must be able to give."""
     types = set(autoscaled_types(config))
-    fixed = groups_capacity(group for group in config.hyperpod.instance_groups if group.max_count is None)
+    fixed = groups_capacity(group for group in team_groups(config) if group.max_count is None)
     held = allocated(config)
     beyond = {}
     for itype in types & set(CATALOGUE):

@@ -461,13 +461,14 @@ def partition_shares(groups: Iterable[InstanceGroup]) -> Shares:
 
 
 def config_shares(config: KitConfig) -> Shares:
-    """partition_shares of the config's instance groups."""
-    return partition_shares(config.hyperpod.instance_groups if config.hyperpod else ())
+    """partition_shares of the teams' instance groups (the system group's partitions are no team's)."""
+    return partition_shares(team_groups(config) if config.hyperpod else ())
 
 
 def partition_capacity(config: KitConfig) -> Partitions:
-    """Per (instance type, MIG profile), the partitions the config's instance groups give."""
-    return partition_capacity_of(config.hyperpod.instance_groups if config.hyperpod else ())
+    """Per (instance type, MIG profile), the partitions the teams' instance groups give (`team_groups`: a tainted
+    system group's partitions are capacity no team pod can use)."""
+    return partition_capacity_of(team_groups(config) if config.hyperpod else ())
 
 
 def partition_capacity_of(groups: Iterable[InstanceGroup]) -> Partitions:
@@ -519,7 +520,7 @@ def node_partitions(config: KitConfig, instance_type: str) -> dict[str, int]:
     one pod, which runs on one node, can get."""
     spec = CATALOGUE.get(instance_type)
     most: dict[str, int] = {}
-    for group in config.hyperpod.instance_groups if config.hyperpod and spec else ():
+    for group in team_groups(config) if config.hyperpod and spec else ():
         if group.instance_type == instance_type:
             for profile, count in group_partitions(group, spec.accelerators, 1).items():
                 most[profile] = max(most.get(profile, 0), count)

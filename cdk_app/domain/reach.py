@@ -39,6 +39,7 @@ from cdk_app.domain.capacity import (
     partition_reservations,
     reservations,
     shared_pool_quota,
+    team_groups,
 )
 from cdk_app.domain.instance_types import CATALOGUE
 
@@ -90,7 +91,8 @@ def unallocated(config: KitConfig) -> dict[str, Resources]:
     """Per instance type of the cluster, the capacity no enabled allocation holds (none below zero, per
     dimension): what IdleResourceSharing Enabled makes available to borrow. A flexible group's instances count
     once (capacity.flexible_leftover), not under each of its types."""
-    held, groups = allocated(config), config.hyperpod.instance_groups
+    # The system group's nodes are no team's to borrow: their taint keeps team pods off (capacity.team_groups).
+    held, groups = allocated(config), team_groups(config)
     single = groups_capacity(g for g in groups if not g.fallback_instance_types)
     left = flexible_leftover(groups, held)
     free = {}

@@ -243,3 +243,24 @@ def test_a_partition_stands_for_its_compute_slices_share_of_the_gpu_in_the_confi
     assert shares == {("ml.p5.48xlarge", "mig-3g.40gb"): Fraction(3, 56),
                       ("ml.p5.48xlarge", "mig-2g.20gb"): Fraction(2, 56),
                       ("ml.p5.48xlarge", "mig-1g.10gb"): Fraction(1, 56)}
+
+
+def test_a_tainted_system_groups_partitions_are_no_teams_capacity():
+    # Round-2 red team (n_sysmig2.yaml): the system group `sys` is the only partitioned ml.p5.48xlarge; john's 56
+    # mig-1g.10gb partitions validated (56/56) although no team pod can tolerate the system taint.
+    report = check_file(RED_TEAM / "n_sysmig2.yaml")
+    assert "HPK533" in {f.code for f in report.findings if f.severity.value == "error"}
+    assert all(row.capacity == 0 for row in report.partitions if row.profile == "mig-1g.10gb")
+
+
+def test_a_tainted_system_group_is_neither_lent_nor_in_the_node_pools_fixed_part():
+    # Round-2 red team (n_sys_auto.yaml): a fixed 1 x g5.12xlarge system group and an autoscaled g5.12xlarge team
+    # group (max_count 4) under john's quota of 4. john's reach was 5 (the system node lent as unallocated) and
+    # the NodePool allowed 3 nodes (the system node counted as fixed team capacity).
+    from cdk_app.config.loader import load_config
+    from cdk_app.domain.autoscaling import node_pool_limits
+
+    report = check_file(RED_TEAM / "n_sys_auto.yaml")
+    john = next(r for r in report.reach if r.team == "john" and r.instance_type == "ml.g5.12xlarge")
+    assert (john.quota.count, john.reach.count) == (4, 4)
+    assert node_pool_limits(load_config(RED_TEAM / "n_sys_auto.yaml").config)["nvidia.com/gpu"] == "16"
