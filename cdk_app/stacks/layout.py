@@ -52,7 +52,7 @@ PARAMETERS = 1  # BootstrapVersion of CDK's default synthesizer
 BYTES_STACK = 1_400  # description, Parameters, Rules, CDK metadata
 BYTES_GOVERNANCE = 3_260  # node wait, add-on, Kueue wait, native cluster policy, ClusterPolicyArn output
 BYTES_API_POLICY = 500  # the API-backed cluster policy is that much larger than the native one
-BYTES_API_PROVIDER = 25_000
+BYTES_API_PROVIDER = 25_350  # its five functions carry the kit's function tag (python_handler_provider.FUNCTION_TAG)
 # The guardrails resource names its content's asset (bucket, key, digest); the content itself, which grows with
 # the teams, is an S3 object (constructs/kubernetes_manifests.py), so the template does not.
 BYTES_GUARDRAILS = 1_050
