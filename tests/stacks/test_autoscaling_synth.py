@@ -5,14 +5,12 @@ AutoScaling, the cluster role and the kit's HyperpodNodeClass and NodePool, appl
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from aws_cdk.assertions import Match, Template
 from support.paths import ROOT
-from support.synthesis import config_assembly
+from support.synthesis import cfn_lint, config_assembly
 
 from cdk_app.config.loader import load_config
 from cdk_app.kubernetes.autoscaling import autoscaling_manifests
@@ -43,8 +41,7 @@ def assembly(tmp_path_factory) -> Path:
 
 def test_cfn_lint_is_clean(assembly):
     templates = sorted(str(p) for p in assembly.glob("*.template.json"))
-    result = subprocess.run([str(Path(sys.executable).parent / "cfn-lint"), "--regions", "us-east-1",
-                             "--ignore-checks", "W3005", "--", *templates], capture_output=True, text=True)
+    result = cfn_lint(templates, "us-east-1")
     assert result.returncode == 0, result.stdout + result.stderr
 
 

@@ -5,8 +5,6 @@ only where the config has a batch section, with Batch edits leaving the HyperPod
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,7 +12,7 @@ from support.app_synth import build  # the in-process app with cdk.json's featur
 from support.app_synth import templates as stacks
 from support.paths import ROOT
 from support.snapshots import normalised  # snapshot masking of test_synth
-from support.synthesis import env_assembly  # the real CLI's synths, shared by the synth tests
+from support.synthesis import cfn_lint, env_assembly  # the real CLI's synths, shared by the synth tests
 from syrupy.extensions.json import JSONSnapshotExtension
 
 from cdk_app.config.loader import load_config
@@ -47,8 +45,7 @@ def test_synth_writes_the_batch_stack_next_to_the_hyperpod_ones(assembly):
 def test_cfn_lint_is_clean_in_the_environment_region(assembly):
     region = load_config(EXAMPLE).config.region
     templates = sorted(str(p) for p in assembly.glob("*.template.json"))
-    result = subprocess.run([str(Path(sys.executable).parent / "cfn-lint"), "--regions", region,
-                             "--ignore-checks", "W3005", "--", *templates], capture_output=True, text=True)
+    result = cfn_lint(templates, region)
     assert result.returncode == 0, result.stdout + result.stderr
 
 

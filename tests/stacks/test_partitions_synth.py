@@ -5,13 +5,11 @@ AbsoluteBorrowLimits, the group carries its nvidia.com/mig.config label, and the
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from support.mig_config import P5, PROFILE, mig_config_text
-from support.synthesis import config_assembly
+from support.synthesis import cfn_lint, config_assembly
 
 
 @pytest.fixture(scope="module")
@@ -25,8 +23,7 @@ def _resources(assembly: Path, stack: str) -> dict:
 
 def test_cfn_lint_is_clean(assembly):
     templates = sorted(str(p) for p in assembly.glob("*.template.json"))
-    result = subprocess.run([str(Path(sys.executable).parent / "cfn-lint"), "--regions", "us-east-1",
-                             "--ignore-checks", "W3005", "--", *templates], capture_output=True, text=True)
+    result = cfn_lint(templates, "us-east-1")
     assert result.returncode == 0, result.stdout + result.stderr
 
 

@@ -4,14 +4,12 @@ the templates for each environment's region, and the templates match their revie
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from support.paths import ROOT
 from support.snapshots import normalised
-from support.synthesis import cli_synth, env_assembly
+from support.synthesis import cfn_lint, cli_synth, env_assembly
 from syrupy.extensions.json import JSONSnapshotExtension
 
 from hyperpod_constructs.python_handler_provider import FUNCTION_TAG
@@ -46,8 +44,7 @@ def test_synth_without_credentials_writes_the_network_stack(assemblies, env_name
 @pytest.mark.parametrize("env_name", ENVIRONMENTS)
 def test_cfn_lint_is_clean_for_the_environment_region(assemblies, env_name):
     templates = sorted(str(p) for p in assemblies[env_name].glob("*.template.json"))
-    result = subprocess.run([str(Path(sys.executable).parent / "cfn-lint"), "--regions", ENVIRONMENTS[env_name],
-                             "--ignore-checks", "W3005", "--", *templates], capture_output=True, text=True)
+    result = cfn_lint(templates, ENVIRONMENTS[env_name])
     assert result.returncode == 0, result.stdout + result.stderr
 
 

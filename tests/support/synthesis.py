@@ -8,6 +8,7 @@ import fcntl
 import hashlib
 import os
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -88,3 +89,10 @@ def config_assembly(tmp_path_factory, text: str, name: str = "env.yaml", version
         assert result.returncode == 0, result.stderr[-3000:]
 
     return cached(tmp_path_factory, f"cli-config-{version_reporting}", text, make) / "cdk.out"
+
+
+def cfn_lint(templates: list[str], region: str) -> subprocess.CompletedProcess:
+    """cfn-lint, the one in this environment, over `templates` for `region` (W3005, CDK's redundant DependsOn,
+    ignored as everywhere in the tests)."""
+    return subprocess.run([str(Path(sys.executable).parent / "cfn-lint"), "--regions", region,
+                           "--ignore-checks", "W3005", "--", *templates], capture_output=True, text=True)
