@@ -21,7 +21,7 @@ LIGHT_PACKAGES := annotated-types cel-python cfn-lint click google-re2 jmespath 
 	pendulum pydantic pydantic_core \
 	python-dateutil PyYAML regex setuptools six sympy typing-inspection typing_extensions tzdata
 
-.PHONY: help ci setup setup-light setup-test synth docs docs-reference test test-fast test-real lint k8s-build k8s-up k8s-down bench schema mutation mutation-sample clean
+.PHONY: help ci ci-env setup setup-light setup-test synth docs docs-reference test test-fast test-real lint k8s-build k8s-up k8s-down bench schema mutation mutation-sample clean
 
 .DEFAULT_GOAL := setup
 
@@ -32,6 +32,13 @@ help:
 ## ci: exactly what CI runs (.ci/run: make test on this checkout)
 ci:
 	./.ci/run
+
+## ci-env: the CI workflow's checks of config/$(ENV).yaml, here: the steps of .github/workflows/hyperpod-kit.yml
+## (validate - strict as CI makes it -, synth, cfn-lint for its region, plan against BASE, default main)
+## run as Actions runs them (scripts/ci_env.py); exits with the first failing step's code
+BASE ?= main
+ci-env: setup
+	$(PY) scripts/ci_env.py $(ENV) $(BASE)
 
 ## setup: .venv/ (PyPI) and node_modules/ (npm: Node 22, the CDK CLI) - what synth and the CLI need
 setup: $(VENV)/.installed node_modules/.installed
