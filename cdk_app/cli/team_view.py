@@ -44,6 +44,9 @@ def hyperpod_part(config: KitConfig, name: str, rows: list[TeamReach]) -> dict[s
         "local_queue": local_queue(name),
         "cluster_queue": team_cluster_queue(name),
         "priority_classes": allowed_priority_classes(config, name),
+        "priority_class_weights": {c.name: c.weight for c in config.cluster_policy.priority_classes
+                                   if c.name in allowed_priority_classes(config, name)},
+        "preempt_team_tasks": team.preempt_team_tasks,
         "default_priority_class": team.default_priority_class,
         "priority_class_required": config.cluster_policy.require_priority_class,
         "sharing_strategy": team.sharing_strategy,
@@ -91,20 +94,32 @@ def fair_share_weight_note(weight: int, fair_share: bool) -> str:
     return "(0-100: a higher weight gets idle compute sooner when teams compete; its own quota is not affected)"
 
 
+def priority_weight_note(preempt_team_tasks: str) -> str:
+    """What a class's weight does for the team, as the kit maps it: the weight is the Kueue WorkloadPriorityClass
+    value, which orders the team's ClusterQueue, and preempt_team_tasks is its withinClusterQueue preemption
+    (cdk_app.domain.kueue_mapping)."""
+    preempts = ("a waiting job may preempt the team's own running jobs of a lower weight to fit its quota"
+                if preempt_team_tasks == "LowerPriority" else
+                "it never preempts the team's own running jobs (preempt_team_tasks: Never)")
+    return f"a higher weight is admitted first from the team's queue, and {preempts}"
+
+
 def render(config: KitConfig, name: str, hyperpod: dict[str, Any] | None, rows: list[TeamReach],
            batch: dict[str, Any] | None) -> str:
     lines = [f"team {printable(name)} of environment {config.environment}"]
     if hyperpod is not None:
         default = hyperpod["default_priority_class"]
-        classes = ", ".join(hyperpod["priority_classes"]) or "none (first come, first served)"
+        weights = hyperpod["priority_class_weights"]
+        classes = ", ".join(f"{c} {weights[c]}" for c in hyperpod["priority_classes"]) or "none (first come, first served)"
         lines += [
             "  HyperPod (hyperpod-kit job --team " + printable(name) + ")",
             f"    namespace {hyperpod['namespace']}, queue {hyperpod['local_queue']} "
             f"(label kueue.x-k8s.io/queue-name; hyperpod-kit job writes it)",
-            f"    priority classes: {classes}; default: "
+            f"    priority classes (weight): {classes}; default: "
             + (f"{default} (label {priority_label(default)})" if default else
                "none - " + ("--priority is required" if hyperpod["priority_class_required"] else
                             "without --priority a job runs at the lowest priority")),
+            *([f"    {priority_weight_note(hyperpod['preempt_team_tasks'])}"] if weights else []),
             f"    sharing: {hyperpod['sharing_strategy']} - "
             + ("lends its idle quota to other teams" if hyperpod["lends_idle_quota"] else "lends nothing")
             + f"; fair-share weight {hyperpod['fair_share_weight']} "

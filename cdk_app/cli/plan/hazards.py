@@ -7,7 +7,6 @@ from typing import Any
 
 from cdk_app.cli.plan.model import (
     REMOVAL_DOC,
-    REMOVED_TEAM,
     RENAME_ORDER,
     RENAMED_TEAM,
     RETAIN,
@@ -191,13 +190,15 @@ def scheduling_hazards(before: dict[str, dict[str, Any]], after: dict[str, dict[
 
 def renamed_team_hazards(plan: Plan) -> list[Hazard]:
     """A team removed while another is added looks like a rename, which replaces the quota: the old team's
-    jobs stop and its namespace goes (REMOVED_TEAM). Refused unless named (team:<old name>); RENAME_ORDER says
-    the safer way."""
+    jobs stop and its namespace goes (the removal page says the rest). Refused unless named (team:<old name>);
+    RENAME_ORDER says the safer way."""
     removed = [t.team for t in plan.teams if t.change == "removed"]
     added = [t.team for t in plan.teams if t.change == "added"]
     if not (removed and added):
         return []
+    # Shorter than a removal's own text: the removal page (REMOVAL_DOC) says the rest of what the old name loses.
     return [Hazard("", f"team:{team}", f"team {team} removed while {', '.join(added)} is added (a rename?): "
-                                       f"{REMOVED_TEAM.format(namespace=team_namespace(team))}; {RENAMED_TEAM} "
-                                       f"({RENAME_ORDER}: {REMOVAL_DOC})")
+                                       f"{team}'s running jobs lose their queue and {team_namespace(team)} goes, as "
+                                       f"for a removal; {RENAMED_TEAM}. {RENAME_ORDER[0].upper()}{RENAME_ORDER[1:]} "
+                                       f"({REMOVAL_DOC})")
             for team in removed]

@@ -59,8 +59,8 @@ REMOVED_TEAM = ("its running jobs lose their queue: treat them as stopped; the k
                 "RBAC in {namespace}, and the namespace itself, which task governance made with the compute quota, "
                 "is to be taken as deleted with everything left in it (jobs, ConfigMaps, secrets); its file systems "
                 "stay in the account with their data, no longer managed")
-RENAMED_TEAM = ("the new name starts empty: a new namespace and queue, and new, empty file systems where the old "
-                "team had them")
+RENAMED_TEAM = ("the new name starts empty: a new namespace, queue and team role (its members assume the new role's "
+                "ARN, output TeamRoleArns), and new, empty file systems where the old team had them")
 # The one safer order of a rename, said by plan and by the removal and edit-safely pages alike.
 RENAME_ORDER = ("two deploys are safer: first add the new team (the cluster needs room for both quotas: grow a group "
                 "or cut the old team's quota), move the work and the data across, then remove the old team")

@@ -51,6 +51,25 @@ def test_priority_classes_and_default_are_the_teams_own():
     assert f"default: {written['default_priority_class']} (label {written['default_priority_class']}-priority)" in text
 
 
+def test_priority_weights_are_the_kueue_priority_values_and_say_what_they_do(tmp_path):
+    config = load_config(ROOT / "config/prod.yaml").config
+    values = {o["metadata"]["name"]: o["value"] for o in governance_objects(config) if o["kind"] == "WorkloadPriorityClass"}
+    nlp = view("config/prod.yaml", "research-nlp")["hyperpod"]
+    # only the classes the team may name, each with the value Kueue orders and preempts by
+    assert {f"{name}-priority": weight for name, weight in nlp["priority_class_weights"].items()} == {
+        f"{name}-priority": values[f"{name}-priority"] for name in nlp["priority_classes"]}
+    assert "inference" not in nlp["priority_class_weights"]
+    text = invoke("team", "config/prod.yaml", "research-nlp").output
+    assert "priority classes (weight): fine-tuning 80, training 50, experimentation 10;" in text
+    assert "may preempt the team's own running jobs of a lower weight" in text
+    never = tmp_path / "prod.yaml"
+    never.write_text((ROOT / "config/prod.yaml").read_text().replace("preempt_team_tasks: LowerPriority",
+                                                                     "preempt_team_tasks: Never"))
+    result = invoke("team", str(never), "research-nlp")
+    assert result.exit_code == 0, result.output
+    assert "it never preempts the team's own running jobs (preempt_team_tasks: Never)" in result.output
+
+
 def test_batch_queues_and_quota_share_are_validates():
     queues = json.loads(invoke("validate", "config/batch-example.yaml", "--format", "json").output)["batch_queues"]
     share = next(s for q in queues for s in q["shares"] if s["team"] == "ProdExp1")

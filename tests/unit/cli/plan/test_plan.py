@@ -441,8 +441,9 @@ def test_team_rename_is_refused_unless_named(synths):
     plan = plan_for(synths, "team_rename")
     assert plan.blocked() == ["team:research-nlp"]
     said = hazards(plan)["team:research-nlp"]
-    assert "RBAC in hyperpod-ns-research-nlp, and the namespace itself" in said
-    assert "the new name starts empty: a new namespace and queue, and new, empty file systems" in said
+    assert "research-nlp's running jobs lose their queue and hyperpod-ns-research-nlp goes, as for a removal" in said
+    assert "the new name starts empty: a new namespace, queue and team role (its members assume the new role's ARN" in said
+    assert "docs/how-to/remove-a-team.md" in said
     assert plan.blocked(("team:research-nlp",)) == []
     # The verdict is read with the teams it is about, not under the nodes' heading.
     text = planning.render(plan).splitlines()
