@@ -91,10 +91,11 @@ CODES: dict[str, str] = {
     "HPK223": "a chart pin differs from the one the kit verified for its default revision",
     # The AMI lifecycle of instance groups (scheduled updates, automatic patches).
     "HPK240": "a rolling batch given in percent is above 100",
-    "HPK241": "two instance groups update their AMI on the same schedule (AWS: overlapping schedules may fail)",
-    "HPK242": "a scheduled AMI update's cron expression never fires (no such date, or its year has passed)",
+    "HPK241": "two instance groups' AMI update schedules start at the same minute on some date (AWS: overlapping schedules may fail)",
+    "HPK242": "a scheduled AMI update's cron expression never fires from today on (no such date, or its dates have passed)",
     "HPK243": "an instance group's scheduled AMI update starts while another group's rolling update may still run",
     "HPK244": "a scheduled AMI update's cron expression gives both or neither of day-of-month and day-of-week",
+    "HPK245": "a scheduled AMI update's cron expression first fires more than a year from today",
     # HyperPod's managed Karpenter, flexible and Spot instance groups.
     "HPK250": "an instance group has max_count but hyperpod.autoscaling is off",
     "HPK251": "autoscaling without node_recovery Automatic (an autoscaling prerequisite)",
