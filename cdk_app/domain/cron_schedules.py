@@ -21,11 +21,13 @@ How each field is read, from the reference:
   or a * in one of the fields, you must use a ? in the other": a schedule with both or neither has no dates here.
 - A day of month a month lacks (31 April, 30 February) is no date of that month.
 
-Firing dates are computed per month, not enumerated day by day, over a bounded span that is proven enough: the
-Gregorian calendar repeats every 400 years (146097 days, exactly 20871 weeks), and every field above depends only
-on the date's month, day, weekday and its month's length, so a schedule without a year fires in any 400 years
-from a moment if it ever fires after it, and two such schedules that ever overlap overlap within 400 years of it
-(shift any overlap back by 146097 days). A schedule with a year fires only in that year."""
+A schedule's dates are computed per month (from the weekday of its 1st and its length), not tried day by day, over
+a bounded span that is proven enough: the Gregorian calendar repeats every 400 years (146097 days, exactly 20871
+weeks), and every field above depends only on a date's month, day, weekday and month length, so a schedule
+without a year that starts at all after a moment starts within 400 years of it, and two such schedules that ever
+overlap overlap within 400 years of it (shift any overlap back by 146097 days). A schedule with a year starts only
+in that year (2099 at the latest, inside the span). The dates are kept as one bit per day, so comparing two
+schedules is a few whole-number operations, however long the span or the window."""
 
 from __future__ import annotations
 
@@ -105,10 +107,11 @@ def parse_cron(expression: str) -> Cron | None:
     return Cron(*fields)  # type: ignore[arg-type]
 
 
-def _days_in_month(cron: Cron, year: int, month: int) -> range | tuple[int, ...]:
-    """The days of `month` the schedule fires on, computed from the weekday of the 1st and the month's length."""
-    first_weekday, length = calendar.monthrange(year, month)  # Monday is 0
-    first = (first_weekday + 1) % 7 + 1                        # AWS's weekday number of the 1st (1 = Sunday)
+_MONTH_DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
+def _days_in_month(cron: Cron, first: int, length: int) -> range | tuple[int, ...]:
+    """The days of a month the schedule fires on, from the month's length and the weekday of its 1st (1 = Sunday)."""
     dow = cron.day_of_week
     if isinstance(cron.day_of_month, int):
         return (cron.day_of_month,) if cron.day_of_month <= length else ()
@@ -123,57 +126,65 @@ def _days_in_month(cron: Cron, year: int, month: int) -> range | tuple[int, ...]
 
 
 @lru_cache(maxsize=256)
-def _firing_minutes(cron: Cron, from_year: int, to_year: int) -> tuple[int, ...]:
-    """Every start from `from_year` through `to_year`, as minutes since 1 January of year 1, ascending."""
+def _firing_days(cron: Cron, from_year: int, to_year: int) -> tuple[int, ...]:
+    """The dates the schedule starts on from `from_year` through `to_year` (its own year only, when it names
+    one), as ordinals, ascending."""
     if cron.both_days:
         return ()
     years = (cron.year,) if isinstance(cron.year, int) else range(from_year, to_year + 1)
-    out = []
+    out: list[int] = []
     for year in years:
-        for month in cron.months:
-            base = date(year, month, 1).toordinal()
-            out.extend((base + day - 1) * _MINUTES_PER_DAY + cron.minute_of_day
-                       for day in _days_in_month(cron, year, month))
+        first_of_month = date(year, 1, 1).toordinal()
+        for month, length in enumerate(_MONTH_DAYS, 1):
+            length += month == 2 and calendar.isleap(year)
+            if month in cron.months:
+                # Ordinal 1 (1 January of year 1) is a Monday, so an ordinal's AWS weekday is ordinal % 7 + 1.
+                out.extend(first_of_month - 1 + day for day in _days_in_month(cron, first_of_month % 7 + 1, length))
+            first_of_month += length
     return tuple(out)
 
 
-def _minute_of(moment: datetime) -> int:
-    """`moment` as a minute number, rounded up: a start within the minute that has begun is past."""
-    return moment.toordinal() * _MINUTES_PER_DAY + moment.hour * 60 + moment.minute + bool(moment.second or moment.microsecond)
+@lru_cache(maxsize=256)
+def _day_mask(cron: Cron, now: datetime, reach_years: int) -> int:
+    """The schedule's starts at or after `now` as a bit per day, bit 0 being `now`'s date: through one calendar
+    cycle from `now` (the module docstring proves it enough), a year for a window reaching past it and
+    `reach_years` more for a longer window. Shifting and intersecting such masks compares calendars at once."""
+    base = now.toordinal()
+    days = _firing_days(cron, now.year, now.year + CYCLE_YEARS + 2 + reach_years)
+    # A start on `now`'s date counts if its minute has not begun.
+    passed_today = (cron.hour, cron.minute) < (now.hour, now.minute) or (
+        (cron.hour, cron.minute) == (now.hour, now.minute) and (now.second or now.microsecond))
+    first = bisect_left(days, base + 1 if passed_today else base)
+    bits = bytearray((days[-1] - base) // 8 + 1 if first < len(days) else 0)
+    for day in days[first:]:
+        bits[(day - base) // 8] |= 1 << ((day - base) % 8)
+    return int.from_bytes(bits, "little")
 
 
-def _moment(minutes: int) -> datetime:
-    day, minute = divmod(minutes, _MINUTES_PER_DAY)
-    return datetime.fromordinal(day) + timedelta(minutes=minute)
+def _start(now: datetime, day: int, cron: Cron) -> datetime:
+    return datetime.fromordinal(now.toordinal() + day).replace(hour=cron.hour, minute=cron.minute)
 
 
-def starts(cron: Cron, now: datetime, reach: timedelta = timedelta(0)) -> tuple[int, ...]:
-    """The schedule's starts at or after `now` (UTC, naive), as minute numbers: through one calendar cycle from
-    `now` and `reach` beyond it (the module docstring proves the cycle enough); none for a schedule AWS refuses or
-    whose dates have all passed."""
-    every = _firing_minutes(cron, now.year, now.year + CYCLE_YEARS + 1 + reach.days // 365)
-    return every[bisect_left(every, _minute_of(now)):]
+def _lowest(mask: int) -> int:
+    return (mask & -mask).bit_length() - 1
 
 
 def first_start(cron: Cron, now: datetime) -> datetime | None:
-    """When the schedule next starts an update, at or after `now`; None when it never will."""
-    found = starts(cron, now)
-    return _moment(found[0]) if found else None
+    """When the schedule next starts an update, at or after `now` (UTC, naive); None when it never will: a
+    schedule AWS refuses, a date no month has, or dates that have all passed."""
+    mask = _day_mask(cron, now, 0)
+    return _start(now, _lowest(mask), cron) if mask else None
 
 
 def last_start_of_year(cron: Cron, year: int) -> datetime | None:
     """The schedule's last start in `year` (to say when a schedule with a year stopped), None without one."""
-    found = _firing_minutes(cron, year, year)
-    return _moment(found[-1]) if found and _moment(found[-1]).year == year else None
+    days = [day for day in _firing_days(cron, year, year) if date.fromordinal(day).year == year]
+    return datetime.fromordinal(days[-1]).replace(hour=cron.hour, minute=cron.minute) if days else None
 
 
 def same_starts(a: Cron, b: Cron, now: datetime) -> bool:
     """Whether the two start at exactly the same moments from `now` on: one schedule in two spellings."""
-    return starts(a, now) == starts(b, now)
-
-
-# Up to a week of day-gaps is looked up gap by gap in sets; a longer window walks the starts instead.
-_SET_LOOKUPS = 7
+    return a.minute_of_day == b.minute_of_day and _day_mask(a, now, 0) == _day_mask(b, now, 0)
 
 
 def first_overlap(a: Cron, b: Cron, now: datetime, window: timedelta = timedelta(minutes=1)) -> datetime | None:
@@ -181,20 +192,27 @@ def first_overlap(a: Cron, b: Cron, now: datetime, window: timedelta = timedelta
     starting while a roll `a` started may still run. The default window of one minute asks whether they ever
     start at the same minute (their sets of starts intersect). None when that never happens."""
     window_minutes = -(-int(window.total_seconds()) // 60)
-    a_starts, b_starts = starts(a, now), starts(b, now, window)
-    if window_minutes <= 0 or not a_starts or not b_starts:
+    a_days, b_days = _day_mask(a, now, 0), _day_mask(b, now, window.days // 365)
+    if window_minutes <= 0 or not a_days or not b_days:
         return None
-    # All starts of `a` are at its minute of the day and all of `b` at its own, so b - a is whole days plus the
-    # difference of the two: only those gaps inside the window can hold an overlap.
-    gaps = range((b.minute_of_day - a.minute_of_day) % _MINUTES_PER_DAY, window_minutes, _MINUTES_PER_DAY)
-    if len(gaps) <= _SET_LOOKUPS:
-        b_set = frozenset(b_starts)
-        hits = [min(common) for gap in gaps if (common := b_set.intersection(start + gap for start in a_starts))]
-        return _moment(min(hits)) if hits else None
-    # The first start of `a` with a start of `b` inside its window has the earliest such start of `b` (the first
-    # start of `b` at or after it): any later start of `a` only finds starts of `b` at or after that one.
-    for start in a_starts:
-        j = bisect_left(b_starts, start)
-        if j < len(b_starts) and b_starts[j] - start < window_minutes:
-            return _moment(b_starts[j])
-    return None
+    # Every start of `a` is at its minute of the day and every start of `b` at its own, so b - a is a whole number
+    # of days plus the difference of the two: the numbers of days that keep it inside the window are a range.
+    # Spreading each day of `a` over that range and meeting `b`'s days leaves the days of `b` that start inside
+    # a window of `a`; the lowest is the first.
+    difference = b.minute_of_day - a.minute_of_day
+    days = range(0 if difference >= 0 else 1, (window_minutes - 1 - difference) // _MINUTES_PER_DAY + 1)
+    common = (_spread(a_days, len(days)) << days.start) & b_days if days else 0
+    return _start(now, _lowest(common), b) if common else None
+
+
+def _spread(mask: int, width: int) -> int:
+    """`mask` OR-ed with itself shifted by 1 to `width` - 1 days, in doubling steps (a window of months stays cheap)."""
+    out, done, block, size = 0, 0, mask, 1   # `block` is `mask` spread over `size` days
+    while width:
+        if width & 1:
+            out |= block << done
+            done += size
+        block |= block << size
+        size *= 2
+        width >>= 1
+    return out

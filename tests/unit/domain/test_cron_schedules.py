@@ -166,6 +166,16 @@ def test_a_start_exactly_a_window_later_is_outside_it(days):
     assert first_overlap(first, later, NOW, timedelta(days=days, minutes=1)) == datetime(2027, 1, 1 + days, 4, 0)
 
 
+@pytest.mark.parametrize("window_days", [9, 17, 40])
+def test_a_long_window_reaches_exactly_its_days(window_days):
+    # A roll started 1 January at 04:00 and a start k days later at 04:00, for k around each window's end.
+    first = cron("cron(0 4 1 1 ? *)")
+    for k in [0, 1, 3, 4, 5, 7, 8, 9, 10, 15, 16, 17, 18, 31, 32, 39, 40, 41]:
+        later = date(2027, 1, 1) + timedelta(days=k)
+        hit = first_overlap(first, cron(f"cron(0 4 {later.day} {later.month} ? *)"), NOW, timedelta(days=window_days))
+        assert hit == (datetime(later.year, later.month, later.day, 4, 0) if k < window_days else None), k
+
+
 def test_a_roll_that_crosses_midnight_meets_the_next_days_start():
     assert first_overlap(cron("cron(30 23 ? * SAT *)"), cron("cron(0 0 ? * SUN *)"), NOW, timedelta(hours=1)) == \
         datetime(2026, 11, 29, 0, 0)
