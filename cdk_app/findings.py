@@ -161,7 +161,7 @@ CODES: dict[str, str] = {
     "HPK514": "a stack is above 80 % of a CloudFormation limit (plan team stacks or pins before it is full)",
     "HPK515": "a team is pinned to a team stack that does not exist",
     # Rolling AMI updates against the quotas (cdk_app/domain/rolling_updates.py).
-    "HPK520": "a rolling batch (with the type's batches on the same schedule) takes an instance type below the teams' quotas though a smaller one would not",
+    "HPK520": "a rolling batch (with the type's batches whose schedules start with it) takes an instance type below the teams' quotas though a smaller one would not",
     "HPK521": "the teams leave less than one instance of a type unreserved, so any rolling batch leaves their quotas uncovered",
     # Live checks (validate --live).
     "HPK601": "a compute quota on the deployed cluster was made outside the kit",

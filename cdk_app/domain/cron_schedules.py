@@ -35,7 +35,7 @@ import calendar
 import re
 from bisect import bisect_left
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from functools import lru_cache
 
 from hyperpod_constructs.private.limits import SCHEDULE_EXPRESSION
@@ -159,6 +159,12 @@ def _day_mask(cron: Cron, now: datetime, reach_years: int) -> int:
     for day in days[first:]:
         bits[(day - base) // 8] |= 1 << ((day - base) % 8)
     return int.from_bytes(bits, "little")
+
+
+def utc_naive(moment: datetime | None) -> datetime:
+    """`moment` in UTC without its zone, as every function here takes it; the clock's now when None."""
+    moment = moment or datetime.now(UTC)
+    return moment.astimezone(UTC).replace(tzinfo=None) if moment.tzinfo else moment
 
 
 def _start(now: datetime, day: int, cron: Cron) -> datetime:

@@ -10,12 +10,12 @@ botocore's ClusterAutoPatchConfig (WhenIdle, WhenAllIdle)."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from cdk_app.cli.plan.model import Hazard, types_text
 from cdk_app.config.model import BatchSize
-from cdk_app.domain.cron_schedules import Cron, first_start, parse_cron
+from cdk_app.domain.cron_schedules import Cron, first_start, parse_cron, utc_naive
 from cdk_app.domain.rolling_updates import batch_text, first_start_together
 
 _IMAGE_KEYS = ("ImageId", "ImageReleaseVersion")
@@ -71,7 +71,7 @@ def roll_hazards(stack: str, logical_id: str, old: dict[str, Any], new: dict[str
     update or automatic patching turned on, changed or off is called out with what it will drain, when it first
     starts after `as_of` (UTC; the clock's when None) and which groups' updates start with it."""
     old_groups, new_groups = _groups(old), _groups(new)
-    as_of = as_of or datetime.now(UTC).replace(tzinfo=None)
+    as_of = utc_naive(as_of)
     hazards = []
     for name, now in sorted(new_groups.items()):
         before = old_groups.get(name)

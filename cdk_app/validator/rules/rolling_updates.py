@@ -51,7 +51,7 @@ def check_rolling_updates(config: KitConfig, report: Reporter) -> None:
                                  "a percent is 1-100 (100 updates the whole group at once); for a number of "
                                  "instances use type: INSTANCE_COUNT")
                     continue
-                # Groups of the type on the same schedule update together; a rollback or a patch is the group's own.
+                # Groups of the type whose schedules start together update together; a rollback or a patch is the group's own.
                 together = (scheduled_alongside(team_groups(config), group, report.now)
                             if (section, field) == ("scheduled_update", "maximum_batch_size") else 0)
                 batch = rolling_batch(config, group, size, together)
@@ -63,7 +63,7 @@ def check_rolling_updates(config: KitConfig, report: Reporter) -> None:
 def _report_short(report: Reporter, path: PathKey, batch: RollingBatch, size: BatchSize, what: str) -> None:
     # Instances when they are short, else the dimension that is (a quota written in vCPU or memory).
     dim = "count" if "count" in batch.short else batch.short[0]
-    others = (f" (and {batch.alongside} more of the type's other groups on the same schedule)"
+    others = (f" (and {batch.alongside} more of the type's other groups whose updates start with it)"
               if batch.alongside else "")
     arithmetic = (f"a{'n' if what == 'update' else ''} {what} batch of group '{batch.group}' takes "
                   f"{batch_text(size, batch.count)}{others} of {batch.instance_type} out: of the type's "

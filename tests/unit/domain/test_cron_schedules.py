@@ -18,6 +18,7 @@ from cdk_app.domain.cron_schedules import (
     last_start_of_year,
     parse_cron,
     same_starts,
+    utc_naive,
 )
 from hyperpod_constructs.private.limits import SCHEDULE_EXPRESSION
 
@@ -232,3 +233,12 @@ def test_the_week_and_the_month_fields():
                                   "cron(0 4 ? */13 SUN *)", "rate(1 day)"])
 def test_what_the_schema_refuses_or_leaves_empty_is_not_read(text):
     assert parse_cron(text) is None
+
+
+def test_a_moment_with_a_zone_is_read_in_utc():
+    from datetime import timezone
+    berlin = datetime(2026, 11, 28, 4, 30, tzinfo=timezone(timedelta(hours=1)))   # 03:30 UTC
+    assert utc_naive(berlin) == datetime(2026, 11, 28, 3, 30)
+    # 04:00 UTC on Saturday 28 November is still to come at 04:30 in UTC+1.
+    assert first_start(cron("cron(0 4 ? * SAT *)"), utc_naive(berlin)) == datetime(2026, 11, 28, 4, 0)
+    assert utc_naive(None).tzinfo is None

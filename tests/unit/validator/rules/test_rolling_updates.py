@@ -104,7 +104,7 @@ def test_the_shared_schedule_is_named_as_the_cause(write_config):
     report = run(write_config, schedule("{type: INSTANCE_COUNT, value: 2}"), second_g5_group(1, "cron(0 4 ? * SUN *)"))
     gpu = next(f for f in report.findings if f.path == f"{BATCH_PATH}.value")
     assert gpu.message.startswith("an update batch of group 'gpu' takes 2 instances (and 1 more of the type's other "
-                                  "groups on the same schedule) of ml.g5.12xlarge out: of the type's 6 instances it "
+                                  "groups whose updates start with it) of ml.g5.12xlarge out: of the type's 6 instances it "
                                   "leaves 3 instances while the enabled teams reserve 4 instances")
     # gpu: with gpu-2's one node out, one more fits; alone, two would.
     assert gpu.hint.startswith("take at most 1 instance(s) at a time (maximum_batch_size: {type: INSTANCE_COUNT, "
@@ -254,3 +254,11 @@ def test_a_first_update_more_than_a_year_away_warns(write_config, expression, ex
 def test_a_year_whose_dates_have_passed_never_fires(write_config, expression, message):
     report = run(write_config, JOHN_ONE_G5, schedule(expression=expression), now=NOW)
     assert [f.message for f in report.findings if f.code == "HPK242"] == ([message] if message else [])
+
+
+def test_a_moment_given_with_a_zone_is_judged_in_utc(write_config):
+    # 28 November 2026 00:30 in UTC+1 is still 27 November in UTC: 27 November's 23:45 start is to come.
+    from datetime import timedelta, timezone
+    report = run(write_config, JOHN_ONE_G5, schedule(expression="cron(45 23 27 11 ? 2026)"),
+                 now=datetime(2026, 11, 28, 0, 30, tzinfo=timezone(timedelta(hours=1))))
+    assert [f.code for f in report.findings if f.code in ("HPK242", "HPK245")] == []
