@@ -14,8 +14,8 @@ import pytest
 
 from cdk_app.config.model import BatchSize, KitConfig
 from cdk_app.domain.capacity import Resources
-from cdk_app.domain.resource_schemas import resource_schema
 from cdk_app.domain.cron_schedules import parse_cron
+from cdk_app.domain.resource_schemas import resource_schema
 from cdk_app.domain.rolling_updates import batch_instances, batch_text, first_start_together, rolling_batch
 
 
