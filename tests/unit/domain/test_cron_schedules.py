@@ -180,6 +180,10 @@ def test_a_long_window_reaches_exactly_its_days(window_days):
 def test_a_roll_that_crosses_midnight_meets_the_next_days_start():
     assert first_overlap(cron("cron(30 23 ? * SAT *)"), cron("cron(0 0 ? * SUN *)"), NOW, timedelta(hours=1)) == \
         datetime(2026, 11, 29, 0, 0)
+    # And the next year's first start, each schedule bounded to its own year.
+    assert first_overlap(cron("cron(30 23 31 12 ? 2026)"), cron("cron(0 0 1 1 ? 2027)"), NOW, timedelta(hours=1)) == \
+        datetime(2027, 1, 1, 0, 0)
+    assert first_overlap(cron("cron(30 23 31 12 ? 2026)"), cron("cron(0 0 1 1 ? 2027)"), NOW, timedelta(minutes=30)) is None
 
 
 def test_the_same_schedule_in_other_words_has_the_same_starts():
