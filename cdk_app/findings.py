@@ -91,10 +91,11 @@ CODES: dict[str, str] = {
     "HPK223": "a chart pin differs from the one the kit verified for its default revision",
     # The AMI lifecycle of instance groups (scheduled updates, automatic patches).
     "HPK240": "a rolling batch given in percent is above 100",
-    "HPK241": "two instance groups update their AMI on the same schedule (AWS: overlapping schedules may fail)",
-    "HPK242": "a scheduled AMI update's cron expression never fires (no such date, or its year has passed)",
+    "HPK241": "two instance groups' AMI update schedules start at the same minute on some date (AWS: overlapping schedules may fail)",
+    "HPK242": "a scheduled AMI update's cron expression never fires from today on (no such date, or its dates have passed)",
     "HPK243": "an instance group's scheduled AMI update starts while another group's rolling update may still run",
     "HPK244": "a scheduled AMI update's cron expression gives both or neither of day-of-month and day-of-week",
+    "HPK245": "a scheduled AMI update's cron expression first fires more than a year from today",
     # HyperPod's managed Karpenter, flexible and Spot instance groups.
     "HPK250": "an instance group has max_count but hyperpod.autoscaling is off",
     "HPK251": "autoscaling without node_recovery Automatic (an autoscaling prerequisite)",
@@ -160,7 +161,7 @@ CODES: dict[str, str] = {
     "HPK514": "a stack is above 80 % of a CloudFormation limit (plan team stacks or pins before it is full)",
     "HPK515": "a team is pinned to a team stack that does not exist",
     # Rolling AMI updates against the quotas (cdk_app/domain/rolling_updates.py).
-    "HPK520": "a rolling batch (with the type's batches on the same schedule) takes an instance type below the teams' quotas though a smaller one would not",
+    "HPK520": "a rolling batch (with the type's batches whose schedules start with it) takes an instance type below the teams' quotas though a smaller one would not",
     "HPK521": "the teams leave less than one instance of a type unreserved, so any rolling batch leaves their quotas uncovered",
     # Live checks (validate --live).
     "HPK601": "a compute quota on the deployed cluster was made outside the kit",

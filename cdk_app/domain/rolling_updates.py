@@ -9,7 +9,9 @@ teams reserve on the type minus what the type's other groups hold: the type's ca
 still cover the teams' quotas, in every dimension (cdk_app.domain.capacity: instances, accelerators, vCPU,
 memory). The shared pool's quota is left out: it is the kit's name for what the teams leave, not a promise.
 
-Groups of one type whose updates run on the same schedule roll together: their batches add up (`alongside`).
+Groups of one type whose scheduled updates ever start at the same minute roll together then: their batches add
+up (`alongside`). Two schedules start together when their dates meet, whatever their text (cron(0 4 ? * SUN *)
+and cron(0 4 ? * 1#1 *) on every first Sunday), judged by cdk_app.domain.cron_schedules.first_overlap.
 
 A percent batch (CAPACITY_PERCENTAGE) is counted rounded up and at least one instance: AWS documents no
 rounding, so the kit counts the larger batch SageMaker could take (25 % of 6 instances is 2, 1 % of 6 is 1).
@@ -18,6 +20,7 @@ rounding, so the kit counts the larger batch SageMaker could take (25 % of 6 ins
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from cdk_app.config.model import BatchSize, InstanceGroup, KitConfig
 from cdk_app.domain.capacity import (
@@ -30,7 +33,7 @@ from cdk_app.domain.capacity import (
     team_groups,
     teams_total,
 )
-from cdk_app.domain.cron_schedules import Cron, parse_cron
+from cdk_app.domain.cron_schedules import Cron, first_overlap, parse_cron
 from cdk_app.domain.instance_types import CATALOGUE
 
 
@@ -53,15 +56,24 @@ def schedule_of(group: InstanceGroup) -> Cron | str | None:
     return parse_cron(expression) or expression
 
 
-def scheduled_alongside(groups: tuple[InstanceGroup, ...], group: InstanceGroup) -> int:
+def first_start_together(a: Cron | str, b: Cron | str, now: datetime) -> datetime | str | None:
+    """When two update schedules first start at the same minute from `now` (UTC) on; for a schedule the kit
+    cannot read, its text when the other is the same text (they start whenever it does); None when never."""
+    if isinstance(a, Cron) and isinstance(b, Cron):
+        return first_overlap(a, b, now)
+    return a if a == b else None
+
+
+def scheduled_alongside(groups: tuple[InstanceGroup, ...], group: InstanceGroup, now: datetime) -> int:
     """Instances the other groups of `group`'s type take out when its scheduled update runs: the update batches
-    of those on the same schedule."""
+    of those whose schedules ever start with its own from `now` on."""
     schedule = schedule_of(group)
     if schedule is None:
         return 0
     return sum(batch_instances(other.scheduled_update.deployment.maximum_batch_size, group_maximum(other))
                for other in groups if other is not group and other.instance_type == group.instance_type
-               and other.scheduled_update is not None and schedule_of(other) == schedule)
+               and other.scheduled_update is not None
+               and first_start_together(schedule_of(other), schedule, now) is not None)
 
 
 def batch_text(size: BatchSize, count: int) -> str:
@@ -81,7 +93,7 @@ class RollingBatch:
     instance_type: str
     count: int             # the group's instances
     batch: int             # instances a batch takes out
-    alongside: int         # instances other groups of the type take out at the same time (the same schedule)
+    alongside: int         # instances other groups of the type take out at the same time (schedules starting together)
     capacity: Resources    # the instance type's capacity, all groups
     reserved: Resources    # what the enabled teams reserve on the type
     headroom: int          # whole instances of the type the teams leave unreserved in every dimension

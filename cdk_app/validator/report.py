@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 from cdk_app.config.loader import ConfigInvalid, LoadedConfig, load_config
@@ -120,13 +121,14 @@ class Report:
 
 
 def validate(loaded: LoadedConfig, left_out: tuple[PathKey, ...] = (), stand_ins: tuple[str, ...] = (),
-             meant: tuple[str, ...] = ()) -> Report:
+             meant: tuple[str, ...] = (), now: datetime | None = None) -> Report:
     """All policy findings and the capacity table of a loaded config. `left_out`: keys the loader left out as
     broken or stood in for (a partial config), `stand_ins` the values it put in for zone ids and `meant` the
-    texts of required keys it read as their fix says; findings that may follow from
-    them, or from a value no rule can read (an unknown instance type), are held back."""
+    texts of required keys it read as their fix says; `now` the moment dates are judged against (UTC, naive; the
+    clock's when None). Findings that may follow from them, or from a value no rule can read (an unknown instance
+    type), are held back."""
     config = loaded.config
-    reporter = Reporter(loaded.source)
+    reporter = Reporter(loaded.source, now)
     for rule in RULES:
         rule(config, reporter)
     findings, held_back, because = _split_followers(sorted(reporter.findings, key=lambda f: (f.line, f.column, f.code)),
@@ -165,21 +167,22 @@ def _partition_rows(config: KitConfig) -> list[PartitionRow]:
             for itype, profile in sorted(set(capacity) | set(reserved))]
 
 
-def check_file(path: Path | str, display_name: str | None = None) -> Report:
-    """Load and validate one file; never raises for anything the file holds."""
+def check_file(path: Path | str, display_name: str | None = None, now: datetime | None = None) -> Report:
+    """Load and validate one file, judging dates against `now` (the clock's when None); never raises for anything
+    the file holds."""
     try:
         loaded = load_config(path, display_name)
     except ConfigInvalid as err:
         findings, held_back, because, acknowledged = list(err.findings), [], (), []
         if err.partial is not None:
-            partial = validate(err.partial, err.repaired, err.stand_ins, err.meant)
+            partial = validate(err.partial, err.repaired, err.stand_ins, err.meant, now)
             findings += partial.findings
             held_back, because = partial.held_back, partial.held_because
             findings.sort(key=lambda f: (f.line, f.column, f.code))
             acknowledged = partial.acknowledged
         return Report(display_name or str(path), findings, held_back=held_back, held_because=because, unreadable=err.unreadable,
                       rules_skipped=err.partial is None and not err.unreadable, acknowledged=acknowledged)
-    return validate(loaded)
+    return validate(loaded, now=now)
 
 
 # Keys whose absence changes what the capacity rules sum or whom they count as lending.

@@ -4,19 +4,23 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable
+from datetime import datetime
 
 from cdk_app.config.model import (
     KitConfig,
 )
 from cdk_app.config.yaml_source import PathKey, SourceMap
+from cdk_app.domain.cron_schedules import utc_naive
 from cdk_app.findings import Finding, Severity, format_path
 
 
 class Reporter:
     """Collects findings, placing each at the line of its field path."""
 
-    def __init__(self, source: SourceMap) -> None:
+    def __init__(self, source: SourceMap, now: datetime | None = None) -> None:
         self.source = source
+        # The moment the rules judge dates against (UTC, naive): the clock's unless a caller fixes it.
+        self.now = utc_naive(now)
         self.findings: list[Finding] = []
         self.suggestions: dict[str, str | None] = {}  # did-you-mean per unknown instance type
         # Keys whose value no rule can read (an unknown instance type): findings that may follow from them are

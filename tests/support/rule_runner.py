@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from datetime import datetime
 from pathlib import Path
 
 import botocore.session
@@ -21,12 +22,13 @@ from support.paths import SUPPORT
 BASE = (SUPPORT / "adversarial" / "base.yaml").read_text()
 
 
-def run(write_config, *edits: tuple[str, str]):
+def run(write_config, *edits: tuple[str, str], now: datetime | None = None):
+    """The findings of the base config with `edits`, dates judged against `now` (the clock's when None)."""
     text = BASE
     for old, new in edits:
         assert text.count(old) == 1, old
         text = text.replace(old, new)
-    return check_file(write_config(text))
+    return check_file(write_config(text), now=now)
 
 
 # --- HPK310-HPK312: governance resource types against cfn-lint's region data ----------------------------------

@@ -10,11 +10,13 @@ botocore's ClusterAutoPatchConfig (WhenIdle, WhenAllIdle)."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from cdk_app.cli.plan.model import Hazard, types_text
 from cdk_app.config.model import BatchSize
-from cdk_app.domain.rolling_updates import batch_text
+from cdk_app.domain.cron_schedules import Cron, first_start, parse_cron, utc_naive
+from cdk_app.domain.rolling_updates import batch_text, first_start_together
 
 _IMAGE_KEYS = ("ImageId", "ImageReleaseVersion")
 
@@ -62,11 +64,14 @@ def _deployment_text(deployment: Any, count: int | None) -> str:
     return ", ".join(parts)
 
 
-def roll_hazards(stack: str, logical_id: str, old: dict[str, Any], new: dict[str, Any]) -> list[Hazard]:
+def roll_hazards(stack: str, logical_id: str, old: dict[str, Any], new: dict[str, Any],
+                 as_of: datetime | None = None) -> list[Hazard]:
     """The AMI changes of an in-place cluster update: a group whose ImageId or ImageReleaseVersion changes rolls
     at this deploy (refused unless named, as other changes that stop the jobs on a group's nodes); a scheduled
-    update or automatic patching turned on, changed or off is called out with what it will drain."""
+    update or automatic patching turned on, changed or off is called out with what it will drain, when it first
+    starts after `as_of` (UTC; the clock's when None) and which groups' updates start with it."""
     old_groups, new_groups = _groups(old), _groups(new)
+    as_of = utc_naive(as_of)
     hazards = []
     for name, now in sorted(new_groups.items()):
         before = old_groups.get(name)
@@ -86,19 +91,49 @@ def roll_hazards(stack: str, logical_id: str, old: dict[str, Any], new: dict[str
                                                 "jobs on them stop (HyperPod does not drain them). AWS documents no "
                                                 "batch for an update CloudFormation starts, so plan for all "
                                                 f"{count if count is not None else 'of them'} at once{later}"))
-        hazards.extend(_schedule_changes(stack, where, name, nodes, count, before, now))
+        hazards.extend(_schedule_changes(stack, where, name, nodes, count, before, now,
+                                         _schedule_words(name, new_groups, as_of)))
     return hazards
 
 
+def _schedule_of(group: dict[str, Any]) -> Cron | str | None:
+    """A template group's update schedule by its meaning, its text when the kit cannot read it, None without one."""
+    scheduled = group.get("ScheduledUpdateConfig")
+    expression = scheduled.get("ScheduleExpression") if isinstance(scheduled, dict) else None
+    return (parse_cron(expression) or expression) if isinstance(expression, str) else None
+
+
+def _schedule_words(name: str, groups: dict[str, dict[str, Any]], as_of: datetime) -> tuple[str, str]:
+    """When the group's scheduled updates first start, and the other groups whose updates ever start with them
+    (cdk_app.domain.rolling_updates.first_start_together, as `validate`'s HPK241 and its rolling batches)."""
+    schedule = _schedule_of(groups[name])
+    if schedule is None:
+        return "", ""
+    first = first_start(schedule, as_of) if isinstance(schedule, Cron) else None
+    if isinstance(schedule, Cron) and first is None:
+        return " (never, from today on)", ""
+    starts = f" (the first on {first:%Y-%m-%d %H:%M} UTC)" if first else ""
+    together = []
+    for other, group in sorted(groups.items()):
+        theirs = _schedule_of(group)
+        met = first_start_together(schedule, theirs, as_of) if other != name and theirs is not None else None
+        if met is not None:
+            together.append(other + (f" (first on {met:%Y-%m-%d %H:%M} UTC)" if isinstance(met, datetime) else ""))
+    if not together:
+        return starts, ""
+    return starts, (f"; they start with the updates of {', '.join(together)}, so their batches are out at once, and "
+                  "AWS warns that overlapping schedules may make updates fail")
+
+
 def _schedule_changes(stack: str, where: str, name: str, nodes: str, count: int | None, before: dict[str, Any],
-                      now: dict[str, Any]) -> list[Hazard]:
+                      now: dict[str, Any], words: tuple[str, str]) -> list[Hazard]:
     hazards = []
     old_schedule, new_schedule = before.get("ScheduledUpdateConfig"), now.get("ScheduledUpdateConfig")
     if old_schedule != new_schedule:
         if isinstance(new_schedule, dict):
             text = (f"instance group {name}: AMI updates {'scheduled' if old_schedule is None else 'rescheduled'} "
-                    f"at {new_schedule.get('ScheduleExpression')}: each drains its {nodes} "
-                    f"{_deployment_text(new_schedule.get('DeploymentConfig'), count)}")
+                    f"at {new_schedule.get('ScheduleExpression')}{words[0]}: each drains its {nodes} "
+                    f"{_deployment_text(new_schedule.get('DeploymentConfig'), count)}{words[1]}")
         else:
             text = f"instance group {name}: scheduled AMI updates removed (it keeps its AMI until you update it)"
         hazards.append(Hazard(stack, where, text, refuse=False))

@@ -3,16 +3,17 @@ batch leaves the teams' quotas covered (the arithmetic is cdk_app.domain.rolling
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 from cdk_app.config.model import BatchSize, InstanceGroup, KitConfig, RollingDeployment
 from cdk_app.config.yaml_source import PathKey
 from cdk_app.domain.capacity import describe, group_maximum, team_groups
-from cdk_app.domain.cron_schedules import Cron, firings, first_start_within
+from cdk_app.domain.cron_schedules import Cron, first_overlap, first_start, last_start_of_year, same_starts
 from cdk_app.domain.rolling_updates import (
     RollingBatch,
     batch_instances,
     batch_text,
+    first_start_together,
     rolling_batch,
     schedule_of,
     scheduled_alongside,
@@ -50,8 +51,8 @@ def check_rolling_updates(config: KitConfig, report: Reporter) -> None:
                                  "a percent is 1-100 (100 updates the whole group at once); for a number of "
                                  "instances use type: INSTANCE_COUNT")
                     continue
-                # Groups of the type on the same schedule update together; a rollback or a patch is the group's own.
-                together = (scheduled_alongside(team_groups(config), group)
+                # Groups of the type whose schedules start together update together; a rollback or a patch is the group's own.
+                together = (scheduled_alongside(team_groups(config), group, report.now)
                             if (section, field) == ("scheduled_update", "maximum_batch_size") else 0)
                 batch = rolling_batch(config, group, size, together)
                 if batch is not None and batch.short:
@@ -62,7 +63,7 @@ def check_rolling_updates(config: KitConfig, report: Reporter) -> None:
 def _report_short(report: Reporter, path: PathKey, batch: RollingBatch, size: BatchSize, what: str) -> None:
     # Instances when they are short, else the dimension that is (a quota written in vCPU or memory).
     dim = "count" if "count" in batch.short else batch.short[0]
-    others = (f" (and {batch.alongside} more of the type's other groups on the same schedule)"
+    others = (f" (and {batch.alongside} more of the type's other groups whose updates start with it)"
               if batch.alongside else "")
     arithmetic = (f"a{'n' if what == 'update' else ''} {what} batch of group '{batch.group}' takes "
                   f"{batch_text(size, batch.count)}{others} of {batch.instance_type} out: of the type's "
@@ -89,55 +90,86 @@ def _report_short(report: Reporter, path: PathKey, batch: RollingBatch, size: Ba
 
 def _check_schedules(config: KitConfig, report: Reporter) -> None:
     """AWS (HyperPod AMI updates): "if you're creating multiple schedules, we recommend that you have a time
-    buffer in between schedules. If schedules overlap, updates might fail." Schedules compare by meaning
-    (cdk_app.domain.cron_schedules): the same schedule is certain to overlap (HPK241); another that starts while a
-    roll may still run - its batches times the wait between them - may (HPK243). The kit does not guess how long
-    a batch's own update takes, so that is the least a roll lasts."""
-    first: dict[Cron | str, tuple[str, str]] = {}
-    timed: list[tuple[int, InstanceGroup, Cron]] = []
+    buffer in between schedules. If schedules overlap, updates might fail." Schedules compare by their dates from
+    today on (cdk_app.domain.cron_schedules): two that ever start at the same minute overlap for certain (HPK241);
+    one that starts while another's roll may still run - its batches times the wait between them - may (HPK243).
+    The kit does not guess how long a batch's own update takes, so that is the least a roll lasts."""
+    read: list[tuple[int, InstanceGroup, Cron | str]] = []
     for i, group in enumerate(config.hyperpod.instance_groups):
         schedule = schedule_of(group)
         if schedule is None:
             continue
         path: PathKey = ("hyperpod", "instance_groups", i, "scheduled_update", "schedule_expression")
-        expression = group.scheduled_update.schedule_expression
-        if isinstance(schedule, Cron) and not _fires(report, path, expression, schedule):
+        if isinstance(schedule, Cron) and not _fires(report, path, group.scheduled_update.schedule_expression, schedule):
             continue
-        if schedule in first:
-            name, said = first[schedule]
-            at = expression if said == expression else f"{said} and {expression} (the same schedule)"
-            report.warning("HPK241", path, f"groups '{name}' and '{group.name}' both update their AMI at {at}: "
-                                           "AWS warns that overlapping schedules may make updates fail",
+        read.append((i, group, schedule))
+    apart = _report_together(read, report)
+    _check_overlaps([(i, group, cron) for i, group, cron in read if isinstance(cron, Cron)], apart, report)
+
+
+def _report_together(read: list[tuple[int, InstanceGroup, Cron | str]], report: Reporter) -> set[tuple[int, int]]:
+    """HPK241 on each group whose schedule starts with an earlier group's (the first such); the pairs that never
+    start together, which may still overlap."""
+    apart = set()
+    for k, (j, group, schedule) in enumerate(read):
+        reported = False
+        for i, earlier, theirs in read[:k]:
+            when = first_start_together(theirs, schedule, report.now)
+            if when is None:
+                apart.add((i, j))
+                continue
+            if reported:
+                continue
+            reported = True
+            said, expression = earlier.scheduled_update.schedule_expression, group.scheduled_update.schedule_expression
+            if isinstance(when, str) or same_starts(theirs, schedule, report.now):
+                at = expression if said == expression else f"{said} and {expression} (the same schedule)"
+            else:
+                at = f"{when:%Y-%m-%d %H:%M} UTC ({said} and {expression} meet then)"
+            report.warning("HPK241", ("hyperpod", "instance_groups", j, "scheduled_update", "schedule_expression"),
+                           f"groups '{earlier.name}' and '{group.name}' both start an AMI update at {at}: AWS warns "
+                           "that overlapping schedules may make updates fail",
                            "give each group its own time, with a buffer between them")
-            continue
-        first[schedule] = (group.name, expression)
-        if isinstance(schedule, Cron):
-            timed.append((i, group, schedule))
-    _check_overlaps(timed, report)
+    return apart
+
+
+# A first start further away than this is worth saying: until then the group keeps its AMI.
+_FAR = timedelta(days=366)
 
 
 def _fires(report: Reporter, path: PathKey, expression: str, cron: Cron) -> bool:
-    """Whether the schedule ever starts an update; a located finding when it does not."""
+    """Whether the schedule starts an update from today on; a located finding when it does not, or not for
+    more than a year."""
     if cron.both_days:
         which = "neither day-of-month nor day-of-week" if cron.day_of_week == "?" else "both day-of-month and day-of-week"
         report.error("HPK244", path, f"{expression} gives {which}: AWS cron takes one of them and ? in the other",
                      "e.g. cron(0 4 ? * SUN *) for Sundays at 04:00 UTC, or cron(0 4 1 * ? *) for the 1st of each month")
         return False
-    this_year = datetime.now(UTC).year
-    if isinstance(cron.year, int) and cron.year < this_year:
-        why = f"its year {cron.year} has passed"
-    elif not firings(cron):
-        why = (f"no date of {cron.year} matches it" if isinstance(cron.year, int)
-               else "no date matches it (e.g. day 31 of a month of 30 days, or 30 February)")
-    else:
+    now = report.now
+    first = first_start(cron, now)
+    if first is not None:
+        if first - now > _FAR:
+            report.warning("HPK245", path, f"{expression} first starts an update on {first:%Y-%m-%d %H:%M} UTC, "
+                                           f"{(first - now).days // 365} year(s) from now: until then the group's AMI "
+                                           "is not updated on schedule",
+                           "for regular updates give a date every month has, e.g. cron(0 4 ? * 1#1 *) for the first "
+                           "Sunday of each month")
         return True
+    if isinstance(cron.year, int) and cron.year < now.year:
+        why = f"its year {cron.year} has passed"
+    elif isinstance(cron.year, int) and (last := last_start_of_year(cron, cron.year)) is not None:
+        why = f"its dates in {cron.year} have passed (the last was {last:%Y-%m-%d %H:%M} UTC)"
+    elif isinstance(cron.year, int):
+        why = f"no date of {cron.year} matches it"
+    else:
+        why = "no date matches it (e.g. day 31 of a month of 30 days, or 30 February)"
     report.error("HPK242", path, f"{expression} never starts an update: {why}",
                  "give a day every month it names has, and a year to come or *")
     return False
 
 
-def _check_overlaps(timed: list[tuple[int, InstanceGroup, Cron]], report: Reporter) -> None:
-    for _, group, cron in timed:
+def _check_overlaps(timed: list[tuple[int, InstanceGroup, Cron]], apart: set[tuple[int, int]], report: Reporter) -> None:
+    for i, group, cron in timed:
         deployment = group.scheduled_update.deployment
         wait = deployment.wait_interval_seconds
         size = group_maximum(group)
@@ -147,9 +179,9 @@ def _check_overlaps(timed: list[tuple[int, InstanceGroup, Cron]], report: Report
         batches = -(-size // per_batch)
         window = timedelta(seconds=batches * wait)
         for j, other, other_cron in timed:
-            if other is group:
-                continue
-            hit = first_start_within(firings(cron), firings(other_cron), window)
+            if (min(i, j), max(i, j)) not in apart:
+                continue  # the group itself, or one that starts with it (HPK241)
+            hit = first_overlap(cron, other_cron, report.now, window)
             if hit is not None:
                 report.warning("HPK243", ("hyperpod", "instance_groups", j, "scheduled_update", "schedule_expression"),
                                f"group '{other.name}' starts its AMI update at {other.scheduled_update.schedule_expression}"

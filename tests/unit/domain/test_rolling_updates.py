@@ -8,12 +8,15 @@ or CAPACITY_PERCENTAGE and a Value of at least 1; the rounding of a percent is t
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import pytest
 
 from cdk_app.config.model import BatchSize, KitConfig
 from cdk_app.domain.capacity import Resources
+from cdk_app.domain.cron_schedules import parse_cron
 from cdk_app.domain.resource_schemas import resource_schema
-from cdk_app.domain.rolling_updates import batch_instances, batch_text, rolling_batch
+from cdk_app.domain.rolling_updates import batch_instances, batch_text, first_start_together, rolling_batch
 
 
 def size(kind: str, value: int) -> BatchSize:
@@ -89,3 +92,17 @@ def test_a_disabled_team_is_no_quota_to_cover():
 def test_quotas_over_capacity_are_left_to_the_capacity_rule():
     c = config([("a", 2)], [{"count": 3}])
     assert rolling_batch(c, c.hyperpod.instance_groups[0], size("INSTANCE_COUNT", 1)) is None
+
+
+NOW = datetime(2026, 11, 27, 21, 30)
+
+
+@pytest.mark.parametrize(("a", "b", "together"), [
+    (parse_cron("cron(0 4 ? * SUN *)"), parse_cron("cron(0 4 ? * 1#1 *)"), datetime(2026, 12, 6, 4, 0)),
+    (parse_cron("cron(0 4 ? * SUN *)"), parse_cron("cron(0 4 ? * MON *)"), None),
+    # A schedule the kit cannot read (an empty minute, which the schema's pattern allows) starts with the same text.
+    ("cron( 4 ? * SUN *)", "cron( 4 ? * SUN *)", "cron( 4 ? * SUN *)"),
+    ("cron( 4 ? * SUN *)", parse_cron("cron(0 4 ? * SUN *)"), None),
+])
+def test_schedules_start_together_by_their_dates_or_the_same_unread_text(a, b, together):
+    assert first_start_together(a, b, NOW) == first_start_together(b, a, NOW) == together

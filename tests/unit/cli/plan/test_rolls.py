@@ -5,6 +5,7 @@ create-only); that an ImageReleaseVersion change updates the group's software fr
 from __future__ import annotations
 
 import copy
+from datetime import datetime
 
 import pytest
 from support.paths import ROOT
@@ -16,6 +17,7 @@ from cdk_app.config.loader import load_config
 from cdk_app.domain.resource_schemas import create_only_properties, resource_schema
 
 GROUP = {"InstanceGroupName": "gpu", "InstanceType": "ml.p5.48xlarge", "InstanceCount": 6}
+NOW = datetime(2026, 11, 27, 21, 30)  # a Friday: the next Sunday is 29 November
 
 
 def cluster(*groups: dict) -> dict:
@@ -56,9 +58,10 @@ def test_a_schedule_is_called_out_with_what_each_update_drains():
     deployment = {"RollingUpdatePolicy": {"MaximumBatchSize": {"Type": "INSTANCE_COUNT", "Value": 1}},
                   "WaitIntervalInSeconds": 600, "AutoRollbackConfiguration": [{"AlarmName": "gpu-health"}]}
     after = {**GROUP, "ScheduledUpdateConfig": {"ScheduleExpression": "cron(0 4 ? * SUN *)", "DeploymentConfig": deployment}}
-    [added] = roll_hazards("s", "Cluster", cluster(GROUP), cluster(after))
+    [added] = roll_hazards("s", "Cluster", cluster(GROUP), cluster(after), NOW)
     assert not added.refuse
-    assert added.text == ("instance group gpu: AMI updates scheduled at cron(0 4 ? * SUN *): each drains its "
+    assert added.text == ("instance group gpu: AMI updates scheduled at cron(0 4 ? * SUN *) (the first on 2026-11-29 "
+                          "04:00 UTC): each drains its "
                           "6 x ml.p5.48xlarge nodes 1 instance at a time, 600 s between batches, rolled back when "
                           "gpu-health fires")
     [removed] = roll_hazards("s", "Cluster", cluster(after), cluster(GROUP))
@@ -118,3 +121,28 @@ def test_hand_edited_alarms_are_left_out():
         "AutoRollbackConfiguration": 5}}}
     [added] = roll_hazards("s", "Cluster", cluster(GROUP), cluster(after))
     assert added.text.endswith("1 instance at a time")
+
+
+def scheduled(name: str, expression: str) -> dict:
+    return {**GROUP, "InstanceGroupName": name, "ScheduledUpdateConfig": {"ScheduleExpression": expression}}
+
+
+def test_a_schedule_names_the_groups_whose_updates_start_with_it():
+    # Every Sunday holds the first Sunday (6 December 2026); the Mondays never meet it.
+    others = (scheduled("cpu", "cron(0 4 ? * 1#1 *)"), scheduled("mon", "cron(0 4 ? * MON *)"))
+    [added] = roll_hazards("s", "Cluster", cluster(GROUP, *others),
+                           cluster(scheduled("gpu", "cron(0 4 ? * SUN *)"), *others), NOW)
+    assert added.text.endswith("all 6 nodes at once (no rolling batch); they start with the updates of cpu (first on "
+                               "2026-12-06 04:00 UTC), so their batches are out at once, and AWS warns that "
+                               "overlapping schedules may make updates fail")
+
+
+def test_a_schedule_whose_dates_have_passed_is_said_to_start_none():
+    [added] = roll_hazards("s", "Cluster", cluster(GROUP), cluster(scheduled("gpu", "cron(0 4 1 3 ? 2026)")), NOW)
+    assert added.text.startswith("instance group gpu: AMI updates scheduled at cron(0 4 1 3 ? 2026) (never, from "
+                                 "today on): each drains")
+
+
+def test_a_far_first_update_is_dated():
+    [added] = roll_hazards("s", "Cluster", cluster(GROUP), cluster(scheduled("gpu", "cron(0 4 ? 2 2#5 *)")), NOW)
+    assert "cron(0 4 ? 2 2#5 *) (the first on 2044-02-29 04:00 UTC): each drains" in added.text

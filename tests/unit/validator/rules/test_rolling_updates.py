@@ -5,6 +5,8 @@ cfn-lint's CapacitySizeConfig (Value at least 1, no maximum) the source of the p
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import pytest
 from support.rule_runner import JOHN_ONE_G5, codes, run
 
@@ -102,7 +104,7 @@ def test_the_shared_schedule_is_named_as_the_cause(write_config):
     report = run(write_config, schedule("{type: INSTANCE_COUNT, value: 2}"), second_g5_group(1, "cron(0 4 ? * SUN *)"))
     gpu = next(f for f in report.findings if f.path == f"{BATCH_PATH}.value")
     assert gpu.message.startswith("an update batch of group 'gpu' takes 2 instances (and 1 more of the type's other "
-                                  "groups on the same schedule) of ml.g5.12xlarge out: of the type's 6 instances it "
+                                  "groups whose updates start with it) of ml.g5.12xlarge out: of the type's 6 instances it "
                                   "leaves 3 instances while the enabled teams reserve 4 instances")
     # gpu: with gpu-2's one node out, one more fits; alone, two would.
     assert gpu.hint.startswith("take at most 1 instance(s) at a time (maximum_batch_size: {type: INSTANCE_COUNT, "
@@ -172,3 +174,91 @@ def test_a_start_while_another_groups_roll_may_run_warns(write_config, wait, sec
                                        if warned else [])
     if warned:
         assert "4 batch(es) of 1 with 600 s between them take at least 40 min" in found[0].message
+
+
+# --- schedules read by their dates, from a fixed today (the red team's second round) ---------------------------
+NOW = datetime(2026, 11, 27, 21, 30)
+CPU_SCHEDULE_PATH = "hyperpod.instance_groups[1].scheduled_update.schedule_expression"
+
+
+def cpu_on(expression: str) -> tuple[str, str]:
+    return "      count: 2\n", f"      count: 2\n      scheduled_update: {{schedule_expression: '{expression}'}}\n"
+
+
+ONE_GPU_BATCH = schedule("{type: INSTANCE_COUNT, value: 1}")
+NO_CPU_QUOTA = ("      count: 1\n    principals:", "      count: 0\n    principals:")
+
+
+@pytest.mark.parametrize(("gpu", "cpu", "at"), [
+    # Every Sunday holds the first one.
+    ("cron(0 4 ? * SUN *)", "cron(0 4 ? * 1#1 *)",
+     "2026-12-06 04:00 UTC (cron(0 4 ? * SUN *) and cron(0 4 ? * 1#1 *) meet then)"),
+    # Every twelfth month from January is January: one schedule.
+    ("cron(0 4 1 */12 ? *)", "cron(0 4 1 1 ? *)", "cron(0 4 1 */12 ? *) and cron(0 4 1 1 ? *) (the same schedule)"),
+    # A year far from today is compared too.
+    ("cron(0 4 ? * SUN 2041)", "cron(0 4 ? * 1 *)",
+     "2041-01-06 04:00 UTC (cron(0 4 ? * SUN 2041) and cron(0 4 ? * 1 *) meet then)"),
+])
+def test_schedules_that_meet_on_some_date_warn_with_the_date(write_config, gpu, cpu, at):
+    report = run(write_config, JOHN_ONE_G5, NO_CPU_QUOTA, schedule("{type: INSTANCE_COUNT, value: 1}", expression=gpu),
+                 cpu_on(cpu), now=NOW)
+    [finding] = [f for f in report.findings if f.code == "HPK241"]
+    assert finding.path == CPU_SCHEDULE_PATH
+    assert finding.message.startswith(f"groups 'gpu' and 'cpu' both start an AMI update at {at}: AWS warns")
+
+
+def test_a_year_bounded_schedule_that_never_meets_the_other_is_no_overlap(write_config):
+    report = run(write_config, JOHN_ONE_G5, NO_CPU_QUOTA, schedule("{type: INSTANCE_COUNT, value: 1}",
+                 expression="cron(0 4 ? * MON 2041)"), cpu_on("cron(0 4 ? * 1 *)"), now=NOW)
+    assert [f.code for f in report.findings if f.code in ("HPK241", "HPK243")] == []
+
+
+def test_a_start_at_the_same_minute_as_another_is_a_shared_start_not_missed(write_config):
+    # Red team: the old search skipped another schedule's start at the very minute of a roll's start.
+    report = run(write_config, JOHN_ONE_G5, NO_CPU_QUOTA, rolled(600), cpu_on("cron(0 4 ? * 1#2 *)"), now=NOW)
+    assert [(f.code, f.path) for f in report.findings if f.code in ("HPK241", "HPK243")] == [("HPK241", CPU_SCHEDULE_PATH)]
+
+
+def test_groups_of_a_type_whose_schedules_meet_add_their_batches(write_config):
+    # gpu takes 2 each Sunday, gpu-2 1 each first Sunday: 3 of the 2 unreserved on the first Sunday of a month.
+    report = run(write_config, schedule("{type: INSTANCE_COUNT, value: 2}"), second_g5_group(1, "cron(0 4 ? * 1#1 *)"),
+                 now=NOW)
+    assert [f.code for f in report.findings if f.code.startswith("HPK52")] == ["HPK520", "HPK520"]
+
+
+def test_a_rare_date_is_a_far_first_update_not_one_that_never_comes(write_config):
+    # The fifth Monday of February first comes on 29 February 2044.
+    report = run(write_config, JOHN_ONE_G5, schedule(expression="cron(0 4 ? 2 2#5 *)"), now=NOW)
+    found = [f for f in report.findings if f.code in ("HPK242", "HPK245")]
+    assert [(f.code, f.path, f.severity.value) for f in found] == [("HPK245", SCHEDULE_PATH, "warning")]
+    assert found[0].message == ("cron(0 4 ? 2 2#5 *) first starts an update on 2044-02-29 04:00 UTC, 17 year(s) from "
+                                "now: until then the group's AMI is not updated on schedule")
+
+
+@pytest.mark.parametrize(("expression", "expected"), [
+    ("cron(0 4 1 12 ? *)", []),                         # next 1 December: days away
+    ("cron(0 4 27 11 ? *)", []),                        # 27 November 2027: within a year
+    ("cron(0 4 29 2 ? *)", ["HPK245"]),                 # 29 February 2028: fifteen months away
+])
+def test_a_first_update_more_than_a_year_away_warns(write_config, expression, expected):
+    report = run(write_config, JOHN_ONE_G5, schedule(expression=expression), now=NOW)
+    assert [f.code for f in report.findings if f.code in ("HPK242", "HPK245")] == expected
+
+
+@pytest.mark.parametrize(("expression", "message"), [
+    ("cron(0 4 1 3 ? 2026)", "cron(0 4 1 3 ? 2026) never starts an update: its dates in 2026 have passed (the last "
+                             "was 2026-03-01 04:00 UTC)"),
+    ("cron(0 4 ? * 6L 2026)", None),                    # 25 December 2026 is still to come
+    ("cron(0 4 ? * SUN 2025)", "cron(0 4 ? * SUN 2025) never starts an update: its year 2025 has passed"),
+])
+def test_a_year_whose_dates_have_passed_never_fires(write_config, expression, message):
+    report = run(write_config, JOHN_ONE_G5, schedule(expression=expression), now=NOW)
+    assert [f.message for f in report.findings if f.code == "HPK242"] == ([message] if message else [])
+
+
+def test_a_moment_given_with_a_zone_is_judged_in_utc(write_config):
+    # 28 November 2026 00:30 in UTC+1 is still 27 November in UTC: 27 November's 23:45 start is to come.
+    from datetime import timedelta, timezone
+    report = run(write_config, JOHN_ONE_G5, schedule(expression="cron(45 23 27 11 ? 2026)"),
+                 now=datetime(2026, 11, 28, 0, 30, tzinfo=timezone(timedelta(hours=1))))
+    assert [f.code for f in report.findings if f.code in ("HPK242", "HPK245")] == []
