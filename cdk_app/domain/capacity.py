@@ -216,6 +216,24 @@ def groups_capacity(groups: Iterable[InstanceGroup]) -> dict[str, Resources]:
         groups, capacity_of((itype, group_maximum(group)) for group in groups for itype in group_types(group)))
 
 
+def as_type(group: InstanceGroup, itype: str, instances: int | None = None) -> InstanceGroup:
+    """The group come up as one of its types (a flexible group is one type at a time), with `instances` of it
+    (default: its maximum): what groups_capacity and partition_capacity_of count for that one case."""
+    size = group_maximum(group) if instances is None else instances
+    return group.model_copy(update={"instance_type": itype, "fallback_instance_types": (), "max_count": size})
+
+
+def capacity_as(group: InstanceGroup, itype: str, instances: int | None = None) -> Resources:
+    """What the group gives as `itype` (as_type), whole GPUs only, in the one capacity function."""
+    return groups_capacity((as_type(group, itype, instances),)).get(itype, Resources())
+
+
+def most_accelerators(groups: Iterable[InstanceGroup]) -> int:
+    """The whole accelerators the groups may give at most together, each group counted once, as the one of its
+    types that has most (a flexible group is one type at a time; a partitioned GPU is no whole one)."""
+    return sum(max(_exact(capacity_as(group, itype).accelerators) for itype in group_types(group)) for group in groups)
+
+
 def team_groups(config: KitConfig) -> tuple[InstanceGroup, ...]:
     """The instance groups whose nodes the teams' and the shared pool's pods may run on: all but the
     administrators' system group (hyperpod.system_instance_group), whose taint no team pod may tolerate, so its
@@ -272,8 +290,8 @@ def flexible_leftover(groups: tuple[InstanceGroup, ...], held: dict[str, Resourc
     for group in groups:
         rest = group_maximum(group) - used.get(group.name, 0)
         if group.fallback_instance_types and rest > 0 and group.instance_type in CATALOGUE:
-            amount = groups_capacity((group.model_copy(update={"max_count": rest}),))[group.instance_type]
-            left[group.instance_type] = left.get(group.instance_type, Resources()) + amount
+            left[group.instance_type] = left.get(group.instance_type, Resources()) + capacity_as(
+                group, group.instance_type, rest)
     return left
 
 
