@@ -7,6 +7,7 @@ import json
 
 from support.cli_runner import invoke
 from support.paths import ROOT
+from support.small_config import HEAD
 
 DEV = str(ROOT / "config" / "dev.yaml")
 SEED = str(ROOT / "config" / "workloads" / "dev-seed-002.yaml")
@@ -26,14 +27,6 @@ def test_the_cluster_line_names_the_accelerators_and_window_behind_its_hours():
     assert line.endswith(f"({100 * util['ratio']:.1f} %)")
     assert str(util["accelerator_hours_available"]) not in line  # 37.333: not the unrounded figure
 
-
-HEAD = """environment: t
-account: "111122223333"
-region: us-east-1
-availability_zone_ids: [use1-az4, use1-az6]
-network: {cluster_zone_ids: [use1-az4, use1-az6]}
-task_governance: {cloudformation_types: {cluster_policy: native, compute_quota: native}}
-"""
 
 
 def cluster_line(write_config, config: str, job: str) -> tuple[dict, str]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 from support.rule_runner import JOHN_ONE_G5, codes, run
+from support.small_config import HEAD
 
 from cdk_app.validator.report import check_file
 
@@ -175,14 +176,6 @@ def test_a_start_while_another_groups_roll_may_run_warns(write_config, wait, sec
     if warned:
         assert "4 batch(es) of 1 with 600 s between them take at least 40 min" in found[0].message
 
-
-HEAD = """environment: t
-account: "111122223333"
-region: us-east-1
-availability_zone_ids: [use1-az4, use1-az6]
-network: {cluster_zone_ids: [use1-az4, use1-az6]}
-task_governance: {cloudformation_types: {cluster_policy: native, compute_quota: native}}
-"""
 ROLL = ("      scheduled_update:\n        schedule_expression: cron(0 4 ? * SUN *)\n"
         "        deployment: {maximum_batch_size: {type: INSTANCE_COUNT, value: 1}}\n")
 
