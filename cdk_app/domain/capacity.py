@@ -418,7 +418,8 @@ def pool_entry(itype: str, gap: Resources) -> QuotaEntry:
 
 def shared_pool_quota(config: KitConfig) -> list[QuotaEntry]:
     """The shared pool's quota entries: per cluster instance type with capacity left, the entry of
-    `pool_entry` (what it gets fits what the teams leave in every dimension). Flexible groups are left out: one
+    `pool_entry` (what it gets fits what the teams leave in every dimension); none on a type whose GPUs are
+    all partitioned (no whole one left). Flexible groups are left out: one
     counts in full under each of its types, so a pool holding what the teams leave of each would hold more than
     the group has; idle sharing still lends their instances as unallocated capacity."""
     entries: list[QuotaEntry] = []
@@ -426,6 +427,12 @@ def shared_pool_quota(config: KitConfig) -> list[QuotaEntry]:
     for itype, gap in shared_pool_gap(single_type, teams_total(config.teams, config_shares(config))).items():
         # Nothing left, or the teams already over capacity in some dimension (the validator's HPK504).
         if gap.count <= 0 or any(getattr(gap, d) < 0 for d in DIMENSIONS):
+            continue
+        # Instances left but no whole accelerator on a type that has them (MIG partitions them all): an entry of
+        # vCPU and memory alone gets no accelerator from SageMaker, so the pool could run no GPU pod, and its vCPU
+        # and memory would read as reserved while the type's partitions and instances stay free.
+        # What the teams leave there is lent as unallocated capacity instead (reach.unallocated).
+        if CATALOGUE[itype].accelerators and gap.accelerators < 1:
             continue
         entries.append(pool_entry(itype, gap))
     return entries
