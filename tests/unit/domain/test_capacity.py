@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from support.paths import SUPPORT
+from support.small_config import HEAD
 
 from cdk_app.domain.capacity import Resources, shared_pool_quota
 from cdk_app.validator.report import check_file
@@ -267,11 +268,7 @@ def test_a_tainted_system_group_is_neither_lent_nor_in_the_node_pools_fixed_part
     assert node_pool_limits(load_config(RED_TEAM / "n_sys_auto.yaml").config)["nvidia.com/gpu"] == "16"
 
 
-PARTITIONED = """environment: t
-account: "111122223333"
-region: us-east-1
-availability_zone_ids: [use1-az4, use1-az6]
-hyperpod:
+PARTITIONED = HEAD + """hyperpod:
   instance_groups:
     - name: mig
       instance_type: ml.p5.48xlarge
