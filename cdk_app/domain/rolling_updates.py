@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from cdk_app.config.model import BatchSize, InstanceGroup, KitConfig
 from cdk_app.domain.capacity import (
     DIMENSIONS,
+    Partitions,
     Resources,
     cluster_capacity,
     config_shares,
@@ -121,13 +122,41 @@ class RollingBatch:
                 if held <= self.partitions.get(p, 0) < held + self.partitions_out.get(p, 0)]
 
 
-def _taken(out: tuple[tuple[InstanceGroup, int], ...], itype: str) -> tuple[Resources, dict[str, int]]:
+@dataclass(frozen=True, slots=True)
+class Totals:
+    """What every batch of one config is checked against, computed once (rolling_totals): the teams' groups, the
+    capacity and the enabled teams' reservations per type, the partitions given and reserved per (type, profile);
+    and, filled as batches are counted, what a group's batch of n instances takes out."""
+    groups: tuple[InstanceGroup, ...]
+    capacity: dict[str, Resources]
+    reserved: dict[str, Resources]
+    partitions: Partitions
+    partitions_reserved: Partitions
+    taken: dict[tuple[int, int], tuple[dict[str, Resources], Partitions]] = field(default_factory=dict)
+
+
+def rolling_totals(config: KitConfig) -> Totals:
+    enabled = tuple(t for t in config.teams if t.enabled)
+    return Totals(team_groups(config), cluster_capacity(config), teams_total(enabled, config_shares(config)),
+                  partition_capacity(config), partition_reservations(q for team in enabled for q in team.quota))
+
+
+def _taken(totals: Totals, out: tuple[tuple[InstanceGroup, int], ...], itype: str) -> tuple[Resources, dict[str, int]]:
     """What groups' batches (group, instances) take out of `itype`, by the capacity functions the quotas are
     checked against: resources as groups_capacity counts them (whole GPUs only), partitions as
     partition_capacity_of does."""
-    groups = tuple(group.model_copy(update={"max_count": n}) for group, n in out if n)
-    partitions = {profile: n for (t, profile), n in partition_capacity_of(groups).items() if t == itype}
-    return groups_capacity(groups).get(itype, Resources()), partitions
+    resources, partitions = Resources(), {}
+    for group, n in out:
+        key = (id(group), n)
+        if key not in totals.taken:
+            batch = (group.model_copy(update={"max_count": n}),)
+            totals.taken[key] = groups_capacity(batch), partition_capacity_of(batch)
+        by_type, by_profile = totals.taken[key]
+        resources += by_type.get(itype, Resources())
+        for (t, profile), count in by_profile.items():
+            if t == itype:
+                partitions[profile] = partitions.get(profile, 0) + count
+    return resources, partitions
 
 
 def _headroom(capacity: Resources, reserved: Resources, unit: Resources, partitions: dict[str, int],
@@ -141,40 +170,42 @@ def _headroom(capacity: Resources, reserved: Resources, unit: Resources, partiti
 
 
 def rolling_batch(config: KitConfig, group: InstanceGroup, size: BatchSize, itype: str | None = None,
-                  alongside: tuple[tuple[InstanceGroup, int], ...] = ()) -> RollingBatch | None:
+                  alongside: tuple[tuple[InstanceGroup, int], ...] = (),
+                  totals: Totals | None = None) -> RollingBatch | None:
     """A batch of `size` (an update's or a rollback's) on `group` as `itype` (default: its first type), with
     `alongside` groups' batches out at the same time (scheduled_alongside); None for a type the catalogue lacks
     (HPK201 reports it), for the system group (its nodes are no team's capacity) or a type whose quotas are over
-    capacity already (HPK501 reports it)."""
+    capacity already (HPK501 reports it). `totals`: rolling_totals(config), to count many batches of a config."""
+    totals = totals or rolling_totals(config)
     itype = itype or group.instance_type
-    if itype not in CATALOGUE or group not in team_groups(config):
+    if itype not in CATALOGUE or group not in totals.groups:
         return None
-    capacity = cluster_capacity(config).get(itype, Resources())
-    enabled = tuple(t for t in config.teams if t.enabled)
-    reserved = teams_total(enabled, config_shares(config)).get(itype, Resources())
+    capacity = totals.capacity.get(itype, Resources())
+    reserved = totals.reserved.get(itype, Resources())
     if reserved.exceeding(capacity):
         return None
-    partitions = {p: n for (t, p), n in partition_capacity(config).items() if t == itype}
-    held = {p: n for (t, p), n in partition_reservations(q for team in enabled for q in team.quota).items()
-            if t == itype}
+    partitions = {p: n for (t, p), n in totals.partitions.items() if t == itype}
+    held = {p: n for (t, p), n in totals.partitions_reserved.items() if t == itype}
     # Sized as the capacity is: an autoscaled group counts its max_count there, so a batch may take that many.
     size_of_group = group_maximum(group)
     taken = batch_instances(size, size_of_group)
-    out, partitions_out = _taken(((group, taken), *alongside), itype)
-    unit, unit_partitions = _taken(((group, 1),), itype)
+    out, partitions_out = _taken(totals, ((group, taken), *alongside), itype)
+    unit, unit_partitions = _taken(totals, ((group, 1),), itype)
     return RollingBatch(group.name, itype, size_of_group, taken, sum(n for _, n in alongside), capacity, reserved,
                         _headroom(capacity, reserved, unit, partitions, held, unit_partitions), out,
                         partitions, held, partitions_out)
 
 
-def rolling_batches(config: KitConfig, group: InstanceGroup, size: BatchSize, scheduled: bool) -> list[RollingBatch]:
+def rolling_batches(config: KitConfig, group: InstanceGroup, size: BatchSize, scheduled: bool,
+                    totals: Totals | None = None) -> list[RollingBatch]:
     """The batch of `size` on `group` as each type it may run as (a flexible group's batch is checked as every
     one of its types: it may be any when the batch runs), with the groups on its schedule when `scheduled`
     (an update's batch; a rollback or a patch runs alone)."""
+    totals = totals or rolling_totals(config)
     batches = []
     for itype in group_types(group):
-        alongside = scheduled_alongside(team_groups(config), group, itype) if scheduled else ()
-        batch = rolling_batch(config, group, size, itype, alongside)
+        alongside = scheduled_alongside(totals.groups, group, itype) if scheduled else ()
+        batch = rolling_batch(config, group, size, itype, alongside, totals)
         if batch is not None:
             batches.append(batch)
     return batches

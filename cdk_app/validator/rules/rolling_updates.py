@@ -14,6 +14,7 @@ from cdk_app.domain.rolling_updates import (
     batch_instances,
     batch_text,
     rolling_batches,
+    rolling_totals,
     schedule_of,
 )
 from cdk_app.findings import format_path
@@ -35,6 +36,7 @@ def _deployments(group: InstanceGroup) -> list[tuple[str, RollingDeployment]]:
 
 
 def check_rolling_updates(config: KitConfig, report: Reporter) -> None:
+    totals = rolling_totals(config)
     for i, group in enumerate(config.hyperpod.instance_groups):
         for section, deployment in _deployments(group):
             for field, what in _BATCHES:
@@ -51,7 +53,7 @@ def check_rolling_updates(config: KitConfig, report: Reporter) -> None:
                     continue
                 # Groups of the type on the same schedule update together; a rollback or a patch is the group's own.
                 scheduled = (section, field) == ("scheduled_update", "maximum_batch_size")
-                batch = next((b for b in rolling_batches(config, group, size, scheduled)
+                batch = next((b for b in rolling_batches(config, group, size, scheduled, totals)
                               if b.short or b.short_partitions), None)
                 if batch is not None:
                     _report_short(report, path, batch, size, what, group.instance_type)
