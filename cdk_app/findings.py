@@ -96,6 +96,7 @@ CODES: dict[str, str] = {
     "HPK243": "an instance group's scheduled AMI update starts while another group's rolling update may still run",
     "HPK244": "a scheduled AMI update's cron expression gives both or neither of day-of-month and day-of-week",
     "HPK245": "a scheduled AMI update's cron expression first fires more than a year from today",
+    "HPK246": "an instance group names both image_id and image_release_version (AWS documents neither which wins)",
     # HyperPod's managed Karpenter, flexible and Spot instance groups.
     "HPK250": "an instance group has max_count but hyperpod.autoscaling is off",
     "HPK251": "autoscaling without node_recovery Automatic (an autoscaling prerequisite)",
@@ -108,6 +109,9 @@ CODES: dict[str, str] = {
     "HPK258": "a training plan on an autoscaled instance group (HyperPod's Karpenter does not support it)",
     "HPK259": "an instance type is listed twice in a flexible instance group",
     "HPK260": "min_count above the instance group's count",
+    "HPK261": "a training plan on a flexible instance group (a plan reserves one instance type)",
+    "HPK262": "a training plan on a Spot instance group (a plan's capacity is reserved, not Spot)",
+    "HPK263": "min_count on an autoscaled instance group (it can only be 0 there, and does nothing)",
     # Cluster policy.
     "HPK301": "priority class name is not allowed",
     "HPK302": "more than 10 priority classes",

@@ -17,11 +17,14 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from itertools import product
 
 from cdk_app.config.model import InstanceGroup, KitConfig
 from cdk_app.domain.capacity import (
     Resources,
+    as_type,
     capacity_of,
+    group_maximum,
     group_types,
     groups_capacity,
     instances_needed,
@@ -32,6 +35,9 @@ from cdk_app.domain.instance_types import ACCELERATOR_RESOURCES, CATALOGUE
 from cdk_app.domain.reach import allocated
 
 MEMORY = "memory"
+# The most cases of which type each fixed flexible group came up as that quota_demand weighs (4 groups of 5
+# types; 100 groups of 2 types would be 2**100).
+MAX_PLACEMENTS = 1024
 
 
 def autoscaled_groups(config: KitConfig) -> tuple[InstanceGroup, ...]:
@@ -60,15 +66,29 @@ def _by_resource(amounts: dict[str, Resources]) -> dict[str, Fraction]:
 
 def quota_demand(config: KitConfig) -> dict[str, Fraction]:
     """Per Kubernetes resource, the whole instances' worth the allocations hold on the autoscaled types beyond
-    the fixed groups' capacity of each type: what the autoscaled groups must be able to give."""
-    types = set(autoscaled_types(config))
-    fixed = groups_capacity(group for group in team_groups(config) if group.max_count is None)
+    the fixed groups' capacity of each type: what the autoscaled groups must be able to give. A fixed flexible
+    group is one of its types at a time (HyperPod picks the type EC2 has): it counts once, as the type that
+    leaves the autoscaled groups the most to give, per resource - so the limit holds the quotas whichever type
+    it came up as. Past MAX_PLACEMENTS cases the flexible groups count as giving none (a limit never lower)."""
+    types = set(autoscaled_types(config)) & set(CATALOGUE)
+    fixed = [group for group in team_groups(config) if group.max_count is None]
+    single = tuple(group for group in fixed if not group.fallback_instance_types)
+    # Only the type matters where it is an autoscaled one; any other type leaves the autoscaled ones all to give.
+    flexible = [(group, tuple(dict.fromkeys(t if t in types else None for t in group_types(group))))
+                for group in fixed if group.fallback_instance_types and group_maximum(group)]
+    flexible = [(group, options) for group, options in flexible if options != (None,)]
+    cases = math.prod(len(options) for _, options in flexible)
+    placements = product(*(options for _, options in flexible)) if cases <= MAX_PLACEMENTS else [()]
     held = allocated(config)
-    beyond = {}
-    for itype in types & set(CATALOGUE):
-        beyond[itype] = per_instances(CATALOGUE[itype], instances_needed(
-            itype, held.get(itype, Resources()) - fixed.get(itype, Resources())))
-    return _by_resource(beyond)
+    demand: dict[str, Fraction] = {}
+    for placement in placements:
+        placed = [as_type(group, itype) for (group, _), itype in zip(flexible, placement, strict=False) if itype]
+        given = groups_capacity((*single, *placed))
+        beyond = {itype: per_instances(CATALOGUE[itype], instances_needed(
+            itype, held.get(itype, Resources()) - given.get(itype, Resources()))) for itype in types}
+        for name, amount in _by_resource(beyond).items():
+            demand[name] = max(demand.get(name, Fraction(0)), amount)
+    return demand
 
 
 def group_ceiling(config: KitConfig) -> dict[str, Fraction]:

@@ -216,6 +216,24 @@ def groups_capacity(groups: Iterable[InstanceGroup]) -> dict[str, Resources]:
         groups, capacity_of((itype, group_maximum(group)) for group in groups for itype in group_types(group)))
 
 
+def as_type(group: InstanceGroup, itype: str, instances: int | None = None) -> InstanceGroup:
+    """The group come up as one of its types (a flexible group is one type at a time), with `instances` of it
+    (default: its maximum): what groups_capacity and partition_capacity_of count for that one case."""
+    size = group_maximum(group) if instances is None else instances
+    return group.model_copy(update={"instance_type": itype, "fallback_instance_types": (), "max_count": size})
+
+
+def capacity_as(group: InstanceGroup, itype: str, instances: int | None = None) -> Resources:
+    """What the group gives as `itype` (as_type), whole GPUs only, in the one capacity function."""
+    return groups_capacity((as_type(group, itype, instances),)).get(itype, Resources())
+
+
+def most_accelerators(groups: Iterable[InstanceGroup]) -> int:
+    """The whole accelerators the groups may give at most together, each group counted once, as the one of its
+    types that has most (a flexible group is one type at a time; a partitioned GPU is no whole one)."""
+    return sum(max(_exact(capacity_as(group, itype).accelerators) for itype in group_types(group)) for group in groups)
+
+
 def team_groups(config: KitConfig) -> tuple[InstanceGroup, ...]:
     """The instance groups whose nodes the teams' and the shared pool's pods may run on: all but the
     administrators' system group (hyperpod.system_instance_group), whose taint no team pod may tolerate, so its
@@ -272,8 +290,8 @@ def flexible_leftover(groups: tuple[InstanceGroup, ...], held: dict[str, Resourc
     for group in groups:
         rest = group_maximum(group) - used.get(group.name, 0)
         if group.fallback_instance_types and rest > 0 and group.instance_type in CATALOGUE:
-            amount = groups_capacity((group.model_copy(update={"max_count": rest}),))[group.instance_type]
-            left[group.instance_type] = left.get(group.instance_type, Resources()) + amount
+            left[group.instance_type] = left.get(group.instance_type, Resources()) + capacity_as(
+                group, group.instance_type, rest)
     return left
 
 
@@ -400,7 +418,8 @@ def pool_entry(itype: str, gap: Resources) -> QuotaEntry:
 
 def shared_pool_quota(config: KitConfig) -> list[QuotaEntry]:
     """The shared pool's quota entries: per cluster instance type with capacity left, the entry of
-    `pool_entry` (what it gets fits what the teams leave in every dimension). Flexible groups are left out: one
+    `pool_entry` (what it gets fits what the teams leave in every dimension); none on a type whose GPUs are
+    all partitioned (no whole one left). Flexible groups are left out: one
     counts in full under each of its types, so a pool holding what the teams leave of each would hold more than
     the group has; idle sharing still lends their instances as unallocated capacity."""
     entries: list[QuotaEntry] = []
@@ -408,6 +427,12 @@ def shared_pool_quota(config: KitConfig) -> list[QuotaEntry]:
     for itype, gap in shared_pool_gap(single_type, teams_total(config.teams, config_shares(config))).items():
         # Nothing left, or the teams already over capacity in some dimension (the validator's HPK504).
         if gap.count <= 0 or any(getattr(gap, d) < 0 for d in DIMENSIONS):
+            continue
+        # Instances left but no whole accelerator on a type that has them (MIG partitions them all): an entry of
+        # vCPU and memory alone gets no accelerator from SageMaker, so the pool could run no GPU pod, and its vCPU
+        # and memory would read as reserved while the type's partitions and instances stay free.
+        # What the teams leave there is lent as unallocated capacity instead (reach.unallocated).
+        if CATALOGUE[itype].accelerators and gap.accelerators < 1:
             continue
         entries.append(pool_entry(itype, gap))
     return entries

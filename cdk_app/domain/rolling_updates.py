@@ -9,9 +9,13 @@ teams reserve on the type minus what the type's other groups hold: the type's ca
 still cover the teams' quotas, in every dimension (cdk_app.domain.capacity: instances, accelerators, vCPU,
 memory). The shared pool's quota is left out: it is the kit's name for what the teams leave, not a promise.
 
-Groups of one type whose scheduled updates ever start at the same minute roll together then: their batches add
-up (`alongside`). Two schedules start together when their dates meet, whatever their text (cron(0 4 ? * SUN *)
-and cron(0 4 ? * 1#1 *) on every first Sunday), judged by cdk_app.domain.cron_schedules.first_overlap.
+Groups whose scheduled updates ever start at the same minute roll together then: their batches add up
+(`alongside`). Two schedules start together when their dates meet, whatever their text (cron(0 4 ? * SUN *) and
+cron(0 4 ? * 1#1 *) on every first Sunday), judged by cdk_app.domain.cron_schedules.first_overlap.
+A flexible group may be any of its types when a batch runs, as the capacity counts it in full under each: its
+batch is checked as every one of them, and it rolls alongside the groups of each (the worst case).
+A batch of a partitioned group (nvidia.com/mig.config) takes its nodes' MIG partitions out, not whole GPUs: the
+teams' partition quotas must fit the partitions left (capacity.partition_capacity, the validator's HPK533 count).
 
 A percent batch (CAPACITY_PERCENTAGE) is counted rounded up and at least one instance: AWS documents no
 rounding, so the kit counts the larger batch SageMaker could take (25 % of 6 instances is 2, 1 % of 6 is 1).
@@ -19,17 +23,22 @@ rounding, so the kit counts the larger batch SageMaker could take (25 % of 6 ins
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from cdk_app.config.model import BatchSize, InstanceGroup, KitConfig
 from cdk_app.domain.capacity import (
     DIMENSIONS,
+    Partitions,
     Resources,
     cluster_capacity,
     config_shares,
     group_maximum,
-    per_instances,
+    group_types,
+    groups_capacity,
+    partition_capacity,
+    partition_capacity_of,
+    partition_reservations,
     team_groups,
     teams_total,
 )
@@ -64,16 +73,20 @@ def first_start_together(a: Cron | str, b: Cron | str, now: datetime) -> datetim
     return a if a == b else None
 
 
-def scheduled_alongside(groups: tuple[InstanceGroup, ...], group: InstanceGroup, now: datetime) -> int:
-    """Instances the other groups of `group`'s type take out when its scheduled update runs: the update batches
-    of those whose schedules ever start with its own from `now` on."""
+def scheduled_alongside(groups: tuple[InstanceGroup, ...], group: InstanceGroup, now: datetime,
+                        itype: str | None = None) -> tuple[tuple[InstanceGroup, int], ...]:
+    """The other groups that may run as `itype` (default: `group`'s first type) and whose schedules ever start
+    with `group`'s from `now` on, each with the instances its update batch takes out when it runs. A flexible
+    group counts under each of its types, as the capacity does (capacity.groups_capacity): it may be that type
+    when the batches run."""
     schedule = schedule_of(group)
     if schedule is None:
-        return 0
-    return sum(batch_instances(other.scheduled_update.deployment.maximum_batch_size, group_maximum(other))
-               for other in groups if other is not group and other.instance_type == group.instance_type
-               and other.scheduled_update is not None
-               and first_start_together(schedule_of(other), schedule, now) is not None)
+        return ()
+    itype = itype or group.instance_type
+    return tuple((other, batch_instances(other.scheduled_update.deployment.maximum_batch_size, group_maximum(other)))
+                 for other in groups if other is not group and itype in group_types(other)
+                 and other.scheduled_update is not None
+                 and first_start_together(schedule_of(other), schedule, now) is not None)
 
 
 def batch_text(size: BatchSize, count: int) -> str:
@@ -88,7 +101,7 @@ def batch_text(size: BatchSize, count: int) -> str:
 
 @dataclass(frozen=True, slots=True)
 class RollingBatch:
-    """One rolling deployment of one instance group, against the teams' quotas on its instance type."""
+    """One rolling deployment of one instance group, against the teams' quotas on one type it may run as."""
     group: str
     instance_type: str
     count: int             # the group's instances
@@ -96,41 +109,116 @@ class RollingBatch:
     alongside: int         # instances other groups of the type take out at the same time (schedules starting together)
     capacity: Resources    # the instance type's capacity, all groups
     reserved: Resources    # what the enabled teams reserve on the type
-    headroom: int          # whole instances of the type the teams leave unreserved in every dimension
+    headroom: int          # whole instances of the group the teams leave unreserved in every dimension and partition
+    out: Resources = Resources()  # what the batch and those alongside take out of the type
+    # Per MIG profile of the type: what the groups' geometries give, the enabled teams reserve, and the batches
+    # take out (a partitioned node's batch takes its partitions, not whole GPUs).
+    partitions: dict[str, int] = field(default_factory=dict)
+    partitions_reserved: dict[str, int] = field(default_factory=dict)
+    partitions_out: dict[str, int] = field(default_factory=dict)
 
     @property
     def during(self) -> Resources:
         """The instance type's capacity while a batch is out."""
-        return self.capacity - per_instances(CATALOGUE[self.instance_type], self.batch + self.alongside)
+        return self.capacity - self.out
 
     @property
     def short(self) -> list[str]:
         """Dimensions in which the quotas are above the capacity while a batch is out."""
         return self.reserved.exceeding(self.during)
 
+    @property
+    def short_partitions(self) -> list[str]:
+        """MIG profiles whose quotas are above the partitions left while a batch is out (a profile over its
+        capacity already is HPK533's)."""
+        return [p for p, held in self.partitions_reserved.items()
+                if held <= self.partitions.get(p, 0) < held + self.partitions_out.get(p, 0)]
 
-def _headroom(capacity: Resources, reserved: Resources, itype: str) -> int:
-    """Whole instances that can leave the type with the teams' quotas still covered in every dimension."""
-    spec = CATALOGUE[itype]
-    unit = per_instances(spec, 1)
+
+@dataclass(frozen=True, slots=True)
+class Totals:
+    """What every batch of one config is checked against, computed once (rolling_totals): the teams' groups, the
+    capacity and the enabled teams' reservations per type, the partitions given and reserved per (type, profile);
+    and, filled as batches are counted, what a group's batch of n instances takes out."""
+    groups: tuple[InstanceGroup, ...]
+    capacity: dict[str, Resources]
+    reserved: dict[str, Resources]
+    partitions: Partitions
+    partitions_reserved: Partitions
+    taken: dict[tuple[int, int], tuple[dict[str, Resources], Partitions]] = field(default_factory=dict)
+
+
+def rolling_totals(config: KitConfig) -> Totals:
+    enabled = tuple(t for t in config.teams if t.enabled)
+    return Totals(team_groups(config), cluster_capacity(config), teams_total(enabled, config_shares(config)),
+                  partition_capacity(config), partition_reservations(q for team in enabled for q in team.quota))
+
+
+def _taken(totals: Totals, out: tuple[tuple[InstanceGroup, int], ...], itype: str) -> tuple[Resources, dict[str, int]]:
+    """What groups' batches (group, instances) take out of `itype`, by the capacity functions the quotas are
+    checked against: resources as groups_capacity counts them (whole GPUs only), partitions as
+    partition_capacity_of does."""
+    resources, partitions = Resources(), {}
+    for group, n in out:
+        key = (id(group), n)
+        if key not in totals.taken:
+            batch = (group.model_copy(update={"max_count": n}),)
+            totals.taken[key] = groups_capacity(batch), partition_capacity_of(batch)
+        by_type, by_profile = totals.taken[key]
+        resources += by_type.get(itype, Resources())
+        for (t, profile), count in by_profile.items():
+            if t == itype:
+                partitions[profile] = partitions.get(profile, 0) + count
+    return resources, partitions
+
+
+def _headroom(capacity: Resources, reserved: Resources, unit: Resources, partitions: dict[str, int],
+              reserved_partitions: dict[str, int], unit_partitions: dict[str, int]) -> int:
+    """Whole instances (each `unit`, with `unit_partitions`) that can leave the type with the teams' quotas still
+    covered in every dimension and partition."""
     spare = capacity - reserved
     fits = [int(getattr(spare, d) // getattr(unit, d)) for d in DIMENSIONS if getattr(unit, d)]
+    fits += [(partitions.get(p, 0) - reserved_partitions.get(p, 0)) // n for p, n in unit_partitions.items() if n]
     return max(min(fits), 0) if fits else 0
 
 
-def rolling_batch(config: KitConfig, group: InstanceGroup, size: BatchSize,
-                  alongside: int = 0) -> RollingBatch | None:
-    """A batch of `size` (an update's or a rollback's) on `group`, with `alongside` instances of its type out at
-    the same time in other groups; None for a type the catalogue lacks (HPK201 reports it), for the system
-    group (its nodes are no team's capacity) or a type whose quotas are over capacity already (HPK501 reports it)."""
-    if group.instance_type not in CATALOGUE or group not in team_groups(config):
+def rolling_batch(config: KitConfig, group: InstanceGroup, size: BatchSize, itype: str | None = None,
+                  alongside: tuple[tuple[InstanceGroup, int], ...] = (),
+                  totals: Totals | None = None) -> RollingBatch | None:
+    """A batch of `size` (an update's or a rollback's) on `group` as `itype` (default: its first type), with
+    `alongside` groups' batches out at the same time (scheduled_alongside); None for a type the catalogue lacks
+    (HPK201 reports it), for the system group (its nodes are no team's capacity) or a type whose quotas are over
+    capacity already (HPK501 reports it). `totals`: rolling_totals(config), to count many batches of a config."""
+    totals = totals or rolling_totals(config)
+    itype = itype or group.instance_type
+    if itype not in CATALOGUE or group not in totals.groups:
         return None
-    capacity = cluster_capacity(config)[group.instance_type]
-    reserved = teams_total(tuple(t for t in config.teams if t.enabled), config_shares(config)).get(group.instance_type, Resources())
+    capacity = totals.capacity.get(itype, Resources())
+    reserved = totals.reserved.get(itype, Resources())
     if reserved.exceeding(capacity):
         return None
+    partitions = {p: n for (t, p), n in totals.partitions.items() if t == itype}
+    held = {p: n for (t, p), n in totals.partitions_reserved.items() if t == itype}
     # Sized as the capacity is: an autoscaled group counts its max_count there, so a batch may take that many.
     size_of_group = group_maximum(group)
-    return RollingBatch(group.name, group.instance_type, size_of_group,
-                        batch_instances(size, size_of_group), alongside, capacity, reserved,
-                        _headroom(capacity, reserved, group.instance_type))
+    taken = batch_instances(size, size_of_group)
+    out, partitions_out = _taken(totals, ((group, taken), *alongside), itype)
+    unit, unit_partitions = _taken(totals, ((group, 1),), itype)
+    return RollingBatch(group.name, itype, size_of_group, taken, sum(n for _, n in alongside), capacity, reserved,
+                        _headroom(capacity, reserved, unit, partitions, held, unit_partitions), out,
+                        partitions, held, partitions_out)
+
+
+def rolling_batches(config: KitConfig, group: InstanceGroup, size: BatchSize, scheduled: datetime | None,
+                    totals: Totals | None = None) -> list[RollingBatch]:
+    """The batch of `size` on `group` as each type it may run as (a flexible group's batch is checked as every
+    one of its types: it may be any when the batch runs), with the groups whose schedules start with its own
+    from the moment `scheduled` on when given (an update's batch; a rollback or a patch runs alone: None)."""
+    totals = totals or rolling_totals(config)
+    batches = []
+    for itype in group_types(group):
+        alongside = scheduled_alongside(totals.groups, group, scheduled, itype) if scheduled is not None else ()
+        batch = rolling_batch(config, group, size, itype, alongside, totals)
+        if batch is not None:
+            batches.append(batch)
+    return batches

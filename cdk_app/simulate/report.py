@@ -8,7 +8,8 @@ Definitions (docs/explanation/simulate.md repeats them):
 - lent: while others borrow on a flavor, what they borrow is attributed to the lending teams (and the
   unallocated pool) in proportion to the idle quota each had there at that moment.
 - wait: from submission to the first admission, for jobs submitted during the simulation and admitted.
-- utilisation: accelerator-hours used over the cluster's accelerator-hours in [0, end].
+- utilisation: accelerator-hours used over the cluster's accelerator-hours in [0, end]: its whole accelerators,
+  each instance group once (a flexible group as the type with most), MIG partitions named apart.
 """
 
 from __future__ import annotations
@@ -156,8 +157,12 @@ class _Series:
             settle(key, end)
 
 
-def summarize(timeline: Timeline, choices: dict[str, Any]) -> dict[str, Any]:
-    """The JSON document of `simulate --format json`."""
+def summarize(timeline: Timeline, choices: dict[str, Any], accelerators: int,
+              partitions: dict[str, int] | None = None) -> dict[str, Any]:
+    """The JSON document of `simulate --format json`. `accelerators`: the whole accelerators the cluster's groups
+    give, each group once (capacity.most_accelerators, not the flavors' sum: a flexible group is a flavor of each
+    of its types); `partitions`: its MIG partitions per "<profile> on <instance type>", which the utilisation (in
+    whole accelerators) does not count."""
     series = _Series(timeline)
     jobs, waits = [], defaultdict(list)
     preempted, caused, unschedulable = defaultdict(int), defaultdict(int), defaultdict(int)
@@ -192,7 +197,7 @@ def summarize(timeline: Timeline, choices: dict[str, Any]) -> dict[str, Any]:
             "usage": [{"at": at, "accelerators": acc, "vcpu": _number(Fraction(cpu, 1000))}
                       for at, acc, cpu in series.points.get(team, [])],
         })
-    capacity = sum(_accelerators(amounts) for amounts in timeline.capacity.values())
+    capacity = accelerators
     span = timeline.end - timeline.start
     names = {r.job.workload.key: f"{r.job.name} ({r.job.team})" for r in timeline.jobs}
     loop = None if timeline.loop is None else {"at": timeline.loop[0],
@@ -205,6 +210,7 @@ def summarize(timeline: Timeline, choices: dict[str, Any]) -> dict[str, Any]:
         "teams": teams,
         "utilization": {
             "accelerators": capacity,
+            "partitions": dict(partitions or {}),
             "accelerator_hours_used": _number(series.cluster_used * hours),
             "accelerator_hours_available": _number(capacity * span * hours),
             "ratio": _number(Fraction(series.cluster_used, capacity * span)) if capacity and span else None,
@@ -271,9 +277,15 @@ def render(summary: dict[str, Any]) -> str:
     lines.extend(aligned(rows, indent="  "))
     util = summary["utilization"]
     ratio = "-" if util["ratio"] is None else f"{100 * util['ratio']:.1f} %"
-    lines.append(f"cluster: {_tenths(util['accelerator_hours_used'])} accelerator-hours used of the "
-                 f"{_tenths(util['accelerator_hours_available'])} its {util['accelerators']} accelerators offer in "
-                 f"{_seconds(summary['window']['end'])} ({ratio})")
+    parts = ", ".join(f"{n} {where}" for where, n in util.get("partitions", {}).items())
+    if util["accelerators"] or not parts:
+        line = (f"cluster: {_tenths(util['accelerator_hours_used'])} accelerator-hours used of the "
+                f"{_tenths(util['accelerator_hours_available'])} its {util['accelerators']} accelerators offer in "
+                f"{_seconds(summary['window']['end'])} ({ratio})")
+        lines.append(line + (f"; its MIG partitions ({parts}) are not counted here" if parts else ""))
+    else:
+        lines.append(f"cluster: its GPUs are all MIG partitions ({parts}) over {_seconds(summary['window']['end'])}; "
+                     "the utilisation counts whole accelerators, so it has none to report")
     if summary.get("loop"):
         loop = summary["loop"]
         lines.append(f"stopped at {_seconds(loop['at'])}: Kueue admits and preempts {', '.join(loop['jobs'])} "

@@ -6,7 +6,15 @@ from __future__ import annotations
 from typing import Any
 
 from cdk_app.config.model import KitConfig
-from cdk_app.domain.capacity import Resources, capacity_of, cluster_capacity, node_partitions
+from cdk_app.domain.capacity import (
+    Resources,
+    capacity_of,
+    cluster_capacity,
+    most_accelerators,
+    node_partitions,
+    partition_capacity,
+    team_groups,
+)
 from cdk_app.domain.kueue_mapping import Choices, flavor_resources
 from cdk_app.domain.mig_profiles import RESOURCE_PREFIX
 from cdk_app.findings import Finding, Severity, format_path
@@ -167,7 +175,8 @@ def simulate_environment(config: KitConfig, workloads: WorkloadFile, choices: Ch
                             trace)
     finally:
         scheduler.close()
-    summary = summarize(timeline, choices.describe())
+    partitions = {f"{profile} on {itype}": n for (itype, profile), n in sorted(partition_capacity(config).items())}
+    summary = summarize(timeline, choices.describe(), most_accelerators(team_groups(config)), partitions)
     # Jobs left out of the timeline still belong in the report: submitted, and never admitted for that reason.
     teams = {team["team"]: team for team in summary["teams"]}
     for job, reason in too_large:

@@ -83,9 +83,11 @@ def _comparable(resource: dict[str, Any]) -> dict[str, Any]:
 
 
 def compare(before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]], baseline: str,
-            protection: tuple[dict[str, bool], dict[str, bool]] = ({}, {})) -> Plan:
+            protection: tuple[dict[str, bool], dict[str, bool]] = ({}, {}),
+            backing: dict[str, bool] | None = None) -> Plan:
     """What deploying `after` over `before` does, stack by stack and team by team. `protection` is each
-    side's termination protection per stack, where known."""
+    side's termination protection per stack, where known; `backing` whether the teams' quotas per instance type
+    fit the guaranteed capacity of the config deployed (capacity.quota_backing), where known."""
     stateful = stateful_types() | FLEET_TYPES
     exports = _exports(after)
     plan = Plan(baseline=baseline)
@@ -130,7 +132,8 @@ def compare(before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]],
             retained=_retained(old, "UpdateReplacePolicy") if reasons else None,
             fails=_fails(old, new) if reasons else None))
         if not reasons and new["Type"] == "AWS::SageMaker::Cluster":
-            plan.hazards.extend(group_hazards(key[0], key[1], old.get("Properties", {}), new.get("Properties", {})))
+            plan.hazards.extend(group_hazards(key[0], key[1], old.get("Properties", {}), new.get("Properties", {}),
+                                              backing))
             plan.hazards.extend(roll_hazards(key[0], key[1], old.get("Properties", {}), new.get("Properties", {})))
         if not reasons and new["Type"] == old["Type"] == "AWS::FSx::FileSystem":
             plan.hazards.extend(file_system_hazards(key[0], key[1], old, new))

@@ -22,12 +22,44 @@ from cdk_app.domain.batch_shares import queue_scheduling
 from cdk_app.domain.lustre import UPDATABLE_LUSTRE_SETTINGS
 
 
-def group_hazards(stack: str, logical_id: str, old: dict[str, Any], new: dict[str, Any]) -> list[Hazard]:
+def capacity_type(group: dict[str, Any]) -> str:
+    """A template group's capacity type: Spot where CapacityRequirements names it, else On-Demand (the kit writes
+    none for the default, and EC2's default is On-Demand)."""
+    requirements = group.get("CapacityRequirements")
+    return "Spot" if isinstance(requirements, dict) and "Spot" in requirements else "OnDemand"
+
+
+def _spot_hazard(stack: str, where: str, name: str, group: dict[str, Any],
+                 backing: dict[str, bool] | None) -> Hazard:
+    """A group turned from On-Demand to Spot: its instances are no longer guaranteed (EC2 may take them back at any
+    time), so the teams' quotas on its types hold only where the guaranteed capacity still covers them
+    (capacity.quota_backing, validate's guaranteed column). Refused when they no longer do. CloudFormation
+    updates CapacityRequirements in place (it is not create-only in its AWS::SageMaker::Cluster schema); neither
+    the schema nor UpdateCluster's documentation says whether the running nodes are replaced or turned Spot
+    only as they are replaced."""
+    types = group_types(group)
+    short = [t for t in types if backing is not None and backing.get(t) is False]
+    if backing is None:
+        fit = "whether the teams' quotas still fit the guaranteed capacity is not known here (run validate)"
+    elif short:
+        fit = (f"the teams' quotas on {', '.join(short)} no longer fit the guaranteed capacity (validate's "
+               "guaranteed column): they count on instances EC2 may take back")
+    else:
+        fit = f"the teams' quotas on {', '.join(types)} still fit the guaranteed capacity of the other groups"
+    return Hazard(stack, where, f"instance group {name}: capacity On-Demand -> Spot: its {types_text(group)} "
+                                "instances are no longer guaranteed (EC2 may take Spot instances back at any time); "
+                                f"{fit}. CloudFormation changes it in place; AWS does not document whether the "
+                                "running nodes are replaced", refuse=bool(short))
+
+
+def group_hazards(stack: str, logical_id: str, old: dict[str, Any], new: dict[str, Any],
+                  backing: dict[str, bool] | None = None) -> list[Hazard]:
     """What an in-place update of a HyperPod cluster does to its instance groups' nodes. UpdateCluster
     deletes a group left out of the desired state (InstanceGroupsToDelete) with its nodes, and rebuilds
     a group's nodes for a new instance type (AWS docs: 'you can change the instance type'); a zone move,
     a threads-per-core change, a smaller volume or a dropped training plan cannot keep the nodes either. A group
-    scaled up or down is no hazard: plan's instance-group lines (groups.py) say it, not refused."""
+    scaled up or down is no hazard: plan's instance-group lines (groups.py) say it, not refused. A group turned
+    Spot loses its guarantee (_spot_hazard; `backing`: capacity.quota_backing of the config deployed)."""
     def groups(props: dict[str, Any]) -> dict[str, dict[str, Any]]:
         return {g["InstanceGroupName"]: g for g in props.get("InstanceGroups", [])
                 if isinstance(g, dict) and isinstance(g.get("InstanceGroupName"), str)}
@@ -70,6 +102,8 @@ def group_hazards(stack: str, logical_id: str, old: dict[str, Any], new: dict[st
         if group.get("TrainingPlanArn") and group.get("TrainingPlanArn") != now.get("TrainingPlanArn"):
             why.append(f"training plan {str(group['TrainingPlanArn']).rsplit('/', 1)[-1]} "
                        f"{'changed' if now.get('TrainingPlanArn') else 'dropped'} (its reserved capacity is left)")
+        if capacity_type(group) == "OnDemand" and capacity_type(now) == "Spot":
+            hazards.append(_spot_hazard(stack, where, name, now, backing))
         if group.get("OverrideVpcConfig") != now.get("OverrideVpcConfig"):
             why.append("subnet (zone) changed")
         if why:

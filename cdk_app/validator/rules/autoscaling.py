@@ -7,7 +7,12 @@ provisioning enabled on your HyperPod cluster"), so no config can miss it.
 
 from __future__ import annotations
 
-from cdk_app.config.model import DEFAULT_HELM_CHART_HEALTH_AGENT_TAG, DEFAULT_HELM_CHART_REVISION, KitConfig
+from cdk_app.config.model import (
+    DEFAULT_HELM_CHART_HEALTH_AGENT_TAG,
+    DEFAULT_HELM_CHART_REVISION,
+    InstanceGroup,
+    KitConfig,
+)
 from cdk_app.config.yaml_source import PathKey
 from cdk_app.domain.autoscaling import autoscaled_groups
 from cdk_app.domain.instance_types import CATALOGUE
@@ -125,3 +130,33 @@ def check_flexible_groups(config: KitConfig, report: Reporter) -> None:
                          f"min_count {group.min_count} of instance group '{group.name}' is above its count "
                          f"{group.count}{autoscaled}",
                          f"set min_count to at most {group.count}, or leave it out")
+        elif group.min_count is not None and group.max_count is not None:
+            # botocore's MinInstanceCount "only affects the initial transition to InService"; held to InstanceCount,
+            # which is 0 on an autoscaled group, it can only be 0: Karpenter brings the nodes, not this.
+            report.warning("HPK263", base + ("min_count",),
+                           f"min_count {group.min_count} of autoscaled instance group '{group.name}' does nothing: "
+                           "MinInstanceCount only decides when a group first goes InService and is held to its "
+                           "count, which an autoscaled group keeps at 0; Karpenter launches its nodes as pods need them",
+                           "leave min_count out of an autoscaled group")
+        _check_training_plan(group, base, report)
+
+
+def _check_training_plan(group: InstanceGroup, base: PathKey, report: Reporter) -> None:
+    """A training plan is reserved capacity of one instance type: "SageMaker training plans consist of one or more
+    Reserved Capacity blocks, each defined by ... Specific instance type, Quantity of instances, Availability
+    Zone" (AWS's SageMaker guide, Reserve training plans). Neither botocore nor the CloudFormation schema says
+    whether SageMaker refuses a plan on a flexible or Spot group, so these are warnings."""
+    if group.training_plan_arn is None:
+        return
+    if group.fallback_instance_types:
+        report.warning("HPK261", base + ("training_plan_arn",),
+                       f"instance group '{group.name}' uses a training plan and may fall back to "
+                       f"{', '.join(group.fallback_instance_types)}: a training plan reserves instances of one "
+                       "instance type, so fallback instances would not be the plan's",
+                       "use the plan's instance type alone in this group (no fallback_instance_types), and put the "
+                       "fallbacks in a group of their own")
+    if group.capacity_type == "Spot":
+        report.warning("HPK262", base + ("capacity_type",),
+                       f"instance group '{group.name}' uses a training plan and capacity_type Spot: a training plan's "
+                       "instances are capacity reserved (and paid for) ahead, not Spot instances EC2 may take back",
+                       "leave capacity_type out (or OnDemand) on a group with a training plan, or drop the plan")

@@ -66,6 +66,16 @@ def check_instance_groups(config: KitConfig, report: Reporter) -> None:
                          f"training plan name {plan[:80]!r} in training_plan_arn cannot name a training plan",
                          "a training plan name is 1-64 letters, digits and hyphens, a letter or digit at both ends "
                          "(copy the ARN from `aws sagemaker list-training-plans`)")
+        if group.image_id is not None and group.image_release_version is not None:
+            # botocore's ClusterInstanceGroupSpecification: ImageId is "a HyperPod public AMI", "your custom AMI" or
+            # "default" (the latest system image); ImageReleaseVersion "the version of the HyperPod-managed AMI ...
+            # If omitted, the latest available version is used". Neither says which wins when both are given.
+            report.warning("HPK246", base + ("image_release_version",),
+                           f"instance group '{group.name}' names its AMI twice: image_id {group.image_id} and "
+                           f"image_release_version {group.image_release_version}; AWS documents neither which one "
+                           "SageMaker uses nor that it accepts both",
+                           "keep one: image_release_version to pin a version of HyperPod's AMI, or image_id for an "
+                           "AMI of your own (or default)")
         if group.availability_zone_id is not None and group.availability_zone_id not in config.availability_zone_ids:
             report.error("HPK205", base + ("availability_zone_id",),
                          f"{group.availability_zone_id} is not one of the environment's availability zones",

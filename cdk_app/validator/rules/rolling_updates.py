@@ -7,16 +7,16 @@ from datetime import timedelta
 
 from cdk_app.config.model import BatchSize, InstanceGroup, KitConfig, RollingDeployment
 from cdk_app.config.yaml_source import PathKey
-from cdk_app.domain.capacity import describe, group_maximum, team_groups
+from cdk_app.domain.capacity import describe, group_maximum
 from cdk_app.domain.cron_schedules import Cron, first_overlap, first_start, last_start_of_year, same_starts
 from cdk_app.domain.rolling_updates import (
     RollingBatch,
     batch_instances,
     batch_text,
     first_start_together,
-    rolling_batch,
+    rolling_batches,
+    rolling_totals,
     schedule_of,
-    scheduled_alongside,
 )
 from cdk_app.findings import format_path
 from cdk_app.validator.reporter import Reporter
@@ -37,6 +37,7 @@ def _deployments(group: InstanceGroup) -> list[tuple[str, RollingDeployment]]:
 
 
 def check_rolling_updates(config: KitConfig, report: Reporter) -> None:
+    totals = rolling_totals(config)
     for i, group in enumerate(config.hyperpod.instance_groups):
         for section, deployment in _deployments(group):
             for field, what in _BATCHES:
@@ -51,24 +52,33 @@ def check_rolling_updates(config: KitConfig, report: Reporter) -> None:
                                  "a percent is 1-100 (100 updates the whole group at once); for a number of "
                                  "instances use type: INSTANCE_COUNT")
                     continue
-                # Groups of the type whose schedules start together update together; a rollback or a patch is the group's own.
-                together = (scheduled_alongside(team_groups(config), group, report.now)
-                            if (section, field) == ("scheduled_update", "maximum_batch_size") else 0)
-                batch = rolling_batch(config, group, size, together)
-                if batch is not None and batch.short:
-                    _report_short(report, path, batch, size, what)
+                # Groups whose schedules start together update together; a rollback or a patch is the group's own.
+                scheduled = report.now if (section, field) == ("scheduled_update", "maximum_batch_size") else None
+                batch = next((b for b in rolling_batches(config, group, size, scheduled, totals)
+                              if b.short or b.short_partitions), None)
+                if batch is not None:
+                    _report_short(report, path, batch, size, what, group.instance_type)
     _check_schedules(config, report)
 
 
-def _report_short(report: Reporter, path: PathKey, batch: RollingBatch, size: BatchSize, what: str) -> None:
-    # Instances when they are short, else the dimension that is (a quota written in vCPU or memory).
-    dim = "count" if "count" in batch.short else batch.short[0]
+def _report_short(report: Reporter, path: PathKey, batch: RollingBatch, size: BatchSize, what: str,
+                  group_type: str) -> None:
     others = (f" (and {batch.alongside} more of the type's other groups whose updates start with it)"
               if batch.alongside else "")
-    arithmetic = (f"a{'n' if what == 'update' else ''} {what} batch of group '{batch.group}' takes "
+    if batch.short:
+        # Instances when they are short, else the dimension that is (a quota written in vCPU or memory).
+        dim = "count" if "count" in batch.short else batch.short[0]
+        given, left, held = (describe(getattr(amounts, dim), dim)
+                             for amounts in (batch.capacity, batch.during, batch.reserved))
+    else:
+        profile = batch.short_partitions[0]
+        given, held = batch.partitions[profile], batch.partitions_reserved[profile]
+        given, left, held = (f"{n} {profile} partitions" for n in (given, given - batch.partitions_out.get(profile, 0), held))
+    # A flexible group's batch is checked as each of its types: say which one is short.
+    which = f" (as {batch.instance_type}, one of the types it may run as)" if batch.instance_type != group_type else ""
+    arithmetic = (f"a{'n' if what == 'update' else ''} {what} batch of group '{batch.group}'{which} takes "
                   f"{batch_text(size, batch.count)}{others} of {batch.instance_type} out: of the type's "
-                  f"{describe(getattr(batch.capacity, dim), dim)} it leaves {describe(getattr(batch.during, dim), dim)} "
-                  f"while the enabled teams reserve {describe(getattr(batch.reserved, dim), dim)}")
+                  f"{given} it leaves {left} while the enabled teams reserve {held}")
     if batch.headroom >= 1:
         def take(n: int) -> str:
             return f"take at most {n} instance(s) at a time ({format_path(path[-1:])}: {{type: INSTANCE_COUNT, value: {n}}})"
@@ -82,7 +92,8 @@ def _report_short(report: Reporter, path: PathKey, batch: RollingBatch, size: Ba
         report.error("HPK520", path + ("value",), f"{arithmetic}: their quotas are not covered while it updates",
                      f"{fix}, or lower the quotas on {batch.instance_type}")
         return
-    report.warning("HPK521", path, f"{arithmetic}: the teams leave less than one instance unreserved, so any "
+    unit = "one instance" if batch.short else f"one node's {batch.short_partitions[0]} partitions"
+    report.warning("HPK521", path, f"{arithmetic}: the teams leave less than {unit} unreserved, so any "
                                    "batch leaves their quotas uncovered while it updates",
                    f"leave at least {batch.batch + batch.alongside} {batch.instance_type} instance(s) unreserved (lower the quotas "
                    "or add instances), or let the teams know their guarantee lapses during the update")

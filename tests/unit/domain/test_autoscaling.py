@@ -12,7 +12,13 @@ import yaml
 from support.crd_schemas import DATA, check_metadata, strict
 
 from cdk_app.config.loader import load_config
-from cdk_app.domain.autoscaling import autoscaled_types, group_ceiling, node_pool_limits, quota_demand
+from cdk_app.domain.autoscaling import (
+    MAX_PLACEMENTS,
+    autoscaled_types,
+    group_ceiling,
+    node_pool_limits,
+    quota_demand,
+)
 from cdk_app.domain.instance_types import CATALOGUE
 from cdk_app.kubernetes.autoscaling import autoscaling_manifests
 
@@ -77,6 +83,34 @@ def test_a_flexible_group_is_capped_by_its_largest_type(write_config):
     demand = CATALOGUE[G5].memory_gib + CATALOGUE[G5_24].memory_gib
     assert quota_demand(c)["memory"] == demand
     assert node_pool_limits(c)["memory"] == mib(int(demand))
+
+
+def flexible(name, itype, count, *fallbacks):
+    return {"name": name, "instance_type": itype, "count": count, "fallback_instance_types": list(fallbacks)}
+
+
+def test_a_fixed_flexible_group_counts_once_as_the_type_that_leaves_most_to_the_node_pool(write_config):
+    # Quotas of 2 x g5.12xlarge and 2 x g5.24xlarge; the fixed flexible group holds 2 instances, of either type (EC2
+    # figures: g5.12xlarge 4 GPUs, 192 GiB; g5.24xlarge 4 GPUs, 384 GiB). Counted under both types it covered all
+    # four and the NodePool got limits of 0. Came up as g5.12xlarge, 2 g5.24xlarge are left to autoscale (768 GiB);
+    # as g5.24xlarge, 2 g5.12xlarge (384 GiB): the limit holds the larger, 8 GPUs either way.
+    c = config(write_config, [flexible("f", G5, 2, G5_24), auto("a", G5, 8, G5_24)],
+               [[{"instance_type": G5, "count": 2}, {"instance_type": G5_24, "count": 2}]])
+    assert node_pool_limits(c) == {"memory": mib(2 * 384), "nvidia.com/gpu": "8"}
+
+
+def test_a_fixed_flexible_group_that_may_come_up_as_another_type_covers_no_quota_for_sure(write_config):
+    # Only g5.12xlarge has quota (4): the flexible group may come up as g5.24xlarge, leaving all 4 to autoscaling.
+    c = config(write_config, [flexible("f", G5, 2, G5_24), auto("a", G5, 8)], [[{"instance_type": G5, "count": 4}]])
+    assert node_pool_limits(c) == {"memory": mib(4 * 192), "nvidia.com/gpu": "16"}
+
+
+def test_past_the_cases_it_weighs_the_flexible_groups_count_as_giving_none(write_config):
+    # 11 fixed flexible groups of two autoscaled types: 2**11 cases, more than quota_demand weighs.
+    groups = [flexible(f"f{i}", G5, 1, G5_24) for i in range(11)] + [auto("a", G5, 40, G5_24)]
+    c = config(write_config, groups, [[{"instance_type": G5, "count": 11}]])
+    assert 2 ** 11 > MAX_PLACEMENTS
+    assert node_pool_limits(c) == {"memory": mib(11 * 192), "nvidia.com/gpu": str(11 * 4)}
 
 
 def test_a_cpu_group_has_no_accelerator_limit(write_config):

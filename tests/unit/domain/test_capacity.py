@@ -8,10 +8,12 @@ and 32 GiB. The base config (tests/support/adversarial/base.yaml) has 4 x g5 and
 
 from __future__ import annotations
 
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
 from support.paths import SUPPORT
+from support.small_config import HEAD
 
 from cdk_app.domain.capacity import Resources, shared_pool_quota
 from cdk_app.validator.report import check_file
@@ -264,3 +266,31 @@ def test_a_tainted_system_group_is_neither_lent_nor_in_the_node_pools_fixed_part
     john = next(r for r in report.reach if r.team == "john" and r.instance_type == "ml.g5.12xlarge")
     assert (john.quota.count, john.reach.count) == (4, 4)
     assert node_pool_limits(load_config(RED_TEAM / "n_sys_auto.yaml").config)["nvidia.com/gpu"] == "16"
+
+
+PARTITIONED = HEAD + """hyperpod:
+  instance_groups:
+    - name: mig
+      instance_type: ml.p5.48xlarge
+      count: 1
+      labels: {nvidia.com/mig.config: all-1g.10gb}
+shared_pool: {name: pool}
+teams:
+  - name: t0
+    quota:
+      - instance_type: ml.p5.48xlarge
+        accelerator_partition: {type: mig-1g.10gb, count: 20}
+"""
+
+
+def test_the_pool_takes_no_vcpu_of_a_type_whose_gpus_are_all_partitioned(tmp_path):
+    # ml.p5.48xlarge: 8 GPUs, 192 vCPU, 2048 GiB; all-1g.10gb is 7 x 1g.10gb per GPU, 56 per node. A vCPU and memory
+    # entry gets no GPU from SageMaker; it showed the type's vCPU all reserved while 36 partitions were free.
+    report = check_file(write(tmp_path, PARTITIONED))
+    assert shared_pool_quota(report.loaded.config) == []
+    [row] = report.capacity
+    share = Fraction(20, 56)
+    assert row.reserved == Resources(share, 0, 192 * share, 2048 * share)
+    assert row.shared_pool == Resources() and row.unreserved == Resources(1 - share, 0, 192 * (1 - share),
+                                                                            2048 * (1 - share))
+

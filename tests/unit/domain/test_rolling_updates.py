@@ -16,7 +16,14 @@ from cdk_app.config.model import BatchSize, KitConfig
 from cdk_app.domain.capacity import Resources
 from cdk_app.domain.cron_schedules import parse_cron
 from cdk_app.domain.resource_schemas import resource_schema
-from cdk_app.domain.rolling_updates import batch_instances, batch_text, first_start_together, rolling_batch
+from cdk_app.domain.rolling_updates import (
+    batch_instances,
+    batch_text,
+    first_start_together,
+    rolling_batch,
+    rolling_batches,
+    scheduled_alongside,
+)
 
 
 def size(kind: str, value: int) -> BatchSize:
@@ -106,3 +113,57 @@ NOW = datetime(2026, 11, 27, 21, 30)
 ])
 def test_schedules_start_together_by_their_dates_or_the_same_unread_text(a, b, together):
     assert first_start_together(a, b, NOW) == first_start_together(b, a, NOW) == together
+G5, G5_24, P5 = "ml.g5.12xlarge", "ml.g5.24xlarge", "ml.p5.48xlarge"
+SUNDAY = {"schedule_expression": "cron(0 4 ? * SUN *)",
+          "deployment": {"maximum_batch_size": {"type": "INSTANCE_COUNT", "value": 1}}}
+
+
+def kit(groups: list[dict], quota: list[dict]) -> KitConfig:
+    return KitConfig.model_validate({
+        "environment": "dev", "account": "111122223333", "region": "us-east-1",
+        "availability_zone_ids": ["use1-az4"], "hyperpod": {"instance_groups": groups},
+        "teams": [{"name": "t0", "quota": quota}]})
+
+
+def test_a_flexible_groups_batch_is_checked_as_each_type_it_may_run_as():
+    # The group may be 2 x g5.24xlarge when it rolls: a batch of 1 leaves 1 of the 2 instances the quota needs.
+    c = kit([{"name": "flex", "instance_type": G5, "fallback_instance_types": [G5_24], "count": 2}],
+            [{"instance_type": G5_24, "count": 2}])
+    batches = rolling_batches(c, c.hyperpod.instance_groups[0], size("INSTANCE_COUNT", 1), scheduled=None)
+    assert [(b.instance_type, b.short) for b in batches] == [
+        (G5, []), (G5_24, ["count", "accelerators", "vcpu", "memory_gib"])]
+
+
+def test_a_group_that_may_run_as_the_type_rolls_alongside_its_groups():
+    c = kit([{"name": "a", "instance_type": G5_24, "count": 2, "scheduled_update": SUNDAY},
+             {"name": "flex", "instance_type": G5, "fallback_instance_types": [G5_24], "count": 1,
+              "scheduled_update": SUNDAY}],
+            [{"instance_type": G5_24, "count": 2}])
+    a, flex = c.hyperpod.instance_groups
+    assert scheduled_alongside(c.hyperpod.instance_groups, a, NOW) == ((flex, 1),)
+    # 3 g5.24xlarge at most (flex counted as one), 2 out together: 1 left for a quota of 2.
+    [batch] = rolling_batches(c, a, size("INSTANCE_COUNT", 1), scheduled=NOW)
+    assert (batch.alongside, batch.during.count, batch.short[0]) == (1, 1, "count")
+
+
+def test_a_partitioned_groups_batch_takes_its_partitions_not_whole_gpus():
+    # p5.48xlarge: 8 H100 GPUs; all-1g.10gb gives 7 x 1g.10gb per GPU (NVIDIA's MIG profiles), so 56 per node.
+    # The partitioned node out leaves no partition for a quota of 50, though the whole-GPU node's instance is free.
+    groups = [{"name": "mig", "instance_type": P5, "count": 1, "labels": {"nvidia.com/mig.config": "all-1g.10gb"}},
+              {"name": "whole", "instance_type": P5, "count": 1}]
+    c = kit(groups, [{"instance_type": P5, "accelerator_partition": {"type": "mig-1g.10gb", "count": 50}}])
+    [batch] = rolling_batches(c, c.hyperpod.instance_groups[0], size("INSTANCE_COUNT", 1), scheduled=None)
+    assert batch.partitions_out == {"mig-1g.10gb": 56} and batch.out.accelerators == 0
+    assert batch.short == [] and batch.short_partitions == ["mig-1g.10gb"]
+    assert batch.headroom == 0
+    # A quota of the whole node's 8 GPUs: the partitioned node's batch takes none of them.
+    c = kit(groups, [{"instance_type": P5, "accelerators": 8}])
+    [batch] = rolling_batches(c, c.hyperpod.instance_groups[0], size("INSTANCE_COUNT", 1), scheduled=None)
+    assert (batch.during.accelerators, batch.short, batch.short_partitions) == (8, [], [])
+
+
+def test_a_partitioned_batch_within_the_unreserved_partitions_covers_the_quotas():
+    c = kit([{"name": "mig", "instance_type": P5, "count": 2, "labels": {"nvidia.com/mig.config": "all-1g.10gb"}}],
+            [{"instance_type": P5, "accelerator_partition": {"type": "mig-1g.10gb", "count": 56}}])
+    [batch] = rolling_batches(c, c.hyperpod.instance_groups[0], size("INSTANCE_COUNT", 1), scheduled=None)
+    assert (batch.short, batch.short_partitions, batch.headroom) == ([], [], 1)

@@ -134,6 +134,27 @@ def test_min_count_on_an_autoscaled_group_names_max_count(write_config):
                                       "scales it up to max_count 4 without it)")
 
 
+def test_min_count_on_an_autoscaled_group_does_nothing_and_says_so(write_config):
+    # botocore: MinInstanceCount "only affects the initial transition to InService"; held to count, which is 0 here.
+    described = SAGEMAKER.shape_for("ClusterInstanceGroupSpecification").members["MinInstanceCount"].documentation
+    assert "only affects the initial transition to" in described
+    report = run(write_config, ON, group("max_count: 4", "min_count: 0"))
+    assert codes(report) == [("HPK263", "hyperpod.instance_groups[2].min_count")]
+    assert codes(run(write_config, ON, group("max_count: 4"))) == []
+
+
+PLAN = "training_plan_arn: arn:aws:sagemaker:us-east-1:111122223333:training-plan/plan-1"
+
+
+def test_a_training_plan_on_a_flexible_or_spot_group_warns(write_config):
+    # A plan's capacity blocks are each of one instance type (AWS's guide, Reserve training plans).
+    assert codes(run(write_config, group(PLAN, "fallback_instance_types: [ml.g5.24xlarge]", count=1))) == [
+        ("HPK261", "hyperpod.instance_groups[2].training_plan_arn")]
+    assert codes(run(write_config, group(PLAN, "capacity_type: Spot", count=1))) == [
+        ("HPK262", "hyperpod.instance_groups[2].capacity_type")]
+    assert codes(run(write_config, group(PLAN, "capacity_type: OnDemand", count=1))) == []
+
+
 def test_quotas_counting_on_a_flexible_group(write_config):
     # john's 3 g5 and smith's 1 fit the fixed 4; 2 more on john rely on the flexible group.
     more = ("      - instance_type: ml.g5.12xlarge\n        count: 3\n", "      - instance_type: ml.g5.12xlarge\n        count: 5\n")

@@ -83,6 +83,17 @@ def test_connectivity_is_needed_of_each_type_a_flexible_group_may_run(write_conf
     assert finding.message.endswith("; ml.g5.xlarge has no EFA interfaces")
 
 
+def test_an_ami_named_twice_warns(write_config):
+    # botocore: ImageId is a HyperPod public AMI, a custom AMI or default; ImageReleaseVersion the version of the
+    # HyperPod-managed AMI. Neither says which wins.
+    members = SAGEMAKER.shape_for("ClusterInstanceGroupSpecification").members
+    assert "HyperPod-managed AMI" in members["ImageReleaseVersion"].documentation
+    assert "CustomAmiId" in members["ImageId"].documentation
+    both = GPU_GROUP + "      image_id: ami-0123456789abcdef0\n      image_release_version: \"1.2.3\"\n"
+    assert codes(run(write_config, (GPU_GROUP, both))) == [("HPK246", "hyperpod.instance_groups[0].image_release_version")]
+    assert codes(run(write_config, (GPU_GROUP, GPU_GROUP + "      image_release_version: \"1.2.3\"\n"))) == []
+
+
 # --- HPK214: a schedulable node within the governance stack's wait -------------------------------------------------
 # SageMaker's "recommended resiliency configurations": new GPU nodes run deep health checks for about 2 hours, longer
 # than the governance stack waits for a schedulable node (constructs/private/limits.py).

@@ -9,6 +9,9 @@ from datetime import datetime
 
 import pytest
 from support.rule_runner import JOHN_ONE_G5, codes, run
+from support.small_config import HEAD
+
+from cdk_app.validator.report import check_file
 
 GPU_GROUP = "      availability_zone_id: use1-az4\n"
 
@@ -262,3 +265,35 @@ def test_a_moment_given_with_a_zone_is_judged_in_utc(write_config):
     report = run(write_config, JOHN_ONE_G5, schedule(expression="cron(45 23 27 11 ? 2026)"),
                  now=datetime(2026, 11, 28, 0, 30, tzinfo=timezone(timedelta(hours=1))))
     assert [f.code for f in report.findings if f.code in ("HPK242", "HPK245")] == []
+ROLL = ("      scheduled_update:\n        schedule_expression: cron(0 4 ? * SUN *)\n"
+        "        deployment: {maximum_batch_size: {type: INSTANCE_COUNT, value: 1}}\n")
+
+
+def rolling_findings(write_config, text: str) -> list:
+    return [f for f in check_file(write_config(HEAD + text)).findings if f.code in ("HPK520", "HPK521")]
+
+
+def test_a_flexible_groups_batch_is_refused_as_the_fallback_type_it_may_be(write_config):
+    # 2 x g5.24xlarge of quota; the flexible group may be 1 of them, and rolls with group a's batch.
+    text = ("hyperpod:\n  instance_groups:\n    - name: a\n      instance_type: ml.g5.24xlarge\n      count: 2\n" + ROLL
+            + "    - name: flex\n      instance_type: ml.g5.12xlarge\n      fallback_instance_types: [ml.g5.24xlarge]\n"
+            "      count: 1\n" + ROLL
+            + "teams:\n  - name: t0\n    quota:\n      - {instance_type: ml.g5.24xlarge, count: 2}\n")
+    a, flex = rolling_findings(write_config, text)
+    assert (a.code, flex.code) == ("HPK520", "HPK520")
+    assert flex.message.startswith("an update batch of group 'flex' (as ml.g5.24xlarge, one of the types it may run "
+                                   "as) takes 1 instance (and 1 more of the type's other groups on the same schedule) "
+                                   "of ml.g5.24xlarge out: of the type's 3 instances it leaves 1 instance")
+
+
+def test_a_partitioned_groups_batch_is_held_to_the_partition_quotas(write_config):
+    text = ("hyperpod:\n  instance_groups:\n    - name: mig\n      instance_type: ml.p5.48xlarge\n      count: 1\n"
+            "      labels: {nvidia.com/mig.config: all-1g.10gb}\n" + ROLL
+            + "    - {name: whole, instance_type: ml.p5.48xlarge, count: 1}\n"
+            "teams:\n  - name: t0\n    quota:\n      - instance_type: ml.p5.48xlarge\n"
+            "        accelerator_partition: {type: mig-1g.10gb, count: 50}\n")
+    [finding] = rolling_findings(write_config, text)
+    assert finding.code == "HPK521"
+    assert ("of the type's 56 mig-1g.10gb partitions it leaves 0 mig-1g.10gb partitions while the enabled teams "
+            "reserve 50 mig-1g.10gb partitions: the teams leave less than one node's mig-1g.10gb partitions "
+            "unreserved") in finding.message
