@@ -342,6 +342,12 @@ class Lifecycle(KitModel):
     container runtime's default profile (RuntimeDefault) instead of Unconfined. Teams change nothing; a workload
     that needs a syscall the default profile blocks names its own profile (Localhost) or asks the
     administrators. Applies to nodes created or replaced after the change (the lifecycle scripts run then)."""
+    block_pod_imds: Bool = True
+    """Pods may not reach EC2 instance metadata (169.254.169.254) and so not the node role's credentials: an
+    iptables rule on every node drops what pods send there (the EKS user guide's rule: FORWARD, from the VPC CNI's
+    eni+ interfaces), set before every kubelet start. The node itself and host-network pods (aws-node, kube-proxy,
+    the EKS Pod Identity agent, the CloudWatch agent, Fluent Bit) keep it. Pods that need AWS use EKS Pod
+    Identity. Applies to nodes created or replaced after the change."""
 
 
 class HyperPod(KitModel):
