@@ -125,6 +125,7 @@ class Case:
 
 DRA_OFF = "DynamicResourceAllocation is beta and off by default in Kubernetes 1.33"
 IMAGE_VOLUMES_OFF = "ImageVolume is beta and off by default in Kubernetes 1.33"
+POD_LEVEL_RESOURCES_OFF = "PodLevelResources is alpha and off by default in Kubernetes 1.33"
 
 
 def relabelled(obj: dict[str, Any]) -> dict[str, Any]:
@@ -371,6 +372,12 @@ CASES = [
          {"unqueued-devices": "spec.template.spec.tolerations"}),
     Case("job-tolerating-the-gpu-taint", workload("Job", NLP, pod_spec(container(**GPU), tolerations=[
         {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}])), {}),
+    # Pod-level resources (the scheduler reserves them where set) are capped as the containers' sum is; the
+    # API server of the kit's version drops the field before admission.
+    Case("deployment-pod-level-cpu-above-the-pod-cap", workload("Deployment", NLP, pod_spec(container(), resources={
+        "requests": {"cpu": "8"}}), metadata_labels={}),
+         {"unqueued-pod-resources": "spec.template.spec.resources.cpu: the pod-level resources are above"},
+         dropped_by_api_server=POD_LEVEL_RESOURCES_OFF),
     Case("job-cpu-above-the-unqueued-cap", workload("Job", NLP, pod_spec(container(resources={
         "requests": {"cpu": "64", "memory": "512Gi"}}))), {}),
     Case("statefulset-replicas-scaled-up", workload("StatefulSet", NLP, pod_spec(container()), metadata_labels={},

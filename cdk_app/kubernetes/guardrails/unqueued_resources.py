@@ -57,10 +57,20 @@ def _requested(resource: str) -> str:
     return of("requests", f"({of('limits', '0.0')})")
 
 
+def _pod_level_above(resource: str, cap: str) -> str:
+    """CEL: whether pod e.spec's pod-level resources (PodLevelResources, beta from Kubernetes 1.34: the scheduler
+    then reserves those) request or limit more of a resource than the cap."""
+    return " || ".join(
+        f"has(e.spec.resources) && has(e.spec.resources.{kind}) && {lit(resource)} in e.spec.resources.{kind} && "
+        f"quantity(string(e.spec.resources.{kind}[{lit(resource)}])).isGreaterThan(quantity(variables.unqueuedCaps.{cap}))"
+        for kind in ("requests", "limits"))
+
+
 def _pod_above(resource: str, cap: str) -> str:
-    """CEL: whether pod e.spec's containers and init containers reserve more of a resource together than the cap."""
+    """CEL: whether pod e.spec's containers and init containers reserve more of a resource together than the cap,
+    or its pod-level resources do."""
     containers = "(e.spec.containers + (has(e.spec.initContainers) ? e.spec.initContainers : []))"
-    return (f"{containers}.map(c, {_requested(resource)}).sum() > "
+    return (f"{_pod_level_above(resource, cap)} || {containers}.map(c, {_requested(resource)}).sum() > "
             f"quantity(variables.unqueuedCaps.{cap}).asApproximateFloat() * {SUM_MARGIN}")
 
 
@@ -79,12 +89,14 @@ def unqueued_resource_validations() -> list[dict[str, str]]:
                 f"' is above the team\\'s cap of ' + variables.unqueuedCaps.{resource} + ' per container ({_WHY})'"))
     for resource, cap in (("cpu", "podCpu"), ("memory", "podMemory")):
         bad = _pod_above(resource, cap)
+        first = first_bad("variables.pods", bad)
         rules.append(validation(
             "unqueued-pod-resources", f"{unqueued} || !variables.pods.exists(e, {bad})",
             f"the containers of an unqueued workload's pod may not request more {resource} together than its team's cap",
-            f"{first_bad('variables.pods', bad)}.path + '.containers[*].resources.requests.{resource}: together above "
-            f"the team\\'s cap of ' + variables.unqueuedCaps.{cap} + ' per pod (init containers and limits where "
-            f"no request is set count; {_WHY})'"))
+            f"{first}.path + ([{first}].exists(e, {_pod_level_above(resource, cap)}) ? '.resources.{resource}: the "
+            f"pod-level resources are' : '.containers[*].resources.requests.{resource}: together') + ' above the "
+            f"team\\'s cap of ' + variables.unqueuedCaps.{cap} + ' per pod (init containers and limits where no "
+            f"request is set count; {_WHY})'"))
     rules.append(pod_rule(
         "unqueued-devices", f"variables.kind in {lit(UNQUEUED)} && has(e.spec.tolerations) && e.spec.tolerations.exists("
         f"t, has(t.key) && {lit(DEVICE_RESOURCE_PREFIXES)}.exists(p, t.key.startsWith(p)))", "tolerations",
