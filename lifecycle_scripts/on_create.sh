@@ -12,6 +12,8 @@ source "$SCRIPT_DIR/lib/common.sh"
 main() {
   log "on_create.sh: start on $(hostname)"
   load_settings "$SCRIPT_DIR/provisioning.env"
+  # Before anything else: a pod the kubelet may already run has no instance metadata from here on.
+  run_step "pods' instance metadata dropped" "$SCRIPT_DIR/steps/pod_imds_block.sh"
   # First: the toolkit reads its settings at each container start, and data_roots may restart containerd.
   run_step "GPU device isolation" "$SCRIPT_DIR/steps/gpu_device_isolation.sh"
   run_step "data roots off the root volume" "$SCRIPT_DIR/steps/data_roots.sh"

@@ -342,6 +342,12 @@ class Lifecycle(KitModel):
     container runtime's default profile (RuntimeDefault) instead of Unconfined. Teams change nothing; a workload
     that needs a syscall the default profile blocks names its own profile (Localhost) or asks the
     administrators. Applies to nodes created or replaced after the change (the lifecycle scripts run then)."""
+    block_pod_imds: Bool = True
+    """Pods may not reach EC2 instance metadata (169.254.169.254) and so not the node role's credentials: an
+    iptables rule on every node drops what pods send there (the EKS user guide's rule: FORWARD, from the VPC CNI's
+    eni+ interfaces), set before every kubelet start. The node itself and host-network pods (aws-node, kube-proxy,
+    the EKS Pod Identity agent, the CloudWatch agent, Fluent Bit) keep it. Pods that need AWS use EKS Pod
+    Identity. Applies to nodes created or replaced after the change."""
 
 
 class HyperPod(KitModel):
@@ -453,6 +459,28 @@ class QuotaEntry(KitModel):
     nvidia.com/mig.config label. In absolute_borrow_limits: the most partitions the team borrows."""
 
 
+# A Kubernetes quantity as the caps below are written: a plain number of at most six digits (three decimals),
+# with a decimal (m, k, M, G, T) or binary (Ki, Mi, Gi, Ti) suffix - a subset of resource.Quantity's grammar
+# that the API server's quantity() always parses.
+CapQuantity = Annotated[Str, Field(pattern=r"^[0-9]{1,6}(\.[0-9]{1,3})?(m|k|M|G|T|Ki|Mi|Gi|Ti)?$")]
+
+
+class UnqueuedPodResources(KitModel):
+    """CPU and memory a pod of an unqueued workload (Deployment, StatefulSet, ReplicaSet) may ask for: Kueue counts
+    none of it, so these caps, the Deployment count of the namespace's object quota (20) and at most 3 replicas
+    bound what a team holds outside its quota. Defaults: an etcd member (etcd's hardware guide: 2 CPUs and 8 GB for
+    a small cluster, the kit's own rendezvous asks for 250m and 256Mi) or a TensorBoard fits."""
+
+    container_cpu: CapQuantity = "2"
+    """Most CPU a container may request or be limited to."""
+    container_memory: CapQuantity = "8Gi"
+    """Most memory a container may request or be limited to."""
+    pod_cpu: CapQuantity = "2"
+    """Most CPU a pod's containers and init containers may request together (a limit counts where no request is set)."""
+    pod_memory: CapQuantity = "8Gi"
+    """Most memory a pod's containers and init containers may request together (a limit counts where no request is set)."""
+
+
 class Team(KitModel):
     name: Str
     """Team name: lower-case letters, digits and hyphens, at most 40 characters (namespace hyperpod-ns-<name>)."""
@@ -480,6 +508,8 @@ class Team(KitModel):
     allowed_capabilities: tuple[ExtraCapability, ...] = ()
     """Linux capabilities the team's containers may add beyond the Pod Security baseline set (IPC_LOCK for
     EFA/NCCL memory pinning)."""
+    unqueued_pods: UnqueuedPodResources = UnqueuedPodResources.model_construct()
+    """Caps on the CPU and memory of the team's Deployments' pods, which no quota counts (admission guardrail)."""
     enabled: Bool = True
     """Disabled keeps the allocation but stops enforcing it."""
     team_stack: Annotated[Int, Field(ge=0, le=99)] | None = None

@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any, Literal
 
-from cdk_app.config.model import KitConfig
+from cdk_app.config.model import KitConfig, UnqueuedPodResources
 from cdk_app.config.names import local_queue, team_namespace
 from cdk_app.config.storage_model import team_file_systems
 from cdk_app.domain.capacity import Resources, describe, group_maximum, group_types
@@ -83,6 +83,8 @@ AUTO_RESUME_ANNOTATIONS = ("sagemaker.amazonaws.com/enable-job-auto-resume", "sa
 # etcd v3.5 is the last line with the v2 API torch's etcd rendezvous needs (--enable-v2); pinned, not :latest.
 ETCD_IMAGE = "quay.io/coreos/etcd:v3.5.17"
 ETCD_PORT = 2379
+# What the etcd rendezvous asks for (its Deployment is unqueued: the team's unqueued_pods caps apply).
+ETCD_REQUESTS = {"cpu": "250m", "memory": "256Mi"}
 C10D_PORT = 29400
 SHM_MOUNT = "/dev/shm"
 # Where --scratch mounts its node-local emptyDir unless given a path (docs/how-to/storage.md).
@@ -712,7 +714,21 @@ def check(config: KitConfig, request: JobRequest, cluster_nodes: Sequence[NodeIn
                            "admit it without counting it against the team's quota; pass --cpu and --memory "
                            f"(one {instance_type} has {spec.vcpu} vCPU and {_number(Fraction(spec.memory_gib))}Gi)")
     _check_reach(config, request, placement, pod)
+    _check_etcd_caps(teams[request.team].unqueued_pods, request)
     return placement
+
+
+def _check_etcd_caps(caps: UnqueuedPodResources, request: JobRequest) -> None:
+    """The etcd rendezvous is a Deployment: the team namespace's guardrails (unqueued-resources,
+    unqueued-pod-resources) refuse it above the team's caps."""
+    if not (request.elastic and request.rdzv_backend == "etcd"):
+        return
+    for resource, cap in (("cpu", min(caps.container_cpu, caps.pod_cpu, key=parse_quantity)),
+                          ("memory", min(caps.container_memory, caps.pod_memory, key=parse_quantity))):
+        if parse_quantity(ETCD_REQUESTS[resource]) > parse_quantity(cap):
+            raise JobSpecError(f"--rdzv-backend etcd: the rendezvous Deployment asks for {ETCD_REQUESTS[resource]} "
+                               f"{resource}, above team {request.team!r}'s cap of {cap} (teams[].unqueued_pods), so "
+                               "the team namespace's guardrail refuses it; use --rdzv-backend c10d or raise the cap")
 
 
 def _container(request: JobRequest, placement: Placement, name: str, *, devices: bool = True,
@@ -872,7 +888,7 @@ def etcd_manifests(request: JobRequest, hide_gpus: bool) -> list[dict[str, Any]]
                  "args": ["--data-dir", "/var/lib/etcd", "--enable-v2", "--listen-client-urls", url,
                           "--advertise-client-urls", url, "--initial-cluster-state", "new"],
                  "ports": [{"containerPort": ETCD_PORT, "name": "client", "protocol": "TCP"}],
-                 "resources": {"requests": {"cpu": "250m", "memory": "256Mi"}}}
+                 "resources": {"requests": dict(ETCD_REQUESTS)}}
     if hide_gpus:
         container["env"] = [dict(HIDE_GPUS_ENV)]
     service = {"apiVersion": "v1", "kind": "Service", "metadata": meta,

@@ -41,7 +41,8 @@ def provisioning_env(config: KitConfig) -> str:
             f"MOVE_DATA_ROOTS={'true' if lifecycle.move_data_roots else 'false'}\n"
             f"EXTRA_PACKAGES={shlex.quote(' '.join(lifecycle.extra_packages))}\n"
             f"GPU_DEVICE_ISOLATION={'true' if lifecycle.gpu_device_isolation else 'false'}\n"
-            f"SECCOMP_DEFAULT={'true' if lifecycle.seccomp_default else 'false'}\n")
+            f"SECCOMP_DEFAULT={'true' if lifecycle.seccomp_default else 'false'}\n"
+            f"BLOCK_POD_IMDS={'true' if lifecycle.block_pod_imds else 'false'}\n")
 
 
 def instance_group_spec(config: KitConfig, group: InstanceGroup) -> InstanceGroupSpec:

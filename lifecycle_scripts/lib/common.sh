@@ -24,15 +24,16 @@ load_settings() {
   EXTRA_PACKAGES=""
   GPU_DEVICE_ISOLATION=false
   SECCOMP_DEFAULT=true
+  BLOCK_POD_IMDS=true
   if [[ -f "$file" ]]; then
     # shellcheck source=/dev/null
     source "$file" || die "cannot read settings from $file"
     log "settings from $(basename "$file"): MOVE_DATA_ROOTS=$MOVE_DATA_ROOTS EXTRA_PACKAGES='$EXTRA_PACKAGES'" \
-      "GPU_DEVICE_ISOLATION=$GPU_DEVICE_ISOLATION SECCOMP_DEFAULT=$SECCOMP_DEFAULT"
+      "GPU_DEVICE_ISOLATION=$GPU_DEVICE_ISOLATION SECCOMP_DEFAULT=$SECCOMP_DEFAULT BLOCK_POD_IMDS=$BLOCK_POD_IMDS"
   else
     log "no $(basename "$file"): default settings"
   fi
-  export MOVE_DATA_ROOTS EXTRA_PACKAGES GPU_DEVICE_ISOLATION SECCOMP_DEFAULT
+  export MOVE_DATA_ROOTS EXTRA_PACKAGES GPU_DEVICE_ISOLATION SECCOMP_DEFAULT BLOCK_POD_IMDS
 }
 
 # Print a TOML file ("-": standard input) with its top-level `key` (a bare key: letters, digits, - and _)
@@ -68,6 +69,23 @@ toml_with_table_key() {
       else if (!seen) { print ""; print table; print line }
     }
   '
+}
+
+# Install `helper` (a file of lib/) on the node at `dest` and a kubelet.service drop-in file `drop_in` whose
+# ExecStartPre is `exec_start_pre` (naming dest), written by `step`. Prints "changed" when it wrote either.
+install_kubelet_pre_start() {
+  local helper="$1" dest="$2" drop_in="$3" exec_start_pre="$4" step="$5" unit
+  unit="$(printf '%s\n' "# Written by hyperpod-kit (lifecycle_scripts/steps/$step)." "[Service]" \
+    "ExecStartPre=$exec_start_pre")"
+  if ! cmp -s "$helper" "$ROOT$dest"; then
+    install -D -m 0755 "$helper" "$ROOT$dest"
+    echo changed
+  fi
+  if [[ ! -f "$ROOT$drop_in" || "$(cat "$ROOT$drop_in")" != "$unit" ]]; then
+    mkdir -p "$(dirname "$ROOT$drop_in")"
+    printf '%s\n' "$unit" > "$ROOT$drop_in"
+    echo changed
+  fi
 }
 
 run_step() {

@@ -18,25 +18,16 @@ SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$SCRIPT_DIR/../lib/common.sh"
 
 HELPER="/usr/local/libexec/hyperpod-kit/kubelet-seccomp-default.sh"
-DROP_IN="$ROOT/etc/systemd/system/kubelet.service.d/90-hyperpod-kit-seccomp-default.conf"
+DROP_IN="/etc/systemd/system/kubelet.service.d/90-hyperpod-kit-seccomp-default.conf"
 
 if [[ "${SECCOMP_DEFAULT:-true}" != "true" ]]; then
   log "SECCOMP_DEFAULT=$SECCOMP_DEFAULT: pods without a seccompProfile run as the node image's kubelet has them"
   exit 0
 fi
 
-unit="$(printf '%s\n' "# Written by hyperpod-kit (lifecycle_scripts/steps/seccomp_default.sh)." "[Service]" \
-  "ExecStartPre=-$HELPER")"
 changed=false
-if ! cmp -s "$SCRIPT_DIR/../lib/kubelet_seccomp_default.sh" "$ROOT$HELPER"; then
-  install -D -m 0755 "$SCRIPT_DIR/../lib/kubelet_seccomp_default.sh" "$ROOT$HELPER"
-  changed=true
-fi
-if [[ ! -f "$DROP_IN" || "$(cat "$DROP_IN")" != "$unit" ]]; then
-  mkdir -p "$(dirname "$DROP_IN")"
-  printf '%s\n' "$unit" > "$DROP_IN"
-  changed=true
-fi
+[[ -z "$(install_kubelet_pre_start "$SCRIPT_DIR/../lib/kubelet_seccomp_default.sh" "$HELPER" "$DROP_IN" \
+  "-$HELPER" seccomp_default.sh)" ]] || changed=true
 set +e
 output="$(PROVISION_ROOT="$ROOT" bash "$ROOT$HELPER" 2>&1)"
 status=$?
@@ -53,7 +44,7 @@ elif [[ $status -ne 0 ]]; then
 fi
 [[ "$output" != *"seccompDefault set in"* ]] || changed=true
 if [[ "$changed" == true ]]; then
-  log "kubelet: seccompDefault before every start (${DROP_IN#"$ROOT"})"
+  log "kubelet: seccompDefault before every start ($DROP_IN)"
   systemctl daemon-reload
   if systemctl is-active --quiet kubelet; then
     systemctl restart kubelet

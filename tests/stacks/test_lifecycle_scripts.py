@@ -33,6 +33,16 @@ STUBS = {
     "dnf": 'echo "dnf $*" >> "$PROVISION_ROOT/.calls"; shift 2; printf "%s\\n" "$@" >> "$PROVISION_ROOT/.packages"',
     "rpm": 'grep -qxF "${*: -1}" "$PROVISION_ROOT/.packages" 2>/dev/null',
     "hostname": "echo node-1",
+    # The node's filter table as lines of rule arguments in $PROVISION_ROOT/.iptables (first line: first rule);
+    # --check answers from it, --insert <chain> 1 puts a rule first. FAIL_IPTABLES=1: every call fails.
+    "iptables": '[[ "${FAIL_IPTABLES:-}" != 1 ]] || exit 1; [[ "$1" != -w ]] || shift 2\n'
+                'rules="$PROVISION_ROOT/.iptables"; touch "$rules"\n'
+                'case "$1" in\n'
+                '  --check) shift; grep -qxF -- "$*" "$rules" ;;\n'
+                '  --insert) [[ "$3" == 1 ]] || exit 2; line="$2 ${*:4}"\n'
+                '    { echo "$line"; cat "$rules"; } > "$rules.new" && mv "$rules.new" "$rules" ;;\n'
+                '  *) exit 2 ;;\n'
+                'esac',
     # The running kubelet's pid, when the test has one (its command line under $PROVISION_ROOT/proc/<pid>).
     "pgrep": '[[ -f "$PROVISION_ROOT/.kubelet_pid" ]] && cat "$PROVISION_ROOT/.kubelet_pid"',
 }
@@ -590,7 +600,7 @@ def test_kubelet_gets_seccomp_default_now_and_before_every_start(tmp_path, layou
 
 
 def test_kubelet_drop_in_is_accepted_by_systemd_beside_the_images_unit(tmp_path):
-    """systemd's own verdict on the AL2023 kubelet unit plus the kit's drop-in and helper."""
+    """systemd's own verdict on the AL2023 kubelet unit plus the kit's drop-ins and helpers."""
     node = kubelet_node(tmp_path, "al2023")
     root = node[0]
     assert run(node).returncode == 0
@@ -607,7 +617,7 @@ def test_kubelet_drop_in_is_accepted_by_systemd_beside_the_images_unit(tmp_path)
         KUBELET_UNIT.replace("[Unit]\n", "[Unit]\nDefaultDependencies=no\n"))
     (units / "usr/lib/systemd/system/containerd.service").write_text(
         "[Unit]\nDefaultDependencies=no\n[Service]\nExecStart=/usr/bin/kubelet\n")
-    for path in (KUBELET_DROP_IN, SECCOMP_HELPER):
+    for path in (KUBELET_DROP_IN, SECCOMP_HELPER, IMDS_DROP_IN, IMDS_HELPER):
         (units / path).parent.mkdir(parents=True, exist_ok=True)
         (units / path).write_bytes((root / path).read_bytes())
         (units / path).chmod((root / path).stat().st_mode)
@@ -671,15 +681,16 @@ def test_seccomp_default_off_leaves_the_kubelet_alone(tmp_path):
     assert "systemctl restart kubelet" not in calls(root)
 
 
+@pytest.mark.parametrize("key", ["seccomp_default", "block_pod_imds"])
 @pytest.mark.parametrize("flag", [True, False, None])
-def test_seccomp_default_follows_the_config_and_is_on_by_default(tmp_path, flag):
+def test_node_hardening_follows_the_config_and_is_on_by_default(tmp_path, key, flag):
     text = (ROOT / "config" / "dev.yaml").read_text()
     if flag is not None:
-        text = text.replace("hyperpod:\n", f"hyperpod:\n  lifecycle:\n    seccomp_default: {str(flag).lower()}\n", 1)
+        text = text.replace("hyperpod:\n", f"hyperpod:\n  lifecycle:\n    {key}: {str(flag).lower()}\n", 1)
     config = tmp_path / "dev.yaml"
     config.write_text(text)
     expected = "false" if flag is False else "true"
-    assert f"SECCOMP_DEFAULT={expected}\n" in provisioning_env(load_config(config).config)
+    assert f"{key.upper()}={expected}\n" in provisioning_env(load_config(config).config)
 
 
 def test_a_running_kubelet_with_no_config_file_the_kit_knows_fails_the_step(tmp_path):
@@ -786,3 +797,88 @@ def test_an_instance_store_hyperpod_did_not_mount_leaves_the_data_roots_on_ebs_w
     assert result.returncode == 0, result.stdout + result.stderr
     assert "WARNING: the instance has 1 NVMe instance-store device(s) but /opt/dlami/nvme is not mounted" in result.stdout
     assert_data_moved(root)
+
+
+# Pods' instance metadata: the rule of the EKS user guide ("Restricting access to Amazon EC2 instance profile
+# credentials"), as the stand-in iptables stores it.
+IMDS_RULE = "FORWARD --in-interface eni+ --destination 169.254.169.254/32 --jump DROP"
+IMDS_HELPER = "usr/local/libexec/hyperpod-kit/pod-imds-block.sh"
+IMDS_DROP_IN = "etc/systemd/system/kubelet.service.d/80-hyperpod-kit-pod-imds-block.conf"
+
+
+def iptables_rules(root: Path) -> list[str]:
+    path = root / ".iptables"
+    return path.read_text().splitlines() if path.exists() else []
+
+
+@pytest.mark.parametrize("layout", ["al2", "al2023"])
+def test_pods_instance_metadata_is_dropped_now_and_before_every_kubelet_start(tmp_path, layout):
+    """One FORWARD rule from the pods' eni+ interfaces (routed traffic), put first; OUTPUT, which the node's
+    own processes and host-network pods (aws-node, kube-proxy, the Pod Identity agent) use, is not touched."""
+    node = kubelet_node(tmp_path, layout, running=("containerd", "kubelet"))
+    root = node[0]
+    (root / ".iptables").write_text("FORWARD -j KUBE-FORWARD\nOUTPUT -j KUBE-SERVICES\n")
+    result = run(node)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert iptables_rules(root) == [IMDS_RULE, "FORWARD -j KUBE-FORWARD", "OUTPUT -j KUBE-SERVICES"]
+    assert (root / IMDS_HELPER).read_text() == (SCRIPTS / "lib/pod_imds_block.sh").read_text()
+    assert os.access(root / IMDS_HELPER, os.X_OK)
+    # No leading "-": a kubelet whose rule cannot be set does not start.
+    assert f"ExecStartPre=/{IMDS_HELPER}\n" in (root / IMDS_DROP_IN).read_text()
+    assert "step 'pods' instance metadata dropped': done" in result.stdout
+    assert result.stdout.index("pods' instance metadata dropped") < result.stdout.index("GPU device isolation")
+
+
+def test_pods_instance_metadata_second_run_and_a_reboot_add_no_second_rule(tmp_path):
+    node = kubelet_node(tmp_path, "al2023", running=("kubelet",))
+    root = node[0]
+    assert run(node).returncode == 0
+    before = tree(root)
+    second = run(node)
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert tree(root) == before and iptables_rules(root) == [IMDS_RULE]
+    assert "pods' instance metadata is already dropped" in second.stdout
+    # A reboot empties the table; the kubelet's drop-in runs the helper before the kubelet starts.
+    (root / ".iptables").write_text("")
+    boot = subprocess.run(["bash", str(root / IMDS_HELPER)], env={"PROVISION_ROOT": str(root), "PATH": f"{node[1]}:/usr/bin:/bin"},
+                          capture_output=True, text=True, timeout=30)
+    assert boot.returncode == 0, boot.stderr
+    assert iptables_rules(root) == [IMDS_RULE]
+
+
+def test_a_node_without_iptables_fails_the_step_naming_the_setting(tmp_path):
+    node = kubelet_node(tmp_path, "al2023")
+    (node[1] / "iptables").unlink()
+    assert subprocess.run(["bash", "-c", "command -v iptables"], env={"PATH": "/usr/bin:/bin"}).returncode != 0, \
+        "this test needs a machine without iptables on /usr/bin:/bin"
+    result = run(node)
+    assert result.returncode != 0
+    assert "step 'pods' instance metadata dropped' failed" in result.stdout + result.stderr
+    assert "hyperpod.lifecycle.block_pod_imds: false" in result.stdout + result.stderr
+
+
+def test_an_iptables_failure_fails_the_step(tmp_path):
+    node = kubelet_node(tmp_path, "al2023")
+    result = run(node, FAIL_IPTABLES="1")
+    assert result.returncode != 0
+    assert "could not add the iptables rule dropping pods' instance metadata" in result.stdout + result.stderr
+
+
+def test_block_pod_imds_off_leaves_the_node_alone(tmp_path):
+    node = kubelet_node(tmp_path, "al2023", running=("kubelet",))
+    root = node[0]
+    result = run(node, "BLOCK_POD_IMDS=false\n")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert iptables_rules(root) == []
+    assert not (root / IMDS_DROP_IN).exists() and not (root / IMDS_HELPER).exists()
+
+
+def test_hyperpod_instance_groups_take_no_metadata_options():
+    """Why the block is on the node: CreateCluster's instance group (botocore's SageMaker model) has no field
+    for the instance metadata options (IMDSv2 only, hop limit 1) that would keep pods off IMDS by themselves."""
+    import botocore.session
+
+    model = botocore.session.get_session().get_service_model("sagemaker")
+    members = model.shape_for("ClusterInstanceGroupSpecification").members
+    assert "InstanceCount" in members
+    assert not [name for name in members if "metadata" in name.lower() or "hop" in name.lower()]

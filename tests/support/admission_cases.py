@@ -125,6 +125,7 @@ class Case:
 
 DRA_OFF = "DynamicResourceAllocation is beta and off by default in Kubernetes 1.33"
 IMAGE_VOLUMES_OFF = "ImageVolume is beta and off by default in Kubernetes 1.33"
+POD_LEVEL_RESOURCES_OFF = "PodLevelResources is alpha and off by default in Kubernetes 1.33"
 
 
 def relabelled(obj: dict[str, Any]) -> dict[str, Any]:
@@ -334,6 +335,51 @@ CASES = [
     Case("ten-deployment-replicas", workload("Deployment", NLP, pod_spec(container()), metadata_labels={}, replicas=10),
          {"unqueued-replicas": "spec.replicas: at most 3"}),
     Case("three-deployment-replicas", workload("Deployment", NLP, pod_spec(container()), metadata_labels={}, replicas=3), {}),
+    # Red team F4: unqueued pods' CPU and memory, capped per container and per pod (prod's teams keep the
+    # defaults: 2 CPUs and 8Gi each), compared with CEL's quantity library.
+    Case("deployment-cpu-request-above-the-cap", workload("Deployment", NLP, pod_spec(container("etcd", resources={
+        "requests": {"cpu": "3"}})), metadata_labels={}),
+         {"unqueued-resources": "spec.template.spec.containers[etcd].resources.requests.cpu",
+          "unqueued-pod-resources": "spec.template.spec.containers[*].resources.requests.cpu"}),
+    Case("deployment-memory-limit-above-the-cap", workload("Deployment", NLP, pod_spec(container("etcd", resources={
+        "limits": {"memory": "9Gi"}})), metadata_labels={}),
+         {"unqueued-resources": "containers[etcd].resources.limits.memory",
+          "unqueued-pod-resources": "containers[*].resources.requests.memory"}),
+    Case("deployment-exactly-at-the-caps", workload("Deployment", NLP, pod_spec(container("etcd", resources={
+        "requests": {"cpu": "2000m", "memory": "8Gi"}, "limits": {"cpu": "2", "memory": "8192Mi"}})), metadata_labels={}), {}),
+    # 8e9 bytes is less than 8Gi (8589934592), 9e9 more: the exponent form is read as a number, not as text.
+    Case("statefulset-memory-in-exponent-form-below-the-cap", workload("StatefulSet", NLP, pod_spec(container(resources={
+        "requests": {"memory": "8e9"}})), metadata_labels={}, serviceName="w"), {}),
+    Case("statefulset-memory-in-exponent-form-above-the-cap", workload("StatefulSet", NLP, pod_spec(container(resources={
+        "requests": {"memory": "9e9"}})), metadata_labels={}, serviceName="w"),
+         {"unqueued-resources": "containers[main].resources.requests.memory",
+          "unqueued-pod-resources": "containers[*].resources.requests.memory"}),
+    Case("deployment-containers-together-above-the-pod-cap", workload("Deployment", NLP, pod_spec(
+        container("etcd", resources={"requests": {"cpu": "1500m"}}), container("sidecar", resources={"limits": {"cpu": "1"}})),
+        metadata_labels={}), {"unqueued-pod-resources": "spec.template.spec.containers[*].resources.requests.cpu"}),
+    Case("deployment-init-container-counts-toward-the-pod-cap", workload("Deployment", NLP, pod_spec(
+        container("etcd", resources={"requests": {"memory": "4Gi"}}),
+        initContainers=[container("fetch", resources={"requests": {"memory": "5Gi"}})]), metadata_labels={}),
+         {"unqueued-pod-resources": "containers[*].resources.requests.memory"}),
+    # 0.1 + 1.1 + 0.35 + 0.45 is 2.0000000000000004 in float64: the sum's margin admits a pod exactly at its cap.
+    Case("deployment-decimal-requests-summing-to-the-cap", workload("Deployment", NLP, pod_spec(
+        *(container(f"c{i}", resources={"requests": {"cpu": cpu}}) for i, cpu in enumerate(("0.1", "1.1", "0.35", "0.45")))),
+        metadata_labels={}), {}),
+    # A device taint on GPU groups keeps unqueued pods off them (ExtendedResourceToleration tolerates it only for
+    # pods that request GPUs); their own toleration of it is refused, a Job's is not.
+    Case("deployment-tolerating-the-gpu-taint", workload("Deployment", NLP, pod_spec(container(), tolerations=[
+        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]), metadata_labels={}),
+         {"unqueued-devices": "spec.template.spec.tolerations"}),
+    Case("job-tolerating-the-gpu-taint", workload("Job", NLP, pod_spec(container(**GPU), tolerations=[
+        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}])), {}),
+    # Pod-level resources (the scheduler reserves them where set) are capped as the containers' sum is; the
+    # API server of the kit's version drops the field before admission.
+    Case("deployment-pod-level-cpu-above-the-pod-cap", workload("Deployment", NLP, pod_spec(container(), resources={
+        "requests": {"cpu": "8"}}), metadata_labels={}),
+         {"unqueued-pod-resources": "spec.template.spec.resources.cpu: the pod-level resources are above"},
+         dropped_by_api_server=POD_LEVEL_RESOURCES_OFF),
+    Case("job-cpu-above-the-unqueued-cap", workload("Job", NLP, pod_spec(container(resources={
+        "requests": {"cpu": "64", "memory": "512Gi"}}))), {}),
     Case("statefulset-replicas-scaled-up", workload("StatefulSet", NLP, pod_spec(container()), metadata_labels={},
                                                     serviceName="w", replicas=4),
          {"unqueued-replicas": "spec.replicas"}, operation="UPDATE",

@@ -9,7 +9,8 @@ API server itself sets on every namespace), so a team added to the config is cov
   the allowed set, spec.nodeName or a chosen node, tolerations of unhealthy or cordoned nodes,
   device-selecting environment variables, a container without GPUs that leaves its image's GPUs visible, unallowed priorityClassName, another runtime, scheduler or
   service account, dynamic resource claims; kinds Kueue does not queue (Deployment, StatefulSet ...) may
-  not ask for accelerators or EFA.
+  not ask for accelerators or EFA, nor more CPU and memory per container and per pod than the team's caps
+  (unqueued_resources.py, CEL's quantity library).
 - hyperpod-kit-workload-queue: workloads Kueue admits (Job, PyTorchJob, MPIJob) carry the namespace's own
   queue label and a priority class the team is allowed, and nothing that changes how Kueue accounts them
   (owner references, another managedBy, Kueue's other labels and annotations).
@@ -21,11 +22,12 @@ API server itself sets on every namespace), so a team added to the config is cov
 
 Kueue and the operators are not checked when they update an object (see pod_security_policy).
 
-What differs per team (allowed capabilities and priority classes) is a map literal keyed by namespace in
+What differs per team (allowed capabilities, priority classes, unqueued pods' caps) is a map literal keyed by namespace in
 the policy itself: no parameter object a team could edit, one policy whatever the number of teams.
 
 The expressions keep to CEL that both Kubernetes and cel-python evaluate (tests/unit/kubernetes/guardrails/test_cel_verdicts.py runs
-them): no optional syntax, no string or list extensions, no two-variable comprehensions.
+them, with cel_libraries.py for Kubernetes' quantity library and lists' sum()): no optional syntax, no string
+extensions, no two-variable comprehensions.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """The guardrails' admission, evaluated in process: every ValidatingAdmissionPolicy the kit binds, applied to one
 request as the API server's admission plugin applies it (match rules, namespace selector, matchConditions,
-variables, validations and their messageExpression), with cel-python evaluating the CEL.
+variables, validations and their messageExpression), with cel-python evaluating the CEL (and cel_libraries
+the Kubernetes functions it lacks).
 
 `hyperpod-kit check` gives a hand-edited manifest this verdict offline, and the tests hold it to the real API
 server's (tests/realk8s/test_standard_manifests.py): the same rules, read from the same manifests
@@ -15,6 +16,7 @@ from typing import Any
 
 import celpy
 
+from cdk_app.kubernetes.guardrails.cel_libraries import FUNCTIONS
 from cdk_app.kubernetes.guardrails.kinds import WORKLOAD_KINDS, WorkloadKind
 
 # Kinds a team may create that hold no pods, and that a guardrail still checks (services, network_policies).
@@ -51,8 +53,9 @@ class LazyVariables(celpy.celtypes.MapType):
 @functools.cache
 def program(expression: str) -> Any:
     """The compiled program of one expression: parsing is most of cel-python's time, and the matrix evaluates
-    the same few hundred expressions thousands of times (a program keeps no state between evaluations)."""
-    return CEL.program(CEL.compile(expression))
+    the same few hundred expressions thousands of times (a program keeps no state between evaluations). The
+    Kubernetes libraries cel-python lacks (quantity, lists' sum) come from cel_libraries."""
+    return CEL.program(CEL.compile(expression), functions=FUNCTIONS)
 
 
 def evaluate(expression: str, activation: dict[str, Any]) -> Any:

@@ -51,6 +51,7 @@ from cdk_app.kubernetes.guardrails.kinds import (
     pods_of,
 )
 from cdk_app.kubernetes.guardrails.team_scope import capability_variable, priority_variable
+from cdk_app.kubernetes.guardrails.unqueued_resources import caps_variable, unqueued_resource_validations
 from cdk_app.kubernetes.guardrails.workload_queue import updaters
 
 
@@ -277,6 +278,7 @@ def pod_security_validations(config: KitConfig) -> list[dict[str, str]]:
         "&& e.spec.priorityClassName != ''", "priorityClassName",
         "only queued workloads (Job, PyTorchJob, MPIJob) may name a priority class: an unqueued pod is outside "
         "every quota, and a priority would let the scheduler evict queued pods for it"))
+    rules += unqueued_resource_validations()
     rules.append(validation(
         "unqueued-replicas", f"!(variables.kind in {lit(unqueued)}) || !has(object.spec.replicas) "
         f"|| object.spec.replicas <= {MAX_UNQUEUED_REPLICAS}",
@@ -332,4 +334,5 @@ def pod_security_policy(config: KitConfig) -> dict[str, Any]:
         {"name": "containers", "expression": kind_switch(WORKLOAD_KINDS, containers_of)},
         capability_variable(config),
         priority_variable(config),
+        caps_variable(config),
     ], pod_security_validations(config))

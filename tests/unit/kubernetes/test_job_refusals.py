@@ -16,6 +16,7 @@ from support.node_lists import CPU, SEVEN, kubectl_list, node
 from support.paths import ROOT, SUPPORT
 
 from cdk_app.config.loader import load_config
+from cdk_app.config.model import UnqueuedPodResources
 from cdk_app.kubernetes.job_templates import (
     JobOptionError,
     JobRequest,
@@ -166,6 +167,8 @@ M7I_48 = PROD.model_copy(update={"hyperpod": PROD.hyperpod.model_copy(update={"i
 NO_DEFAULTS = _teams(**{t.name: {"default_priority_class": None} for t in PROD.teams})
 OLD_ADDON = PROD.model_copy(update={"task_governance": PROD.task_governance.model_copy(
     update={"addon_version": "v1.1.3-eksbuild.1"})})
+# research-nlp's unqueued pods capped below the etcd rendezvous' 256Mi (by the pod cap; its CPU fits).
+SMALL_CAPS = _teams(**{"research-nlp": {"unqueued_pods": UnqueuedPodResources(container_memory="1Gi", pod_memory="200Mi")}})
 MPI_ADDON = "--auto-resume: HyperPod job auto-resume works for PyTorchJob only (through the Kubeflow training operator); "
 A60 = "a" * 60
 
@@ -223,6 +226,9 @@ REFUSALS = [
     ({"rdzv_backend": "etcd"}, PROD, None,
      "--rdzv-backend etcd: only an elastic PyTorchJob (--min-nodes/--max-nodes) has a rendezvous backend"),
     ({"min_nodes": 1, "kind": "job"}, PROD, None, "--min-nodes/--max-nodes: only a PyTorchJob is elastic, not a Job"),
+    ({"min_nodes": 1, "rdzv_backend": "etcd"}, SMALL_CAPS, None, "--rdzv-backend etcd: the rendezvous Deployment asks "
+     "for 256Mi memory, above team 'research-nlp''s cap of 200Mi (teams[].unqueued_pods), so the team namespace's "
+     "guardrail refuses it; use --rdzv-backend c10d or raise the cap"),
     ({"min_nodes": 3, "nodes": 2, "max_nodes": 4}, PROD, None, "--min-nodes 3, --nodes 2, --max-nodes 4: need 1 <= "
      "min-nodes <= nodes <= max-nodes (--nodes, 1 when not given, is the size the job starts at; a bound not given "
      "is --nodes)"),
