@@ -8,14 +8,13 @@ from __future__ import annotations
 import hashlib
 import json
 
-from support.paths import ROOT
-from support.simulate_scenarios import MONTH, random_config, scenario_file
-
 from cdk_app.domain.kueue_mapping import Choices
 from cdk_app.simulate.engine import simulate
 from cdk_app.simulate.governance import pool_quota, queue_quotas, setup_document
 from cdk_app.simulate.kueue.scheduler import KueueScheduler
 from cdk_app.simulate.run import cluster_resources
+from support.paths import ROOT
+from support.simulate_scenarios import MONTH, random_config, scenario_file
 
 RECORDED = ROOT / "tests" / "support" / "data" / "simulate_decisions.json"
 DAY = 24 * 3600

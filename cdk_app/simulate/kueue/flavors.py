@@ -156,6 +156,9 @@ class FlavorAssigner:
         self.deferred: list[tuple[int, o.FR, int]] = []
         # the flavor resources whose one-resource simulation the hopeless bound settled
         self.hopeless_frs: list[o.FR] = []
+        # every available() answer the assignment read, in order: with the queue's own admissions, all it read of
+        # the cohort unless the preemption bounds read more (Preemption.cohort_reads)
+        self.reads: list[tuple[o.FR, int]] = []
 
     def resolve(self, result: Assignment) -> None:
         """Runs the deferred preemption simulations against the snapshot assign() saw and puts their borrowing
@@ -279,6 +282,7 @@ class FlavorAssigner:
                 f"({quantity_string(resource, request)}) > maximum capacity ({quantity_string(resource, capacity)})"]
         borrow, may_reclaim = o.lowest_subtree_height(cq, fr, value)
         avail = o.available(cq, fr)
+        self.reads.append((fr, avail))
         if value <= avail:
             return G_FIT, borrow, []
         why = [f"insufficient unused quota for {resource} in flavor {flavor}, "

@@ -66,6 +66,10 @@ class Node:
     subtree: dict[FR, int] = field(default_factory=dict)
     usage: dict[FR, int] = field(default_factory=dict)
     parent: Node | None = None
+    # bumped when a workload of the node (of a Cohort: of any member) is admitted or released - the committed
+    # changes: a cycle's nominations read the snapshot before the cycle edits it, so the same count there means
+    # the same usage, the same per-priority sums, the same borrowers (the scheduler's nomination reuse)
+    admissions: int = 0
 
     def local_quota(self, fr: FR) -> int:
         # resourceNode.localQuota: what the lending limit keeps out of the parent's reach
@@ -129,6 +133,8 @@ class Cohort(Node):
     borrowed_by_priority: dict[FR, dict[FR, dict[int, int]]] = field(default_factory=dict)
     # bumped on every usage change of the cohort or a member (what keeps ClusterQueue.avail_memo valid)
     version: int = 0
+    # bumped whenever a member joins or leaves the borrowers of a flavor resource
+    borrowers_version: int = 0
 
 
 # ---------------------------------------------------------------- quota arithmetic (resource_node.go)
@@ -223,6 +229,7 @@ def _track(cohort: Cohort, cq: ClusterQueue, fr: FR, used: int) -> None:
     borrowing = used > (quota.nominal if quota else 0)
     if borrowing == (cq.name in members):
         return
+    cohort.borrowers_version += 1
     if borrowing:
         members.add(cq.name)
         cq.borrowing_on.add(fr)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass, field
+from typing import Any
 
 from cdk_app.simulate.kueue.api import Workload
 from cdk_app.simulate.kueue.objects import MAX_AMOUNT
@@ -52,6 +53,8 @@ class Info:
     last: LastState | None = None
     message: str = ""
     reason: str = ""
+    # the last nomination's outcome and what it read (scheduler.Nomination), reused while that holds
+    memo: Any = None
 
     @property
     def key(self) -> str:
