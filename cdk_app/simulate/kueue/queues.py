@@ -48,8 +48,9 @@ class Info:
     job_uid: str
     # per pod set: its resource -> total request (count x per pod)
     totals: list[dict[str, int]]
-    # the scheduling equivalence hash (workload.computeSchedulingHash): priority and pod set shapes
-    shape: tuple
+    # the scheduling equivalence hash (workload.computeSchedulingHash: priority and pod set shapes) as a small
+    # int, equal for equal shapes (see make_info)
+    shape: int
     last: LastState | None = None
     message: str = ""
     reason: str = ""
@@ -65,11 +66,16 @@ class Info:
         return (-self.workload.priority, self.workload.created, self.uid)
 
 
+# Each shape tuple numbered once: the queues look a shape up at every push and park, and a nested tuple would be
+# hashed anew each time.
+_SHAPE_IDS: dict[tuple, int] = {}
+
+
 def make_info(workload: Workload, uid: str, job_uid: str = "") -> Info:
     totals = [{name: min(MAX_AMOUNT, ps.count * value) for name, value in ps.requests.items()} for ps in workload.pod_sets]
     shape = (workload.priority, tuple(sorted(workload.node_selector.items())),
              tuple((ps.name, ps.count, tuple(sorted(ps.requests.items()))) for ps in workload.pod_sets))
-    return Info(workload, uid, job_uid, totals, shape)
+    return Info(workload, uid, job_uid, totals, _SHAPE_IDS.setdefault(shape, len(_SHAPE_IDS)))
 
 
 Order = tuple[int, int, str]
@@ -125,13 +131,13 @@ class Queue:
     entry."""
 
     name: str
-    shapes: dict[tuple, _Shape] = field(default_factory=dict)
+    shapes: dict[int, _Shape] = field(default_factory=dict)
     by_index: list[_Shape] = field(default_factory=list)
     shape_of: dict[str, _Shape] = field(default_factory=dict)
     tops: list[tuple[Order, str, int]] = field(default_factory=list)
     with_parked: dict[int, _Shape] = field(default_factory=dict)
     active_count: int = 0
-    bulk_moved: set[tuple] = field(default_factory=set)
+    bulk_moved: set[int] = field(default_factory=set)
     # the preemptor workload made sticky by a PendingPreemption requeue (preemptorWorkload, BestEffortFIFO)
     sticky: str | None = None
 
