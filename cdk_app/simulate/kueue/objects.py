@@ -109,6 +109,8 @@ class ClusterQueue(Node):
     # available's answers while the cohort's version is avail_at (a nomination asks the same several times)
     avail_memo: dict[FR, int] = field(init=False, default_factory=dict)
     avail_at: int = field(init=False, default=-1)
+    # available's fixed terms per flavor resource (_available_terms)
+    avail_terms: dict[FR, tuple[int, int | None]] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         for group in reversed(self.resource_groups):
@@ -159,19 +161,29 @@ def available(cq: ClusterQueue, fr: FR) -> int:
         known = memo.get(fr)
         if known is not None:
             return known
+    terms = cq.avail_terms.get(fr)
+    if terms is None:
+        terms = cq.avail_terms[fr] = _available_terms(cq, fr)
+    lq, ceiling = terms
     parent_available = parent.subtree.get(fr, 0) - parent.usage.get(fr, 0)
-    quota = cq.quotas.get(fr)
-    if quota is None:
-        value = max(0, max(0, -used) + parent_available)
-    else:
-        lq = 0 if quota.lending_limit is None else max(0, cq.subtree.get(fr, 0) - quota.lending_limit)
-        if quota.borrowing_limit is not None:
-            stored = cq.subtree.get(fr, 0) - lq
-            used_in_parent = max(0, used - lq)
-            parent_available = min(stored - used_in_parent + quota.borrowing_limit, parent_available)
-        value = max(0, max(0, lq - used) + parent_available)
+    if ceiling is not None:
+        # the borrowing limit: stored quota plus the limit, less what the queue already uses in the parent
+        parent_available = min(ceiling - max(0, used - lq), parent_available)
+    value = max(0, max(0, lq - used) + parent_available)
     memo[fr] = value
     return value
+
+
+def _available_terms(cq: ClusterQueue, fr: FR) -> tuple[int, int | None]:
+    """available()'s fixed terms: the local quota, and the stored quota plus the borrowing limit (None without a
+    limit). No quota for fr: nothing local, no limit."""
+    quota = cq.quotas.get(fr)
+    if quota is None:
+        return 0, None
+    lq = 0 if quota.lending_limit is None else max(0, cq.subtree.get(fr, 0) - quota.lending_limit)
+    if quota.borrowing_limit is None:
+        return lq, None
+    return lq, cq.subtree.get(fr, 0) - lq + quota.borrowing_limit
 
 
 def potential_available(cq: ClusterQueue, fr: FR) -> int:

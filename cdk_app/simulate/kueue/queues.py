@@ -28,9 +28,13 @@ class LastState:
     tried: list[dict[str, int]]
     generation: int
     cycle: int
+    # pending_flavors' answer once asked (by then the assignment that fills `tried` is over)
+    pending: bool | None = None
 
     def pending_flavors(self) -> bool:
-        return any(idx != -1 for per_pod_set in self.tried for idx in per_pod_set.values())
+        if self.pending is None:
+            self.pending = any(idx != -1 for per_pod_set in self.tried for idx in per_pod_set.values())
+        return self.pending
 
     def next_flavor(self, pod_set: int, resource: str) -> int:
         if pod_set >= len(self.tried):

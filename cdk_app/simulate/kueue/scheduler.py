@@ -289,8 +289,9 @@ class KueueScheduler:
         tried = info.last.tried if info.last is not None else None
         memo = info.memo
         if memo is not None and memo.holds(cq, tried):
-            assert memo.assignment.last is not None
-            info.last = LastState(memo.assignment.last.tried, cq.generation, self.cycle)
+            last = memo.assignment.last
+            assert last is not None
+            info.last = LastState(last.tried, cq.generation, self.cycle, last.pending)
             return Entry(info, cq, memo.assignment, list(memo.targets), memo.mode, message=memo.message)
         cohort_reads = self.preemption.cohort_reads
         assigner = FlavorAssigner(info, cq, self.flavors, self.fair, self._oracle, self._hopeless, self.cycle)
