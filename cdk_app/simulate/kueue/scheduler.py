@@ -77,7 +77,10 @@ class Nomination:
                                    or (self.borrowers is not None and parent.borrowers_version != self.borrowers)):
             return False
         available = o.available
-        return all(available(cq, fr) == value for fr, value in self.reads)
+        for fr, value in self.reads:
+            if available(cq, fr) != value:
+                return False
+        return True
 
 
 class KueueScheduler:
