@@ -289,7 +289,8 @@ class KueueScheduler:
         last = info.last
         if last is not None and self.cycle - last.cycle > 1 and cq.generation > last.generation:
             info.last = None  # lastAssignmentOutdated
-        tried = info.last.tried if info.last is not None else None
+        # where the flavor scan starts: a scan state with no flavor left to try starts where no state does
+        tried = info.last.tried if info.last is not None and info.last.pending_flavors() else None
         memo = info.memo
         if memo is not None and memo.holds(cq, tried):
             last = memo.assignment.last
