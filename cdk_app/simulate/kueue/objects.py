@@ -174,6 +174,23 @@ def available(cq: ClusterQueue, fr: FR) -> int:
     return value
 
 
+def borrowing_cap(cq: ClusterQueue, fr: FR) -> int | None:
+    """When the borrowing limit is what bounds available(cq, fr) now: the cohort's unused capacity of fr (parent
+    subtree less parent usage) at or above which it still does, and available() answers the same while the
+    queue's own usage stays as it is. None when the limit does not bound it (or there is none)."""
+    parent = cq.parent
+    if parent is None:
+        return None
+    terms = cq.avail_terms.get(fr)
+    if terms is None:
+        terms = cq.avail_terms[fr] = _available_terms(cq, fr)
+    lq, ceiling = terms
+    if ceiling is None:
+        return None
+    cap = ceiling - max(0, cq.usage.get(fr, 0) - lq)
+    return cap if parent.subtree.get(fr, 0) - parent.usage.get(fr, 0) >= cap else None
+
+
 def _available_terms(cq: ClusterQueue, fr: FR) -> tuple[int, int | None]:
     """available()'s fixed terms: the local quota, and the stored quota plus the borrowing limit (None without a
     limit). No quota for fr: nothing local, no limit."""

@@ -61,7 +61,7 @@ class Nomination:
 
     tried: list[dict[str, int]] | None
     admissions: int
-    reads: tuple[tuple[o.FR, int], ...]
+    reads: tuple[tuple[o.FR, int, int | None], ...]
     borrowers: int | None  # the cohort's borrowers_version, when read
     cohort: int | None  # the cohort's admissions, when more of it was read
     assignment: Assignment
@@ -77,7 +77,10 @@ class Nomination:
                                    or (self.borrowers is not None and parent.borrowers_version != self.borrowers)):
             return False
         available = o.available
-        for fr, value in self.reads:
+        for fr, value, cap in self.reads:
+            if cap is not None and parent is not None and \
+                    parent.subtree.get(fr, 0) - parent.usage.get(fr, 0) >= cap:
+                continue  # the borrowing limit still bounds it: the same answer
             if available(cq, fr) != value:
                 return False
         return True
