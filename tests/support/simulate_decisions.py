@@ -25,7 +25,7 @@ SCENARIOS = {
     "classic-3000": (7, 100, 1000, 3_000, MONTH, "Any"),
     "classic-reserving": (7, 40, 300, 2_000, 10 * DAY, "LowerPriority"),
     "fair-2000": (3, 60, 500, 2_000, 10 * DAY, "Any"),
-    "fair-reserving": (3, 30, 200, 1_500, 5 * DAY, "LowerPriority"),
+    "fair-reserving": (3, 20, 120, 800, 3 * DAY, "LowerPriority"),
 }
 
 
