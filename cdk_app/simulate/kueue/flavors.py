@@ -156,6 +156,10 @@ class FlavorAssigner:
         self.deferred: list[tuple[int, o.FR, int]] = []
         # the flavor resources whose one-resource simulation the hopeless bound settled
         self.hopeless_frs: list[o.FR] = []
+        # every available() answer the assignment read, in order: with the queue's own admissions, all it read of
+        # the cohort unless the preemption bounds read more (Preemption.cohort_reads)
+        # (with objects.borrowing_cap's answer, which lets a later check skip recomputing it)
+        self.reads: list[tuple[o.FR, int, int | None]] = []
 
     def resolve(self, result: Assignment) -> None:
         """Runs the deferred preemption simulations against the snapshot assign() saw and puts their borrowing
@@ -279,6 +283,7 @@ class FlavorAssigner:
                 f"({quantity_string(resource, request)}) > maximum capacity ({quantity_string(resource, capacity)})"]
         borrow, may_reclaim = o.lowest_subtree_height(cq, fr, value)
         avail = o.available(cq, fr)
+        self.reads.append((fr, avail, o.borrowing_cap(cq, fr)))
         if value <= avail:
             return G_FIT, borrow, []
         why = [f"insufficient unused quota for {resource} in flavor {flavor}, "

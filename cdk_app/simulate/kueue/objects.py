@@ -66,6 +66,10 @@ class Node:
     subtree: dict[FR, int] = field(default_factory=dict)
     usage: dict[FR, int] = field(default_factory=dict)
     parent: Node | None = None
+    # bumped when a workload of the node (of a Cohort: of any member) is admitted or released - the committed
+    # changes: a cycle's nominations read the snapshot before the cycle edits it, so the same count there means
+    # the same usage, the same per-priority sums, the same borrowers (the scheduler's nomination reuse)
+    admissions: int = 0
 
     def local_quota(self, fr: FR) -> int:
         # resourceNode.localQuota: what the lending limit keeps out of the parent's reach
@@ -105,6 +109,8 @@ class ClusterQueue(Node):
     # available's answers while the cohort's version is avail_at (a nomination asks the same several times)
     avail_memo: dict[FR, int] = field(init=False, default_factory=dict)
     avail_at: int = field(init=False, default=-1)
+    # available's fixed terms per flavor resource (_available_terms)
+    avail_terms: dict[FR, tuple[int, int | None]] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         for group in reversed(self.resource_groups):
@@ -129,6 +135,8 @@ class Cohort(Node):
     borrowed_by_priority: dict[FR, dict[FR, dict[int, int]]] = field(default_factory=dict)
     # bumped on every usage change of the cohort or a member (what keeps ClusterQueue.avail_memo valid)
     version: int = 0
+    # bumped whenever a member joins or leaves the borrowers of a flavor resource
+    borrowers_version: int = 0
 
 
 # ---------------------------------------------------------------- quota arithmetic (resource_node.go)
@@ -153,19 +161,46 @@ def available(cq: ClusterQueue, fr: FR) -> int:
         known = memo.get(fr)
         if known is not None:
             return known
+    terms = cq.avail_terms.get(fr)
+    if terms is None:
+        terms = cq.avail_terms[fr] = _available_terms(cq, fr)
+    lq, ceiling = terms
     parent_available = parent.subtree.get(fr, 0) - parent.usage.get(fr, 0)
-    quota = cq.quotas.get(fr)
-    if quota is None:
-        value = max(0, max(0, -used) + parent_available)
-    else:
-        lq = 0 if quota.lending_limit is None else max(0, cq.subtree.get(fr, 0) - quota.lending_limit)
-        if quota.borrowing_limit is not None:
-            stored = cq.subtree.get(fr, 0) - lq
-            used_in_parent = max(0, used - lq)
-            parent_available = min(stored - used_in_parent + quota.borrowing_limit, parent_available)
-        value = max(0, max(0, lq - used) + parent_available)
+    if ceiling is not None:
+        # the borrowing limit: stored quota plus the limit, less what the queue already uses in the parent
+        parent_available = min(ceiling - max(0, used - lq), parent_available)
+    value = max(0, max(0, lq - used) + parent_available)
     memo[fr] = value
     return value
+
+
+def borrowing_cap(cq: ClusterQueue, fr: FR) -> int | None:
+    """When the borrowing limit is what bounds available(cq, fr) now: the cohort's unused capacity of fr (parent
+    subtree less parent usage) at or above which it still does, and available() answers the same while the
+    queue's own usage stays as it is. None when the limit does not bound it (or there is none)."""
+    parent = cq.parent
+    if parent is None:
+        return None
+    terms = cq.avail_terms.get(fr)
+    if terms is None:
+        terms = cq.avail_terms[fr] = _available_terms(cq, fr)
+    lq, ceiling = terms
+    if ceiling is None:
+        return None
+    cap = ceiling - max(0, cq.usage.get(fr, 0) - lq)
+    return cap if parent.subtree.get(fr, 0) - parent.usage.get(fr, 0) >= cap else None
+
+
+def _available_terms(cq: ClusterQueue, fr: FR) -> tuple[int, int | None]:
+    """available()'s fixed terms: the local quota, and the stored quota plus the borrowing limit (None without a
+    limit). No quota for fr: nothing local, no limit."""
+    quota = cq.quotas.get(fr)
+    if quota is None:
+        return 0, None
+    lq = 0 if quota.lending_limit is None else max(0, cq.subtree.get(fr, 0) - quota.lending_limit)
+    if quota.borrowing_limit is None:
+        return lq, None
+    return lq, cq.subtree.get(fr, 0) - lq + quota.borrowing_limit
 
 
 def potential_available(cq: ClusterQueue, fr: FR) -> int:
@@ -223,6 +258,7 @@ def _track(cohort: Cohort, cq: ClusterQueue, fr: FR, used: int) -> None:
     borrowing = used > (quota.nominal if quota else 0)
     if borrowing == (cq.name in members):
         return
+    cohort.borrowers_version += 1
     if borrowing:
         members.add(cq.name)
         cq.borrowing_on.add(fr)

@@ -73,6 +73,10 @@ class Preemption:
         self.by_fr: dict[str, dict[o.FR, dict[str, Admitted]]] = {name: {} for name in cluster_queues}
         self.strategies = [_STRATEGIES[s] for s in strategies] or [_STRATEGIES["LessThanOrEqualToFinalShare"],
                                                                    _STRATEGIES["LessThanInitialShare"]]
+        # how many times a bound or a search read more than the preemptor's own ClusterQueue and available
+        # capacity (other queues' usage, the cohort's borrowers): a nomination that did not may be reused
+        # while its queue's admissions and those capacities stay the same (scheduler._nominate)
+        self.cohort_reads = 0
 
     def admitted_changed(self, w: Admitted, present: bool) -> None:
         """Keeps the indexes the bounds read: the ClusterQueue's per-priority usage, and its cohort's sum of it
@@ -195,11 +199,15 @@ class Preemption:
         quota = cq.quotas.get(fr)
         nominal = quota.nominal if quota else 0
         advantage = nominal >= used + value
-        if not (advantage or fair) and value <= room:
-            return False  # borrowing_hopeless is false whatever the others' candidates
+        if not (advantage or fair):
+            if value <= room:
+                return False  # borrowing_hopeless is false whatever the others' candidates
+            if nominal < used - own + value:
+                return True  # both terms hold without the others' candidates (the last line's third term)
         others = 0
         cohort, policy = cq.parent, cq.reclaim_within_cohort
         if cohort is not None and policy != o.NEVER:
+            self.cohort_reads += 1
             borrowers = cohort.borrowers.get(fr, set())
             mine = cq.name in borrowers
             if len(borrowers) > mine:
@@ -253,6 +261,7 @@ class Preemption:
     # ------------------------------------------------------------ entry points
 
     def targets(self, p: Preemptor) -> list[Target]:
+        self.cohort_reads += 1
         return self._fair(p) if self.fair else self._classical(p)
 
     def simulate(self, p: Preemptor, fr: o.FR, value: int) -> tuple[int, int]:

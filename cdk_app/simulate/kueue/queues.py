@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass, field
+from typing import Any
 
 from cdk_app.simulate.kueue.api import Workload
 from cdk_app.simulate.kueue.objects import MAX_AMOUNT
@@ -27,9 +28,13 @@ class LastState:
     tried: list[dict[str, int]]
     generation: int
     cycle: int
+    # pending_flavors' answer once asked (by then the assignment that fills `tried` is over)
+    pending: bool | None = None
 
     def pending_flavors(self) -> bool:
-        return any(idx != -1 for per_pod_set in self.tried for idx in per_pod_set.values())
+        if self.pending is None:
+            self.pending = any(idx != -1 for per_pod_set in self.tried for idx in per_pod_set.values())
+        return self.pending
 
     def next_flavor(self, pod_set: int, resource: str) -> int:
         if pod_set >= len(self.tried):
@@ -47,11 +52,14 @@ class Info:
     job_uid: str
     # per pod set: its resource -> total request (count x per pod)
     totals: list[dict[str, int]]
-    # the scheduling equivalence hash (workload.computeSchedulingHash): priority and pod set shapes
-    shape: tuple
+    # the scheduling equivalence hash (workload.computeSchedulingHash: priority and pod set shapes) as a small
+    # int, equal for equal shapes (see make_info)
+    shape: int
     last: LastState | None = None
     message: str = ""
     reason: str = ""
+    # the last nomination's outcome and what it read (scheduler.Nomination), reused while that holds
+    memo: Any = None
 
     @property
     def key(self) -> str:
@@ -62,11 +70,16 @@ class Info:
         return (-self.workload.priority, self.workload.created, self.uid)
 
 
+# Each shape tuple numbered once: the queues look a shape up at every push and park, and a nested tuple would be
+# hashed anew each time.
+_SHAPE_IDS: dict[tuple, int] = {}
+
+
 def make_info(workload: Workload, uid: str, job_uid: str = "") -> Info:
     totals = [{name: min(MAX_AMOUNT, ps.count * value) for name, value in ps.requests.items()} for ps in workload.pod_sets]
     shape = (workload.priority, tuple(sorted(workload.node_selector.items())),
              tuple((ps.name, ps.count, tuple(sorted(ps.requests.items()))) for ps in workload.pod_sets))
-    return Info(workload, uid, job_uid, totals, shape)
+    return Info(workload, uid, job_uid, totals, _SHAPE_IDS.setdefault(shape, len(_SHAPE_IDS)))
 
 
 Order = tuple[int, int, str]
@@ -122,13 +135,13 @@ class Queue:
     entry."""
 
     name: str
-    shapes: dict[tuple, _Shape] = field(default_factory=dict)
+    shapes: dict[int, _Shape] = field(default_factory=dict)
     by_index: list[_Shape] = field(default_factory=list)
     shape_of: dict[str, _Shape] = field(default_factory=dict)
     tops: list[tuple[Order, str, int]] = field(default_factory=list)
     with_parked: dict[int, _Shape] = field(default_factory=dict)
     active_count: int = 0
-    bulk_moved: set[tuple] = field(default_factory=set)
+    bulk_moved: set[int] = field(default_factory=set)
     # the preemptor workload made sticky by a PendingPreemption requeue (preemptorWorkload, BestEffortFIFO)
     sticky: str | None = None
 

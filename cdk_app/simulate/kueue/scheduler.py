@@ -24,6 +24,7 @@ from cdk_app.simulate.kueue.queues import (
     PENDING_PREEMPTION,
     PREEMPTION_NO_CANDIDATES,
     Info,
+    LastState,
     Queue,
     make_info,
 )
@@ -48,6 +49,41 @@ class Entry:
     status: str = ""  # "", "skipped", "assumed"
     message: str = ""
     reserved: dict[o.FR, int] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Nomination:
+    """A nomination's outcome and everything it read of the snapshot beyond the workload, its ClusterQueue's
+    policies and quotas (fixed): the flavor scan's starting points, the ClusterQueue's admissions (its usage and
+    per-priority sums), each available() answer, and - only where a bound or search read them - the cohort's
+    borrowers or its admissions. Nominations read the snapshot as the cycle found it, which the admissions fix;
+    the same reads give the same outcome, so while they hold the outcome is reused instead of recomputed."""
+
+    tried: list[dict[str, int]] | None
+    admissions: int
+    reads: tuple[tuple[o.FR, int, int | None], ...]
+    borrowers: int | None  # the cohort's borrowers_version, when read
+    cohort: int | None  # the cohort's admissions, when more of it was read
+    assignment: Assignment
+    targets: list[Target]
+    mode: int
+    message: str
+
+    def holds(self, cq: o.ClusterQueue, tried: list[dict[str, int]] | None) -> bool:
+        if cq.admissions != self.admissions or tried != self.tried:
+            return False
+        parent = cq.parent
+        if parent is not None and ((self.cohort is not None and parent.admissions != self.cohort)
+                                   or (self.borrowers is not None and parent.borrowers_version != self.borrowers)):
+            return False
+        available = o.available
+        for fr, value, cap in self.reads:
+            if cap is not None and parent is not None and \
+                    parent.subtree.get(fr, 0) - parent.usage.get(fr, 0) >= cap:
+                continue  # the borrowing limit still bounds it: the same answer
+            if available(cq, fr) != value:
+                return False
+        return True
 
 
 class KueueScheduler:
@@ -165,13 +201,21 @@ class KueueScheduler:
         return cq
 
     def _admit(self, w: Admitted) -> None:
+        self._admissions(self.cqs[w.cluster_queue])
         o.add_usage(self.cqs[w.cluster_queue], w.usage)
         self.admitted[w.cluster_queue][w.key] = w
         self.where[w.key] = w.cluster_queue
         self.preemption.admitted_changed(w, True)
 
+    @staticmethod
+    def _admissions(cq: o.ClusterQueue) -> None:
+        cq.admissions += 1
+        if cq.parent is not None:
+            cq.parent.admissions += 1
+
     def _release(self, w: Admitted) -> None:
         cq = self.cqs[w.cluster_queue]
+        self._admissions(cq)
         o.remove_usage(cq, w.usage)
         del self.admitted[w.cluster_queue][w.key]
         del self.where[w.key]
@@ -248,20 +292,43 @@ class KueueScheduler:
         last = info.last
         if last is not None and self.cycle - last.cycle > 1 and cq.generation > last.generation:
             info.last = None  # lastAssignmentOutdated
+        # where the flavor scan starts: a scan state with no flavor left to try starts where no state does
+        tried = info.last.tried if info.last is not None and info.last.pending_flavors() else None
+        memo = info.memo
+        if memo is not None and memo.holds(cq, tried):
+            last = memo.assignment.last
+            assert last is not None
+            info.last = LastState(last.tried, cq.generation, self.cycle, last.pending)
+            return Entry(info, cq, memo.assignment, list(memo.targets), memo.mode, message=memo.message)
+        cohort_reads = self.preemption.cohort_reads
         assigner = FlavorAssigner(info, cq, self.flavors, self.fair, self._oracle, self._hopeless, self.cycle)
         assignment = assigner.assign()
         targets: list[Target] = []
         mode = assignment.mode()
+        borrowers = False
+        # no bound read past the queue's own terms: every resource it settled, it settled on those alone
+        own_terms = self.preemption.cohort_reads == cohort_reads
         if mode == PREEMPT:
             preemptor = self._preemptor(info, cq, assignment.usage, assignment.frs_need_preemption())
-            # targets() starts with the hopeless bound; a resource the bound settled alone may settle it already
-            if not any(fr in preemptor.frs and Preemption.hopeless_as(preemptor, fr) for fr in assigner.hopeless_frs):
-                targets = self.preemption.targets(preemptor)
+            # targets() starts with the hopeless bound; a resource the bound settled alone may settle it already -
+            # always when settled on the queue's own terms, which the multi-resource bound computes the same way
+            # (with a value at least as large) and which decide it whatever the other queues hold
+            settled = [fr for fr in assigner.hopeless_frs if fr in preemptor.frs]
+            if not (own_terms and settled):
+                borrowers = bool(settled)  # hopeless_as reads the cohort's borrowers
+                if not any(Preemption.hopeless_as(preemptor, fr) for fr in settled):
+                    targets = self.preemption.targets(preemptor)
             # the borrowing level orders the entries and sizes a reservation; an entry that neither preempts nor
             # reserves (_process) changes nothing wherever it is ordered, so its deferred simulations never run
             if assigner.deferred and (targets or cq.reclaim_within_cohort != o.ANY):
                 assigner.resolve(assignment)
         entry = Entry(info, cq, assignment, targets, mode, message=assignment.message())
+        parent = cq.parent
+        info.memo = Nomination(
+            tried, cq.admissions, tuple(assigner.reads),
+            parent.borrowers_version if borrowers and parent is not None else None,
+            parent.admissions if parent is not None and self.preemption.cohort_reads != cohort_reads else None,
+            assignment, list(targets), mode, entry.message)
         info.last = assignment.last
         return entry
 
