@@ -236,6 +236,11 @@ def render(answers: Answers) -> str:
                   f"      instance_type: {_scalar(group.instance_type)}",
                   f"      count: {group.count}",
                   f"      availability_zone_id: {_scalar(zones[0] if zones else '')}"]
+    # A new environment isolates GPUs at the node from its first deploy: switching later needs the GPU nodes
+    # replaced, so the model's default stays off for environments deployed before the setting existed.
+    lines += ["  # GPUs only from the device plugin: a container sees the GPUs it requests, whatever its image says",
+              "  # (docs/explanation/guardrails.md). Keep it as it is once deployed: switching replaces GPU nodes.",
+              "  lifecycle: {gpu_device_isolation: true}"]
     types = ", ".join(f"{key}: {offered_type(region, key)}" for key in GOVERNANCE_TYPES)
     lines += [
         "",

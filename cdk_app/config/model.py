@@ -332,7 +332,7 @@ class Lifecycle(KitModel):
     every CUDA image does), so a container sees only the GPUs it requested and no manifest needs to hide them.
     The HyperPod health monitoring agent, which reads the GPUs through its image's variable and on which node
     recovery depends, is given the node's GPUs the way the device plugin hands them over (a device-list mount),
-    so that it keeps them. Recommended for new environments. Off by default because switching it in a deployed
+    so that it keeps them. `hyperpod-kit init` writes it on for a new environment. Off by default because switching it in a deployed
     environment changes the chart and drops the gpu-visibility guardrail at the next deploy, but the toolkit only
     on nodes created afterwards: until the GPU nodes are replaced (aws sagemaker update-cluster-software), their
     GPU pods do not start and a GPU-less container whose image names the GPUs sees them. `plan` refuses the switch

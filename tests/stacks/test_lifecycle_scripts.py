@@ -388,12 +388,23 @@ def test_missing_helper_is_named(node):
     assert "steps/extra_packages.sh is missing (upload every file of lifecycle_scripts/)" in result.stdout
 
 
+DEV_LIFECYCLE = "  lifecycle: {gpu_device_isolation: true}\n"
+
+
+def dev_with_lifecycle(**settings: object) -> str:
+    """config/dev.yaml with `settings` in its hyperpod.lifecycle (which turns GPU isolation on)."""
+    text = (ROOT / "config" / "dev.yaml").read_text()
+    assert DEV_LIFECYCLE in text
+    merged = {"gpu_device_isolation": True, **settings}
+    flow = ", ".join(f"{k}: {str(v).lower() if isinstance(v, bool) else v}" for k, v in merged.items())
+    return text.replace(DEV_LIFECYCLE, f"  lifecycle: {{{flow}}}\n", 1)
+
+
 def test_settings_from_config_install_only_missing_packages_once(node, tmp_path):
     root = node[0]
     (root / ".packages").write_text("htop\n")
     config = tmp_path / "dev.yaml"
-    config.write_text((ROOT / "config" / "dev.yaml").read_text().replace(
-        "hyperpod:\n", "hyperpod:\n  lifecycle:\n    extra_packages: [htop, nvtop, iotop]\n", 1))
+    config.write_text(dev_with_lifecycle(extra_packages="[htop, nvtop, iotop]"))
     settings = provisioning_env(load_config(config).config)
     first = run(node, settings)
     assert first.returncode == 0, first.stdout + first.stderr
@@ -504,8 +515,7 @@ def test_gpu_device_isolation_follows_the_config(tmp_path, flag):
     node = make_node(tmp_path, "al2023", toolkit=TOOLKIT_DEFAULT)
     root = node[0]
     config = tmp_path / "dev.yaml"
-    config.write_text((ROOT / "config" / "dev.yaml").read_text().replace(
-        "hyperpod:\n", f"hyperpod:\n  lifecycle:\n    gpu_device_isolation: {str(flag).lower()}\n", 1))
+    config.write_text(dev_with_lifecycle(gpu_device_isolation=flag))
     result = run(node, provisioning_env(load_config(config).config))
     assert result.returncode == 0, result.stdout + result.stderr
     if flag:
@@ -517,16 +527,17 @@ def test_gpu_device_isolation_follows_the_config(tmp_path, flag):
         assert "GPU_DEVICE_ISOLATION=false: GPUs as the node image's toolkit hands them out" in result.stdout
 
 
-def test_gpu_device_isolation_is_off_unless_asked_for():
+def test_gpu_device_isolation_is_off_unless_asked_for_and_the_samples_ask_for_it():
     """Off by default: turning it on changes the device plugin at once but the toolkit only on new nodes, so an
-    environment deployed without it must not get it by an upgrade of the kit (config/model.py says why)."""
+    environment deployed without it must not get it by an upgrade of the kit (config/model.py says why). The
+    sample environments, like every new one `init` writes, turn it on."""
     for env in ("dev", "prod"):
         config = load_config(ROOT / "config" / f"{env}.yaml").config
-        assert "GPU_DEVICE_ISOLATION=false\n" in provisioning_env(config)
+        assert "GPU_DEVICE_ISOLATION=true\n" in provisioning_env(config)
     dev = load_config(ROOT / "config" / "dev.yaml").config
-    isolated = dev.model_copy(update={"hyperpod": dev.hyperpod.model_copy(update={
-        "lifecycle": dev.hyperpod.lifecycle.model_copy(update={"gpu_device_isolation": True})})})
-    assert "GPU_DEVICE_ISOLATION=true\n" in provisioning_env(isolated)
+    default = dev.model_copy(update={"hyperpod": dev.hyperpod.model_copy(update={
+        "lifecycle": type(dev.hyperpod.lifecycle)()})})
+    assert "GPU_DEVICE_ISOLATION=false\n" in provisioning_env(default)
 
 
 # --- seccomp RuntimeDefault through the kubelet ---------------------------------------------------------------
@@ -684,9 +695,7 @@ def test_seccomp_default_off_leaves_the_kubelet_alone(tmp_path):
 @pytest.mark.parametrize("key", ["seccomp_default", "block_pod_imds"])
 @pytest.mark.parametrize("flag", [True, False, None])
 def test_node_hardening_follows_the_config_and_is_on_by_default(tmp_path, key, flag):
-    text = (ROOT / "config" / "dev.yaml").read_text()
-    if flag is not None:
-        text = text.replace("hyperpod:\n", f"hyperpod:\n  lifecycle:\n    {key}: {str(flag).lower()}\n", 1)
+    text = dev_with_lifecycle() if flag is None else dev_with_lifecycle(**{key: flag})
     config = tmp_path / "dev.yaml"
     config.write_text(text)
     expected = "false" if flag is False else "true"

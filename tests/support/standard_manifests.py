@@ -1,8 +1,8 @@
 """Manifests written outside the kit, as a team would submit them: each labelled for its team's queue in the
 team's namespace, hostPath volumes replaced by emptyDir (that refusal is right), nothing else changed. Each
 carries the guardrails' verdict per environment: None (admitted unchanged) or the rules that refuse it with
-the one field each names. Node-level GPU isolation is off in both (the default: the health monitoring agent
-needs the image's GPU variable), so gpu-visibility applies."""
+the one field each names. Both environments isolate GPUs at the node (hyperpod.lifecycle.gpu_device_isolation),
+so no manifest has to hide the GPUs of a GPU-less container (no gpu-visibility rule there)."""
 
 from __future__ import annotations
 
@@ -109,8 +109,7 @@ TEAMS = {"dev": ("john", None), "prod": ("research-nlp", "training-priority")}
 
 STANDARD = [
     Standard("seed-etcd-service", SEED_SOURCE, ETCD_SERVICE, {}),
-    Standard("seed-etcd-deployment", SEED_SOURCE, ETCD_DEPLOYMENT,
-             {env: {"gpu-visibility": "spec.template.spec.containers[etcd].env"} for env in TEAMS}),
+    Standard("seed-etcd-deployment", SEED_SOURCE, ETCD_DEPLOYMENT, {}),
     Standard("seed-fsdp-pytorchjob", SEED_SOURCE, FSDP_PYTORCHJOB,
              {env: {"clean-pod-policy": "spec.runPolicy.cleanPodPolicy"} for env in TEAMS}),
     Standard("device-plugin-gpu-job", GPU_JOB_SOURCE, GPU_JOB, {}),

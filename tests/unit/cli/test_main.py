@@ -318,13 +318,13 @@ def test_findings_that_follow_from_a_typo_are_held_back_in_table_and_json(tmp_pa
     assert "lower the quotas" not in table.output
     held = next(line for line in table.output.splitlines() if line.startswith("held back:"))
     # What is held, what it rests on (the typo's line and key) and what to do.
-    assert held.startswith("held back: 2 finding(s) (HPK501 at lines 70, 82) that may only follow from the error(s) "
+    assert held.startswith("held back: 2 finding(s) (HPK501 at lines 73, 85) that may only follow from the error(s) "
                            "at line 28 (hyperpod.instance_groups[0].instance_type); a group's capacity is unknown")
     assert held.endswith("fix those first and validate again to see them")
     assert "invalid: 1 error(s), 1 warning(s)" in table.output
     doc = json.loads(invoke("validate", str(typo), "--format", "json").output)
     assert [e["code"] for e in doc["errors"]] == ["HPK201"]
-    assert [(f["code"], f["line"]) for f in doc["held_back"]] == [("HPK501", 70), ("HPK501", 82)]
+    assert [(f["code"], f["line"]) for f in doc["held_back"]] == [("HPK501", 73), ("HPK501", 85)]
     assert doc["held_back_because"] == [{"file": str(typo), "path": "hyperpod.instance_groups[0].instance_type"}]
 
 
@@ -338,7 +338,7 @@ def test_quotas_over_capacity_whatever_a_typod_group_type_means_show_in_the_same
     over.write_text(text.replace("- instance_type: ml.g5.12xlarge\n        count: 3",
                                  "- instance_type: ml.g5.12xlarge\n        count: 5"))
     doc = json.loads(invoke("validate", str(over), "--format", "json").output)
-    assert [(e["code"], e["line"]) for e in doc["errors"]] == [("HPK201", 28), ("HPK501", 70), ("HPK501", 82)]
+    assert [(e["code"], e["line"]) for e in doc["errors"]] == [("HPK201", 28), ("HPK501", 73), ("HPK501", 85)]
     assert doc["held_back"] == [] and doc["held_back_because"] == []
     assert "lower the quotas by at least 2 instances" in doc["errors"][1]["hint"]
     assert "even if group(s) gpu-workers" in doc["errors"][1]["message"]

@@ -124,12 +124,19 @@ def test_auto_resume_on_an_elastic_pytorchjob():
         "sagemaker.amazonaws.com/node-health-status"] == "Schedulable"
 
 
+def without_gpu_isolation(config):
+    lifecycle = config.hyperpod.lifecycle.model_copy(update={"gpu_device_isolation": False})
+    return config.model_copy(update={"hyperpod": config.hyperpod.model_copy(update={"lifecycle": lifecycle})})
+
+
+@pytest.mark.parametrize("isolating", [True, False], ids=["isolating-nodes", "nodes-without-isolation"])
 @pytest.mark.parametrize("kind", ["pytorchjob", "mpijob", "job"])
-def test_env_volumes_shm_cpu_and_memory_reach_every_container(kind):
+def test_env_volumes_shm_cpu_and_memory_reach_every_container(kind, isolating):
     request = dataclasses.replace(JOHN, kind=kind, env=(("NCCL_DEBUG", "INFO"),),
                                   volumes=(Volume("fsx-claim", "/fsx"), Volume("datasets", "/data", True)),
                                   shm="64Gi", cpu="40", memory="160Gi")
-    job = render(DEV, request)
+    assert DEV.hyperpod.lifecycle.gpu_device_isolation  # config/dev.yaml isolates GPUs at the node
+    job = render(DEV if isolating else without_gpu_isolation(DEV), request)
     validate([job])
     for spec in pod_specs(job).values():
         # pvc-2: john's own file system (config/dev.yaml storage), mounted by default.
@@ -139,8 +146,9 @@ def test_env_volumes_shm_cpu_and_memory_reach_every_container(kind):
                                    {"name": "shm", "emptyDir": {"medium": "Memory", "sizeLimit": "64Gi"}}]
         [container] = spec["containers"]
         has_gpus = "nvidia.com/gpu" in container["resources"].get("limits", {})
+        # Where nodes do not isolate GPUs, a GPU-less container hides its image's (the gpu-visibility guardrail).
         assert container["env"] == [{"name": "NCCL_DEBUG", "value": "INFO"},
-                                    *(map(dict, GPU_FEATURES_OFF_ENV) if has_gpus else [HIDE_GPUS_ENV])]
+                                    *(map(dict, GPU_FEATURES_OFF_ENV) if has_gpus else [] if isolating else [HIDE_GPUS_ENV])]
         assert container["volumeMounts"] == [{"name": "pvc-0", "mountPath": "/fsx"},
                                              {"name": "pvc-1", "mountPath": "/data", "readOnly": True},
                                              {"name": "pvc-2", "mountPath": "/checkpoints"},

@@ -15,6 +15,7 @@ import jsonschema
 import kubernetes_validate
 import pytest
 import yaml
+from support.case_configs import UNISOLATED, case_config
 from support.crd_schemas import (
     MPIJOB_SCHEMA,
     PORT_PROTOCOLS,
@@ -312,18 +313,21 @@ def test_every_rendered_manifest_passes_its_schema(kind, instance_type, topology
 
 
 @pytest.mark.synth
+@pytest.mark.parametrize("env", ["prod", UNISOLATED])
 @pytest.mark.parametrize("kind", ["pytorchjob", "mpijob", "job"])
 @pytest.mark.parametrize("instance_type", ["ml.p5.48xlarge", "ml.m7i.4xlarge"])
-def test_every_container_without_gpus_hides_them_and_the_guardrails_admit_the_job(kind, instance_type):
-    """A container that gets no GPU from the device plugin sets NVIDIA_VISIBLE_DEVICES=void (else its CUDA
-    image's `all` gives it every GPU of the node); the synthesized admission policies, run by a CEL evaluator,
-    admit what `job` writes (gpu-visibility and every other rule)."""
+def test_every_container_without_gpus_hides_them_and_the_guardrails_admit_the_job(kind, instance_type, env):
+    """Where the nodes do not isolate GPUs (UNISOLATED), a container that gets no GPU from the device plugin sets
+    NVIDIA_VISIBLE_DEVICES=void (else its CUDA image's `all` gives it every GPU of the node); where they do
+    (prod), nothing needs hiding. Either way the synthesized admission policies, run by a CEL evaluator, admit
+    what `job` writes (gpu-visibility and every other rule)."""
     from support.cel_admission import admit
 
     from cdk_app.kubernetes.guardrails import guardrail_manifests
+    config = case_config(env)
     request = dataclasses.replace(BASE, kind=kind, instance_type=instance_type, topology=None, efa_per_node=0,
                                   auto_resume=False, nodes=1, **CPU_ONLY_JOB if instance_type == "ml.m7i.4xlarge" else {})
-    manifest = render(PROD, request)
+    manifest = render(config, request)
     specs = {"job": lambda m: [m["spec"]["template"]],
              "mpijob": lambda m: [s["template"] for s in m["spec"]["mpiReplicaSpecs"].values()],
              "pytorchjob": lambda m: [s["template"] for s in m["spec"]["pytorchReplicaSpecs"].values()]}[kind](manifest)
@@ -331,14 +335,15 @@ def test_every_container_without_gpus_hides_them_and_the_guardrails_admit_the_jo
     for container in containers:
         gpus = container.get("resources", {}).get("limits", {}).get("nvidia.com/gpu", 0)
         hidden = [e for e in container.get("env", []) if e["name"] == "NVIDIA_VISIBLE_DEVICES"]
-        assert hidden == ([] if gpus else [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"}]), container
+        hides = not gpus and not config.hyperpod.lifecycle.gpu_device_isolation
+        assert hidden == ([{"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"}] if hides else []), container
     group_version, _, version = manifest["apiVersion"].rpartition("/")
     resource = {"Job": "jobs", "MPIJob": "mpijobs", "PyTorchJob": "pytorchjobs"}[manifest["kind"]]
     review = {"kind": {"group": group_version, "version": version, "kind": manifest["kind"]},
               "resource": {"group": group_version, "version": version, "resource": resource}, "subResource": "",
               "name": manifest["metadata"]["name"], "namespace": manifest["metadata"]["namespace"],
               "operation": "CREATE", "userInfo": {"username": "alice", "groups": []}, "dryRun": False}
-    verdict = admit(guardrail_manifests(PROD), review, manifest, None)
+    verdict = admit(guardrail_manifests(config), review, manifest, None)
     assert verdict.allowed and not verdict.errors, verdict
 
 

@@ -43,7 +43,8 @@ EDITS = {
     "first_admin_removed": BASE.replace("    - arn:aws:iam::444455556666:role/PlatformAdmin\n", ""),
     "quota_type_flip": BASE.replace("compute_quota: native", "compute_quota: api"),
     "team_rename": BASE.replace("- name: research-nlp", "- name: research-language"),
-    "isolation_on": BASE.replace("\nhyperpod:\n", "\nhyperpod:\n  lifecycle:\n    gpu_device_isolation: true\n", 1),
+    # prod turns GPU isolation on (config/prod.yaml); this is the environment deployed before it did.
+    "isolation_off": BASE.replace("lifecycle: {gpu_device_isolation: true}", "lifecycle: {gpu_device_isolation: false}"),
 }
 
 
@@ -668,7 +669,7 @@ def test_against_account_without_credentials_exits_2_with_the_fix(synths, monkey
 
 
 @pytest.mark.synth
-@pytest.mark.parametrize("before,after,switched", [("base", "isolation_on", "on"), ("isolation_on", "base", "off")])
+@pytest.mark.parametrize("before,after,switched", [("isolation_off", "base", "on"), ("base", "isolation_off", "off")])
 def test_switching_gpu_isolation_in_a_deployed_environment_is_refused_until_named(synths, before, after, switched):
     """The chart's device plugin changes at the deploy, the nodes' toolkit only on nodes created afterwards:
     until the GPU nodes are replaced the two disagree (GPU pods fail, or a GPU-less container sees every GPU

@@ -28,7 +28,7 @@ from support.admission_cases import (
     with_label,
     workload,
 )
-from support.case_configs import TAINTED
+from support.case_configs import TAINTED, UNISOLATED
 from support.cel_admission import (
     labels,
 )
@@ -76,7 +76,7 @@ def test_the_matrix_is_large_and_refuses_every_rule(synthesized):
     assert len(CASES) >= 40
     refused = {rule for case in CASES for rule in case.refused}
     names = {re.match(r"hyperpod-kit guardrail ([a-z-]+):", v["message"]).group(1)
-             for env in ("prod", TAINTED) for m in synthesized[env] if m["kind"] == "ValidatingAdmissionPolicy"
+             for env in ("prod", TAINTED, UNISOLATED) for m in synthesized[env] if m["kind"] == "ValidatingAdmissionPolicy"
              for v in m["spec"]["validations"]}
     assert refused == names
     kinds = {case.obj["kind"] for case in CASES}
