@@ -265,7 +265,7 @@ def test_a_tainted_system_group_is_neither_lent_nor_in_the_node_pools_fixed_part
     report = check_file(RED_TEAM / "n_sys_auto.yaml")
     john = next(r for r in report.reach if r.team == "john" and r.instance_type == "ml.g5.12xlarge")
     assert (john.quota.count, john.reach.count) == (4, 4)
-    assert node_pool_limits(load_config(RED_TEAM / "n_sys_auto.yaml").config)["nvidia.com/gpu"] == "16"
+    assert node_pool_limits(load_config(RED_TEAM / "n_sys_auto.yaml").config)["ml.g5.12xlarge"]["nvidia.com/gpu"] == "16"
 
 
 PARTITIONED = HEAD + """hyperpod:
