@@ -14,7 +14,9 @@ import json
 from typing import Any
 
 from cdk_app.cli.plan.model import Hazard, template_resources
-from hyperpod_constructs.helm_release_handler.manifest_policy import AUTOSCALING_SET
+from cdk_app.domain.autoscaling import MEMORY
+from cdk_app.domain.instance_types import CATALOGUE
+from hyperpod_constructs.helm_release_handler.manifest_policy import AUTOSCALING_NAME, AUTOSCALING_SET
 
 
 def _pools(template: dict[str, Any]) -> dict[str, tuple[str, dict[str, Any]]]:
@@ -38,8 +40,14 @@ def _pools(template: dict[str, Any]) -> dict[str, tuple[str, dict[str, Any]]]:
     return pools
 
 
-def _limits_text(limits: dict[str, Any]) -> str:
-    return ", ".join(f"{name} {amount}" for name, amount in sorted(limits.items())) or "none"
+def _limits_text(name: str, limits: dict[str, Any]) -> str:
+    """The limits as written, and the whole nodes of the pool's type their memory allows (the kit's pools are named
+    after their type)."""
+    written = ", ".join(f"{resource} {amount}" for resource, amount in sorted(limits.items())) or "none"
+    spec = CATALOGUE.get(name.removeprefix(f"{AUTOSCALING_NAME}-"))
+    if spec is None or MEMORY not in limits:
+        return written
+    return f"{int(_number(limits[MEMORY]) // (spec.memory_gib * 1024))} x {spec.name} ({written})"
 
 
 def node_pool_hazards(before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]]) -> list[Hazard]:
@@ -57,11 +65,11 @@ def node_pool_hazards(before: dict[str, dict[str, Any]], after: dict[str, dict[s
                                                     "running on them"))
             elif name not in old:
                 hazards.append(Hazard(stack, where, f"Karpenter NodePool {name} added: it may launch nodes up to "
-                                                    f"{_limits_text(limits)} as pods wait for them", refuse=False))
+                                                    f"{_limits_text(name, limits)} as pods wait for them", refuse=False))
             elif old[name][1] != limits:
                 lowered = any(_number(limits.get(k)) < _number(v) for k, v in old[name][1].items())
-                hazards.append(Hazard(stack, where, f"Karpenter NodePool {name}: limits {_limits_text(old[name][1])} -> "
-                                                    f"{_limits_text(limits)}" + (
+                hazards.append(Hazard(stack, where, f"Karpenter NodePool {name}: limits {_limits_text(name, old[name][1])} -> "
+                                                    f"{_limits_text(name, limits)}" + (
                                                         ": a lowered limit removes no running node; Karpenter launches "
                                                         "none past it" if lowered else ""), refuse=False))
     return hazards

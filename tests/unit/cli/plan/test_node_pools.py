@@ -43,15 +43,17 @@ def test_another_types_pool_is_added_beside_the_kept_one(write_config):
     hazards = node_pool_hazards({STACK: before}, {STACK: after})
     # dev's quotas hold no g5.24xlarge: the new pool may launch nothing, and the g5.12xlarge one is left as it was.
     assert [(h.name, h.refuse) for h in hazards] == [(f"Autoscaling/hyperpod-kit-autoscaling-{G5_24}", False)]
-    assert "added: it may launch nodes up to memory 0Mi, nvidia.com/gpu 0" in hazards[0].text
+    assert "added: it may launch nodes up to 0 x ml.g5.24xlarge (memory 0Mi, nvidia.com/gpu 0)" in hazards[0].text
 
 
 def test_lowered_limits_are_said_with_what_they_do_to_running_nodes(write_config):
-    # dev's teams may use 2 g5 nodes past the fixed 4 (john's 50 % borrow limit); the group's max_count caps it.
+    # dev's teams hold the fixed 4 g5 and may borrow 2.5 more of the autoscaled ones (john 50 % of 3, smith 100 % of
+    # 1): 3 whole nodes past the fixed 4; a max_count of 1 caps it.
     before = template(write_config, ("a", G5, 4))
     after = template(write_config, ("a", G5, 1))
     [hazard] = node_pool_hazards({STACK: before}, {STACK: after})
     assert not hazard.refuse
+    assert "limits 3 x ml.g5.12xlarge (memory 589824Mi, nvidia.com/gpu 12) -> 1 x ml.g5.12xlarge" in hazard.text
     assert "a lowered limit removes no running node; Karpenter launches none past it" in hazard.text
 
 
