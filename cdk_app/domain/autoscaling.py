@@ -61,11 +61,14 @@ def node_ceiling(config: KitConfig) -> dict[str, int]:
 def node_demand(config: KitConfig) -> dict[str, int]:
     """Per known autoscaled instance type, the whole nodes of it Kueue may admit work for (reach.admissible) beyond
     the fixed On-Demand single-type groups of the type: what the autoscaled groups must be able to give."""
+    types = node_ceiling(config)
+    if not types:  # nothing to scale (a Batch-only environment has no groups to read)
+        return {}
     usable = admissible(config)
     given = groups_capacity(group for group in on_demand_groups(config)
                             if group.max_count is None and not group.fallback_instance_types)
     return {itype: instances_needed(itype, usable.get(itype, Resources()) - given.get(itype, Resources()))
-            for itype in node_ceiling(config)}
+            for itype in types}
 
 
 def node_pool_limits(config: KitConfig) -> dict[str, dict[str, str]]:
