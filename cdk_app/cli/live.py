@@ -266,7 +266,7 @@ def compare(config: KitConfig, source: Any, state: LiveState) -> LiveResult:
                 add(live_finding(source, "HPK602", Severity.WARNING, ("hyperpod", "instance_groups", index, "max_count"),
                                  f"autoscaled instance group '{group.name}' has {current} instances live, above its "
                                  f"max_count {group.max_count}",
-                                 "deploy (the NodePool's limits follow max_count), or raise max_count"))
+                                 "deploy (the NodePools' limits follow max_count), or raise max_count"))
         elif current != group.count:
             add(live_finding(source, "HPK602", Severity.WARNING, ("hyperpod", "instance_groups", index, "count"),
                          f"instance group '{group.name}' has {current} instances live, the config says {group.count}",

@@ -546,9 +546,9 @@ def plan(config_path: Path, ref: str | None, baseline: Path | None, against_acco
         except planning.PlanInputError as err:
             click.echo(f"plan: {err}", err=True)
             sys.exit(2)
-    from cdk_app.domain.capacity import quota_backing
+    from cdk_app.domain.capacity import spot_backing
 
-    result = planning.compare(before, after, label, protection, quota_backing(config))
+    result = planning.compare(before, after, label, protection, spot_backing(config))
     unknown = sorted(set(allowed) - result.names())
     if output_format == "json":
         click.echo(json.dumps({**result.to_json(allowed), "allow_replace_unmatched": unknown}, indent=2))

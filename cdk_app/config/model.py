@@ -363,8 +363,9 @@ class HyperPod(KitModel):
     """Optional steps of the lifecycle scripts every node runs when it is created or replaced."""
     autoscaling: Bool = False
     """HyperPod's managed Karpenter (AutoScaling Mode Enable): the kit creates the cluster role it acts as and a
-    HyperpodNodeClass and NodePool over the instance groups with max_count, the NodePool limited to what the
-    teams' quotas can use. Needs node_recovery Automatic and the chart's health monitoring agent."""
+    HyperpodNodeClass over the instance groups with max_count and a NodePool per instance type they run, each
+    limited to what the teams' queues may admit on its type. Needs node_recovery Automatic and the chart's health
+    monitoring agent; the system instance group cannot be autoscaled."""
     system_instance_group: Str | None = None
     """Instance group (by name) of the administrators' system nodes: the chart's training operator and MPI
     operator, which may create pods and read Secrets in every namespace, run only there (a node selector of the

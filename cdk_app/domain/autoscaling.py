@@ -1,13 +1,16 @@
-"""HyperPod's managed Karpenter: which instance groups it scales, and how far its NodePool may grow - the one rule
-the NodePool the kit writes (cdk_app/kubernetes/autoscaling.py), the validator and the capacity tables follow.
+"""HyperPod's managed Karpenter: which instance groups it scales, and how far each of its NodePools may grow - the one
+rule the NodePools the kit writes (cdk_app/kubernetes/autoscaling.py), the validator and the capacity tables follow.
 
-The NodePool's limits are what the enabled allocations (teams and the shared pool, cdk_app/domain/reach.py's
-`allocated`) hold on the autoscaled groups' types beyond what the fixed groups already give, and never more than
-the autoscaled groups' max_count allow. So autoscaling never holds a team below its quota for want of a limit
-(every allocation can run at once), nor grows past what the quotas can use: Kueue admits no more than the
-allocations on a type hold together, borrowing included. Karpenter compares its limits with the capacity of the
-nodes it launched ("Limits define a set of bounds for provisioning capacity", karpenter.sh/v1 NodePool CRD) and
-may overshoot them by the node it launches last.
+One NodePool per autoscaled instance type: Karpenter's limits bound a NodePool's nodes per resource ("Limits define
+a set of bounds for provisioning capacity", karpenter.sh/v1 NodePool CRD), not per instance type, so one pool over
+several types would let a borrower's node of one type use up the limit another team's quota on another type needs
+(Kueue admits per flavor and never preempts across them). Each pool's limit is what Kueue may admit on its type at
+once (reach.admissible: the allocations, and the unallocated capacity - autoscaled max_count included - as far as
+the borrowers may take it) beyond what the fixed On-Demand single-type groups of the type give, in whole nodes,
+capped by the autoscaled groups' max_count. A fixed Spot group counts as giving nothing (EC2 may take it back:
+capacity.on_demand_groups), nor does a fixed flexible group (it may come up as another of its types): the
+autoscaled groups make up for both. So a job validate's reach, `job` and `simulate` admit gets its nodes, and no
+pool grows past what Kueue can admit. Karpenter may overshoot a limit by the node it launches last.
 
 Two resources carry the limits: memory and each accelerator. vCPU does not: a group with threads_per_core 1 has
 half its vCPU as node capacity, so a vCPU limit would let twice the nodes in.
@@ -16,28 +19,20 @@ half its vCPU as node capacity, so a vCPU limit would let twice the nodes in.
 from __future__ import annotations
 
 import math
-from fractions import Fraction
-from itertools import product
 
 from cdk_app.config.model import InstanceGroup, KitConfig
 from cdk_app.domain.capacity import (
     Resources,
-    as_type,
-    capacity_of,
-    group_maximum,
     group_types,
     groups_capacity,
     instances_needed,
+    on_demand_groups,
     per_instances,
-    team_groups,
 )
 from cdk_app.domain.instance_types import ACCELERATOR_RESOURCES, CATALOGUE
-from cdk_app.domain.reach import allocated
+from cdk_app.domain.reach import admissible
 
 MEMORY = "memory"
-# The most cases of which type each fixed flexible group came up as that quota_demand weighs (4 groups of 5
-# types; 100 groups of 2 types would be 2**100).
-MAX_PLACEMENTS = 1024
 
 
 def autoscaled_groups(config: KitConfig) -> tuple[InstanceGroup, ...]:
@@ -52,63 +47,41 @@ def autoscaled_types(config: KitConfig) -> tuple[str, ...]:
     return tuple(dict.fromkeys(itype for group in autoscaled_groups(config) for itype in group_types(group)))
 
 
-def _by_resource(amounts: dict[str, Resources]) -> dict[str, Fraction]:
-    """Per Kubernetes resource (memory in GiB, each accelerator resource), the amounts of known types summed."""
-    total: dict[str, Fraction] = {}
-    for itype, amount in amounts.items():
-        spec = CATALOGUE[itype]
-        total[MEMORY] = total.get(MEMORY, Fraction(0)) + Fraction(amount.memory_gib)
-        if spec.accelerator_kind is not None:
-            name = ACCELERATOR_RESOURCES[spec.accelerator_kind]
-            total[name] = total.get(name, Fraction(0)) + Fraction(amount.accelerators)
-    return total
-
-
-def quota_demand(config: KitConfig) -> dict[str, Fraction]:
-    """Per Kubernetes resource, the whole instances' worth the allocations hold on the autoscaled types beyond
-    the fixed groups' capacity of each type: what the autoscaled groups must be able to give. A fixed flexible
-    group is one of its types at a time (HyperPod picks the type EC2 has): it counts once, as the type that
-    leaves the autoscaled groups the most to give, per resource - so the limit holds the quotas whichever type
-    it came up as. Past MAX_PLACEMENTS cases the flexible groups count as giving none (a limit never lower)."""
-    types = set(autoscaled_types(config)) & set(CATALOGUE)
-    fixed = [group for group in team_groups(config) if group.max_count is None]
-    single = tuple(group for group in fixed if not group.fallback_instance_types)
-    # Only the type matters where it is an autoscaled one; any other type leaves the autoscaled ones all to give.
-    flexible = [(group, tuple(dict.fromkeys(t if t in types else None for t in group_types(group))))
-                for group in fixed if group.fallback_instance_types and group_maximum(group)]
-    flexible = [(group, options) for group, options in flexible if options != (None,)]
-    cases = math.prod(len(options) for _, options in flexible)
-    placements = product(*(options for _, options in flexible)) if cases <= MAX_PLACEMENTS else [()]
-    held = allocated(config)
-    demand: dict[str, Fraction] = {}
-    for placement in placements:
-        placed = [as_type(group, itype) for (group, _), itype in zip(flexible, placement, strict=False) if itype]
-        given = groups_capacity((*single, *placed))
-        beyond = {itype: per_instances(CATALOGUE[itype], instances_needed(
-            itype, held.get(itype, Resources()) - given.get(itype, Resources()))) for itype in types}
-        for name, amount in _by_resource(beyond).items():
-            demand[name] = max(demand.get(name, Fraction(0)), amount)
-    return demand
-
-
-def group_ceiling(config: KitConfig) -> dict[str, Fraction]:
-    """Per Kubernetes resource, the most the autoscaled groups may hold: each group's max_count of the largest
-    of its types in that resource."""
-    ceiling: dict[str, Fraction] = {}
+def node_ceiling(config: KitConfig) -> dict[str, int]:
+    """Per known autoscaled instance type, the most nodes of it the autoscaled groups may hold: the max_count of
+    every autoscaled group that may run it (a flexible one may come up as any of its types)."""
+    ceiling: dict[str, int] = {}
     for group in autoscaled_groups(config):
-        per_type = [_by_resource(capacity_of([(itype, group.max_count)])) for itype in group_types(group)]
-        for name in {name for amounts in per_type for name in amounts}:
-            ceiling[name] = ceiling.get(name, Fraction(0)) + max(amounts.get(name, Fraction(0)) for amounts in per_type)
+        for itype in group_types(group):
+            if itype in CATALOGUE:
+                ceiling[itype] = ceiling.get(itype, 0) + group.max_count
     return ceiling
 
 
-def node_pool_limits(config: KitConfig) -> dict[str, str]:
-    """The NodePool's spec.limits: per resource, the quotas' demand capped by the groups' ceiling, as Kubernetes
-    quantities (memory rounded up to whole MiB, accelerators up to whole devices: never below the demand). A
-    resource the quotas do not need gets a limit of 0, so Karpenter launches no node that carries it."""
-    demand, ceiling = quota_demand(config), group_ceiling(config)
-    limits: dict[str, str] = {}
-    for name in sorted(ceiling):
-        amount = min(demand.get(name, Fraction(0)), ceiling[name])
-        limits[name] = f"{math.ceil(amount * 1024)}Mi" if name == MEMORY else str(math.ceil(amount))
+def node_demand(config: KitConfig) -> dict[str, int]:
+    """Per known autoscaled instance type, the whole nodes of it Kueue may admit work for (reach.admissible) beyond
+    the fixed On-Demand single-type groups of the type: what the autoscaled groups must be able to give."""
+    types = node_ceiling(config)
+    if not types:  # nothing to scale (a Batch-only environment has no groups to read)
+        return {}
+    usable = admissible(config)
+    given = groups_capacity(group for group in on_demand_groups(config)
+                            if group.max_count is None and not group.fallback_instance_types)
+    return {itype: instances_needed(itype, usable.get(itype, Resources()) - given.get(itype, Resources()))
+            for itype in types}
+
+
+def node_pool_limits(config: KitConfig) -> dict[str, dict[str, str]]:
+    """Per known autoscaled instance type (in config order), its NodePool's spec.limits: the demand's nodes capped
+    by the ceiling, as Kubernetes quantities of memory (whole MiB) and the type's accelerators. A type no
+    allocation can use gets limits of 0, so Karpenter launches no node of it."""
+    demand, ceiling = node_demand(config), node_ceiling(config)
+    limits: dict[str, dict[str, str]] = {}
+    for itype, most in ceiling.items():
+        nodes, spec = min(demand[itype], most), CATALOGUE[itype]
+        amount = per_instances(spec, nodes)
+        # Memory rounded up to whole MiB: never below the nodes' own.
+        limits[itype] = {MEMORY: f"{math.ceil(amount.memory_gib * 1024)}Mi"}
+        if spec.accelerator_kind is not None:
+            limits[itype][ACCELERATOR_RESOURCES[spec.accelerator_kind]] = str(amount.accelerators)
     return limits

@@ -345,6 +345,25 @@ def guaranteed_capacity(config: KitConfig) -> dict[str, Resources]:
     return groups_capacity(group for group in team_groups(config) if is_guaranteed(group))
 
 
+def on_demand_groups(config: KitConfig) -> tuple[InstanceGroup, ...]:
+    """The teams' groups whose instances EC2 does not take back: all but Spot ones. A fixed On-Demand group keeps
+    its nodes; an autoscaled On-Demand group is what HyperPod's Karpenter launches, up to max_count, in place of
+    Spot nodes EC2 took back - the NodePools count no Spot group as given (cdk_app.domain.autoscaling), so it can.
+    The one function of "not counting on Spot" that validate's HPK531, the NodePools and plan's Spot hazard share
+    (`spot_backing`)."""
+    return tuple(group for group in team_groups(config) if group.capacity_type != "Spot")
+
+
+def spot_backing(config: KitConfig) -> dict[str, bool]:
+    """Per instance type of the cluster: whether the teams' quotas on it fit the On-Demand capacity
+    (`on_demand_groups`, autoscaled groups at max_count) (True), or count on Spot instances (False: HPK531, and
+    plan refuses turning a group of the type Spot)."""
+    on_demand = groups_capacity(on_demand_groups(config))
+    totals = teams_total(config.teams, config_shares(config))
+    return {itype: not totals.get(itype, Resources()).exceeding(on_demand.get(itype, Resources()))
+            for itype in cluster_capacity(config)}
+
+
 def quota_backing(config: KitConfig) -> dict[str, bool]:
     """Per instance type of the cluster whose capacity is partly best-effort: whether all the teams' quotas on it
     fit the guaranteed capacity (True) or count on best-effort capacity (False). Empty for a cluster of fixed

@@ -163,6 +163,29 @@ def team_reach(config: KitConfig) -> list[TeamReach]:
     return rows
 
 
+def admissible(config: KitConfig) -> dict[str, Resources]:
+    """Per instance type, the most Kueue may admit on it at once: what the enabled allocations hold, plus as much
+    of the unallocated capacity (the cohort's own quota, kueue_mapping.idle_cohort, which this module lends) as
+    the queues that borrow may take together - each team's reach beyond its quota (team_reach) and a
+    LendAndBorrow shared pool's borrowingLimit (kueue_mapping: the default percent of its quota). Borrowing from a
+    lending team moves use within what the allocations hold, so only the unallocated part adds. The one answer to
+    "how much of the capacity can jobs use": the autoscaled groups' NodePools are sized to it
+    (cdk_app.domain.autoscaling), so a job that validate's reach, `job` and `simulate` admit gets its nodes."""
+    held = allocated(config)
+    if not sharing_enabled(config):
+        return held
+    room: dict[str, Resources] = {}
+    for row in team_reach(config):
+        room[row.instance_type] = room.get(row.instance_type, Resources()) + (row.reach - row.quota)
+    pool = config.shared_pool
+    if pool is not None and pool.sharing_strategy == "LendAndBorrow":
+        for itype, quota in reservations(shared_pool_quota(config)).items():
+            room[itype] = room.get(itype, Resources()) + quota.scaled(Fraction(DEFAULT_BORROW_LIMIT, 100))
+    free = unallocated(config)
+    return {itype: held.get(itype, Resources()) + free.get(itype, Resources()).smaller(room.get(itype, Resources()))
+            for itype in dict.fromkeys([*held, *free])}
+
+
 # --- GPU partitions (MIG) -------------------------------------------------------------------------------------
 # The same rule on partitions, per (instance type, MIG profile): a LendAndBorrow team borrows up to borrow_limit
 # percent of its partitions of a profile (rounded down: a partition does not split) or its absolute limit of

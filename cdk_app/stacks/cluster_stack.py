@@ -17,6 +17,7 @@ from cdk_app.domain.network_zones import cluster_zone_ids
 from cdk_app.domain.system_nodes import controller_placement
 from cdk_app.kubernetes.autoscaling import autoscaling_manifests
 from cdk_app.stacks.layout import stack_name
+from hyperpod_constructs.helm_release_handler.manifest_policy import AUTOSCALING_SET
 from hyperpod_constructs.hyperpod_autoscaling_role import HyperPodAutoscalingRole
 from hyperpod_constructs.hyperpod_cluster import HyperPodCluster, HyperPodClusterProps, InstanceGroupSpec, NodeTaint
 from hyperpod_constructs.hyperpod_eks_cluster import HyperPodEksCluster, HyperPodEksClusterProps
@@ -135,7 +136,7 @@ class ClusterStack(Stack):
         if karpenter_objects:
             # HyperPod installs its Karpenter (and the NodeClass and NodePool kinds) with the cluster.
             KubernetesManifests(self, "Autoscaling", props=KubernetesManifestsProps(
-                service_token=dependencies.service_token, cluster_name=eks.cluster_name, name="autoscaling",
+                service_token=dependencies.service_token, cluster_name=eks.cluster_name, name=AUTOSCALING_SET,
                 manifests=karpenter_objects)).node.add_dependency(hyperpod.resource)
         self.eks = eks
         self.hyperpod = hyperpod

@@ -52,7 +52,14 @@ from chart_patches import apply_patches
 from chart_source import DependencyPin, fetch_chart, prepare_chart
 from installer_tools import Budget, ClusterGone, HelmReleaseError
 from manifest_content import identity, sha256_hex
-from manifest_policy import ADMISSION_API, DNS_SUBDOMAIN, manifest_refusal
+from manifest_policy import (
+    ADMISSION_API,
+    AUTOSCALING_SET,
+    DNS_SUBDOMAIN,
+    NODE_CLASS_API,
+    NODE_POOL_API,
+    manifest_refusal,
+)
 
 SCOPE_VARIABLE = "INSTALLER_SCOPE"
 # Properties of a Release event that must equal the scope's (Region is compared with AWS_REGION).
@@ -321,8 +328,9 @@ def check_manifests(manifests: Any, where: str) -> list[dict[str, Any]]:
 
 def set_refusal(name: str, manifests: list[dict[str, Any]], from_asset: bool) -> str | None:
     """Why the set `name` may not hold `manifests`: the guardrails set holds admission objects only, read from
-    the asset bucket; the storage set holds PersistentVolumes only; a team's set (team-<team>) holds no admission
-    object, no PersistentVolume and namespaced objects only in its team's namespace; no other set exists."""
+    the asset bucket; the storage set holds PersistentVolumes only; the autoscaling set the Karpenter objects only;
+    a team's set (team-<team>) holds no admission object, no PersistentVolume, no Karpenter object and namespaced
+    objects only in its team's namespace; no other set exists."""
     if name == GUARDRAILS_SET:
         if not from_asset:
             return "the guardrails are read from the kit's asset bucket only (ManifestsObject), not from the event"
@@ -332,12 +340,16 @@ def set_refusal(name: str, manifests: list[dict[str, Any]], from_asset: bool) ->
     if name == STORAGE_SET:
         strays = [identity(m) for m in manifests if m not in volumes]
         return f"{', '.join(strays)} do not belong to the storage volumes" if strays else None
+    if name == AUTOSCALING_SET:
+        strays = [identity(m) for m in manifests if m["apiVersion"] not in (NODE_CLASS_API, NODE_POOL_API)]
+        return f"{', '.join(strays)} do not belong to the autoscaling objects" if strays else None
     team = re.fullmatch(r"team-(.+)", name)
     if team is None:
-        return f"{name} is not a set this installer was built for ({GUARDRAILS_SET}, {STORAGE_SET}, or team-<team>)"
+        return (f"{name} is not a set this installer was built for ({GUARDRAILS_SET}, {STORAGE_SET}, "
+                f"{AUTOSCALING_SET}, or team-<team>)")
     for manifest in manifests:
         namespace = (manifest.get("metadata") or {}).get("namespace")
-        if (manifest["apiVersion"] == ADMISSION_API or manifest in volumes
+        if (manifest["apiVersion"] in (ADMISSION_API, NODE_CLASS_API, NODE_POOL_API) or manifest in volumes
                 or (namespace and namespace != f"hyperpod-ns-{team.group(1)}")):
             return f"{identity(manifest)} does not belong to the set of team {team.group(1)}"
     return None

@@ -7,8 +7,8 @@ cluster's WorkloadPriorityClasses), bound to that team's group only; admission g
 NetworkPolicy and ResourceQuota exactly as the kit writes them (kit_network_policy, kit_resource_quota below: the
 one definition, which cdk_app/kubernetes/ wraps); a team's FSx for Lustre volume exactly as the kit writes it - the
 claim in hyperpod-ns-<team> (kit_volume_claim) and its PersistentVolume, pre-bound to that claim only
-(kit_lustre_volume); the HyperpodNodeClass and NodePool of HyperPod's managed Karpenter named
-hyperpod-kit-autoscaling exactly as the kit writes them (kit_node_class, kit_node_pool). Anything else - any
+(kit_lustre_volume); the HyperpodNodeClass hyperpod-kit-autoscaling of HyperPod's managed Karpenter and its
+NodePools hyperpod-kit-autoscaling-<instance type>, exactly as the kit writes them (kit_node_class, kit_node_pool). Anything else - any
 other ClusterRole or ClusterRoleBinding, an object in kube-system, a Namespace (whose delete would remove a
 team's jobs) - is refused.
 
@@ -164,12 +164,18 @@ def _team_cluster_objects(team: str) -> dict[tuple[str, str], set[str] | None]:
 
 
 # HyperPod's managed Karpenter (HyperPod autoscaling docs, "Create a NodeClass", "Create a NodePool"): the kit's one
-# HyperpodNodeClass over the autoscaled instance groups and the one NodePool that launches nodes from it.
+# HyperpodNodeClass over the autoscaled instance groups and one NodePool per instance type that launches nodes from
+# it (a NodePool's limits are per resource, not per type: one pool per type keeps each type's limit its own).
 NODE_CLASS_API, NODE_CLASS_KIND = "karpenter.sagemaker.amazonaws.com/v1", "HyperpodNodeClass"
 NODE_POOL_API = "karpenter.sh/v1"
 AUTOSCALING_NAME = f"{GUARDRAIL_PREFIX}autoscaling"
+# The set of Kubernetes objects (KubernetesManifests' Name) that holds them, and only them.
+AUTOSCALING_SET = "autoscaling"
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 SAGEMAKER_NAME = re.compile(r"[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}")
+# A HyperPod instance type (ml.<family>.<size>): it names the type's NodePool, so it is held to a DNS label's
+# characters (the name is also the karpenter.sh/nodepool label's value, at most 63 characters).
+POOL_INSTANCE_TYPE = re.compile(r"ml\.[a-z0-9-]{1,20}\.[a-z0-9-]{1,14}")
 MAX_NODE_CLASS_GROUPS = 10
 # The NodePool removes a node only once it runs no pod (WhenEmpty): WhenEmptyOrUnderutilized would move running
 # training pods to pack nodes tighter. A node stays this long empty, so the next job (or a restarted one) finds it.
@@ -182,21 +188,28 @@ def kit_node_class(instance_groups: list[str]) -> dict[str, Any]:
             "spec": {"instanceGroups": list(instance_groups)}}
 
 
-def kit_node_pool(instance_types: list[str], limits: dict[str, str]) -> dict[str, Any]:
+def node_pool_name(instance_type: str) -> str:
+    """hyperpod-kit-autoscaling-<instance type>: the name follows the type alone, so adding or removing another
+    type never renames (and so never empties) a pool."""
+    return f"{AUTOSCALING_NAME}-{instance_type}"
+
+
+def kit_node_pool(instance_type: str, limits: dict[str, str]) -> dict[str, Any]:
     """expireAfter Never: Karpenter's default (720h) would replace every node after 30 days, running jobs and all."""
     return {"apiVersion": NODE_POOL_API, "kind": "NodePool",
-            "metadata": {"name": AUTOSCALING_NAME, "labels": dict(KIT_MANAGED)},
+            "metadata": {"name": node_pool_name(instance_type), "labels": dict(KIT_MANAGED)},
             "spec": {"template": {"spec": {
                 "nodeClassRef": {"group": NODE_CLASS_API.split("/")[0], "kind": NODE_CLASS_KIND, "name": AUTOSCALING_NAME},
                 "expireAfter": "Never",
-                "requirements": [{"key": INSTANCE_TYPE_LABEL, "operator": "In", "values": list(instance_types)}]}},
+                "requirements": [{"key": INSTANCE_TYPE_LABEL, "operator": "In", "values": [instance_type]}]}},
                 "disruption": {"consolidationPolicy": "WhenEmpty", "consolidateAfter": CONSOLIDATE_AFTER},
                 "limits": dict(limits)}}
 
 
 def _autoscaling_refusal(what: str, manifest: dict[str, Any]) -> str | None:
-    """The kit's NodeClass or NodePool, rebuilt from its own instance groups, types and limits: anything else that
-    would reach the installer (another name, a template with other labels or taints) is refused."""
+    """The kit's NodeClass or a NodePool of one instance type, rebuilt from its own instance groups, type and limits:
+    anything else that would reach the installer (another name, several types, a template with other labels or
+    taints) is refused."""
     spec = manifest.get("spec") if isinstance(manifest.get("spec"), dict) else {}
     if manifest.get("kind") == NODE_CLASS_KIND:
         groups = spec.get("instanceGroups")
@@ -206,13 +219,13 @@ def _autoscaling_refusal(what: str, manifest: dict[str, Any]) -> str | None:
             return f"{what}: the installer applies only the kit's node class of 1-{MAX_NODE_CLASS_GROUPS} instance groups"
         return None
     try:
-        types = spec["template"]["spec"]["requirements"][0]["values"]
+        [itype] = spec["template"]["spec"]["requirements"][0]["values"]
         limits = spec["limits"]
-        rebuilt = kit_node_pool(types, limits)
-    except (KeyError, IndexError, TypeError):
+        rebuilt = kit_node_pool(itype, limits) if isinstance(itype, str) and POOL_INSTANCE_TYPE.fullmatch(itype) else None
+    except (KeyError, IndexError, TypeError, ValueError):
         rebuilt = None
-    if rebuilt is None or manifest != rebuilt or not all(isinstance(v, str) for v in [*types, *limits.values()]):
-        return f"{what}: the installer applies only the kit's node pool, exactly as the kit writes it"
+    if rebuilt is None or manifest != rebuilt or not all(isinstance(v, str) for v in limits.values()):
+        return f"{what}: the installer applies only the kit's node pools, one per instance type, exactly as the kit writes them"
     return None
 
 
@@ -265,9 +278,13 @@ def manifest_refusal(manifest: Any) -> str | None:
         if ref != {"apiGroup": RBAC_API, "kind": "ClusterRole", "name": name}:
             return f"{what} binds {ref.get('kind')} {ref.get('name')!r}; it may only bind the team's ClusterRole {name}"
         return _subject_refusal(what, team, manifest.get("subjects"))
-    if (api, kind) in ((NODE_CLASS_API, NODE_CLASS_KIND), (NODE_POOL_API, "NodePool")):
+    if (api, kind) == (NODE_CLASS_API, NODE_CLASS_KIND):
         if namespace or name != AUTOSCALING_NAME:
             return f"{what}: the kit's one {kind} is {AUTOSCALING_NAME}, cluster-scoped"
+        return _autoscaling_refusal(what, manifest)
+    if (api, kind) == (NODE_POOL_API, "NodePool"):
+        if namespace or not name.startswith(f"{AUTOSCALING_NAME}-"):
+            return f"{what}: the kit's NodePools are {AUTOSCALING_NAME}-<instance type>, cluster-scoped"
         return _autoscaling_refusal(what, manifest)
     if api == ADMISSION_API and kind in ("ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"):
         if namespace:
@@ -279,8 +296,8 @@ def manifest_refusal(manifest: Any) -> str | None:
             f"NetworkPolicy {NETWORK_POLICY_NAME}, ResourceQuota {RESOURCE_QUOTA_NAME} and volume claims in "
             "hyperpod-ns-<team>, the kit's FSx for Lustre PersistentVolumes, "
             "ClusterRole and ClusterRoleBinding hyperpod-kit-team-<team>-read, ValidatingAdmissionPolicy and "
-            f"ValidatingAdmissionPolicyBinding named {GUARDRAIL_PREFIX}*, the kit's HyperpodNodeClass and NodePool "
-            f"{AUTOSCALING_NAME})")
+            f"ValidatingAdmissionPolicyBinding named {GUARDRAIL_PREFIX}*, the kit's HyperpodNodeClass "
+            f"{AUTOSCALING_NAME} and NodePools {AUTOSCALING_NAME}-<instance type>)")
 
 
 def _admission_refusal(what: str, kind: str, name: str, spec: Any) -> str | None:

@@ -809,11 +809,12 @@ def test_the_kits_network_policy_and_quota_are_accepted_in_any_team_namespace():
 
 
 NODE_CLASS = kit_node_class(["auto-a", "auto-b"])
-NODE_POOL = kit_node_pool(["ml.g5.12xlarge"], {"memory": "196608Mi", "nvidia.com/gpu": "4"})
+NODE_POOL = kit_node_pool("ml.g5.12xlarge", {"memory": "196608Mi", "nvidia.com/gpu": "4"})
+OTHER_POOL = kit_node_pool("ml.g5.24xlarge", {"memory": "0Mi", "nvidia.com/gpu": "0"})
 
 
-def test_the_kits_node_class_and_node_pool_are_accepted():
-    assert [handler.manifest_refusal(m) for m in (NODE_CLASS, NODE_POOL)] == [None, None]
+def test_the_kits_node_class_and_node_pools_are_accepted():
+    assert [handler.manifest_refusal(m) for m in (NODE_CLASS, NODE_POOL, OTHER_POOL)] == [None, None, None]
 
 
 @pytest.mark.parametrize(("manifest", "message"), [
@@ -831,6 +832,14 @@ def test_the_kits_node_class_and_node_pool_are_accepted():
     (_with(NODE_POOL, spec__limits={"memory": 5}), "only the kit's node pool"),
     (_with(NODE_POOL, spec__template__spec__requirements=[]), "only the kit's node pool"),
     (_with(NODE_POOL, spec={}), "only the kit's node pool"),
+    # One type per pool, the pool named after it: a pool of two types would share one limit between them.
+    (_with(NODE_POOL, spec__template__spec__requirements=[{"key": "node.kubernetes.io/instance-type", "operator": "In",
+                                                           "values": ["ml.g5.12xlarge", "ml.g5.24xlarge"]}]),
+     "only the kit's node pools, one per instance type"),
+    (_with(NODE_POOL, metadata__name="hyperpod-kit-autoscaling-ml.g5.24xlarge"), "only the kit's node pools"),
+    (_with(NODE_POOL, metadata__name="hyperpod-kit-autoscaling"),
+     "the kit's NodePools are hyperpod-kit-autoscaling-<instance type>"),
+    (_with(kit_node_pool("ml.G5.x", {}), metadata__name="hyperpod-kit-autoscaling-x"), "only the kit's node pools"),
 ])
 def test_near_misses_of_the_kits_node_class_and_pool_are_refused(manifest, message):
     assert message in (handler.manifest_refusal(manifest) or "")
@@ -987,6 +996,8 @@ DENY_EVERYTHING = [  # report finding A3
         {"kind": "Group", "apiGroup": "rbac.authorization.k8s.io", "name": "hyperpod-team-b"}])],
      "hyperpod-ns-b/hyperpod-team-a does not belong to the set of team a"),
     ("kueue", [ROLE, BINDING], "kueue is not a set this installer was built for"),
+    ("autoscaling", [NODE_CLASS, ROLE], "Role/hyperpod-ns-a/hyperpod-team-a do not belong to the autoscaling objects"),
+    ("team-a", [ROLE, NODE_POOL], "NodePool//hyperpod-kit-autoscaling-ml.g5.12xlarge does not belong to the set of team a"),
 ])
 def test_manifests_in_the_event_the_installer_was_not_built_for_are_refused(applied, name, manifests, message):
     """Report findings A1-A3: whoever may invoke the installer can write any event; admission objects it takes
@@ -996,6 +1007,15 @@ def test_manifests_in_the_event_the_installer_was_not_built_for_are_refused(appl
         with pytest.raises(tools.HelmReleaseError, match=message):
             invoke(event)
     assert (applied["apply"], applied["delete"]) == ([], [])
+
+
+def test_the_autoscaling_set_is_applied_and_a_pool_it_leaves_out_deleted(applied):
+    # The cluster stack's set (cdk_app/stacks/cluster_stack.py): the installer once refused it as no set it knew.
+    invoke(rbac_event([NODE_CLASS, NODE_POOL, OTHER_POOL], name="autoscaling"))
+    assert applied["apply"] == [[NODE_CLASS, NODE_POOL, OTHER_POOL]]
+    invoke(rbac_event([NODE_CLASS, NODE_POOL], request="Update", old=[NODE_CLASS, NODE_POOL, OTHER_POOL],
+                      name="autoscaling"))
+    assert applied["delete"] == [[OTHER_POOL]]
 
 
 def test_the_guardrails_set_holds_admission_objects_only(applied):

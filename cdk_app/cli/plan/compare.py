@@ -31,6 +31,7 @@ from cdk_app.cli.plan.model import (
     template_resources,
     values_at,
 )
+from cdk_app.cli.plan.node_pools import node_pool_hazards
 from cdk_app.cli.plan.rolls import roll_hazards
 from cdk_app.cli.plan.teams import team_changes
 from cdk_app.domain.resource_schemas import create_only_properties, stateful_types
@@ -87,7 +88,7 @@ def compare(before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]],
             backing: dict[str, bool] | None = None) -> Plan:
     """What deploying `after` over `before` does, stack by stack and team by team. `protection` is each
     side's termination protection per stack, where known; `backing` whether the teams' quotas per instance type
-    fit the guaranteed capacity of the config deployed (capacity.quota_backing), where known."""
+    fit the On-Demand capacity of the config deployed (capacity.spot_backing), where known."""
     stateful = stateful_types() | FLEET_TYPES
     exports = _exports(after)
     plan = Plan(baseline=baseline)
@@ -145,6 +146,7 @@ def compare(before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]],
     plan.hazards.extend(_name_collisions(plan.changes, before, after))
     plan.hazards.extend(protection_hazards(*protection, after))
     plan.hazards.extend(scheduling_hazards(before, after))
+    plan.hazards.extend(node_pool_hazards(before, after))
     plan.teams = team_changes({s: before[s] for s in before if s in after}, after)
     plan.groups = group_changes(before, after)
     plan.hazards.extend(renamed_team_hazards(plan))

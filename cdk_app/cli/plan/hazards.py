@@ -31,21 +31,23 @@ def capacity_type(group: dict[str, Any]) -> str:
 
 def _spot_hazard(stack: str, where: str, name: str, group: dict[str, Any],
                  backing: dict[str, bool] | None) -> Hazard:
-    """A group turned from On-Demand to Spot: its instances are no longer guaranteed (EC2 may take them back at any
-    time), so the teams' quotas on its types hold only where the guaranteed capacity still covers them
-    (capacity.quota_backing, validate's guaranteed column). Refused when they no longer do. CloudFormation
-    updates CapacityRequirements in place (it is not create-only in its AWS::SageMaker::Cluster schema); neither
-    the schema nor UpdateCluster's documentation says whether the running nodes are replaced or turned Spot
-    only as they are replaced."""
+    """A group turned from On-Demand to Spot: EC2 may take its instances back at any time, so the teams' quotas on
+    its types hold only where the On-Demand capacity still covers them (capacity.spot_backing: fixed On-Demand
+    groups, and autoscaled ones at max_count, whose NodePools count no Spot group as given - the rule validate's
+    HPK531 reads). Refused when they no longer do. CloudFormation updates CapacityRequirements in place (it is not
+    create-only in its AWS::SageMaker::Cluster schema); neither the schema nor UpdateCluster's documentation says
+    whether the running nodes are replaced or turned Spot only as they are replaced."""
     types = group_types(group)
     short = [t for t in types if backing is not None and backing.get(t) is False]
     if backing is None:
-        fit = "whether the teams' quotas still fit the guaranteed capacity is not known here (run validate)"
+        fit = "whether the teams' quotas still fit the On-Demand capacity is not known here (run validate)"
     elif short:
-        fit = (f"the teams' quotas on {', '.join(short)} no longer fit the guaranteed capacity (validate's "
-               "guaranteed column): they count on instances EC2 may take back")
+        fit = (f"the teams' quotas on {', '.join(short)} no longer fit the On-Demand capacity (validate's HPK531): "
+               "they count on instances EC2 may take back")
     else:
-        fit = f"the teams' quotas on {', '.join(types)} still fit the guaranteed capacity of the other groups"
+        fit = (f"the teams' quotas on {', '.join(types)} still fit the On-Demand capacity of the other groups "
+               "(autoscaled ones included: Karpenter launches their nodes in place of Spot nodes EC2 takes back, as "
+               "far as EC2 has On-Demand ones)")
     return Hazard(stack, where, f"instance group {name}: capacity On-Demand -> Spot: its {types_text(group)} "
                                 "instances are no longer guaranteed (EC2 may take Spot instances back at any time); "
                                 f"{fit}. CloudFormation changes it in place; AWS does not document whether the "
@@ -59,7 +61,7 @@ def group_hazards(stack: str, logical_id: str, old: dict[str, Any], new: dict[st
     a group's nodes for a new instance type (AWS docs: 'you can change the instance type'); a zone move,
     a threads-per-core change, a smaller volume or a dropped training plan cannot keep the nodes either. A group
     scaled up or down is no hazard: plan's instance-group lines (groups.py) say it, not refused. A group turned
-    Spot loses its guarantee (_spot_hazard; `backing`: capacity.quota_backing of the config deployed)."""
+    Spot loses its guarantee (_spot_hazard; `backing`: capacity.spot_backing of the config deployed)."""
     def groups(props: dict[str, Any]) -> dict[str, dict[str, Any]]:
         return {g["InstanceGroupName"]: g for g in props.get("InstanceGroups", [])
                 if isinstance(g, dict) and isinstance(g.get("InstanceGroupName"), str)}

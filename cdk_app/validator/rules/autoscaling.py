@@ -17,6 +17,7 @@ from cdk_app.config.yaml_source import PathKey
 from cdk_app.domain.autoscaling import autoscaled_groups
 from cdk_app.domain.instance_types import CATALOGUE
 from cdk_app.domain.regions import hyperpod_instance_types
+from cdk_app.domain.system_nodes import system_group
 from cdk_app.validator.reporter import Reporter
 from cdk_app.validator.rules.instance_groups import report_not_offered, report_unknown_type
 from hyperpod_constructs.private.limits import MAX_NODECLASS_GROUPS
@@ -56,10 +57,23 @@ def check_autoscaling(config: KitConfig, report: Reporter) -> None:
                      f"{len(scaled)} instance groups have max_count; the kit's HyperpodNodeClass can list at most "
                      f"{MAX_NODECLASS_GROUPS} (HyperPod autoscaling docs, \"Create a NodeClass\")",
                      f"give at most {MAX_NODECLASS_GROUPS} groups a max_count")
+    system = system_group(config)
     for i, group in enumerate(hyperpod.instance_groups):
         if group.max_count is None:
             continue
         base: PathKey = ("hyperpod", "instance_groups", i)
+        if group is system:
+            # The NodePools are sized to what the teams' queues may admit (cdk_app.domain.autoscaling), and the
+            # system group's nodes are no team's (its taint keeps team pods off): no pool would launch one, so
+            # the operators would never run. A pool of its own would have to launch nodes for pods that select
+            # the group's own labels and tolerate its taint, which AWS's list of the requirements HyperPod's
+            # provider supports ("Create a NodePool") does not cover. A fixed count keeps them up.
+            report.error("HPK264", base + ("max_count",),
+                         f"instance group '{group.name}' is the system instance group and has max_count: the kit's "
+                         "NodePools launch nodes for the teams' quotas only, so Karpenter would never give it a node "
+                         "and the training and MPI operators (no PyTorchJob or MPIJob starts without them) never run",
+                         "remove max_count and give the system group a fixed count (2 keeps the operators running "
+                         "while HyperPod replaces a node)")
         if group.count:
             # "Create a NodeClass": "You must start with 0 nodes in your instance group and let Karpenter handle
             # the autoscaling. If you start with more than 0 nodes, Karpenter will scale them down to 0."

@@ -23,6 +23,7 @@ from cdk_app.domain.capacity import (
     groups_capacity,
     per_instances,
     shared_pool_gap,
+    spot_backing,
     team_groups,
     team_reservations,
 )
@@ -46,7 +47,7 @@ def check_capacity(config: KitConfig, report: Reporter) -> None:
             contributors.setdefault(itype, []).append((team.name, reserved, ("teams", i, "quota", j), team.quota[j]))
     groups = team_groups(config)
     single_type = groups_capacity(g for g in groups if not g.fallback_instance_types)
-    not_spot = groups_capacity(g for g in groups if g.capacity_type != "Spot")
+    backing = spot_backing(config)
     unknown = [(i, g) for i, g in enumerate(groups) if any(t not in CATALOGUE for t in group_types(g))]
     for itype, entries in contributors.items():
         cap = capacity.get(itype, Resources())
@@ -62,11 +63,12 @@ def check_capacity(config: KitConfig, report: Reporter) -> None:
                                 f"reserve more {itype} than its single-type groups hold, so they count on flexible "
                                 f"group(s) {', '.join(flexible)}, which may come up as another of their types",
                                 f"add a group of only {itype}, or lower the quotas on it")
-        elif totals[itype].exceeding(not_spot.get(itype, Resources())):
+        elif not backing.get(itype, True):
             spot = [g.name for g in groups if g.capacity_type == "Spot" and itype in group_types(g)]
             _report_best_effort(report, "HPK531", entries,
-                                f"reserve more {itype} than its On-Demand groups hold, so they count on Spot group(s) "
-                                f"{', '.join(spot)}, whose instances EC2 may take back at any time",
+                                f"reserve more {itype} than its On-Demand groups hold (fixed, and autoscaled ones at "
+                                f"max_count), so they count on Spot group(s) {', '.join(spot)}, whose instances EC2 "
+                                "may take back at any time",
                                 f"add On-Demand {itype} capacity, or accept that this part of the quotas is best-effort")
         elif itype not in capacity:  # quota entries of zero on a type the cluster lacks
             for _, _, path, _ in entries:

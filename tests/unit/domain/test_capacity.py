@@ -265,7 +265,7 @@ def test_a_tainted_system_group_is_neither_lent_nor_in_the_node_pools_fixed_part
     report = check_file(RED_TEAM / "n_sys_auto.yaml")
     john = next(r for r in report.reach if r.team == "john" and r.instance_type == "ml.g5.12xlarge")
     assert (john.quota.count, john.reach.count) == (4, 4)
-    assert node_pool_limits(load_config(RED_TEAM / "n_sys_auto.yaml").config)["nvidia.com/gpu"] == "16"
+    assert node_pool_limits(load_config(RED_TEAM / "n_sys_auto.yaml").config)["ml.g5.12xlarge"]["nvidia.com/gpu"] == "16"
 
 
 PARTITIONED = HEAD + """hyperpod:
@@ -294,3 +294,35 @@ def test_the_pool_takes_no_vcpu_of_a_type_whose_gpus_are_all_partitioned(tmp_pat
     assert row.shared_pool == Resources() and row.unreserved == Resources(1 - share, 0, 192 * (1 - share),
                                                                             2048 * (1 - share))
 
+
+
+def test_autoscaled_on_demand_groups_back_the_quotas_where_spot_groups_do_not(write_config):
+    # 4 fixed g5 on Spot, an autoscaled On-Demand group of 3: quotas of 3 fit the On-Demand groups, 4 count on Spot.
+    # spot_backing is what HPK531 and plan's Spot hazard read; the NodePools count the Spot group as giving nothing.
+    from cdk_app.config.loader import load_config
+    from cdk_app.domain.capacity import on_demand_groups, spot_backing
+
+    def backing(count):
+        text = HEAD + f"""hyperpod:
+  autoscaling: true
+  instance_groups:
+    - name: spot
+      instance_type: ml.g5.12xlarge
+      count: 4
+      capacity_type: Spot
+    - name: auto
+      instance_type: ml.g5.12xlarge
+      count: 0
+      max_count: 3
+teams:
+  - name: a
+    quota:
+      - instance_type: ml.g5.12xlarge
+        count: {count}
+"""
+        config = load_config(write_config(text)).config
+        assert [g.name for g in on_demand_groups(config)] == ["auto"]
+        return spot_backing(config)
+
+    assert backing(3) == {"ml.g5.12xlarge": True}
+    assert backing(4) == {"ml.g5.12xlarge": False}

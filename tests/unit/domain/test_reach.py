@@ -8,7 +8,7 @@ from support.paths import ROOT
 
 from cdk_app.config.loader import load_config
 from cdk_app.domain.kueue_mapping import governance_objects
-from cdk_app.domain.reach import SHARING_DISABLED, borrowers, team_reach, unallocated
+from cdk_app.domain.reach import SHARING_DISABLED, admissible, borrowers, team_reach, unallocated
 from cdk_app.kubernetes.job_templates import JobRequest, JobSpecError, check
 from cdk_app.validator.report import check_file
 
@@ -182,3 +182,34 @@ def test_a_flexible_groups_idle_instances_are_lent_as_its_first_type(write_confi
     free = unallocated(config)
     # smith now holds 1 of the group's 4 instances and john 2: the one left is lent once, as ml.g5.12xlarge.
     assert (free["ml.g5.12xlarge"].count, free["ml.g5.24xlarge"].count) == (1, 0)
+
+
+# --- admissible: what Kueue may admit on a type at once (the autoscaled NodePools' size) ----------------------
+
+
+def admitted(write_config, teams, **top):
+    path = write_config(yaml.safe_dump({**HEAD, "teams": teams, **top}))
+    return admissible(load_config(path).config)["ml.p4d.24xlarge"].count
+
+
+def test_the_unallocated_capacity_adds_what_the_borrowers_may_take_of_it(write_config):
+    # 10 instances, 4 held: a's 50 % borrow limit takes 2 of the 6 unallocated; with 500 % it would take 20 but
+    # only 6 are there.
+    assert admitted(write_config, [team("a", 4)]) == 6
+    assert admitted(write_config, [team("a", 4, borrow_limit=500)]) == 10
+    # Borrowing a lender's idle quota moves use within what the allocations hold: it adds nothing.
+    assert admitted(write_config, [team("a", 4, borrow_limit=500), team("b", 6, "Lend")]) == 10
+    assert admitted(write_config, [team("a", 4, "Lend")]) == 4
+    assert admitted(write_config, [team("a", 4, borrow_limit=500)],
+                    cluster_policy={"idle_resource_sharing": "Disabled"}) == 4
+
+
+def test_a_shared_pool_that_borrows_adds_its_borrowing_limit(write_config):
+    # The pool holds the 6 instances of the single-type group the team leaves; a flexible group's 2 instances are
+    # no allocation's (the pool holds none of a flexible group) and are lent as the group's first type. Only the
+    # pool may borrow them (the team lends): 50 % of its 6 is 3, of which the 2 are there.
+    groups = {"instance_groups": [*HEAD["hyperpod"]["instance_groups"], {
+        "name": "flex", "instance_type": "ml.p4d.24xlarge", "fallback_instance_types": ["ml.p5.48xlarge"], "count": 2}]}
+    teams = [team("a", 4, "Lend")]
+    assert admitted(write_config, teams, hyperpod=groups, shared_pool={"name": "pool", "sharing_strategy": "LendAndBorrow"}) == 12
+    assert admitted(write_config, teams, hyperpod=groups, shared_pool={"name": "pool"}) == 10

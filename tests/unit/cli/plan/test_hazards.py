@@ -32,18 +32,18 @@ def test_the_capacity_type_is_read_from_capacity_requirements(requirements, expe
     assert capacity_type(group(**({"CapacityRequirements": requirements} if requirements else {}))) == expected
 
 
-def test_turning_spot_with_quotas_beyond_the_guaranteed_capacity_is_refused():
+def test_turning_spot_with_quotas_beyond_the_on_demand_capacity_is_refused():
     [hazard] = hazards(group(), group(CapacityRequirements={"Spot": {}}), {"ml.g5.12xlarge": False})
     assert hazard.refuse and hazard.name == "Cluster/gpu"
     assert hazard.text.startswith("instance group gpu: capacity On-Demand -> Spot: its ml.g5.12xlarge instances are "
                                   "no longer guaranteed")
-    assert "the teams' quotas on ml.g5.12xlarge no longer fit the guaranteed capacity" in hazard.text
+    assert "the teams' quotas on ml.g5.12xlarge no longer fit the On-Demand capacity (validate's HPK531)" in hazard.text
 
 
-def test_turning_spot_where_the_quotas_still_fit_the_guaranteed_capacity_is_said_not_refused():
+def test_turning_spot_where_the_quotas_still_fit_the_on_demand_capacity_is_said_not_refused():
     [hazard] = hazards(group(CapacityRequirements={"OnDemand": {}}), group(CapacityRequirements={"Spot": {}}),
                        {"ml.g5.12xlarge": True})
-    assert not hazard.refuse and "still fit the guaranteed capacity" in hazard.text
+    assert not hazard.refuse and "still fit the On-Demand capacity" in hazard.text
 
 
 def test_without_the_config_plan_says_it_cannot_tell_whether_the_quotas_fit():

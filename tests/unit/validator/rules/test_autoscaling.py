@@ -179,6 +179,26 @@ def test_quotas_counting_on_spot(write_config):
     assert codes(run(write_config, group("capacity_type: Spot", count=1))) == []
 
 
+def test_autoscaled_on_demand_groups_make_up_for_spot_in_hpk531(write_config):
+    # The fixed 4 g5 turned Spot and an autoscaled On-Demand group of 4: the quotas (4) fit the On-Demand groups,
+    # whose NodePool counts no Spot node as given (cdk_app.domain.autoscaling), so nothing counts on Spot.
+    spot = ("      count: 4\n", "      count: 4\n      capacity_type: Spot\n")
+    assert codes(run(write_config, ON, spot, group("max_count: 4"))) == []
+    # With only 3 to autoscale, one instance of the quotas counts on Spot again.
+    assert [c for c, _ in codes(run(write_config, ON, spot, group("max_count: 3")))] == ["HPK531", "HPK531"]
+
+
+def test_an_autoscaled_system_group_is_refused(write_config):
+    # Round-3 red team (y1.yaml): the system group at count 0, max_count 2 got a NodePool limit of 0 (the pools are
+    # sized to the teams' queues), so the training and MPI operators never had a node.
+    system = ("hyperpod:\n", "hyperpod:\n  autoscaling: true\n  system_instance_group: sys\n")
+    report = run(write_config, system, group("max_count: 2", "labels: {node-role: system}",
+                                             "taints: [{key: CriticalAddonsOnly, value: \"true\", effect: NoSchedule}]",
+                                             name="sys", itype="ml.m5.xlarge"))
+    assert ("HPK264", "hyperpod.instance_groups[2].max_count") in codes(report)
+    assert next(f for f in report.findings if f.code == "HPK264").severity.value == "error"
+
+
 @pytest.mark.parametrize("lines", [("max_count: 2",), ("capacity_type: Spot",), ("fallback_instance_types: [ml.g5.24xlarge]",)])
 def test_an_idle_best_effort_group_is_reported_once(write_config, lines):
     # A group of a type no team holds: nobody's job can use it (HPK503), whatever kind of capacity it is.
