@@ -249,27 +249,84 @@ def cluster_capacity(config: KitConfig) -> dict[str, Resources]:
     return groups_capacity(team_groups(config))
 
 
-def flexible_reliance(config: KitConfig) -> tuple[dict[str, int], int]:
-    """(per instance type, the whole instances the teams' quotas need beyond its single-type groups; how many of
-    them the flexible groups can give at once). A flexible group counts in full under each of its types, so each
-    type alone may fit while together they need more instances than the groups have."""
-    groups = team_groups(config)
-    single = groups_capacity(g for g in groups if not g.fallback_instance_types)
-    most = groups_capacity(groups)
-    need = {}
-    for itype, total in teams_total(config.teams, config_shares(config)).items():
+@dataclass(frozen=True, slots=True)
+class Cover:
+    """Whether instance groups cover every quota at once (quota_cover): what the quotas need beyond the
+    single-type groups, in whole instances, and how many of those the flexible groups give at once."""
+    # Per demand - a type's whole instances ("ml.p5.48xlarge"), or the nodes a type's partitions in one geometry
+    # come from ("ml.p5.48xlarge partitions (all-1g.10gb)") - the instances needed beyond the single-type groups.
+    need: dict[str, int]
+    given: int  # of those, the most the flexible groups give at once
+    groups: tuple[str, ...]  # the flexible groups that may serve some of the need
+
+    @property
+    def short(self) -> bool:
+        return self.given < sum(self.need.values())
+
+    def needs_text(self) -> str:
+        """ "ml.p5.48xlarge: 1, ml.p4d.24xlarge: 2", for messages."""
+        return ", ".join(f"{demand}: {instances}" for demand, instances in self.need.items())
+
+
+def whole_reservations(quota: Iterable[QuotaEntry], shares: Shares | None = None) -> dict[str, Resources]:
+    """reservations of the entries that are no MIG partitions: what whole instances (their whole GPUs, vCPU and
+    memory) must hold. A partition quota's nodes are counted apart (quota_cover)."""
+    return reservations((entry for entry in quota if entry.accelerator_partition is None), shares)
+
+
+def quota_cover(groups: tuple[InstanceGroup, ...], whole: dict[str, Resources], partitions: Partitions,
+                out: dict[str, int] | None = None) -> Cover:
+    """Whether the groups, with `out` (group name: instances, a rolling batch) taken out of them, cover the
+    quotas `whole` (whole_reservations) and `partitions` (partition_reservations) at once: the single-type
+    groups give what they hold, and each flexible group is one type at a time. What a type's quotas need beyond
+    its single-type groups is whole instances; the partitions of a profile beyond them are nodes of the flexible
+    groups partitioned into it as the type (ceil(partitions / those one node holds); a node holds a geometry's
+    profiles together, so a geometry's profiles need the most any of them does). A node partitioned as the type
+    gives no whole GPU. The flexible groups serve these needs by a maximum flow (_most_given). A need counts
+    against every geometry that gives its profile (the kit does not split one quota between two geometries).
+    Quotas beyond what even every group at its maximum could give are left out: over capacity (HPK501, HPK533),
+    not this."""
+    out = out or {}
+    most, most_partitions = groups_capacity(groups), partition_capacity_of(groups)
+    left = [g.model_copy(update={"max_count": max(group_maximum(g) - out[g.name], 0)}) if out.get(g.name) else g
+            for g in groups]
+    single = [g for g in left if not g.fallback_instance_types]
+    flexible = [g for g in left if g.fallback_instance_types]
+    capacity, single_partitions = groups_capacity(single), partition_capacity_of(single)
+    need: dict[str, int] = {}
+    serves: dict[str, list[str]] = {g.name: [] for g in flexible}
+    for itype, total in whole.items():
         if itype not in most or total.exceeding(most[itype]):
-            continue  # beyond what even the flexible groups could give: over capacity (HPK501), not this
-        gap = total - single.get(itype, Resources())
-        instances = instances_needed(itype, Resources(*(max(getattr(gap, d), 0) for d in DIMENSIONS)))
+            continue
+        gap = total - capacity.get(itype, Resources())
+        gap = Resources(*(max(getattr(gap, d), 0) for d in DIMENSIONS))
+        instances = instances_needed(itype, gap)
         if instances:
             need[itype] = instances
-    return need, sum(_flexible_use(groups, need).values())
+            for g in flexible:
+                if itype in group_types(g) and not (gap.accelerators and partitions_as(g, itype, 1)):
+                    serves[g.name].append(itype)
+    for g in flexible:
+        for itype in group_types(g):
+            demand = f"{itype} partitions ({group_geometry(g)})"
+            for profile, per_node in partitions_as(g, itype, 1).items():
+                held = partitions.get((itype, profile), 0)
+                short = held - single_partitions.get((itype, profile), 0)
+                if short > 0 and held <= most_partitions.get((itype, profile), 0):
+                    need[demand] = max(need.get(demand, 0), -(-short // per_node))
+            if demand in need:
+                serves[g.name].append(demand)
+    used = _most_given(need, {g.name: (group_maximum(g), tuple(serves[g.name])) for g in flexible})
+    return Cover(need, sum(used.values()), tuple(name for name, demands in serves.items() if demands))
 
 
-def _flexible_use(groups: Iterable[InstanceGroup], need: dict[str, int]) -> dict[str, int]:
-    """Per flexible group, the instances of it that go to `need` (whole instances per type) at most at once."""
-    return _most_given(need, {g.name: (group_maximum(g), group_types(g)) for g in groups if g.fallback_instance_types})
+def flexible_reliance(config: KitConfig) -> Cover:
+    """Whether the teams' instance groups cover all the teams' quotas at once (quota_cover, nothing out): a
+    flexible group counts in full under each of its types, so each type alone may fit (HPK501) while together
+    they need more instances than the groups have (HPK532)."""
+    quota = [entry for team in config.teams for entry in team.quota]
+    return quota_cover(team_groups(config), whole_reservations(quota, config_shares(config)),
+                       partition_reservations(quota))
 
 
 def flexible_leftover(groups: tuple[InstanceGroup, ...], held: dict[str, Resources]) -> dict[str, Resources]:
@@ -285,7 +342,7 @@ def flexible_leftover(groups: tuple[InstanceGroup, ...], held: dict[str, Resourc
         instances = instances_needed(itype, Resources(*(max(getattr(gap, d), 0) for d in DIMENSIONS)))
         if instances:
             need[itype] = instances
-    used = _flexible_use(groups, need)
+    used = _most_given(need, {g.name: (group_maximum(g), group_types(g)) for g in groups if g.fallback_instance_types})
     left: dict[str, Resources] = {}
     for group in groups:
         rest = group_maximum(group) - used.get(group.name, 0)
@@ -296,9 +353,9 @@ def flexible_leftover(groups: tuple[InstanceGroup, ...], held: dict[str, Resourc
 
 
 def _most_given(need: dict[str, int], groups: dict[str, tuple[int, tuple[str, ...]]]) -> dict[str, int]:
-    """Per group, its instances in the most of `need` (instances per type) the groups (name: (instances, types))
-    can give at once: a maximum
-    flow from the types (capacity: the instances needed) through the groups that may run them to a sink
+    """Per group, its instances in the most of `need` (instances per demand: a type, or a type's partitions)
+    the groups (name: (instances, the demands it may serve)) can give at once: a maximum
+    flow from the demands (capacity: the instances needed) through the groups that may serve them to a sink
     (capacity: each group's size), by Edmonds-Karp. Each augmenting path carries as much as it can, so the work
     grows with the number of types and groups, never with the instance counts (a group of 100,000 instances
     costs what a group of 1 does)."""
@@ -473,13 +530,13 @@ def partition_shares(groups: Iterable[InstanceGroup]) -> Shares:
     their instances, whatever the geometry."""
     worth: dict[tuple[str, str], Fraction] = {}
     given: dict[tuple[str, str], int] = {}
-    for group in groups:
-        spec, name = CATALOGUE.get(group.instance_type), group_geometry(group)
-        layout = per_gpu(group.instance_type, name) if spec is not None and name is not None else {}
-        offered = profiles_of(group.instance_type)
+    for group, itype in _group_type_pairs(groups):
+        spec, name = CATALOGUE.get(itype), group_geometry(group)
+        layout = per_gpu(itype, name) if spec is not None and name is not None else {}
+        offered = profiles_of(itype)
         slices = sum(offered[p].compute * n for p, n in layout.items())
         for profile, per in layout.items():
-            key, parts = (group.instance_type, profile), per * spec.accelerators * group_maximum(group)
+            key, parts = (itype, profile), per * spec.accelerators * group_maximum(group)
             given[key] = given.get(key, 0) + parts
             worth[key] = worth.get(key, 0) + Fraction(parts * offered[profile].compute, slices * spec.accelerators)
     return {key: worth[key] / count for key, count in given.items() if count}
@@ -498,16 +555,27 @@ def partition_capacity(config: KitConfig) -> Partitions:
 
 def partition_capacity_of(groups: Iterable[InstanceGroup]) -> Partitions:
     """Per (instance type, MIG profile), the partitions of the groups: each group's nodes take the geometry its
-    nvidia.com/mig.config label names on every GPU (cdk_app.domain.mig_profiles)."""
+    nvidia.com/mig.config label names on every GPU (cdk_app.domain.mig_profiles), whichever of its types they
+    come up as - a flexible group counts in full under each, as groups_capacity counts it."""
     capacity: Partitions = {}
-    for group in groups:
-        spec = CATALOGUE.get(group.instance_type)
-        if spec is None:
-            continue
-        for profile, amount in group_partitions(group, spec.accelerators, group_maximum(group)).items():
-            key = (group.instance_type, profile)
+    for group, itype in _group_type_pairs(groups):
+        for profile, amount in partitions_as(group, itype, group_maximum(group)).items():
+            key = (itype, profile)
             capacity[key] = capacity.get(key, 0) + amount
     return capacity
+
+
+def _group_type_pairs(groups: Iterable[InstanceGroup]) -> Iterable[tuple[InstanceGroup, str]]:
+    """(group, type) for each type each group may run as."""
+    return ((group, itype) for group in groups for itype in group_types(group))
+
+
+def partitions_as(group: InstanceGroup, itype: str, instances: int) -> dict[str, int]:
+    """Per MIG profile, the partitions `instances` nodes of the group hold as `itype`: the label is the group's,
+    so its nodes are partitioned whichever of its types they come up as (none on a type the label names no
+    geometry of: HPK224 reports it, and such nodes offer whole GPUs)."""
+    spec = CATALOGUE.get(itype)
+    return group_partitions(group, spec.accelerators, instances, itype) if spec is not None else {}
 
 
 def partition_reservations(quota: Iterable[QuotaEntry]) -> Partitions:
@@ -522,12 +590,12 @@ def partition_reservations(quota: Iterable[QuotaEntry]) -> Partitions:
 
 def partitioned_gpus(groups: Iterable[InstanceGroup]) -> dict[str, int]:
     """Per instance type, the GPUs MIG partitions: every GPU of a group whose label names a geometry of them
-    (all-disabled partitions none)."""
+    (all-disabled partitions none), under each type the group may run as (a flexible group in full under each,
+    as groups_capacity counts it)."""
     gpus: dict[str, int] = {}
-    for group in groups:
-        spec = CATALOGUE.get(group.instance_type)
-        if spec is not None and group_partitions(group, spec.accelerators, 1):
-            gpus[group.instance_type] = gpus.get(group.instance_type, 0) + group_maximum(group) * spec.accelerators
+    for group, itype in _group_type_pairs(groups):
+        if partitions_as(group, itype, 1):
+            gpus[itype] = gpus.get(itype, 0) + group_maximum(group) * CATALOGUE[itype].accelerators
     return gpus
 
 
@@ -546,7 +614,7 @@ def node_partitions(config: KitConfig, instance_type: str) -> dict[str, int]:
     spec = CATALOGUE.get(instance_type)
     most: dict[str, int] = {}
     for group in team_groups(config) if config.hyperpod and spec else ():
-        if group.instance_type == instance_type:
-            for profile, count in group_partitions(group, spec.accelerators, 1).items():
+        if instance_type in group_types(group):
+            for profile, count in partitions_as(group, instance_type, 1).items():
                 most[profile] = max(most.get(profile, 0), count)
     return most

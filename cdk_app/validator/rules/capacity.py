@@ -167,18 +167,17 @@ def _report_over_any_type(report: Reporter, itype: str, total: Resources, cap: R
 
 def _check_flexible_reliance(config: KitConfig, report: Reporter) -> None:
     """Each type's quotas may fit a flexible group on their own (HPK530) while all of them together need more
-    instances than the flexible groups have."""
-    need, given = flexible_reliance(config)
-    if given >= sum(need.values()):
+    instances than the flexible groups have (capacity.quota_cover)."""
+    cover = flexible_reliance(config)
+    if not cover.short:
         return
-    serving = [(i, g) for i, g in enumerate(config.hyperpod.instance_groups)
-               if g.fallback_instance_types and set(group_types(g)) & set(need)]
-    first = serving[0][0]
-    names = ", ".join(g.name for _, g in serving)
-    needs = ", ".join(f"{itype}: {instances}" for itype, instances in need.items())
+    serving = [i for i, g in enumerate(config.hyperpod.instance_groups) if g.name in cover.groups]
+    first = serving[0] if serving else next(i for i, g in enumerate(config.hyperpod.instance_groups)
+                                            if g.fallback_instance_types)
     report.error("HPK532", ("hyperpod", "instance_groups", first, "fallback_instance_types"),
-                 f"the teams' quotas need {sum(need.values())} instances from flexible group(s) {names} ({needs}) "
-                 f"beyond the single-type groups, but those groups can give {given} of them at once",
+                 f"the teams' quotas need {sum(cover.need.values())} instances from flexible group(s) "
+                 f"{', '.join(cover.groups)} ({cover.needs_text()}) beyond the single-type groups, but those groups "
+                 f"can give {cover.given} of them at once",
                  "add single-type groups for those types, make the flexible groups larger, or lower the quotas")
 
 

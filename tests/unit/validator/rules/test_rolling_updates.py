@@ -282,7 +282,7 @@ def test_a_flexible_groups_batch_is_refused_as_the_fallback_type_it_may_be(write
     a, flex = rolling_findings(write_config, text)
     assert (a.code, flex.code) == ("HPK520", "HPK520")
     assert flex.message.startswith("an update batch of group 'flex' (as ml.g5.24xlarge, one of the types it may run "
-                                   "as) takes 1 instance (and 1 more of the type's other groups on the same schedule) "
+                                   "as) takes 1 instance (and 1 more of the type's other groups whose updates start with it) "
                                    "of ml.g5.24xlarge out: of the type's 3 instances it leaves 1 instance")
 
 
