@@ -21,12 +21,14 @@ from cdk_app.domain.capacity import (
     group_maximum,
     group_types,
     groups_capacity,
+    partitioned_gpus,
     per_instances,
     shared_pool_gap,
     team_groups,
     team_reservations,
 )
 from cdk_app.domain.instance_types import CATALOGUE
+from cdk_app.domain.mig_profiles import MIG_CONFIG_LABEL
 from cdk_app.domain.reach import allocated, borrowers, sharing_enabled, unallocated
 from cdk_app.domain.system_nodes import system_group
 from cdk_app.validator.reporter import Reporter
@@ -54,7 +56,8 @@ def check_capacity(config: KitConfig, report: Reporter) -> None:
         if over and unknown and itype in CATALOGUE:
             _report_over_any_type(report, itype, totals[itype], cap, entries, config, unknown, itype in capacity)
         elif over:
-            _report_over(report, itype, over, totals[itype], cap, entries, present=itype in capacity)
+            _report_over(report, itype, over, totals[itype], cap, entries, present=itype in capacity,
+                         partitioned=partitioned_gpus(groups).get(itype, 0))
         elif totals[itype].exceeding(single_type.get(itype, Resources())):
             flexible = [g.name for g in groups if itype in g.fallback_instance_types
                         or (g.fallback_instance_types and g.instance_type == itype)]
@@ -119,14 +122,18 @@ def _unit(entry: QuotaEntry, over: list[str]) -> str:
 
 
 def _report_over(report: Reporter, itype: str, over: list[str], total: Resources, cap: Resources,
-                 entries: list[tuple[str, Resources, PathKey, QuotaEntry]], present: bool) -> None:
-    """One finding at each entry that reserves some of the type, naming every team's share in the entry's unit."""
+                 entries: list[tuple[str, Resources, PathKey, QuotaEntry]], present: bool, partitioned: int = 0) -> None:
+    """One finding at each entry that reserves some of the type, naming every team's share in the entry's unit;
+    `partitioned`: the type's GPUs MIG partitions, which are no whole ones (capacity.groups_capacity)."""
     for _, reserved, path, entry in entries:
         if reserved.is_zero():
             continue
         dim = _unit(entry, over)
         shares = ", ".join(f"{name} {_amount(getattr(res, dim))}" for name, res, _, _ in entries)
         has = f"{describe(getattr(cap, dim), dim)}" if present else f"no {itype} instance group"
+        if dim == "accelerators" and partitioned:
+            has += (f" ({partitioned} more of its GPUs are partitioned by their groups' {MIG_CONFIG_LABEL} label - "
+                    "whichever of its types a flexible group comes up as - and offered only as MIG partitions)")
         report.error("HPK501", path,
                      f"teams reserve {describe(getattr(total, dim), dim)} of {itype} but the cluster has {has} "
                      f"(shares: {shares}; this entry {describe(getattr(reserved, dim), dim)})",
