@@ -23,7 +23,7 @@ from cdk_app.findings import format_path
 from cdk_app.validator.reporter import Reporter
 
 # WhenAllIdle without a deployment: the whole group at once.
-_WHOLE_GROUP = BatchSize(type="CAPACITY_PERCENTAGE", value=100)
+_WHOLE_GROUP = BatchSize.model_construct(type="CAPACITY_PERCENTAGE", value=100)  # built, not validated: validate stays light
 # The batch fields of a rolling deployment (botocore's RollingDeploymentPolicy).
 _BATCHES = ("maximum_batch_size", "rollback_maximum_batch_size")
 
