@@ -251,7 +251,7 @@ def cluster_capacity(config: KitConfig) -> dict[str, Resources]:
 
 @dataclass(frozen=True, slots=True)
 class Cover:
-    """Whether instance groups cover every quota at once (quota_cover): what the quotas need beyond the
+    """Whether instance groups cover every quota at once (GroupsCover): what the quotas need beyond the
     single-type groups, in whole instances, and how many of those the flexible groups give at once."""
     # Per demand - a type's whole instances ("ml.p5.48xlarge"), or the nodes a type's partitions in one geometry
     # come from ("ml.p5.48xlarge partitions (all-1g.10gb)") - the instances needed beyond the single-type groups.
@@ -270,63 +270,95 @@ class Cover:
 
 def whole_reservations(quota: Iterable[QuotaEntry], shares: Shares | None = None) -> dict[str, Resources]:
     """reservations of the entries that are no MIG partitions: what whole instances (their whole GPUs, vCPU and
-    memory) must hold. A partition quota's nodes are counted apart (quota_cover)."""
+    memory) must hold. A partition quota's nodes are counted apart (GroupsCover)."""
     return reservations((entry for entry in quota if entry.accelerator_partition is None), shares)
 
 
-def quota_cover(groups: tuple[InstanceGroup, ...], whole: dict[str, Resources], partitions: Partitions,
-                out: dict[str, int] | None = None) -> Cover:
-    """Whether the groups, with `out` (group name: instances, a rolling batch) taken out of them, cover the
-    quotas `whole` (whole_reservations) and `partitions` (partition_reservations) at once: the single-type
-    groups give what they hold, and each flexible group is one type at a time. What a type's quotas need beyond
-    its single-type groups is whole instances; the partitions of a profile beyond them are nodes of the flexible
-    groups partitioned into it as the type (ceil(partitions / those one node holds); a node holds a geometry's
-    profiles together, so a geometry's profiles need the most any of them does). A node partitioned as the type
-    gives no whole GPU. The flexible groups serve these needs by a maximum flow (_most_given). A need counts
-    against every geometry that gives its profile (the kit does not split one quota between two geometries).
-    Quotas beyond what even every group at its maximum could give are left out: over capacity (HPK501, HPK533),
-    not this."""
-    out = out or {}
-    most, most_partitions = groups_capacity(groups), partition_capacity_of(groups)
-    left = [g.model_copy(update={"max_count": max(group_maximum(g) - out[g.name], 0)}) if out.get(g.name) else g
-            for g in groups]
-    single = [g for g in left if not g.fallback_instance_types]
-    flexible = [g for g in left if g.fallback_instance_types]
-    capacity, single_partitions = groups_capacity(single), partition_capacity_of(single)
-    need: dict[str, int] = {}
-    serves: dict[str, list[str]] = {g.name: [] for g in flexible}
-    for itype, total in whole.items():
-        if itype not in most or total.exceeding(most[itype]):
-            continue
-        gap = total - capacity.get(itype, Resources())
-        gap = Resources(*(max(getattr(gap, d), 0) for d in DIMENSIONS))
-        instances = instances_needed(itype, gap)
-        if instances:
-            need[itype] = instances
-            for g in flexible:
-                if itype in group_types(g) and not (gap.accelerators and partitions_as(g, itype, 1)):
-                    serves[g.name].append(itype)
-    for g in flexible:
-        for itype in group_types(g):
-            demand = f"{itype} partitions ({group_geometry(g)})"
-            for profile, per_node in partitions_as(g, itype, 1).items():
-                held = partitions.get((itype, profile), 0)
-                short = held - single_partitions.get((itype, profile), 0)
-                if short > 0 and held <= most_partitions.get((itype, profile), 0):
-                    need[demand] = max(need.get(demand, 0), -(-short // per_node))
-            if demand in need:
-                serves[g.name].append(demand)
-    used = _most_given(need, {g.name: (group_maximum(g), tuple(serves[g.name])) for g in flexible})
-    return Cover(need, sum(used.values()), tuple(name for name, demands in serves.items() if demands))
+class GroupsCover:
+    """Whether instance groups cover quotas at once, with some of their instances out (`cover`). The groups'
+    own figures are counted once here, so that many covers of one config (a rolling batch's counts) cost only
+    what the instances out change."""
+
+    def __init__(self, groups: tuple[InstanceGroup, ...]) -> None:
+        single = tuple(g for g in groups if not g.fallback_instance_types)
+        self._most, self._most_partitions = groups_capacity(groups), partition_capacity_of(groups)
+        self._single, self._single_partitions = groups_capacity(single), partition_capacity_of(single)
+        self._single_groups = {g.name: g for g in single}
+        # Each flexible group with, per type it may run as, the partitions one node holds as that type.
+        self._flexible = tuple((g, {itype: partitions_as(g, itype, 1) for itype in group_types(g)})
+                               for g in groups if g.fallback_instance_types)
+        self._taken: dict[tuple[str, int], tuple[dict[str, Resources], Partitions]] = {}
+
+    @property
+    def flexible(self) -> bool:
+        """Whether any group is flexible: without one, every type is covered at once when each is on its own."""
+        return bool(self._flexible)
+
+    def _left(self, out: dict[str, int]) -> tuple[dict[str, Resources], Partitions]:
+        """What the single-type groups hold with `out` taken out of them."""
+        capacity, partitions = dict(self._single), dict(self._single_partitions)
+        for name, n in out.items():
+            group = self._single_groups.get(name)
+            if group is None or n <= 0:
+                continue
+            if (name, n) not in self._taken:
+                batch = (group.model_copy(update={"max_count": min(n, group_maximum(group))}),)
+                self._taken[name, n] = groups_capacity(batch), partition_capacity_of(batch)
+            resources, by_profile = self._taken[name, n]
+            for itype, amount in resources.items():
+                capacity[itype] = capacity[itype] - amount
+            for key, count in by_profile.items():
+                partitions[key] -= count
+        return capacity, partitions
+
+    def cover(self, whole: dict[str, Resources], partitions: Partitions, out: dict[str, int] | None = None) -> Cover:
+        """Whether the groups, with `out` (group name: instances, a rolling batch) taken out of them, cover the
+        quotas `whole` (whole_reservations) and `partitions` (partition_reservations) at once: the single-type
+        groups give what they hold, and each flexible group is one type at a time. What a type's quotas need
+        beyond its single-type groups is whole instances; the partitions of a profile beyond them are nodes of
+        the flexible groups partitioned into it as the type (ceil(partitions / those one node holds); a node holds
+        a geometry's profiles together, so a geometry's profiles need the most any of them does). A node
+        partitioned as the type gives no whole GPU. The flexible groups serve these needs by a maximum flow
+        (_most_given). A need counts against every geometry that gives its profile (the kit does not split one
+        quota between two geometries). Quotas beyond what even every group at its maximum could give are left
+        out: over capacity (HPK501, HPK533), not this."""
+        out = out or {}
+        capacity, single_partitions = self._left(out)
+        need: dict[str, int] = {}
+        serves: dict[str, list[str]] = {g.name: [] for g, _ in self._flexible}
+        for itype, total in whole.items():
+            if itype not in self._most or total.exceeding(self._most[itype]):
+                continue
+            gap = total - capacity.get(itype, Resources())
+            gap = Resources(*(max(getattr(gap, d), 0) for d in DIMENSIONS))
+            instances = instances_needed(itype, gap)
+            if instances:
+                need[itype] = instances
+                for g, per_node in self._flexible:
+                    if itype in per_node and not (gap.accelerators and per_node[itype]):
+                        serves[g.name].append(itype)
+        for g, per_type in self._flexible:
+            for itype, per_node in per_type.items():
+                demand = f"{itype} partitions ({group_geometry(g)})"
+                for profile, one_node in per_node.items():
+                    held = partitions.get((itype, profile), 0)
+                    short = held - single_partitions.get((itype, profile), 0)
+                    if short > 0 and held <= self._most_partitions.get((itype, profile), 0):
+                        need[demand] = max(need.get(demand, 0), -(-short // one_node))
+                if demand in need:
+                    serves[g.name].append(demand)
+        used = _most_given(need, {g.name: (max(group_maximum(g) - out.get(g.name, 0), 0), tuple(serves[g.name]))
+                                  for g, _ in self._flexible})
+        return Cover(need, sum(used.values()), tuple(name for name, demands in serves.items() if demands))
 
 
 def flexible_reliance(config: KitConfig) -> Cover:
-    """Whether the teams' instance groups cover all the teams' quotas at once (quota_cover, nothing out): a
+    """Whether the teams' instance groups cover all the teams' quotas at once (GroupsCover, nothing out): a
     flexible group counts in full under each of its types, so each type alone may fit (HPK501) while together
     they need more instances than the groups have (HPK532)."""
     quota = [entry for team in config.teams for entry in team.quota]
-    return quota_cover(team_groups(config), whole_reservations(quota, config_shares(config)),
-                       partition_reservations(quota))
+    return GroupsCover(team_groups(config)).cover(whole_reservations(quota, config_shares(config)),
+                                                  partition_reservations(quota))
 
 
 def flexible_leftover(groups: tuple[InstanceGroup, ...], held: dict[str, Resources]) -> dict[str, Resources]:

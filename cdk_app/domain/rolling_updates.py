@@ -15,7 +15,7 @@ cron(0 4 ? * 1#1 *) on every first Sunday), judged by cdk_app.domain.cron_schedu
 A flexible group may be any of its types when a batch runs, as the capacity counts it in full under each: its
 batch is checked as every one of them, and it rolls alongside the groups of each (the worst case). The per-type
 view counts a flexible group under each type, so every batch is also checked as HPK532 checks the quotas
-(capacity.quota_cover): the groups left while it and the batches starting with it are out - single-type groups
+(capacity.GroupsCover): the groups left while it and the batches starting with it are out - single-type groups
 minus their batches, each flexible group one type at a time - must cover every type's quotas and partitions at
 once.
 A batch of a partitioned group (nvidia.com/mig.config) takes its nodes' MIG partitions out, not whole GPUs: the
@@ -33,6 +33,7 @@ from datetime import datetime
 from cdk_app.config.model import BatchSize, InstanceGroup, KitConfig
 from cdk_app.domain.capacity import (
     Cover,
+    GroupsCover,
     Partitions,
     Resources,
     cluster_capacity,
@@ -43,7 +44,6 @@ from cdk_app.domain.capacity import (
     partition_capacity,
     partition_capacity_of,
     partition_reservations,
-    quota_cover,
     team_groups,
     teams_total,
     whole_reservations,
@@ -83,7 +83,7 @@ def scheduled_alongside(groups: tuple[InstanceGroup, ...], group: InstanceGroup,
                         now: datetime) -> tuple[tuple[InstanceGroup, int], ...]:
     """The other groups whose schedules ever start with `group`'s from `now` on, of any type, each with the
     instances its update batch takes out when it runs: what is out of the cluster at once (a group of another
-    type still takes a flexible group's instances to its own type's quotas, quota_cover)."""
+    type still takes a flexible group's instances to its own type's quotas, GroupsCover)."""
     schedule = schedule_of(group)
     if schedule is None:
         return ()
@@ -119,15 +119,16 @@ class RollingBatch:
     partitions: dict[str, int] = field(default_factory=dict)
     partitions_reserved: dict[str, int] = field(default_factory=dict)
     partitions_out: dict[str, int] = field(default_factory=dict)
-    # Every type's quotas at once while the batch and all those starting with it are out (quota_cover); None where
-    # the groups do not cover them at once even with nothing out (HPK532 reports that).
+    # Every type's quotas at once while the batch and all those starting with it are out (GroupsCover); None
+    # without a flexible group (each type on its own is then all at once) or where the groups do not cover them
+    # at once even with nothing out (HPK532 reports that).
     cover: Cover | None = None
     together: int = 0      # instances the groups starting with it take out, of any type
 
     @property
     def short_jointly(self) -> bool:
         """Each type is covered on its own, but the flexible groups cannot cover every type at once while the
-        batch is out (quota_cover)."""
+        batch is out (GroupsCover)."""
         return not self.short and not self.short_partitions and self.cover is not None and self.cover.short
 
     @property
@@ -159,21 +160,25 @@ class Totals:
     partitions: Partitions
     partitions_reserved: Partitions
     whole: dict[str, Resources]  # the enabled teams' quotas other than partitions (capacity.whole_reservations)
-    covered: bool  # whether the groups cover every quota at once with nothing out (quota_cover)
+    groups_cover: GroupsCover
+    # Whether every type's quotas at once is a check of its own: there is a flexible group (without one, each
+    # type covered on its own is all at once), and the groups cover them with nothing out (else HPK532 says so).
+    covered: bool
     taken: dict[tuple[int, int], tuple[dict[str, Resources], Partitions]] = field(default_factory=dict)
 
     def cover(self, out: dict[str, int]) -> Cover:
-        """quota_cover of the enabled teams' quotas with `out` (group name: instances) out."""
-        return quota_cover(self.groups, self.whole, self.partitions_reserved, out)
+        """GroupsCover.cover of the enabled teams' quotas with `out` (group name: instances) out."""
+        return self.groups_cover.cover(self.whole, self.partitions_reserved, out)
 
 
 def rolling_totals(config: KitConfig) -> Totals:
     enabled = tuple(t for t in config.teams if t.enabled)
     quota = [q for team in enabled for q in team.quota]
     groups, shares, partitions = team_groups(config), config_shares(config), partition_reservations(quota)
-    whole = whole_reservations(quota, shares)
+    whole, groups_cover = whole_reservations(quota, shares), GroupsCover(groups)
+    covered = groups_cover.flexible and not groups_cover.cover(whole, partitions).short
     return Totals(groups, cluster_capacity(config), teams_total(enabled, shares), partition_capacity(config),
-                  partitions, whole, not quota_cover(groups, whole, partitions).short)
+                  partitions, whole, groups_cover, covered)
 
 
 def _taken(totals: Totals, out: tuple[tuple[InstanceGroup, int], ...], itype: str) -> tuple[Resources, dict[str, int]]:
@@ -196,7 +201,7 @@ def _taken(totals: Totals, out: tuple[tuple[InstanceGroup, int], ...], itype: st
 
 def _headroom(totals: Totals, group: InstanceGroup, itype: str, reserved: Resources, held: dict[str, int]) -> int:
     """The most whole instances of the group that can leave, alone, with the teams' quotas still covered on `itype`
-    in every dimension and partition, and every type's at once (quota_cover) where they are with nothing out.
+    in every dimension and partition, and every type's at once (GroupsCover) where they are with nothing out.
     Covering only gets harder as more leave, so a binary search finds it in a few counts."""
     capacity = totals.capacity.get(itype, Resources())
     partitions = {p: n for (t, p), n in totals.partitions.items() if t == itype}

@@ -174,7 +174,7 @@ def _report_over_any_type(report: Reporter, itype: str, total: Resources, cap: R
 
 def _check_flexible_reliance(config: KitConfig, report: Reporter) -> None:
     """Each type's quotas may fit a flexible group on their own (HPK530) while all of them together need more
-    instances than the flexible groups have (capacity.quota_cover)."""
+    instances than the flexible groups have (capacity.GroupsCover)."""
     cover = flexible_reliance(config)
     if not cover.short:
         return

@@ -126,7 +126,7 @@ def _smaller_batch(path: PathKey, headroom: int, alongside: int) -> str:
 
 def _report_jointly_short(report: Reporter, path: PathKey, batch: RollingBatch, size: BatchSize, what: str) -> None:
     """Every type is covered on its own while the batch is out, but the flexible groups cannot be every type at
-    once (capacity.quota_cover, HPK532's arithmetic)."""
+    once (capacity.GroupsCover, HPK532's arithmetic)."""
     cover = batch.cover
     others = (f" (and {batch.together} more of the groups whose updates start with it)" if batch.together else "")
     arithmetic = (f"{what} of group '{batch.group}' takes {batch_text(size, batch.count)}{others} out: the enabled "

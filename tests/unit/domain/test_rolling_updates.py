@@ -169,7 +169,7 @@ def test_a_partitioned_batch_within_the_unreserved_partitions_covers_the_quotas(
     assert (batch.short, batch.short_partitions, batch.headroom) == ([], [], 1)
 
 
-# --- Every type's quotas at once (capacity.quota_cover, as HPK532 counts): the red team's third round, F4 ------------
+# --- Every type's quotas at once (capacity.GroupsCover, as HPK532 counts): the red team's third round, F4 ------------
 
 
 def test_a_batch_leaves_the_flexible_group_one_type_at_a_time():
