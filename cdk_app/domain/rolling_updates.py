@@ -27,6 +27,7 @@ rounding, so the kit counts the larger batch SageMaker could take (25 % of 6 ins
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -112,7 +113,8 @@ class RollingBatch:
     alongside: int         # instances other groups of the type take out at the same time (schedules starting together)
     capacity: Resources    # the instance type's capacity, all groups
     reserved: Resources    # what the enabled teams reserve on the type
-    headroom: int          # whole instances of the group the teams leave unreserved in every dimension and partition
+    # Counts the headroom (_headroom): only a batch that leaves quotas short needs it, and each count takes covers.
+    measure: Callable[[], int] = field(compare=False, repr=False)
     out: Resources = Resources()  # what the batch and those alongside take out of the type
     # Per MIG profile of the type: what the groups' geometries give, the enabled teams reserve, and the batches
     # take out (a partitioned node's batch takes its partitions, not whole GPUs).
@@ -124,6 +126,12 @@ class RollingBatch:
     # at once even with nothing out (HPK532 reports that).
     cover: Cover | None = None
     together: int = 0      # instances the groups starting with it take out, of any type
+
+    @property
+    def headroom(self) -> int:
+        """Whole instances of the group that may leave alone with the teams' quotas still covered in every
+        dimension and partition (and every type's at once)."""
+        return self.measure()
 
     @property
     def short_jointly(self) -> bool:
@@ -245,7 +253,7 @@ def rolling_batch(config: KitConfig, group: InstanceGroup, size: BatchSize, ityp
     cover = totals.cover({group.name: taken, **{g.name: n for g, n in alongside}}) if totals.covered else None
     return RollingBatch(group.name, itype, size_of_group, taken,
                         sum(n for g, n in alongside if itype in group_types(g)), capacity, reserved,
-                        _headroom(totals, group, itype, reserved, held), out, partitions, held, partitions_out,
+                        lambda: _headroom(totals, group, itype, reserved, held), out, partitions, held, partitions_out,
                         cover, sum(n for _, n in alongside))
 
 
