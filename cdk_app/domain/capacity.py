@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cache
 
@@ -258,6 +258,7 @@ class Cover:
     need: dict[str, int]
     given: int  # of those, the most the flexible groups give at once
     groups: tuple[str, ...]  # the flexible groups that may serve some of the need
+    used: dict[str, int] = field(default_factory=dict)  # per flexible group, its instances that go to the need
 
     @property
     def short(self) -> bool:
@@ -349,7 +350,7 @@ class GroupsCover:
                     serves[g.name].append(demand)
         used = _most_given(need, {g.name: (max(group_maximum(g) - out.get(g.name, 0), 0), tuple(serves[g.name]))
                                   for g, _ in self._flexible})
-        return Cover(need, sum(used.values()), tuple(name for name, demands in serves.items() if demands))
+        return Cover(need, sum(used.values()), tuple(name for name, demands in serves.items() if demands), used)
 
 
 def flexible_reliance(config: KitConfig) -> Cover:
@@ -361,27 +362,26 @@ def flexible_reliance(config: KitConfig) -> Cover:
                                                   partition_reservations(quota))
 
 
-def flexible_leftover(groups: tuple[InstanceGroup, ...], held: dict[str, Resources]) -> dict[str, Resources]:
-    """Per instance type, the capacity of the flexible groups that what is `held` leaves: `held` beyond the
-    single-type groups takes whole instances of the flexible groups, and each group's instances left over count
-    once, under its first type (the one HyperPod provisions first), never under all its types at once - a group
-    that can come up as either of two types is not both: Kueue takes quotas per flavor, so the kit lends a
-    flexible group's idle instances as its first type only."""
-    single = groups_capacity(g for g in groups if not g.fallback_instance_types)
-    need = {}
-    for itype, amount in held.items():
-        gap = amount - single.get(itype, Resources())
-        instances = instances_needed(itype, Resources(*(max(getattr(gap, d), 0) for d in DIMENSIONS)))
-        if instances:
-            need[itype] = instances
-    used = _most_given(need, {g.name: (group_maximum(g), group_types(g)) for g in groups if g.fallback_instance_types})
+def flexible_leftover(groups: tuple[InstanceGroup, ...], whole: dict[str, Resources],
+                      partitions: Partitions) -> tuple[dict[str, Resources], Partitions]:
+    """Per instance type, the capacity of the flexible groups that what is held leaves (`whole`: whole_reservations,
+    `partitions`: partition_reservations), and per (type, profile) their partitions: the holdings beyond the
+    single-type groups take whole instances of the flexible groups (GroupsCover, as HPK532 counts them), and each
+    group's instances left over count once, under its first type (the one HyperPod provisions first), never
+    under all its types at once - a group that can come up as either of two types is not both: Kueue takes
+    quotas per flavor, so the kit lends a flexible group's idle instances as its first type only."""
+    used = GroupsCover(groups).cover(whole, partitions).used
     left: dict[str, Resources] = {}
+    left_partitions: Partitions = {}
     for group in groups:
         rest = group_maximum(group) - used.get(group.name, 0)
         if group.fallback_instance_types and rest > 0 and group.instance_type in CATALOGUE:
             left[group.instance_type] = left.get(group.instance_type, Resources()) + capacity_as(
                 group, group.instance_type, rest)
-    return left
+            for profile, count in partitions_as(group, group.instance_type, rest).items():
+                key = (group.instance_type, profile)
+                left_partitions[key] = left_partitions.get(key, 0) + count
+    return left, left_partitions
 
 
 def _most_given(need: dict[str, int], groups: dict[str, tuple[int, tuple[str, ...]]]) -> dict[str, int]:

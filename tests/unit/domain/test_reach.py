@@ -182,3 +182,18 @@ def test_a_flexible_groups_idle_instances_are_lent_as_its_first_type(write_confi
     free = unallocated(config)
     # smith now holds 1 of the group's 4 instances and john 2: the one left is lent once, as ml.g5.12xlarge.
     assert (free["ml.g5.12xlarge"].count, free["ml.g5.24xlarge"].count) == (1, 0)
+
+
+def test_a_partitioned_flexible_groups_idle_nodes_are_lent_once():
+    # r3_f3_partitions_only.yaml: flexmig is 2 x p5 or p4de, all-1g.10gb (56 mig-1g.10gb a node, NVIDIA's MIG
+    # profiles x 8 GPUs); miggy holds 56 of p4de, one node. The other node is lent once, as the group's first
+    # type (p5), not as 56 more p4de as well: miggy cannot borrow it as p4de while another team borrows it as p5.
+    from support.paths import SUPPORT
+
+    from cdk_app.domain.reach import partition_reach, unallocated_partitions
+    config = load_config(SUPPORT / "adversarial" / "issue31" / "r3_f3_partitions_only.yaml").config
+    assert unallocated_partitions(config) == {("ml.p5.48xlarge", "mig-1g.10gb"): 56,
+                                              ("ml.p4de.24xlarge", "mig-1g.10gb"): 0}
+    [row] = [r for r in partition_reach(config) if r.team == "miggy"]
+    assert (row.quota, row.reach) == (56, 56)
+    assert unallocated(config)["ml.p5.48xlarge"].count == 1 and unallocated(config)["ml.p4de.24xlarge"].count == 0
