@@ -168,6 +168,7 @@ CODES: dict[str, str] = {
     # Rolling AMI updates against the quotas (cdk_app/domain/rolling_updates.py).
     "HPK520": "a rolling batch (with the type's batches whose schedules start with it) takes an instance type below the teams' quotas though a smaller one would not",
     "HPK521": "the teams leave less than one instance of a type unreserved, so any rolling batch leaves their quotas uncovered",
+    "HPK522": "automatic patches WhenAllIdle without a deployment cordon a whole instance group the teams' quotas need",
     # Live checks (validate --live).
     "HPK601": "a compute quota on the deployed cluster was made outside the kit",
     "HPK602": "an instance group's live instance count differs from the config, or a deployed group is not in it (a deploy deletes its nodes)",

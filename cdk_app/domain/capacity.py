@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cache
 
@@ -249,56 +249,145 @@ def cluster_capacity(config: KitConfig) -> dict[str, Resources]:
     return groups_capacity(team_groups(config))
 
 
-def flexible_reliance(config: KitConfig) -> tuple[dict[str, int], int]:
-    """(per instance type, the whole instances the teams' quotas need beyond its single-type groups; how many of
-    them the flexible groups can give at once). A flexible group counts in full under each of its types, so each
-    type alone may fit while together they need more instances than the groups have."""
-    groups = team_groups(config)
-    single = groups_capacity(g for g in groups if not g.fallback_instance_types)
-    most = groups_capacity(groups)
-    need = {}
-    for itype, total in teams_total(config.teams, config_shares(config)).items():
-        if itype not in most or total.exceeding(most[itype]):
-            continue  # beyond what even the flexible groups could give: over capacity (HPK501), not this
-        gap = total - single.get(itype, Resources())
-        instances = instances_needed(itype, Resources(*(max(getattr(gap, d), 0) for d in DIMENSIONS)))
-        if instances:
-            need[itype] = instances
-    return need, sum(_flexible_use(groups, need).values())
+@dataclass(frozen=True, slots=True)
+class Cover:
+    """Whether instance groups cover every quota at once (GroupsCover): what the quotas need beyond the
+    single-type groups, in whole instances, and how many of those the flexible groups give at once."""
+    # Per demand - a type's whole instances ("ml.p5.48xlarge"), or the nodes a type's partitions in one geometry
+    # come from ("ml.p5.48xlarge partitions (all-1g.10gb)") - the instances needed beyond the single-type groups.
+    need: dict[str, int]
+    given: int  # of those, the most the flexible groups give at once
+    groups: tuple[str, ...]  # the flexible groups that may serve some of the need
+    used: dict[str, int] = field(default_factory=dict)  # per flexible group, its instances that go to the need
+
+    @property
+    def short(self) -> bool:
+        return self.given < sum(self.need.values())
+
+    def needs_text(self) -> str:
+        """ "ml.p5.48xlarge: 1, ml.p4d.24xlarge: 2", for messages."""
+        return ", ".join(f"{demand}: {instances}" for demand, instances in self.need.items())
 
 
-def _flexible_use(groups: Iterable[InstanceGroup], need: dict[str, int]) -> dict[str, int]:
-    """Per flexible group, the instances of it that go to `need` (whole instances per type) at most at once."""
-    return _most_given(need, {g.name: (group_maximum(g), group_types(g)) for g in groups if g.fallback_instance_types})
+def whole_reservations(quota: Iterable[QuotaEntry], shares: Shares | None = None) -> dict[str, Resources]:
+    """reservations of the entries that are no MIG partitions: what whole instances (their whole GPUs, vCPU and
+    memory) must hold. A partition quota's nodes are counted apart (GroupsCover)."""
+    return reservations((entry for entry in quota if entry.accelerator_partition is None), shares)
 
 
-def flexible_leftover(groups: tuple[InstanceGroup, ...], held: dict[str, Resources]) -> dict[str, Resources]:
-    """Per instance type, the capacity of the flexible groups that what is `held` leaves: `held` beyond the
-    single-type groups takes whole instances of the flexible groups, and each group's instances left over count
-    once, under its first type (the one HyperPod provisions first), never under all its types at once - a group
-    that can come up as either of two types is not both: Kueue takes quotas per flavor, so the kit lends a
-    flexible group's idle instances as its first type only."""
-    single = groups_capacity(g for g in groups if not g.fallback_instance_types)
-    need = {}
-    for itype, amount in held.items():
-        gap = amount - single.get(itype, Resources())
-        instances = instances_needed(itype, Resources(*(max(getattr(gap, d), 0) for d in DIMENSIONS)))
-        if instances:
-            need[itype] = instances
-    used = _flexible_use(groups, need)
+class GroupsCover:
+    """Whether instance groups cover quotas at once, with some of their instances out (`cover`). The groups'
+    own figures are counted once here, so that many covers of one config (a rolling batch's counts) cost only
+    what the instances out change."""
+
+    def __init__(self, groups: tuple[InstanceGroup, ...]) -> None:
+        single = tuple(g for g in groups if not g.fallback_instance_types)
+        self._most, self._most_partitions = groups_capacity(groups), partition_capacity_of(groups)
+        self._single, self._single_partitions = groups_capacity(single), partition_capacity_of(single)
+        self._single_groups = {g.name: g for g in single}
+        # Each flexible group with, per type it may run as, the partitions one node holds as that type.
+        self._flexible = tuple((g, {itype: partitions_as(g, itype, 1) for itype in group_types(g)})
+                               for g in groups if g.fallback_instance_types)
+        self._taken: dict[tuple[str, int], tuple[dict[str, Resources], Partitions]] = {}
+
+    @property
+    def flexible(self) -> bool:
+        """Whether any group is flexible: without one, every type is covered at once when each is on its own."""
+        return bool(self._flexible)
+
+    def _left(self, out: dict[str, int]) -> tuple[dict[str, Resources], Partitions]:
+        """What the single-type groups hold with `out` taken out of them."""
+        capacity, partitions = dict(self._single), dict(self._single_partitions)
+        for name, n in out.items():
+            group = self._single_groups.get(name)
+            if group is None or n <= 0:
+                continue
+            if (name, n) not in self._taken:
+                batch = (group.model_copy(update={"max_count": min(n, group_maximum(group))}),)
+                self._taken[name, n] = groups_capacity(batch), partition_capacity_of(batch)
+            resources, by_profile = self._taken[name, n]
+            for itype, amount in resources.items():
+                capacity[itype] = capacity[itype] - amount
+            for key, count in by_profile.items():
+                partitions[key] -= count
+        return capacity, partitions
+
+    def cover(self, whole: dict[str, Resources], partitions: Partitions, out: dict[str, int] | None = None) -> Cover:
+        """Whether the groups, with `out` (group name: instances, a rolling batch) taken out of them, cover the
+        quotas `whole` (whole_reservations) and `partitions` (partition_reservations) at once: the single-type
+        groups give what they hold, and each flexible group is one type at a time. What a type's quotas need
+        beyond its single-type groups is whole instances; the partitions of a profile beyond them are nodes of
+        the flexible groups partitioned into it as the type (ceil(partitions / those one node holds); a node holds
+        a geometry's profiles together, so a geometry's profiles need the most any of them does). A node
+        partitioned as the type gives no whole GPU. The flexible groups serve these needs by a maximum flow
+        (_most_given). A need counts against every geometry that gives its profile (the kit does not split one
+        quota between two geometries). Quotas beyond what even every group at its maximum could give are left
+        out: over capacity (HPK501, HPK533), not this."""
+        out = out or {}
+        capacity, single_partitions = self._left(out)
+        need: dict[str, int] = {}
+        serves: dict[str, list[str]] = {g.name: [] for g, _ in self._flexible}
+        for itype, total in whole.items():
+            if itype not in self._most or total.exceeding(self._most[itype]):
+                continue
+            gap = total - capacity.get(itype, Resources())
+            gap = Resources(*(max(getattr(gap, d), 0) for d in DIMENSIONS))
+            instances = instances_needed(itype, gap)
+            if instances:
+                need[itype] = instances
+                for g, per_node in self._flexible:
+                    if itype in per_node and not (gap.accelerators and per_node[itype]):
+                        serves[g.name].append(itype)
+        for g, per_type in self._flexible:
+            for itype, per_node in per_type.items():
+                demand = f"{itype} partitions ({group_geometry(g)})"
+                for profile, one_node in per_node.items():
+                    held = partitions.get((itype, profile), 0)
+                    short = held - single_partitions.get((itype, profile), 0)
+                    if short > 0 and held <= self._most_partitions.get((itype, profile), 0):
+                        need[demand] = max(need.get(demand, 0), -(-short // one_node))
+                if demand in need:
+                    serves[g.name].append(demand)
+        used = _most_given(need, {g.name: (max(group_maximum(g) - out.get(g.name, 0), 0), tuple(serves[g.name]))
+                                  for g, _ in self._flexible})
+        return Cover(need, sum(used.values()), tuple(name for name, demands in serves.items() if demands), used)
+
+
+def flexible_reliance(config: KitConfig) -> Cover:
+    """Whether the teams' instance groups cover all the teams' quotas at once (GroupsCover, nothing out): a
+    flexible group counts in full under each of its types, so each type alone may fit (HPK501) while together
+    they need more instances than the groups have (HPK532)."""
+    quota = [entry for team in config.teams for entry in team.quota]
+    return GroupsCover(team_groups(config)).cover(whole_reservations(quota, config_shares(config)),
+                                                  partition_reservations(quota))
+
+
+def flexible_leftover(groups: tuple[InstanceGroup, ...], whole: dict[str, Resources],
+                      partitions: Partitions) -> tuple[dict[str, Resources], Partitions]:
+    """Per instance type, the capacity of the flexible groups that what is held leaves (`whole`: whole_reservations,
+    `partitions`: partition_reservations), and per (type, profile) their partitions: the holdings beyond the
+    single-type groups take whole instances of the flexible groups (GroupsCover, as HPK532 counts them), and each
+    group's instances left over count once, under its first type (the one HyperPod provisions first), never
+    under all its types at once - a group that can come up as either of two types is not both: Kueue takes
+    quotas per flavor, so the kit lends a flexible group's idle instances as its first type only."""
+    used = GroupsCover(groups).cover(whole, partitions).used
     left: dict[str, Resources] = {}
+    left_partitions: Partitions = {}
     for group in groups:
         rest = group_maximum(group) - used.get(group.name, 0)
         if group.fallback_instance_types and rest > 0 and group.instance_type in CATALOGUE:
             left[group.instance_type] = left.get(group.instance_type, Resources()) + capacity_as(
                 group, group.instance_type, rest)
-    return left
+            for profile, count in partitions_as(group, group.instance_type, rest).items():
+                key = (group.instance_type, profile)
+                left_partitions[key] = left_partitions.get(key, 0) + count
+    return left, left_partitions
 
 
 def _most_given(need: dict[str, int], groups: dict[str, tuple[int, tuple[str, ...]]]) -> dict[str, int]:
-    """Per group, its instances in the most of `need` (instances per type) the groups (name: (instances, types))
-    can give at once: a maximum
-    flow from the types (capacity: the instances needed) through the groups that may run them to a sink
+    """Per group, its instances in the most of `need` (instances per demand: a type, or a type's partitions)
+    the groups (name: (instances, the demands it may serve)) can give at once: a maximum
+    flow from the demands (capacity: the instances needed) through the groups that may serve them to a sink
     (capacity: each group's size), by Edmonds-Karp. Each augmenting path carries as much as it can, so the work
     grows with the number of types and groups, never with the instance counts (a group of 100,000 instances
     costs what a group of 1 does)."""
@@ -492,13 +581,13 @@ def partition_shares(groups: Iterable[InstanceGroup]) -> Shares:
     their instances, whatever the geometry."""
     worth: dict[tuple[str, str], Fraction] = {}
     given: dict[tuple[str, str], int] = {}
-    for group in groups:
-        spec, name = CATALOGUE.get(group.instance_type), group_geometry(group)
-        layout = per_gpu(group.instance_type, name) if spec is not None and name is not None else {}
-        offered = profiles_of(group.instance_type)
+    for group, itype in _group_type_pairs(groups):
+        spec, name = CATALOGUE.get(itype), group_geometry(group)
+        layout = per_gpu(itype, name) if spec is not None and name is not None else {}
+        offered = profiles_of(itype)
         slices = sum(offered[p].compute * n for p, n in layout.items())
         for profile, per in layout.items():
-            key, parts = (group.instance_type, profile), per * spec.accelerators * group_maximum(group)
+            key, parts = (itype, profile), per * spec.accelerators * group_maximum(group)
             given[key] = given.get(key, 0) + parts
             worth[key] = worth.get(key, 0) + Fraction(parts * offered[profile].compute, slices * spec.accelerators)
     return {key: worth[key] / count for key, count in given.items() if count}
@@ -517,16 +606,27 @@ def partition_capacity(config: KitConfig) -> Partitions:
 
 def partition_capacity_of(groups: Iterable[InstanceGroup]) -> Partitions:
     """Per (instance type, MIG profile), the partitions of the groups: each group's nodes take the geometry its
-    nvidia.com/mig.config label names on every GPU (cdk_app.domain.mig_profiles)."""
+    nvidia.com/mig.config label names on every GPU (cdk_app.domain.mig_profiles), whichever of its types they
+    come up as - a flexible group counts in full under each, as groups_capacity counts it."""
     capacity: Partitions = {}
-    for group in groups:
-        spec = CATALOGUE.get(group.instance_type)
-        if spec is None:
-            continue
-        for profile, amount in group_partitions(group, spec.accelerators, group_maximum(group)).items():
-            key = (group.instance_type, profile)
+    for group, itype in _group_type_pairs(groups):
+        for profile, amount in partitions_as(group, itype, group_maximum(group)).items():
+            key = (itype, profile)
             capacity[key] = capacity.get(key, 0) + amount
     return capacity
+
+
+def _group_type_pairs(groups: Iterable[InstanceGroup]) -> Iterable[tuple[InstanceGroup, str]]:
+    """(group, type) for each type each group may run as."""
+    return ((group, itype) for group in groups for itype in group_types(group))
+
+
+def partitions_as(group: InstanceGroup, itype: str, instances: int) -> dict[str, int]:
+    """Per MIG profile, the partitions `instances` nodes of the group hold as `itype`: the label is the group's,
+    so its nodes are partitioned whichever of its types they come up as (none on a type the label names no
+    geometry of: HPK224 reports it, and such nodes offer whole GPUs)."""
+    spec = CATALOGUE.get(itype)
+    return group_partitions(group, spec.accelerators, instances, itype) if spec is not None else {}
 
 
 def partition_reservations(quota: Iterable[QuotaEntry]) -> Partitions:
@@ -541,12 +641,12 @@ def partition_reservations(quota: Iterable[QuotaEntry]) -> Partitions:
 
 def partitioned_gpus(groups: Iterable[InstanceGroup]) -> dict[str, int]:
     """Per instance type, the GPUs MIG partitions: every GPU of a group whose label names a geometry of them
-    (all-disabled partitions none)."""
+    (all-disabled partitions none), under each type the group may run as (a flexible group in full under each,
+    as groups_capacity counts it)."""
     gpus: dict[str, int] = {}
-    for group in groups:
-        spec = CATALOGUE.get(group.instance_type)
-        if spec is not None and group_partitions(group, spec.accelerators, 1):
-            gpus[group.instance_type] = gpus.get(group.instance_type, 0) + group_maximum(group) * spec.accelerators
+    for group, itype in _group_type_pairs(groups):
+        if partitions_as(group, itype, 1):
+            gpus[itype] = gpus.get(itype, 0) + group_maximum(group) * CATALOGUE[itype].accelerators
     return gpus
 
 
@@ -565,7 +665,7 @@ def node_partitions(config: KitConfig, instance_type: str) -> dict[str, int]:
     spec = CATALOGUE.get(instance_type)
     most: dict[str, int] = {}
     for group in team_groups(config) if config.hyperpod and spec else ():
-        if group.instance_type == instance_type:
-            for profile, count in group_partitions(group, spec.accelerators, 1).items():
+        if instance_type in group_types(group):
+            for profile, count in partitions_as(group, instance_type, 1).items():
                 most[profile] = max(most.get(profile, 0), count)
     return most

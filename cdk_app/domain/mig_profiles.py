@@ -198,10 +198,14 @@ def group_geometry(group: InstanceGroup) -> str | None:
     return group.labels.get(MIG_CONFIG_LABEL)
 
 
-def group_partitions(group: InstanceGroup, gpus_per_instance: int, instances: int) -> dict[str, int]:
-    """Profile name -> partitions `instances` nodes of the group hold together (every GPU of a node takes the
-    geometry). The caller says how many nodes count: the capacity arithmetic's most a group holds, or one node."""
+def group_partitions(group: InstanceGroup, gpus_per_instance: int, instances: int,
+                     instance_type: str | None = None) -> dict[str, int]:
+    """Profile name -> partitions `instances` nodes of the group hold together as `instance_type` (default: its
+    first type; every GPU of a node takes the geometry). The label is the group's, so a flexible group's nodes
+    take it whichever of its types they come up as. The caller says how many nodes count: the capacity
+    arithmetic's most a group holds, or one node."""
     name = group_geometry(group)
     if name is None:
         return {}
-    return {p: n * gpus_per_instance * instances for p, n in per_gpu(group.instance_type, name).items()}
+    itype = instance_type or group.instance_type
+    return {p: n * gpus_per_instance * instances for p, n in per_gpu(itype, name).items()}

@@ -36,10 +36,12 @@ from cdk_app.domain.capacity import (
     flexible_leftover,
     groups_capacity,
     partition_capacity,
+    partition_capacity_of,
     partition_reservations,
     reservations,
     shared_pool_quota,
     team_groups,
+    whole_reservations,
 )
 from cdk_app.domain.instance_types import CATALOGUE
 
@@ -80,11 +82,26 @@ def allocated(config: KitConfig) -> dict[str, Resources]:
     held = [reservations(t.quota, config_shares(config)) for t in config.teams if t.enabled]
     if config.shared_pool is not None:
         held.append(reservations(shared_pool_quota(config)))
+    return _summed(held)
+
+
+def _summed(holdings: list[dict[str, Resources]]) -> dict[str, Resources]:
     total: dict[str, Resources] = {}
-    for holding in held:
+    for holding in holdings:
         for itype, amount in holding.items():
             total[itype] = total.get(itype, Resources()) + amount
     return total
+
+
+def _held_apart(config: KitConfig) -> tuple[dict[str, Resources], Partitions]:
+    """What the enabled allocations hold, whole instances (capacity.whole_reservations; the shared pool holds
+    no partitions) apart from partitions: the flexible groups' leftover is counted from these
+    (capacity.flexible_leftover)."""
+    quota = [entry for team in config.teams if team.enabled for entry in team.quota]
+    whole = [whole_reservations(quota, config_shares(config))]
+    if config.shared_pool is not None:
+        whole.append(reservations(shared_pool_quota(config)))
+    return _summed(whole), partition_reservations(quota)
 
 
 def unallocated(config: KitConfig) -> dict[str, Resources]:
@@ -94,7 +111,7 @@ def unallocated(config: KitConfig) -> dict[str, Resources]:
     # The system group's nodes are no team's to borrow: their taint keeps team pods off (capacity.team_groups).
     held, groups = allocated(config), team_groups(config)
     single = groups_capacity(g for g in groups if not g.fallback_instance_types)
-    left = flexible_leftover(groups, held)
+    left, _ = flexible_leftover(groups, *_held_apart(config))
     free = {}
     for itype in cluster_capacity(config):
         # What the single-type groups leave, plus the flexible groups' instances nothing holds, each counted once.
@@ -208,13 +225,15 @@ class PartitionReach:
 
 def unallocated_partitions(config: KitConfig) -> Partitions:
     """Per (instance type, profile) the instance groups give, the partitions no enabled team holds (none below
-    zero). The shared pool holds none: its quota is the whole-instance gap (capacity.shared_pool_quota)."""
-    held: Partitions = {}
-    for team in config.teams:
-        if team.enabled:
-            for key, count in partition_reservations(team.quota).items():
-                held[key] = held.get(key, 0) + count
-    return {key: max(count - held.get(key, 0), 0) for key, count in partition_capacity(config).items()}
+    zero): what the single-type groups leave, plus the partitions of the flexible groups' nodes nothing holds,
+    each node once, as its group's first type (capacity.flexible_leftover, as unallocated counts instances). The
+    shared pool holds none: its quota is the whole-instance gap (capacity.shared_pool_quota)."""
+    whole, held = _held_apart(config)
+    groups = team_groups(config)
+    single = partition_capacity_of(g for g in groups if not g.fallback_instance_types)
+    _, left = flexible_leftover(groups, whole, held)
+    return {key: max(single.get(key, 0) - held.get(key, 0), 0) + left.get(key, 0)
+            for key in partition_capacity(config)}
 
 
 def partition_reach(config: KitConfig) -> list[PartitionReach]:

@@ -13,7 +13,11 @@ Groups whose scheduled updates ever start at the same minute roll together then:
 (`alongside`). Two schedules start together when their dates meet, whatever their text (cron(0 4 ? * SUN *) and
 cron(0 4 ? * 1#1 *) on every first Sunday), judged by cdk_app.domain.cron_schedules.first_overlap.
 A flexible group may be any of its types when a batch runs, as the capacity counts it in full under each: its
-batch is checked as every one of them, and it rolls alongside the groups of each (the worst case).
+batch is checked as every one of them, and it rolls alongside the groups of each (the worst case). The per-type
+view counts a flexible group under each type, so every batch is also checked as HPK532 checks the quotas
+(capacity.GroupsCover): the groups left while it and the batches starting with it are out - single-type groups
+minus their batches, each flexible group one type at a time - must cover every type's quotas and partitions at
+once.
 A batch of a partitioned group (nvidia.com/mig.config) takes its nodes' MIG partitions out, not whole GPUs: the
 teams' partition quotas must fit the partitions left (capacity.partition_capacity, the validator's HPK533 count).
 
@@ -23,12 +27,14 @@ rounding, so the kit counts the larger batch SageMaker could take (25 % of 6 ins
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from cdk_app.config.model import BatchSize, InstanceGroup, KitConfig
 from cdk_app.domain.capacity import (
-    DIMENSIONS,
+    Cover,
+    GroupsCover,
     Partitions,
     Resources,
     cluster_capacity,
@@ -41,6 +47,7 @@ from cdk_app.domain.capacity import (
     partition_reservations,
     team_groups,
     teams_total,
+    whole_reservations,
 )
 from cdk_app.domain.cron_schedules import Cron, first_overlap, parse_cron
 from cdk_app.domain.instance_types import CATALOGUE
@@ -73,19 +80,16 @@ def first_start_together(a: Cron | str, b: Cron | str, now: datetime) -> datetim
     return a if a == b else None
 
 
-def scheduled_alongside(groups: tuple[InstanceGroup, ...], group: InstanceGroup, now: datetime,
-                        itype: str | None = None) -> tuple[tuple[InstanceGroup, int], ...]:
-    """The other groups that may run as `itype` (default: `group`'s first type) and whose schedules ever start
-    with `group`'s from `now` on, each with the instances its update batch takes out when it runs. A flexible
-    group counts under each of its types, as the capacity does (capacity.groups_capacity): it may be that type
-    when the batches run."""
+def scheduled_alongside(groups: tuple[InstanceGroup, ...], group: InstanceGroup,
+                        now: datetime) -> tuple[tuple[InstanceGroup, int], ...]:
+    """The other groups whose schedules ever start with `group`'s from `now` on, of any type, each with the
+    instances its update batch takes out when it runs: what is out of the cluster at once (a group of another
+    type still takes a flexible group's instances to its own type's quotas, GroupsCover)."""
     schedule = schedule_of(group)
     if schedule is None:
         return ()
-    itype = itype or group.instance_type
     return tuple((other, batch_instances(other.scheduled_update.deployment.maximum_batch_size, group_maximum(other)))
-                 for other in groups if other is not group and itype in group_types(other)
-                 and other.scheduled_update is not None
+                 for other in groups if other is not group and other.scheduled_update is not None
                  and first_start_together(schedule_of(other), schedule, now) is not None)
 
 
@@ -109,13 +113,31 @@ class RollingBatch:
     alongside: int         # instances other groups of the type take out at the same time (schedules starting together)
     capacity: Resources    # the instance type's capacity, all groups
     reserved: Resources    # what the enabled teams reserve on the type
-    headroom: int          # whole instances of the group the teams leave unreserved in every dimension and partition
+    # Counts the headroom (_headroom): only a batch that leaves quotas short needs it, and each count takes covers.
+    measure: Callable[[], int] = field(compare=False, repr=False)
     out: Resources = Resources()  # what the batch and those alongside take out of the type
     # Per MIG profile of the type: what the groups' geometries give, the enabled teams reserve, and the batches
     # take out (a partitioned node's batch takes its partitions, not whole GPUs).
     partitions: dict[str, int] = field(default_factory=dict)
     partitions_reserved: dict[str, int] = field(default_factory=dict)
     partitions_out: dict[str, int] = field(default_factory=dict)
+    # Every type's quotas at once while the batch and all those starting with it are out (GroupsCover); None
+    # without a flexible group (each type on its own is then all at once) or where the groups do not cover them
+    # at once even with nothing out (HPK532 reports that).
+    cover: Cover | None = None
+    together: int = 0      # instances the groups starting with it take out, of any type
+
+    @property
+    def headroom(self) -> int:
+        """Whole instances of the group that may leave alone with the teams' quotas still covered in every
+        dimension and partition (and every type's at once)."""
+        return self.measure()
+
+    @property
+    def short_jointly(self) -> bool:
+        """Each type is covered on its own, but the flexible groups cannot cover every type at once while the
+        batch is out (GroupsCover)."""
+        return not self.short and not self.short_partitions and self.cover is not None and self.cover.short
 
     @property
     def during(self) -> Resources:
@@ -145,13 +167,26 @@ class Totals:
     reserved: dict[str, Resources]
     partitions: Partitions
     partitions_reserved: Partitions
+    whole: dict[str, Resources]  # the enabled teams' quotas other than partitions (capacity.whole_reservations)
+    groups_cover: GroupsCover
+    # Whether every type's quotas at once is a check of its own: there is a flexible group (without one, each
+    # type covered on its own is all at once), and the groups cover them with nothing out (else HPK532 says so).
+    covered: bool
     taken: dict[tuple[int, int], tuple[dict[str, Resources], Partitions]] = field(default_factory=dict)
+
+    def cover(self, out: dict[str, int]) -> Cover:
+        """GroupsCover.cover of the enabled teams' quotas with `out` (group name: instances) out."""
+        return self.groups_cover.cover(self.whole, self.partitions_reserved, out)
 
 
 def rolling_totals(config: KitConfig) -> Totals:
     enabled = tuple(t for t in config.teams if t.enabled)
-    return Totals(team_groups(config), cluster_capacity(config), teams_total(enabled, config_shares(config)),
-                  partition_capacity(config), partition_reservations(q for team in enabled for q in team.quota))
+    quota = [q for team in enabled for q in team.quota]
+    groups, shares, partitions = team_groups(config), config_shares(config), partition_reservations(quota)
+    whole, groups_cover = whole_reservations(quota, shares), GroupsCover(groups)
+    covered = groups_cover.flexible and not groups_cover.cover(whole, partitions).short
+    return Totals(groups, cluster_capacity(config), teams_total(enabled, shares), partition_capacity(config),
+                  partitions, whole, groups_cover, covered)
 
 
 def _taken(totals: Totals, out: tuple[tuple[InstanceGroup, int], ...], itype: str) -> tuple[Resources, dict[str, int]]:
@@ -172,14 +207,26 @@ def _taken(totals: Totals, out: tuple[tuple[InstanceGroup, int], ...], itype: st
     return resources, partitions
 
 
-def _headroom(capacity: Resources, reserved: Resources, unit: Resources, partitions: dict[str, int],
-              reserved_partitions: dict[str, int], unit_partitions: dict[str, int]) -> int:
-    """Whole instances (each `unit`, with `unit_partitions`) that can leave the type with the teams' quotas still
-    covered in every dimension and partition."""
-    spare = capacity - reserved
-    fits = [int(getattr(spare, d) // getattr(unit, d)) for d in DIMENSIONS if getattr(unit, d)]
-    fits += [(partitions.get(p, 0) - reserved_partitions.get(p, 0)) // n for p, n in unit_partitions.items() if n]
-    return max(min(fits), 0) if fits else 0
+def _headroom(totals: Totals, group: InstanceGroup, itype: str, reserved: Resources, held: dict[str, int]) -> int:
+    """The most whole instances of the group that can leave, alone, with the teams' quotas still covered on `itype`
+    in every dimension and partition, and every type's at once (GroupsCover) where they are with nothing out.
+    Covering only gets harder as more leave, so a binary search finds it in a few counts."""
+    capacity = totals.capacity.get(itype, Resources())
+    partitions = {p: n for (t, p), n in totals.partitions.items() if t == itype}
+
+    def fits(n: int) -> bool:
+        resources, by_profile = _taken(totals, ((group, n),), itype)
+        if reserved.exceeding(capacity - resources):
+            return False
+        if any(held[p] <= partitions.get(p, 0) < held[p] + by_profile.get(p, 0) for p in held):
+            return False
+        return not totals.covered or not totals.cover({group.name: n}).short
+
+    low, high = 0, group_maximum(group)  # fits(low) holds: nothing out is covered (or reported elsewhere)
+    while low < high:
+        middle = (low + high + 1) // 2
+        low, high = (middle, high) if fits(middle) else (low, middle - 1)
+    return low
 
 
 def rolling_batch(config: KitConfig, group: InstanceGroup, size: BatchSize, itype: str | None = None,
@@ -203,10 +250,11 @@ def rolling_batch(config: KitConfig, group: InstanceGroup, size: BatchSize, ityp
     size_of_group = group_maximum(group)
     taken = batch_instances(size, size_of_group)
     out, partitions_out = _taken(totals, ((group, taken), *alongside), itype)
-    unit, unit_partitions = _taken(totals, ((group, 1),), itype)
-    return RollingBatch(group.name, itype, size_of_group, taken, sum(n for _, n in alongside), capacity, reserved,
-                        _headroom(capacity, reserved, unit, partitions, held, unit_partitions), out,
-                        partitions, held, partitions_out)
+    cover = totals.cover({group.name: taken, **{g.name: n for g, n in alongside}}) if totals.covered else None
+    return RollingBatch(group.name, itype, size_of_group, taken,
+                        sum(n for g, n in alongside if itype in group_types(g)), capacity, reserved,
+                        lambda: _headroom(totals, group, itype, reserved, held), out, partitions, held, partitions_out,
+                        cover, sum(n for _, n in alongside))
 
 
 def rolling_batches(config: KitConfig, group: InstanceGroup, size: BatchSize, scheduled: datetime | None,
@@ -216,8 +264,8 @@ def rolling_batches(config: KitConfig, group: InstanceGroup, size: BatchSize, sc
     from the moment `scheduled` on when given (an update's batch; a rollback or a patch runs alone: None)."""
     totals = totals or rolling_totals(config)
     batches = []
+    alongside = scheduled_alongside(totals.groups, group, scheduled) if scheduled is not None else ()
     for itype in group_types(group):
-        alongside = scheduled_alongside(totals.groups, group, scheduled, itype) if scheduled is not None else ()
         batch = rolling_batch(config, group, size, itype, alongside, totals)
         if batch is not None:
             batches.append(batch)

@@ -5,7 +5,8 @@ its JobOptionError (the option) and JobSpecError (the request against the config
 from __future__ import annotations
 
 from cdk_app.config.model import KitConfig
-from cdk_app.domain.capacity import node_partitions
+from cdk_app.domain.capacity import cluster_capacity, group_types, node_partitions
+from cdk_app.domain.instance_types import CATALOGUE
 from cdk_app.domain.mig_profiles import MIG_CONFIG_LABEL, RESOURCE_PREFIX, profiles_of
 from cdk_app.domain.reach import SHARING_DISABLED, partition_reach
 
@@ -42,7 +43,7 @@ def partition_request_problem(config: KitConfig, team: str, instance_type: str, 
     row = next((r for r in partition_reach(config) if r.team == team and (r.instance_type, r.profile)
                 == (instance_type, profile)), None)
     if row is None or row.reach == 0:
-        given = [g.name for g in config.hyperpod.instance_groups if g.instance_type == instance_type
+        given = [g.name for g in config.hyperpod.instance_groups if instance_type in group_types(g)
                  and MIG_CONFIG_LABEL in g.labels]
         return (f"--mig {profile}: team {team!r} has no quota of {profile} partitions on {instance_type}, "
                 "and a team borrows only what it has a quota for, so Kueue would never admit the job; "
@@ -60,6 +61,22 @@ def partition_request_problem(config: KitConfig, team: str, instance_type: str, 
                 f"than team {team!r} can ever get: its quota is {row.quota} and {why}; Kueue would keep "
                 "the job pending forever")
     return None
+
+
+def whole_gpu_problem(config: KitConfig, instance_type: str) -> str | None:
+    """Why a job on whole GPUs of the type would never start: every group that may run it partitions its GPUs
+    (capacity.cluster_capacity counts no partitioned GPU as a whole one, whichever type a flexible group comes
+    up as), and the device plugin offers a partitioned GPU only as its partitions."""
+    capacity = cluster_capacity(config)
+    if not CATALOGUE[instance_type].accelerators or capacity.get(instance_type) is None \
+            or capacity[instance_type].accelerators:
+        return None
+    offered = node_partitions(config, instance_type)
+    whole = sorted(t for t, amount in capacity.items() if amount.accelerators)
+    return (f"--instance-type {instance_type}: every instance group that may run it partitions its GPUs "
+            f"({MIG_CONFIG_LABEL}), so its nodes offer no whole GPU and the job's pods would never start; ask for "
+            f"partitions (--mig with {', '.join(offered) or 'a profile of its geometry'})"
+            + (f", or whole GPUs on {', '.join(whole)}" if whole else ", or give the type unpartitioned instances"))
 
 
 def partition_limits(mig: tuple[str, int] | None) -> dict[str, int]:

@@ -54,6 +54,7 @@ from cdk_app.kubernetes.job_partitions import (
     parse_mig,
     partition_limits,
     partition_request_problem,
+    whole_gpu_problem,
 )
 from cdk_app.kubernetes.quantity import GIB, QuantityOutOfRange, parse_quantity
 from cdk_app.kubernetes.topology import (
@@ -683,6 +684,8 @@ def check(config: KitConfig, request: JobRequest, cluster_nodes: Sequence[NodeIn
         problem = partition_request_problem(config, request.team, instance_type, request.mig, request.nodes)
         if problem:
             raise JobSpecError(problem)
+    elif wanted and (problem := whole_gpu_problem(config, instance_type)):
+        raise JobSpecError(problem)
     if wanted > spec.accelerators:
         raise JobSpecError(f"--accelerators {wanted} per node is more than one {instance_type} has ({spec.accelerators})")
     if request.topology is not None:

@@ -424,6 +424,17 @@ CASES: list[tuple[str, str, str, str, str]] = [
     # The teams reserve all four: even the default batch of one instance leaves a quota uncovered.
     ("default-batch-no-headroom", gpu_lines(f"      scheduled_update:  {MARK}\n        schedule_expression: cron(0 4 ? * SUN *)\n"),
      "HPK521", "hyperpod.instance_groups[0].scheduled_update.deployment.maximum_batch_size", "warning"),
+    # A flexible group of 1 (g5.24xlarge or g5.12xlarge) gives smith's g5.24xlarge or the g5.12xlarge a batch of
+    # the gpu group takes out, not both: each type alone is covered (5 g5.12xlarge less 1 for 4), together not.
+    ("batch-needs-a-flexible-group-twice", gpu_lines(f"      scheduled_update:  {MARK}\n        schedule_expression: "
+                                                     "cron(0 4 ? * SUN *)\n").replace(
+        "    - name: cpu\n", "    - {name: flex, instance_type: ml.g5.24xlarge, fallback_instance_types: [ml.g5.12xlarge], "
+        "count: 1}\n    - name: cpu\n", 1).replace(
+        "  - name: smith\n    quota:\n", "  - name: smith\n    quota:\n      - {instance_type: ml.g5.24xlarge, count: 1}\n", 1),
+     "HPK521", "hyperpod.instance_groups[0].scheduled_update.deployment.maximum_batch_size", "warning"),
+    # WhenAllIdle without batches cordons all four g5, which the teams reserve.
+    ("patch-whole-group-when-all-idle", gpu_lines(f"      auto_patch: {{patching_strategy: WhenAllIdle}}  {MARK}\n"),
+     "HPK522", "hyperpod.instance_groups[0].auto_patch.patching_strategy", "warning"),
     ("two-groups-one-schedule", gpu_lines("      scheduled_update: {schedule_expression: cron(0 4 ? * SUN *)}\n").replace(
         "      count: 2\n", f"      count: 2\n      scheduled_update: {{schedule_expression: cron(0 4 ? * SUN *)}}  {MARK}\n", 1),
      "HPK241", "hyperpod.instance_groups[1].scheduled_update.schedule_expression", "warning"),

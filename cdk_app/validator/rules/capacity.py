@@ -21,6 +21,7 @@ from cdk_app.domain.capacity import (
     group_maximum,
     group_types,
     groups_capacity,
+    partitioned_gpus,
     per_instances,
     shared_pool_gap,
     spot_backing,
@@ -28,6 +29,7 @@ from cdk_app.domain.capacity import (
     team_reservations,
 )
 from cdk_app.domain.instance_types import CATALOGUE
+from cdk_app.domain.mig_profiles import MIG_CONFIG_LABEL
 from cdk_app.domain.reach import allocated, borrowers, sharing_enabled, unallocated
 from cdk_app.domain.system_nodes import system_group
 from cdk_app.validator.reporter import Reporter
@@ -55,7 +57,8 @@ def check_capacity(config: KitConfig, report: Reporter) -> None:
         if over and unknown and itype in CATALOGUE:
             _report_over_any_type(report, itype, totals[itype], cap, entries, config, unknown, itype in capacity)
         elif over:
-            _report_over(report, itype, over, totals[itype], cap, entries, present=itype in capacity)
+            _report_over(report, itype, over, totals[itype], cap, entries, present=itype in capacity,
+                         partitioned=partitioned_gpus(groups).get(itype, 0))
         elif totals[itype].exceeding(single_type.get(itype, Resources())):
             flexible = [g.name for g in groups if itype in g.fallback_instance_types
                         or (g.fallback_instance_types and g.instance_type == itype)]
@@ -121,14 +124,18 @@ def _unit(entry: QuotaEntry, over: list[str]) -> str:
 
 
 def _report_over(report: Reporter, itype: str, over: list[str], total: Resources, cap: Resources,
-                 entries: list[tuple[str, Resources, PathKey, QuotaEntry]], present: bool) -> None:
-    """One finding at each entry that reserves some of the type, naming every team's share in the entry's unit."""
+                 entries: list[tuple[str, Resources, PathKey, QuotaEntry]], present: bool, partitioned: int = 0) -> None:
+    """One finding at each entry that reserves some of the type, naming every team's share in the entry's unit;
+    `partitioned`: the type's GPUs MIG partitions, which are no whole ones (capacity.groups_capacity)."""
     for _, reserved, path, entry in entries:
         if reserved.is_zero():
             continue
         dim = _unit(entry, over)
         shares = ", ".join(f"{name} {_amount(getattr(res, dim))}" for name, res, _, _ in entries)
         has = f"{describe(getattr(cap, dim), dim)}" if present else f"no {itype} instance group"
+        if dim == "accelerators" and partitioned:
+            has += (f" ({partitioned} more of its GPUs are partitioned by their groups' {MIG_CONFIG_LABEL} label - "
+                    "whichever of its types a flexible group comes up as - and offered only as MIG partitions)")
         report.error("HPK501", path,
                      f"teams reserve {describe(getattr(total, dim), dim)} of {itype} but the cluster has {has} "
                      f"(shares: {shares}; this entry {describe(getattr(reserved, dim), dim)})",
@@ -169,18 +176,17 @@ def _report_over_any_type(report: Reporter, itype: str, total: Resources, cap: R
 
 def _check_flexible_reliance(config: KitConfig, report: Reporter) -> None:
     """Each type's quotas may fit a flexible group on their own (HPK530) while all of them together need more
-    instances than the flexible groups have."""
-    need, given = flexible_reliance(config)
-    if given >= sum(need.values()):
+    instances than the flexible groups have (capacity.GroupsCover)."""
+    cover = flexible_reliance(config)
+    if not cover.short:
         return
-    serving = [(i, g) for i, g in enumerate(config.hyperpod.instance_groups)
-               if g.fallback_instance_types and set(group_types(g)) & set(need)]
-    first = serving[0][0]
-    names = ", ".join(g.name for _, g in serving)
-    needs = ", ".join(f"{itype}: {instances}" for itype, instances in need.items())
+    serving = [i for i, g in enumerate(config.hyperpod.instance_groups) if g.name in cover.groups]
+    first = serving[0] if serving else next(i for i, g in enumerate(config.hyperpod.instance_groups)
+                                            if g.fallback_instance_types)
     report.error("HPK532", ("hyperpod", "instance_groups", first, "fallback_instance_types"),
-                 f"the teams' quotas need {sum(need.values())} instances from flexible group(s) {names} ({needs}) "
-                 f"beyond the single-type groups, but those groups can give {given} of them at once",
+                 f"the teams' quotas need {sum(cover.need.values())} instances from flexible group(s) "
+                 f"{', '.join(cover.groups)} ({cover.needs_text()}) beyond the single-type groups, but those groups "
+                 f"can give {cover.given} of them at once",
                  "add single-type groups for those types, make the flexible groups larger, or lower the quotas")
 
 

@@ -11,6 +11,7 @@ from cdk_app.domain.capacity import describe, group_maximum
 from cdk_app.domain.cron_schedules import Cron, first_overlap, first_start, last_start_of_year, same_starts
 from cdk_app.domain.rolling_updates import (
     RollingBatch,
+    Totals,
     batch_instances,
     batch_text,
     first_start_together,
@@ -21,8 +22,10 @@ from cdk_app.domain.rolling_updates import (
 from cdk_app.findings import format_path
 from cdk_app.validator.reporter import Reporter
 
-# What a batch is, in the words of each field (botocore's RollingDeploymentPolicy).
-_BATCHES = (("maximum_batch_size", "update"), ("rollback_maximum_batch_size", "rollback"))
+# WhenAllIdle without a deployment: the whole group at once.
+_WHOLE_GROUP = BatchSize.model_construct(type="CAPACITY_PERCENTAGE", value=100)  # built, not validated: validate stays light
+# The batch fields of a rolling deployment (botocore's RollingDeploymentPolicy).
+_BATCHES = ("maximum_batch_size", "rollback_maximum_batch_size")
 
 
 def _deployments(group: InstanceGroup) -> list[tuple[str, RollingDeployment]]:
@@ -38,9 +41,16 @@ def _deployments(group: InstanceGroup) -> list[tuple[str, RollingDeployment]]:
 
 def check_rolling_updates(config: KitConfig, report: Reporter) -> None:
     totals = rolling_totals(config)
+    # A schedule that never starts an update (HPK242, HPK244) rolls no batch: its batches are not checked.
+    fires = _check_schedules(config, report)
     for i, group in enumerate(config.hyperpod.instance_groups):
         for section, deployment in _deployments(group):
-            for field, what in _BATCHES:
+            if section == "scheduled_update" and group.name not in fires:
+                continue
+            for field in _BATCHES:
+                # What the batch is, for messages: an update's, a patch's or a rollback's.
+                what = "rollback" if field == "rollback_maximum_batch_size" else (
+                    "patch" if section == "auto_patch" else "update")
                 size = getattr(deployment, field)
                 if size is None:
                     continue
@@ -54,17 +64,27 @@ def check_rolling_updates(config: KitConfig, report: Reporter) -> None:
                     continue
                 # Groups whose schedules start together update together; a rollback or a patch is the group's own.
                 scheduled = report.now if (section, field) == ("scheduled_update", "maximum_batch_size") else None
-                batch = next((b for b in rolling_batches(config, group, size, scheduled, totals)
-                              if b.short or b.short_partitions), None)
+                batch = _shortest(rolling_batches(config, group, size, scheduled, totals))
                 if batch is not None:
                     _report_short(report, path, batch, size, what, group.instance_type)
-    _check_schedules(config, report)
+        _check_patch_all_idle(config, report, i, group, totals)
+
+
+def _shortest(batches: list[RollingBatch]) -> RollingBatch | None:
+    """The batch to report: the first type it leaves short on its own (the clearer arithmetic), else the first
+    that leaves the types short together (the same for every type of a flexible group)."""
+    return (next((b for b in batches if b.short or b.short_partitions), None)
+            or next((b for b in batches if b.short_jointly), None))
 
 
 def _report_short(report: Reporter, path: PathKey, batch: RollingBatch, size: BatchSize, what: str,
                   group_type: str) -> None:
     others = (f" (and {batch.alongside} more of the type's other groups whose updates start with it)"
               if batch.alongside else "")
+    article = "an" if what[0] in "aeiou" else "a"
+    if batch.short_jointly:
+        _report_jointly_short(report, path, batch, size, f"{article} {what} batch")
+        return
     if batch.short:
         # Instances when they are short, else the dimension that is (a quota written in vCPU or memory).
         dim = "count" if "count" in batch.short else batch.short[0]
@@ -76,21 +96,13 @@ def _report_short(report: Reporter, path: PathKey, batch: RollingBatch, size: Ba
         given, left, held = (f"{n} {profile} partitions" for n in (given, given - batch.partitions_out.get(profile, 0), held))
     # A flexible group's batch is checked as each of its types: say which one is short.
     which = f" (as {batch.instance_type}, one of the types it may run as)" if batch.instance_type != group_type else ""
-    arithmetic = (f"a{'n' if what == 'update' else ''} {what} batch of group '{batch.group}'{which} takes "
+    arithmetic = (f"{article} {what} batch of group '{batch.group}'{which} takes "
                   f"{batch_text(size, batch.count)}{others} of {batch.instance_type} out: of the type's "
                   f"{given} it leaves {left} while the enabled teams reserve {held}")
     if batch.headroom >= 1:
-        def take(n: int) -> str:
-            return f"take at most {n} instance(s) at a time ({format_path(path[-1:])}: {{type: INSTANCE_COUNT, value: {n}}})"
-        fits = batch.headroom - batch.alongside
-        if not batch.alongside:
-            fix = take(batch.headroom)
-        elif fits >= 1:
-            fix = f"{take(fits)}, or give the group its own schedule (alone it may take {batch.headroom})"
-        else:
-            fix = f"give the group its own schedule and {take(batch.headroom)}"
         report.error("HPK520", path + ("value",), f"{arithmetic}: their quotas are not covered while it updates",
-                     f"{fix}, or lower the quotas on {batch.instance_type}")
+                     f"{_smaller_batch(path, batch.headroom, batch.alongside)}, or lower the quotas on "
+                     f"{batch.instance_type}")
         return
     unit = "one instance" if batch.short else f"one node's {batch.short_partitions[0]} partitions"
     report.warning("HPK521", path, f"{arithmetic}: the teams leave less than {unit} unreserved, so any "
@@ -99,8 +111,59 @@ def _report_short(report: Reporter, path: PathKey, batch: RollingBatch, size: Ba
                    "or add instances), or let the teams know their guarantee lapses during the update")
 
 
-def _check_schedules(config: KitConfig, report: Reporter) -> None:
-    """AWS (HyperPod AMI updates): "if you're creating multiple schedules, we recommend that you have a time
+def _smaller_batch(path: PathKey, headroom: int, alongside: int) -> str:
+    """How to make the batch fit: at most `headroom` instances alone, less the `alongside` instances of the
+    groups whose updates start with it."""
+    def take(n: int) -> str:
+        return f"take at most {n} instance(s) at a time ({format_path(path[-1:])}: {{type: INSTANCE_COUNT, value: {n}}})"
+    fits = headroom - alongside
+    if not alongside:
+        return take(headroom)
+    if fits >= 1:
+        return f"{take(fits)}, or give the group its own schedule (alone it may take {headroom})"
+    return f"give the group its own schedule and {take(headroom)}"
+
+
+def _report_jointly_short(report: Reporter, path: PathKey, batch: RollingBatch, size: BatchSize, what: str) -> None:
+    """Every type is covered on its own while the batch is out, but the flexible groups cannot be every type at
+    once (capacity.GroupsCover, HPK532's arithmetic)."""
+    cover = batch.cover
+    others = (f" (and {batch.together} more of the groups whose updates start with it)" if batch.together else "")
+    arithmetic = (f"{what} of group '{batch.group}' takes {batch_text(size, batch.count)}{others} out: the enabled "
+                  f"teams' quotas then need {sum(cover.need.values())} instances from flexible group(s) "
+                  f"{', '.join(cover.groups) or '(none)'} ({cover.needs_text()}) beyond the single-type groups, "
+                  f"but those groups can give {cover.given} of them at once (a flexible group is one type at a time)")
+    if batch.headroom >= 1:
+        report.error("HPK520", path + ("value",), f"{arithmetic}: their quotas are not covered while it updates",
+                     f"{_smaller_batch(path, batch.headroom, batch.together)}, or lower the quotas")
+        return
+    report.warning("HPK521", path, f"{arithmetic}: no batch of the group leaves their quotas covered",
+                   "add single-type instances for those types or lower the quotas, or let the teams know their "
+                   "guarantee lapses during the update")
+
+
+def _check_patch_all_idle(config: KitConfig, report: Reporter, i: int, group: InstanceGroup, totals: Totals) -> None:
+    """AutoPatchConfig WhenAllIdle without a rolling deployment cordons every instance of the group and patches
+    them all once all are idle (the config's own words, AutoPatch.patching_strategy): the whole group is out at
+    once. Where the teams' quotas need its instances, they are not covered until the patch is done."""
+    patch = group.auto_patch
+    if patch is None or patch.patching_strategy != "WhenAllIdle" or patch.deployment is not None:
+        return
+    batch = _shortest(rolling_batches(config, group, _WHOLE_GROUP, None, totals))
+    if batch is None:
+        return
+    report.warning("HPK522", ("hyperpod", "instance_groups", i, "auto_patch", "patching_strategy"),
+                   f"WhenAllIdle without a deployment cordons all {batch.count} instance(s) of group '{group.name}' "
+                   "when a patch comes out and patches them once all are idle, but the enabled teams' quotas need "
+                   f"some of them ({batch.instance_type}): meanwhile Kueue still admits jobs within those quotas and "
+                   "their pods stay Pending on the cordoned nodes, until every instance has gone idle and is patched",
+                   "give auto_patch a deployment with batches the quotas leave room for, "
+                   "use WhenIdle, or leave the group's instances unreserved")
+
+
+def _check_schedules(config: KitConfig, report: Reporter) -> set[str]:
+    """The groups whose scheduled update may start (a schedule the kit cannot read included); findings on the
+    schedules. AWS (HyperPod AMI updates): "if you're creating multiple schedules, we recommend that you have a time
     buffer in between schedules. If schedules overlap, updates might fail." Schedules compare by their dates from
     today on (cdk_app.domain.cron_schedules): two that ever start at the same minute overlap for certain (HPK241);
     one that starts while another's roll may still run - its batches times the wait between them - may (HPK243).
@@ -116,6 +179,7 @@ def _check_schedules(config: KitConfig, report: Reporter) -> None:
         read.append((i, group, schedule))
     apart = _report_together(read, report)
     _check_overlaps([(i, group, cron) for i, group, cron in read if isinstance(cron, Cron)], apart, report)
+    return {group.name for _, group, _ in read}
 
 
 def _report_together(read: list[tuple[int, InstanceGroup, Cron | str]], report: Reporter) -> set[tuple[int, int]]:

@@ -15,6 +15,7 @@ import pytest
 from support.paths import SUPPORT
 from support.small_config import HEAD
 
+from cdk_app.config.model import KitConfig
 from cdk_app.domain.capacity import Resources, shared_pool_quota
 from cdk_app.validator.report import check_file
 
@@ -174,7 +175,8 @@ def flexible_config(tmp_path, xl, xxl):
 ])
 def test_flexible_groups_give_each_instance_once(tmp_path, xl, xxl, need, given):
     from cdk_app.domain.capacity import flexible_reliance
-    assert flexible_reliance(flexible_config(tmp_path, xl, xxl)) == (need, given)
+    cover = flexible_reliance(flexible_config(tmp_path, xl, xxl))
+    assert (cover.need, cover.given) == (need, given)
 
 
 def test_flexible_reliance_costs_what_the_groups_and_types_do_not_the_instance_counts(tmp_path):
@@ -196,7 +198,8 @@ def test_flexible_reliance_costs_what_the_groups_and_types_do_not_the_instance_c
                            "teams": teams})
     config = load_config(write(tmp_path, text)).config
     started = time.process_time()
-    assert flexible_reliance(config) == ({"ml.c5.large": 675800, "ml.c5.xlarge": 1}, 675800)
+    cover = flexible_reliance(config)
+    assert (cover.need, cover.given) == ({"ml.c5.large": 675800, "ml.c5.xlarge": 1}, 675800)
     assert time.process_time() - started < 5  # generous: about 0.005 s here
 
 
@@ -326,3 +329,74 @@ teams:
 
     assert backing(3) == {"ml.g5.12xlarge": True}
     assert backing(4) == {"ml.g5.12xlarge": False}
+# --- A partitioned flexible group (the red team's third round, F5 and F6) ---------------------------------------
+# all-1g.10gb is 7 x 1g.10gb per GPU on an H100 and on an A100 80GB alike (NVIDIA's MIG User Guide, "Supported
+# MIG Profiles"); ml.p5.48xlarge and ml.p4de.24xlarge have 8 GPUs each (EC2): 56 partitions a node.
+P5, P4DE, P4D = "ml.p5.48xlarge", "ml.p4de.24xlarge", "ml.p4d.24xlarge"
+
+
+def test_a_partitioned_flexible_group_is_partitioned_as_every_type_it_may_run_as():
+    # r3_f3.yaml: prod plus flexmig, 2 x p5 or p4de, labelled all-1g.10gb. The label is the group's, so a node
+    # that comes up as p4de is partitioned too: no whole GPU under either type, 112 partitions under each.
+    from cdk_app.config.loader import load_config
+    from cdk_app.domain.capacity import groups_capacity, node_partitions, partition_capacity_of, partitioned_gpus
+    config = load_config(RED_TEAM / "r3_f3.yaml").config
+    [flexmig] = [g for g in config.hyperpod.instance_groups if g.name == "flexmig"]
+    assert partitioned_gpus((flexmig,)) == {P5: 16, P4DE: 16}
+    assert partition_capacity_of((flexmig,)) == {(P5, "mig-1g.10gb"): 112, (P4DE, "mig-1g.10gb"): 112}
+    assert (groups_capacity((flexmig,))[P5].accelerators, groups_capacity((flexmig,))[P4DE].accelerators) == (0, 0)
+    assert node_partitions(config, P4DE) == {"mig-1g.10gb": 56}
+    # validate: applied-science's 16 whole p4de GPUs are over capacity, and the partition table has a p4de row.
+    report = check_file(RED_TEAM / "r3_f3.yaml")
+    [over] = [f for f in report.findings if f.code == "HPK501"]
+    assert over.path == "teams[4].quota[2]"
+    assert "the cluster has 0 accelerators (16 more of its GPUs are partitioned" in over.message
+    assert {(r.instance_type, r.profile, r.capacity) for r in report.partitions} == {
+        (P5, "mig-1g.10gb", 112), (P4DE, "mig-1g.10gb", 112)}
+
+
+def test_partition_quotas_need_the_nodes_of_the_partitioned_flexible_group():
+    # r3_f2.yaml: miggy's 112 mig-1g.10gb on p5 are both of flexmig's nodes (56 a node), and applied-science's 16
+    # p4d GPUs two more (all-1g.10gb is no geometry of the A100 40GB, HPK224, so as p4d its GPUs stay whole):
+    # 4 instances of a group of 2. Counted as instance-share of any p5 this was 3.
+    from cdk_app.config.loader import load_config
+    from cdk_app.domain.capacity import flexible_reliance
+    cover = flexible_reliance(load_config(RED_TEAM / "r3_f2.yaml").config)
+    assert cover.need == {P4D: 2, f"{P5} partitions (all-1g.10gb)": 2}
+    assert (cover.given, cover.groups, cover.short) == (2, ("flexmig",), True)
+
+
+def mig_flex_config(count: int, quota: list[dict]):
+    return KitConfig.model_validate({
+        "environment": "t", "account": "111122223333", "region": "us-east-1", "availability_zone_ids": ["use1-az4"],
+        "hyperpod": {"instance_groups": [
+            {"name": "flexmig", "instance_type": P5, "fallback_instance_types": [P4DE], "count": count,
+             "labels": {"nvidia.com/mig.config": "mixed-1-3g.40gb-1-2g.20gb-2-1g.10gb"}}]},
+        "teams": [{"name": f"t{i}", "quota": [entry]} for i, entry in enumerate(quota)]})
+
+
+def _partitions(itype: str, profile: str, count: int) -> dict:
+    return {"instance_type": itype, "accelerator_partition": {"type": profile, "count": count}}
+
+
+@pytest.mark.parametrize(("count", "quota", "need", "short"), [
+    # One node of mixed-1-3g.40gb-1-2g.20gb-2-1g.10gb holds 8 x 3g, 8 x 2g and 16 x 1g together: its profiles
+    # are one node's, not one node each.
+    (1, [_partitions(P5, "mig-3g.40gb", 8), _partitions(P5, "mig-1g.10gb", 16)], {f"{P5} partitions "
+     "(mixed-1-3g.40gb-1-2g.20gb-2-1g.10gb)": 1}, False),
+    # One more 1g.10gb takes a second node, which then cannot be the p4de the other quota needs.
+    (2, [_partitions(P5, "mig-3g.40gb", 8), _partitions(P5, "mig-1g.10gb", 17), _partitions(P4DE, "mig-3g.40gb", 8)],
+     {f"{P5} partitions (mixed-1-3g.40gb-1-2g.20gb-2-1g.10gb)": 2,
+      f"{P4DE} partitions (mixed-1-3g.40gb-1-2g.20gb-2-1g.10gb)": 1}, True),
+    # Partitions of both types from a group of one: it is one type at a time.
+    (1, [_partitions(P5, "mig-3g.40gb", 8), _partitions(P4DE, "mig-3g.40gb", 8)],
+     {f"{P5} partitions (mixed-1-3g.40gb-1-2g.20gb-2-1g.10gb)": 1,
+      f"{P4DE} partitions (mixed-1-3g.40gb-1-2g.20gb-2-1g.10gb)": 1}, True),
+    (2, [_partitions(P5, "mig-3g.40gb", 8), _partitions(P4DE, "mig-3g.40gb", 8)],
+     {f"{P5} partitions (mixed-1-3g.40gb-1-2g.20gb-2-1g.10gb)": 1,
+      f"{P4DE} partitions (mixed-1-3g.40gb-1-2g.20gb-2-1g.10gb)": 1}, False),
+])
+def test_a_geometrys_profiles_come_from_the_same_nodes(count, quota, need, short):
+    from cdk_app.domain.capacity import flexible_reliance
+    cover = flexible_reliance(mig_flex_config(count, quota))
+    assert (cover.need, cover.short) == (need, short)

@@ -213,3 +213,16 @@ def test_a_shared_pool_that_borrows_adds_its_borrowing_limit(write_config):
     teams = [team("a", 4, "Lend")]
     assert admitted(write_config, teams, hyperpod=groups, shared_pool={"name": "pool", "sharing_strategy": "LendAndBorrow"}) == 12
     assert admitted(write_config, teams, hyperpod=groups, shared_pool={"name": "pool"}) == 10
+def test_a_partitioned_flexible_groups_idle_nodes_are_lent_once():
+    # r3_f3_partitions_only.yaml: flexmig is 2 x p5 or p4de, all-1g.10gb (56 mig-1g.10gb a node, NVIDIA's MIG
+    # profiles x 8 GPUs); miggy holds 56 of p4de, one node. The other node is lent once, as the group's first
+    # type (p5), not as 56 more p4de as well: miggy cannot borrow it as p4de while another team borrows it as p5.
+    from support.paths import SUPPORT
+
+    from cdk_app.domain.reach import partition_reach, unallocated_partitions
+    config = load_config(SUPPORT / "adversarial" / "issue31" / "r3_f3_partitions_only.yaml").config
+    assert unallocated_partitions(config) == {("ml.p5.48xlarge", "mig-1g.10gb"): 56,
+                                              ("ml.p4de.24xlarge", "mig-1g.10gb"): 0}
+    [row] = [r for r in partition_reach(config) if r.team == "miggy"]
+    assert (row.quota, row.reach) == (56, 56)
+    assert unallocated(config)["ml.p5.48xlarge"].count == 1 and unallocated(config)["ml.p4de.24xlarge"].count == 0

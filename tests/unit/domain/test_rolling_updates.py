@@ -167,3 +167,49 @@ def test_a_partitioned_batch_within_the_unreserved_partitions_covers_the_quotas(
             [{"instance_type": P5, "accelerator_partition": {"type": "mig-1g.10gb", "count": 56}}])
     [batch] = rolling_batches(c, c.hyperpod.instance_groups[0], size("INSTANCE_COUNT", 1), scheduled=None)
     assert (batch.short, batch.short_partitions, batch.headroom) == ([], [], 1)
+
+
+# --- Every type's quotas at once (capacity.GroupsCover, as HPK532 counts): the red team's third round, F4 ------------
+
+
+def test_a_batch_leaves_the_flexible_group_one_type_at_a_time():
+    # r1.yaml: gpu-workers 4 x g5.12xlarge rolls 1 at a time; flex is 2 x g5.24xlarge or g5.12xlarge; john
+    # reserves 4 g5.12xlarge, smith 2 g5.24xlarge. With one gpu-workers instance out, john needs 1 of flex and
+    # smith both: 3 of 2. The type's own count (6 g5.12xlarge, flex under both types) hid it.
+    from support.paths import SUPPORT
+
+    from cdk_app.config.loader import load_config
+    c = load_config(SUPPORT / "adversarial" / "issue31" / "r3_r1.yaml").config
+    [batch] = rolling_batches(c, c.hyperpod.instance_groups[0], size("INSTANCE_COUNT", 1), scheduled=None)
+    assert (batch.short, batch.short_partitions, batch.during.count) == ([], [], 5)
+    assert batch.short_jointly and batch.headroom == 0
+    assert (batch.cover.need, batch.cover.given) == ({G5: 1, G5_24: 2}, 2)
+
+
+def test_a_group_of_another_type_that_rolls_with_it_counts_too():
+    # a (2 g5.12xlarge) and b (2 g5.24xlarge) roll together; flex (1, either type) covers one of them. Each type
+    # alone keeps 2 of its 3 for a quota of 2; together each needs flex.
+    c = kit([{"name": "a", "instance_type": G5, "count": 2, "scheduled_update": SUNDAY},
+             {"name": "b", "instance_type": G5_24, "count": 2, "scheduled_update": SUNDAY},
+             {"name": "flex", "instance_type": G5, "fallback_instance_types": [G5_24], "count": 1}],
+            [{"instance_type": G5, "count": 2}, {"instance_type": G5_24, "count": 2}])
+    a, b, _ = c.hyperpod.instance_groups
+    assert scheduled_alongside(c.hyperpod.instance_groups, a, NOW) == ((b, 1),)
+    [batch] = rolling_batches(c, a, size("INSTANCE_COUNT", 1), scheduled=NOW)
+    assert (batch.short, batch.alongside, batch.together) == ([], 0, 1)
+    assert batch.short_jointly and batch.cover.need == {G5: 1, G5_24: 1} and batch.cover.given == 1
+    # Alone (a rollback runs alone), a's batch leaves flex for it.
+    [alone] = rolling_batches(c, a, size("INSTANCE_COUNT", 1), scheduled=None)
+    assert not alone.short_jointly and alone.headroom == 1
+
+
+def test_the_headroom_is_the_largest_batch_every_type_survives_at_once():
+    # a: 4 g5.12xlarge; flex: 2 of either type; quotas 4 g5.12xlarge and 1 g5.24xlarge. flex gives the
+    # g5.24xlarge and one more: a may lose 1 at a time, not 2.
+    c = kit([{"name": "a", "instance_type": G5, "count": 4},
+             {"name": "flex", "instance_type": G5_24, "fallback_instance_types": [G5], "count": 2}],
+            [{"instance_type": G5, "count": 4}, {"instance_type": G5_24, "count": 1}])
+    one, two = (rolling_batches(c, c.hyperpod.instance_groups[0], size("INSTANCE_COUNT", n), scheduled=None)[0]
+                for n in (1, 2))
+    assert not one.short_jointly and two.short_jointly
+    assert one.headroom == two.headroom == 1

@@ -89,3 +89,18 @@ def test_bad_option_text_is_a_usage_error_without_a_traceback(tmp_path):
                      "--instance-type", P5, "--mig", bad, "--", "python")
         assert result.returncode == 2 and "Traceback" not in result.stderr, (bad, result.stderr)
         assert "Invalid value for '--mig'" in result.stderr
+
+
+def test_whole_gpus_are_refused_where_a_flexible_groups_label_partitions_them():
+    # r3_f3_partitions_only.yaml: the red team's r3_f3 with miggy's 56 mig-1g.10gb of p4de in place of
+    # applied-science's whole p4de GPUs. flexmig (p5 or p4de, all-1g.10gb) is the only p4de group: as p4de its
+    # GPUs are partitions too. The p5 groups of prod have whole GPUs.
+    from support.paths import SUPPORT
+    config = load_config(SUPPORT / "adversarial" / "issue31" / "r3_f3_partitions_only.yaml").config
+    whole = JobRequest(team="miggy", priority="training", name="w", image="img", command=("python", "x.py"),
+                       instance_type="ml.p4de.24xlarge")
+    with pytest.raises(JobSpecError) as err:
+        render(config, whole)
+    assert str(err.value).endswith("ask for partitions (--mig with mig-1g.10gb), or whole GPUs on ml.p5.48xlarge")
+    render(config, JobRequest(team="miggy", priority="training", name="w", image="img", command=("python", "x.py"),
+                              instance_type="ml.p4de.24xlarge", mig=("mig-1g.10gb", 28), nodes=2))

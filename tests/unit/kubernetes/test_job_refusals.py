@@ -171,6 +171,12 @@ OLD_ADDON = PROD.model_copy(update={"task_governance": PROD.task_governance.mode
 SMALL_CAPS = _teams(**{"research-nlp": {"unqueued_pods": UnqueuedPodResources(container_memory="1Gi", pod_memory="200Mi")}})
 MPI_ADDON = "--auto-resume: HyperPod job auto-resume works for PyTorchJob only (through the Kubeflow training operator); "
 A60 = "a" * 60
+# Every p5 group partitioned; the flexible one comes up as p5 or p4de, partitioned as either (the label is the
+# group's): no whole GPU on either type.
+ALL_MIG = PROD.model_copy(update={"hyperpod": PROD.hyperpod.model_copy(update={"instance_groups": tuple(
+    g.model_copy(update={"labels": {**g.labels, "nvidia.com/mig.config": "all-1g.10gb"}}
+                 | ({"fallback_instance_types": ("ml.p4de.24xlarge",)} if g.name == "h100-b" else {}))
+    if g.instance_type == "ml.p5.48xlarge" else g for g in PROD.hyperpod.instance_groups)})})
 
 # One case per refusal `job` can give (test_every_refusal_has_a_case_word_for_word checks that none is missing):
 # (request change, config, node list, the message). The node list is passed without a source name, so the
@@ -342,6 +348,9 @@ REFUSALS = [
      "partitions on ml.p5.48xlarge, and a team borrows only what it has a quota for, so Kueue would never admit the "
      "job; give the team an accelerator_partition entry of mig-1g.10gb on ml.p5.48xlarge and an ml.p5.48xlarge group "
      "a nvidia.com/mig.config geometry with it"),
+    ({"instance_type": "ml.p4de.24xlarge"}, ALL_MIG, None, "--instance-type ml.p4de.24xlarge: every instance group "
+     "that may run it partitions its GPUs (nvidia.com/mig.config), so its nodes offer no whole GPU and the job's pods "
+     "would never start; ask for partitions (--mig with mig-1g.10gb), or give the type unpartitioned instances"),
     ({"mig": ("mig-1g.10gb", 2), "accelerators_per_node": 2}, PROD, None, "--mig mig-1g.10gb with --accelerators 2: "
      "a pod asks for whole GPUs or for partitions, not both (a partitioned GPU is offered only as its partitions); "
      "leave out one of them"),

@@ -37,3 +37,17 @@ def test_a_disabled_borrower_does_not_count(write_config):
     report = run(write_config, JOHN_ONE_G5, ("  - name: smith\n", "  - name: smith\n    sharing_strategy: Lend\n"),
                  ("    borrow_limit: 50\n", "    borrow_limit: 50\n    enabled: false\n"))
     assert ("HPK503", "teams") in codes(report)
+
+
+def test_partition_quotas_need_the_partitioned_flexible_groups_nodes():
+    # The red team's r3_f2 (tests/support/adversarial/issue31): 112 mig-1g.10gb of p5 are both nodes of flexmig
+    # (all-1g.10gb: 7 per GPU, 8 GPUs a node), and 16 whole p4d GPUs two more nodes of it: 4 of 2, not 3.
+    from support.paths import SUPPORT
+
+    from cdk_app.validator.report import check_file
+    report = check_file(SUPPORT / "adversarial" / "issue31" / "r3_f2.yaml")
+    [finding] = [f for f in report.findings if f.code == "HPK532"]
+    assert finding.path == "hyperpod.instance_groups[3].fallback_instance_types"
+    assert finding.message == (
+        "the teams' quotas need 4 instances from flexible group(s) flexmig (ml.p4d.24xlarge: 2, ml.p5.48xlarge "
+        "partitions (all-1g.10gb): 2) beyond the single-type groups, but those groups can give 2 of them at once")

@@ -8,6 +8,7 @@ from __future__ import annotations
 from datetime import datetime
 
 import pytest
+from support.paths import SUPPORT
 from support.rule_runner import JOHN_ONE_G5, codes, run
 from support.small_config import HEAD
 
@@ -297,3 +298,56 @@ def test_a_partitioned_groups_batch_is_held_to_the_partition_quotas(write_config
     assert ("of the type's 56 mig-1g.10gb partitions it leaves 0 mig-1g.10gb partitions while the enabled teams "
             "reserve 50 mig-1g.10gb partitions: the teams leave less than one node's mig-1g.10gb partitions "
             "unreserved") in finding.message
+
+
+# --- The red team's third round (tests/support/adversarial/issue31/r3_*.yaml, as they wrote them) ---------------
+RED_TEAM = SUPPORT / "adversarial" / "issue31"
+
+
+def test_a_batch_is_checked_against_every_types_quotas_at_once():
+    # r3_r1: gpu-workers' batch of 1 leaves 3 g5.12xlarge for john's 4, and flex (2, g5.24xlarge or g5.12xlarge)
+    # cannot give john 1 and smith 2 at once; no batch of gpu-workers leaves them covered.
+    report = check_file(RED_TEAM / "r3_r1.yaml")
+    [finding] = [f for f in report.findings if f.code in ("HPK520", "HPK521")]
+    assert (finding.code, finding.path) == ("HPK521", BATCH_PATH)
+    assert finding.message == (
+        "an update batch of group 'gpu-workers' takes 1 instance out: the enabled teams' quotas then need 3 instances "
+        "from flexible group(s) flex (ml.g5.12xlarge: 1, ml.g5.24xlarge: 2) beyond the single-type groups, but those "
+        "groups can give 2 of them at once (a flexible group is one type at a time): no batch of the group leaves "
+        "their quotas covered")
+
+
+def test_patching_a_whole_group_the_quotas_need_when_all_are_idle_warns():
+    # r3_p1: WhenAllIdle without a deployment on gpu-workers, which the teams reserve in full.
+    report = check_file(RED_TEAM / "r3_p1.yaml")
+    [finding] = [f for f in report.findings if f.code == "HPK522"]
+    assert (finding.path, finding.line, report.exit_code) == (
+        "hyperpod.instance_groups[0].auto_patch.patching_strategy", 34, 0)
+    assert finding.message.startswith("WhenAllIdle without a deployment cordons all 4 instance(s) of group "
+                                      "'gpu-workers' when a patch comes out")
+
+
+PATCH = "hyperpod.instance_groups[0].auto_patch"
+MORE_G5 = ("    - name: cpu\n", "    - {name: more, instance_type: ml.g5.12xlarge, count: 4}\n    - name: cpu\n")
+
+
+@pytest.mark.parametrize(("strategy", "deployment", "more", "expected"), [
+    ("WhenAllIdle", "", False, [("HPK522", f"{PATCH}.patching_strategy")]),  # the teams reserve all 4 g5
+    ("WhenAllIdle", "", True, []),   # 4 more g5 hold the teams' 4 while group gpu is cordoned
+    ("WhenIdle", "", False, []),     # each instance uncordoned right after its patch
+    ("WhenAllIdle", "\n        deployment: {maximum_batch_size: {type: INSTANCE_COUNT, value: 1}}", False,
+     [("HPK521", f"{PATCH}.deployment.maximum_batch_size")]),  # batches: checked as batches
+])
+def test_only_whenallidle_without_batches_patches_the_group_at_once(write_config, strategy, deployment, more, expected):
+    edits = [(GPU_GROUP, f"{GPU_GROUP}      auto_patch:\n        patching_strategy: {strategy}{deployment}\n")]
+    assert codes(run(write_config, *edits, *([MORE_G5] if more else []))) == expected
+
+
+def test_a_patch_batch_is_named_a_patch_batch():
+    [finding] = [f for f in check_file(RED_TEAM / "r3_p2.yaml").findings if f.code == "HPK521"]
+    assert finding.message.startswith("a patch batch of group 'gpu-workers' takes 2 instances of ml.g5.12xlarge out")
+
+
+def test_a_schedule_that_never_fires_rolls_no_batch():
+    report = check_file(RED_TEAM / "r3_cron_bad.yaml")
+    assert [f.code for f in report.findings if f.code.startswith(("HPK24", "HPK52"))] == ["HPK242"]
