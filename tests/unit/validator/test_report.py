@@ -175,7 +175,7 @@ def test_capacity_findings_go_with_a_broken_capacity_input(write_config, edit, b
     ((SMITH, SMITH + "    bogus: 1\n"), ("HPK010", "teams[1].bogus")),
     ((SMITH, SMITH + "    team_stack: x\n"), ("HPK012", "teams[1].team_stack")),
     # A group's capacity is its type and count: an unknown key or a broken zone leaves it as it is.
-    (("      threads_per_core: 1\n", "      threads_per_core: 1\n      bogus: 1\n"),
+    (("      threads_per_core: 2\n", "      threads_per_core: 2\n      bogus: 1\n"),
      ("HPK010", "hyperpod.instance_groups[0].bogus")),
 ])
 def test_capacity_findings_stay_with_another_broken_key(write_config, edit, broken):
