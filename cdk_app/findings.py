@@ -156,9 +156,9 @@ CODES: dict[str, str] = {
     "HPK530": "team quotas fit only with flexible groups, which may come up as another of their instance types",
     "HPK531": "team quotas fit only with Spot capacity, which EC2 may take back at any time",
     "HPK532": "team quotas on several types need more instances of the flexible groups than they have together",
-    "HPK540": "a team's quota holds more vCPU of a type than its nodes have with threads_per_core 1 (SageMaker counts the full vCPU)",
     # CloudFormation's limits per stack, on the stack layout the app builds (cdk_app/stacks/layout.py).
     "HPK533": "cumulative MIG partition quota exceeds the partitions the instance groups' GPUs give",
+    "HPK540": "a team's quota holds more vCPU of a type than its nodes have with threads_per_core 1 (SageMaker counts the full vCPU)",
     "HPK510": "a stack would have more than 500 resources (CloudFormation's limit per stack)",
     "HPK511": "a stack would have more than 200 outputs (CloudFormation's limit per stack)",
     "HPK512": "a stack's template would be larger than 1,000,000 bytes (CloudFormation's limit for a template in S3)",

@@ -436,3 +436,10 @@ def test_a_finding_that_names_a_value_read_as_meant_is_held_back(tmp_path):
     assert not report.rules_skipped
     assert [(f.code, f.path) for f in report.findings] == [("HPK012", "account"), ("HPK113", "eks.public_access_cidrs")]
     assert {f.code for f in report.held_back} == {"HPK111"}
+
+
+def test_each_capacity_row_gives_the_cpus_of_the_types_fewest_cpu_node(write_config):
+    # The base's g5 group runs two threads per core (48), its m5 group one (4 of 8): EC2's CPU options.
+    rows = check_file(write_config((SUPPORT / "adversarial" / "base.yaml").read_text())).capacity
+    assert [(row.instance_type, row.to_json()["node_vcpu"], row.capacity.vcpu) for row in rows] == [
+        ("ml.g5.12xlarge", 48, 192), ("ml.m5.2xlarge", 4, 16)]
