@@ -75,7 +75,7 @@ CODES: dict[str, str] = {
     "HPK209": "automatic node recovery without the health monitoring agent",
     "HPK210": "instance type not offered by HyperPod in the environment's region",
     "HPK211": "a Kubernetes label or taint key or value is not allowed",
-    "HPK212": "threads_per_core 2 on an instance type with one thread per core (AWS Graviton)",
+    "HPK212": "threads_per_core 2 on an instance type with one thread per core (AWS Graviton, NVIDIA Grace)",
     "HPK213": "InstanceConnectivity deep health check on an instance type without EFA or a group of one node",
     "HPK214": "no instance group gives a schedulable node within the governance stack's wait (deep health checks, taints, no nodes)",
     "HPK215": "hyperpod.system_instance_group names no instance group",
@@ -159,6 +159,7 @@ CODES: dict[str, str] = {
     "HPK532": "team quotas on several types need more instances of the flexible groups than they have together",
     # CloudFormation's limits per stack, on the stack layout the app builds (cdk_app/stacks/layout.py).
     "HPK533": "cumulative MIG partition quota exceeds the partitions the instance groups' GPUs give",
+    "HPK540": "a team's quota holds more vCPU of a type than its nodes have with threads_per_core 1 (SageMaker counts the full vCPU)",
     "HPK510": "a stack would have more than 500 resources (CloudFormation's limit per stack)",
     "HPK511": "a stack would have more than 200 outputs (CloudFormation's limit per stack)",
     "HPK512": "a stack's template would be larger than 1,000,000 bytes (CloudFormation's limit for a template in S3)",

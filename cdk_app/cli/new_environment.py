@@ -23,6 +23,7 @@ from cdk_app.config.model import DEFAULT_TASK_GOVERNANCE_VERSION, Eks
 from cdk_app.config.types import ENVIRONMENT_PATTERN
 from cdk_app.config.zone_ids import region_code
 from cdk_app.domain.governance_types import GOVERNANCE_TYPES, offered_type
+from cdk_app.domain.instance_types import CATALOGUE, node_vcpu
 from cdk_app.domain.regions import nearest_region, region_problem, zone_names
 from hyperpod_constructs.private.subnet_layout import MAX_ZONE_NUMBER, zone_number
 
@@ -55,6 +56,14 @@ class Answers:
     priority_classes: list[tuple[str, int]] = field(default_factory=list)
     default_priority: str | None = None
     shared_pool: bool = False
+
+
+def _threads_line(instance_type: str) -> list[str]:
+    """threads_per_core 2 on a type whose nodes would have half its vCPU with the default 1: quotas count the
+    full vCPU (SageMaker's), so a team holding most of the type would hold more than the nodes have (HPK540)."""
+    if instance_type not in CATALOGUE or node_vcpu(instance_type, 1) == CATALOGUE[instance_type].vcpu:
+        return []
+    return ["      threads_per_core: 2  # 1 turns hyper-threading off: a node then has half the vCPU quotas count"]
 
 
 def _count(text: str, what: str) -> int:
@@ -235,6 +244,7 @@ def render(answers: Answers) -> str:
         lines += [f"    - name: {_scalar(group.name)}",
                   f"      instance_type: {_scalar(group.instance_type)}",
                   f"      count: {group.count}",
+                  *_threads_line(group.instance_type),
                   f"      availability_zone_id: {_scalar(zones[0] if zones else '')}"]
     # A new environment isolates GPUs at the node from its first deploy: switching later needs the GPU nodes
     # replaced, so the model's default stays off for environments deployed before the setting existed.

@@ -7,9 +7,10 @@ from collections.abc import Sequence
 
 from cdk_app.domain.batch_shares import percent_text
 from cdk_app.domain.capacity import DIMENSIONS, Resources, exact_text
+from cdk_app.domain.instance_types import CATALOGUE
 from cdk_app.domain.reach import ABSOLUTE_LIMIT, BORROW_LIMIT, SHARING_DISABLED, PartitionReach, TeamReach
 from cdk_app.support.text_table import aligned, printable
-from cdk_app.validator.report import Report
+from cdk_app.validator.report import CapacityRow, Report
 
 
 def _cell(reserved: Resources, capacity: Resources, dim: str) -> str:
@@ -41,6 +42,17 @@ def fractional_reach_note(rows: list[TeamReach], indent: str) -> list[str]:
     """The note as a table's last line, when a quota or reach in `rows` is not a whole number of instances."""
     text = fractional_reach_text(rows)
     return [f"{indent}{text}"] if text else []
+
+
+def halved_cpu_note(rows: Sequence[CapacityRow], indent: str) -> list[str]:
+    """Under the capacity table, where a type's nodes have fewer vCPU than the catalogue (threads_per_core 1 on a
+    type with two threads per core): the vCPU column is SageMaker's count, not what pods can be given."""
+    halved = [f"{row.instance_type} {row.node_vcpu} of {CATALOGUE[row.instance_type].vcpu}" for row in rows
+              if row.node_vcpu is not None and row.node_vcpu < CATALOGUE[row.instance_type].vcpu]
+    if not halved:
+        return []
+    return [f"{indent}hyper-threading off (threads_per_core 1): a node offers half the vCPU SageMaker counts "
+            f"({', '.join(halved)} per node); the vCPU column and the quotas count the full vCPU, pods get the half"]
 
 
 def limited_by(row: TeamReach | PartitionReach) -> str:
@@ -83,6 +95,7 @@ def render_table(report: Report, strict: bool = False, quote: Sequence[str] | No
             lines.append("  capacity is the most the groups may give; guaranteed: fixed On-Demand groups of one type; "
                          "best-effort: autoscaled (up to max_count), flexible (may come up as another type) and Spot")
         lines.extend(aligned([header, *rows], indent="  "))
+        lines.extend(halved_cpu_note(report.capacity, indent="  "))
     if report.reach:
         lines.append("  team reach: quota, and the most it can use by borrowing (instances, accelerators)")
         header = ("team", "instance type", "strategy", "quota", "reach", "limited by")

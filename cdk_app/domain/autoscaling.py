@@ -13,7 +13,8 @@ autoscaled groups make up for both. So a job validate's reach, `job` and `simula
 pool grows past what Kueue can admit. Karpenter may overshoot a limit by the node it launches last.
 
 Two resources carry the limits: memory and each accelerator. vCPU does not: a group with threads_per_core 1 has
-half its vCPU as node capacity, so a vCPU limit would let twice the nodes in.
+half its vCPU as node capacity (instance_types.node_vcpu, the one rule of what a node has), so a vCPU limit in the
+quotas' full vCPU would let twice the nodes in.
 """
 
 from __future__ import annotations

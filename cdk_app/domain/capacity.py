@@ -16,7 +16,7 @@ from functools import cache
 
 from cdk_app.config.model import InstanceGroup, KitConfig, QuotaEntry, Team
 from cdk_app.config.scalars import exact
-from cdk_app.domain.instance_types import CATALOGUE, InstanceSpec
+from cdk_app.domain.instance_types import CATALOGUE, InstanceSpec, node_vcpu
 from cdk_app.domain.mig_profiles import group_geometry, group_partitions, most_per_gpu, per_gpu, profiles_of
 from cdk_app.domain.system_nodes import system_group
 
@@ -427,6 +427,23 @@ def _most_given(need: dict[str, int], groups: dict[str, tuple[int, tuple[str, ..
         for a, b in path:
             residual[a][b] -= pushed
             residual[b][a] += pushed
+
+
+def node_cpus(config: KitConfig) -> dict[str, tuple[int, int]]:
+    """Per known instance type of the teams' groups, (the vCPUs the fewest-CPU node of the type has, the vCPUs
+    all its nodes have together) with each group's threads_per_core (instance_types.node_vcpu): what pods can be
+    given, where a quota's vCPU (and Kueue's cpu nominalQuota) is the catalogue's full vCPU whatever the threads
+    per core (task governance's mapping, observed: "Count x the full instance spec ... not node allocatable").
+    A flexible group counts under each of its types, as groups_capacity counts it; a group that may hold no
+    node (count 0, no max_count) gives none."""
+    cpus: dict[str, tuple[int, int]] = {}
+    for group in team_groups(config) if config.hyperpod else ():
+        for itype in group_types(group) if group_maximum(group) else ():
+            if itype in CATALOGUE:
+                one = node_vcpu(itype, group.threads_per_core)
+                least, total = cpus.get(itype, (one, 0))
+                cpus[itype] = (min(least, one), total + one * group_maximum(group))
+    return cpus
 
 
 def guaranteed_capacity(config: KitConfig) -> dict[str, Resources]:

@@ -137,11 +137,32 @@ def _build() -> dict[str, InstanceSpec]:
 
 CATALOGUE: dict[str, InstanceSpec] = _build()
 
-# Families whose vCPUs are whole cores (AWS Graviton): their threads per core cannot be changed, so
-# threads_per_core 2 is impossible. Source: Amazon EC2 User Guide, "CPU options for Amazon EC2 instances"
-# ("You can't modify the number of threads per core for ... instances based on the AWS Graviton processor").
-# Other families the catalogue holds (Intel, AMD, the GPU and Trainium types) run two threads per core.
-ONE_THREAD_PER_CORE_FAMILIES = frozenset(f for f in _RATIO_FAMILIES if f[1].isdigit() and f.endswith("g"))
+# Families whose vCPUs are whole cores, one thread per core: their threads per core cannot be changed, so
+# threads_per_core 2 is impossible (HPK212) and 1 leaves every vCPU. Source: Amazon EC2 User Guide, "CPU options
+# for Amazon EC2 instances": "Each vCPU is a thread of a CPU core, except for T2 instances, M7a instances, Apple
+# silicon Mac instances, and 64-bit ARM platforms such as instances powered by AWS Graviton processors", and "You
+# can't modify the number of threads per core for T2, C7a, M7a, R7a, and Apple silicon Mac instances, and
+# instances based on the AWS Graviton processor". Of the catalogue that is the Graviton families and
+# p6e-gb200, whose CPUs are NVIDIA Grace (64-bit ARM). Every other family the catalogue holds (Intel, AMD
+# before the 7th generation, the GPU and Trainium types) runs two threads per core by default.
+ONE_THREAD_PER_CORE_FAMILIES = frozenset(
+    {*(f for f in _RATIO_FAMILIES if f[1].isdigit() and f.endswith("g")), "p6e-gb200"})
+# 8th-generation AMD (c8a, m8a): the guide's notes name the 7th generation only. The kit does not halve their
+# vCPU (UNVERIFIED whether they run one thread per core, as the 7th does): it never claims less than a node has.
+UNKNOWN_THREADS_FAMILIES = frozenset({"c8a", "m8a"})
+
+
+def node_vcpu(instance_type: str, threads_per_core: int) -> int:
+    """The vCPUs one node of the type has with the group's threads_per_core - the CPUs its kubelet reports,
+    which is all a pod can be given. The catalogue's vCPU is the default's (two threads per core on most
+    types): "The number of vCPUs for the instance is the number of CPU cores multiplied by the threads per
+    core" (EC2 User Guide, "Rules for specifying CPU options"), so threads_per_core 1 leaves half of them on
+    a type with two threads per core ("To disable simultaneous multithreading (SMT) ... specify one thread
+    per core"), and all of them on a type with one (ONE_THREAD_PER_CORE_FAMILIES)."""
+    vcpu = CATALOGUE[instance_type].vcpu
+    if threads_per_core >= 2 or family(instance_type) in ONE_THREAD_PER_CORE_FAMILIES | UNKNOWN_THREADS_FAMILIES:
+        return vcpu
+    return vcpu // 2
 
 
 def family(instance_type: str) -> str:

@@ -24,7 +24,7 @@ from typing import Any, Literal
 from cdk_app.config.model import KitConfig, UnqueuedPodResources
 from cdk_app.config.names import local_queue, team_namespace
 from cdk_app.config.storage_model import team_file_systems
-from cdk_app.domain.capacity import Resources, describe, group_maximum, group_types
+from cdk_app.domain.capacity import Resources, describe, group_maximum, group_types, node_cpus
 from cdk_app.domain.efa_support import has_efa
 from cdk_app.domain.image_reference import reference_problem
 from cdk_app.domain.instance_types import (
@@ -177,6 +177,7 @@ class Placement:
     instance_type: str
     accelerators: int
     efa: int
+    node_vcpu: int  # the vCPUs of the type's fewest-CPU node, with its group's threads_per_core (capacity.node_cpus)
     hide_gpus: bool = True  # GPU-less containers hide the image's GPUs (guardrails.constants.gpus_hidden_by_manifest)
 
 
@@ -548,12 +549,13 @@ QUANTITY_OPTIONS = (("--cpu", "cpu", CPU_PRECISION), ("--memory", "memory", BYTE
 
 
 def _quantity(option: str, text: str | None, unit: int, most: Fraction, instance_type: str,
-              precision: Fraction = BYTE_PRECISION) -> Fraction:
-    """A quantity (in `unit`s) that fits in one node; 0 when not given."""
+              precision: Fraction = BYTE_PRECISION, why: str = "") -> Fraction:
+    """A quantity (in `unit`s) that fits in one node; 0 when not given. `why`: what makes `most` less than the
+    type's own figure."""
     value = _quantity_value(option, text, precision) / unit
     if value > most:
         raise JobSpecError(f"{option} {text} per pod is more than one {instance_type} has "
-                           f"({_number(most)}{'' if unit == 1 else 'Gi'})")
+                           f"({_number(most)}{'' if unit == 1 else 'Gi'}{why})")
     return value
 
 
@@ -564,7 +566,11 @@ def _number(value: Fraction) -> str:
 def per_pod(request: JobRequest, placement: Placement) -> Resources:
     """What one pod asks for, on the scale of a team's quota (accelerators, vCPU, GiB)."""
     spec = CATALOGUE[placement.instance_type]
-    cpu = _quantity("--cpu", request.cpu, 1, Fraction(spec.vcpu), placement.instance_type, CPU_PRECISION)
+    # With threads_per_core 1 a node has half the type's vCPU: a pod asking for more is never scheduled.
+    halved = (f": its group's threads_per_core 1 leaves half the type's {spec.vcpu} vCPU"
+              if placement.node_vcpu < spec.vcpu else "")
+    cpu = _quantity("--cpu", request.cpu, 1, Fraction(placement.node_vcpu), placement.instance_type, CPU_PRECISION,
+                    halved)
     memory = _quantity("--memory", request.memory, GIB, Fraction(spec.memory_gib), placement.instance_type)
     _quantity("--shm", request.shm, GIB, Fraction(spec.memory_gib), placement.instance_type)
     return Resources(Fraction(0), Fraction(placement.accelerators if spec.accelerator_kind else 0), cpu, memory)
@@ -705,7 +711,7 @@ def check(config: KitConfig, request: JobRequest, cluster_nodes: Sequence[NodeIn
     if efa > EFA_MAXIMUM.get(instance_type, efa):
         raise JobSpecError(f"--efa {efa} per node is more than one {instance_type} has ({EFA_MAXIMUM[instance_type]})")
     placement = Placement(instance_type=instance_type, accelerators=wanted, efa=efa,
-                          hide_gpus=gpus_hidden_by_manifest(config))
+                          node_vcpu=node_cpus(config)[instance_type][0], hide_gpus=gpus_hidden_by_manifest(config))
     pod = per_pod(request, placement)
     if fleet is not None:
         _check_nodes(request, placement, fleet, nodes_source)
@@ -715,7 +721,8 @@ def check(config: KitConfig, request: JobRequest, cluster_nodes: Sequence[NodeIn
         spec = CATALOGUE[instance_type]
         raise JobSpecError(f"the job requests no accelerators, CPU or memory on {instance_type}, so Kueue would "
                            "admit it without counting it against the team's quota; pass --cpu and --memory "
-                           f"(one {instance_type} has {spec.vcpu} vCPU and {_number(Fraction(spec.memory_gib))}Gi)")
+                           f"(one {instance_type} node has {placement.node_vcpu} vCPU and "
+                           f"{_number(Fraction(spec.memory_gib))}Gi)")
     _check_reach(config, request, placement, pod)
     _check_etcd_caps(teams[request.team].unqueued_pods, request)
     return placement

@@ -15,6 +15,7 @@ from cdk_app.domain.capacity import (
     cluster_capacity,
     config_shares,
     guaranteed_capacity,
+    node_cpus,
     partition_capacity,
     partition_reservations,
     reservations,
@@ -49,6 +50,9 @@ class CapacityRow:
     # What the teams can count on (cdk_app.domain.capacity.guaranteed_capacity): capacity is the most the groups
     # may give, autoscaled, flexible and Spot groups included; this leaves those out.
     guaranteed: Resources = Resources()
+    # The vCPUs of the type's fewest-CPU node with its group's threads_per_core (capacity.node_cpus): half the
+    # catalogue's where hyper-threading is off, while the vCPU columns count the full vCPU, as SageMaker does.
+    node_vcpu: int | None = None
 
     @property
     def best_effort(self) -> Resources:
@@ -59,7 +63,7 @@ class CapacityRow:
                 "reserved": self.reserved.to_json(),
                 "shared_pool": None if self.shared_pool is None else self.shared_pool.to_json(),
                 "unreserved": self.unreserved.to_json(), "guaranteed": self.guaranteed.to_json(),
-                "best_effort": self.best_effort.to_json()}
+                "best_effort": self.best_effort.to_json(), "node_vcpu": self.node_vcpu}
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,10 +151,10 @@ def validate(loaded: LoadedConfig, left_out: tuple[PathKey, ...] = (), stand_ins
     for itype, held in (pool or {}).items():
         reserved[itype] = reserved.get(itype, Resources()) + held
     free = unallocated(config)
-    guaranteed = guaranteed_capacity(config)
+    guaranteed, cpus = guaranteed_capacity(config), node_cpus(config)
     rows = [CapacityRow(t, capacity.get(t, Resources()), reserved.get(t, Resources()),
                         None if pool is None else pool.get(t, Resources()), free.get(t, Resources()),
-                        guaranteed.get(t, Resources()))
+                        guaranteed.get(t, Resources()), cpus[t][0] if t in cpus else None)
             for t in sorted(set(capacity) | set(reserved))]
     return Report(loaded.source.file, findings, rows, team_reach(config), *batch, held_back, because, config.environment,
                   acknowledged=acknowledged, loaded=loaded, partitions=_partition_rows(config), partition_reach=partition_reach(config))

@@ -38,8 +38,9 @@ class Reporter:
     def error(self, code: str, path: PathKey, message: str, hint: str, reads: tuple[PathKey, ...] | None = None) -> None:
         self.add(Severity.ERROR, code, path, message, hint, reads)
 
-    def warning(self, code: str, path: PathKey, message: str, hint: str) -> None:
-        self.add(Severity.WARNING, code, path, message, hint)
+    def warning(self, code: str, path: PathKey, message: str, hint: str,
+                reads: tuple[PathKey, ...] | None = None) -> None:
+        self.add(Severity.WARNING, code, path, message, hint, reads)
 
 
 Rule = Callable[[KitConfig, Reporter], None]

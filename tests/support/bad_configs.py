@@ -20,6 +20,7 @@ hyperpod:
       instance_type: ml.g5.12xlarge
       count: 4
       availability_zone_id: use1-az4
+      threads_per_core: 2
     - name: cpu
       instance_type: ml.m5.2xlarge
       count: 2
@@ -126,7 +127,7 @@ CASES: list[tuple[str, str, str, str, str]] = [
      "cluster_policy.priority_classes[0].weight", "error"),
     ("no-instance-groups", edit("  instance_groups:\n", f"  instance_groups: []  {MARK}\nx:\n"),
      "HPK013", "hyperpod.instance_groups", "error"),
-    ("threads-per-core-3", edit("      count: 4\n", f"      count: 4\n      threads_per_core: 3  {MARK}\n"), "HPK014",
+    ("threads-per-core-3", edit("      threads_per_core: 2\n", f"      threads_per_core: 3  {MARK}\n"), "HPK014",
      "hyperpod.instance_groups[0].threads_per_core", "error"),
     ("strategy-misspelt", edit("    borrow_limit: 50\n", f"    borrow_limit: 50\n    sharing_strategy: Lendd  {MARK}\n"),
      "HPK014", "teams[0].sharing_strategy", "error"),

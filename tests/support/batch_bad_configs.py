@@ -16,6 +16,7 @@ hyperpod:
     - name: gpu
       instance_type: ml.g5.12xlarge
       count: 4
+      threads_per_core: 2
       deep_health_checks: []  # a schedulable node within the governance stack's wait (HPK214)
 task_governance:
   cloudformation_types: {cluster_policy: native, compute_quota: native}

@@ -21,6 +21,7 @@ from cdk_app.domain.capacity import (
     group_maximum,
     group_types,
     groups_capacity,
+    node_cpus,
     partitioned_gpus,
     per_instances,
     shared_pool_gap,
@@ -28,7 +29,7 @@ from cdk_app.domain.capacity import (
     team_groups,
     team_reservations,
 )
-from cdk_app.domain.instance_types import CATALOGUE
+from cdk_app.domain.instance_types import CATALOGUE, node_vcpu
 from cdk_app.domain.mig_profiles import MIG_CONFIG_LABEL
 from cdk_app.domain.reach import allocated, borrowers, sharing_enabled, unallocated
 from cdk_app.domain.system_nodes import system_group
@@ -80,11 +81,41 @@ def check_capacity(config: KitConfig, report: Reporter) -> None:
                                f"add an instance group of {itype} or remove the entry "
                                f"(the cluster has {', '.join(sorted(capacity)) or 'no known types'})")
     _check_flexible_reliance(config, report)
+    _check_node_cpus(config, capacity, totals, report)
     _check_unknown_type_counts(config, report)
     if config.shared_pool is not None:
         _check_shared_pool(config, capacity, totals, report)
     else:
         _check_idle(config, capacity, report)
+
+
+def _check_node_cpus(config: KitConfig, capacity: dict[str, Resources], totals: dict[str, Resources],
+                     report: Reporter) -> None:
+    """HPK540: a team's quota holds more vCPU of a type than all the type's nodes have. SageMaker counts a quota
+    in the catalogue's vCPU whatever the groups' threads_per_core (Kueue's cpu nominalQuota is "Count x the full
+    instance spec", task governance's mapping), while threads_per_core 1 leaves a node half of them
+    (instance_types.node_vcpu): Kueue may then admit CPU requests no node can hold, whose pods stay pending
+    while they hold the team's quota. Quotas above the full capacity are HPK501's, not this."""
+    cpus = node_cpus(config)
+    for i, team in enumerate(config.teams):
+        if not team.enabled:
+            continue  # no queue: Kueue admits nothing of it
+        for itype, reserved in team_reservations(team, config_shares(config)).items():
+            least, total = cpus.get(itype, (0, 0))
+            if not total or not total < reserved.vcpu or totals[itype].exceeding(capacity.get(itype, Resources())):
+                continue
+            j = next(j for j, entry in enumerate(team.quota) if entry.instance_type == itype)
+            halved = [g.name for g in team_groups(config) if itype in group_types(g) and group_maximum(g)
+                      and node_vcpu(itype, g.threads_per_core) < CATALOGUE[itype].vcpu]
+            report.warning("HPK540", ("teams", i, "quota", j),
+                           f"team {team.name}'s quota holds {exact_text(reserved.vcpu)} vCPU of {itype} as SageMaker "
+                           f"counts it (the type's full {CATALOGUE[itype].vcpu} vCPU per instance), but its nodes have "
+                           f"{total} in all: threads_per_core 1 leaves a node {least} of them, so Kueue may admit CPU "
+                           "requests no node can hold and their pods stay pending",
+                           f"set threads_per_core: 2 on group(s) {', '.join(halved)}, or give the entry's vcpu "
+                           f"itself, {total} or less (with accelerators or memory_gib instead of count)",
+                           # Any group may run the type or be one whose threads_per_core was left out as broken.
+                           reads=(("teams", i, "quota"), ("hyperpod", "instance_groups")))
 
 
 def _check_unknown_type_counts(config: KitConfig, report: Reporter) -> None:

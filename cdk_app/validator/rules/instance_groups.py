@@ -135,10 +135,11 @@ def _closed_to_kueue(group: InstanceGroup) -> str | None:
 def check_threads(config: KitConfig, report: Reporter) -> None:
     for i, group in enumerate(config.hyperpod.instance_groups):
         # A flexible group may come up as any of its types: each must take the setting.
-        graviton = next((t for t in group_types(group) if family(t) in ONE_THREAD_PER_CORE_FAMILIES), None)
-        if group.threads_per_core == 2 and graviton is not None:
+        single = next((t for t in group_types(group) if family(t) in ONE_THREAD_PER_CORE_FAMILIES), None)
+        if group.threads_per_core == 2 and single is not None:
+            cpu = "NVIDIA Grace" if family(single) == "p6e-gb200" else "AWS Graviton"
             report.error("HPK212", ("hyperpod", "instance_groups", i, "threads_per_core"),
-                         f"{graviton} runs one thread per core (AWS Graviton); 2 is not possible",
+                         f"{single} runs one thread per core ({cpu}); 2 is not possible",
                          "remove threads_per_core or set it to 1")
 
 

@@ -201,7 +201,8 @@ JOB = ("job", "--config", "config/prod.yaml", "--team", "research-nlp", "--prior
     (("--instance-type", "ml.g5.12xlarge"), 1, "--instance-type 'ml.g5.12xlarge' is not in the cluster"),
     (("--nodes", "11"), 1, "--nodes 11: the config's instance groups have 10"),
     (("--accelerators", "9"), 1, "--accelerators 9 per node is more than one ml.p5.48xlarge has (8)"),
-    (("--cpu", "1000"), 1, "--cpu 1000 per pod is more than one ml.p5.48xlarge has (192)"),
+    (("--cpu", "1000"), 1, "--cpu 1000 per pod is more than one ml.p5.48xlarge has (96: its group's threads_per_core 1 leaves "
+     "half the type's 192 vCPU)"),
     (("--efa", "33"), 1, "--efa 33 per node is more than one ml.p5.48xlarge has (32)"),
     (("--nodes", "4", "--accelerators", "8"), 1, "more than team 'research-nlp' can ever get"),
     (("--priority", "nope"), 1, "--priority 'nope' is not in the cluster policy"),

@@ -228,3 +228,15 @@ def test_flags_that_cannot_make_a_file_are_all_named_and_a_bad_one_is_not_called
         "  --environment: 'BAD' is not an environment name: a lowercase letter, then up to 19 lowercase letters, "
         "digits or '-'",
         "see hyperpod-kit init --help (exit status 2)"]
+
+
+def test_groups_of_two_thread_types_get_every_vcpu_the_quotas_count(tmp_path):
+    # Quotas count a type's full vCPU; threads_per_core 1 (the default) leaves a node half of it on a type with
+    # two threads per core (EC2's CPU options), which HPK540 warns of. A Graviton type has one thread per core.
+    path = tmp_path / "env.yaml"
+    result = init("--environment", "env", *BASE, *VARIANTS["teams"], "--group", "arm=ml.m7g.xlarge:1",
+                  "--output", str(path))
+    assert result.exit_code == 0, result.output
+    groups = {g.name: g.threads_per_core for g in load_config(path).config.hyperpod.instance_groups}
+    assert groups == {"gpu-workers": 2, "system": 2, "arm": 1}
+    assert "HPK540" not in run("validate", str(path)).stdout

@@ -335,7 +335,7 @@ def test_nothing_is_left_out_when_a_required_key_is_broken(tmp_path):
 
 def test_a_broken_key_inside_a_required_one_is_left_out_alone(tmp_path):
     # threads_per_core is optional inside a list item whose name is required: only it is left out.
-    text = edit("      threads_per_core: 1\n", "      threads_per_core: 7\n")
+    text = edit("      threads_per_core: 2\n", "      threads_per_core: 7\n")
     err = refused(tmp_path, text)
     assert err.repaired == (("hyperpod", "instance_groups", 0, "threads_per_core"),)
     assert err.partial.config.hyperpod.instance_groups[0].name == "gpu"
@@ -415,7 +415,7 @@ SUBNETS = ("network:\n  existing_vpc_id: vpc-0123456789abcdef0\n  existing_subne
     ("addon_version", "addon_version: v1.6.0-eksbuild.1", "addon_version: 9!", DEFS["TaskGovernance"]["properties"]["addon_version"]),
     ("admin_principals", "role/PlatformAdmin", "role/Platform Admin", DEFS["Eks"]["properties"]["admin_principals"]),
     ("principals", "role/TeamJohn", "role/Team John", DEFS["Team"]["properties"]["principals"]),
-    ("training_plan_arn", "      threads_per_core: 1\n", "      threads_per_core: 1\n      training_plan_arn: 9!\n",
+    ("training_plan_arn", "      threads_per_core: 2\n", "      threads_per_core: 2\n      training_plan_arn: 9!\n",
      DEFS["InstanceGroup"]["properties"]["training_plan_arn"]),
 ])
 def test_format_words_give_an_example_the_schema_accepts(tmp_path, field, old, new, schema):
@@ -525,7 +525,7 @@ def test_a_hint_for_a_merged_value_quotes_what_yaml_read(tmp_path):
 def test_a_number_past_a_64_bit_integer_where_a_choice_is_wanted(tmp_path):
     # pydantic refuses an integer past 64 bits for Literal[1, 2] with its own type, before the choice.
     written = "9" * 20
-    text = edit("      threads_per_core: 1\n", f"      threads_per_core: {written}\n")
+    text = edit("      threads_per_core: 2\n", f"      threads_per_core: {written}\n")
     with pytest.raises(ValidationError) as caught:
         kit_config_validator().validate_python(yaml.safe_load(text))
     assert [e["type"] for e in caught.value.errors()] == ["int_parsing_size"]

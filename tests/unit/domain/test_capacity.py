@@ -400,3 +400,23 @@ def test_a_geometrys_profiles_come_from_the_same_nodes(count, quota, need, short
     from cdk_app.domain.capacity import flexible_reliance
     cover = flexible_reliance(mig_flex_config(count, quota))
     assert (cover.need, cover.short) == (need, short)
+def _groups_config(tmp_path, groups):
+    import yaml
+
+    from cdk_app.config.loader import load_config
+    text = yaml.safe_dump({"environment": "t", "account": "111122223333", "region": "us-east-1",
+                           "availability_zone_ids": ["use1-az4"], "hyperpod": {"instance_groups": groups},
+                           "teams": [{"name": "a", "quota": [{"instance_type": "ml.m5.xlarge", "count": 1}]}]})
+    return load_config(write(tmp_path, text)).config
+
+
+def test_node_cpus_take_each_groups_threads_per_core_and_the_fewest_per_node(tmp_path):
+    from cdk_app.domain.capacity import node_cpus
+    config = _groups_config(tmp_path, [
+        {"name": "ht", "instance_type": "ml.m5.xlarge", "count": 2, "threads_per_core": 2},
+        {"name": "cores", "instance_type": "ml.m5.xlarge", "count": 3},  # threads_per_core 1: 2 of 4 vCPU
+        {"name": "flex", "instance_type": "ml.m5.2xlarge", "fallback_instance_types": ["ml.m5.xlarge"], "count": 1},
+        {"name": "arm", "instance_type": "ml.m7g.xlarge", "count": 1},  # Graviton: one thread per core
+        {"name": "none", "instance_type": "ml.c5.xlarge", "count": 0}])
+    assert node_cpus(config) == {"ml.m5.xlarge": (2, 2 * 4 + 3 * 2 + 2), "ml.m5.2xlarge": (4, 4),
+                                 "ml.m7g.xlarge": (4, 4)}

@@ -5,7 +5,13 @@ from pathlib import Path
 
 import cfnlint
 
-from cdk_app.domain.instance_types import CATALOGUE
+from cdk_app.domain.instance_types import (
+    CATALOGUE,
+    ONE_THREAD_PER_CORE_FAMILIES,
+    UNKNOWN_THREADS_FAMILIES,
+    family,
+    node_vcpu,
+)
 
 SCHEMAS = Path(cfnlint.__file__).parent / "data" / "schemas"
 
@@ -41,3 +47,32 @@ def test_known_figures():
     assert CATALOGUE["ml.trn1.32xlarge"].accelerator_kind == "aws-trainium"
     assert (CATALOGUE["ml.c5.2xlarge"].vcpu, CATALOGUE["ml.c5.2xlarge"].memory_gib) == (8, 16.0)
     assert CATALOGUE["ml.t3.medium"].vcpu == 2
+
+
+# EC2 User Guide, "CPU options for Amazon EC2 instances": "an m5.xlarge instance type has two CPU cores and two
+# threads per core by default - four vCPUs in total"; "Rules for specifying CPU options": "The number of vCPUs for
+# the instance is the number of CPU cores multiplied by the threads per core".
+def test_one_thread_per_core_leaves_an_m5_xlarge_its_two_cores():
+    assert CATALOGUE["ml.m5.xlarge"].vcpu == 4
+    assert (node_vcpu("ml.m5.xlarge", 1), node_vcpu("ml.m5.xlarge", 2)) == (2, 4)
+
+
+def test_every_two_thread_type_has_whole_cores_and_one_thread_per_core_halves_it():
+    two_threads = [n for n in CATALOGUE if family(n) not in ONE_THREAD_PER_CORE_FAMILIES | UNKNOWN_THREADS_FAMILIES]
+    assert "ml.p5.48xlarge" in two_threads and "ml.g5.12xlarge" in two_threads
+    for name in two_threads:
+        assert CATALOGUE[name].vcpu % 2 == 0, f"{name}: vCPU = cores x 2 threads is even"
+        assert node_vcpu(name, 1) * 2 == node_vcpu(name, 2) == CATALOGUE[name].vcpu, name
+
+
+def test_arm_types_keep_every_vcpu_with_one_thread_per_core():
+    # "Each vCPU is a thread of a CPU core, except for ... 64-bit ARM platforms such as instances powered by AWS
+    # Graviton processors": Graviton families and the Grace CPUs of p6e-gb200.
+    arm = [n for n in CATALOGUE if family(n) in ONE_THREAD_PER_CORE_FAMILIES]
+    assert {family(n) for n in arm} == {"c6g", "c7g", "c8g", "m6g", "m7g", "m8g", "p6e-gb200"}
+    assert all(node_vcpu(n, 1) == CATALOGUE[n].vcpu for n in arm)
+
+
+def test_types_of_unknown_threads_are_never_halved():
+    assert all(node_vcpu(n, 1) == CATALOGUE[n].vcpu for n in CATALOGUE if family(n) in UNKNOWN_THREADS_FAMILIES)
+    assert {family(n) for n in CATALOGUE if family(n) in UNKNOWN_THREADS_FAMILIES} == {"c8a", "m8a"}

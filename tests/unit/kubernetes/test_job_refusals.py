@@ -280,7 +280,7 @@ REFUSALS = [
     # Kueue admits a workload with no requests without charging any quota: `job` never writes one.
     ({"accelerators_per_node": 0}, PROD, None, "the job requests no accelerators, CPU or memory on ml.p5.48xlarge, so "
      "Kueue would admit it without counting it against the team's quota; pass --cpu and --memory (one "
-     "ml.p5.48xlarge has 192 vCPU and 2048Gi)"),
+     "ml.p5.48xlarge node has 96 vCPU and 2048Gi)"),
     ({"cpu": "1e99999999"}, PROD, None, "--cpu '1e99999999' is more than 10^40: no node has anything near that much"),
     ({"cpu": "1e-50"}, PROD, None, "--cpu '1e-50' is less than 10^-40, far below 1m (a thousandth of a CPU), the "
                                    "smallest amount Kubernetes represents"),
@@ -379,8 +379,9 @@ def test_job_refusal_word_for_word(change, config, nodes, message):
 
 @pytest.mark.parametrize("change, nodes", [
     ({"min_nodes": 2, "nodes": 2, "max_nodes": 3}, None),  # min-nodes may equal nodes
-    ({"instance_type": "ml.m7i.4xlarge", "accelerators_per_node": 0, "nodes": 1, "cpu": "16", "team": "inference",
-      "priority": None}, CLUSTER),  # no accelerator to check
+    # no accelerator to check; every CPU of a node: 8 cores of the type's 16 vCPU with prod's threads_per_core 1
+    ({"instance_type": "ml.m7i.4xlarge", "accelerators_per_node": 0, "nodes": 1, "cpu": "8", "team": "inference",
+      "priority": None}, CLUSTER),
     ({"nodes": 3, "topology": "required", "topology_layer": 3, "accelerators_per_node": 8}, CLUSTER),
 ])
 def test_jobs_at_the_edges_are_accepted(change, nodes):
@@ -478,7 +479,9 @@ def test_findings_and_capacity_rows_as_json(tmp_path):
                    "shared_pool": None, "unreserved": {"count": 0, "accelerators": 0, "vcpu": 0, "memory_gib": 0},
                    # dev's groups are fixed On-Demand groups of one type: all of it guaranteed
                    "guaranteed": {"count": 4, "accelerators": 16, "vcpu": 192, "memory_gib": 768},
-                   "best_effort": {"count": 0, "accelerators": 0, "vcpu": 0, "memory_gib": 0}}
+                   "best_effort": {"count": 0, "accelerators": 0, "vcpu": 0, "memory_gib": 0},
+                   # dev's g5 group runs two threads per core: a node has every vCPU of the type
+                   "node_vcpu": 48}
     reach = next(r for r in report.reach if r.team == "smith" and r.instance_type == "ml.g5.12xlarge").to_json()
     assert reach == {"team": "smith", "instance_type": "ml.g5.12xlarge", "strategy": "LendAndBorrow",
                      "borrow_limit": 100, "quota": {"count": 1, "accelerators": 4, "vcpu": 48, "memory_gib": 192},

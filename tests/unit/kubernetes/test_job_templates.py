@@ -619,3 +619,44 @@ def test_no_note_where_there_is_no_class_to_choose():
     from cdk_app.kubernetes.job_templates import priority_note
     dev = load_config(ROOT / "config" / "dev.yaml").config  # no priority classes
     assert priority_note(dev, dataclasses.replace(BASE, team="john", priority=None)) is None
+
+
+# --- CPUs per node with threads_per_core (EC2 "Rules for specifying CPU options": "The number of vCPUs for the
+# instance is the number of CPU cores multiplied by the threads per core") --------------------------------------
+DEV_CONFIG = load_config(ROOT / "config" / "dev.yaml").config
+M5_JOB = JobRequest(team="john", priority=None, name="cpu", image="repo/x:1", command=("python", "x.py"), nodes=1,
+                    instance_type="ml.m5.2xlarge", memory="1Gi")
+
+
+def _with_threads(config, group: int, threads: int):
+    groups = list(config.hyperpod.instance_groups)
+    groups[group] = groups[group].model_copy(update={"threads_per_core": threads})
+    return config.model_copy(update={"hyperpod": config.hyperpod.model_copy(update={"instance_groups": tuple(groups)})})
+
+
+def test_a_pod_gets_at_most_the_cores_of_a_node_without_hyper_threading():
+    # dev's ml.m5.2xlarge group leaves threads_per_core at 1: 4 cores of the type's 8 vCPU.
+    assert DEV_CONFIG.hyperpod.instance_groups[1].threads_per_core == 1
+    render(DEV_CONFIG, dataclasses.replace(M5_JOB, cpu="4"))
+    with pytest.raises(JobSpecError, match=re.escape(
+            "--cpu 4001m per pod is more than one ml.m5.2xlarge has (4: its group's threads_per_core 1 leaves "
+            "half the type's 8 vCPU)")):
+        render(DEV_CONFIG, dataclasses.replace(M5_JOB, cpu="4001m"))
+
+
+def test_with_two_threads_per_core_a_pod_may_ask_for_every_vcpu():
+    render(_with_threads(DEV_CONFIG, 1, 2), dataclasses.replace(M5_JOB, cpu="8"))
+    with pytest.raises(JobSpecError, match=re.escape("--cpu 9 per pod is more than one ml.m5.2xlarge has (8)")):
+        render(_with_threads(DEV_CONFIG, 1, 2), dataclasses.replace(M5_JOB, cpu="9"))
+
+
+def test_the_gpu_type_is_held_to_its_cores_too():
+    job = dataclasses.replace(M5_JOB, instance_type="ml.g5.12xlarge", cpu="40")
+    render(DEV_CONFIG, job)  # dev's g5 group runs two threads per core: 48
+    with pytest.raises(JobSpecError, match=re.escape("more than one ml.g5.12xlarge has (24: its group's")):
+        render(_with_threads(DEV_CONFIG, 0, 1), job)
+
+
+def test_a_job_asking_for_no_resources_names_what_one_node_really_has():
+    with pytest.raises(JobSpecError, match=re.escape("(one ml.m5.2xlarge node has 4 vCPU and 32Gi)")):
+        render(DEV_CONFIG, dataclasses.replace(M5_JOB, memory=None))

@@ -304,7 +304,7 @@ def test_a_training_plan_arn_must_end_in_a_training_plan_name(write_config, name
         shape.metadata["pattern"], name) is not None
     base = (SUPPORT / "adversarial" / "base.yaml").read_text()
     arn = f"arn:aws:sagemaker:us-east-1:111122223333:training-plan/{name}"
-    text = base.replace("      threads_per_core: 1\n", f"      threads_per_core: 1\n      training_plan_arn: \"{arn}\"\n", 1)
+    text = base.replace("      threads_per_core: 2\n", f"      threads_per_core: 2\n      training_plan_arn: \"{arn}\"\n", 1)
     assert codes(check_file(write_config(text))) == ([] if possible else
                                                      [("HPK166", "hyperpod.instance_groups[0].training_plan_arn")])
 

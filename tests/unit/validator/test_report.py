@@ -175,7 +175,7 @@ def test_capacity_findings_go_with_a_broken_capacity_input(write_config, edit, b
     ((SMITH, SMITH + "    bogus: 1\n"), ("HPK010", "teams[1].bogus")),
     ((SMITH, SMITH + "    team_stack: x\n"), ("HPK012", "teams[1].team_stack")),
     # A group's capacity is its type and count: an unknown key or a broken zone leaves it as it is.
-    (("      threads_per_core: 1\n", "      threads_per_core: 1\n      bogus: 1\n"),
+    (("      threads_per_core: 2\n", "      threads_per_core: 2\n      bogus: 1\n"),
      ("HPK010", "hyperpod.instance_groups[0].bogus")),
 ])
 def test_capacity_findings_stay_with_another_broken_key(write_config, edit, broken):
@@ -436,3 +436,10 @@ def test_a_finding_that_names_a_value_read_as_meant_is_held_back(tmp_path):
     assert not report.rules_skipped
     assert [(f.code, f.path) for f in report.findings] == [("HPK012", "account"), ("HPK113", "eks.public_access_cidrs")]
     assert {f.code for f in report.held_back} == {"HPK111"}
+
+
+def test_each_capacity_row_gives_the_cpus_of_the_types_fewest_cpu_node(write_config):
+    # The base's g5 group runs two threads per core (48), its m5 group one (4 of 8): EC2's CPU options.
+    rows = check_file(write_config((SUPPORT / "adversarial" / "base.yaml").read_text())).capacity
+    assert [(row.instance_type, row.to_json()["node_vcpu"], row.capacity.vcpu) for row in rows] == [
+        ("ml.g5.12xlarge", 48, 192), ("ml.m5.2xlarge", 4, 16)]

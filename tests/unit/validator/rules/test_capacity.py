@@ -51,3 +51,37 @@ def test_partition_quotas_need_the_partitioned_flexible_groups_nodes():
     assert finding.message == (
         "the teams' quotas need 4 instances from flexible group(s) flexmig (ml.p4d.24xlarge: 2, ml.p5.48xlarge "
         "partitions (all-1g.10gb): 2) beyond the single-type groups, but those groups can give 2 of them at once")
+# --- HPK540: a quota's vCPU (SageMaker's full count) against the CPUs the type's nodes have ----------------------
+# The base's g5 group runs two threads per core; threads_per_core 1 leaves each node 24 of the type's 48 vCPU
+# (EC2 "Rules for specifying CPU options": vCPUs = cores x threads per core), so its four nodes have 96.
+G5_ONE_THREAD = ("      threads_per_core: 2\n", "      threads_per_core: 1\n")
+
+
+def test_a_quota_above_the_nodes_real_cpus_is_a_warning_at_the_entry(write_config):
+    report = run(write_config, G5_ONE_THREAD)
+    assert codes(report) == [("HPK540", "teams[0].quota[0]")]
+    finding = report.findings[0]
+    assert "holds 144 vCPU of ml.g5.12xlarge" in finding.message and "its nodes have 96 in all" in finding.message
+    assert "leaves a node 24 of them" in finding.message
+    assert finding.hint.startswith("set threads_per_core: 2 on group(s) gpu,")
+
+
+def test_a_quota_within_the_nodes_real_cpus_is_fine(write_config):
+    # smith's one instance (48 vCPU) fits the 96 CPUs; john's two (96) just do.
+    assert codes(run(write_config, G5_ONE_THREAD, ("        count: 3\n", "        count: 2\n"))) == []
+
+
+def test_a_disabled_team_has_no_queue_and_no_warning(write_config):
+    report = run(write_config, G5_ONE_THREAD, ("    borrow_limit: 50\n", "    borrow_limit: 50\n    enabled: false\n"))
+    assert "HPK540" not in [code for code, _ in codes(report)]
+
+
+def test_quotas_over_the_full_capacity_are_hpk501_alone(write_config):
+    report = run(write_config, G5_ONE_THREAD, ("        count: 3\n", "        count: 4\n"))
+    assert {code for code, _ in codes(report)} == {"HPK501"}
+
+
+def test_a_broken_threads_per_core_holds_the_warning_back(write_config):
+    report = run(write_config, ("      threads_per_core: 2\n", "      threads_per_core: 7\n"))
+    assert [f.code for f in report.findings] == ["HPK014"]
+    assert [f.code for f in report.held_back] == ["HPK540"]

@@ -244,3 +244,14 @@ def test_a_missing_system_group_names_at_most_ten_groups(write_config):
     [finding] = [f for f in run(write_config, (CPU_GROUP, CPU_GROUP + many + "  system_instance_group: zz\n")).findings
                  if f.code == "HPK215"]
     assert finding.hint == "name one of gpu, cpu, g00, g01, g02, g03, g04, g05, g06, g07, ..."
+
+
+def test_two_threads_per_core_on_grace_is_refused_as_on_graviton(write_config):
+    # EC2's CPU options: "Each vCPU is a thread of a CPU core, except for ... 64-bit ARM platforms"; p6e-gb200's
+    # CPUs are NVIDIA Grace (Arm).
+    from support.rule_runner import run
+    report = run(write_config, ("    - name: cpu\n", "    - name: grace\n      instance_type: ml.p6e-gb200.36xlarge\n"
+                                "      count: 1\n      threads_per_core: 2\n    - name: cpu\n"))
+    [finding] = [f for f in report.findings if f.code == "HPK212"]
+    assert finding.path == "hyperpod.instance_groups[1].threads_per_core"
+    assert finding.message == "ml.p6e-gb200.36xlarge runs one thread per core (NVIDIA Grace); 2 is not possible"

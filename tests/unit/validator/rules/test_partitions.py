@@ -33,7 +33,9 @@ def found(report) -> list[tuple[str, str, str]]:
 
 def test_a_quota_of_all_the_partitions_a_group_gives_is_valid_with_the_operator_warning(write_config):
     report = run(write_config, mig_group(), smith_partitions(P5_PER_NODE))
-    assert codes(report) == [("HPK225", "hyperpod.instance_groups[2].labels.nvidia.com/mig.config")]
+    # All its vCPU is 192 as SageMaker counts it; the node has 96 with threads_per_core 1 (HPK540).
+    assert codes(report) == [("HPK225", "hyperpod.instance_groups[2].labels.nvidia.com/mig.config"),
+                             ("HPK540", "teams[1].quota[0]")]
     [row] = report.partitions
     assert (row.instance_type, row.profile, row.capacity, row.reserved, row.unreserved) == (
         "ml.p5.48xlarge", "mig-1g.10gb", P5_PER_NODE, P5_PER_NODE, 0)
