@@ -19,6 +19,9 @@ POD_SECURITY = f"{NAME_PREFIX}pod-security"
 WORKLOAD_QUEUE = f"{NAME_PREFIX}workload-queue"
 
 
+DEPENDENTS = f"{NAME_PREFIX}dependents"
+
+
 SERVICES = f"{NAME_PREFIX}services"
 
 
