@@ -152,6 +152,10 @@ def with_label(obj: dict[str, Any], **changes: str | None) -> dict[str, Any]:
 CLEAN_JOB = workload("Job", NLP, pod_spec(container(**GPU)))
 
 
+# The seed's etcd rendezvous, as a team runs it beside an elastic PyTorchJob.
+RENDEZVOUS = workload("Deployment", NLP, pod_spec(container("etcd")), metadata_labels={})
+
+
 LEGACY_PRIVILEGED = workload("Job", NLP, pod_spec(container(**sc(privileged=True))), metadata_labels={})
 
 
@@ -334,6 +338,20 @@ CASES = [
                                                     metadata_labels={}), {"unqueued-priority": "spec.template.spec.priorityClassName"}),
     Case("ten-deployment-replicas", workload("Deployment", NLP, pod_spec(container()), metadata_labels={}, replicas=10),
          {"unqueued-replicas": "spec.replicas: at most 3"}),
+    # Red team round 2, F2: a rollout that never becomes ready keeps replicas + maxSurge pods.
+    Case("deployment-surging-a-thousand-pods", workload("Deployment", NLP, pod_spec(container()), metadata_labels={}, replicas=3,
+                                                        strategy={"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1000, "maxUnavailable": 0}}),
+         {"unqueued-surge": "spec.strategy.rollingUpdate.maxSurge: at most 1 or 25%"}),
+    Case("deployment-surging-by-percent", workload("Deployment", NLP, pod_spec(container()), metadata_labels={}, replicas=3,
+                                                   strategy={"rollingUpdate": {"maxSurge": "026%"}}), {"unqueued-surge": "maxSurge"}),
+    Case("deployment-surging-by-the-default-percent", workload("Deployment", NLP, pod_spec(container()), metadata_labels={},
+                                                               replicas=3, strategy={"rollingUpdate": {"maxSurge": "025%", "maxUnavailable": 0}}), {}),
+    Case("deployment-surging-by-one", workload("Deployment", NLP, pod_spec(container()), metadata_labels={}, replicas=3,
+                                               strategy={"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}}), {}),
+    Case("deployment-recreated", workload("Deployment", NLP, pod_spec(container()), metadata_labels={}, strategy={"type": "Recreate"}), {}),
+    Case("deployment-surge-raised-by-an-update", workload("Deployment", NLP, pod_spec(container()), metadata_labels={},
+                                                          strategy={"rollingUpdate": {"maxSurge": "100%"}}),
+         {"unqueued-surge": "maxSurge"}, operation="UPDATE", old=RENDEZVOUS),
     Case("three-deployment-replicas", workload("Deployment", NLP, pod_spec(container()), metadata_labels={}, replicas=3), {}),
     # Red team F4: unqueued pods' CPU and memory, capped per container and per pod (prod's teams keep the
     # defaults: 2 CPUs and 8Gi each), compared with CEL's quantity library.
@@ -493,10 +511,6 @@ def service(**spec: Any) -> dict[str, Any]:
     body = {"selector": {"app": "w"}, "ports": [{"port": 29500}], **spec}
     return {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "w", "namespace": NLP},
             "spec": {k: v for k, v in body.items() if v is not None}}
-
-
-# The seed's etcd rendezvous, as a team runs it beside an elastic PyTorchJob.
-RENDEZVOUS = workload("Deployment", NLP, pod_spec(container("etcd")), metadata_labels={})
 
 
 PYTORCH_JOB = workload("PyTorchJob", NLP, pod_spec(container("pytorch", **GPU)), pod_spec(container("pytorch", **GPU)))

@@ -155,6 +155,15 @@ MAX_GRACE_SECONDS = 300
 MAX_UNQUEUED_REPLICAS = 3
 
 
+# A Deployment's rollout runs up to replicas + maxSurge pods, old and new together, and a rollout that never
+# becomes ready stays there (red team round 2, F2: maxSurge 1000 doubled the pods). Allowed: at most 1 pod, or a
+# percentage up to 25 (Kubernetes' default; it rounds up to 1 pod at 1-3 replicas). The pattern is what the API
+# server accepts as a percentage (digits then %, leading zeros allowed) with the value 0-25.
+MAX_UNQUEUED_SURGE = 1
+MAX_UNQUEUED_SURGE_PERCENT = 25
+UNQUEUED_SURGE_PERCENT_PATTERN = "^0*([0-9]|1[0-9]|2[0-5])%$"
+
+
 DEVICE_ENV_VARS = tuple(DEVICE_ENV_OFF)
 
 
