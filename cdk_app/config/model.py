@@ -516,7 +516,7 @@ class Team(KitModel):
     """Linux capabilities the team's containers may add beyond the Pod Security baseline set (IPC_LOCK for
     EFA/NCCL memory pinning)."""
     unqueued_pods: UnqueuedPodResources = UnqueuedPodResources.model_construct()
-    """Caps on the CPU and memory of the team's Deployments' pods, which no quota counts (admission guardrail)."""
+    """Caps on the CPU, memory and local disk of the team's Deployments' pods, which no quota counts (admission guardrail)."""
     enabled: Bool = True
     """Disabled keeps the allocation but stops enforcing it."""
     team_stack: Annotated[Int, Field(ge=0, le=99)] | None = None
