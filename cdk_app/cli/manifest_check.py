@@ -131,7 +131,9 @@ def check(config_path: Path, manifest: str, team: str) -> None:
     """Check a manifest written or edited by hand (FILE, or - for standard input) against the environment's
     admission guardrails, offline, as the cluster checks it when a member of TEAM applies it: the queue and
     priority labels, the pod security rules, GPU visibility, tolerations, services. The verdict is the API
-    server's for those rules (the tests compare the two); the object's schema and the team's RBAC are the
+    server's for those rules (the tests compare the two), except for fields of features Kubernetes 1.33 has
+    off and drops before admission: check refuses pod-level resources above the team's caps, which take
+    effect from 1.34, where the same policies refuse them. The object's schema and the team's RBAC are the
     API server's own checks.
 
     Exit status: 0 every object admitted, 1 an object refused (each reason printed) or the config has errors,

@@ -467,7 +467,7 @@ CapQuantity = Annotated[Str, Field(pattern=r"^[0-9]{1,6}(\.[0-9]{1,3})?(m|k|M|G|
 
 
 class UnqueuedPodResources(KitModel):
-    """CPU and memory a pod of an unqueued workload (Deployment, StatefulSet, ReplicaSet) may ask for: Kueue counts
+    """CPU, memory and local disk a pod of an unqueued workload (Deployment, StatefulSet, ReplicaSet) may ask for: Kueue counts
     none of it, so these caps, the Deployment count of the namespace's object quota (20) and at most 3 replicas
     bound what a team holds outside its quota. Defaults: an etcd member (etcd's hardware guide: 2 CPUs and 8 GB for
     a small cluster, the kit's own rendezvous asks for 250m and 256Mi) or a TensorBoard fits."""
@@ -480,6 +480,13 @@ class UnqueuedPodResources(KitModel):
     """Most CPU a pod's containers and init containers may request together (a limit counts where no request is set)."""
     pod_memory: CapQuantity = "8Gi"
     """Most memory a pod's containers and init containers may request together (a limit counts where no request is set)."""
+    container_ephemeral_storage: CapQuantity = "20Gi"
+    """Most local disk (ephemeral-storage: writable layer, logs, emptyDir) a container may request or be limited
+    to. The scheduler reserves it from the node's allocatable disk that queued jobs' pods need too; 20Gi holds an
+    etcd member at its suggested largest backend (8 GB) with its write-ahead log and snapshots."""
+    pod_ephemeral_storage: CapQuantity = "20Gi"
+    """Most local disk a pod's containers and init containers may request together (a limit counts where no
+    request is set)."""
 
 
 class Team(KitModel):
@@ -510,7 +517,7 @@ class Team(KitModel):
     """Linux capabilities the team's containers may add beyond the Pod Security baseline set (IPC_LOCK for
     EFA/NCCL memory pinning)."""
     unqueued_pods: UnqueuedPodResources = UnqueuedPodResources.model_construct()
-    """Caps on the CPU and memory of the team's Deployments' pods, which no quota counts (admission guardrail)."""
+    """Caps on the CPU, memory and local disk of the team's Deployments' pods, which no quota counts (admission guardrail)."""
     enabled: Bool = True
     """Disabled keeps the allocation but stops enforcing it."""
     team_stack: Annotated[Int, Field(ge=0, le=99)] | None = None

@@ -72,19 +72,25 @@ toml_with_table_key() {
 }
 
 # Install `helper` (a file of lib/) on the node at `dest` and a kubelet.service drop-in file `drop_in` whose
-# ExecStartPre is `exec_start_pre` (naming dest), written by `step`. Prints "changed" when it wrote either.
+# ExecStartPre is `exec_start_pre` (naming dest), written by `step`. Sets PRE_START_CHANGED=true when it wrote
+# either. Every write names what failed and ends the step: called plainly (never inside $(...), `if` or `||`,
+# where bash switches `set -e` off), so a drop-in that cannot be written fails the node's creation instead of
+# leaving the setting for this boot only.
+# shellcheck disable=SC2034 # read by the steps that source this file
+PRE_START_CHANGED=false
 install_kubelet_pre_start() {
   local helper="$1" dest="$2" drop_in="$3" exec_start_pre="$4" step="$5" unit
-  unit="$(printf '%s\n' "# Written by hyperpod-kit (lifecycle_scripts/steps/$step)." "[Service]" \
-    "ExecStartPre=$exec_start_pre")"
+  unit="# Written by hyperpod-kit (lifecycle_scripts/steps/$step)."$'\n'"[Service]"$'\n'"ExecStartPre=$exec_start_pre"
   if ! cmp -s "$helper" "$ROOT$dest"; then
-    install -D -m 0755 "$helper" "$ROOT$dest"
-    echo changed
+    install -D -m 0755 "$helper" "$ROOT$dest" || die "cannot install the kubelet's pre-start helper at $dest"
+    # shellcheck disable=SC2034
+    PRE_START_CHANGED=true
   fi
   if [[ ! -f "$ROOT$drop_in" || "$(cat "$ROOT$drop_in")" != "$unit" ]]; then
-    mkdir -p "$(dirname "$ROOT$drop_in")"
-    printf '%s\n' "$unit" > "$ROOT$drop_in"
-    echo changed
+    mkdir -p "$(dirname "$ROOT$drop_in")" || die "cannot create the folder of the kubelet drop-in $drop_in"
+    printf '%s\n' "$unit" > "$ROOT$drop_in" || die "cannot write the kubelet drop-in $drop_in"
+    # shellcheck disable=SC2034
+    PRE_START_CHANGED=true
   fi
 }
 

@@ -2,23 +2,40 @@
 # Sets seccompDefault: true in the kubelet's config, so every container without a seccompProfile of its own runs
 # under the container runtime's default profile (RuntimeDefault) instead of Unconfined
 # (KubeletConfiguration.seccompDefault, k8s.io/kubelet config/v1beta1). Installed on the node and run by
-# kubelet.service before each start (a systemd drop-in the seccomp_default step writes): nodeadm writes the
-# config again at every boot on Amazon Linux 2023, so an edit made once would not last.
-# The files: the one the running kubelet names with --config, /etc/kubernetes/kubelet/config.json (nodeadm,
-# AL2023) and /etc/kubernetes/kubelet/kubelet-config.json (bootstrap.sh, AL2); a file already set is left as it
-# is. Where nodeadm's drop-in folder config.json.d exists (it passes --config-dir when its NodeConfig sets kubelet
-# settings, which then override the file), a drop-in of the kit's comes last in it.
+# kubelet.service before each start (a systemd drop-in the seccomp_default step writes, with no leading "-": a
+# failure here keeps the kubelet down, so no node runs pods Unconfined by accident). nodeadm writes the config
+# again at every boot on Amazon Linux 2023, so an edit made once would not last.
+# The files (awslabs/amazon-eks-ami): the one the kubelet is started with - `--config` of the running kubelet, of
+# the arguments systemd hands this helper before a start (NODEADM_KUBELET_ARGS from nodeadm's
+# /etc/eks/kubelet/environment on AL2023, KUBELET_ARGS and KUBELET_EXTRA_ARGS on AL2), or of that environment
+# file - and the images' own: /etc/kubernetes/kubelet/config.json (nodeadm, AL2023) and
+# /etc/kubernetes/kubelet/kubelet-config.json (bootstrap.sh's unit, AL2); a file already set is left as it is. A
+# config named but missing, or not JSON, is an error. Where nodeadm's drop-in folder config.json.d exists (it
+# passes --config-dir when its NodeConfig sets kubelet settings, which then override the file), a drop-in of the
+# kit's comes last in it.
 # Prints "seccompDefault set in <file>" for each file it changed. Exit 3: no config file found at all.
 set -euo pipefail
 
 ROOT="${PROVISION_ROOT:-}"
 KUBELET_DIR="$ROOT/etc/kubernetes/kubelet"
 
+OPT_OUT="set hyperpod.lifecycle.seccomp_default: false to run nodes without it"
+ENVIRONMENT_FILE="$ROOT/etc/eks/kubelet/environment"
+
 running_config() {
   local pid
   pid="$(pgrep -o -x kubelet 2>/dev/null)" || return 0
   [[ -r "$ROOT/proc/$pid/cmdline" ]] || return 0
-  tr '\0' '\n' < "$ROOT/proc/$pid/cmdline" | sed -n -e 's/^--config=//p' -e '/^--config$/{n;p;}' | head -n 1
+  tr '\0' '\n' < "$ROOT/proc/$pid/cmdline" | sed -n -e 's/^--config=//p' -e '/^--config$/{n;p;}' | tail -n 1
+}
+
+# The --config the kubelet gets at its next start: the last one of its start arguments (a later flag wins).
+start_config() {
+  local args="${NODEADM_KUBELET_ARGS:-} ${KUBELET_ARGS:-} ${KUBELET_EXTRA_ARGS:-}"
+  if [[ -f "$ENVIRONMENT_FILE" ]]; then
+    args="$(sed -n 's/^NODEADM_KUBELET_ARGS=//p' "$ENVIRONMENT_FILE") $args"
+  fi
+  tr ' ' '\n' <<< "$args" | sed -n -e 's/^--config=//p' -e '/^--config$/{n;p;}' | tail -n 1
 }
 
 set_in() {
@@ -50,8 +67,17 @@ PY
 }
 
 files=()
-named="$(running_config)"
-[[ -z "$named" ]] || files+=("$ROOT$named")
+# Assigned first: a failure inside $(...) ends the helper only through an assignment's status.
+running="$(running_config)"
+starting="$(start_config)"
+for named in "$running" "$starting"; do
+  [[ -n "$named" ]] || continue
+  if [[ ! -f "$ROOT$named" ]]; then
+    echo "the kubelet is started with --config $named, which does not exist: seccompDefault cannot be set ($OPT_OUT)" >&2
+    exit 3
+  fi
+  [[ " ${files[*]} " == *" $ROOT$named "* ]] || files+=("$ROOT$named")
+done
 for file in "$KUBELET_DIR/config.json" "$KUBELET_DIR/kubelet-config.json"; do
   [[ " ${files[*]} " == *" $file "* ]] || files+=("$file")
 done
@@ -71,6 +97,6 @@ if [[ -d "$KUBELET_DIR/config.json.d" ]]; then
   fi
 fi
 if [[ "$found" != true ]]; then
-  echo "no kubelet config file found (${files[*]#"$ROOT"})"
+  echo "no kubelet config file found (${files[*]#"$ROOT"}): seccompDefault cannot be set ($OPT_OUT)" >&2
   exit 3
 fi

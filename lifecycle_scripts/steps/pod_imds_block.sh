@@ -21,8 +21,8 @@ if [[ "${BLOCK_POD_IMDS:-true}" != "true" ]]; then
   exit 0
 fi
 
-if [[ -n "$(install_kubelet_pre_start "$SCRIPT_DIR/../lib/pod_imds_block.sh" "$HELPER" "$DROP_IN" "$HELPER" \
-  pod_imds_block.sh)" ]]; then
+install_kubelet_pre_start "$SCRIPT_DIR/../lib/pod_imds_block.sh" "$HELPER" "$DROP_IN" "$HELPER" pod_imds_block.sh
+if [[ "$PRE_START_CHANGED" == true ]]; then
   log "kubelet: pods' instance metadata dropped before every start ($DROP_IN)"
 fi
 set +e

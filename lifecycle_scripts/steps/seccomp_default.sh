@@ -6,11 +6,12 @@
 # containers rarely need (kexec, module loading, new namespaces without privilege ...): training with NCCL, EFA
 # and CUDA runs under it.
 # How: lib/kubelet_seccomp_default.sh, installed on the node, sets the key in the kubelet's config file, now and
-# before every kubelet start (a kubelet.service drop-in; the leading "-" of ExecStartPre lets the kubelet start
-# with the config as it is should the helper fail then - this step itself fails loudly). Then the kubelet is
-# restarted if it runs, so pods started from now on get the default. Unverified on HyperPod nodes: how their
-# kubelet is configured was not observable here (no AWS account); the helper knows nodeadm's (AL2023) and
-# bootstrap.sh's (AL2) files and says so when it finds neither.
+# before every kubelet start (a kubelet.service drop-in without the leading "-" of ExecStartPre, as the IMDS
+# step's: a kubelet whose config cannot get the key does not start, so no node runs pods Unconfined unnoticed).
+# Then the kubelet is restarted if it runs, so pods started from now on get the default. Unverified on HyperPod
+# nodes: how their kubelet is configured was not observable here (no AWS account); the helper knows nodeadm's
+# (AL2023) and bootstrap.sh's (AL2) files and the --config the kubelet is started with, and fails when it finds
+# none of them.
 set -euo pipefail
 
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -25,9 +26,9 @@ if [[ "${SECCOMP_DEFAULT:-true}" != "true" ]]; then
   exit 0
 fi
 
-changed=false
-[[ -z "$(install_kubelet_pre_start "$SCRIPT_DIR/../lib/kubelet_seccomp_default.sh" "$HELPER" "$DROP_IN" \
-  "-$HELPER" seccomp_default.sh)" ]] || changed=true
+install_kubelet_pre_start "$SCRIPT_DIR/../lib/kubelet_seccomp_default.sh" "$HELPER" "$DROP_IN" "$HELPER" \
+  seccomp_default.sh
+changed="$PRE_START_CHANGED"
 set +e
 output="$(PROVISION_ROOT="$ROOT" bash "$ROOT$HELPER" 2>&1)"
 status=$?
@@ -38,7 +39,7 @@ if [[ $status -eq 3 ]]; then
   if systemctl is-active --quiet kubelet; then
     die "the kubelet runs, but with no config file the kit knows: seccompDefault cannot be set (set hyperpod.lifecycle.seccomp_default: false to create nodes without it)"
   fi
-  log "no kubelet config file yet: seccompDefault is set before the kubelet's first start"
+  log "WARNING: no kubelet config file yet: seccompDefault is set before the kubelet's first start, and the kubelet does not start if it finds none then (set hyperpod.lifecycle.seccomp_default: false to create nodes without it)"
 elif [[ $status -ne 0 ]]; then
   die "could not set seccompDefault in the kubelet's config (above)"
 fi

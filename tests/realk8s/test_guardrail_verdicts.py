@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from support.admission_cases import CASES, Case, run, synthesized_manifests
+from support.admission_cases import CASES, POD_LEVEL_RESOURCES_OFF, Case, run, synthesized_manifests
 from support.realk8s.api import Answer, Cluster, wait_until
 from support.realk8s.controlplane import JUDGE_CONTROLLERS
 from support.realk8s.guardrail_bindings import bindings, namespaced_quotas, rules, settle
@@ -225,3 +225,19 @@ def test_every_rule_the_api_server_finds_is_the_matrixs_and_the_models(judge):
         print(f"{env}: refused by the API server before admission: {unjudged}")
     finally:
         j.bind(["Deny", "Audit"])
+
+
+@pytest.mark.parametrize("judge", ["prod"], indirect=True)
+def test_check_is_stricter_than_this_server_where_it_drops_pod_level_resources(judge):
+    """Red team round 2, F5: PodLevelResources is off in Kubernetes 1.33, so its API server drops a pod template's
+    `resources` before admission and admits the Deployment (the field has no effect there); `check` (the model)
+    refuses it on purpose, as the same policies do on 1.34+, where the scheduler reserves those resources."""
+    env, j = judge
+    [(index, case)] = [(i, c) for i, c in enumerate(CASES)
+                       if c.id == "deployment-pod-level-cpu-above-the-pod-cap" and c.env == env]
+    assert case.dropped_by_api_server == POD_LEVEL_RESOURCES_OFF
+    j.bind(["Deny", "Audit"])
+    answer = j.request(index, case)
+    assert answer.allowed, answer.message
+    assert "resources" not in answer.body["spec"]["template"]["spec"], "the server kept the pod-level resources"
+    assert run(case, j.manifests).rules == {"unqueued-pod-resources"}

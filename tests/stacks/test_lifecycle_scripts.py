@@ -604,7 +604,8 @@ def test_kubelet_gets_seccomp_default_now_and_before_every_start(tmp_path, layou
     assert written == json.loads(KUBELET_CONFIG_TEXT), "every other setting stays"
     assert os.access(root / SECCOMP_HELPER, os.X_OK)
     assert (root / SECCOMP_HELPER).read_text() == (SCRIPTS / "lib/kubelet_seccomp_default.sh").read_text()
-    assert f"ExecStartPre=-/{SECCOMP_HELPER}\n" in (root / KUBELET_DROP_IN).read_text()
+    # No leading "-" (red team round 2, F4): a helper that cannot set the key keeps the kubelet down.
+    assert f"ExecStartPre=/{SECCOMP_HELPER}\n" in (root / KUBELET_DROP_IN).read_text()
     assert calls(root)[-3:] == SECCOMP_CALLS_KUBELET_RUNNING
     assert calls(root).count("systemctl restart kubelet") == 1
     assert "step 'seccomp RuntimeDefault for every pod': done" in result.stdout
@@ -662,12 +663,79 @@ def test_seccomp_second_run_changes_nothing(tmp_path, layout):
     assert "the kubelet already starts with seccompDefault" in second.stdout
 
 
-def test_kubelet_config_not_written_yet_is_set_at_the_kubelets_start(tmp_path):
+def boot_helper(node, **env: str) -> subprocess.CompletedProcess:
+    """The seccomp helper as kubelet.service's ExecStartPre runs it at a start (systemd's environment: env)."""
+    root, stubs, _ = node
+    return subprocess.run(["bash", str(root / SECCOMP_HELPER)],
+                          env={"PROVISION_ROOT": str(root), "PATH": f"{stubs}:/usr/bin:/bin", **env},
+                          capture_output=True, text=True, timeout=30)
+
+
+def test_kubelet_config_not_written_yet_is_set_at_the_kubelets_start_or_keeps_it_down(tmp_path):
+    """The kubelet does not run yet and its config is not written: the step warns, naming the setting; at the
+    kubelet's start the helper sets the file that is there by then, and with none it fails (no leading "-":
+    the kubelet stays down instead of running pods Unconfined)."""
     node = kubelet_node(tmp_path, "al2023", config=None)
+    root = node[0]
     result = run(node)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "no kubelet config file yet: seccompDefault is set before the kubelet's first start" in result.stdout
-    assert (node[0] / KUBELET_DROP_IN).exists()
+    assert "WARNING: no kubelet config file yet" in result.stdout
+    assert "hyperpod.lifecycle.seccomp_default: false" in result.stdout
+    assert f"ExecStartPre=/{SECCOMP_HELPER}\n" in (root / KUBELET_DROP_IN).read_text()
+    nothing = boot_helper(node)
+    assert nothing.returncode == 3
+    assert "no kubelet config file found" in nothing.stderr and "hyperpod.lifecycle.seccomp_default: false" in nothing.stderr
+    (root / KUBELET_CONFIG["al2023"]).parent.mkdir(parents=True, exist_ok=True)
+    (root / KUBELET_CONFIG["al2023"]).write_text(KUBELET_CONFIG_TEXT)  # nodeadm wrote it before the start
+    assert boot_helper(node).returncode == 0
+    assert json.loads((root / KUBELET_CONFIG["al2023"]).read_text())["seccompDefault"] is True
+
+
+def test_the_config_the_kubelet_is_started_with_is_set_before_it_starts(tmp_path):
+    """Before a start no kubelet runs to name its config: the helper reads --config from the start arguments -
+    nodeadm's environment file on AL2023 (NODEADM_KUBELET_ARGS, amazon-eks-ami nodeadm/internal/kubelet/
+    environment.go; a later flag wins) and the variables systemd hands it (KUBELET_EXTRA_ARGS on AL2)."""
+    node = kubelet_node(tmp_path, "al2023", config=None)
+    root = node[0]
+    (root / "etc/kubelet-custom").mkdir(parents=True)
+    (root / "etc/kubelet-custom/kc.json").write_text(KUBELET_CONFIG_TEXT)
+    (root / "etc/eks/kubelet").mkdir(parents=True)
+    (root / "etc/eks/kubelet/environment").write_text(
+        "NODEADM_KUBELET_ARGS=--node-ip=10.1.2.3 --config=/etc/kubernetes/kubelet/config.json --config=/etc/kubelet-custom/kc.json\n")
+    result = run(node)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert json.loads((root / "etc/kubelet-custom/kc.json").read_text())["seccompDefault"] is True
+    (root / "etc/eks/kubelet/environment").unlink()
+    (root / "etc/other.json").write_text(KUBELET_CONFIG_TEXT)
+    assert boot_helper(node, KUBELET_EXTRA_ARGS="--v=2 --config /etc/other.json").returncode == 0
+    assert json.loads((root / "etc/other.json").read_text())["seccompDefault"] is True
+
+
+def test_a_config_the_kubelet_is_started_with_that_does_not_exist_keeps_it_down(tmp_path):
+    """The images' own file is there, but the kubelet would read another: setting the first would leave the
+    kubelet Unconfined, so the helper fails, naming the file and the setting."""
+    node = kubelet_node(tmp_path, "al2023")
+    assert run(node).returncode == 0
+    result = boot_helper(node, NODEADM_KUBELET_ARGS="--config=/var/lib/kubelet/config.yaml")
+    assert result.returncode == 3
+    assert "--config /var/lib/kubelet/config.yaml, which does not exist" in result.stderr
+    assert "hyperpod.lifecycle.seccomp_default: false" in result.stderr
+
+
+@pytest.mark.parametrize("settings,step", [
+    ("", "pods' instance metadata dropped"),
+    ("BLOCK_POD_IMDS=false\n", "seccomp RuntimeDefault for every pod")])
+def test_a_kubelet_drop_in_that_cannot_be_written_fails_the_step(tmp_path, settings, step):
+    """Red team round 2, F3: the setting would hold for this boot only (the rule, the key nodeadm rewrites), so a
+    drop-in that cannot be written - here a file where its folder should be - fails the node's creation."""
+    node = kubelet_node(tmp_path, "al2023", running=("kubelet",))
+    root = node[0]
+    (root / "etc/systemd/system").mkdir(parents=True)
+    (root / "etc/systemd/system/kubelet.service.d").write_text("not a folder")
+    result = run(node, settings)
+    assert result.returncode != 0
+    assert "cannot create the folder of the kubelet drop-in /etc/systemd/system/kubelet.service.d/" in result.stdout + result.stderr
+    assert f"step '{step}' failed" in result.stdout + result.stderr
 
 
 @pytest.mark.parametrize("config", ["{not json", "[1, 2]"], ids=["not-json", "not-an-object"])
@@ -773,7 +841,7 @@ def test_a_toolkit_older_than_the_imex_key_is_said_out_loud(tmp_path, version, w
         ctk.chmod(0o755)
     result = run(node)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert ("WARNING" in result.stdout and "IMEX" in result.stdout) is warned
+    assert any("WARNING" in line and "IMEX" in line for line in result.stdout.splitlines()) is warned
 
 
 NVME_DEVICE = "dev/disk/by-id/nvme-Amazon_EC2_NVMe_Instance_Storage_AWS1A2B3C4D5E6F7G8H9"

@@ -152,6 +152,10 @@ def with_label(obj: dict[str, Any], **changes: str | None) -> dict[str, Any]:
 CLEAN_JOB = workload("Job", NLP, pod_spec(container(**GPU)))
 
 
+# The seed's etcd rendezvous, as a team runs it beside an elastic PyTorchJob.
+RENDEZVOUS = workload("Deployment", NLP, pod_spec(container("etcd")), metadata_labels={})
+
+
 LEGACY_PRIVILEGED = workload("Job", NLP, pod_spec(container(**sc(privileged=True))), metadata_labels={})
 
 
@@ -334,6 +338,20 @@ CASES = [
                                                     metadata_labels={}), {"unqueued-priority": "spec.template.spec.priorityClassName"}),
     Case("ten-deployment-replicas", workload("Deployment", NLP, pod_spec(container()), metadata_labels={}, replicas=10),
          {"unqueued-replicas": "spec.replicas: at most 3"}),
+    # Red team round 2, F2: a rollout that never becomes ready keeps replicas + maxSurge pods.
+    Case("deployment-surging-a-thousand-pods", workload("Deployment", NLP, pod_spec(container()), metadata_labels={}, replicas=3,
+                                                        strategy={"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1000, "maxUnavailable": 0}}),
+         {"unqueued-surge": "spec.strategy.rollingUpdate.maxSurge: at most 1 or 25%"}),
+    Case("deployment-surging-by-percent", workload("Deployment", NLP, pod_spec(container()), metadata_labels={}, replicas=3,
+                                                   strategy={"rollingUpdate": {"maxSurge": "026%"}}), {"unqueued-surge": "maxSurge"}),
+    Case("deployment-surging-by-the-default-percent", workload("Deployment", NLP, pod_spec(container()), metadata_labels={},
+                                                               replicas=3, strategy={"rollingUpdate": {"maxSurge": "025%", "maxUnavailable": 0}}), {}),
+    Case("deployment-surging-by-one", workload("Deployment", NLP, pod_spec(container()), metadata_labels={}, replicas=3,
+                                               strategy={"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}}), {}),
+    Case("deployment-recreated", workload("Deployment", NLP, pod_spec(container()), metadata_labels={}, strategy={"type": "Recreate"}), {}),
+    Case("deployment-surge-raised-by-an-update", workload("Deployment", NLP, pod_spec(container()), metadata_labels={},
+                                                          strategy={"rollingUpdate": {"maxSurge": "100%"}}),
+         {"unqueued-surge": "maxSurge"}, operation="UPDATE", old=RENDEZVOUS),
     Case("three-deployment-replicas", workload("Deployment", NLP, pod_spec(container()), metadata_labels={}, replicas=3), {}),
     # Red team F4: unqueued pods' CPU and memory, capped per container and per pod (prod's teams keep the
     # defaults: 2 CPUs and 8Gi each), compared with CEL's quantity library.
@@ -378,6 +396,22 @@ CASES = [
         "requests": {"cpu": "8"}}), metadata_labels={}),
          {"unqueued-pod-resources": "spec.template.spec.resources.cpu: the pod-level resources are above"},
          dropped_by_api_server=POD_LEVEL_RESOURCES_OFF),
+    # Red team round 2, F6: local disk is capped as CPU and memory are (default 20Gi), hugepages are refused.
+    Case("deployment-ephemeral-storage-above-the-cap", workload("Deployment", NLP, pod_spec(container("etcd", resources={
+        "requests": {"ephemeral-storage": "100Ti"}})), metadata_labels={}),
+         {"unqueued-resources": "containers[etcd].resources.requests.ephemeral-storage: 100Ti is above the team's cap of 20Gi",
+          "unqueued-pod-resources": "containers[*].resources.requests.ephemeral-storage"}),
+    Case("deployment-ephemeral-storage-limit-in-two-containers-above-the-pod-cap", workload("Deployment", NLP, pod_spec(
+        container("etcd", resources={"limits": {"ephemeral-storage": "20Gi"}}),
+        container("sidecar", resources={"limits": {"ephemeral-storage": "1Gi"}})), metadata_labels={}),
+         {"unqueued-pod-resources": "ephemeral-storage"}),
+    Case("deployment-ephemeral-storage-at-the-cap", workload("Deployment", NLP, pod_spec(container("etcd", resources={
+        "requests": {"ephemeral-storage": "20Gi"}, "limits": {"ephemeral-storage": "21474836480"}})), metadata_labels={}), {}),
+    Case("deployment-asking-for-hugepages", workload("Deployment", NLP, pod_spec(container("etcd", resources={
+        "requests": {"hugepages-2Mi": "1Gi", "memory": "1Gi"}, "limits": {"hugepages-2Mi": "1Gi", "memory": "1Gi"}})),
+        metadata_labels={}), {"unqueued-hugepages": "spec.template.spec.containers[etcd].resources: hugepages-*"}),
+    Case("job-asking-for-hugepages", workload("Job", NLP, pod_spec(container(resources={
+        "requests": {"hugepages-1Gi": "8Gi", "memory": "8Gi"}, "limits": {"hugepages-1Gi": "8Gi", "memory": "8Gi"}}))), {}),
     Case("job-cpu-above-the-unqueued-cap", workload("Job", NLP, pod_spec(container(resources={
         "requests": {"cpu": "64", "memory": "512Gi"}}))), {}),
     Case("statefulset-replicas-scaled-up", workload("StatefulSet", NLP, pod_spec(container()), metadata_labels={},
@@ -671,6 +705,33 @@ CASES += [
          {"orphan-finalizer": "metadata.finalizers: orphan"}, operation="UPDATE", old=PYTORCH_JOB),
     Case("job-created-with-the-orphan-finalizer", with_finalizers(CLEAN_JOB, ORPHAN), {"orphan-finalizer": "orphan"}),
     Case("team-keeps-its-own-finalizer", with_finalizers(CLEAN_JOB, "example.com/cleanup"), {}),
+    # Red team round 2, F1 (issue 28): an orphaned ReplicaSet keeps its pods after its Deployment, the only thing the
+    # namespace's quota counts, is gone; deleted with --cascade=orphan and created again, in a loop, without bound.
+    Case("orphaning-delete-of-a-deployment", RENDEZVOUS, {"delete-propagation": "may not be Orphan"},
+         operation="DELETE", options={"propagationPolicy": "Orphan"}),
+    Case("orphan-dependents-delete-of-a-deployment", RENDEZVOUS, {"delete-propagation": "propagationPolicy"},
+         operation="DELETE", options={"orphanDependents": True}),
+    # apps/v1 deletes its dependents when no policy is named; kubectl sends Background.
+    Case("client-delete-of-a-deployment-naming-no-policy", RENDEZVOUS, {}, operation="DELETE", options={}),
+    Case("kubectl-delete-of-a-deployment", RENDEZVOUS, {}, operation="DELETE", options={"propagationPolicy": "Background"}),
+    Case("deployment-created-with-the-orphan-finalizer", with_finalizers(RENDEZVOUS, ORPHAN),
+         {"orphan-finalizer": "metadata.finalizers: orphan"}),
+    Case("team-adds-the-orphan-finalizer-to-a-deployment", with_finalizers(RENDEZVOUS, ORPHAN),
+         {"orphan-finalizer": "metadata.finalizers: orphan"}, operation="UPDATE", old=RENDEZVOUS),
+    Case("option-less-delete-of-a-deployment-with-the-orphan-finalizer", with_finalizers(RENDEZVOUS, ORPHAN),
+         {"delete-propagation": "may not be Orphan"}, operation="DELETE", options={}),
+    Case("orphaning-delete-of-a-statefulset", workload("StatefulSet", NLP, pod_spec(container()), metadata_labels={},
+                                                       serviceName="w"),
+         {"delete-propagation": "may not be Orphan"}, operation="DELETE", options={"propagationPolicy": "Orphan"}),
+    Case("replicaset-created-with-the-orphan-finalizer", with_finalizers(
+        workload("ReplicaSet", NLP, pod_spec(container()), metadata_labels={}), ORPHAN), {"orphan-finalizer": "orphan"}),
+    # The Deployment controller deletes old ReplicaSets naming no policy; Kubernetes' controllers are not checked.
+    Case("deployment-controller-deletes-an-old-replicaset", workload("ReplicaSet", NLP, pod_spec(container()), metadata_labels={}),
+         {}, operation="DELETE", options={}, user="system:serviceaccount:kube-system:deployment-controller"),
+    # Only kube-system's service accounts are Kubernetes' controllers: a team namespace's own is checked.
+    Case("team-service-account-orphans-a-deployment", RENDEZVOUS, {"delete-propagation": "may not be Orphan"},
+         operation="DELETE", options={"propagationPolicy": "Orphan"},
+         user="system:serviceaccount:hyperpod-ns-research-nlp:default"),
     # With cleanPodPolicy None (the operators' default) Workers outlive a succeeded job and its freed quota (F11).
     Case("pytorchjob-keeping-its-workers", spec_of(PYTORCH_JOB, runPolicy={"cleanPodPolicy": "None"}),
          {"clean-pod-policy": "spec.runPolicy.cleanPodPolicy: must be Running or All"}),

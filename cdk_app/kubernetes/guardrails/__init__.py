@@ -14,6 +14,8 @@ API server itself sets on every namespace), so a team added to the config is cov
 - hyperpod-kit-workload-queue: workloads Kueue admits (Job, PyTorchJob, MPIJob) carry the namespace's own
   queue label and a priority class the team is allowed, and nothing that changes how Kueue accounts them
   (owner references, another managedBy, Kueue's other labels and annotations).
+- hyperpod-kit-dependents: no delete or finalizer that orphans the pods (or ReplicaSets) of any kind with pod
+  templates, Deployments as much as Jobs: orphans run outside the quota and the namespace's counts.
 - hyperpod-kit-services: ClusterIP Services only, without externalIPs.
 - hyperpod-kit-network-policies: a team member may not change or delete the kit's NetworkPolicy, nor write egress
   rules (which could reopen instance metadata).
@@ -37,6 +39,7 @@ from typing import Any
 from cdk_app.config.model import KitConfig
 from cdk_app.domain.kueue_mapping import team_namespaces
 from cdk_app.kubernetes.guardrails.bindings import binding
+from cdk_app.kubernetes.guardrails.dependents import dependents_policy
 from cdk_app.kubernetes.guardrails.network_policies import network_policy_policy
 from cdk_app.kubernetes.guardrails.pod_security import pod_security_policy
 from cdk_app.kubernetes.guardrails.services import service_policy
@@ -50,6 +53,6 @@ def guardrail_manifests(config: KitConfig) -> list[dict[str, Any]]:
     namespaces = team_namespaces(config)
     if not namespaces:
         return []
-    policies = [pod_security_policy(config), workload_queue_policy(config), service_policy(),
+    policies = [pod_security_policy(config), workload_queue_policy(config), dependents_policy(config), service_policy(),
                 network_policy_policy(config), *tolerations_policies(config)]
     return [*policies, *(binding(p, namespaces) for p in policies)]

@@ -19,6 +19,9 @@ POD_SECURITY = f"{NAME_PREFIX}pod-security"
 WORKLOAD_QUEUE = f"{NAME_PREFIX}workload-queue"
 
 
+DEPENDENTS = f"{NAME_PREFIX}dependents"
+
+
 SERVICES = f"{NAME_PREFIX}services"
 
 
@@ -150,6 +153,15 @@ MAX_GRACE_SECONDS = 300
 # rendezvous is one replica (three for an etcd cluster that survives a member's loss), so more is refused, and
 # no priority class lets their pods preempt queued ones.
 MAX_UNQUEUED_REPLICAS = 3
+
+
+# A Deployment's rollout runs up to replicas + maxSurge pods, old and new together, and a rollout that never
+# becomes ready stays there (red team round 2, F2: maxSurge 1000 doubled the pods). Allowed: at most 1 pod, or a
+# percentage up to 25 (Kubernetes' default; it rounds up to 1 pod at 1-3 replicas). The pattern is what the API
+# server accepts as a percentage (digits then %, leading zeros allowed) with the value 0-25.
+MAX_UNQUEUED_SURGE = 1
+MAX_UNQUEUED_SURGE_PERCENT = 25
+UNQUEUED_SURGE_PERCENT_PATTERN = "^0*([0-9]|1[0-9]|2[0-5])%$"
 
 
 DEVICE_ENV_VARS = tuple(DEVICE_ENV_OFF)

@@ -37,9 +37,12 @@ from cdk_app.kubernetes.guardrails.constants import (
     HOSTNAME_LABEL,
     MAX_GRACE_SECONDS,
     MAX_UNQUEUED_REPLICAS,
+    MAX_UNQUEUED_SURGE,
+    MAX_UNQUEUED_SURGE_PERCENT,
     OPERATOR_INIT_IMAGES,
     POD_SECURITY,
     REFUSED_VOLUME_TYPES,
+    UNQUEUED_SURGE_PERCENT_PATTERN,
     gpus_hidden_by_manifest,
 )
 from cdk_app.kubernetes.guardrails.kinds import (
@@ -285,6 +288,16 @@ def pod_security_validations(config: KitConfig) -> list[dict[str, str]]:
         f"an unqueued workload runs at most {MAX_UNQUEUED_REPLICAS} replicas (it is outside every quota)",
         f"'spec.replicas: at most {MAX_UNQUEUED_REPLICAS} for an unqueued workload (it is outside every quota); "
         "run the work as a Job, PyTorchJob or MPIJob'"))
+    surge = "object.spec.strategy.rollingUpdate.maxSurge"
+    rules.append(validation(
+        "unqueued-surge", "variables.kind != 'apps/Deployment' || !has(object.spec.strategy) "
+        "|| !has(object.spec.strategy.rollingUpdate) || !has(object.spec.strategy.rollingUpdate.maxSurge) "
+        f"|| (type({surge}) == int ? {surge} <= {MAX_UNQUEUED_SURGE} : "
+        f"string({surge}).matches({lit(UNQUEUED_SURGE_PERCENT_PATTERN)}))",
+        f"a Deployment's rollout may add at most {MAX_UNQUEUED_SURGE} pod or {MAX_UNQUEUED_SURGE_PERCENT}% (old and "
+        "new pods run together while it is not ready)",
+        f"'spec.strategy.rollingUpdate.maxSurge: at most {MAX_UNQUEUED_SURGE} or {MAX_UNQUEUED_SURGE_PERCENT}% for an "
+        "unqueued workload (a rollout that never becomes ready keeps replicas + maxSurge pods, outside every quota)'"))
     for kind in WORKLOAD_KINDS:
         if kind.replicas:
             rules.append(validation(

@@ -1,5 +1,5 @@
 """hyperpod-kit-workload-queue: queued kinds carry their namespace's queue and an allowed priority class,
-and nothing that changes how Kueue accounts them; deletes may not orphan running pods."""
+and nothing that changes how Kueue accounts them (deletes and finalizers: dependents.py)."""
 
 from __future__ import annotations
 
@@ -88,35 +88,6 @@ def _suspended(var: str, kind: WorkloadKind) -> str:
     return "(" + " && ".join([*guards, f"{var}.spec.{kind.suspend} == true"]) + ")"
 
 
-# What a delete may leave behind: orphaned pods keep running on their devices after Kueue has freed the job's
-# quota. A batch/v1 Job orphans when the client names no policy (its legacy default), so a team's delete of one
-# must name Background or Foreground (kubectl does). A custom resource (PyTorchJob, MPIJob) deletes its
-# dependents by default and orphans them only when asked: Orphan, orphanDependents, or, with no policy named,
-# the "orphan" finalizer on the object (which orphan-finalizer keeps teams from adding). Kubernetes' own
-# controllers (system: users: garbage collector, namespace deletion, TTL) are not checked.
-ORPHAN_FINALIZER = "orphan"
-
-
-_OPTIONS = "has(request.options)"
-
-
-# orphanDependents: false is the deprecated way to ask for the same (the API server refuses both fields at once).
-_NAMES_CASCADE = (f"{_OPTIONS} && (has(request.options.propagationPolicy) "
-                  "&& request.options.propagationPolicy in ['Background', 'Foreground'] "
-                  "|| has(request.options.orphanDependents) && request.options.orphanDependents == false)")
-
-
-_ORPHANS = (f"{_OPTIONS} && (has(request.options.propagationPolicy) && request.options.propagationPolicy == 'Orphan' "
-            "|| has(request.options.orphanDependents) && request.options.orphanDependents == true)")
-
-
-_HAS_ORPHAN_FINALIZER = f"has(oldObject.metadata.finalizers) && {lit(ORPHAN_FINALIZER)} in oldObject.metadata.finalizers"
-
-
-_DELETES_PODS = (f"request.userInfo.username.startsWith('system:') || (request.kind.group == 'batch' ? {_NAMES_CASCADE} "
-                 f": !({_ORPHANS}) && ({_NAMES_CASCADE} || !({_HAS_ORPHAN_FINALIZER})))")
-
-
 # Removing owners detaches an object from the one Kueue admitted (an MPI launcher from its MPIJob): only the
 # garbage collector does that, when it orphans dependents.
 GARBAGE_COLLECTORS = ("system:serviceaccount:kube-system:generic-garbage-collector", "system:kube-controller-manager")
@@ -139,7 +110,7 @@ def workload_queue_policy(config: KitConfig) -> dict[str, Any]:
                                              f"k == {lit(QUEUE_LABEL)} && object.metadata.annotations[k] == {own}")
     spec: dict[str, Any] = {
         "failurePolicy": "Fail",
-        "matchConstraints": {"resourceRules": match_rules(kinds, subresources=False, delete=True)},
+        "matchConstraints": {"resourceRules": match_rules(kinds, subresources=False)},
         # Kueue and the operators: the MPI operator creates launcher Jobs without the queue label, owned by
         # their MPIJob; Kueue suspends and starts what it admitted.
         "matchConditions": [{"name": "not-kueue-or-a-workload-operator",
@@ -188,13 +159,6 @@ def workload_queue_policy(config: KitConfig) -> dict[str, Any]:
                         f"'metadata.ownerReferences: ' + (size({owners}) > 0 ? {owners}[0].kind + '/' + {owners}[0].name "
                         "+ ' may not be set (Kueue would count the object as its owner\\'s)' : 'only the garbage "
                         "collector removes owners (Kueue would lose track of the object)')"),
-            validation("orphan-finalizer",
-                        f"!has(object.metadata.finalizers) || !({lit(ORPHAN_FINALIZER)} in object.metadata.finalizers) "
-                        f"|| request.operation == 'UPDATE' && {_HAS_ORPHAN_FINALIZER}",
-                        "metadata.finalizers may not hold orphan (a delete would leave the pods running after the "
-                        "quota is freed)",
-                        "'metadata.finalizers: orphan is not allowed (a delete would leave the pods running after "
-                        "Kueue frees the quota)'"),
             validation("resume", "!variables.resumed",
                         "a suspended job may not be resumed by hand: Kueue starts it when it admits it",
                         "'spec: a suspended job may not be resumed by hand (" + ", ".join(
@@ -218,18 +182,5 @@ def workload_queue_policy(config: KitConfig) -> dict[str, Any]:
                         f"allowed: {', '.join(TEAM_KUEUE_LABELS + TEAM_KUEUE_ANNOTATIONS)}'"),
         ],
     }
-    # A delete has no object: the checks above are for creates and updates; it gets its own.
-    spec["validations"] = [{**v, "expression": f"request.operation == 'DELETE' || ({v['expression']})"}
-                           for v in spec["validations"]]
-    spec["validations"].append(validation(
-        "delete-propagation", f"request.operation != 'DELETE' || {_DELETES_PODS}",
-        "a delete may not orphan the pods: a Job's must name propagationPolicy Background or Foreground (or "
-        "orphanDependents false), a "
-        "PyTorchJob's or MPIJob's may not name Orphan (orphaned pods keep running on their devices after the "
-        "quota is freed; kubectl delete sends Background)",
-        "'DeleteOptions.propagationPolicy: ' + (request.kind.group == 'batch' ? 'a Job\\'s delete must name "
-        "Background or Foreground (or orphanDependents false)' : 'may not be Orphan (nor orphanDependents, nor a delete naming none of an object "
-        "with the orphan finalizer)') + ' - orphaned pods keep running after Kueue frees the quota; kubectl delete "
-        "sends Background unless --cascade=orphan'"))
     return {"apiVersion": API_VERSION, "kind": "ValidatingAdmissionPolicy", "metadata": policy_metadata(WORKLOAD_QUEUE),
             "spec": spec}

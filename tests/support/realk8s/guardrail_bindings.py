@@ -9,7 +9,7 @@ import re
 from typing import Any
 
 from cdk_app.kubernetes.guardrails.constants import TOLERATIONS
-from support.admission_cases import CLEAN_JOB
+from support.admission_cases import CLEAN_JOB, ORPHAN, RENDEZVOUS, with_finalizers
 from support.realk8s.api import Cluster, wait_until
 
 RULE = re.compile(r"hyperpod-kit guardrail ([a-z0-9-]+):")
@@ -27,8 +27,9 @@ def bindings(manifests: list[dict[str, Any]], actions: list[str]) -> list[dict[s
 
 def _probes(manifests: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per policy, a request it refuses: each binding leaves or joins the informer on its own time. A privileged
-    Job (pod-security, workload-queue), a Service with an external IP (services: not a LoadBalancer, which the
-    namespace's ResourceQuota refuses whatever the bindings) and, where the config has
+    Job (pod-security, workload-queue), an otherwise clean Deployment with the orphan finalizer (dependents), a
+    Service with an external IP (services: not a LoadBalancer, which the namespace's ResourceQuota refuses
+    whatever the bindings) and, where the config has
     administrators' taints, a clean Job tolerating one its namespace may not (tolerations)."""
     binding = bindings(manifests, [])[0]
     namespace = binding["spec"]["matchResources"]["namespaceSelector"]["matchExpressions"][0]["values"][0]
@@ -37,6 +38,8 @@ def _probes(manifests: list[dict[str, Any]]) -> list[dict[str, Any]]:
                    {"name": "c", "image": "busybox", "securityContext": {"privileged": True}}]}}}},
               {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "probe", "namespace": namespace},
                "spec": {"externalIPs": ["10.0.0.10"], "ports": [{"port": 80}]}}]
+    orphaning = with_finalizers(RENDEZVOUS, ORPHAN)
+    probes.append({**orphaning, "metadata": {**orphaning["metadata"], "name": "probe", "namespace": namespace}})
     for policy in manifests:
         if policy["kind"] == "ValidatingAdmissionPolicy" and policy["metadata"]["name"] == TOLERATIONS:
             [taints] = [v["expression"] for v in policy["spec"]["variables"] if v["name"] == "taints"]

@@ -41,9 +41,9 @@ def test_every_object_is_valid_for_the_cluster_version(env):
     config = CONFIGS[env]
     manifests = guardrail_manifests(config)
     kinds = [m["kind"] for m in manifests]
-    # pods, queued workloads, Services, NetworkPolicies: one policy each, each with its binding; and tolerations
+    # pods, queued workloads, dependents, Services, NetworkPolicies: one policy each, each with its binding; and tolerations
     # where the config has administrators' taints (prod's system group)
-    expected = {"dev": 4, "prod": 5}[env]
+    expected = {"dev": 5, "prod": 6}[env]
     assert kinds.count("ValidatingAdmissionPolicy") == kinds.count("ValidatingAdmissionPolicyBinding") == expected
     for manifest in manifests:
         kubernetes_validate.validate(copy.deepcopy(manifest), config.eks.kubernetes_version, strict=True)

@@ -29,8 +29,10 @@ def _rules(config, namespace: str, resources: dict) -> set[str]:
 
 def test_each_team_namespace_gets_its_own_caps_and_the_others_the_defaults():
     variable = caps_variable(_config(container_cpu="4", pod_cpu="6", pod_memory="16Gi"))["expression"]
-    assert '"hyperpod-ns-research-nlp": {"cpu": "4", "memory": "8Gi", "podCpu": "6", "podMemory": "16Gi"}' in variable
-    assert '"hyperpod-ns-inference": {"cpu": "2", "memory": "8Gi", "podCpu": "2", "podMemory": "8Gi"}' in variable
+    assert ('"hyperpod-ns-research-nlp": {"cpu": "4", "memory": "8Gi", "ephemeralStorage": "20Gi", "podCpu": "6", '
+            '"podMemory": "16Gi", "podEphemeralStorage": "20Gi"}') in variable
+    assert ('"hyperpod-ns-inference": {"cpu": "2", "memory": "8Gi", "ephemeralStorage": "20Gi", "podCpu": "2", '
+            '"podMemory": "8Gi", "podEphemeralStorage": "20Gi"}') in variable
     assert variable.endswith("[request.namespace]")
 
 
@@ -45,6 +47,12 @@ def test_a_cap_of_zero_refuses_any_request_of_that_resource_and_allows_none():
     config = _config(container_memory="0", pod_memory="0")
     assert _rules(config, NLP, {"requests": {"memory": "1"}}) == {"unqueued-resources", "unqueued-pod-resources"}
     assert _rules(config, NLP, {"requests": {"cpu": "1"}}) == set()
+
+
+def test_a_team_with_a_larger_disk_cap_may_ask_for_more_local_disk():
+    config = _config(container_ephemeral_storage="100Gi", pod_ephemeral_storage="100Gi")
+    assert _rules(config, NLP, {"requests": {"ephemeral-storage": "100Gi"}}) == set()
+    assert _rules(config, INF, {"requests": {"ephemeral-storage": "100Gi"}}) == {"unqueued-resources", "unqueued-pod-resources"}
 
 
 def test_queued_kinds_are_not_capped():
