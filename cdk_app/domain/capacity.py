@@ -237,7 +237,9 @@ def most_accelerators(groups: Iterable[InstanceGroup]) -> int:
 def team_groups(config: KitConfig) -> tuple[InstanceGroup, ...]:
     """The instance groups whose nodes the teams' and the shared pool's pods may run on: all but the
     administrators' system group (hyperpod.system_instance_group), whose taint no team pod may tolerate, so its
-    nodes are capacity no quota can use."""
+    nodes are capacity no quota can use. None for a Batch-only environment (no hyperpod section)."""
+    if config.hyperpod is None:
+        return ()
     system = system_group(config)
     return tuple(g for g in config.hyperpod.instance_groups if g is not system)
 
