@@ -20,17 +20,19 @@ quotas' full vCPU would let twice the nodes in.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from cdk_app.config.model import InstanceGroup, KitConfig
 from cdk_app.domain.capacity import (
     Resources,
+    group_maximum,
     group_types,
     groups_capacity,
     instances_needed,
     on_demand_groups,
     per_instances,
 )
-from cdk_app.domain.instance_types import ACCELERATOR_RESOURCES, CATALOGUE
+from cdk_app.domain.instance_types import ACCELERATOR_RESOURCES, CATALOGUE, node_vcpu
 from cdk_app.domain.reach import admissible
 
 MEMORY = "memory"
@@ -61,15 +63,28 @@ def node_ceiling(config: KitConfig) -> dict[str, int]:
 
 def node_demand(config: KitConfig) -> dict[str, int]:
     """Per known autoscaled instance type, the whole nodes of it Kueue may admit work for (reach.admissible) beyond
-    the fixed On-Demand single-type groups of the type: what the autoscaled groups must be able to give."""
+    the fixed On-Demand single-type groups of the type: what the autoscaled groups must be able to give.
+
+    vCPU is counted in the CPUs nodes have (instance_types.node_vcpu): Kueue admits pods' CPU requests up to the
+    quotas' vCPU, which is the catalogue's full figure (task governance's mapping), while a node of a group with
+    threads_per_core 1 has half of it. So the fixed groups give their real CPUs, an autoscaled node holds the
+    fewest any autoscaled group of the type gives, and where threads are halved the CPU the quotas admit may
+    need more nodes than their accelerators and memory do (up to max_count, node_pool_limits)."""
     types = node_ceiling(config)
     if not types:  # nothing to scale (a Batch-only environment has no groups to read)
         return {}
     usable = admissible(config)
-    given = groups_capacity(group for group in on_demand_groups(config)
-                            if group.max_count is None and not group.fallback_instance_types)
-    return {itype: instances_needed(itype, usable.get(itype, Resources()) - given.get(itype, Resources()))
-            for itype in types}
+    fixed = tuple(group for group in on_demand_groups(config)
+                  if group.max_count is None and not group.fallback_instance_types)
+    given = groups_capacity(fixed)
+    demand = {}
+    for itype in types:
+        wanted = usable.get(itype, Resources())
+        given_cpus = sum(node_vcpu(itype, g.threads_per_core) * group_maximum(g) for g in fixed if g.instance_type == itype)
+        node_cpus = min(node_vcpu(itype, g.threads_per_core) for g in autoscaled_groups(config) if itype in group_types(g))
+        demand[itype] = max(instances_needed(itype, replace(wanted - given.get(itype, Resources()), vcpu=0)),
+                            math.ceil(max(wanted.vcpu - given_cpus, 0) / node_cpus))
+    return demand
 
 
 def node_pool_limits(config: KitConfig) -> dict[str, dict[str, str]]:

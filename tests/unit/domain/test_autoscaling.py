@@ -41,17 +41,20 @@ def config(write_config, groups, quotas, sharing="Disabled", **hyperpod):
     return load_config(write_config(text)).config
 
 
+# Two threads per core unless a test says otherwise: a node then has the catalogue's vCPU, which the quotas count,
+# so the limits follow accelerators and memory (threads per core: the tests of node_demand's vCPU below).
 def auto(name, itype, max_count, *fallbacks, **extra):
-    return {"name": name, "instance_type": itype, "count": 0, "max_count": max_count,
+    return {"name": name, "instance_type": itype, "count": 0, "max_count": max_count, "threads_per_core": 2,
             **({"fallback_instance_types": list(fallbacks)} if fallbacks else {}), **extra}
 
 
 def fixed(name, itype, count, **extra):
-    return {"name": name, "instance_type": itype, "count": count, **extra}
+    return {"name": name, "instance_type": itype, "count": count, "threads_per_core": 2, **extra}
 
 
 def flexible(name, itype, count, *fallbacks):
-    return {"name": name, "instance_type": itype, "count": count, "fallback_instance_types": list(fallbacks)}
+    return {"name": name, "instance_type": itype, "count": count, "fallback_instance_types": list(fallbacks),
+            "threads_per_core": 2}
 
 
 def nodes(itype, count):
@@ -83,6 +86,27 @@ def test_a_partial_quota_needs_a_whole_node_with_its_gpus(write_config):
     # 6 vCPU of a g5 and no GPU (SageMaker fills no accelerators): Karpenter still launches a whole node to hold it.
     c = config(write_config, [auto("a", G5, 4)], [[{"instance_type": G5, "vcpu": 6}]])
     assert node_pool_limits(c) == {G5: nodes(G5, 1)}
+
+
+P5 = "ml.p5.48xlarge"
+
+
+@pytest.mark.parametrize(("threads", "fixed_threads", "pool_nodes"), [(1, None, 2), (2, None, 1), (1, 1, 1), (2, 1, 1)])
+def test_a_vcpu_quota_needs_the_nodes_its_cpus_fit_on_with_their_threads_per_core(write_config, threads, fixed_threads,
+                                                                                  pool_nodes):
+    # Red team round 4: Kueue admits CPU requests up to the quota's 192 vCPU (the catalogue's full p5), but a p5
+    # with threads_per_core 1 has 96 (EC2 CPU options): two such nodes, where two threads per core need one.
+    groups = [auto("a", P5, 2, threads_per_core=threads)]
+    if fixed_threads is not None:  # a fixed p5 of 96 real CPUs holds part of the 192
+        groups.insert(0, fixed("f", P5, 1, threads_per_core=fixed_threads))
+    c = config(write_config, groups, [[{"instance_type": P5, "vcpu": 192}]])
+    assert node_pool_limits(c) == {P5: nodes(P5, pool_nodes)}
+
+
+def test_a_count_quota_on_halved_nodes_may_need_twice_the_nodes_for_the_cpu_kueue_admits(write_config):
+    # 2 g5.12xlarge of quota: Kueue's cpu is 96 (2 x 48), a g5.12xlarge with one thread per core has 24.
+    c = config(write_config, [auto("a", G5, 8, threads_per_core=1)], [[{"instance_type": G5, "count": 2}]])
+    assert node_pool_limits(c) == {G5: nodes(G5, 4)}
 
 
 def test_a_flexible_autoscaled_group_gives_each_of_its_types_a_pool_of_its_own(write_config):
@@ -133,7 +157,10 @@ def test_the_pools_launch_what_reach_job_and_simulate_admit():
     usable = admissible(c)[G5]
     room = sum((r.reach.count - r.quota.count for r in team_reach(c) if r.instance_type == G5), 0)
     assert usable.count == allocated(c)[G5].count + min(unallocated(c)[G5].count, room) == 8
-    assert node_demand(c)[G5] == instances_needed(G5, usable) - 4
+    # Its groups run one thread per core: a g5.12xlarge has 24 of the 48 vCPU Kueue's cpu counts (node_vcpu), so
+    # the 384 vCPU Kueue may admit, less the fixed nodes' 4 x 24, take 12 nodes - more than the 8 - 4 the GPUs take.
+    assert instances_needed(G5, usable) - 4 == 4
+    assert node_demand(c)[G5] == (384 - 4 * 24) // 24 == 12
     assert node_pool_limits(c) == {G5: nodes(G5, 4)}
     assert 4 + int(node_pool_limits(c)[G5]["nvidia.com/gpu"]) // 4 >= smith.reach.count
 

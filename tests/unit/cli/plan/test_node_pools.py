@@ -21,8 +21,9 @@ def template(write_config, *groups: tuple[str, str, int]) -> dict:
     """The cluster stack's autoscaling set for dev.yaml with autoscaled groups (name, type, max_count)."""
     text = (ROOT / "config" / "dev.yaml").read_text()
     text = text.replace("  node_recovery: Automatic\n", "  node_recovery: Automatic\n  autoscaling: true\n", 1)
+    # Two threads per core, as dev's fixed g5 group: the limits then follow the quotas' GPUs and memory.
     extra = "".join(f"    - name: {name}\n      instance_type: {itype}\n      count: 0\n      max_count: {most}\n"
-                    for name, itype, most in groups)
+                    "      threads_per_core: 2\n" for name, itype, most in groups)
     text = text.replace("        workload: cpu\n", "        workload: cpu\n" + extra, 1)
     manifests = autoscaling_manifests(load_config(write_config(text)).config)
     return {"Resources": {"Autoscaling": {"Type": "Custom::KubernetesManifests",
