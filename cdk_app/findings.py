@@ -113,6 +113,7 @@ CODES: dict[str, str] = {
     "HPK262": "a training plan on a Spot instance group (a plan's capacity is reserved, not Spot)",
     "HPK263": "min_count on an autoscaled instance group (it can only be 0 there, and does nothing)",
     "HPK264": "the system instance group is autoscaled (max_count): no NodePool launches its nodes for the operators",
+    "HPK265": "an autoscaled instance group partitions its GPUs (MIG): its NodePool is not sized to partition quotas",
     # Cluster policy.
     "HPK301": "priority class name is not allowed",
     "HPK302": "more than 10 priority classes",

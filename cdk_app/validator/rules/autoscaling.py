@@ -16,6 +16,7 @@ from cdk_app.config.model import (
 from cdk_app.config.yaml_source import PathKey
 from cdk_app.domain.autoscaling import autoscaled_groups
 from cdk_app.domain.instance_types import CATALOGUE
+from cdk_app.domain.mig_profiles import MIG_CONFIG_LABEL
 from cdk_app.domain.regions import hyperpod_instance_types
 from cdk_app.domain.system_nodes import system_group
 from cdk_app.validator.reporter import Reporter
@@ -87,6 +88,16 @@ def check_autoscaling(config: KitConfig, report: Reporter) -> None:
                          f"autoscaled instance group '{group.name}' runs deep health checks, which HyperPod's "
                          "Karpenter does not support (pods would wait 60-90 minutes on each new node)",
                          "set deep_health_checks: [] or remove max_count")
+        if MIG_CONFIG_LABEL in group.labels:
+            # The NodePools are one per instance type, sized in whole GPUs, memory and CPUs (domain.autoscaling);
+            # Karpenter launches a node of the type from whichever group it picks, not for a MIG profile, so
+            # partition quotas that only this group's nodes can hold are not what the pool is sized to.
+            report.warning("HPK265", base + ("labels", MIG_CONFIG_LABEL),
+                           f"autoscaled instance group '{group.name}' partitions its GPUs (MIG): the kit sizes the "
+                           "NodePool of its type in whole GPUs, memory and CPUs, and Karpenter cannot choose a "
+                           "partitioned node for a pod that asks for a MIG profile, so jobs admitted on its partition "
+                           "quotas may wait for nodes",
+                           "give the partitions a fixed group (count, no max_count), or remove the label")
         if group.training_plan_arn is not None:
             # "Create a NodeClass": "Instance groups with Training plan or reserved capacity are not supported."
             report.error("HPK258", base + ("training_plan_arn",),
