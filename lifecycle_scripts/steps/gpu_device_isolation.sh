@@ -16,7 +16,10 @@
 #   mounts under /var/run/nvidia-container-devices, which the device plugin's volume-mounts strategy adds for
 #   the devices it allocated (the kit sets that strategy in the chart whenever isolation is on: without it a
 #   GPU pod would get no GPU, and without this step the plugin's mounts would not be read).
-# Nodes without the toolkit (CPU, Trainium) have no such file: nothing to do.
+# Nodes without the toolkit (CPU, Trainium) have neither the file nor its binaries: nothing to do. A toolkit
+# binary without the file is not such a node: the toolkit then runs on its built-in defaults, which accept
+# NVIDIA_VISIBLE_DEVICES from unprivileged containers, while admission no longer checks it (gpu-visibility is
+# dropped under gpu_device_isolation). See below for what the step does then.
 # No restart: nvidia-container-runtime and its hook are started for each container and read the file each
 # time, so the next container already gets the new behaviour; a containerd restart would not change the
 # containers already running either. A second run finds the keys set and changes nothing.
@@ -28,9 +31,42 @@ source "$SCRIPT_DIR/../lib/common.sh"
 
 TOOLKIT_CONFIG="$ROOT/etc/nvidia-container-runtime/config.toml"
 
+toolkit_binary() {
+  local name
+  for name in nvidia-ctk nvidia-container-runtime nvidia-container-runtime-hook; do
+    if command -v "$name" > /dev/null; then
+      printf '%s\n' "$name"
+      return 0
+    fi
+  done
+  return 1
+}
+
 if [[ ! -f "$TOOLKIT_CONFIG" ]]; then
-  log "no ${TOOLKIT_CONFIG#"$ROOT"}: no NVIDIA container toolkit on this node, nothing to isolate"
-  exit 0
+  if ! binary="$(toolkit_binary)"; then
+    log "no ${TOOLKIT_CONFIG#"$ROOT"} and no nvidia-ctk or nvidia-container-runtime: no NVIDIA container toolkit on this node, nothing to isolate"
+    exit 0
+  fi
+  # Fail closed. Write the file the toolkit itself would (`nvidia-ctk config default`: the defaults it already
+  # runs on, for this platform), then set the keys below as on any other GPU node: the node keeps working and
+  # gets isolated, whereas a die would keep a node whose only fault is a missing file out of the cluster. Only
+  # when that cannot be done (no nvidia-ctk, or one too old for `config default`) and isolation was asked for
+  # does the step fail, naming the opt-out; without isolation the toolkit's defaults are what was asked for.
+  log "$binary is here but ${TOOLKIT_CONFIG#"$ROOT"} is not: writing the NVIDIA container toolkit's default config"
+  mkdir -p "$(dirname "$TOOLKIT_CONFIG")"
+  if command -v nvidia-ctk > /dev/null \
+      && nvidia-ctk config default --output="$TOOLKIT_CONFIG.hyperpod-kit.new" > /dev/null \
+      && [[ -s "$TOOLKIT_CONFIG.hyperpod-kit.new" ]]; then
+    chmod 0644 "$TOOLKIT_CONFIG.hyperpod-kit.new"
+    mv "$TOOLKIT_CONFIG.hyperpod-kit.new" "$TOOLKIT_CONFIG"
+  else
+    rm -f "$TOOLKIT_CONFIG.hyperpod-kit.new"
+    if [[ "${GPU_DEVICE_ISOLATION:-false}" == "true" ]]; then
+      die "$binary is here but ${TOOLKIT_CONFIG#"$ROOT"} is not, and nvidia-ctk could not write the default one: the toolkit's defaults would hand every GPU to any container naming them in NVIDIA_VISIBLE_DEVICES. Install the file (nvidia-ctk config default --output=${TOOLKIT_CONFIG#"$ROOT"}), or set hyperpod.lifecycle.gpu_device_isolation: false to run such nodes without GPU isolation"
+    fi
+    log "WARNING: $binary is here but ${TOOLKIT_CONFIG#"$ROOT"} is not, and nvidia-ctk could not write it: the toolkit runs on its defaults (IMEX channels named in an image's env reach containers with GPUs)"
+    exit 0
+  fi
 fi
 
 # The IMEX key is v1.18.0's (the toolkit's CHANGELOG): an older toolkit ignores it and still honours the variable.

@@ -505,8 +505,60 @@ def test_node_without_the_toolkit_is_left_alone(node):
     root = node[0]
     result = run(node, ISOLATION_ON)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "no /etc/nvidia-container-runtime/config.toml: no NVIDIA container toolkit on this node" in result.stdout
+    assert ("no /etc/nvidia-container-runtime/config.toml and no nvidia-ctk or nvidia-container-runtime: no NVIDIA "
+            "container toolkit on this node") in result.stdout
     assert not (root / "etc/nvidia-container-runtime").exists()
+
+
+def toolkit_binary(node, name: str, writes_default: bool = True) -> None:
+    """A stand-in for a toolkit binary on PATH; nvidia-ctk's answers --version and, unless told not to,
+    `config default --output=FILE` with the toolkit's default config (an old one without the command fails)."""
+    body = "echo 'NVIDIA Container Toolkit CLI version 1.18.0'\n"
+    if name == "nvidia-ctk" and writes_default:
+        body += ('if [[ "$1 $2" == "config default" ]]; then\n'
+                 f'  cat > "${{3#--output=}}" <<\'EOF\'\n{TOOLKIT_DEFAULT}EOF\nfi\n')
+    elif name == "nvidia-ctk":
+        body += 'if [[ "$1" == config ]]; then echo "unknown command config" >&2; exit 1; fi\n'
+    (node[1] / name).write_text(f"#!/usr/bin/env bash\n{body}")
+    (node[1] / name).chmod(0o755)
+
+
+@pytest.mark.parametrize("isolation", [ISOLATION_ON, "GPU_DEVICE_ISOLATION=false\n"], ids=["isolation", "no-isolation"])
+def test_a_toolkit_without_its_config_gets_the_default_one_then_the_keys(node, isolation):
+    """Red team round 3, F3 (issue 28): nvidia-ctk without config.toml is a GPU node whose toolkit runs on its
+    defaults (the variable accepted from unprivileged containers), not a node without the toolkit."""
+    root = node[0]
+    toolkit_binary(node, "nvidia-ctk")
+    result = run(node, isolation)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "nvidia-ctk is here but /etc/nvidia-container-runtime/config.toml is not: writing" in result.stdout
+    written = (root / TOOLKIT_CONFIG).read_text()
+    config = tomllib.loads(written)
+    assert config["features"][IGNORE_IMEX] is True
+    if isolation == ISOLATION_ON:
+        assert config[VOLUME_MOUNTS] is True and config[ENVVAR_UNPRIVILEGED] is False
+    assert without_device_keys(written) == without_device_keys(TOOLKIT_DEFAULT)
+    assert oct((root / TOOLKIT_CONFIG).stat().st_mode & 0o777) == "0o644"
+    assert not list((root / TOOLKIT_CONFIG).parent.glob("*.hyperpod-kit.new"))
+
+
+@pytest.mark.parametrize("binary,writes_default", [("nvidia-container-runtime", True), ("nvidia-container-runtime-hook", True),
+                                                   ("nvidia-ctk", False)],
+                         ids=["runtime-only", "hook-only", "ctk-without-config-default"])
+def test_a_toolkit_without_its_config_that_cannot_be_written_fails_isolation_closed(node, binary, writes_default):
+    root = node[0]
+    toolkit_binary(node, binary, writes_default)
+    result = run(node, ISOLATION_ON)
+    assert result.returncode != 0
+    assert f"{binary} is here but /etc/nvidia-container-runtime/config.toml is not" in result.stdout
+    assert "hyperpod.lifecycle.gpu_device_isolation: false" in result.stdout
+    assert "step 'GPU device isolation' failed" in result.stdout
+    assert not (root / TOOLKIT_CONFIG).exists()
+    assert not list((root / TOOLKIT_CONFIG).parent.glob("*.hyperpod-kit.new"))
+    # The opt-out named: the node joins, on the toolkit's defaults, said out loud.
+    off = run(node, "GPU_DEVICE_ISOLATION=false\n")
+    assert off.returncode == 0, off.stdout + off.stderr
+    assert f"WARNING: {binary} is here but /etc/nvidia-container-runtime/config.toml is not" in off.stdout
 
 
 @pytest.mark.parametrize("flag", [True, False])

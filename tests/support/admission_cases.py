@@ -495,6 +495,16 @@ def with_finalizers(obj: dict[str, Any], *names: str) -> dict[str, Any]:
     return {**obj, "metadata": {**obj["metadata"], "finalizers": list(names)}}
 
 
+def with_template_finalizers(obj: dict[str, Any], *names: str, replica_type: str | None = None) -> dict[str, Any]:
+    """The object with `names` as the finalizers of its pod template (a replica spec's, given its type)."""
+    out = copy.deepcopy(obj)
+    spec = out["spec"]
+    template = spec["template"] if replica_type is None else next(
+        v for k, v in spec.items() if k.endswith("ReplicaSpecs"))[replica_type]["template"]
+    template.setdefault("metadata", {})["finalizers"] = list(names)
+    return out
+
+
 def with_template_annotations(obj: dict[str, Any], values: dict[str, str]) -> dict[str, Any]:
     out = copy.deepcopy(obj)
     out["spec"]["template"].setdefault("metadata", {}).setdefault("annotations", {}).update(values)
@@ -732,6 +742,43 @@ CASES += [
     Case("team-service-account-orphans-a-deployment", RENDEZVOUS, {"delete-propagation": "may not be Orphan"},
          operation="DELETE", options={"propagationPolicy": "Orphan"},
          user="system:serviceaccount:hyperpod-ns-research-nlp:default"),
+    # Red team round 3, F1 (issue 28): the controllers copy a pod template's finalizers onto every pod, which then
+    # stays in the API for good once deleted (the team has no patch on pods): each rollout adds more, without bound.
+    Case("deployment-with-a-template-finalizer", with_template_finalizers(RENDEZVOUS, "example.com/never"),
+         {"template-finalizers": "spec.template.metadata.finalizers: a pod template may not list finalizers"}),
+    Case("job-with-a-template-finalizer", with_template_finalizers(CLEAN_JOB, "example.com/never"),
+         {"template-finalizers": "spec.template.metadata.finalizers"}),
+    Case("statefulset-with-a-template-finalizer", with_template_finalizers(
+        workload("StatefulSet", NLP, pod_spec(container()), metadata_labels={}, serviceName="w"), "example.com/never"),
+         {"template-finalizers": "spec.template.metadata.finalizers"}),
+    Case("pytorchjob-with-a-worker-template-finalizer",
+         with_template_finalizers(PYTORCH_JOB, "example.com/never", replica_type="Worker"),
+         {"template-finalizers": "spec.pytorchReplicaSpecs.Worker.template.metadata.finalizers"}),
+    Case("mpijob-with-a-launcher-template-finalizer", with_template_finalizers(
+        workload("MPIJob", NLP, pod_spec(container("launcher")), pod_spec(container("worker", **GPU))),
+        "example.com/never", replica_type="Launcher"),
+         {"template-finalizers": "spec.mpiReplicaSpecs.Launcher.template.metadata.finalizers"}),
+    Case("rollout-adding-a-template-finalizer", with_template_finalizers(RENDEZVOUS, "example.com/never"),
+         {"template-finalizers": "spec.template.metadata.finalizers"}, operation="UPDATE", old=RENDEZVOUS),
+    # A template change of an object that already held one (made before the rule) is refused: it is a rollout.
+    Case("rollout-of-a-deployment-keeping-its-template-finalizer",
+         spec_of(with_template_finalizers(RENDEZVOUS, "example.com/never"), minReadySeconds=5),
+         {"template-finalizers": "spec.template.metadata.finalizers"}, operation="UPDATE",
+         old=with_template_finalizers(RENDEZVOUS, "example.com/never")),
+    # Taking it off, or a metadata-only update, stays possible.
+    Case("rollout-removing-a-template-finalizer", RENDEZVOUS, {}, operation="UPDATE",
+         old=with_template_finalizers(RENDEZVOUS, "example.com/never")),
+    Case("relabelling-a-deployment-with-a-template-finalizer",
+         relabelled(with_template_finalizers(RENDEZVOUS, "example.com/never")), {}, operation="UPDATE",
+         old=with_template_finalizers(RENDEZVOUS, "example.com/never")),
+    Case("deployment-with-an-empty-template-finalizer-list", with_template_finalizers(RENDEZVOUS), {}),
+    Case("team-service-account-with-a-template-finalizer", with_template_finalizers(RENDEZVOUS, "example.com/never"),
+         {"template-finalizers": "spec.template.metadata.finalizers"},
+         user="system:serviceaccount:hyperpod-ns-research-nlp:default"),
+    # Kueue is not checked: its start of a suspended Job holding one (made before the rule) goes through.
+    Case("kueue-starts-a-job-with-a-template-finalizer",
+         spec_of(with_template_finalizers(CLEAN_JOB, "example.com/never"), suspend=False), {}, operation="UPDATE",
+         old=spec_of(with_template_finalizers(CLEAN_JOB, "example.com/never"), suspend=True), user=KUEUE),
     # With cleanPodPolicy None (the operators' default) Workers outlive a succeeded job and its freed quota (F11).
     Case("pytorchjob-keeping-its-workers", spec_of(PYTORCH_JOB, runPolicy={"cleanPodPolicy": "None"}),
          {"clean-pod-policy": "spec.runPolicy.cleanPodPolicy: must be Running or All"}),

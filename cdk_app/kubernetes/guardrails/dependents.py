@@ -13,7 +13,15 @@ default), so a team's delete of one must name Background or Foreground (kubectl 
 orphanDependents, or, with no policy named, the "orphan" finalizer on the object (which orphan-finalizer keeps
 teams from adding). Kubernetes' own controllers in kube-system (garbage collector, namespace deletion, the
 Deployment controller's old ReplicaSets, TTL), Kueue and the workload operators are not checked; other
-service accounts are, a team namespace's own among them."""
+service accounts are, a team namespace's own among them.
+
+A finalizer in a pod template (spec.template.metadata.finalizers, or a replica spec's template) is refused too
+(red team round 3, F1 of issue 28): the controllers copy a template's finalizers onto every pod they make
+(kube-controller-manager's GetPodFromTemplate), so each pod a rollout, a scale-down or a delete removes stays in
+the API for good - the team has no patch on pods to take the finalizer off - and its replacement is made at once:
+every template change adds permanent pod objects without bound, on the shared etcd and every pod informer, and
+blocks the namespace's deletion. Checked on a create and on any update that changes the spec (a metadata-only
+update of an object made before the rule stays possible, as in the pod policies)."""
 
 from __future__ import annotations
 
@@ -21,9 +29,9 @@ from typing import Any
 
 from cdk_app.config.model import KitConfig
 from cdk_app.kubernetes.guardrails.bindings import policy_metadata
-from cdk_app.kubernetes.guardrails.cel import lit, validation
+from cdk_app.kubernetes.guardrails.cel import first_bad, lit, validation
 from cdk_app.kubernetes.guardrails.constants import API_VERSION, DEPENDENTS
-from cdk_app.kubernetes.guardrails.kinds import WORKLOAD_KINDS, match_rules
+from cdk_app.kubernetes.guardrails.kinds import WORKLOAD_KINDS, finalizers_of, kind_switch, match_rules
 from cdk_app.kubernetes.guardrails.workload_queue import updaters
 
 ORPHAN_FINALIZER = "orphan"
@@ -55,6 +63,13 @@ _DELETES_PODS = (f"(request.kind.group == 'batch' ? {_NAMES_CASCADE} "
                  f": !({_ORPHANS}) && ({_NAMES_CASCADE} || !({_HAS_ORPHAN_FINALIZER})))")
 
 
+# A pod template that lists a finalizer (an empty list is none); only read on a create or a spec-changing update.
+_TEMPLATE_FINALIZER = "size(e.f) > 0"
+
+
+_CHECKS_TEMPLATES = "request.operation == 'CREATE' || request.operation == 'UPDATE' && object.spec != oldObject.spec"
+
+
 def _exempt(config: KitConfig) -> str:
     """CEL: whether the request comes from Kubernetes' controllers, Kueue or a workload operator."""
     user = "request.userInfo.username"
@@ -68,7 +83,18 @@ def dependents_policy(config: KitConfig) -> dict[str, Any]:
         "matchConstraints": {"resourceRules": match_rules(kinds, subresources=False, delete=True)},
         "matchConditions": [{"name": "not-a-kubernetes-controller-kueue-or-a-workload-operator",
                              "expression": f"!({_exempt(config)})"}],
+        "variables": [
+            {"name": "kind", "expression": "request.kind.group + '/' + request.kind.kind"},
+            {"name": "templateFinalizers", "expression": kind_switch(kinds, finalizers_of)},
+        ],
         "validations": [
+            validation("template-finalizers",
+                       f"!({_CHECKS_TEMPLATES}) || !variables.templateFinalizers.exists(e, {_TEMPLATE_FINALIZER})",
+                       "a pod template may not list finalizers (the controller copies them onto every pod, which "
+                       "then stays in the API for good once deleted: the team cannot remove a pod's finalizers)",
+                       f"{first_bad('variables.templateFinalizers', _TEMPLATE_FINALIZER)}.path + ': a pod template "
+                       "may not list finalizers (the controller copies them onto every pod, which then stays in the "
+                       "API for good once deleted: the team cannot remove a pod\\'s finalizers)'"),
             validation("orphan-finalizer",
                        f"request.operation == 'DELETE' || !has(object.metadata.finalizers) "
                        f"|| !({lit(ORPHAN_FINALIZER)} in object.metadata.finalizers) "

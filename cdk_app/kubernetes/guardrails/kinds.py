@@ -84,15 +84,25 @@ def pods_of(kind: WorkloadKind) -> str:
     return " + ".join(parts)
 
 
-def annotations_of(kind: WorkloadKind) -> str:
-    """CEL: [{'path', 'a': annotations}] of the object's pods or pod templates that have annotations."""
+def _metadata_field_of(kind: WorkloadKind, field: str, key: str) -> str:
+    """CEL: [{'path', key: the field}] of the object's pods or pod templates whose metadata has the field."""
     parts = []
     for path, spec, guard in kind.pod_specs():
         meta_path, meta = path.removesuffix("spec") + "metadata", spec.removesuffix("spec") + "metadata"
-        present = f"has({meta}.annotations)" if kind.role == "pod" else f"has({meta}) && has({meta}.annotations)"
+        present = f"has({meta}.{field})" if kind.role == "pod" else f"has({meta}) && has({meta}.{field})"
         present = present if guard is None else f"{guard} && {present}"
-        parts.append(f"({present} ? [{{'path': dyn({lit(meta_path + '.annotations')}), 'a': dyn({meta}.annotations)}}] : [])")
+        parts.append(f"({present} ? [{{'path': dyn({lit(f'{meta_path}.{field}')}), '{key}': dyn({meta}.{field})}}] : [])")
     return " + ".join(parts)
+
+
+def annotations_of(kind: WorkloadKind) -> str:
+    """CEL: [{'path', 'a': annotations}] of the object's pods or pod templates that have annotations."""
+    return _metadata_field_of(kind, "annotations", "a")
+
+
+def finalizers_of(kind: WorkloadKind) -> str:
+    """CEL: [{'path', 'f': finalizers}] of the object's pods or pod templates that list finalizers."""
+    return _metadata_field_of(kind, "finalizers", "f")
 
 
 # The MPI operator (v0.5.0, pkg/controller/mpi_job_controller.go newLauncherPodTemplate) sets
