@@ -247,3 +247,16 @@ def test_every_type_of_a_flexible_group_takes_its_settings(write_config):
     report = run(write_config, group("fallback_instance_types: [ml.c6g.xlarge]", "threads_per_core: 2",
                                      itype="ml.m5.xlarge", count=1))
     assert ("HPK212", "hyperpod.instance_groups[2].threads_per_core") in codes(report)
+
+
+def test_an_autoscaled_partitioned_group_says_its_node_pool_is_not_sized_to_partitions(write_config):
+    # Round-4 red team: an autoscaled all-1g.10gb p5 group held a team's 112 partitions, and the p5 pool - sized in
+    # whole GPUs and memory, the fixed whole-GPU node's unused memory taken off - allowed one node of the two.
+    report = run(write_config, ON, group("max_count: 2", "labels: {nvidia.com/mig.config: all-1g.10gb}",
+                                         itype="ml.p5.48xlarge"))
+    [finding] = [f for f in report.findings if f.code == "HPK265"]
+    assert finding.path == "hyperpod.instance_groups[2].labels.nvidia.com/mig.config"
+    assert finding.severity.value == "warning"
+    assert "give the partitions a fixed group" in finding.hint
+    unpartitioned = run(write_config, ON, group("max_count: 2", itype="ml.p5.48xlarge"))
+    assert "HPK265" not in [f.code for f in unpartitioned.findings]
