@@ -38,14 +38,15 @@ def hyperpod_part(config: KitConfig, name: str, rows: list[TeamReach]) -> dict[s
     if team is None or config.hyperpod is None:
         return None
     backing = quota_backing(config)
+    classes = allowed_priority_classes(config, name)
     return {
         "enabled": team.enabled,
         "namespace": team_namespace(name),
         "local_queue": local_queue(name),
         "cluster_queue": team_cluster_queue(name),
-        "priority_classes": allowed_priority_classes(config, name),
+        "priority_classes": classes,
         "priority_class_weights": {c.name: c.weight for c in config.cluster_policy.priority_classes
-                                   if c.name in allowed_priority_classes(config, name)},
+                                   if c.name in classes},
         "preempt_team_tasks": team.preempt_team_tasks,
         "default_priority_class": team.default_priority_class,
         "priority_class_required": config.cluster_policy.require_priority_class,

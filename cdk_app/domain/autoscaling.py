@@ -77,11 +77,12 @@ def node_demand(config: KitConfig) -> dict[str, int]:
     fixed = tuple(group for group in on_demand_groups(config)
                   if group.max_count is None and not group.fallback_instance_types)
     given = groups_capacity(fixed)
+    scaled = autoscaled_groups(config)
     demand = {}
     for itype in types:
         wanted = usable.get(itype, Resources())
         given_cpus = sum(node_vcpu(itype, g.threads_per_core) * group_maximum(g) for g in fixed if g.instance_type == itype)
-        node_cpus = min(node_vcpu(itype, g.threads_per_core) for g in autoscaled_groups(config) if itype in group_types(g))
+        node_cpus = min(node_vcpu(itype, g.threads_per_core) for g in scaled if itype in group_types(g))
         demand[itype] = max(instances_needed(itype, replace(wanted - given.get(itype, Resources()), vcpu=0)),
                             math.ceil(max(wanted.vcpu - given_cpus, 0) / node_cpus))
     return demand

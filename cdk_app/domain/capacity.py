@@ -439,7 +439,7 @@ def node_cpus(config: KitConfig) -> dict[str, tuple[int, int]]:
     A flexible group counts under each of its types, as groups_capacity counts it; a group that may hold no
     node (count 0, no max_count) gives none."""
     cpus: dict[str, tuple[int, int]] = {}
-    for group in team_groups(config) if config.hyperpod else ():
+    for group in team_groups(config):
         for itype in group_types(group) if group_maximum(group) else ():
             if itype in CATALOGUE:
                 one = node_vcpu(itype, group.threads_per_core)
@@ -614,13 +614,13 @@ def partition_shares(groups: Iterable[InstanceGroup]) -> Shares:
 
 def config_shares(config: KitConfig) -> Shares:
     """partition_shares of the teams' instance groups (the system group's partitions are no team's)."""
-    return partition_shares(team_groups(config) if config.hyperpod else ())
+    return partition_shares(team_groups(config))
 
 
 def partition_capacity(config: KitConfig) -> Partitions:
     """Per (instance type, MIG profile), the partitions the teams' instance groups give (`team_groups`: a tainted
     system group's partitions are capacity no team pod can use)."""
-    return partition_capacity_of(team_groups(config) if config.hyperpod else ())
+    return partition_capacity_of(team_groups(config))
 
 
 def partition_capacity_of(groups: Iterable[InstanceGroup]) -> Partitions:
@@ -683,7 +683,7 @@ def node_partitions(config: KitConfig, instance_type: str) -> dict[str, int]:
     one pod, which runs on one node, can get."""
     spec = CATALOGUE.get(instance_type)
     most: dict[str, int] = {}
-    for group in team_groups(config) if config.hyperpod and spec else ():
+    for group in team_groups(config) if spec else ():
         if instance_type in group_types(group):
             for profile, count in partitions_as(group, instance_type, 1).items():
                 most[profile] = max(most.get(profile, 0), count)

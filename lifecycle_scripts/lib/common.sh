@@ -94,6 +94,18 @@ install_kubelet_pre_start() {
   fi
 }
 
+# Run an installed pre-start helper now, as the kubelet's ExecStartPre will (PROVISION_ROOT: this run's root), its
+# output logged: HELPER_STATUS is its exit status, HELPER_OUTPUT what it printed. Called plainly, as
+# install_kubelet_pre_start is, so that the step reads the status rather than losing it.
+run_pre_start_helper() {
+  set +e
+  HELPER_OUTPUT="$(PROVISION_ROOT="$ROOT" bash "$ROOT$1" 2>&1)"
+  # shellcheck disable=SC2034 # read by the steps that source this file
+  HELPER_STATUS=$?
+  set -e
+  [[ -z "$HELPER_OUTPUT" ]] || log "$HELPER_OUTPUT"
+}
+
 run_step() {
   local name="$1" script="$2"
   [[ -f "$script" ]] || die "step '$name': $script is missing (upload every file of lifecycle_scripts/)"

@@ -25,14 +25,10 @@ install_kubelet_pre_start "$SCRIPT_DIR/../lib/pod_imds_block.sh" "$HELPER" "$DRO
 if [[ "$PRE_START_CHANGED" == true ]]; then
   log "kubelet: pods' instance metadata dropped before every start ($DROP_IN)"
 fi
-set +e
-output="$(bash "$ROOT$HELPER" 2>&1)"
-status=$?
-set -e
-[[ -z "$output" ]] || log "$output"
-if [[ $status -eq 3 ]]; then
+run_pre_start_helper "$HELPER"
+if [[ $HELPER_STATUS -eq 3 ]]; then
   die "this node has no iptables: pods' instance metadata cannot be dropped (set hyperpod.lifecycle.block_pod_imds: false to create nodes without it)"
-elif [[ $status -ne 0 ]]; then
+elif [[ $HELPER_STATUS -ne 0 ]]; then
   die "could not add the iptables rule dropping pods' instance metadata (above)"
 fi
-[[ "$output" == *"rule added"* ]] || log "pods' instance metadata is already dropped"
+[[ "$HELPER_OUTPUT" == *"rule added"* ]] || log "pods' instance metadata is already dropped"

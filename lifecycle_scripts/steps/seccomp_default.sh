@@ -29,21 +29,17 @@ fi
 install_kubelet_pre_start "$SCRIPT_DIR/../lib/kubelet_seccomp_default.sh" "$HELPER" "$DROP_IN" "$HELPER" \
   seccomp_default.sh
 changed="$PRE_START_CHANGED"
-set +e
-output="$(PROVISION_ROOT="$ROOT" bash "$ROOT$HELPER" 2>&1)"
-status=$?
-set -e
-[[ -z "$output" ]] || log "$output"
-if [[ $status -eq 3 ]]; then
+run_pre_start_helper "$HELPER"
+if [[ $HELPER_STATUS -eq 3 ]]; then
   # A kubelet that already runs reads its config from a file this step cannot find: it would stay Unconfined.
   if systemctl is-active --quiet kubelet; then
     die "the kubelet runs, but with no config file the kit knows: seccompDefault cannot be set (set hyperpod.lifecycle.seccomp_default: false to create nodes without it)"
   fi
   log "WARNING: no kubelet config file yet: seccompDefault is set before the kubelet's first start, and the kubelet does not start if it finds none then (set hyperpod.lifecycle.seccomp_default: false to create nodes without it)"
-elif [[ $status -ne 0 ]]; then
+elif [[ $HELPER_STATUS -ne 0 ]]; then
   die "could not set seccompDefault in the kubelet's config (above)"
 fi
-[[ "$output" != *"seccompDefault set in"* ]] || changed=true
+[[ "$HELPER_OUTPUT" != *"seccompDefault set in"* ]] || changed=true
 if [[ "$changed" == true ]]; then
   log "kubelet: seccompDefault before every start ($DROP_IN)"
   systemctl daemon-reload
